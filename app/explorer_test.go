@@ -1,0 +1,39 @@
+package app_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/graph/explorer/explorertest"
+	"github.com/vigia-data/vigia/internal/browsertest"
+)
+
+func TestExplorerRunsAQueryInChromium(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "explorer")
+	tok := env.MustToken(t, ws)
+	env.MustDataset(t, ws, env.MustConnection(t, ws, "pg"), "vendas", "encomendas_explorer")
+
+	page := env.Do(t, http.MethodGet, "/graphql", "", nil)
+	if page.Status != 200 || !strings.Contains(page.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("explorer page: %d %s", page.Status, page.Header.Get("Content-Type"))
+	}
+	b := browsertest.New(t)
+	out, err := explorertest.RunQuery(b.Context(), env.Server.URL+"/graphql#token="+tok,
+		"query Datasets { datasets { total items { name latestScore } } }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "vendas.encomendas_explorer") || !strings.Contains(out, "87.5") {
+		t.Fatalf("result pane: %s", out)
+	}
+	if p := b.Problems(); len(p) > 0 {
+		t.Fatalf("browser problems: %v", p)
+	}
+	if strings.Contains(env.Logs.String(), tok) {
+		t.Fatal("token reached the log")
+	}
+}

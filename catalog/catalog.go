@@ -1,0 +1,245 @@
+// Package catalog holds the datasets Vigia watches, the connections they come from and
+// their columns, with the visibility rules every read goes through.
+package catalog
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/vigia-data/vigia"
+)
+
+// Dataset kinds (contract part 2).
+const (
+	KindTable            = "table"
+	KindView             = "view"
+	KindMaterializedView = "materialized_view"
+	KindExternal         = "external"
+	KindUnknown          = "unknown"
+)
+
+// Dataset is a table (or view) of a connected source.
+type Dataset struct {
+	ID             string
+	WorkspaceID    string
+	ConnectionID   string
+	ConnectionName string
+	Schema         string
+	Table          string
+	Kind           string
+	Depth          *string // own profiling depth; nil = default
+	DataCountry    *string // own data country; nil = inherited
+	// ConnectionCountry and WorkspaceCountry complete the country resolution order.
+	ConnectionCountry *string
+	WorkspaceCountry  string
+	LatestScore       *float64
+	QueriesPerDay     float64
+	LastScanAt        *time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	Columns           []Column // filled by Dataset (detail), not by lists
+}
+
+// Name is the dataset's name as the contract shows it: schema.table.
+func (d Dataset) Name() string {
+	if d.Schema == "" {
+		return d.Table
+	}
+	return d.Schema + "." + d.Table
+}
+
+// Country is the data country scans use and where it comes from.
+type Country struct {
+	Effective string
+	Source    string // dataset, connection or workspace
+}
+
+// Country resolves the effective data country: dataset, then connection, then workspace.
+func (d Dataset) Country() Country {
+	switch {
+	case d.DataCountry != nil:
+		return Country{Effective: *d.DataCountry, Source: "dataset"}
+	case d.ConnectionCountry != nil:
+		return Country{Effective: *d.ConnectionCountry, Source: "connection"}
+	case d.WorkspaceCountry != "":
+		return Country{Effective: d.WorkspaceCountry, Source: "workspace"}
+	}
+	return Country{Effective: "PT", Source: "workspace"}
+}
+
+// Access roles on a dataset (contract part 2).
+const (
+	AccessViewer = "viewer"
+	AccessEditor = "editor"
+	AccessOwner  = "owner"
+)
+
+// AccessRole is the caller's role on a dataset: the workspace role mapped to
+// viewer/editor/owner; a read-only token stays viewer whatever the role.
+func AccessRole(p vigia.Principal) string {
+	if p.ReadOnly {
+		return AccessViewer
+	}
+	switch p.Role {
+	case vigia.RoleAdmin:
+		return AccessOwner
+	case vigia.RoleMember:
+		return AccessEditor
+	}
+	return AccessViewer
+}
+
+// CostGuarded reports whether scans profile the dataset at depth basic: views and
+// external tables without their own depth standard or deep.
+func (d Dataset) CostGuarded() bool {
+	if d.Kind != KindView && d.Kind != KindExternal {
+		return false
+	}
+	return d.Depth == nil || *d.Depth == "basic"
+}
+
+// Column is a dataset column as the source declares it, with its last profile.
+type Column struct {
+	Name       string
+	Position   int
+	DataType   string
+	Class      string
+	Nullable   bool
+	PrimaryKey bool
+	Partition  bool
+	Clustering bool
+	Profile    *ColumnProfile
+}
+
+// ColumnProfile is the stored last profile of a column: counts, statistics and masks,
+// never values of text columns.
+type ColumnProfile struct {
+	NullCount int64      `json:"null_count"`
+	NullRate  float64    `json:"null_rate"`
+	Min       *float64   `json:"min,omitempty"`
+	Max       *float64   `json:"max,omitempty"`
+	MinTime   *time.Time `json:"min_time,omitempty"`
+	MaxTime   *time.Time `json:"max_time,omitempty"`
+	MinLength *int       `json:"min_length,omitempty"`
+	MaxLength *int       `json:"max_length,omitempty"`
+	AvgLength *float64   `json:"avg_length,omitempty"`
+	Distinct  *Estimate  `json:"distinct,omitempty"`
+	Masks     []Mask     `json:"masks,omitempty"`
+	Semantic  *Semantic  `json:"semantic,omitempty"`
+}
+
+// Estimate is a number that may come from a sample.
+type Estimate struct {
+	Value      float64    `json:"value"`
+	Estimated  bool       `json:"estimated"`
+	SampleSize int        `json:"sample_size"`
+	CI95       [2]float64 `json:"ci95"`
+}
+
+// Mask is a pattern mask (digit 9, letter A) with how many sampled values had it.
+type Mask struct {
+	Mask  string `json:"mask"`
+	Count int    `json:"count"`
+}
+
+// Semantic is a column's semantic type measured on a sample.
+type Semantic struct {
+	Type       string `json:"type"`
+	Region     string `json:"region,omitempty"`
+	Estimated  bool   `json:"estimated"`
+	SampleSize int    `json:"sample_size"`
+	Matches    int    `json:"matches"`
+	Valid      int    `json:"valid"`
+}
+
+// Dataset sorts.
+const (
+	SortName   = "name"
+	SortUsage  = "usage"
+	SortImpact = "impact"
+)
+
+// DatasetFilter selects datasets; nil fields do not filter.
+type DatasetFilter struct {
+	ConnectionID *string
+	Q            *string
+	Sort         string
+	Page         vigia.Page
+}
+
+// Store is the persistence the catalog needs. Every method is scoped to a workspace.
+type Store interface {
+	// FindDatasets lists the workspace's live datasets with the total.
+	FindDatasets(ctx context.Context, workspaceID string, f DatasetFilter) (vigia.List[Dataset], error)
+	// DatasetByID returns a dataset with its columns; KindNotFound if absent or in another workspace.
+	DatasetByID(ctx context.Context, workspaceID, id string) (Dataset, error)
+}
+
+// Service answers catalog reads for the principal in ctx.
+type Service struct {
+	store Store
+}
+
+// NewService returns the catalog service.
+func NewService(store Store) *Service { return &Service{store: store} }
+
+// FindDatasets lists the datasets the caller can see. Returns KindInvalid for a bad
+// filter (the transports validate bounds first; this guards the service's own rules).
+func (s *Service) FindDatasets(ctx context.Context, f DatasetFilter) (vigia.List[Dataset], error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return vigia.List[Dataset]{}, err
+	}
+	if f.Sort == "" {
+		f.Sort = SortName
+	}
+	if f.Page.Limit == 0 {
+		f.Page.Limit = 500
+	}
+	if err := validatePage(f.Page); err != nil {
+		return vigia.List[Dataset]{}, err
+	}
+	if f.Q != nil {
+		q := strings.TrimSpace(*f.Q)
+		if q == "" {
+			f.Q = nil
+		} else {
+			f.Q = &q
+		}
+	}
+	if f.ConnectionID != nil && !vigia.ValidID(*f.ConnectionID) {
+		// An id we never issue matches nothing; answer an empty page, not an error.
+		return vigia.List[Dataset]{Items: []Dataset{}}, nil
+	}
+	return s.store.FindDatasets(ctx, p.WorkspaceID, f)
+}
+
+// Dataset returns one dataset with its columns. Returns KindNotFound if it does not
+// exist or the caller cannot see it.
+func (s *Service) Dataset(ctx context.Context, id string) (Dataset, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return Dataset{}, err
+	}
+	if !vigia.ValidID(id) {
+		return Dataset{}, vigia.NotFound()
+	}
+	return s.store.DatasetByID(ctx, p.WorkspaceID, id)
+}
+
+func validatePage(p vigia.Page) error {
+	var fields []vigia.FieldError
+	if p.Limit < 1 {
+		fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 1}, "query", "limit"))
+	} else if p.Limit > 500 {
+		fields = append(fields, vigia.Field("less_than_equal", map[string]any{"le": 500}, "query", "limit"))
+	}
+	if p.Offset < 0 {
+		fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 0}, "query", "offset"))
+	}
+	if len(fields) > 0 {
+		return vigia.Invalid(fields...)
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/store"
+)
+
+// openApp connects to the database, applies migrations and wires the services.
+func openApp(ctx context.Context, cfg config, logOut io.Writer) (*app.App, error) {
+	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a, err := app.New(app.Config{Version: version, BuildSHA: sha(), RateLimitToken: cfg.RateLimitToken,
+		RateLimitIP: cfg.RateLimitIP, NATSURL: cfg.NATSURL}, db, log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// sha is the 7-hex build sha; "0000000" marks a build without one.
+func sha() string {
+	if len(buildSHA) >= 7 {
+		return buildSHA[:7]
+	}
+	return "0000000"
+}

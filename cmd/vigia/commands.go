@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/rest"
+)
+
+// run executes the command line and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := rootCommand(stdout, stderr)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(stderr, "vigia:", userMessage(err))
+		var ex exitError
+		if errors.As(err, &ex) {
+			return ex.code
+		}
+		return 1
+	}
+	return 0
+}
+
+// exitError carries a specific exit status.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+// userMessage renders an error for a terminal without internal causes of Vigia errors
+// that could carry secrets.
+func userMessage(err error) string {
+	var e *vigia.Error
+	if errors.As(err, &e) {
+		if e.Kind == vigia.KindInvalid {
+			msg := "invalid input:"
+			for _, f := range e.Fields {
+				msg += fmt.Sprintf(" %v (%s)", f.Loc, f.Type)
+			}
+			return msg
+		}
+		if e.Kind == vigia.KindInternal && e.Err != nil {
+			return e.Err.Error()
+		}
+		return e.Code
+	}
+	return err.Error()
+}
+
+func rootCommand(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{Use: "vigia", Short: "Vigia: data quality and lineage", SilenceUsage: true, SilenceErrors: true}
+	root.AddCommand(serveCommand(stderr), migrateCommand(stderr), workspaceCommand(stdout, stderr), userCommand(stdout, stderr),
+		tokenCommand(stdout, stderr), openapiCommand(stdout), healthcheckCommand())
+	return root
+}
+
+// withApp loads the configuration and opens the app for a subcommand.
+func withApp(ctx context.Context, logOut io.Writer, fn func(a *app.App) error) error {
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	a, err := openApp(ctx, cfg, logOut)
+	if err != nil {
+		return err
+	}
+	defer a.DB.Close()
+	return fn(a)
+}
+
+func serveCommand(stderr io.Writer) *cobra.Command {
+	var addr string
+	var demo bool
+	cmd := &cobra.Command{Use: "serve", Short: "Serve the API, GraphQL and workers",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig()
+			if err != nil {
+				return err
+			}
+			if addr != "" {
+				cfg.Addr = addr
+			}
+			return serve(cmd.Context(), cfg, demo, cmd.OutOrStdout(), stderr)
+		}}
+	cmd.Flags().StringVar(&addr, "addr", "", "listen address (default $VIGIA_ADDR or 127.0.0.1:8080)")
+	cmd.Flags().BoolVar(&demo, "demo", false, "seed a demo workspace first")
+	return cmd
+}
+
+// serve runs the HTTP server until ctx ends, then fails readiness, drains and exits.
+func serve(ctx context.Context, cfg config, demo bool, stdout, logOut io.Writer) error {
+	a, err := openApp(ctx, cfg, logOut)
+	if err != nil {
+		return err
+	}
+	defer a.DB.Close()
+	if demo {
+		if err := seedDemo(ctx, a, stdout); err != nil {
+			return err
+		}
+	}
+	srv := a.Server()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 1 << 20}
+	a.Log.Info("vigia listening", "addr", ln.Addr().String(), "version", version, "build_sha", sha(), "config", cfg.String())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	a.Log.Info("shutting down: readiness fails, draining requests", "drain_delay_s", cfg.DrainDelay.Seconds())
+	srv.Drain()
+	time.Sleep(cfg.DrainDelay)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	a.Log.Info("stopped")
+	return nil
+}
+
+func migrateCommand(stderr io.Writer) *cobra.Command {
+	return &cobra.Command{Use: "migrate", Short: "Apply database migrations and exit",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withApp(cmd.Context(), stderr, func(a *app.App) error {
+				fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
+				return nil
+			})
+		}}
+}
+
+func workspaceCommand(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{Use: "workspace", Short: "Manage workspaces"}
+	var country string
+	create := &cobra.Command{Use: "create NAME", Short: "Create a workspace; prints its id", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return withApp(c.Context(), stderr, func(a *app.App) error {
+				w, err := a.Identity.CreateWorkspace(c.Context(), args[0], country)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout, w.ID)
+				return nil
+			})
+		}}
+	create.Flags().StringVar(&country, "country", "PT", "default data country (ISO 3166-1 alpha-2)")
+	cmd.AddCommand(create)
+	return cmd
+}
+
+func userCommand(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{Use: "user", Short: "Manage people"}
+	var ws, email, role string
+	create := &cobra.Command{Use: "create", Short: "Add a person; prints a session token",
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withApp(c.Context(), stderr, func(a *app.App) error {
+				_, secret, err := a.Identity.CreateUser(c.Context(), ws, email, vigia.Role(role))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout, secret)
+				return nil
+			})
+		}}
+	create.Flags().StringVar(&ws, "workspace", "", "workspace name or id")
+	create.Flags().StringVar(&email, "email", "", "email address")
+	create.Flags().StringVar(&role, "role", "member", "admin, member or viewer")
+	_ = create.MarkFlagRequired("workspace")
+	_ = create.MarkFlagRequired("email")
+	cmd.AddCommand(create)
+	return cmd
+}
+
+func tokenCommand(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{Use: "token", Short: "Manage API tokens"}
+	var ws, name, secret string
+	create := &cobra.Command{Use: "create", Short: "Create an API token; prints it once",
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withApp(c.Context(), stderr, func(a *app.App) error {
+				_, s, err := a.Identity.CreateAPIToken(c.Context(), ws, name, "cli")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout, s)
+				return nil
+			})
+		}}
+	create.Flags().StringVar(&ws, "workspace", "", "workspace name or id")
+	create.Flags().StringVar(&name, "name", "", "a name to recognise the token by")
+	_ = create.MarkFlagRequired("workspace")
+	revoke := &cobra.Command{Use: "revoke", Short: "Revoke an API token at once",
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withApp(c.Context(), stderr, func(a *app.App) error {
+				t, err := a.Identity.RevokeAPIToken(c.Context(), ws, secret, "cli")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "revoked token %s (%s)\n", t.ID, t.Name)
+				return nil
+			})
+		}}
+	revoke.Flags().StringVar(&ws, "workspace", "", "workspace name or id")
+	revoke.Flags().StringVar(&secret, "token", "", "the token (svc_…)")
+	_ = revoke.MarkFlagRequired("workspace")
+	_ = revoke.MarkFlagRequired("token")
+	cmd.AddCommand(create, revoke)
+	return cmd
+}
+
+func openapiCommand(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{Use: "openapi", Short: "Print the OpenAPI 3.1 document",
+		RunE: func(c *cobra.Command, _ []string) error {
+			doc, err := rest.New(rest.Config{Version: version, BuildSHA: sha()}, rest.Deps{}, nil).OpenAPI()
+			if err != nil {
+				return err
+			}
+			_, err = stdout.Write(append(doc, '\n'))
+			return err
+		}}
+}

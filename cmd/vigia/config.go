@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/vigia-data/vigia/store"
+)
+
+// config is read from the environment; flags override some fields.
+type config struct {
+	DatabaseURL    string
+	Addr           string
+	SecretKey      string
+	Neo4jURI       string
+	Neo4jUser      string
+	Neo4jPassword  string
+	NATSURL        string
+	RateLimitToken int
+	RateLimitIP    int
+	DrainDelay     time.Duration
+	LogLevel       slog.Level
+}
+
+func loadConfig() (config, error) {
+	c := config{
+		DatabaseURL:   env("DATABASE_URL", store.DefaultURL),
+		Addr:          env("VIGIA_ADDR", "127.0.0.1:8080"),
+		SecretKey:     os.Getenv("VIGIA_SECRET_KEY"),
+		Neo4jURI:      os.Getenv("NEO4J_URI"),
+		Neo4jUser:     env("NEO4J_USER", "neo4j"),
+		Neo4jPassword: os.Getenv("NEO4J_PASSWORD"),
+		NATSURL:       os.Getenv("VIGIA_NATS_URL"),
+	}
+	var err error
+	if c.RateLimitToken, err = envInt("VIGIA_RATE_LIMIT_TOKEN", 600); err != nil {
+		return c, err
+	}
+	if c.RateLimitIP, err = envInt("VIGIA_RATE_LIMIT_IP", 1200); err != nil {
+		return c, err
+	}
+	drain, err := envInt("VIGIA_DRAIN_SECONDS", 2)
+	if err != nil {
+		return c, err
+	}
+	c.DrainDelay = time.Duration(drain) * time.Second
+	if err := c.LogLevel.UnmarshalText([]byte(env("VIGIA_LOG_LEVEL", "info"))); err != nil {
+		return c, fmt.Errorf("VIGIA_LOG_LEVEL: %w", err)
+	}
+	return c, nil
+}
+
+// String describes the configuration with every secret masked.
+func (c config) String() string {
+	return fmt.Sprintf("database=%s addr=%s secret_key=%s neo4j=%s", store.DatabaseName(c.DatabaseURL), c.Addr, mask(c.SecretKey), mask(c.Neo4jURI))
+}
+
+func mask(s string) string {
+	if s == "" {
+		return "unset"
+	}
+	return "set"
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) (int, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s must be a positive integer", name)
+	}
+	return n, nil
+}

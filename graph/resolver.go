@@ -1,0 +1,12 @@
+// Package graph serves GraphQL with gqlgen. Resolvers are thin: each makes one service
+// call (the same as the REST handler's) and converts the result.
+package graph
+
+import (
+	"github.com/vigia-data/vigia/catalog"
+)
+
+// Resolver holds the services resolvers call.
+type Resolver struct {
+	Catalog *catalog.Service
+}

@@ -1,0 +1,174 @@
+package rest
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
+)
+
+// DatasetOut is a dataset in lists.
+type DatasetOut struct {
+	ID             string     `json:"id"`
+	Name           string     `json:"name" doc:"schema.table"`
+	Schema         string     `json:"schema"`
+	Table          string     `json:"table"`
+	ConnectionID   string     `json:"connection_id"`
+	ConnectionName string     `json:"connection_name"`
+	Kind           string     `json:"kind" enum:"table,view,materialized_view,external,unknown"`
+	CostGuarded    bool       `json:"cost_guarded" doc:"Scans profile at depth basic over the first rows and count no distinct values"`
+	DataCountry    *string    `json:"data_country" doc:"ISO 3166-1 alpha-2; null = inherited"`
+	LatestScore    *float64   `json:"latest_score" doc:"0-100; null before the first scan"`
+	LastScanAt     *time.Time `json:"last_scan_at"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+}
+
+// DatasetDetailOut is one dataset with its columns and context.
+type DatasetDetailOut struct {
+	DatasetOut
+	AccessRole string      `json:"access_role" enum:"viewer,editor,owner"`
+	Country    CountryOut  `json:"country"`
+	Columns    []ColumnOut `json:"columns"`
+}
+
+// CountryOut is the data country scans use and where it comes from.
+type CountryOut struct {
+	Effective string `json:"effective"`
+	Source    string `json:"source" enum:"dataset,connection,workspace"`
+}
+
+// ColumnOut is a column with its last profile.
+type ColumnOut struct {
+	Name       string       `json:"name"`
+	Position   int          `json:"position"`
+	DataType   string       `json:"data_type"`
+	Nullable   bool         `json:"nullable"`
+	PrimaryKey bool         `json:"primary_key"`
+	Partition  bool         `json:"partition"`
+	Clustering bool         `json:"clustering"`
+	Semantic   *SemanticOut `json:"semantic"`
+	Profile    *ProfileOut  `json:"profile"`
+}
+
+// SemanticOut is a column's semantic type measured on a sample.
+type SemanticOut struct {
+	Type       string  `json:"type"`
+	Region     *string `json:"region" doc:"numbering plan of type phone; null otherwise"`
+	Estimated  bool    `json:"estimated"`
+	SampleSize int     `json:"sample_size"`
+}
+
+// ProfileOut holds a column's statistics: counts and masks, never text values.
+type ProfileOut struct {
+	NullCount int64        `json:"null_count"`
+	NullRate  float64      `json:"null_rate"`
+	Min       *float64     `json:"min,omitempty"`
+	Max       *float64     `json:"max,omitempty"`
+	MinTime   *time.Time   `json:"min_time,omitempty"`
+	MaxTime   *time.Time   `json:"max_time,omitempty"`
+	MinLength *int         `json:"min_length,omitempty"`
+	MaxLength *int         `json:"max_length,omitempty"`
+	AvgLength *float64     `json:"avg_length,omitempty"`
+	Distinct  *EstimateOut `json:"distinct,omitempty"`
+	Masks     []MaskOut    `json:"masks,omitempty"`
+}
+
+// EstimateOut is a number that may come from a sample, with its 95% interval.
+type EstimateOut struct {
+	Value      float64    `json:"value"`
+	Estimated  bool       `json:"estimated"`
+	SampleSize int        `json:"sample_size"`
+	CI95       [2]float64 `json:"ci95"`
+}
+
+// MaskOut is a pattern mask (digit 9, letter A) and how many sampled values had it.
+type MaskOut struct {
+	Mask  string `json:"mask"`
+	Count int    `json:"count"`
+}
+
+func (s *Server) datasetRoutes() {
+	s.register(operation{ID: "listDatasets", Method: http.MethodGet, Path: "/api/v1/datasets", Tag: "datasets",
+		Summary: "Datasets the caller can see", List: true, Response: []DatasetOut{},
+		Params: []param{
+			{Name: "connection_id", In: "query", Type: "string", MaxLen: 64, Desc: "Only datasets of this connection"},
+			{Name: "q", In: "query", Type: "string", MaxLen: 200, Desc: "Search in schema, table and name"},
+			{Name: "sort", In: "query", Type: "string", Enum: []string{catalog.SortName, catalog.SortUsage}, Default: catalog.SortName,
+				Desc: "name (default) or usage (queries per day, most used first)"},
+		}}, s.handleDatasetList)
+	s.register(operation{ID: "getDataset", Method: http.MethodGet, Path: "/api/v1/datasets/{dataset_id}", Tag: "datasets",
+		Summary: "One dataset with its columns", Response: DatasetDetailOut{},
+		Params: []param{{Name: "dataset_id", In: "path", Type: "string", Required: true, MaxLen: 64}}}, s.handleDatasetGet)
+}
+
+func (s *Server) handleDatasetList(w http.ResponseWriter, r *http.Request, in *input) {
+	sort := "name"
+	if v := in.String("sort"); v != nil {
+		sort = *v
+	}
+	res, err := s.deps.Catalog.FindDatasets(r.Context(), catalog.DatasetFilter{
+		ConnectionID: in.String("connection_id"), Q: in.String("q"), Sort: sort, Page: in.Page()})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := make([]DatasetOut, 0, len(res.Items))
+	for _, d := range res.Items {
+		out = append(out, toDatasetOut(d))
+	}
+	list(w, res.Total, out)
+}
+
+func (s *Server) handleDatasetGet(w http.ResponseWriter, r *http.Request, in *input) {
+	d, err := s.deps.Catalog.Dataset(r.Context(), in.Path("dataset_id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p, _ := vigia.PrincipalFrom(r.Context())
+	writeJSON(w, http.StatusOK, toDatasetDetailOut(d, catalog.AccessRole(p)))
+}
+
+func toDatasetOut(d catalog.Dataset) DatasetOut {
+	return DatasetOut{ID: d.ID, Name: d.Name(), Schema: d.Schema, Table: d.Table, ConnectionID: d.ConnectionID,
+		ConnectionName: d.ConnectionName, Kind: d.Kind, CostGuarded: d.CostGuarded(), DataCountry: d.DataCountry,
+		LatestScore: d.LatestScore, LastScanAt: d.LastScanAt, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+}
+
+func toDatasetDetailOut(d catalog.Dataset, accessRole string) DatasetDetailOut {
+	c := d.Country()
+	out := DatasetDetailOut{DatasetOut: toDatasetOut(d), AccessRole: accessRole,
+		Country: CountryOut{Effective: c.Effective, Source: c.Source}, Columns: make([]ColumnOut, 0, len(d.Columns))}
+	for _, col := range d.Columns {
+		out.Columns = append(out.Columns, toColumnOut(col))
+	}
+	return out
+}
+
+func toColumnOut(c catalog.Column) ColumnOut {
+	out := ColumnOut{Name: c.Name, Position: c.Position, DataType: c.DataType, Nullable: c.Nullable,
+		PrimaryKey: c.PrimaryKey, Partition: c.Partition, Clustering: c.Clustering}
+	p := c.Profile
+	if p == nil {
+		return out
+	}
+	if p.Semantic != nil {
+		so := &SemanticOut{Type: p.Semantic.Type, Estimated: p.Semantic.Estimated, SampleSize: p.Semantic.SampleSize}
+		if p.Semantic.Region != "" {
+			so.Region = &p.Semantic.Region
+		}
+		out.Semantic = so
+	}
+	po := &ProfileOut{NullCount: p.NullCount, NullRate: p.NullRate, Min: p.Min, Max: p.Max, MinTime: p.MinTime,
+		MaxTime: p.MaxTime, MinLength: p.MinLength, MaxLength: p.MaxLength, AvgLength: p.AvgLength}
+	if p.Distinct != nil {
+		po.Distinct = &EstimateOut{Value: p.Distinct.Value, Estimated: p.Distinct.Estimated, SampleSize: p.Distinct.SampleSize, CI95: p.Distinct.CI95}
+	}
+	for _, m := range p.Masks {
+		po.Masks = append(po.Masks, MaskOut{Mask: m.Mask, Count: m.Count})
+	}
+	out.Profile = po
+	return out
+}

@@ -1,0 +1,107 @@
+package rest
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/vigia-data/vigia"
+)
+
+// statusByKind is the one table from error kind to HTTP status.
+var statusByKind = map[vigia.Kind]int{
+	vigia.KindInternal:         http.StatusInternalServerError,
+	vigia.KindInvalid:          http.StatusUnprocessableEntity,
+	vigia.KindBadRequest:       http.StatusBadRequest,
+	vigia.KindUnauthenticated:  http.StatusUnauthorized,
+	vigia.KindPaymentRequired:  http.StatusPaymentRequired,
+	vigia.KindForbidden:        http.StatusForbidden,
+	vigia.KindNotFound:         http.StatusNotFound,
+	vigia.KindConflict:         http.StatusConflict,
+	vigia.KindTooLarge:         http.StatusRequestEntityTooLarge,
+	vigia.KindRateLimited:      http.StatusTooManyRequests,
+	vigia.KindNotImplemented:   http.StatusNotImplemented,
+	vigia.KindBadGateway:       http.StatusBadGateway,
+	vigia.KindUnavailable:      http.StatusServiceUnavailable,
+	vigia.KindMethodNotAllowed: http.StatusMethodNotAllowed,
+}
+
+// ErrorOut is the contract's error envelope (part 7).
+type ErrorOut struct {
+	Detail     any    `json:"detail" doc:"Human-readable reason: a string, or on 422 a list of ValidationItem"`
+	Code       string `json:"code" doc:"Stable code; decide on it, not on detail"`
+	RequestID  string `json:"request_id" doc:"Equals the X-Request-ID header"`
+	RetryAfter *int   `json:"retry_after,omitempty" doc:"Seconds to wait (429 only)"`
+}
+
+// ValidationItem is one item of a 422 detail list. ctx holds only the rule's bounds;
+// the received value is never returned.
+type ValidationItem struct {
+	Type string         `json:"type" doc:"Stable type, e.g. less_than_equal, missing"`
+	Loc  []string       `json:"loc" doc:"Where: [query, limit], [body, name]"`
+	Msg  string         `json:"msg" doc:"Human-readable message in the response language"`
+	Ctx  map[string]any `json:"ctx" doc:"The rule's bounds only (gt, ge, lt, le, multiple_of, min_length, max_length, max_digits, decimal_places)"`
+}
+
+// allowedCtx is the set of keys a 422 item's ctx may carry.
+var allowedCtx = map[string]bool{"gt": true, "ge": true, "lt": true, "le": true, "multiple_of": true,
+	"min_length": true, "max_length": true, "max_digits": true, "decimal_places": true}
+
+// writeError answers err with the contract envelope. Internal errors are logged with
+// the request id and answered with a fixed message.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := vigia.AsError(err)
+	ctx := r.Context()
+	status, ok := statusByKind[e.Kind]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	if status >= 500 {
+		s.log.ErrorContext(ctx, "request failed", "request_id", vigia.RequestID(ctx),
+			"method", r.Method, "route", routePattern(r), "code", e.Code, "cause", causeOf(e))
+	}
+	lang := vigia.Lang(ctx)
+	out := ErrorOut{Code: e.Code, RequestID: vigia.RequestID(ctx)}
+	if e.Kind == vigia.KindInvalid {
+		items := make([]ValidationItem, 0, len(e.Fields))
+		for _, f := range e.Fields {
+			c := map[string]any{}
+			for k, v := range f.Ctx {
+				if allowedCtx[k] {
+					c[k] = v
+				}
+			}
+			items = append(items, ValidationItem{Type: f.Type, Loc: f.Loc, Msg: s.msgs.Message(lang, "validation."+f.Type, c), Ctx: c})
+		}
+		out.Detail = items
+	} else {
+		out.Detail = s.msgs.Message(lang, e.Key, e.Params)
+	}
+	if e.Kind == vigia.KindRateLimited {
+		ra := e.RetryAfter
+		if ra < 1 {
+			ra = 1
+		}
+		out.RetryAfter = &ra
+		w.Header().Set("Retry-After", strconv.Itoa(ra))
+	}
+	writeJSON(w, status, out)
+}
+
+func causeOf(e *vigia.Error) string {
+	if e.Err == nil {
+		return ""
+	}
+	return e.Err.Error()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		slog.Default().Debug("write response", "err", err)
+	}
+}

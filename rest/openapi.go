@@ -1,0 +1,197 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/vigia-data/vigia"
+)
+
+// OpenAPI returns the OpenAPI 3.1 document of every registered operation, generated
+// from the same declarations that route and validate requests.
+func (s *Server) OpenAPI() ([]byte, error) {
+	reg := huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)
+	doc := &huma.OpenAPI{
+		OpenAPI: "3.1.0",
+		Info: &huma.Info{Title: "Vigia API", Version: APIVersion,
+			Description: "Data-quality and lineage service. API tokens (Authorization: Bearer svc_…) are read-only " +
+				"except the operations marked x-token-write. Every 4xx body is {detail, code, request_id}; 422 detail is a " +
+				"list of {type, loc, msg, ctx} where ctx holds only the rule's bounds. Every response carries X-Request-ID."},
+		Paths: map[string]*huma.PathItem{},
+		Components: &huma.Components{Schemas: reg, SecuritySchemes: map[string]*huma.SecurityScheme{
+			"bearer": {Type: "http", Scheme: "bearer", Description: "API token svc_<48 hex> or a session token"},
+		}},
+	}
+	errSchema := s.errorSchemas(reg)
+	tags := map[string]bool{}
+	for _, op := range s.ops {
+		tags[op.Tag] = true
+		doc.AddOperation(s.openAPIOperation(reg, op, errSchema))
+	}
+	names := make([]string, 0, len(tags))
+	for t := range tags {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	for _, t := range names {
+		doc.Tags = append(doc.Tags, &huma.Tag{Name: t})
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, vigia.Internal(err)
+	}
+	return b, nil
+}
+
+type errorRefs struct{ plain, validation *huma.Schema }
+
+// errorSchemas registers the error envelope twice: with a string detail and with the
+// 422 list.
+func (s *Server) errorSchemas(reg huma.Registry) errorRefs {
+	item := reg.Schema(reflect.TypeOf(ValidationItem{}), true, "ValidationItem")
+	str := func(doc string) *huma.Schema { return &huma.Schema{Type: "string", Description: doc} }
+	retry := &huma.Schema{Type: "integer", Description: "Seconds to wait (429 only)"}
+	plain := &huma.Schema{Type: "object", Required: []string{"detail", "code", "request_id"}, Properties: map[string]*huma.Schema{
+		"detail": str("Human-readable reason in the response language"), "code": str("Stable code"),
+		"request_id": str("Equals the X-Request-ID header"), "retry_after": retry,
+	}}
+	validation := &huma.Schema{Type: "object", Required: []string{"detail", "code", "request_id"}, Properties: map[string]*huma.Schema{
+		"detail":     {Type: "array", Items: item, Description: "One item per invalid parameter or field"},
+		"code":       {Type: "string", Enum: []any{vigia.CodeValidation}},
+		"request_id": str("Equals the X-Request-ID header"),
+	}}
+	reg.Map()["Error"] = plain
+	reg.Map()["ValidationError"] = validation
+	return errorRefs{plain: &huma.Schema{Ref: "#/components/schemas/Error"}, validation: &huma.Schema{Ref: "#/components/schemas/ValidationError"}}
+}
+
+func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRefs) *huma.Operation {
+	o := &huma.Operation{Method: op.Method, Path: op.Path, OperationID: op.ID, Summary: op.Summary,
+		Description: op.Desc, Tags: []string{op.Tag}, Responses: map[string]*huma.Response{}, Deprecated: op.Deprecated != nil}
+	if !op.Public {
+		o.Security = []map[string][]string{{"bearer": {}}}
+	}
+	if op.TokenWrite {
+		o.Extensions = map[string]any{"x-token-write": true}
+	}
+	for _, p := range op.allParams() {
+		o.Parameters = append(o.Parameters, &huma.Param{Name: p.Name, In: p.In, Required: p.Required || p.In == "path",
+			Description: p.Desc, Schema: paramSchema(p)})
+	}
+	if op.Body != nil {
+		o.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
+			"application/json": {Schema: reg.Schema(reflect.TypeOf(op.Body), true, op.ID+"Request")}}}
+	}
+	headers := map[string]*huma.Param{"X-Request-ID": {Schema: &huma.Schema{Type: "string"}, Description: "Request id"}}
+	if !op.Public {
+		for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+			headers[h] = &huma.Param{Schema: &huma.Schema{Type: "integer"}}
+		}
+	}
+	if op.List {
+		headers["X-Total-Count"] = &huma.Param{Schema: &huma.Schema{Type: "integer"}, Description: "Items the caller can see"}
+	}
+	if op.Deprecated != nil {
+		headers["Deprecation"] = &huma.Param{Schema: &huma.Schema{Type: "string"}}
+		headers["Sunset"] = &huma.Param{Schema: &huma.Schema{Type: "string"}}
+	}
+	ok := &huma.Response{Description: http.StatusText(op.Status), Headers: headers}
+	switch {
+	case op.ContentType != "":
+		ok.Content = map[string]*huma.MediaType{op.ContentType: {Schema: &huma.Schema{Type: "string"}}}
+	case op.Response != nil:
+		ok.Content = map[string]*huma.MediaType{"application/json": {Schema: reg.Schema(reflect.TypeOf(op.Response), true, op.ID+"Response")}}
+		allowNullStructs(reg, reflect.TypeOf(op.Response), map[reflect.Type]bool{})
+	}
+	o.Responses[strconv.Itoa(op.Status)] = ok
+	errResp := func(desc string, schema *huma.Schema) *huma.Response {
+		return &huma.Response{Description: desc, Headers: map[string]*huma.Param{"X-Request-ID": {Schema: &huma.Schema{Type: "string"}}},
+			Content: map[string]*huma.MediaType{"application/json": {Schema: schema}}}
+	}
+	if !op.Public {
+		o.Responses["401"] = errResp("auth_required or token_invalid", errs.plain)
+		o.Responses["403"] = errResp("token_read_only, workspace_suspended or forbidden", errs.plain)
+	}
+	if strings.Contains(op.Path, "{") {
+		o.Responses["404"] = errResp("Not found, in another workspace, or invisible to the caller", errs.plain)
+	}
+	if len(op.allParams()) > 0 || op.Body != nil {
+		o.Responses["422"] = errResp("validation_error", errs.validation)
+	}
+	if op.Body != nil {
+		o.Responses["413"] = errResp("payload_too_large", errs.plain)
+	}
+	rl := errResp("rate_limited; Retry-After header and retry_after in the body", errs.plain)
+	rl.Headers["Retry-After"] = &huma.Param{Schema: &huma.Schema{Type: "integer"}}
+	o.Responses["429"] = rl
+	return o
+}
+
+func paramSchema(p param) *huma.Schema {
+	sc := &huma.Schema{Type: p.Type, Default: p.Default}
+	if sc.Type == "" {
+		sc.Type = "string"
+	}
+	if p.Min != nil {
+		v := float64(*p.Min)
+		sc.Minimum = &v
+	}
+	if p.Max != nil {
+		v := float64(*p.Max)
+		sc.Maximum = &v
+	}
+	if p.MaxLen > 0 {
+		sc.MaxLength = &p.MaxLen
+	}
+	for _, e := range p.Enum {
+		sc.Enum = append(sc.Enum, e)
+	}
+	return sc
+}
+
+// allowNullStructs makes every pointer-to-struct field without omitempty nullable in
+// the registered schemas: the JSON carries null there, and huma only marks scalar
+// pointers nullable.
+func allowNullStructs(reg huma.Registry, t reflect.Type, seen map[reflect.Type]bool) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return
+	}
+	seen[t] = true
+	schema := reg.Map()[huma.DefaultSchemaNamer(t, "")]
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous {
+			allowNullStructs(reg, f.Type, seen)
+			if embedded := reg.Map()[huma.DefaultSchemaNamer(f.Type, "")]; embedded != nil && schema != nil {
+				for name, p := range embedded.Properties {
+					if q, ok := schema.Properties[name]; ok && q.AnyOf == nil && p.AnyOf != nil {
+						schema.Properties[name] = p
+					}
+				}
+			}
+			continue
+		}
+		allowNullStructs(reg, f.Type, seen)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if schema == nil || name == "-" || f.Type.Kind() != reflect.Pointer || f.Type.Elem().Kind() != reflect.Struct ||
+			strings.Contains(opts, "omitempty") || f.Type.Elem() == reflect.TypeOf(time.Time{}) {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if p, ok := schema.Properties[name]; ok && p.AnyOf == nil {
+			schema.Properties[name] = &huma.Schema{AnyOf: []*huma.Schema{p, {Type: "null"}}}
+		}
+	}
+}

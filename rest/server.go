@@ -1,0 +1,145 @@
+// Package rest serves the versioned REST API /api/v1 and mounts GraphQL behind the
+// same middleware. Handlers are thin: parse, one service call, convert.
+package rest
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/i18n"
+	"github.com/vigia-data/vigia/identity"
+)
+
+// APIVersion is the contract version this server implements.
+const APIVersion = "1.88.0"
+
+// Config holds the transport settings.
+type Config struct {
+	Version  string // release version
+	BuildSHA string // 7 hex characters
+	// RateLimitToken and RateLimitIP are requests per RateWindow.
+	RateLimitToken int
+	RateLimitIP    int
+	RateWindow     time.Duration
+	// RequestTimeout bounds each request's work.
+	RequestTimeout time.Duration
+}
+
+// Deps are the services the transport calls.
+type Deps struct {
+	Identity *identity.Service
+	Catalog  *catalog.Service
+	Messages *i18n.Catalog
+	// Database reports whether the system of record answers (required for readiness).
+	Database func(ctx context.Context) error
+	// Broker reports the message broker's state, only reported by readiness.
+	Broker func(ctx context.Context) string
+	// GraphQL serves POST /graphql; Explorer serves GET /graphql and its assets.
+	GraphQL  http.Handler
+	Explorer http.Handler
+}
+
+// Server is the HTTP transport.
+type Server struct {
+	cfg          Config
+	deps         Deps
+	msgs         *i18n.Catalog
+	log          *slog.Logger
+	root         *chi.Mux
+	ops          []*operation
+	opByRoute    map[string]*operation
+	ipLimiter    *limiter
+	tokenLimiter *limiter
+	metrics      *metrics
+	draining     atomic.Bool
+	now          func() time.Time
+}
+
+// New builds the router with every operation registered.
+func New(cfg Config, deps Deps, log *slog.Logger) *Server {
+	if cfg.RateWindow == 0 {
+		cfg.RateWindow = time.Minute
+	}
+	if cfg.RateLimitToken == 0 {
+		cfg.RateLimitToken = 600
+	}
+	if cfg.RateLimitIP == 0 {
+		cfg.RateLimitIP = 1200
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = 60 * time.Second
+	}
+	if cfg.BuildSHA == "" {
+		cfg.BuildSHA = "0000000"
+	}
+	if deps.Messages == nil {
+		msgs, err := i18n.New()
+		if err != nil {
+			// The catalogues are embedded; failing to load them is a build defect.
+			panic(err)
+		}
+		deps.Messages = msgs
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{cfg: cfg, deps: deps, msgs: deps.Messages, log: log, root: chi.NewRouter(),
+		opByRoute: map[string]*operation{}, metrics: newMetrics(), now: time.Now}
+	s.ipLimiter = newLimiter(cfg.RateLimitIP, cfg.RateWindow, s.now)
+	s.tokenLimiter = newLimiter(cfg.RateLimitToken, cfg.RateWindow, s.now)
+
+	s.root.Use(withRequestID, s.accessLog, withTimeout(cfg.RequestTimeout), s.guard, middleware.GetHead)
+	s.root.NotFound(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, vigia.NotFound()) })
+	s.root.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, &vigia.Error{Kind: vigia.KindMethodNotAllowed, Code: vigia.CodeMethodNotAllowed, Key: "error.method_not_allowed"})
+	})
+	s.routes()
+	return s
+}
+
+// Handler returns the root HTTP handler.
+func (s *Server) Handler() http.Handler { return s.root }
+
+// Drain makes readiness fail so load balancers stop sending traffic before shutdown.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// Register adds collectors to the /metrics registry.
+func (s *Server) Register(c ...prometheus.Collector) { s.metrics.registry.MustRegister(c...) }
+
+func (s *Server) routes() {
+	s.healthRoutes()
+	s.datasetRoutes()
+	s.root.Handle("/metrics", s.metrics.handler())
+	if s.deps.GraphQL != nil {
+		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)
+	}
+	if s.deps.Explorer != nil {
+		s.root.Get("/graphql", s.deps.Explorer.ServeHTTP)
+		s.root.Get("/graphql/assets/*", s.deps.Explorer.ServeHTTP)
+	}
+}
+
+// Operation names a declared endpoint.
+type Operation struct {
+	ID, Method, Path string
+	Public           bool
+	TokenWrite       bool
+}
+
+// Operations lists every declared endpoint, in registration order.
+func (s *Server) Operations() []Operation {
+	out := make([]Operation, 0, len(s.ops))
+	for _, o := range s.ops {
+		out = append(out, Operation{ID: o.ID, Method: o.Method, Path: o.Path, Public: o.Public, TokenWrite: o.TokenWrite})
+	}
+	return out
+}

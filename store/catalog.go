@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
+)
+
+// CatalogStore implements catalog.Store.
+type CatalogStore struct{ db *DB }
+
+// Catalog returns the catalog store.
+func (db *DB) Catalog() *CatalogStore { return &CatalogStore{db: db} }
+
+var _ catalog.Store = (*CatalogStore)(nil)
+
+const datasetColumns = `d.id::text, d.workspace_id::text, d.connection_id::text, c.name, d.schema_name, d.table_name,
+	d.kind, d.depth, d.data_country, c.data_country, w.data_country, d.latest_score, d.queries_per_day, d.last_scan_at,
+	d.created_at, d.updated_at`
+
+const datasetFrom = `datasets d JOIN connections c ON c.id = d.connection_id JOIN workspaces w ON w.id = d.workspace_id`
+
+func scanDataset(r pgx.Row) (catalog.Dataset, error) {
+	var d catalog.Dataset
+	err := r.Scan(&d.ID, &d.WorkspaceID, &d.ConnectionID, &d.ConnectionName, &d.Schema, &d.Table,
+		&d.Kind, &d.Depth, &d.DataCountry, &d.ConnectionCountry, &d.WorkspaceCountry, &d.LatestScore, &d.QueriesPerDay, &d.LastScanAt, &d.CreatedAt, &d.UpdatedAt)
+	return d, err
+}
+
+// FindDatasets lists a workspace's live datasets.
+func (s *CatalogStore) FindDatasets(ctx context.Context, workspaceID string, f catalog.DatasetFilter) (vigia.List[catalog.Dataset], error) {
+	where := []string{"d.workspace_id = $1", "d.dropped_at IS NULL"}
+	args := []any{workspaceID}
+	if f.ConnectionID != nil {
+		args = append(args, *f.ConnectionID)
+		where = append(where, fmt.Sprintf("d.connection_id = $%d", len(args)))
+	}
+	if f.Q != nil {
+		args = append(args, "%"+escapeLike(*f.Q)+"%")
+		n := len(args)
+		where = append(where, fmt.Sprintf("(d.schema_name ILIKE $%d OR d.table_name ILIKE $%d OR d.schema_name || '.' || d.table_name ILIKE $%d)", n, n, n))
+	}
+	cond := strings.Join(where, " AND ")
+	var out vigia.List[catalog.Dataset]
+	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM datasets d WHERE `+cond, args...).Scan(&out.Total); err != nil {
+		return out, translate(err)
+	}
+	order := "d.schema_name, d.table_name, d.id"
+	switch f.Sort {
+	case catalog.SortUsage:
+		order = "d.queries_per_day DESC, " + order
+	}
+	args = append(args, f.Page.Limit, f.Page.Offset)
+	rows, err := s.db.q(ctx).Query(ctx, fmt.Sprintf(`SELECT %s FROM %s
+		WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d`, datasetColumns, datasetFrom, cond, order, len(args)-1, len(args)), args...)
+	if err != nil {
+		return out, translate(err)
+	}
+	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Dataset, error) { return scanDataset(r) })
+	return out, translate(err)
+}
+
+// DatasetByID returns a dataset of the workspace with its columns.
+func (s *CatalogStore) DatasetByID(ctx context.Context, workspaceID, id string) (catalog.Dataset, error) {
+	d, err := scanDataset(s.db.q(ctx).QueryRow(ctx, `SELECT `+datasetColumns+` FROM `+datasetFrom+`
+		WHERE d.id = $1 AND d.workspace_id = $2 AND d.dropped_at IS NULL`, id, workspaceID))
+	if err != nil {
+		return d, translate(err)
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT name, position, data_type, class, nullable, primary_key, partition, clustering, profile
+		FROM dataset_columns WHERE dataset_id = $1 ORDER BY position, name`, id)
+	if err != nil {
+		return d, translate(err)
+	}
+	d.Columns, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Column, error) {
+		var c catalog.Column
+		var profile []byte
+		if err := r.Scan(&c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Partition, &c.Clustering, &profile); err != nil {
+			return c, err
+		}
+		if profile != nil {
+			c.Profile = &catalog.ColumnProfile{}
+			if err := json.Unmarshal(profile, c.Profile); err != nil {
+				return c, err
+			}
+		}
+		return c, nil
+	})
+	return d, translate(err)
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
