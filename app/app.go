@@ -1,9 +1,12 @@
 // Package app wires Vigia's services and transports over one database. cmd/vigia
-// uses it to serve, and the end-to-end tests use it to run the real handler stack.
+// uses it to serve and run workers, and the end-to-end tests use it to run the real
+// handler stack.
 package app
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/url"
@@ -11,11 +14,19 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/demo"
 	"github.com/vigia-data/vigia/graph"
 	"github.com/vigia-data/vigia/graph/explorer"
 	"github.com/vigia-data/vigia/i18n"
 	"github.com/vigia-data/vigia/identity"
+	"github.com/vigia-data/vigia/jobs"
+	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/rest"
+	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/secret"
+	"github.com/vigia-data/vigia/source"
+	"github.com/vigia-data/vigia/source/connect"
 	"github.com/vigia-data/vigia/store"
 )
 
@@ -27,16 +38,37 @@ type Config struct {
 	RateLimitIP    int
 	RateWindow     time.Duration
 	NATSURL        string
+	// SecretKey encrypts stored credentials (VIGIA_SECRET_KEY); empty uses a
+	// development key file (see secret.LoadKey).
+	SecretKey string
+	// SourcesDenyPrivate refuses private and loopback addresses for sources (they are
+	// allowed by default: Vigia is self-hosted next to its users' databases).
+	SourcesDenyPrivate bool
+	// SQLiteRoot is the directory SQLite sources must live in.
+	SQLiteRoot string
+	// StatementTimeout bounds every statement sent to a source.
+	StatementTimeout time.Duration
+	// MaxActiveScans bounds a workspace's queued and running scans.
+	MaxActiveScans int
+	// Workers is how many scans run at once in this process.
+	Workers int
+	// JobHeartbeat and JobStaleAfter tune crash recovery of jobs.
+	JobHeartbeat  time.Duration
+	JobStaleAfter time.Duration
 }
 
 // App is the wired service graph.
 type App struct {
-	Config   Config
-	Log      *slog.Logger
-	DB       *store.DB
-	Messages *i18n.Catalog
-	Identity *identity.Service
-	Catalog  *catalog.Service
+	Config      Config
+	Log         *slog.Logger
+	DB          *store.DB
+	Messages    *i18n.Catalog
+	Identity    *identity.Service
+	Catalog     *catalog.Service
+	Connections *connection.Service
+	Scans       *scan.Service
+	ScanReads   *scan.ReadService
+	Jobs        *jobs.Queue
 }
 
 // New wires the services over db (already migrated).
@@ -48,11 +80,39 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	key, generated, err := secret.LoadKey(cfg.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	if generated {
+		log.Warn("VIGIA_SECRET_KEY is not set: using a development key file; set it in production")
+	}
+	box, err := secret.New(key)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = 2
+	}
 	clock := vigia.SystemClock{}
-	return &App{Config: cfg, Log: log, DB: db, Messages: msgs,
+	queue := jobs.New(db.Pool(), jobs.Options{Logger: log, Concurrency: map[string]int{jobs.DefaultQueue: cfg.Workers},
+		PerWorkspace: cfg.Workers, Heartbeat: cfg.JobHeartbeat, StaleAfter: cfg.JobStaleAfter})
+	a := &App{Config: cfg, Log: log, DB: db, Messages: msgs, Jobs: queue,
 		Identity: identity.NewService(db.Identity(), db, clock),
 		Catalog:  catalog.NewService(db.Catalog()),
-	}, nil
+	}
+	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())
+	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans}
+	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, clock, log, scanCfg)
+	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, scanCfg)
+	queue.Handle(scan.JobKind, func(ctx context.Context, j jobs.Job) error {
+		var args scanJobArgs
+		if err := json.Unmarshal(j.Args, &args); err != nil {
+			return jobs.Permanent(err)
+		}
+		return a.Scans.Run(ctx, args.ScanID)
+	})
+	return a, nil
 }
 
 // Server builds the HTTP transport: /api/v1, /graphql and its explorer, /metrics.
@@ -60,8 +120,86 @@ func (a *App) Server() *rest.Server {
 	gql := graph.NewHandler(&graph.Resolver{Catalog: a.Catalog}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow},
-		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Messages: a.Messages, Database: a.DB.Ping,
-			Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql, Explorer: explorer.Handler("/graphql")}, a.Log)
+		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
+			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
+			Explorer: explorer.Handler("/graphql")}, a.Log)
+}
+
+// RunWorkers works jobs (scans) and fires due schedules until ctx ends.
+func (a *App) RunWorkers(ctx context.Context) error {
+	go a.scheduleLoop(ctx)
+	err := a.Jobs.Run(ctx)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func (a *App) scheduleLoop(ctx context.Context) {
+	t := time.NewTicker(30 * time.Second)
+	defer t.Stop()
+	for {
+		if n, err := a.Scans.EnqueueDue(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			a.Log.Warn("scheduled scans failed", "cause", err.Error())
+		} else if n > 0 {
+			a.Log.Info("scheduled scans queued", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// scanJobArgs is the payload of a scan job.
+type scanJobArgs struct {
+	ScanID string `json:"scan_id"`
+}
+
+// scanJobs puts scan jobs on the queue; a scan must survive a dead worker, so it gets
+// several attempts.
+type scanJobs struct{ q *jobs.Queue }
+
+func (s scanJobs) EnqueueScan(ctx context.Context, scanID, workspaceID, _ string) (string, error) {
+	return s.q.Enqueue(ctx, scan.JobKind, scanJobArgs{ScanID: scanID}, jobs.EnqueueOpts{
+		WorkspaceID: workspaceID, UniqueKey: "scan:" + scanID, MaxAttempts: 5})
+}
+
+// sources opens customers' databases through the guarded dialer.
+type sources struct {
+	dialer *netguard.Dialer
+	opts   source.Options
+}
+
+func newSources(cfg Config) sources {
+	policy := netguard.Policy{AllowPrivate: !cfg.SourcesDenyPrivate}
+	if !cfg.SourcesDenyPrivate {
+		// Self-hosted: a database on this very host is a normal source.
+		policy.AllowHosts = []string{"localhost", "127.0.0.1", "::1"}
+	}
+	return sources{dialer: netguard.NewDialer(policy, nil),
+		opts: source.Options{StatementTimeout: cfg.StatementTimeout, SQLiteRoot: cfg.SQLiteRoot}}
+}
+
+func (s sources) Open(ctx context.Context, kind source.Kind, dsn string, rec source.Recorder) (source.Source, error) {
+	o := s.opts
+	o.Dial, o.Recorder = s.dialer.DialContext, rec
+	return connect.Open(ctx, kind, dsn, o)
+}
+
+func (s sources) ValidateDSN(kind source.Kind, dsn string) error { return connect.ValidateDSN(kind, dsn) }
+
+func demoPacks() []connection.DemoPack {
+	var out []connection.DemoPack
+	for _, p := range demo.Packs() {
+		dp := connection.DemoPack{Key: p.Key, Name: p.Name, Description: p.Description, Industry: p.Industry, Tables: p.Tables}
+		for _, d := range p.Defects {
+			dp.Defects = append(dp.Defects, d.Kind+": "+d.Table+"."+d.Column)
+		}
+		out = append(out, dp)
+	}
+	return out
 }
 
 // BrokerCheck reports the message broker's reachability; readiness only reports it.

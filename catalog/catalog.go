@@ -39,6 +39,35 @@ type Dataset struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	Columns           []Column // filled by Dataset (detail), not by lists
+	// ScoreHistory (newest first) and Issues (open and acknowledged) fill the detail.
+	ScoreHistory []ScorePoint
+	Issues       []IssueSummary
+}
+
+// ScorePoint is one scan's score with its five dimensions.
+type ScorePoint struct {
+	ScanID     string
+	Score      *float64
+	Dimensions map[string]*float64
+	CreatedAt  time.Time
+}
+
+// IssueSummary is an issue as a dataset detail lists it.
+type IssueSummary struct {
+	ID               string
+	DatasetID        string
+	DatasetName      string
+	Type             string
+	Subtype          *string
+	Severity         string
+	Status           string
+	Title            string
+	ResolutionReason *string
+	SLABreachedAt    *time.Time
+	AssigneeTeamID   *string
+	AssigneeTeamName *string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 // Name is the dataset's name as the contract shows it: schema.table.

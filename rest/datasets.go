@@ -28,9 +28,11 @@ type DatasetOut struct {
 // DatasetDetailOut is one dataset with its columns and context.
 type DatasetDetailOut struct {
 	DatasetOut
-	AccessRole string      `json:"access_role" enum:"viewer,editor,owner"`
-	Country    CountryOut  `json:"country"`
-	Columns    []ColumnOut `json:"columns"`
+	AccessRole   string      `json:"access_role" enum:"viewer,editor,owner"`
+	Country      CountryOut  `json:"country"`
+	Columns      []ColumnOut `json:"columns"`
+	ScoreHistory []ScoreOut  `json:"score_history" doc:"Newest first, with the five dimensions"`
+	Issues       []IssueOut  `json:"issues" doc:"Open and acknowledged issues"`
 }
 
 // CountryOut is the data country scans use and where it comes from.
@@ -143,6 +145,14 @@ func toDatasetDetailOut(d catalog.Dataset, accessRole string) DatasetDetailOut {
 		Country: CountryOut{Effective: c.Effective, Source: c.Source}, Columns: make([]ColumnOut, 0, len(d.Columns))}
 	for _, col := range d.Columns {
 		out.Columns = append(out.Columns, toColumnOut(col))
+	}
+	out.ScoreHistory = make([]ScoreOut, 0, len(d.ScoreHistory))
+	for _, p := range d.ScoreHistory {
+		out.ScoreHistory = append(out.ScoreHistory, ScoreOut{ScanID: p.ScanID, Score: p.Score, Dimensions: p.Dimensions, CreatedAt: p.CreatedAt})
+	}
+	out.Issues = make([]IssueOut, 0, len(d.Issues))
+	for _, is := range d.Issues {
+		out.Issues = append(out.Issues, toIssueOut(is))
 	}
 	return out
 }

@@ -105,3 +105,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		slog.Default().Debug("write response", "err", err)
 	}
 }
+
+func notFound() error { return vigia.NotFound() }
+
+func validID(id string) bool { return vigia.ValidID(id) }

@@ -15,8 +15,10 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/i18n"
 	"github.com/vigia-data/vigia/identity"
+	"github.com/vigia-data/vigia/scan"
 )
 
 // APIVersion is the contract version this server implements.
@@ -36,9 +38,12 @@ type Config struct {
 
 // Deps are the services the transport calls.
 type Deps struct {
-	Identity *identity.Service
-	Catalog  *catalog.Service
-	Messages *i18n.Catalog
+	Identity    *identity.Service
+	Catalog     *catalog.Service
+	Connections *connection.Service
+	Scans       *scan.Service
+	ScanReads   *scan.ReadService
+	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
 	// Broker reports the message broker's state, only reported by readiness.
@@ -118,6 +123,9 @@ func (s *Server) Register(c ...prometheus.Collector) { s.metrics.registry.MustRe
 func (s *Server) routes() {
 	s.healthRoutes()
 	s.datasetRoutes()
+	s.datasetReadRoutes()
+	s.connectionRoutes()
+	s.scanRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

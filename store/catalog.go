@@ -92,7 +92,53 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, workspaceID, id string) 
 		}
 		return c, nil
 	})
-	return d, translate(err)
+	if err != nil {
+		return d, translate(err)
+	}
+	if d.ScoreHistory, err = s.scoreHistory(ctx, id, 30); err != nil {
+		return d, err
+	}
+	d.Issues, err = s.openIssues(ctx, id)
+	return d, err
+}
+
+func (s *CatalogStore) scoreHistory(ctx context.Context, datasetID string, n int) ([]catalog.ScorePoint, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT scan_id::text, score, detail->'dimensions', created_at FROM scores
+		WHERE dataset_id = $1 ORDER BY seq DESC LIMIT $2`, datasetID, n)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.ScorePoint, error) {
+		var p catalog.ScorePoint
+		var dims []byte
+		if err := r.Scan(&p.ScanID, &p.Score, &dims, &p.CreatedAt); err != nil {
+			return p, err
+		}
+		return p, json.Unmarshal(dims, &p.Dimensions)
+	})
+	return out, translate(err)
+}
+
+// issueSummarySelect reads issues with their dataset and team names.
+const issueSummarySelect = `SELECT i.id::text, i.dataset_id::text, d.schema_name || '.' || d.table_name, i.type, i.subtype, i.severity,
+	i.status, i.title, i.resolution_reason, i.sla_breached_at, i.assignee_team_id::text, t.name, i.created_at, i.updated_at
+	FROM issues i JOIN datasets d ON d.id = i.dataset_id LEFT JOIN teams t ON t.id = i.assignee_team_id`
+
+func scanIssueSummary(r pgx.Row) (catalog.IssueSummary, error) {
+	var is catalog.IssueSummary
+	err := r.Scan(&is.ID, &is.DatasetID, &is.DatasetName, &is.Type, &is.Subtype, &is.Severity, &is.Status, &is.Title,
+		&is.ResolutionReason, &is.SLABreachedAt, &is.AssigneeTeamID, &is.AssigneeTeamName, &is.CreatedAt, &is.UpdatedAt)
+	return is, err
+}
+
+func (s *CatalogStore) openIssues(ctx context.Context, datasetID string) ([]catalog.IssueSummary, error) {
+	rows, err := s.db.q(ctx).Query(ctx, issueSummarySelect+` WHERE i.dataset_id = $1 AND i.status IN ('open', 'acknowledged')
+		ORDER BY CASE i.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, i.created_at DESC`, datasetID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.IssueSummary, error) { return scanIssueSummary(r) })
+	return out, translate(err)
 }
 
 func escapeLike(s string) string {

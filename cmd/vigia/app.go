@@ -21,7 +21,8 @@ func openApp(ctx context.Context, cfg config, logOut io.Writer) (*app.App, error
 		return nil, err
 	}
 	a, err := app.New(app.Config{Version: version, BuildSHA: sha(), RateLimitToken: cfg.RateLimitToken,
-		RateLimitIP: cfg.RateLimitIP, NATSURL: cfg.NATSURL}, db, log)
+		RateLimitIP: cfg.RateLimitIP, NATSURL: cfg.NATSURL, SecretKey: cfg.SecretKey, SQLiteRoot: cfg.SQLiteRoot,
+		SourcesDenyPrivate: cfg.SourcesDenyPrivate, Workers: cfg.Workers, MaxActiveScans: cfg.MaxActiveScans}, db, log)
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -64,7 +64,8 @@ func userMessage(err error) string {
 func rootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{Use: "vigia", Short: "Vigia: data quality and lineage", SilenceUsage: true, SilenceErrors: true}
 	root.AddCommand(serveCommand(stderr), migrateCommand(stderr), workspaceCommand(stdout, stderr), userCommand(stdout, stderr),
-		tokenCommand(stdout, stderr), openapiCommand(stdout), healthcheckCommand())
+		tokenCommand(stdout, stderr), openapiCommand(stdout), healthcheckCommand(), connectionCommand(stdout, stderr),
+		scanCommand(stdout, stderr), demoCommand(stdout, stderr))
 	return root
 }
 
@@ -109,11 +110,20 @@ func serve(ctx context.Context, cfg config, demo bool, stdout, logOut io.Writer)
 	}
 	defer a.DB.Close()
 	if demo {
-		if err := seedDemo(ctx, a, stdout); err != nil {
+		if err := runDemo(ctx, a, cfg, nil, "", stdout, true); err != nil {
 			return err
 		}
 	}
 	srv := a.Server()
+	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+	workersDone := make(chan struct{})
+	go func() {
+		defer close(workersDone)
+		if err := a.RunWorkers(wctx); err != nil {
+			a.Log.Error("workers stopped", "cause", err.Error())
+		}
+	}()
+	defer func() { stopWorkers(); <-workersDone }()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)

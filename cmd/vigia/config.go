@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -12,17 +13,21 @@ import (
 
 // config is read from the environment; flags override some fields.
 type config struct {
-	DatabaseURL    string
-	Addr           string
-	SecretKey      string
-	Neo4jURI       string
-	Neo4jUser      string
-	Neo4jPassword  string
-	NATSURL        string
-	RateLimitToken int
-	RateLimitIP    int
-	DrainDelay     time.Duration
-	LogLevel       slog.Level
+	DatabaseURL        string
+	Addr               string
+	SecretKey          string
+	Neo4jURI           string
+	Neo4jUser          string
+	Neo4jPassword      string
+	NATSURL            string
+	RateLimitToken     int
+	RateLimitIP        int
+	DrainDelay         time.Duration
+	LogLevel           slog.Level
+	SQLiteRoot         string
+	SourcesDenyPrivate bool
+	Workers            int
+	MaxActiveScans     int
 }
 
 func loadConfig() (config, error) {
@@ -42,6 +47,17 @@ func loadConfig() (config, error) {
 	if c.RateLimitIP, err = envInt("VIGIA_RATE_LIMIT_IP", 1200); err != nil {
 		return c, err
 	}
+	if c.Workers, err = envInt("VIGIA_WORKERS", 2); err != nil {
+		return c, err
+	}
+	if c.MaxActiveScans, err = envInt("VIGIA_MAX_ACTIVE_SCANS", 20); err != nil {
+		return c, err
+	}
+	c.SourcesDenyPrivate = os.Getenv("VIGIA_SOURCES_DENY_PRIVATE") == "true"
+	c.SQLiteRoot = os.Getenv("VIGIA_SQLITE_ROOT")
+	if c.SQLiteRoot == "" {
+		c.SQLiteRoot = defaultDataDir()
+	}
 	drain, err := envInt("VIGIA_DRAIN_SECONDS", 2)
 	if err != nil {
 		return c, err
@@ -56,6 +72,17 @@ func loadConfig() (config, error) {
 // String describes the configuration with every secret masked.
 func (c config) String() string {
 	return fmt.Sprintf("database=%s addr=%s secret_key=%s neo4j=%s", store.DatabaseName(c.DatabaseURL), c.Addr, mask(c.SecretKey), mask(c.Neo4jURI))
+}
+
+// defaultDataDir is where SQLite sources (and the demo packs) live by default.
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "vigia")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "vigia")
+	}
+	return filepath.Join(os.TempDir(), "vigia")
 }
 
 func mask(s string) string {

@@ -4,25 +4,67 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
-	"github.com/vigia-data/vigia"
+	"github.com/spf13/cobra"
+
 	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/scan"
 )
 
-// seedDemo makes sure a demo workspace exists and prints a fresh token for it.
-func seedDemo(ctx context.Context, a *app.App, out io.Writer) error {
-	const name = "demo"
-	if _, err := a.Identity.Workspace(ctx, name); vigia.IsKind(err, vigia.KindNotFound) {
-		if _, err := a.Identity.CreateWorkspace(ctx, name, "PT"); err != nil {
-			return err
-		}
-	} else if err != nil {
-		return err
-	}
-	_, token, err := a.Identity.CreateAPIToken(ctx, name, "demo", "demo")
+func demoCommand(stdout, stderr io.Writer) *cobra.Command {
+	var packs []string
+	var dsn string
+	cmd := &cobra.Command{Use: "demo", Short: "Build demo sources (ERP, e-commerce, payments, health), scan them and print a token",
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := loadConfig()
+			if err != nil {
+				return err
+			}
+			a, err := openApp(c.Context(), cfg, stderr)
+			if err != nil {
+				return err
+			}
+			defer a.DB.Close()
+			return runDemo(c.Context(), a, cfg, packs, dsn, stdout, false)
+		}}
+	cmd.Flags().StringSliceVar(&packs, "pack", nil, "erp, ecommerce, payments, health (default all)")
+	cmd.Flags().StringVar(&dsn, "dsn", "", "build the packs in this Postgres database instead of SQLite files")
+	return cmd
+}
+
+// runDemo seeds the demo and prints the token and what to try.
+func runDemo(ctx context.Context, a *app.App, cfg config, packs []string, dsn string, out io.Writer, serving bool) error {
+	bar := newScanProgress(out)
+	res, err := a.SeedDemo(ctx, app.DemoOptions{Packs: packs, Dir: filepath.Join(cfg.SQLiteRoot, "demo"), PostgresDSN: dsn,
+		Progress: func(pack string, sc scan.Scan) { bar.update("demo "+pack, sc) }})
+	bar.finish()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "demo workspace %q ready\ntoken: %s\n", name, token)
+	base := "http://" + cfg.Addr
+	var failed []string
+	for k, sc := range res.Scans {
+		if sc.Status != scan.StatusSucceeded {
+			failed = append(failed, k)
+		}
+	}
+	fmt.Fprintf(out, "\nDemo workspace ready: %d datasets scanned in %d packs.\n", res.Datasets, len(res.Scans))
+	if len(failed) > 0 {
+		fmt.Fprintf(out, "Scans that failed: %s\n", strings.Join(failed, ", "))
+	}
+	fmt.Fprintf(out, "API token (shown once): %s\n\n", res.Token)
+	if !serving {
+		fmt.Fprintf(out, "Start the server with `vigia serve` (or `make demo`), then try:\n")
+	}
+	fmt.Fprintf(out, "  curl -H 'Authorization: Bearer %s' %s/api/v1/datasets\n", res.Token, base)
+	fmt.Fprintf(out, "  curl -H 'Authorization: Bearer %s' %s/api/v1/signals\n", res.Token, base)
+	fmt.Fprintf(out, "  GraphQL explorer: %s/graphql#token=%s\n", base, res.Token)
+	fmt.Fprintf(out, "  Scan again to see the schema drift planted for the next scan:\n")
+	fmt.Fprintf(out, "    vigia scan --workspace demo --connection demo-erp --wait\n")
+	if len(failed) > 0 {
+		return exitError{code: 3, msg: "some demo scans failed"}
+	}
 	return nil
 }

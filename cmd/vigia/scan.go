@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/scan"
+)
+
+func connectionCommand(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{Use: "connection", Short: "Manage connections to source databases"}
+	var ws, name, kind, dsn, country, tz string
+	var noTest bool
+	add := &cobra.Command{Use: "add", Short: "Add a connection; prints its id (the DSN is stored encrypted)",
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withApp(c.Context(), stderr, func(a *app.App) error {
+				w, err := a.Identity.Workspace(c.Context(), ws)
+				if err != nil {
+					return err
+				}
+				in := connection.AddInput{Name: name, Kind: kind, DSN: dsn, Test: !noTest}
+				if country != "" {
+					in.DataCountry = &country
+				}
+				if tz != "" {
+					in.ScanTimezone = &tz
+				}
+				conn, err := a.Connections.Add(app.AsAdmin(c.Context(), w.ID, "cli"), in)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout, conn.ID)
+				return nil
+			})
+		}}
+	add.Flags().StringVar(&ws, "workspace", "", "workspace name or id")
+	add.Flags().StringVar(&name, "name", "", "connection name")
+	add.Flags().StringVar(&kind, "kind", "", "postgres, mysql or sqlite")
+	add.Flags().StringVar(&dsn, "dsn", "", "connection string (or file path for sqlite)")
+	add.Flags().StringVar(&country, "country", "", "data country (ISO 3166-1 alpha-2); default inherited from the workspace")
+	add.Flags().StringVar(&tz, "timezone", "", "IANA zone schedules are read in (default UTC)")
+	add.Flags().BoolVar(&noTest, "no-test", false, "save without connecting first")
+	for _, f := range []string{"workspace", "name", "kind", "dsn"} {
+		_ = add.MarkFlagRequired(f)
+	}
+	cmd.AddCommand(add)
+	return cmd
+}
+
+func scanCommand(stdout, stderr io.Writer) *cobra.Command {
+	var ws, conn string
+	var wait bool
+	cmd := &cobra.Command{Use: "scan", Short: "Scan a connection; with --wait, follow it and exit non-zero if it fails",
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withApp(c.Context(), stderr, func(a *app.App) error {
+				w, err := a.Identity.Workspace(c.Context(), ws)
+				if err != nil {
+					return err
+				}
+				ctx := app.AsAdmin(c.Context(), w.ID, "cli")
+				sc, err := a.Scans.TriggerScan(ctx, conn, "manual")
+				if err != nil {
+					return err
+				}
+				if !wait {
+					fmt.Fprintln(stdout, sc.ID)
+					return nil
+				}
+				return followScan(ctx, a, sc.ID, stdout)
+			})
+		}}
+	cmd.Flags().StringVar(&ws, "workspace", "", "workspace name or id")
+	cmd.Flags().StringVar(&conn, "connection", "", "connection name or id")
+	cmd.Flags().BoolVar(&wait, "wait", false, "work and follow the scan until it ends")
+	_ = cmd.MarkFlagRequired("workspace")
+	_ = cmd.MarkFlagRequired("connection")
+	return cmd
+}
+
+func followScan(ctx context.Context, a *app.App, scanID string, out io.Writer) error {
+	bar := newScanProgress(out)
+	sc, err := a.WaitScan(ctx, scanID, func(s scan.Scan) { bar.update("scan", s) })
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "scan %s %s: %d datasets profiled, %d failed\n", sc.ID, sc.Status, sc.DatasetsDone, sc.DatasetsFailed)
+	if sc.Status != scan.StatusSucceeded {
+		code := "unknown"
+		if sc.ErrorCode != nil {
+			code = *sc.ErrorCode
+		}
+		return exitError{code: 3, msg: "scan failed: " + code}
+	}
+	return nil
+}
+
+// scanProgress draws a bar per scan on a terminal and plain lines elsewhere.
+type scanProgress struct {
+	out  io.Writer
+	tty  bool
+	bar  *progressbar.ProgressBar
+	last string
+}
+
+func newScanProgress(out io.Writer) *scanProgress {
+	tty := false
+	if f, ok := out.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &scanProgress{out: out, tty: tty}
+}
+
+func (p *scanProgress) update(label string, sc scan.Scan) {
+	current := ""
+	if sc.CurrentDataset != nil {
+		current = *sc.CurrentDataset
+	}
+	if !p.tty {
+		line := fmt.Sprintf("%s %s: %s %d/%d %s", label, sc.ID[:8], sc.Status, sc.DatasetsDone, sc.DatasetsTotal, current)
+		if line != p.last {
+			fmt.Fprintln(p.out, line)
+			p.last = line
+		}
+		return
+	}
+	if p.bar == nil || p.last != label+sc.ID {
+		p.finish()
+		p.bar = progressbar.NewOptions(max(sc.DatasetsTotal, 1), progressbar.OptionSetWriter(p.out), progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(true), progressbar.OptionSetRenderBlankState(true))
+		p.last = label + sc.ID
+	}
+	if sc.DatasetsTotal > 0 {
+		p.bar.ChangeMax(sc.DatasetsTotal)
+	}
+	p.bar.Describe(fmt.Sprintf("%s %-32.32s", label, current))
+	_ = p.bar.Set(sc.DatasetsDone)
+}
+
+func (p *scanProgress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		fmt.Fprintln(p.out)
+		p.bar = nil
+	}
+}

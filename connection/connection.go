@@ -1,0 +1,394 @@
+// Package connection manages the connections to customers' databases: credentials
+// sealed at rest and never shown, data country, scan time zone and schedule, and the log
+// of every statement Vigia sent to a source.
+package connection
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/secret"
+	"github.com/vigia-data/vigia/source"
+)
+
+// Connection is a source database. Its DSN is never part of it.
+type Connection struct {
+	ID               string
+	WorkspaceID      string
+	Name             string
+	Kind             string
+	DataCountry      *string
+	ScanTimezone     string
+	Schedule         Schedule
+	EngineeringOptIn bool
+	CreatedAt        time.Time
+	// Read-side extras.
+	WorkspaceCountry string
+	DatasetsCount    int
+	LastScanAt       *time.Time
+	LastScanStatus   *string
+}
+
+// Schedule is a daily scan at Hour:Minute in the connection's time zone.
+type Schedule struct {
+	Enabled bool
+	Hour    *int
+	Minute  int
+}
+
+// EffectiveCountry is the connection's data country, else the workspace's.
+func (c Connection) EffectiveCountry() string {
+	if c.DataCountry != nil {
+		return *c.DataCountry
+	}
+	if c.WorkspaceCountry != "" {
+		return c.WorkspaceCountry
+	}
+	return "PT"
+}
+
+// AddInput is a new connection.
+type AddInput struct {
+	Name         string
+	Kind         string
+	DSN          string
+	DataCountry  *string
+	ScanTimezone *string
+	// Test opens the source and pings it before saving.
+	Test bool
+}
+
+// ScheduleUpdate changes a schedule; nil fields keep their value.
+type ScheduleUpdate struct {
+	Timezone *string
+	Hour     *int
+	Minute   *int
+	Enabled  *bool
+}
+
+// QueryLogFilter selects query-log entries.
+type QueryLogFilter struct {
+	ScanID    *string
+	Operation *string
+	Days      *int
+	Page      vigia.Page
+}
+
+// QueryLogEntry is one normalized statement with how often and how long it ran.
+type QueryLogEntry struct {
+	Statement   string
+	Operation   string
+	ScanID      *string
+	Endpoint    string
+	Executions  int
+	DurationMS  float64
+	Rows        int64
+	Failures    int
+	FirstSeenAt time.Time
+	LastSeenAt  time.Time
+}
+
+// Engineering is the connection's engineering summary.
+type Engineering struct {
+	OptIn      bool
+	LastScan   *ScanSummary
+	OpenIssues int
+}
+
+// ScanSummary is the last scan of a connection.
+type ScanSummary struct {
+	ID         string
+	Status     string
+	CreatedAt  time.Time
+	FinishedAt *time.Time
+}
+
+// Store is the persistence connections need.
+type Store interface {
+	CreateConnection(ctx context.Context, c Connection, sealedDSN []byte) error
+	Connections(ctx context.Context, workspaceID string) ([]Connection, error)
+	// ConnectionByRef finds a connection by id or name; KindNotFound if none.
+	ConnectionByRef(ctx context.Context, workspaceID, ref string) (Connection, error)
+	SealedDSN(ctx context.Context, workspaceID, id string) ([]byte, error)
+	UpdateSchedule(ctx context.Context, c Connection) error
+	QueryLog(ctx context.Context, workspaceID, connectionID string, f QueryLogFilter, since *time.Time) (vigia.List[QueryLogEntry], error)
+	RecordQueries(ctx context.Context, workspaceID, connectionID string, scanID *string, qs []source.QueryRecord, at time.Time) error
+	Engineering(ctx context.Context, workspaceID, connectionID string) (Engineering, error)
+}
+
+// Sources opens customers' databases; the wiring passes the connectors with the guarded
+// dialer, so this package imports no driver.
+type Sources interface {
+	Open(ctx context.Context, kind source.Kind, dsn string, rec source.Recorder) (source.Source, error)
+	// ValidateDSN parses a DSN without connecting; its error never contains the DSN.
+	ValidateDSN(kind source.Kind, dsn string) error
+}
+
+// DemoPack is an industry seed pack a newcomer can scan.
+type DemoPack struct {
+	Key         string
+	Name        string
+	Description string
+	Industry    string
+	Tables      []string
+	Defects     []string
+}
+
+// ConnectorType is a kind of source with its driver's state.
+type ConnectorType struct {
+	Kind       string
+	Name       string
+	Driver     string
+	State      string // available
+	DSNExample string
+	Dialect    string
+}
+
+// Preset is a public example source to start from.
+type Preset struct {
+	Key         string
+	Name        string
+	Kind        string
+	Description string
+	DSNTemplate string
+}
+
+// Service manages connections.
+type Service struct {
+	store Store
+	box   *secret.Box
+	open  Sources
+	clock vigia.Clock
+	packs []DemoPack
+}
+
+// NewService returns the connection service; packs are the demo packs offered.
+func NewService(store Store, box *secret.Box, open Sources, clock vigia.Clock, packs []DemoPack) *Service {
+	return &Service{store: store, box: box, open: open, clock: clock, packs: packs}
+}
+
+// DemoPacks lists the industry demo packs.
+func (s *Service) DemoPacks() []DemoPack { return s.packs }
+
+// Types lists the connectors this build ships, with their driver.
+func (s *Service) Types() []ConnectorType {
+	return []ConnectorType{
+		{Kind: "postgres", Name: "PostgreSQL", Driver: "pgx v5", State: "available", Dialect: "postgres",
+			DSNExample: "postgres://user:password@host:5432/database?sslmode=require"},
+		{Kind: "mysql", Name: "MySQL / MariaDB", Driver: "go-sql-driver/mysql", State: "available", Dialect: "mysql",
+			DSNExample: "user:password@tcp(host:3306)/database"},
+		{Kind: "sqlite", Name: "SQLite", Driver: "modernc.org/sqlite (pure Go)", State: "available", Dialect: "sqlite",
+			DSNExample: "/var/lib/vigia/sqlite/file.db"},
+	}
+}
+
+// Presets lists example sources: each demo pack as a SQLite file Vigia builds itself.
+func (s *Service) Presets() []Preset {
+	out := make([]Preset, 0, len(s.packs))
+	for _, p := range s.packs {
+		out = append(out, Preset{Key: "demo-" + p.Key, Name: p.Name, Kind: "sqlite", Description: p.Description,
+			DSNTemplate: "vigia demo --pack " + p.Key})
+	}
+	return out
+}
+
+var countryRE = regexp.MustCompile(`^[A-Z]{2}$`)
+
+// Add creates a connection; admins only (a session, never an API token). The DSN is
+// validated without being echoed, sealed with VIGIA_SECRET_KEY and never returned.
+// Returns KindInvalid for bad input or a source that cannot be reached when Test is
+// set, KindConflict for a taken name.
+func (s *Service) Add(ctx context.Context, in AddInput) (Connection, error) {
+	p, err := vigia.RequireSession(ctx, vigia.RoleAdmin)
+	if err != nil {
+		return Connection{}, err
+	}
+	in.Name = strings.TrimSpace(in.Name)
+	var fields []vigia.FieldError
+	if in.Name == "" || len([]rune(in.Name)) > 100 {
+		fields = append(fields, vigia.Field("string_too_long", map[string]any{"min_length": 1, "max_length": 100}, "body", "name"))
+	}
+	kindOK := false
+	for _, k := range source.Kinds() {
+		kindOK = kindOK || string(k) == in.Kind
+	}
+	if !kindOK {
+		fields = append(fields, vigia.Field("enum", nil, "body", "kind"))
+	} else if in.DSN == "" {
+		fields = append(fields, vigia.Field("missing", nil, "body", "dsn"))
+	} else if err := s.open.ValidateDSN(source.Kind(in.Kind), in.DSN); err != nil {
+		fields = append(fields, vigia.Field("dsn_invalid", nil, "body", "dsn"))
+	}
+	if in.DataCountry != nil {
+		c := strings.ToUpper(*in.DataCountry)
+		in.DataCountry = &c
+		if !countryRE.MatchString(c) {
+			fields = append(fields, vigia.Field("country", nil, "body", "data_country"))
+		}
+	}
+	tz := "UTC"
+	if in.ScanTimezone != nil {
+		tz = *in.ScanTimezone
+		if _, err := time.LoadLocation(tz); err != nil || tz == "" || tz == "Local" {
+			fields = append(fields, vigia.Field("timezone", nil, "body", "scan_timezone"))
+		}
+	}
+	if len(fields) > 0 {
+		return Connection{}, vigia.Invalid(fields...)
+	}
+	if in.Test {
+		if err := s.ping(ctx, source.Kind(in.Kind), in.DSN); err != nil {
+			return Connection{}, err
+		}
+	}
+	c := Connection{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Name: in.Name, Kind: in.Kind,
+		DataCountry: in.DataCountry, ScanTimezone: tz, CreatedAt: s.clock.Now()}
+	sealed, err := s.box.Seal([]byte(in.DSN), []byte(c.ID))
+	if err != nil {
+		return Connection{}, vigia.Internal(err)
+	}
+	if err := s.store.CreateConnection(ctx, c, sealed); err != nil {
+		return Connection{}, err
+	}
+	return s.store.ConnectionByRef(ctx, p.WorkspaceID, c.ID)
+}
+
+func (s *Service) ping(ctx context.Context, kind source.Kind, dsn string) error {
+	src, err := s.open.Open(ctx, kind, dsn, nil)
+	if err == nil {
+		defer src.Close()
+		err = src.Ping(ctx)
+	}
+	if err != nil {
+		reason := "connection_failed"
+		if se, ok := err.(*source.Error); ok && se.Reason != "" {
+			reason = se.Reason
+		}
+		return vigia.Invalid(vigia.FieldError{Type: "connection_failed", Loc: []string{"body", "dsn"}, Ctx: map[string]any{"reason": reason}})
+	}
+	return nil
+}
+
+// Connections lists the workspace's connections.
+func (s *Service) Connections(ctx context.Context) ([]Connection, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.Connections(ctx, p.WorkspaceID)
+}
+
+// Connection returns one connection by id (or by name, for the CLI). Returns
+// KindNotFound when it does not exist or belongs to another workspace.
+func (s *Service) Connection(ctx context.Context, ref string) (Connection, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return Connection{}, err
+	}
+	return s.store.ConnectionByRef(ctx, p.WorkspaceID, ref)
+}
+
+// Open opens the connection's source with its sealed DSN; rec receives every statement.
+// For the scan worker: the DSN lives only in this call.
+func (s *Service) Open(ctx context.Context, c Connection, rec source.Recorder) (source.Source, error) {
+	sealed, err := s.store.SealedDSN(ctx, c.WorkspaceID, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	dsn, err := s.box.Open(sealed, []byte(c.ID))
+	if err != nil {
+		return nil, vigia.Internal(err)
+	}
+	return s.open.Open(ctx, source.Kind(c.Kind), string(dsn), rec)
+}
+
+// UpdateSchedule changes the scan schedule; admins only. Hour and minute are read in the
+// connection's time zone; a new timezone replaces it, without it the zone stays.
+func (s *Service) UpdateSchedule(ctx context.Context, id string, u ScheduleUpdate) (Connection, error) {
+	p, err := vigia.RequireSession(ctx, vigia.RoleAdmin)
+	if err != nil {
+		return Connection{}, err
+	}
+	c, err := s.store.ConnectionByRef(ctx, p.WorkspaceID, id)
+	if err != nil {
+		return Connection{}, err
+	}
+	var fields []vigia.FieldError
+	if u.Timezone != nil {
+		if _, err := time.LoadLocation(*u.Timezone); err != nil || *u.Timezone == "" || *u.Timezone == "Local" {
+			fields = append(fields, vigia.Field("timezone", nil, "body", "timezone"))
+		} else {
+			c.ScanTimezone = *u.Timezone
+		}
+	}
+	if u.Hour != nil {
+		if *u.Hour < 0 || *u.Hour > 23 {
+			fields = append(fields, vigia.Field("less_than_equal", map[string]any{"ge": 0, "le": 23}, "body", "hour"))
+		}
+		c.Schedule.Hour = u.Hour
+	}
+	if u.Minute != nil {
+		if *u.Minute < 0 || *u.Minute > 59 {
+			fields = append(fields, vigia.Field("less_than_equal", map[string]any{"ge": 0, "le": 59}, "body", "minute"))
+		}
+		c.Schedule.Minute = *u.Minute
+	}
+	if u.Enabled != nil {
+		c.Schedule.Enabled = *u.Enabled
+	}
+	if c.Schedule.Enabled && c.Schedule.Hour == nil {
+		fields = append(fields, vigia.Field("missing", nil, "body", "hour"))
+	}
+	if len(fields) > 0 {
+		return Connection{}, vigia.Invalid(fields...)
+	}
+	if err := s.store.UpdateSchedule(ctx, c); err != nil {
+		return Connection{}, err
+	}
+	return s.store.ConnectionByRef(ctx, p.WorkspaceID, c.ID)
+}
+
+// QueryLog lists the normalized statements sent to the connection's source, grouped by
+// statement, operation, scan and endpoint. Returns KindNotFound for another workspace's
+// connection.
+func (s *Service) QueryLog(ctx context.Context, id string, f QueryLogFilter) (vigia.List[QueryLogEntry], error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return vigia.List[QueryLogEntry]{}, err
+	}
+	c, err := s.store.ConnectionByRef(ctx, p.WorkspaceID, id)
+	if err != nil {
+		return vigia.List[QueryLogEntry]{}, err
+	}
+	var since *time.Time
+	if f.Days != nil {
+		t := s.clock.Now().Add(-time.Duration(*f.Days) * 24 * time.Hour)
+		since = &t
+	}
+	if f.ScanID != nil && !vigia.ValidID(*f.ScanID) {
+		return vigia.List[QueryLogEntry]{Items: []QueryLogEntry{}}, nil
+	}
+	return s.store.QueryLog(ctx, p.WorkspaceID, c.ID, f, since)
+}
+
+// Engineering returns the connection's opt-in, last scan and open issues.
+func (s *Service) Engineering(ctx context.Context, id string) (Engineering, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return Engineering{}, err
+	}
+	c, err := s.store.ConnectionByRef(ctx, p.WorkspaceID, id)
+	if err != nil {
+		return Engineering{}, err
+	}
+	return s.store.Engineering(ctx, p.WorkspaceID, c.ID)
+}
+
+// Recorder returns a query-log recorder for one operation on a connection: statements are
+// buffered and written by Flush (one insert per batch, outside the caller's transaction).
+func (s *Service) Recorder(c Connection, scanID *string) *Recorder {
+	return &Recorder{store: s.store, conn: c, scanID: scanID, clock: s.clock}
+}

@@ -1,0 +1,522 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/vigia-data/vigia"
+)
+
+// Causes with which a running handler's ctx is cancelled, besides the end of Run's ctx.
+var (
+	// errClaimLost: the row is no longer this worker's run (cancelled, or reaped while
+	// this worker was thought dead); whatever the handler does now is not recorded.
+	errClaimLost = errors.New("jobs: the job was cancelled or taken over")
+	// errLeaseExpired: heartbeats have failed for StaleAfter, so another process may
+	// already have reaped the job and started it again.
+	errLeaseExpired = errors.New("jobs: heartbeats failing; the job may have been reaped")
+)
+
+// claimed is a job this worker holds: its row is running with locked_by = WorkerID and
+// attempts = job.Attempt, which together identify this run in every later update.
+type claimed struct {
+	job   Job
+	queue string
+	h     Handler
+}
+
+// Run works jobs until ctx ends: per queue of Options.Concurrency it keeps up to that many
+// handlers running, woken by NOTIFY from Enqueue or every Options.Poll, and it reaps the
+// jobs of dead workers every StaleAfter/2 and prunes old finished jobs. When ctx ends,
+// running handlers see their ctx cancelled; Run waits for them up to Options.StopTimeout
+// and returns nil. A handler that returns an error because of the shutdown puts its job
+// back as available without using up an attempt. Run returns an error at once when no
+// handler is registered.
+func (q *Queue) Run(ctx context.Context) error {
+	if len(q.kinds()) == 0 {
+		return errors.New("jobs: Run needs at least one handler")
+	}
+	wakes := make(map[string]chan struct{}, len(q.opts.Concurrency))
+	for name := range q.opts.Concurrency {
+		wakes[name] = make(chan struct{}, 1)
+	}
+	wakeAll := func() {
+		for _, ch := range wakes {
+			poke(ch)
+		}
+	}
+	var loops, work sync.WaitGroup
+	loops.Go(func() { q.listen(ctx, wakes, wakeAll) })
+	loops.Go(func() { q.maintain(ctx, wakeAll) })
+	for name, n := range q.opts.Concurrency {
+		loops.Go(func() { q.dispatch(ctx, name, n, wakes[name], &work) })
+	}
+	<-ctx.Done()
+	loops.Wait() // no handler starts after this
+
+	done := make(chan struct{})
+	go func() { work.Wait(); close(done) }()
+	stop := time.NewTimer(q.opts.StopTimeout)
+	defer stop.Stop()
+	select {
+	case <-done:
+	case <-stop.C:
+		q.log.Warn("jobs: handlers still running after the stop timeout; Run returns without them")
+	}
+	return nil
+}
+
+// poke wakes a loop without blocking; one pending wake-up is enough.
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// dispatch keeps up to n handlers of one queue running.
+func (q *Queue) dispatch(ctx context.Context, queue string, n int, wake <-chan struct{}, work *sync.WaitGroup) {
+	// Buffered to n so that a finishing handler never blocks, even after dispatch returned.
+	done := make(chan struct{}, n)
+	running := 0
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		for running < n && ctx.Err() == nil {
+			c, err := q.claim(ctx, &queue, q.kinds())
+			if err != nil {
+				if ctx.Err() == nil {
+					q.log.Warn("jobs: claim failed", "queue", queue, "cause", safeErr(err))
+				}
+				break
+			}
+			if c == nil {
+				break
+			}
+			running++
+			work.Go(func() {
+				defer func() { done <- struct{}{} }()
+				q.work(ctx, c)
+			})
+		}
+		timer.Reset(q.opts.Poll)
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			running--
+		case <-wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// listen wakes the dispatcher of a queue when Enqueue notifies it, reconnecting after
+// errors; meanwhile polling keeps the queue moving.
+func (q *Queue) listen(ctx context.Context, wakes map[string]chan struct{}, wakeAll func()) {
+	for {
+		err := q.listenOnce(ctx, wakes, wakeAll)
+		if ctx.Err() != nil {
+			return
+		}
+		q.log.Warn("jobs: notifications interrupted; polling until they resume", "cause", safeErr(err))
+		t := time.NewTimer(max(q.opts.Poll, time.Second))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (q *Queue) listenOnce(ctx context.Context, wakes map[string]chan struct{}, wakeAll func()) error {
+	pc, err := q.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// A connection that LISTENs must not go back to the pool; it is closed here.
+	conn := pc.Hijack()
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		return err
+	}
+	// Jobs enqueued before LISTEN took effect sent their notice to no one: look now.
+	wakeAll()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if ch, ok := wakes[n.Payload]; ok {
+			poke(ch)
+		}
+	}
+}
+
+// maintain reaps the jobs of dead workers every StaleAfter/2 and prunes finished jobs
+// hourly.
+func (q *Queue) maintain(ctx context.Context, wakeAll func()) {
+	tick := time.NewTicker(q.opts.StaleAfter / 2)
+	defer tick.Stop()
+	var lastPrune time.Time
+	for {
+		if n, err := q.Reap(ctx); err != nil && ctx.Err() == nil {
+			q.log.Warn("jobs: reap failed", "cause", safeErr(err))
+		} else if n > 0 {
+			wakeAll()
+		}
+		if q.opts.Retention > 0 && time.Since(lastPrune) >= time.Hour {
+			lastPrune = time.Now()
+			if n, err := q.Prune(ctx, time.Now().Add(-q.opts.Retention)); err != nil && ctx.Err() == nil {
+				q.log.Warn("jobs: prune failed", "cause", safeErr(err))
+			} else if n > 0 {
+				q.log.Info("jobs: pruned finished jobs", "count", n)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+const reapSQL = `
+WITH stale AS (
+    SELECT id, locked_by FROM jobs
+    WHERE status = 'running'
+      AND coalesce(heartbeat_at, locked_at, created_at) < now() - $1::bigint * interval '1 microsecond'
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs j SET
+    status       = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'available' END,
+    finished_at  = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
+    run_at       = now(),
+    last_error   = 'worker_lost',
+    locked_by    = NULL,
+    locked_at    = NULL,
+    heartbeat_at = NULL
+FROM stale
+WHERE j.id = stale.id
+RETURNING j.id::text, j.kind, j.attempts, j.status, coalesce(stale.locked_by, '')`
+
+// Reap returns to the queue every running job whose heartbeat is older than
+// Options.StaleAfter: its worker died. The cut-short run counts as an attempt (as in
+// River), so a job that kills its worker every time stops after MaxAttempts: such a job
+// fails with last_error "worker_lost". Each reaped job is logged. Reap returns how many
+// jobs it took back; Run also calls it periodically.
+func (q *Queue) Reap(ctx context.Context) (int, error) {
+	rows, err := q.pool.Query(ctx, reapSQL, q.opts.StaleAfter.Microseconds())
+	if err != nil {
+		return 0, vigia.Internal(fmt.Errorf("jobs: reap: %w", err))
+	}
+	type reapedJob struct {
+		id, kind, status, worker string
+		attempt                  int
+	}
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (reapedJob, error) {
+		var j reapedJob
+		err := r.Scan(&j.id, &j.kind, &j.attempt, &j.status, &j.worker)
+		return j, err
+	})
+	if err != nil {
+		return 0, vigia.Internal(fmt.Errorf("jobs: reap: %w", err))
+	}
+	for _, j := range got {
+		q.log.Warn("jobs: reaped a job whose worker stopped beating",
+			"job", j.id, "kind", j.kind, "attempt", j.attempt, "dead_worker", j.worker, "now", j.status)
+	}
+	q.reaped.Add(int64(len(got)))
+	return len(got), nil
+}
+
+// RunOne claims and runs, in the calling goroutine, at most one due job of the given
+// kinds (every kind with a handler when none is given), in any queue, within
+// Options.PerWorkspace. It reports whether it ran a job; the job's own outcome is
+// recorded on its row, not returned. It returns an error for a kind without a handler
+// or when the database fails. The CLI's `vigia scan --wait` uses it to work its own scan
+// when no server is running.
+func (q *Queue) RunOne(ctx context.Context, kinds ...string) (bool, error) {
+	if len(kinds) == 0 {
+		kinds = q.kinds()
+	}
+	if len(kinds) == 0 {
+		return false, errors.New("jobs: RunOne needs at least one handler")
+	}
+	for _, k := range kinds {
+		if _, ok := q.handler(k); !ok {
+			return false, fmt.Errorf("jobs: no handler for kind %q", k)
+		}
+	}
+	c, err := q.claim(ctx, nil, kinds)
+	if err != nil {
+		return false, vigia.Internal(fmt.Errorf("jobs: claim: %w", err))
+	}
+	if c == nil {
+		return false, nil
+	}
+	q.work(ctx, c)
+	return true, nil
+}
+
+const selectCandidate = `
+SELECT j.id::text, j.queue, coalesce(j.workspace_id::text, '')
+FROM jobs j
+WHERE j.status = 'available'
+  AND j.run_at <= now()
+  AND ($1::text IS NULL OR j.queue = $1::text)
+  AND j.kind = ANY($2::text[])
+  AND ($3::int = 0 OR j.workspace_id IS NULL OR
+       (SELECT count(*) FROM jobs r
+        WHERE r.status = 'running' AND r.queue = j.queue AND r.workspace_id = j.workspace_id) < $3::int)
+ORDER BY j.priority DESC, j.run_at, j.id
+LIMIT 1
+FOR UPDATE OF j SKIP LOCKED`
+
+const markRunning = `
+UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = $2,
+    locked_at = now(), heartbeat_at = now()
+WHERE id = $1
+RETURNING kind, args, attempts, max_attempts, run_at`
+
+// claim takes the next due job of queue (any queue when nil) and kinds, or returns nil
+// when there is none.
+func (q *Queue) claim(ctx context.Context, queue *string, kinds []string) (*claimed, error) {
+	if len(kinds) == 0 {
+		return nil, nil
+	}
+	// A candidate whose workspace filled up meanwhile is given up; the next try skips
+	// that workspace.
+	for range 3 {
+		c, again, err := q.tryClaim(ctx, queue, kinds)
+		if err != nil || !again {
+			return c, err
+		}
+	}
+	return nil, nil
+}
+
+func (q *Queue) tryClaim(ctx context.Context, queue *string, kinds []string) (c *claimed, again bool, err error) {
+	tx, err := q.pool.Begin(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+
+	var id, qname, ws string
+	err = tx.QueryRow(ctx, selectCandidate, queue, kinds, q.opts.PerWorkspace).Scan(&id, &qname, &ws)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if q.opts.PerWorkspace > 0 && ws != "" {
+		// Concurrent claimers each counted the workspace's running jobs in their own
+		// snapshot and may all have seen room. Under this lock they count again one
+		// after the other, each seeing the claims committed before it.
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+			"vigia_jobs/"+qname+"/"+ws); err != nil {
+			return nil, false, err
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM jobs
+			WHERE status = 'running' AND queue = $1 AND workspace_id = $2::uuid`, qname, ws).Scan(&n); err != nil {
+			return nil, false, err
+		}
+		if n >= q.opts.PerWorkspace {
+			return nil, true, nil
+		}
+	}
+	j := Job{ID: id, WorkspaceID: ws}
+	var args []byte
+	if err := tx.QueryRow(ctx, markRunning, id, q.opts.WorkerID).
+		Scan(&j.Kind, &args, &j.Attempt, &j.MaxAttempts, &j.RunAt); err != nil {
+		return nil, false, err
+	}
+	j.Args = args
+	if err := tx.Commit(ctx); err != nil {
+		return nil, false, err
+	}
+	h, _ := q.handler(j.Kind)
+	return &claimed{job: j, queue: qname, h: h}, false, nil
+}
+
+// work runs a claimed job's handler with heartbeats and records its outcome.
+func (q *Queue) work(ctx context.Context, c *claimed) {
+	q.run.Add(1)
+	hctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	var hb sync.WaitGroup
+	hb.Go(func() { q.heartbeat(ctx, c, cancel, stop) })
+	err := q.call(hctx, c)
+	close(stop)
+	hb.Wait()
+	cause := context.Cause(hctx)
+	// A run cut short by shutdown or by failing heartbeats is not the job's fault.
+	interrupted := err != nil && (ctx.Err() != nil || errors.Is(cause, errLeaseExpired))
+	q.finish(ctx, c, err, interrupted)
+}
+
+// call runs the handler, turning a panic into a failure of the job.
+func (q *Queue) call(ctx context.Context, c *claimed) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		q.panicked.Add(1)
+		attrs := []any{"job", c.job.ID, "kind", c.job.Kind, "attempt", c.job.Attempt, "stack", string(debug.Stack())}
+		// Only runtime errors are logged by value: another panic value may hold data.
+		if re, ok := r.(runtime.Error); ok {
+			attrs = append(attrs, "panic", re.Error())
+		}
+		q.log.Error("jobs: handler panicked", attrs...)
+		err = WithCode("panic", errors.New("handler panicked"))
+	}()
+	if c.h == nil {
+		return WithCode("no_handler", errors.New("no handler"))
+	}
+	return c.h(ctx, c.job)
+}
+
+const heartbeatSQL = `UPDATE jobs SET heartbeat_at = now()
+WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3`
+
+// heartbeat refreshes the job's heartbeat_at until stop closes. It cancels the handler
+// when the row is no longer this run's, or when it could not beat for StaleAfter.
+func (q *Queue) heartbeat(ctx context.Context, c *claimed, cancel context.CancelCauseFunc, stop <-chan struct{}) {
+	base := context.WithoutCancel(ctx) // keeps beating while a cancelled handler winds down
+	t := time.NewTicker(q.opts.Heartbeat)
+	defer t.Stop()
+	lastOK := time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		bctx, done := context.WithTimeout(base, q.opts.Heartbeat)
+		tag, err := q.pool.Exec(bctx, heartbeatSQL, c.job.ID, q.opts.WorkerID, c.job.Attempt)
+		done()
+		switch {
+		case err != nil:
+			if time.Since(lastOK) >= q.opts.StaleAfter {
+				q.log.Warn("jobs: heartbeats failing; stopping the handler", "job", c.job.ID, "kind", c.job.Kind, "cause", safeErr(err))
+				cancel(errLeaseExpired)
+				return
+			}
+		case tag.RowsAffected() == 0:
+			cancel(errClaimLost)
+			return
+		default:
+			lastOK = time.Now()
+		}
+	}
+}
+
+const finishSQL = `
+UPDATE jobs SET
+    status       = $4::text,
+    run_at       = CASE WHEN $4::text = 'available' THEN now() + $5::bigint * interval '1 microsecond' ELSE run_at END,
+    max_attempts = max_attempts + $6::int,
+    last_error   = coalesce($7::text, last_error),
+    finished_at  = CASE WHEN $4::text IN ('succeeded', 'failed') THEN now() END,
+    locked_by    = CASE WHEN $4::text = 'available' THEN NULL ELSE locked_by END,
+    locked_at    = CASE WHEN $4::text = 'available' THEN NULL ELSE locked_at END,
+    heartbeat_at = NULL
+WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3`
+
+// finish records the outcome of a run, unless the run lost its claim meanwhile.
+func (q *Queue) finish(ctx context.Context, c *claimed, err error, interrupted bool) {
+	j := c.job
+	var o *outcome
+	errors.As(err, &o)
+	var (
+		status = StatusAvailable
+		delay  time.Duration
+		extra  int     // added to max_attempts: a run that must not use up an attempt
+		code   *string // nil keeps last_error
+	)
+	setCode := func(s string) { code = &s }
+	switch {
+	case err == nil:
+		status = StatusSucceeded
+	case interrupted:
+		extra = 1
+		setCode("interrupted")
+	case o != nil && o.kind == outcomeSnooze:
+		extra = 1
+		delay = o.after
+	case o != nil && o.kind == outcomePermanent, j.Attempt >= j.MaxAttempts:
+		status = StatusFailed
+		setCode(errorCode(err))
+	case o != nil && o.kind == outcomeRetry:
+		delay = o.after
+		setCode(errorCode(err))
+	default:
+		delay = q.opts.Backoff(j.Attempt)
+		setCode(errorCode(err))
+	}
+
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	tag, dbErr := q.pool.Exec(fctx, finishSQL, j.ID, q.opts.WorkerID, j.Attempt, status,
+		delay.Microseconds(), extra, code)
+	attrs := []any{"job", j.ID, "kind", j.Kind, "attempt", j.Attempt}
+	if code != nil {
+		attrs = append(attrs, "code", *code)
+	}
+	switch {
+	case dbErr != nil:
+		// The row stays running without heartbeats; a reaper takes it back.
+		q.log.Error("jobs: recording the outcome failed", append(attrs, "cause", safeErr(dbErr))...)
+		return
+	case tag.RowsAffected() == 0:
+		q.lost.Add(1)
+		q.log.Warn("jobs: the job was cancelled or taken over before it finished; outcome dropped", attrs...)
+		return
+	}
+	switch status {
+	case StatusSucceeded:
+		q.succeeded.Add(1)
+		q.log.Debug("jobs: job succeeded", attrs...)
+	case StatusFailed:
+		q.failed.Add(1)
+		q.log.Warn("jobs: job failed", attrs...)
+	default:
+		q.retried.Add(1)
+		q.log.Info("jobs: job rescheduled", append(attrs, "after", delay)...)
+	}
+}
+
+// safeErr describes a database error for a log line without its message, which may
+// name the server, the user or a value.
+func safeErr(err error) string {
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &pgErr):
+		return "postgres error " + pgErr.Code
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "database error"
+}

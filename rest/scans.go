@@ -1,0 +1,129 @@
+package rest
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/vigia-data/vigia/scan"
+)
+
+// ScanOut is a scan of a connection.
+type ScanOut struct {
+	ID             string     `json:"id"`
+	ConnectionID   string     `json:"connection_id"`
+	ConnectionName string     `json:"connection_name"`
+	Status         string     `json:"status" enum:"queued,running,succeeded,failed,cancelled"`
+	Trigger        string     `json:"trigger"`
+	Attempt        int        `json:"attempt"`
+	DatasetsTotal  int        `json:"datasets_total"`
+	DatasetsDone   int        `json:"datasets_done"`
+	DatasetsFailed int        `json:"datasets_failed"`
+	CurrentDataset *string    `json:"current_dataset"`
+	ErrorCode      *string    `json:"error_code" doc:"Stable reason when failed"`
+	CreatedAt      time.Time  `json:"created_at"`
+	StartedAt      *time.Time `json:"started_at"`
+	FinishedAt     *time.Time `json:"finished_at"`
+}
+
+// ScanIn triggers a scan.
+type ScanIn struct {
+	ConnectionID string `json:"connection_id" maxLength:"64"`
+}
+
+// SignalOut is one scan measurement checked against the dataset's history.
+type SignalOut struct {
+	ID          string    `json:"id"`
+	DatasetID   string    `json:"dataset_id"`
+	DatasetName string    `json:"dataset_name"`
+	ScanID      string    `json:"scan_id"`
+	Kind        string    `json:"kind" enum:"anomaly,schema_drift"`
+	Metric      string    `json:"metric"`
+	Column      *string   `json:"column"`
+	Observed    *float64  `json:"observed"`
+	Baseline    *float64  `json:"baseline" doc:"Median of the dataset's history"`
+	Z           *float64  `json:"z" doc:"Robust z (0.6745 x (x - median) / MAD)"`
+	Threshold   *float64  `json:"threshold"`
+	Anomalous   bool      `json:"anomalous"`
+	IssueID     *string   `json:"issue_id"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+func (s *Server) scanRoutes() {
+	s.register(operation{ID: "listScans", Method: http.MethodGet, Path: "/api/v1/scans", Tag: "scans",
+		Summary: "Scans of the workspace, newest first", List: true, Response: []ScanOut{}}, s.handleScanList)
+	s.register(operation{ID: "triggerScan", Method: http.MethodPost, Path: "/api/v1/scans", Tag: "scans", TokenWrite: true,
+		Summary: "Trigger a scan of a connection (a marked write: API tokens may call it)", Body: ScanIn{}, Response: ScanOut{},
+		Status: http.StatusAccepted, Desc: "Answers 202 with the queued scan (the connection's already queued scan, if any); " +
+			"429 scan_queue_full with Retry-After when the workspace has too many scans queued or running."}, s.handleScanTrigger)
+	s.register(operation{ID: "getScan", Method: http.MethodGet, Path: "/api/v1/scans/{scan_id}", Tag: "scans",
+		Summary: "One scan with its progress", Params: []param{{Name: "scan_id", In: "path", Type: "string", Required: true, MaxLen: 64}},
+		Response: ScanOut{}}, s.handleScanGet)
+	s.register(operation{ID: "listSignals", Method: http.MethodGet, Path: "/api/v1/signals", Tag: "signals",
+		Summary: "What scans flagged against each dataset's history", List: true, Response: []SignalOut{}}, s.handleSignalList)
+}
+
+func toScanOut(sc scan.Scan) ScanOut {
+	return ScanOut{ID: sc.ID, ConnectionID: sc.ConnectionID, ConnectionName: sc.ConnectionName, Status: sc.Status, Trigger: sc.Trigger,
+		Attempt: sc.Attempt, DatasetsTotal: sc.DatasetsTotal, DatasetsDone: sc.DatasetsDone, DatasetsFailed: sc.DatasetsFailed,
+		CurrentDataset: sc.CurrentDataset, ErrorCode: sc.ErrorCode, CreatedAt: sc.CreatedAt, StartedAt: sc.StartedAt, FinishedAt: sc.FinishedAt}
+}
+
+func (s *Server) handleScanList(w http.ResponseWriter, r *http.Request, in *input) {
+	res, err := s.deps.Scans.Scans(r.Context(), in.Page())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := make([]ScanOut, 0, len(res.Items))
+	for _, sc := range res.Items {
+		out = append(out, toScanOut(sc))
+	}
+	list(w, res.Total, out)
+}
+
+func (s *Server) handleScanTrigger(w http.ResponseWriter, r *http.Request, in *input) {
+	var body ScanIn
+	if err := in.Decode(&body, 0); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !validID(body.ConnectionID) {
+		s.writeError(w, r, notFound())
+		return
+	}
+	sc, err := s.deps.Scans.TriggerScan(r.Context(), body.ConnectionID, "api")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/api/v1/scans/"+sc.ID)
+	writeJSON(w, http.StatusAccepted, toScanOut(sc))
+}
+
+func (s *Server) handleScanGet(w http.ResponseWriter, r *http.Request, in *input) {
+	sc, err := s.deps.Scans.Scan(r.Context(), in.Path("scan_id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toScanOut(sc))
+}
+
+func (s *Server) handleSignalList(w http.ResponseWriter, r *http.Request, in *input) {
+	res, err := s.deps.Scans.Signals(r.Context(), in.Page())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := make([]SignalOut, 0, len(res.Items))
+	for _, sg := range res.Items {
+		o := SignalOut{ID: sg.ID, DatasetID: sg.DatasetID, DatasetName: sg.DatasetName, ScanID: sg.ScanID, Kind: sg.Kind, Metric: sg.Metric,
+			Observed: sg.Observed, Baseline: sg.Baseline, Z: sg.Z, Threshold: sg.Threshold, Anomalous: sg.Anomalous, IssueID: sg.IssueID, CreatedAt: sg.CreatedAt}
+		if sg.Column != "" {
+			c := sg.Column
+			o.Column = &c
+		}
+		out = append(out, o)
+	}
+	list(w, res.Total, out)
+}

@@ -1,0 +1,145 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/source"
+)
+
+// Run works one scan job. It is idempotent: a scan that already finished is left alone,
+// and a re-run after a crash skips the datasets whose result was already saved.
+func (s *Service) Run(ctx context.Context, scanID string) error {
+	sc, err := s.store.ScanForRun(ctx, scanID)
+	if err != nil {
+		if vigia.IsKind(err, vigia.KindNotFound) {
+			return nil // deleted with its connection
+		}
+		return err
+	}
+	if sc.Finished() {
+		return nil
+	}
+	sc, err = s.store.MarkRunning(ctx, scanID, s.clock.Now())
+	if err != nil {
+		return err
+	}
+	// The worker acts for the workspace as the system.
+	ctx = vigia.WithPrincipal(ctx, vigia.Principal{WorkspaceID: sc.WorkspaceID, UserID: "system:scan", Role: vigia.RoleAdmin})
+	code, err := s.run(ctx, sc)
+	if err != nil && ctx.Err() != nil {
+		// Stopped by shutdown: leave it running so a restart resumes it.
+		return err
+	}
+	status := StatusSucceeded
+	var ec *string
+	if code != "" {
+		status, ec = StatusFailed, &code
+		if err != nil {
+			s.log.WarnContext(ctx, "scan failed", "scan_id", sc.ID, "code", code, "cause", err.Error())
+		}
+	}
+	return s.store.FinishScan(context.WithoutCancel(ctx), sc.ID, status, ec, s.clock.Now())
+}
+
+// run profiles every dataset; it returns a stable failure code ("" on success).
+func (s *Service) run(ctx context.Context, sc Scan) (string, error) {
+	c, err := s.conns.Connection(ctx, sc.ConnectionID)
+	if err != nil {
+		return "connection_missing", err
+	}
+	rec := s.conns.Recorder(c, &sc.ID)
+	defer func() {
+		if err := rec.Flush(context.WithoutCancel(ctx)); err != nil {
+			s.log.WarnContext(ctx, "query log flush failed", "scan_id", sc.ID, "cause", err.Error())
+		}
+	}()
+	src, err := s.conns.Open(ctx, c, rec)
+	if err != nil {
+		return sourceCode("source_open_failed", err), err
+	}
+	defer src.Close()
+	tables, err := src.Discover(source.WithOperation(ctx, source.OpDiscover))
+	if err != nil {
+		return sourceCode("discovery_failed", err), err
+	}
+	datasets, err := s.store.SyncDatasets(ctx, sc.WorkspaceID, c.ID, tables, s.clock.Now())
+	if err != nil {
+		return "internal", err
+	}
+	byName := make(map[string]source.Table, len(tables))
+	for _, t := range tables {
+		byName[t.Schema+"\x00"+t.Name] = t
+	}
+	done, failed := 0, 0
+	for _, d := range datasets {
+		if err := ctx.Err(); err != nil {
+			return "interrupted", err
+		}
+		t := byName[d.Schema+"\x00"+d.Table]
+		if ok, err := s.store.HasProfile(ctx, d.ID, sc.ID); err != nil {
+			return "internal", err
+		} else if ok {
+			done++
+			continue
+		}
+		name := d.Name()
+		if err := s.store.UpdateProgress(ctx, sc.ID, len(datasets), done, failed, &name); err != nil {
+			return "internal", err
+		}
+		if err := s.scanDataset(ctx, sc, c.EffectiveCountry(), d, t, src); err != nil {
+			if ctx.Err() != nil {
+				return "interrupted", err
+			}
+			failed++
+			s.log.WarnContext(ctx, "dataset profile failed", "scan_id", sc.ID, "dataset_id", d.ID, "cause", err.Error())
+		} else {
+			done++
+		}
+		if err := rec.Flush(ctx); err != nil {
+			s.log.WarnContext(ctx, "query log flush failed", "scan_id", sc.ID, "cause", err.Error())
+		}
+	}
+	if err := s.store.UpdateProgress(ctx, sc.ID, len(datasets), done, failed, nil); err != nil {
+		return "internal", err
+	}
+	if failed > 0 && done == 0 {
+		return "all_datasets_failed", fmt.Errorf("%d datasets failed", failed)
+	}
+	return "", nil
+}
+
+// scanDataset profiles one dataset and saves its whole result atomically.
+func (s *Service) scanDataset(ctx context.Context, sc Scan, connCountry string, d DatasetRef, t source.Table, src source.Source) error {
+	country := connCountry
+	if d.DataCountry != nil {
+		country = *d.DataCountry
+	}
+	start := time.Now()
+	prof, err := src.Profile(ctx, t, source.ProfileRequest{Depth: depthFor(d), Country: country, SampleSize: s.cfg.SampleSize, Operation: source.OpScan})
+	if err != nil {
+		return err
+	}
+	prev, err := s.store.PrevState(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	res, err := Evaluate(EvaluateInput{Now: s.clock.Now(), ScanID: sc.ID, Dataset: d, Table: t, Profile: prof, Prev: prev,
+		DecayScans: s.cfg.DecayScans, FreshnessSLA: s.cfg.FreshnessSLA, Duration: time.Since(start)})
+	if err != nil {
+		return err
+	}
+	return s.tx.InTx(ctx, func(ctx context.Context) error { return s.store.SaveDatasetResult(ctx, res) })
+}
+
+// sourceCode keeps a source error's stable reason as the scan's error code.
+func sourceCode(def string, err error) string {
+	var se *source.Error
+	if errors.As(err, &se) && se.Reason != "" {
+		return se.Reason
+	}
+	return def
+}

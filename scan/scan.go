@@ -1,0 +1,277 @@
+// Package scan runs scans: it discovers a connection's tables, profiles each once,
+// detects schema drift and anomalies against the dataset's own history, scores it on the
+// five dimensions, decides its verdict, raises issues and records the events other
+// features deliver. Each dataset's result is written in one transaction, so a scan killed
+// midway leaves no half-written profile, and a re-run resumes where it stopped.
+package scan
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/source"
+)
+
+// Scan statuses.
+const (
+	StatusQueued    = "queued"
+	StatusRunning   = "running"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+// JobKind is the job queue kind of scan jobs.
+const JobKind = "scan"
+
+// Scan is one run over a connection.
+type Scan struct {
+	ID             string
+	WorkspaceID    string
+	ConnectionID   string
+	ConnectionName string
+	Status         string
+	Trigger        string
+	RequestedBy    string
+	Attempt        int
+	DatasetsTotal  int
+	DatasetsDone   int
+	DatasetsFailed int
+	CurrentDataset *string
+	ErrorCode      *string
+	CreatedAt      time.Time
+	StartedAt      *time.Time
+	FinishedAt     *time.Time
+}
+
+// Finished reports whether the scan reached a final status.
+func (s Scan) Finished() bool {
+	return s.Status == StatusSucceeded || s.Status == StatusFailed || s.Status == StatusCancelled
+}
+
+// DatasetRef is a dataset as the scan knows it.
+type DatasetRef struct {
+	ID          string
+	WorkspaceID string
+	Schema      string
+	Table       string
+	Kind        string
+	Depth       *string
+	DataCountry *string
+}
+
+// Name is schema.table.
+func (d DatasetRef) Name() string {
+	if d.Schema == "" {
+		return d.Table
+	}
+	return d.Schema + "." + d.Table
+}
+
+// Store is the persistence scans need.
+type Store interface {
+	CreateScan(ctx context.Context, s Scan) error
+	SetScanJob(ctx context.Context, scanID, jobID string) error
+	// ActiveScanForConnection returns a queued or running scan of the connection, if any.
+	ActiveScanForConnection(ctx context.Context, connectionID string) (Scan, bool, error)
+	CountActiveScans(ctx context.Context, workspaceID string) (int, error)
+	Scans(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[Scan], error)
+	ScanByID(ctx context.Context, workspaceID, id string) (Scan, error)
+	// ScanForRun loads a scan for the worker (no workspace scope).
+	ScanForRun(ctx context.Context, id string) (Scan, error)
+	MarkRunning(ctx context.Context, id string, at time.Time) (Scan, error)
+	UpdateProgress(ctx context.Context, id string, total, done, failed int, current *string) error
+	FinishScan(ctx context.Context, id, status string, errorCode *string, at time.Time) error
+	// SyncDatasets upserts the discovered tables as datasets of the connection, marks the
+	// vanished ones dropped, and returns the live ones in discovery order.
+	SyncDatasets(ctx context.Context, workspaceID, connectionID string, tables []source.Table, at time.Time) ([]DatasetRef, error)
+	HasProfile(ctx context.Context, datasetID, scanID string) (bool, error)
+	PrevState(ctx context.Context, datasetID string) (PrevState, error)
+	SaveDatasetResult(ctx context.Context, r DatasetResult) error
+	Signals(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[Signal], error)
+	// ClaimDueSchedules marks, and returns, the connections whose daily scan is due at now
+	// in their own time zone and was not yet queued for that local day.
+	ClaimDueSchedules(ctx context.Context, now time.Time) ([]DueSchedule, error)
+}
+
+// DueSchedule is a connection whose scheduled scan is due.
+type DueSchedule struct {
+	WorkspaceID  string
+	ConnectionID string
+}
+
+// Tx runs a function in a transaction carried by ctx.
+type Tx interface {
+	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
+// Enqueuer puts scan jobs on the job queue, inside the transaction in ctx.
+type Enqueuer interface {
+	EnqueueScan(ctx context.Context, scanID, workspaceID, connectionID string) (jobID string, err error)
+}
+
+// Connections is what scans need of the connection service.
+type Connections interface {
+	Connection(ctx context.Context, ref string) (connection.Connection, error)
+	Open(ctx context.Context, c connection.Connection, rec source.Recorder) (source.Source, error)
+	Recorder(c connection.Connection, scanID *string) *connection.Recorder
+}
+
+// Config bounds the scan service.
+type Config struct {
+	// MaxActivePerWorkspace is how many scans a workspace may have queued or running.
+	MaxActivePerWorkspace int
+	// RetryAfter is what a full queue tells the caller to wait, in seconds.
+	RetryAfter int
+	SampleSize int
+	// DecayScans is K of the consistencia decay model.
+	DecayScans int
+	// FreshnessSLA is the default freshness target.
+	FreshnessSLA time.Duration
+}
+
+// Service triggers, runs and reads scans.
+type Service struct {
+	store Store
+	tx    Tx
+	jobs  Enqueuer
+	conns Connections
+	clock vigia.Clock
+	log   *slog.Logger
+	cfg   Config
+}
+
+// NewService returns the scan service.
+func NewService(store Store, tx Tx, jobs Enqueuer, conns Connections, clock vigia.Clock, log *slog.Logger, cfg Config) *Service {
+	if cfg.MaxActivePerWorkspace == 0 {
+		cfg.MaxActivePerWorkspace = 20
+	}
+	if cfg.RetryAfter == 0 {
+		cfg.RetryAfter = 30
+	}
+	if cfg.SampleSize == 0 {
+		cfg.SampleSize = 10000
+	}
+	if cfg.DecayScans == 0 {
+		cfg.DecayScans = 5
+	}
+	if cfg.FreshnessSLA == 0 {
+		cfg.FreshnessSLA = 24 * time.Hour
+	}
+	return &Service{store: store, tx: tx, jobs: jobs, conns: conns, clock: clock, log: log, cfg: cfg}
+}
+
+// TriggerScan queues a scan of a connection (by id, or by name for the CLI): a marked
+// write that API tokens may call. A connection that already has a queued scan gets that
+// scan back. Returns KindNotFound for another workspace's connection and KindRateLimited
+// (scan_queue_full) when the workspace has too many scans queued or running.
+func (s *Service) TriggerScan(ctx context.Context, connectionRef, trigger string) (Scan, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return Scan{}, err
+	}
+	c, err := s.conns.Connection(ctx, connectionRef)
+	if err != nil {
+		return Scan{}, err
+	}
+	var out Scan
+	err = s.tx.InTx(ctx, func(ctx context.Context) error {
+		if existing, ok, err := s.store.ActiveScanForConnection(ctx, c.ID); err != nil {
+			return err
+		} else if ok && existing.Status == StatusQueued {
+			out = existing
+			return nil
+		}
+		n, err := s.store.CountActiveScans(ctx, p.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		if n >= s.cfg.MaxActivePerWorkspace {
+			return vigia.RateLimited(vigia.CodeScanQueueFull, s.cfg.RetryAfter)
+		}
+		by := p.UserID
+		if p.IsToken() {
+			by = "token:" + p.TokenID
+		}
+		out = Scan{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, ConnectionID: c.ID, ConnectionName: c.Name,
+			Status: StatusQueued, Trigger: trigger, RequestedBy: by, CreatedAt: s.clock.Now()}
+		if err := s.store.CreateScan(ctx, out); err != nil {
+			return err
+		}
+		jobID, err := s.jobs.EnqueueScan(ctx, out.ID, out.WorkspaceID, c.ID)
+		if err != nil {
+			return err
+		}
+		return s.store.SetScanJob(ctx, out.ID, jobID)
+	})
+	return out, err
+}
+
+// EnqueueDue queues the scans whose daily schedule is due; the claim and the queued scan
+// commit together, so a schedule fires once per local day even with several workers.
+func (s *Service) EnqueueDue(ctx context.Context, now time.Time) (int, error) {
+	n := 0
+	err := s.tx.InTx(ctx, func(ctx context.Context) error {
+		due, err := s.store.ClaimDueSchedules(ctx, now)
+		if err != nil {
+			return err
+		}
+		for _, d := range due {
+			sctx := vigia.WithPrincipal(ctx, vigia.Principal{WorkspaceID: d.WorkspaceID, UserID: "system:schedule", Role: vigia.RoleAdmin})
+			if _, err := s.TriggerScan(sctx, d.ConnectionID, "schedule"); err != nil {
+				if vigia.IsKind(err, vigia.KindRateLimited) {
+					continue // the workspace is busy; today's claim stands
+				}
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Scans lists the workspace's scans, newest first.
+func (s *Service) Scans(ctx context.Context, page vigia.Page) (vigia.List[Scan], error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return vigia.List[Scan]{}, err
+	}
+	return s.store.Scans(ctx, p.WorkspaceID, page)
+}
+
+// Scan returns one scan; KindNotFound for another workspace's.
+func (s *Service) Scan(ctx context.Context, id string) (Scan, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return Scan{}, err
+	}
+	if !vigia.ValidID(id) {
+		return Scan{}, vigia.NotFound()
+	}
+	return s.store.ScanByID(ctx, p.WorkspaceID, id)
+}
+
+// Signals lists what scans measured and flagged, newest first.
+func (s *Service) Signals(ctx context.Context, page vigia.Page) (vigia.List[Signal], error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return vigia.List[Signal]{}, err
+	}
+	return s.store.Signals(ctx, p.WorkspaceID, page)
+}
+
+// depthFor picks the profiling depth: the dataset's own, else basic for cost-guarded
+// views and external tables, else standard.
+func depthFor(d DatasetRef) string {
+	if d.Depth != nil {
+		return *d.Depth
+	}
+	if d.Kind == "view" || d.Kind == "external" {
+		return source.DepthBasic
+	}
+	return source.DepthStandard
+}

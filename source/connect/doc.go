@@ -1,0 +1,7 @@
+// Package connect implements the source port for PostgreSQL (pgx), MySQL and MariaDB
+// (go-sql-driver) and SQLite (modernc, pure Go, opened read-only). It discovers tables and
+// profiles each with one aggregate query plus one bounded sample read in memory.
+//
+// Every statement goes through one exec path that applies the statement timeout and hands
+// a normalized copy of the statement (literals replaced by ?) to the Recorder.
+package connect

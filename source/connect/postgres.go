@@ -1,0 +1,275 @@
+package connect
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"github.com/vigia-data/vigia/source"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// pgAllowedKeys are the DSN keys a customer may use. Keys that make the driver read files
+// on our host (passfile, service, servicefile, sslcert, sslkey, sslrootcert, sslpassword)
+// are refused, and so is options, which could undo the statement timeout.
+var pgAllowedKeys = []string{
+	"host", "port", "database", "dbname", "user", "password", "connect_timeout", "sslmode",
+	"sslsni", "sslnegotiation", "target_session_attrs", "application_name", "search_path",
+	"channel_binding", "require_auth", "timezone",
+}
+
+type postgres struct{}
+
+func (postgres) kind() source.Kind       { return source.Postgres }
+func (postgres) grace() time.Duration    { return 2 * time.Second }
+func (postgres) wrap(stmt string) string { return stmt } // statement_timeout is a session setting
+
+func (postgres) quote(ident string) string {
+	return `"` + strings.ReplaceAll(ident, `"`, `""`) + `"`
+}
+
+// pgParse parses a DSN with only the allowed keys and reports whether the DSN itself
+// carries a password (rather than the environment or a .pgpass file of our host).
+func pgParse(dsn string) (*pgx.ConnConfig, bool, error) {
+	opts := pgx.ParseConfigOptions{ParseConfigOptions: pgconn.ParseConfigOptions{ConnStringAllowedKeys: pgAllowedKeys}}
+	cfg, err := pgx.ParseConfigWithOptions(dsn, opts)
+	if err != nil {
+		return nil, false, newError(source.Postgres, "validate", source.ReasonInvalidDSN, "")
+	}
+	noPassword := make([]string, 0, len(pgAllowedKeys))
+	for _, k := range pgAllowedKeys {
+		if k != "password" {
+			noPassword = append(noPassword, k)
+		}
+	}
+	opts.ConnStringAllowedKeys = noPassword
+	_, perr := pgx.ParseConfigWithOptions(dsn, opts)
+	return cfg, perr != nil, nil
+}
+
+func openPostgres(ctx context.Context, dsn string, opts source.Options) (source.Source, error) {
+	cfg, hasPassword, err := pgParse(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if !hasPassword {
+		// A password the DSN does not carry came from PGPASSWORD or a .pgpass file of our
+		// host; it must never be sent to a customer's server.
+		cfg.Password = ""
+	}
+	if opts.Dial != nil {
+		cfg.DialFunc = guardDial(opts.Dial)
+	}
+	timeout := statementTimeout(opts)
+	cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(timeout.Milliseconds(), 10)
+	cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = "vigia"
+	}
+	// One round trip per statement, no server-side prepared statements to leak across
+	// poolers, and no statement cache: every profile statement is different.
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	cfg.StatementCacheCapacity = 0
+	cfg.DescriptionCacheCapacity = 0
+	c := newConn(postgres{}, stdlib.OpenDB(*cfg), opts)
+	if _, err := c.query(ctx, source.OperationFrom(ctx, source.OpTest), "open", "SELECT 1", nil, nil); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (postgres) classify(err error) (reason, code string) {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		code = pe.Code
+		switch {
+		case code == "28P01" || code == "28000":
+			return source.ReasonAuth, code
+		case code == "3D000" || code == "42P01" || code == "3F000":
+			return source.ReasonNotFound, code
+		case code == "42501":
+			return source.ReasonPermission, code
+		case code == "57014" || code == "55P03":
+			return source.ReasonTimeout, code
+		case strings.HasPrefix(code, "08") || strings.HasPrefix(code, "57P") || code == "53300":
+			return source.ReasonUnreachable, code
+		}
+		return source.ReasonQuery, code
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return source.ReasonUnreachable, ""
+	}
+	if pgconn.Timeout(err) {
+		return source.ReasonTimeout, ""
+	}
+	return "", ""
+}
+
+// pgDiscoverColumns lists every column of the relations the user can read, outside the
+// system schemas, with what the catalog declares about them. Partitions are left out:
+// their parent is the dataset.
+const pgDiscoverColumns = `SELECT n.nspname, c.relname, c.relkind::text, a.attname, a.attnum::int,
+ format_type(a.atttypid, a.atttypmod), coalesce(bt.typname, t.typname)::text,
+ coalesce(bt.typcategory, t.typcategory)::text, NOT a.attnotnull,
+ EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary AND a.attnum = ANY (i.indkey)),
+ EXISTS (SELECT 1 FROM pg_partitioned_table pt WHERE pt.partrelid = c.oid AND a.attnum = ANY (pt.partattrs)),
+ EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisclustered AND a.attnum = ANY (i.indkey))
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+JOIN pg_type t ON t.oid = a.atttypid
+LEFT JOIN pg_type bt ON t.typtype = 'd' AND bt.oid = t.typbasetype
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
+ AND NOT c.relispartition
+ AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+ AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp\_%'
+ AND has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT')
+ORDER BY n.nspname, c.relname, a.attnum`
+
+// pgDiscoverViews returns the definitions of views (pg_views) and materialized views
+// (pg_matviews) in one pass over pg_class.
+const pgDiscoverViews = `SELECT n.nspname, c.relname, pg_get_viewdef(c.oid, true)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('v', 'm')
+ AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+ AND has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT')`
+
+func (d postgres) discover(ctx context.Context, c *conn, op string) ([]source.Table, error) {
+	var tables []source.Table
+	index := map[[2]string]int{}
+	_, err := c.query(ctx, op, "discover", pgDiscoverColumns, nil, func(rows *sql.Rows) error {
+		var schema, name, relkind, col, dataType, typname, category string
+		var pos int
+		var nullable, pk, part, clustered bool
+		if err := rows.Scan(&schema, &name, &relkind, &col, &pos, &dataType, &typname, &category, &nullable, &pk, &part, &clustered); err != nil {
+			return c.resultError("discover")
+		}
+		key := [2]string{schema, name}
+		i, ok := index[key]
+		if !ok {
+			i = len(tables)
+			index[key] = i
+			tables = append(tables, source.Table{Schema: schema, Name: name, Kind: pgTableKind(relkind)})
+		}
+		tables[i].Columns = append(tables[i].Columns, source.Column{
+			Name: col, Position: pos, DataType: dataType, Class: pgClass(typname, category),
+			Nullable: nullable, PrimaryKey: pk, Partition: part, Clustering: clustered,
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	_, err = c.query(ctx, op, "discover", pgDiscoverViews, nil, func(rows *sql.Rows) error {
+		var schema, name string
+		var def sql.NullString
+		if err := rows.Scan(&schema, &name, &def); err != nil {
+			return c.resultError("discover")
+		}
+		if i, ok := index[[2]string{schema, name}]; ok {
+			tables[i].ViewDefinition = strings.TrimSpace(def.String)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tables, nil
+}
+
+func pgTableKind(relkind string) string {
+	switch relkind {
+	case "r", "p":
+		return source.TableKindTable
+	case "v":
+		return source.TableKindView
+	case "m":
+		return source.TableKindMaterializedView
+	case "f":
+		return source.TableKindExternal
+	}
+	return source.TableKindUnknown
+}
+
+// pgClass classifies a column from its base type's name and category.
+func pgClass(typname, category string) string {
+	switch typname {
+	case "int2", "int4", "int8", "float4", "float8", "numeric":
+		return source.ClassNumeric
+	case "date", "timestamp", "timestamptz":
+		return source.ClassTemporal
+	case "bool":
+		return source.ClassBoolean
+	}
+	if category == "S" || category == "E" {
+		return source.ClassText
+	}
+	return source.ClassOther
+}
+
+// classOf classifies a type as format_type prints it.
+func (postgres) classOf(dataType string) string {
+	t := strings.ToLower(dataType)
+	switch {
+	case t == "smallint" || t == "integer" || t == "bigint" || t == "real" || t == "double precision" ||
+		strings.HasPrefix(t, "numeric") || strings.HasPrefix(t, "decimal"):
+		return source.ClassNumeric
+	case t == "date" || strings.HasPrefix(t, "timestamp"):
+		return source.ClassTemporal
+	case t == "boolean":
+		return source.ClassBoolean
+	case t == "text" || t == "name" || t == "citext" || strings.HasPrefix(t, "character"):
+		return source.ClassText
+	}
+	return source.ClassOther
+}
+
+func (d postgres) table(t source.Table) string {
+	if t.Schema == "" {
+		return d.quote(t.Name)
+	}
+	return d.quote(t.Schema) + "." + d.quote(t.Name)
+}
+
+func (postgres) numMin(q string) string { return "min(" + q + ")::float8" }
+func (postgres) numMax(q string) string { return "max(" + q + ")::float8" }
+
+// Infinite dates would not scan into a time; they say nothing about freshness either.
+func (postgres) timeMin(q string) string { return "min(" + q + ") FILTER (WHERE isfinite(" + q + "))" }
+func (postgres) timeMax(q string) string { return "max(" + q + ") FILTER (WHERE isfinite(" + q + "))" }
+func (postgres) length(q string) string  { return "char_length(" + q + "::text)" }
+func (postgres) avgLength(q string) string {
+	return "avg(char_length(" + q + "::text))::float8"
+}
+func (postgres) sampleValue(q string) string {
+	return "left(" + q + "::text, " + strconv.Itoa(sampleValueMax) + ")"
+}
+func (postgres) random(p float64) string { return "random() < " + fmtFloat(p) }
+
+// tableSample draws whole pages: only tables and materialized views support it.
+func (postgres) tableSample(t source.Table, pct float64) string {
+	if t.Kind != source.TableKindTable && t.Kind != source.TableKindMaterializedView {
+		return ""
+	}
+	return "TABLESAMPLE SYSTEM (" + strconv.FormatFloat(min(pct, 100), 'g', 6, 64) + ")"
+}
+
+func (postgres) keyColumn(source.Table) int { return -1 }
+
+func (postgres) sampleable(c source.Column) bool {
+	switch strings.ToLower(c.DataType) {
+	case "bytea", "point", "line", "lseg", "box", "path", "polygon", "circle", "geometry", "geography",
+		"tsvector", "tsquery", "raster":
+		return false
+	}
+	return !strings.HasPrefix(strings.ToLower(c.DataType), "geometry(")
+}
+
+func (postgres) distinctable(c source.Column) bool { return c.Class != source.ClassOther }

@@ -1,0 +1,250 @@
+// Package source declares what Vigia knows of customers' databases ("sources") without
+// importing a driver: the Source port, tables, columns, profiles, the query-log record and
+// the one error type. The connectors that implement it live in source/connect, which only
+// the wiring imports. Only counts, statistics and masks leave a source; sampled values live
+// in memory for the duration of one Profile call and are never logged, returned or put in
+// an error.
+package source
+
+import (
+	"context"
+	"net"
+	"time"
+)
+
+// Kind names a connector.
+type Kind string
+
+// The connectors.
+const (
+	Postgres Kind = "postgres"
+	MySQL    Kind = "mysql"
+	SQLite   Kind = "sqlite"
+)
+
+// Kinds lists the connectors this package provides.
+func Kinds() []Kind { return []Kind{Postgres, MySQL, SQLite} }
+
+// Table kinds, as the contract names them (Dataset.kind).
+const (
+	TableKindTable            = "table"
+	TableKindView             = "view"
+	TableKindMaterializedView = "materialized_view"
+	TableKindExternal         = "external"
+	TableKindUnknown          = "unknown"
+)
+
+// Column classes: what kind of statistics a column gets.
+const (
+	ClassNumeric  = "numeric"
+	ClassTemporal = "temporal"
+	ClassText     = "text"
+	ClassBoolean  = "boolean"
+	ClassOther    = "other"
+)
+
+// Profiling depths.
+const (
+	DepthBasic    = "basic"    // first BasicRows rows only, no distinct counts (cost-guarded views and external tables)
+	DepthStandard = "standard" // whole table aggregate; distinct counts estimated on the sample
+	DepthDeep     = "deep"     // as standard, with exact count(distinct) in the aggregate
+)
+
+// How a sample was drawn (TableProfile.SampleMethod).
+const (
+	SampleNone        = "none"        // nothing sampled (empty table, or no sampleable column)
+	SampleFull        = "full"        // the whole table: counts on it are exact
+	SampleTableSample = "tablesample" // Postgres TABLESAMPLE SYSTEM (pages)
+	SampleKeys        = "keys"        // random primary-key values fetched by index
+	SampleBernoulli   = "bernoulli"   // each row kept with a fixed probability
+	SampleFirstRows   = "first_rows"  // the first rows (depth basic)
+)
+
+// Operations recorded in the query log.
+const (
+	OpScan     = "scan"
+	OpDiscover = "discover"
+	OpTest     = "test"
+)
+
+// Defaults.
+const (
+	DefaultStatementTimeout = 30 * time.Second
+	DefaultSampleSize       = 10000
+	MaxSampleSize           = 200000 // bounds the memory one Profile may use
+	BasicRows               = 1000   // rows a basic profile reads
+	DefaultCountry          = "PT"
+	DefaultMaxConns         = 2
+)
+
+// Options configures a connection to a source.
+type Options struct {
+	// Dial, when set, is used for every network connection (the lead wires an SSRF-guarded
+	// dialer here). It receives the network ("tcp", or "unix" for a socket DSN) and address.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// StatementTimeout is applied to every statement sent (default 30s).
+	StatementTimeout time.Duration
+	// Recorder receives every statement sent (query log); may be nil.
+	Recorder Recorder
+	// MaxConns caps the connections held open to the source (default 2).
+	MaxConns int
+	// SQLiteRoot, when set, is the directory SQLite database files must be inside
+	// (after resolving symbolic links); a DSN pointing elsewhere is refused.
+	SQLiteRoot string
+}
+
+// Source is an open connection to a customer database.
+type Source interface {
+	Kind() Kind
+	// Dialect is the SQL dialect of the source: "postgres", "mysql" or "sqlite".
+	Dialect() string
+	// Ping runs a trivial statement. It returns an *Error.
+	Ping(ctx context.Context) error
+	// Discover lists the tables, views, materialized views and external tables the
+	// connection can read, with their columns. It returns an *Error.
+	Discover(ctx context.Context) ([]Table, error)
+	// Profile computes the profile of one table. It returns an *Error.
+	Profile(ctx context.Context, t Table, req ProfileRequest) (*TableProfile, error)
+	Close() error
+}
+
+// Table is a table, view, materialized view or external table of a source.
+type Table struct {
+	Schema, Name string
+	// Kind is table, view, materialized_view, external or unknown.
+	Kind    string
+	Columns []Column
+	// ViewDefinition is the SQL of views and materialized views, kept for lineage; ""
+	// otherwise.
+	ViewDefinition string
+}
+
+// Column is a column of a table.
+type Column struct {
+	Name     string
+	Position int    // 1-based
+	DataType string // as the source names it
+	// Class is numeric, temporal, text, boolean or other.
+	Class string
+	// What the source declares about the column.
+	Nullable, PrimaryKey, Partition, Clustering bool
+}
+
+// ProfileRequest says how to profile a table.
+type ProfileRequest struct {
+	Depth      string // basic | standard (default) | deep
+	Country    string // effective data country, ISO alpha-2 (PT default), for semantic types
+	SampleSize int    // bounded sample for masks, semantic types and distinct estimation (default 10000)
+	Operation  string // recorded in the query log: "scan" (default), "discover" or "test"
+}
+
+// TableProfile is the profile of one table.
+type TableProfile struct {
+	// RowCount is count(*); at depth basic it counts only the rows read (at most
+	// BasicRows) and Truncated says whether the table has more.
+	RowCount  int64
+	Truncated bool
+	Columns   []ColumnProfile
+	// SampleSize is the number of rows actually sampled.
+	SampleSize int
+	// SampleMethod says how the sample was drawn (one of the Sample constants).
+	SampleMethod string
+	Depth        string
+	// LatestTimestamp is max() of the table's most recent-looking temporal column, for
+	// freshness; nil if none.
+	LatestTimestamp *time.Time
+	FreshnessColumn string
+}
+
+// ColumnProfile is the profile of one column.
+type ColumnProfile struct {
+	Name      string
+	Class     string
+	NullCount int64
+	// Min and Max are set for numeric columns only.
+	Min, Max *float64
+	// MinTime and MaxTime are set for temporal columns only.
+	MinTime, MaxTime *time.Time
+	// Lengths of text columns (never min/max values of text).
+	MinLength, MaxLength *int
+	AvgLength            *float64
+	// Distinct is nil at depth basic and for columns that are not sampled.
+	Distinct *Estimate
+	// Masks are the most frequent masks on the sample (digit→9, letter→A), at most 10.
+	Masks []MaskCount
+	// Semantic is nil when no type reaches the threshold.
+	Semantic *Semantic
+}
+
+// Estimate is a count computed on a sample, or exactly.
+type Estimate struct {
+	Value      float64
+	Estimated  bool
+	SampleSize int // non-null values sampled
+	CI95       [2]float64
+	// Method is "exact", "chao_lin" or "shlosser" (see package distinct).
+	Method string
+}
+
+// MaskCount is how many sampled values have one mask.
+type MaskCount struct {
+	Mask  string
+	Count int
+}
+
+// Semantic is the semantic type of a column, decided on the sample.
+type Semantic struct {
+	// Type is email, phone, phone_pt, nif_pt, postal_code_pt, iban, date_as_text or uuid.
+	Type string
+	// Region is, for type phone, the ISO alpha-2 of the numbering plan (the data
+	// country); "" otherwise.
+	Region     string
+	Estimated  bool
+	SampleSize int // non-null values sampled
+	Matches    int // sampled non-null values that are of the type
+	Valid      int // of those, how many are valid (check digit, mod-97, real date...)
+}
+
+// Recorder receives every statement sent to a source. Record is called synchronously
+// once the statement has finished (its Duration includes reading the rows); it should not
+// block.
+type Recorder interface {
+	Record(ctx context.Context, q QueryRecord)
+}
+
+// RecorderFunc adapts a function to Recorder.
+type RecorderFunc func(ctx context.Context, q QueryRecord)
+
+// Record calls f.
+func (f RecorderFunc) Record(ctx context.Context, q QueryRecord) { f(ctx, q) }
+
+// QueryRecord is one statement sent to a source, for the query log.
+type QueryRecord struct {
+	Statement string // normalized: literals replaced by ?, whitespace folded; no values ever
+	Operation string
+	Duration  time.Duration
+	Rows      int64
+	Endpoint  string // "primary"
+	Err       bool
+	// Code is the error's stable code when Err (SQLSTATE, MySQL error number...).
+	Code string
+}
+
+// EndpointPrimary is the only endpoint this package connects to.
+const EndpointPrimary = "primary"
+
+type opKey struct{}
+
+// WithOperation returns a context whose statements are recorded under op ("scan",
+// "discover", "test") by Ping and Discover, which otherwise record "test" and "discover".
+func WithOperation(ctx context.Context, op string) context.Context {
+	return context.WithValue(ctx, opKey{}, op)
+}
+
+// OperationFrom returns the operation WithOperation put in ctx, or def.
+func OperationFrom(ctx context.Context, def string) string {
+	if op, ok := ctx.Value(opKey{}).(string); ok && op != "" {
+		return op
+	}
+	return def
+}

@@ -1,0 +1,472 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/quality"
+	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/source"
+)
+
+// ScanStore implements scan.Store.
+type ScanStore struct{ db *DB }
+
+// Scans returns the scan store.
+func (db *DB) Scans() *ScanStore { return &ScanStore{db: db} }
+
+var _ scan.Store = (*ScanStore)(nil)
+
+const scanSelect = `SELECT s.id::text, s.workspace_id::text, s.connection_id::text, c.name, s.status, s.trigger, s.requested_by,
+	s.attempt, s.datasets_total, s.datasets_done, s.datasets_failed, s.current_dataset, s.error_code, s.created_at,
+	s.started_at, s.finished_at FROM scans s JOIN connections c ON c.id = s.connection_id`
+
+func scanScan(r pgx.Row) (scan.Scan, error) {
+	var s scan.Scan
+	err := r.Scan(&s.ID, &s.WorkspaceID, &s.ConnectionID, &s.ConnectionName, &s.Status, &s.Trigger, &s.RequestedBy,
+		&s.Attempt, &s.DatasetsTotal, &s.DatasetsDone, &s.DatasetsFailed, &s.CurrentDataset, &s.ErrorCode, &s.CreatedAt,
+		&s.StartedAt, &s.FinishedAt)
+	return s, err
+}
+
+// CreateScan inserts a queued scan.
+func (s *ScanStore) CreateScan(ctx context.Context, sc scan.Scan) error {
+	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO scans (id, workspace_id, connection_id, status, trigger, requested_by, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, sc.ID, sc.WorkspaceID, sc.ConnectionID, sc.Status, sc.Trigger, sc.RequestedBy, sc.CreatedAt)
+	return translate(err)
+}
+
+// SetScanJob links a scan to its job.
+func (s *ScanStore) SetScanJob(ctx context.Context, scanID, jobID string) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE scans SET job_id = $2 WHERE id = $1`, scanID, jobID)
+	return translate(err)
+}
+
+// ActiveScanForConnection returns the newest queued or running scan of a connection.
+func (s *ScanStore) ActiveScanForConnection(ctx context.Context, connectionID string) (scan.Scan, bool, error) {
+	sc, err := scanScan(s.db.q(ctx).QueryRow(ctx, scanSelect+` WHERE s.connection_id = $1 AND s.status IN ('queued', 'running')
+		ORDER BY s.created_at DESC LIMIT 1 FOR UPDATE OF s`, connectionID))
+	if err == pgx.ErrNoRows {
+		return sc, false, nil
+	}
+	return sc, err == nil, translate(err)
+}
+
+// CountActiveScans counts a workspace's queued and running scans.
+func (s *ScanStore) CountActiveScans(ctx context.Context, workspaceID string) (int, error) {
+	var n int
+	err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM scans WHERE workspace_id = $1 AND status IN ('queued', 'running')`, workspaceID).Scan(&n)
+	return n, translate(err)
+}
+
+// Scans lists a workspace's scans, newest first.
+func (s *ScanStore) Scans(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[scan.Scan], error) {
+	var out vigia.List[scan.Scan]
+	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM scans WHERE workspace_id = $1`, workspaceID).Scan(&out.Total); err != nil {
+		return out, translate(err)
+	}
+	rows, err := s.db.q(ctx).Query(ctx, scanSelect+` WHERE s.workspace_id = $1 ORDER BY s.created_at DESC, s.id DESC LIMIT $2 OFFSET $3`,
+		workspaceID, page.Limit, page.Offset)
+	if err != nil {
+		return out, translate(err)
+	}
+	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.Scan, error) { return scanScan(r) })
+	return out, translate(err)
+}
+
+// ScanByID returns a scan of the workspace.
+func (s *ScanStore) ScanByID(ctx context.Context, workspaceID, id string) (scan.Scan, error) {
+	sc, err := scanScan(s.db.q(ctx).QueryRow(ctx, scanSelect+` WHERE s.workspace_id = $1 AND s.id = $2`, workspaceID, id))
+	return sc, translate(err)
+}
+
+// ScanForRun returns a scan by id for the worker.
+func (s *ScanStore) ScanForRun(ctx context.Context, id string) (scan.Scan, error) {
+	sc, err := scanScan(s.db.q(ctx).QueryRow(ctx, scanSelect+` WHERE s.id = $1`, id))
+	return sc, translate(err)
+}
+
+// MarkRunning starts (or restarts) a scan and counts the attempt.
+func (s *ScanStore) MarkRunning(ctx context.Context, id string, at time.Time) (scan.Scan, error) {
+	if _, err := s.db.q(ctx).Exec(ctx, `UPDATE scans SET status = 'running', attempt = attempt + 1,
+		started_at = coalesce(started_at, $2) WHERE id = $1`, id, at); err != nil {
+		return scan.Scan{}, translate(err)
+	}
+	return s.ScanForRun(ctx, id)
+}
+
+// UpdateProgress records how far a scan got.
+func (s *ScanStore) UpdateProgress(ctx context.Context, id string, total, done, failed int, current *string) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE scans SET datasets_total = $2, datasets_done = $3, datasets_failed = $4,
+		current_dataset = $5 WHERE id = $1`, id, total, done, failed, current)
+	return translate(err)
+}
+
+// FinishScan sets a final status.
+func (s *ScanStore) FinishScan(ctx context.Context, id, status string, errorCode *string, at time.Time) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE scans SET status = $2, error_code = $3, finished_at = $4, current_dataset = NULL
+		WHERE id = $1`, id, status, errorCode, at)
+	return translate(err)
+}
+
+// SyncDatasets upserts discovered tables and marks the vanished ones dropped. A new
+// dataset gets its declared columns at once; a known one keeps its profiled columns
+// until its next profile is saved.
+func (s *ScanStore) SyncDatasets(ctx context.Context, workspaceID, connectionID string, tables []source.Table, at time.Time) ([]scan.DatasetRef, error) {
+	var out []scan.DatasetRef
+	err := s.db.InTx(ctx, func(ctx context.Context) error {
+		q := s.db.q(ctx)
+		seen := make([]string, 0, len(tables))
+		for _, t := range tables {
+			var d scan.DatasetRef
+			var inserted bool
+			var viewDef *string
+			if t.ViewDefinition != "" {
+				viewDef = &t.ViewDefinition
+			}
+			err := q.QueryRow(ctx, `INSERT INTO datasets (id, workspace_id, connection_id, schema_name, table_name, kind, view_definition, created_at, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+				ON CONFLICT (connection_id, schema_name, table_name) DO UPDATE
+				   SET kind = EXCLUDED.kind, view_definition = EXCLUDED.view_definition, dropped_at = NULL, updated_at = EXCLUDED.updated_at
+				RETURNING id::text, workspace_id::text, schema_name, table_name, kind, depth, data_country, (xmax = 0)`,
+				vigia.NewID(), workspaceID, connectionID, t.Schema, t.Name, t.Kind, viewDef, at).
+				Scan(&d.ID, &d.WorkspaceID, &d.Schema, &d.Table, &d.Kind, &d.Depth, &d.DataCountry, &inserted)
+			if err != nil {
+				return translate(err)
+			}
+			if inserted {
+				if err := replaceColumns(ctx, q, d.ID, t.Columns, nil); err != nil {
+					return err
+				}
+			}
+			seen = append(seen, d.ID)
+			out = append(out, d)
+		}
+		_, err := q.Exec(ctx, `UPDATE datasets SET dropped_at = $3, updated_at = $3
+			WHERE connection_id = $1 AND dropped_at IS NULL AND NOT (id::text = ANY($2))`, connectionID, seen, at)
+		return translate(err)
+	})
+	return out, err
+}
+
+// replaceColumns rewrites a dataset's columns with their profiles (nil before one).
+func replaceColumns(ctx context.Context, q querier, datasetID string, cols []source.Column, profiles map[string][]byte) error {
+	if _, err := q.Exec(ctx, `DELETE FROM dataset_columns WHERE dataset_id = $1`, datasetID); err != nil {
+		return translate(err)
+	}
+	rows := make([][]any, 0, len(cols))
+	for _, c := range cols {
+		var prof any
+		if b, ok := profiles[c.Name]; ok {
+			prof = string(b)
+		}
+		rows = append(rows, []any{datasetID, c.Name, c.Position, c.DataType, c.Class, c.Nullable, c.PrimaryKey, c.Partition, c.Clustering, prof})
+	}
+	_, err := q.CopyFrom(ctx, pgx.Identifier{"dataset_columns"},
+		[]string{"dataset_id", "name", "position", "data_type", "class", "nullable", "primary_key", "partition", "clustering", "profile"},
+		pgx.CopyFromRows(rows))
+	return translate(err)
+}
+
+// HasProfile reports whether the scan already saved the dataset's result.
+func (s *ScanStore) HasProfile(ctx context.Context, datasetID, scanID string) (bool, error) {
+	var ok bool
+	err := s.db.q(ctx).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM dataset_profiles WHERE dataset_id = $1 AND scan_id = $2)`, datasetID, scanID).Scan(&ok)
+	return ok, translate(err)
+}
+
+// PrevState loads what the dataset's previous scans left.
+func (s *ScanStore) PrevState(ctx context.Context, datasetID string) (scan.PrevState, error) {
+	var st scan.PrevState
+	q := s.db.q(ctx)
+	rows, err := q.Query(ctx, `SELECT seq, columns, metrics FROM dataset_profiles WHERE dataset_id = $1 ORDER BY seq DESC LIMIT $2`, datasetID, 30)
+	if err != nil {
+		return st, translate(err)
+	}
+	type prof struct {
+		seq     int
+		columns []byte
+		metrics []byte
+	}
+	profs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (prof, error) {
+		var p prof
+		err := r.Scan(&p.seq, &p.columns, &p.metrics)
+		return p, err
+	})
+	if err != nil {
+		return st, translate(err)
+	}
+	for i := len(profs) - 1; i >= 0; i-- {
+		var m scan.Metrics
+		if err := json.Unmarshal(profs[i].metrics, &m); err != nil {
+			return st, vigia.Internal(err)
+		}
+		st.History = append(st.History, m)
+	}
+	if len(profs) > 0 {
+		st.Seq = profs[0].seq
+		var stored []storedColumn
+		if err := json.Unmarshal(profs[0].columns, &stored); err != nil {
+			return st, vigia.Internal(err)
+		}
+		st.Columns = make([]quality.ColumnShape, 0, len(stored))
+		for _, c := range stored {
+			st.Columns = append(st.Columns, quality.ColumnShape{Name: c.Name, Type: c.DataType, Position: c.Position})
+		}
+	}
+	var detail []byte
+	var scoreAt time.Time
+	err = q.QueryRow(ctx, `SELECT detail, created_at FROM scores WHERE dataset_id = $1 ORDER BY seq DESC LIMIT 1`, datasetID).Scan(&detail, &scoreAt)
+	if err == nil {
+		st.Score = &quality.Score{}
+		if err := json.Unmarshal(detail, st.Score); err != nil {
+			return st, vigia.Internal(err)
+		}
+	} else if err != pgx.ErrNoRows {
+		return st, translate(err)
+	}
+	var v string
+	err = q.QueryRow(ctx, `SELECT verdict FROM verdicts WHERE dataset_id = $1 ORDER BY seq DESC LIMIT 1`, datasetID).Scan(&v)
+	if err == nil {
+		qv := quality.Verdict(v)
+		st.Verdict = &qv
+	} else if err != pgx.ErrNoRows {
+		return st, translate(err)
+	}
+	rows, err = q.Query(ctx, `SELECT id::text, type, severity, status, metric, column_name, structural, last_detected_seq
+		FROM issues WHERE dataset_id = $1 AND (status IN ('open', 'acknowledged')
+		   OR (type IN ('schema_drift', 'anomaly') AND resolved_at >= $2))`, datasetID, scoreAt)
+	if err != nil {
+		return st, translate(err)
+	}
+	st.Issues, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.KnownIssue, error) {
+		var k scan.KnownIssue
+		err := r.Scan(&k.ID, &k.Type, &k.Severity, &k.Status, &k.Metric, &k.Column, &k.Structural, &k.LastDetectedSeq)
+		return k, err
+	})
+	if err != nil {
+		return st, translate(err)
+	}
+	rows, err = q.Query(ctx, `SELECT metric, column_name, threshold, silenced FROM anomaly_tuning WHERE dataset_id = $1`, datasetID)
+	if err != nil {
+		return st, translate(err)
+	}
+	st.Thresholds, st.Silenced = map[string]float64{}, map[string]bool{}
+	for rows.Next() {
+		var metric, column string
+		var th float64
+		var silenced bool
+		if err := rows.Scan(&metric, &column, &th, &silenced); err != nil {
+			rows.Close()
+			return st, translate(err)
+		}
+		k := metric
+		if column != "" {
+			k += ":" + column
+		}
+		st.Thresholds[k], st.Silenced[k] = th, silenced
+	}
+	return st, translate(rows.Err())
+}
+
+// storedColumn is a column with its profile as kept in dataset_profiles.columns.
+type storedColumn struct {
+	source.Column
+	Profile catalog.ColumnProfile `json:"profile"`
+}
+
+// SaveDatasetResult writes one dataset's whole scan result. The caller runs it in a
+// transaction: profile, columns, score, verdict, issues, changes, signals and events
+// land together or not at all.
+func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult) error {
+	q := s.db.q(ctx)
+	p := r.Profile
+	stored := make([]storedColumn, 0, len(r.Columns))
+	profiles := map[string][]byte{}
+	byName := map[string]source.ColumnProfile{}
+	for _, c := range p.Columns {
+		byName[c.Name] = c
+	}
+	for _, c := range r.Columns {
+		cp := toColumnProfile(byName[c.Name], p.RowCount)
+		stored = append(stored, storedColumn{Column: c, Profile: cp})
+		b, err := json.Marshal(cp)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		profiles[c.Name] = b
+	}
+	cols, err := json.Marshal(stored)
+	if err != nil {
+		return vigia.Internal(err)
+	}
+	metrics, err := json.Marshal(r.Metrics)
+	if err != nil {
+		return vigia.Internal(err)
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO dataset_profiles (dataset_id, scan_id, workspace_id, seq, row_count, depth, sample_size,
+		columns, metrics, latest_timestamp, freshness_column, duration_ms, profiled_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, nullif($11, ''), $12, $13)`,
+		r.DatasetID, r.ScanID, r.WorkspaceID, r.Seq, p.RowCount, p.Depth, p.SampleSize, cols, metrics,
+		p.LatestTimestamp, p.FreshnessColumn, r.DurationMS, r.At); err != nil {
+		return translate(err)
+	}
+	if err := replaceColumns(ctx, q, r.DatasetID, r.Columns, profiles); err != nil {
+		return err
+	}
+	score, err := json.Marshal(r.Score)
+	if err != nil {
+		return vigia.Internal(err)
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO scores (dataset_id, scan_id, workspace_id, seq, score, detail, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.DatasetID, r.ScanID, r.WorkspaceID, r.Seq, r.Score.Score, score, r.At); err != nil {
+		return translate(err)
+	}
+	verdict, err := json.Marshal(r.Verdict)
+	if err != nil {
+		return vigia.Internal(err)
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO verdicts (dataset_id, scan_id, workspace_id, seq, verdict, detail, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.DatasetID, r.ScanID, r.WorkspaceID, r.Seq, string(r.Verdict.Verdict), verdict, r.At); err != nil {
+		return translate(err)
+	}
+	if _, err := q.Exec(ctx, `UPDATE datasets SET latest_score = $2, last_scan_at = $3, updated_at = $3 WHERE id = $1`,
+		r.DatasetID, r.Score.Score, r.At); err != nil {
+		return translate(err)
+	}
+	for _, ni := range r.NewIssues {
+		details, err := json.Marshal(ni.Details)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		params, err := json.Marshal(ni.TitleParams)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO issues (id, workspace_id, dataset_id, type, subtype, severity, title, title_key, title_params,
+			metric, column_name, structural, details, first_scan_id, last_scan_id, last_detected_seq, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, nullif($5, ''), $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15, $16, $16)`,
+			ni.ID, r.WorkspaceID, r.DatasetID, ni.Type, ni.Subtype, ni.Severity, ni.Title, ni.TitleKey, params,
+			ni.Metric, ni.Column, ni.Structural, details, r.ScanID, r.Seq, r.At); err != nil {
+			return translate(err)
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, created_at)
+			VALUES ($1, $2, $3, NULL, 'open', $4, $5)`, vigia.NewID(), ni.ID, r.WorkspaceID, "scan:"+r.ScanID, r.At); err != nil {
+			return translate(err)
+		}
+	}
+	for _, rd := range r.Redetected {
+		details, err := json.Marshal(rd.Details)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		if _, err := q.Exec(ctx, `UPDATE issues SET last_scan_id = $2, last_detected_seq = $3, detections = detections + 1,
+			severity = CASE WHEN $4 = 'critical' THEN 'critical' ELSE severity END, details = $5, updated_at = $6 WHERE id = $1`,
+			rd.IssueID, r.ScanID, r.Seq, rd.Severity, details, r.At); err != nil {
+			return translate(err)
+		}
+	}
+	for _, c := range r.SchemaChanges {
+		if _, err := q.Exec(ctx, `INSERT INTO schema_changes (id, workspace_id, dataset_id, scan_id, change, column_name, from_type, to_type,
+			suggested_rename_to, issue_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			vigia.NewID(), r.WorkspaceID, r.DatasetID, r.ScanID, c.Change, c.Column, c.FromType, c.ToType, c.SuggestedRenameTo,
+			nullableID(c.IssueID), r.At); err != nil {
+			return translate(err)
+		}
+	}
+	for _, sg := range r.Signals {
+		if _, err := q.Exec(ctx, `INSERT INTO signals (id, workspace_id, dataset_id, scan_id, kind, metric, column_name, observed, baseline,
+			z, threshold, anomalous, issue_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			sg.ID, r.WorkspaceID, r.DatasetID, r.ScanID, sg.Kind, sg.Metric, sg.Column, sg.Observed, sg.Baseline, sg.Z,
+			sg.Threshold, sg.Anomalous, sg.IssueID, r.At); err != nil {
+			return translate(err)
+		}
+	}
+	for _, ev := range r.Events {
+		payload, err := json.Marshal(ev.Payload)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, scan_id, idempotency_key, payload, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (workspace_id, idempotency_key) DO NOTHING`,
+			ev.ID, r.WorkspaceID, ev.Type, ev.SubjectType, ev.SubjectID, r.ScanID, ev.IdempotencyKey, payload, r.At); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
+func nullableID(id string) any {
+	if id == "" {
+		return nil
+	}
+	return id
+}
+
+// toColumnProfile keeps a column's statistics in the catalog's stored form.
+func toColumnProfile(c source.ColumnProfile, rows int64) catalog.ColumnProfile {
+	out := catalog.ColumnProfile{NullCount: c.NullCount, Min: c.Min, Max: c.Max, MinTime: c.MinTime, MaxTime: c.MaxTime,
+		MinLength: c.MinLength, MaxLength: c.MaxLength, AvgLength: c.AvgLength}
+	if rows > 0 {
+		out.NullRate = float64(c.NullCount) / float64(rows)
+	}
+	if c.Distinct != nil {
+		out.Distinct = &catalog.Estimate{Value: c.Distinct.Value, Estimated: c.Distinct.Estimated, SampleSize: c.Distinct.SampleSize, CI95: c.Distinct.CI95}
+	}
+	for _, m := range c.Masks {
+		out.Masks = append(out.Masks, catalog.Mask{Mask: m.Mask, Count: m.Count})
+	}
+	if c.Semantic != nil {
+		out.Semantic = &catalog.Semantic{Type: c.Semantic.Type, Region: c.Semantic.Region, Estimated: c.Semantic.Estimated,
+			SampleSize: c.Semantic.SampleSize, Matches: c.Semantic.Matches, Valid: c.Semantic.Valid}
+	}
+	return out
+}
+
+// Signals lists a workspace's signals, newest first.
+func (s *ScanStore) Signals(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[scan.Signal], error) {
+	var out vigia.List[scan.Signal]
+	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM signals WHERE workspace_id = $1`, workspaceID).Scan(&out.Total); err != nil {
+		return out, translate(err)
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT sg.id::text, sg.workspace_id::text, sg.dataset_id::text,
+		d.schema_name || '.' || d.table_name, sg.scan_id::text, sg.kind, sg.metric, sg.column_name, sg.observed, sg.baseline,
+		sg.z, sg.threshold, sg.anomalous, sg.issue_id::text, sg.created_at
+		FROM signals sg JOIN datasets d ON d.id = sg.dataset_id
+		WHERE sg.workspace_id = $1 ORDER BY sg.created_at DESC, sg.id DESC LIMIT $2 OFFSET $3`, workspaceID, page.Limit, page.Offset)
+	if err != nil {
+		return out, translate(err)
+	}
+	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.Signal, error) {
+		var sg scan.Signal
+		err := r.Scan(&sg.ID, &sg.WorkspaceID, &sg.DatasetID, &sg.DatasetName, &sg.ScanID, &sg.Kind, &sg.Metric, &sg.Column,
+			&sg.Observed, &sg.Baseline, &sg.Z, &sg.Threshold, &sg.Anomalous, &sg.IssueID, &sg.CreatedAt)
+		return sg, err
+	})
+	return out, translate(err)
+}
+
+
+// ClaimDueSchedules claims the connections whose daily scan time has passed today in
+// their own zone and that were not yet queued for that local day.
+func (s *ScanStore) ClaimDueSchedules(ctx context.Context, now time.Time) ([]scan.DueSchedule, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `UPDATE connections c SET last_scheduled_on = ($1::timestamptz AT TIME ZONE c.scan_timezone)::date
+		WHERE c.schedule_enabled AND c.schedule_hour IS NOT NULL
+		  AND ($1::timestamptz AT TIME ZONE c.scan_timezone)::time >= make_time(c.schedule_hour, c.schedule_minute, 0)
+		  AND (c.last_scheduled_on IS NULL OR c.last_scheduled_on < ($1::timestamptz AT TIME ZONE c.scan_timezone)::date)
+		RETURNING c.workspace_id::text, c.id::text`, now)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.DueSchedule, error) {
+		var d scan.DueSchedule
+		err := r.Scan(&d.WorkspaceID, &d.ConnectionID)
+		return d, err
+	})
+	return out, translate(err)
+}
