@@ -188,7 +188,9 @@ func (s sources) Open(ctx context.Context, kind source.Kind, dsn string, rec sou
 	return connect.Open(ctx, kind, dsn, o)
 }
 
-func (s sources) ValidateDSN(kind source.Kind, dsn string) error { return connect.ValidateDSN(kind, dsn) }
+func (s sources) ValidateDSN(kind source.Kind, dsn string) error {
+	return connect.ValidateDSN(kind, dsn)
+}
 
 func demoPacks() []connection.DemoPack {
 	var out []connection.DemoPack

@@ -69,6 +69,15 @@ type ScheduleUpdate struct {
 	Enabled  *bool
 }
 
+// Update changes a connection; nil fields keep their value. ClearDataCountry makes the
+// connection inherit the workspace's country again.
+type Update struct {
+	Name             *string
+	DataCountry      *string
+	ClearDataCountry bool
+	ScanTimezone     *string
+}
+
 // QueryLogFilter selects query-log entries.
 type QueryLogFilter struct {
 	ScanID    *string
@@ -114,6 +123,7 @@ type Store interface {
 	ConnectionByRef(ctx context.Context, workspaceID, ref string) (Connection, error)
 	SealedDSN(ctx context.Context, workspaceID, id string) ([]byte, error)
 	UpdateSchedule(ctx context.Context, c Connection) error
+	UpdateConnection(ctx context.Context, c Connection) error
 	QueryLog(ctx context.Context, workspaceID, connectionID string, f QueryLogFilter, since *time.Time) (vigia.List[QueryLogEntry], error)
 	RecordQueries(ctx context.Context, workspaceID, connectionID string, scanID *string, qs []source.QueryRecord, at time.Time) error
 	Engineering(ctx context.Context, workspaceID, connectionID string) (Engineering, error)
@@ -303,6 +313,51 @@ func (s *Service) Open(ctx context.Context, c Connection, rec source.Recorder) (
 		return nil, vigia.Internal(err)
 	}
 	return s.open.Open(ctx, source.Kind(c.Kind), string(dsn), rec)
+}
+
+// Update changes a connection's name, data country or scan time zone; admins only.
+// The next scan reads semantic types with the new country. Returns KindInvalid for bad
+// values, KindNotFound for another workspace's connection, KindConflict for a taken name.
+func (s *Service) Update(ctx context.Context, id string, u Update) (Connection, error) {
+	p, err := vigia.RequireSession(ctx, vigia.RoleAdmin)
+	if err != nil {
+		return Connection{}, err
+	}
+	c, err := s.store.ConnectionByRef(ctx, p.WorkspaceID, id)
+	if err != nil {
+		return Connection{}, err
+	}
+	var fields []vigia.FieldError
+	if u.Name != nil {
+		n := strings.TrimSpace(*u.Name)
+		if n == "" || len([]rune(n)) > 100 {
+			fields = append(fields, vigia.Field("string_too_long", map[string]any{"min_length": 1, "max_length": 100}, "body", "name"))
+		}
+		c.Name = n
+	}
+	switch {
+	case u.ClearDataCountry:
+		c.DataCountry = nil
+	case u.DataCountry != nil:
+		cc := strings.ToUpper(*u.DataCountry)
+		if !countryRE.MatchString(cc) {
+			fields = append(fields, vigia.Field("country", nil, "body", "data_country"))
+		}
+		c.DataCountry = &cc
+	}
+	if u.ScanTimezone != nil {
+		if _, err := time.LoadLocation(*u.ScanTimezone); err != nil || *u.ScanTimezone == "" || *u.ScanTimezone == "Local" {
+			fields = append(fields, vigia.Field("timezone", nil, "body", "scan_timezone"))
+		}
+		c.ScanTimezone = *u.ScanTimezone
+	}
+	if len(fields) > 0 {
+		return Connection{}, vigia.Invalid(fields...)
+	}
+	if err := s.store.UpdateConnection(ctx, c); err != nil {
+		return Connection{}, err
+	}
+	return s.store.ConnectionByRef(ctx, p.WorkspaceID, c.ID)
 }
 
 // UpdateSchedule changes the scan schedule; admins only. Hour and minute are read in the

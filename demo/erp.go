@@ -197,18 +197,19 @@ func erpRows(g *gen) map[string][][]any {
 	badNIF := g.marks(nCli, 0.03, 1)
 	clientes := make([][]any, nCli)
 	for i := range nCli {
+		c, cp := pickCity(r)
 		var nome, nif, email, tel string
 		if g.chance(0.15) {
 			nome = CompanyName(r)
 			nif = ValidNIPC(r)
 			email = CompanyEmail(r, nome)
-			tel = DialVariant(r, PTLandline(r))
+			tel = DialVariant(r, PTLandlineIn(r, c.name))
 		} else {
 			nome = PersonName(r)
 			nif = ValidNIF(r)
 			email = Email(r, nome)
 			if g.chance(0.25) {
-				tel = DialVariant(r, PTLandline(r))
+				tel = DialVariant(r, PTLandlineIn(r, c.name))
 			} else {
 				tel = DialVariant(r, PTMobile(r))
 			}
@@ -216,7 +217,6 @@ func erpRows(g *gen) map[string][][]any {
 		if badNIF[i] {
 			nif = InvalidNIF(r)
 		}
-		c, cp := pickCity(r)
 		created := g.lastDays(5 * 365)
 		clientes[i] = []any{int64(i + 1), nif, nome, nullable(nullEmail[i], email), tel, Street(r), cp, c.name, created, g.after(created)}
 	}
@@ -236,7 +236,7 @@ func erpRows(g *gen) map[string][][]any {
 		}
 		c, cp := pickCity(r)
 		created := g.lastDays(6 * 365)
-		fornecedores[i] = []any{int64(i + 1), ValidNIPC(r), nome, CompanyEmail(r, nome), DialVariant(r, PTLandline(r)),
+		fornecedores[i] = []any{int64(i + 1), ValidNIPC(r), nome, CompanyEmail(r, nome), DialVariant(r, PTLandlineIn(r, c.name)),
 			iban, cp, c.name, created, g.after(created)}
 	}
 	out["fornecedores"] = fornecedores

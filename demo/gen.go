@@ -110,6 +110,26 @@ func PTLandline(r *rand.Rand) string {
 	return "2" + string("12"[r.IntN(2)]) + digits(r, 7)
 }
 
+// PTLandlineIn returns a Portuguese fixed-line number with the area code of a city (one of
+// CityNames); for any other city it returns PTLandline.
+func PTLandlineIn(r *rand.Rand, cityName string) string {
+	for _, c := range cities {
+		if c.name == cityName {
+			return c.area + digits(r, 9-len(c.area))
+		}
+	}
+	return PTLandline(r)
+}
+
+// CityNames returns the cities whose postal codes and area codes the generators use.
+func CityNames() []string {
+	out := make([]string, len(cities))
+	for i, c := range cities {
+		out[i] = c.name
+	}
+	return out
+}
+
 // DialVariant writes a nine-digit Portuguese number the ways people type it: mostly bare,
 // sometimes in groups of three, sometimes with +351 in front.
 func DialVariant(r *rand.Rand, national string) string {

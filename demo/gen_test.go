@@ -116,6 +116,10 @@ func TestGeneratorsProduceValuesOfTheirKind(t *testing.T) {
 		{"PTLandlineIsValidFixedLine", demo.PTLandline, func(s string) bool {
 			return len(s) == 9 && (s[:2] == "21" || s[:2] == "22") && isPTPhone(s)
 		}},
+		{"PTLandlineInEveryCityIsValid", func(r *rand.Rand) string {
+			names := demo.CityNames()
+			return demo.PTLandlineIn(r, names[r.IntN(len(names))])
+		}, func(s string) bool { return len(s) == 9 && s[0] == '2' && isPTPhone(s) }},
 		{"DialVariantStaysValid", func(r *rand.Rand) string { return demo.DialVariant(r, demo.PTMobile(r)) }, isPTPhone},
 		{"PostalCodePTIsDddd-ddd", demo.PostalCodePT, postalRe.MatchString},
 		{"InvalidPostalCodePTIsNot", demo.InvalidPostalCodePT, func(s string) bool { return !postalRe.MatchString(s) }},

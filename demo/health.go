@@ -169,10 +169,10 @@ func healthRows(g *gen) map[string][][]any {
 	hospitais := make([][]any, nHosp)
 	for i := range nHosp {
 		c := cities[i%len(cities)]
-		kind := []string{"Hospital Distrital de ", "Centro Hospitalar de ", "Centro de Saúde de "}[(i/len(cities))%3]
+		kind := []string{"Hospital Distrital ", "Centro Hospitalar ", "Centro de Saúde "}[(i/len(cities))%3]
 		cp := fmt.Sprintf("%04d-%03d", c.prefix+r.IntN(c.span), r.IntN(1000))
 		created := g.within(g.daysAgo(10*365), g.daysAgo(3*365))
-		hospitais[i] = []any{int64(i + 1), kind + c.name, ValidNIPC(r), c.region, c.name, cp, DialVariant(r, PTLandline(r)),
+		hospitais[i] = []any{int64(i + 1), kind + c.of, ValidNIPC(r), c.region, c.name, cp, DialVariant(r, PTLandlineIn(r, c.name)),
 			created, g.after(created)}
 	}
 	// Reference data changes rarely, but someone edited a hospital yesterday.

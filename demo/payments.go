@@ -163,7 +163,7 @@ func paymentsRows(g *gen) map[string][][]any {
 		ibans[i] = ValidIBANPT(r)
 		c, cp := pickCity(r)
 		created := g.lastDays(5 * 365)
-		comerciantes[i] = []any{int64(i + 1), ValidNIPC(r), nome, k.mcc, CompanyEmail(r, nome), DialVariant(r, PTLandline(r)),
+		comerciantes[i] = []any{int64(i + 1), ValidNIPC(r), nome, k.mcc, CompanyEmail(r, nome), DialVariant(r, PTLandlineIn(r, c.name)),
 			ibans[i], cp, c.name, created, g.after(created)}
 	}
 	out["comerciantes"] = comerciantes

@@ -50,3 +50,20 @@ func BenchmarkWork(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunOne measures one claim, no-op run and finish in the calling goroutine.
+func BenchmarkRunOne(b *testing.B) {
+	q := jobs.New(mustPool(b), jobs.Options{Logger: quietLogger()})
+	kind := newKind(b)
+	ctx := context.Background()
+	q.Handle(kind, func(context.Context, jobs.Job) error { return nil })
+	for range b.N {
+		mustEnqueue(b, ctx, q, kind, nil, jobs.EnqueueOpts{})
+	}
+	b.ResetTimer()
+	for range b.N {
+		if ran, err := q.RunOne(ctx, kind); !ran || err != nil {
+			b.Fatalf("RunOne = %v, %v", ran, err)
+		}
+	}
+}

@@ -91,21 +91,23 @@ func (q *Queue) dispatch(ctx context.Context, queue string, n int, wake <-chan s
 	defer timer.Stop()
 	for {
 		for running < n && ctx.Err() == nil {
-			c, err := q.claim(ctx, &queue, q.kinds())
+			cs, err := q.claim(ctx, &queue, q.kinds(), n-running)
 			if err != nil {
 				if ctx.Err() == nil {
 					q.log.Warn("jobs: claim failed", "queue", queue, "cause", safeErr(err))
 				}
 				break
 			}
-			if c == nil {
+			if len(cs) == 0 {
 				break
 			}
-			running++
-			work.Go(func() {
-				defer func() { done <- struct{}{} }()
-				q.work(ctx, c)
-			})
+			for _, c := range cs {
+				running++
+				work.Go(func() {
+					defer func() { done <- struct{}{} }()
+					q.work(ctx, c)
+				})
+			}
 		}
 		timer.Reset(q.opts.Poll)
 		select {
@@ -261,98 +263,143 @@ func (q *Queue) RunOne(ctx context.Context, kinds ...string) (bool, error) {
 			return false, fmt.Errorf("jobs: no handler for kind %q", k)
 		}
 	}
-	c, err := q.claim(ctx, nil, kinds)
+	cs, err := q.claim(ctx, nil, kinds, 1)
 	if err != nil {
 		return false, vigia.Internal(fmt.Errorf("jobs: claim: %w", err))
 	}
-	if c == nil {
+	if len(cs) == 0 {
 		return false, nil
 	}
-	q.work(ctx, c)
+	q.work(ctx, cs[0])
 	return true, nil
 }
 
-const selectCandidate = `
-SELECT j.id::text, j.queue, coalesce(j.workspace_id::text, '')
+// candidateSQL picks the next due jobs of the kinds (up to $3), skipping workspaces that
+// already have $4 (Options.PerWorkspace) jobs running in the job's queue. The saturated
+// workspaces are computed once per query (a hashed subplan), not once per row.
+const candidateSQL = `
+SELECT j.id
 FROM jobs j
 WHERE j.status = 'available'
+  AND %s
   AND j.run_at <= now()
-  AND ($1::text IS NULL OR j.queue = $1::text)
   AND j.kind = ANY($2::text[])
-  AND ($3::int = 0 OR j.workspace_id IS NULL OR
-       (SELECT count(*) FROM jobs r
-        WHERE r.status = 'running' AND r.queue = j.queue AND r.workspace_id = j.workspace_id) < $3::int)
+  AND ($4::int = 0 OR j.workspace_id IS NULL OR (j.queue, j.workspace_id) NOT IN (
+        SELECT r.queue, r.workspace_id FROM jobs r
+        WHERE r.status = 'running' AND r.workspace_id IS NOT NULL
+        GROUP BY r.queue, r.workspace_id HAVING count(*) >= $4::int))
 ORDER BY j.priority DESC, j.run_at, j.id
-LIMIT 1
+LIMIT $3
 FOR UPDATE OF j SKIP LOCKED`
 
-const markRunning = `
-UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = $2,
+// claimSQL marks the picked jobs running for worker $5 in one statement.
+const claimSQL = `
+WITH picked AS MATERIALIZED (` + candidateSQL + `)
+UPDATE jobs j SET status = 'running', attempts = j.attempts + 1, locked_by = $5,
     locked_at = now(), heartbeat_at = now()
-WHERE id = $1
-RETURNING kind, args, attempts, max_attempts, run_at`
+FROM picked
+WHERE j.id = picked.id
+RETURNING j.id::text, j.queue, coalesce(j.workspace_id::text, ''), j.kind, j.args,
+    j.attempts, j.max_attempts, j.run_at`
 
-// claim takes the next due job of queue (any queue when nil) and kinds, or returns nil
-// when there is none.
-func (q *Queue) claim(ctx context.Context, queue *string, kinds []string) (*claimed, error) {
-	if len(kinds) == 0 {
+var (
+	// claimInQueue walks the jobs_claim index in order and stops at the first matches.
+	claimInQueue = fmt.Sprintf(claimSQL, "j.queue = $1::text")
+	// claimInAnyQueue (RunOne) sorts the due jobs of the kinds across queues.
+	claimInAnyQueue = fmt.Sprintf(claimSQL, "($1::text IS NULL OR j.queue = $1::text)")
+)
+
+// roomInWorkspace says whether a workspace's running jobs in a queue, the new claim
+// included, are within the bound; it runs under the workspace's advisory lock.
+const roomInWorkspace = `SELECT count(*) <= $3 FROM jobs
+WHERE status = 'running' AND queue = $1 AND workspace_id = $2::uuid`
+
+// rowQuerier is what both the pool and a transaction offer for claiming.
+type rowQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// claim takes up to limit due jobs of queue (any queue when nil) and kinds; with
+// Options.PerWorkspace, at most one.
+func (q *Queue) claim(ctx context.Context, queue *string, kinds []string, limit int) ([]*claimed, error) {
+	if len(kinds) == 0 || limit < 1 {
 		return nil, nil
 	}
-	// A candidate whose workspace filled up meanwhile is given up; the next try skips
-	// that workspace.
+	if q.opts.PerWorkspace == 0 {
+		return q.claimRows(ctx, q.pool, queue, kinds, limit)
+	}
+	// A job whose workspace filled up meanwhile is given back; the next try skips that
+	// workspace.
 	for range 3 {
-		c, again, err := q.tryClaim(ctx, queue, kinds)
+		cs, again, err := q.claimBounded(ctx, queue, kinds)
 		if err != nil || !again {
-			return c, err
+			return cs, err
 		}
 	}
 	return nil, nil
 }
 
-func (q *Queue) tryClaim(ctx context.Context, queue *string, kinds []string) (c *claimed, again bool, err error) {
+func (q *Queue) claimRows(ctx context.Context, db rowQuerier, queue *string, kinds []string, limit int) ([]*claimed, error) {
+	sql := claimInAnyQueue
+	if queue != nil {
+		sql = claimInQueue
+	}
+	rows, err := db.Query(ctx, sql, queue, kinds, limit, q.opts.PerWorkspace, q.opts.WorkerID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*claimed, error) {
+		c := &claimed{}
+		var args []byte
+		err := r.Scan(&c.job.ID, &c.queue, &c.job.WorkspaceID, &c.job.Kind, &args,
+			&c.job.Attempt, &c.job.MaxAttempts, &c.job.RunAt)
+		c.job.Args = args
+		c.h, _ = q.handler(c.job.Kind)
+		return c, err
+	})
+}
+
+// claimBounded claims one job within Options.PerWorkspace. The claim query saw room in
+// the job's workspace, but concurrent claimers each looked in their own snapshot and
+// may all have seen the same room. So the claim is checked again under an advisory lock
+// on the workspace: claimers check one after the other, each seeing the claims
+// committed before it, and a claim without room is rolled back.
+func (q *Queue) claimBounded(ctx context.Context, queue *string, kinds []string) (cs []*claimed, again bool, err error) {
 	tx, err := q.pool.Begin(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-
-	var id, qname, ws string
-	err = tx.QueryRow(ctx, selectCandidate, queue, kinds, q.opts.PerWorkspace).Scan(&id, &qname, &ws)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, false, nil
-	}
-	if err != nil {
+	cs, err = q.claimRows(ctx, tx, queue, kinds, 1)
+	if err != nil || len(cs) == 0 {
 		return nil, false, err
 	}
-	if q.opts.PerWorkspace > 0 && ws != "" {
-		// Concurrent claimers each counted the workspace's running jobs in their own
-		// snapshot and may all have seen room. Under this lock they count again one
-		// after the other, each seeing the claims committed before it.
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-			"vigia_jobs/"+qname+"/"+ws); err != nil {
+	if c := cs[0]; c.job.WorkspaceID != "" {
+		// Sent as one round trip; the count is a later statement, so its snapshot is
+		// taken after the lock was granted.
+		b := &pgx.Batch{}
+		b.Queue("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "vigia_jobs/"+c.queue+"/"+c.job.WorkspaceID)
+		b.Queue(roomInWorkspace, c.queue, c.job.WorkspaceID, q.opts.PerWorkspace)
+		br := tx.SendBatch(ctx, b)
+		_, err := br.Exec()
+		var room bool
+		if err == nil {
+			err = br.QueryRow().Scan(&room)
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return nil, false, err
 		}
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM jobs
-			WHERE status = 'running' AND queue = $1 AND workspace_id = $2::uuid`, qname, ws).Scan(&n); err != nil {
-			return nil, false, err
-		}
-		if n >= q.opts.PerWorkspace {
+		if !room {
 			return nil, true, nil
 		}
 	}
-	j := Job{ID: id, WorkspaceID: ws}
-	var args []byte
-	if err := tx.QueryRow(ctx, markRunning, id, q.opts.WorkerID).
-		Scan(&j.Kind, &args, &j.Attempt, &j.MaxAttempts, &j.RunAt); err != nil {
-		return nil, false, err
-	}
-	j.Args = args
 	if err := tx.Commit(ctx); err != nil {
 		return nil, false, err
 	}
-	h, _ := q.handler(j.Kind)
-	return &claimed{job: j, queue: qname, h: h}, false, nil
+	return cs, false, nil
 }
 
 // work runs a claimed job's handler with heartbeats and records its outcome.

@@ -46,6 +46,14 @@ type ConnectionIn struct {
 	Test         *bool   `json:"test,omitempty" doc:"Connect before saving (default true)"`
 }
 
+// ConnectionPatchIn changes a connection; absent fields keep their value, a null
+// data_country inherits the workspace's again.
+type ConnectionPatchIn struct {
+	Name         *string         `json:"name,omitempty" maxLength:"100"`
+	DataCountry  json.RawMessage `json:"data_country,omitempty" doc:"ISO 3166-1 alpha-2, or null to inherit"`
+	ScanTimezone *string         `json:"scan_timezone,omitempty"`
+}
+
 // ScheduleIn changes a schedule; absent fields keep their value.
 type ScheduleIn struct {
 	Timezone *string `json:"timezone,omitempty" doc:"IANA name; without it the connection's zone stays"`
@@ -136,6 +144,9 @@ func (s *Server) connectionRoutes() {
 		Summary: "Industry demo packs (ERP, e-commerce, payments, health)", Response: []DemoPackOut{}}, s.handleDemoPacks)
 	s.register(operation{ID: "getConnection", Method: http.MethodGet, Path: "/api/v1/connections/{connection_id}", Tag: "connections",
 		Summary: "One connection", Params: []param{connectionIDParam}, Response: ConnectionOut{}}, s.handleConnectionGet)
+	s.register(operation{ID: "updateConnection", Method: http.MethodPatch, Path: "/api/v1/connections/{connection_id}", Tag: "connections",
+		Summary: "Change name, data country or scan time zone (admin session)", Params: []param{connectionIDParam},
+		Body: ConnectionPatchIn{}, Response: ConnectionOut{}}, s.handleConnectionPatch)
 	s.register(operation{ID: "connectionEngineering", Method: http.MethodGet, Path: "/api/v1/connections/{connection_id}/engineering",
 		Tag: "connections", Summary: "Opt-in, last scan, open issues", Params: []param{connectionIDParam}, Response: EngineeringOut{}},
 		s.handleConnectionEngineering)
@@ -226,6 +237,38 @@ func (s *Server) handleConnectionGet(w http.ResponseWriter, r *http.Request, in 
 		return
 	}
 	c, err := s.deps.Connections.Connection(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toConnectionOut(c))
+}
+
+func (s *Server) handleConnectionPatch(w http.ResponseWriter, r *http.Request, in *input) {
+	id := in.Path("connection_id")
+	if !validID(id) {
+		s.writeError(w, r, notFound())
+		return
+	}
+	var body ConnectionPatchIn
+	if err := in.Decode(&body, 0); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	u := connection.Update{Name: body.Name, ScanTimezone: body.ScanTimezone}
+	switch raw := strings.TrimSpace(string(body.DataCountry)); {
+	case raw == "":
+	case raw == "null":
+		u.ClearDataCountry = true
+	default:
+		var cc string
+		if err := json.Unmarshal(body.DataCountry, &cc); err != nil {
+			s.writeError(w, r, invalid("country", "body", "data_country"))
+			return
+		}
+		u.DataCountry = &cc
+	}
+	c, err := s.deps.Connections.Update(r.Context(), id, u)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -109,3 +109,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func notFound() error { return vigia.NotFound() }
 
 func validID(id string) bool { return vigia.ValidID(id) }
+
+func invalid(typ string, loc ...string) error { return vigia.Invalid(vigia.Field(typ, nil, loc...)) }

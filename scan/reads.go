@@ -530,4 +530,3 @@ func (s *ReadService) DataCountry(ctx context.Context, datasetID string) (DataCo
 	c := d.Country()
 	return DataCountry{Own: d.DataCountry, Effective: c.Effective, Source: c.Source}, nil
 }
-

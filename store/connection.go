@@ -80,6 +80,13 @@ func (s *ConnectionStore) UpdateSchedule(ctx context.Context, c connection.Conne
 	return translate(err)
 }
 
+// UpdateConnection saves name, data country and time zone.
+func (s *ConnectionStore) UpdateConnection(ctx context.Context, c connection.Connection) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE connections SET name = $3, data_country = $4, scan_timezone = $5
+		WHERE workspace_id = $1 AND id = $2`, c.WorkspaceID, c.ID, c.Name, c.DataCountry, c.ScanTimezone)
+	return translate(err)
+}
+
 // RecordQueries appends statements to the query log in one batch.
 func (s *ConnectionStore) RecordQueries(ctx context.Context, workspaceID, connectionID string, scanID *string, qs []source.QueryRecord, at time.Time) error {
 	rows := make([][]any, 0, len(qs))

@@ -451,7 +451,6 @@ func (s *ScanStore) Signals(ctx context.Context, workspaceID string, page vigia.
 	return out, translate(err)
 }
 
-
 // ClaimDueSchedules claims the connections whose daily scan time has passed today in
 // their own zone and that were not yet queued for that local day.
 func (s *ScanStore) ClaimDueSchedules(ctx context.Context, now time.Time) ([]scan.DueSchedule, error) {

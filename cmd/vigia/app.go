@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/store"
@@ -22,7 +23,8 @@ func openApp(ctx context.Context, cfg config, logOut io.Writer) (*app.App, error
 	}
 	a, err := app.New(app.Config{Version: version, BuildSHA: sha(), RateLimitToken: cfg.RateLimitToken,
 		RateLimitIP: cfg.RateLimitIP, NATSURL: cfg.NATSURL, SecretKey: cfg.SecretKey, SQLiteRoot: cfg.SQLiteRoot,
-		SourcesDenyPrivate: cfg.SourcesDenyPrivate, Workers: cfg.Workers, MaxActiveScans: cfg.MaxActiveScans}, db, log)
+		SourcesDenyPrivate: cfg.SourcesDenyPrivate, Workers: cfg.Workers, MaxActiveScans: cfg.MaxActiveScans,
+		JobStaleAfter: cfg.JobStaleAfter, JobHeartbeat: max(time.Second, cfg.JobStaleAfter/5)}, db, log)
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -28,6 +28,7 @@ type config struct {
 	SourcesDenyPrivate bool
 	Workers            int
 	MaxActiveScans     int
+	JobStaleAfter      time.Duration
 }
 
 func loadConfig() (config, error) {
@@ -53,6 +54,11 @@ func loadConfig() (config, error) {
 	if c.MaxActiveScans, err = envInt("VIGIA_MAX_ACTIVE_SCANS", 20); err != nil {
 		return c, err
 	}
+	stale, err := envInt("VIGIA_JOB_STALE_SECONDS", 30)
+	if err != nil {
+		return c, err
+	}
+	c.JobStaleAfter = time.Duration(stale) * time.Second
 	c.SourcesDenyPrivate = os.Getenv("VIGIA_SOURCES_DENY_PRIVATE") == "true"
 	c.SQLiteRoot = os.Getenv("VIGIA_SQLITE_ROOT")
 	if c.SQLiteRoot == "" {

@@ -51,7 +51,40 @@ func connectionCommand(stdout, stderr io.Writer) *cobra.Command {
 	for _, f := range []string{"workspace", "name", "kind", "dsn"} {
 		_ = add.MarkFlagRequired(f)
 	}
-	cmd.AddCommand(add)
+	var setWS, setConn, setCountry, setTZ string
+	set := &cobra.Command{Use: "set", Short: "Change a connection's data country or time zone",
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withApp(c.Context(), stderr, func(a *app.App) error {
+				w, err := a.Identity.Workspace(c.Context(), setWS)
+				if err != nil {
+					return err
+				}
+				u := connection.Update{}
+				switch setCountry {
+				case "":
+				case "inherit":
+					u.ClearDataCountry = true
+				default:
+					u.DataCountry = &setCountry
+				}
+				if setTZ != "" {
+					u.ScanTimezone = &setTZ
+				}
+				conn, err := a.Connections.Update(app.AsAdmin(c.Context(), w.ID, "cli"), setConn, u)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "%s: data country %s, time zone %s\n", conn.Name, conn.EffectiveCountry(), conn.ScanTimezone)
+				return nil
+			})
+		}}
+	set.Flags().StringVar(&setWS, "workspace", "", "workspace name or id")
+	set.Flags().StringVar(&setConn, "connection", "", "connection name or id")
+	set.Flags().StringVar(&setCountry, "country", "", "ISO 3166-1 alpha-2, or inherit")
+	set.Flags().StringVar(&setTZ, "timezone", "", "IANA zone")
+	_ = set.MarkFlagRequired("workspace")
+	_ = set.MarkFlagRequired("connection")
+	cmd.AddCommand(add, set)
 	return cmd
 }
 

@@ -24,8 +24,9 @@ CREATE TABLE jobs (
     finished_at  timestamptz
 );
 
--- Claiming: the next available job of a queue by priority, then due time.
-CREATE INDEX jobs_claim ON jobs (queue, priority DESC, run_at) WHERE status = 'available';
+-- Claiming: the next available job of a queue by priority, then due time, in the order
+-- of the claim query's ORDER BY so that it stops at the first match.
+CREATE INDEX jobs_claim ON jobs (queue, priority DESC, run_at, id) WHERE status = 'available';
 -- Reaping: running jobs by heartbeat age.
 CREATE INDEX jobs_running_heartbeat ON jobs (heartbeat_at) WHERE status = 'running';
 -- Per-workspace bounds and "queue full" counts over not-finished jobs.
