@@ -364,6 +364,35 @@ func testScansOn(t *testing.T, kind string) {
 		}
 	})
 
+	t.Run("GraphQLAgreesWithREST", func(t *testing.T) {
+		out := env.GraphQL(t, tok, `{ datasets(q: "clientes") { items { id scoreHistory { score validade } issues { type }
+			verdict { verdict } columns { name } } } }`, nil)
+		if out["errors"] != nil {
+			t.Fatalf("errors: %v", out["errors"])
+		}
+		g := out["data"].(map[string]any)["datasets"].(map[string]any)["items"].([]any)[0].(map[string]any)
+		d := detail(t, id)
+		var v map[string]any
+		do(http.MethodGet, "/api/v1/datasets/"+id+"/verdict", tok, nil).JSON(t, &v)
+		if len(g["scoreHistory"].([]any)) != len(d["score_history"].([]any)) || len(g["issues"].([]any)) != len(d["issues"].([]any)) ||
+			len(g["columns"].([]any)) != len(d["columns"].([]any)) || g["verdict"].(map[string]any)["verdict"] != v["verdict"] {
+			t.Fatalf("graphql %v\nrest %v", g, d)
+		}
+		first := g["scoreHistory"].([]any)[0].(map[string]any)
+		restFirst := d["score_history"].([]any)[0].(map[string]any)
+		if first["score"] != restFirst["score"] || first["validade"] != restFirst["dimensions"].(map[string]any)["validade"] {
+			t.Fatalf("scores differ: %v / %v", first, restFirst)
+		}
+		m := env.GraphQL(t, tok, `mutation($c: ID!) { triggerScan(connectionId: $c) { id status } }`, map[string]any{"c": connID})
+		if m["errors"] != nil {
+			t.Fatalf("triggerScan with a token: %v", m["errors"])
+		}
+		sc := m["data"].(map[string]any)["triggerScan"].(map[string]any)
+		if _, err := env.App.WaitScan(ctx, sc["id"].(string), nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("NoMarkerAnywhere", func(t *testing.T) {
 		all := strings.Join(bodies, "\n") + env.Logs.String()
 		for _, m := range []string{valueMarker, passwordMarker} {

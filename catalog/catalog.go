@@ -203,6 +203,9 @@ type Store interface {
 	FindDatasets(ctx context.Context, workspaceID string, f DatasetFilter) (vigia.List[Dataset], error)
 	// DatasetByID returns a dataset with its columns; KindNotFound if absent or in another workspace.
 	DatasetByID(ctx context.Context, workspaceID, id string) (Dataset, error)
+	// DatasetDetails returns the datasets of the workspace among ids with columns, score
+	// history and open issues, in a fixed number of queries; missing ids are absent.
+	DatasetDetails(ctx context.Context, workspaceID string, ids []string, historyLimit int) (map[string]Dataset, error)
 }
 
 // Service answers catalog reads for the principal in ctx.
@@ -255,6 +258,25 @@ func (s *Service) Dataset(ctx context.Context, id string) (Dataset, error) {
 		return Dataset{}, vigia.NotFound()
 	}
 	return s.store.DatasetByID(ctx, p.WorkspaceID, id)
+}
+
+// DatasetDetails loads many datasets' details at once (for GraphQL lists); ids the
+// caller cannot see are simply absent.
+func (s *Service) DatasetDetails(ctx context.Context, ids []string, historyLimit int) (map[string]Dataset, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if vigia.ValidID(id) {
+			valid = append(valid, id)
+		}
+	}
+	if historyLimit < 1 || historyLimit > 500 {
+		historyLimit = 30
+	}
+	return s.store.DatasetDetails(ctx, p.WorkspaceID, valid, historyLimit)
 }
 
 func validatePage(p vigia.Page) error {

@@ -2,11 +2,15 @@ package graph
 
 import (
 	"context"
-	"sync"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/scan"
 )
+
+// historyLimit is how many scores the dataset loader reads per dataset.
+const historyLimit = 30
 
 func toDataset(d catalog.Dataset, accessRole string) model.Dataset {
 	c := d.Country()
@@ -38,33 +42,63 @@ func toColumns(cols []catalog.Column) []model.Column {
 	return out
 }
 
-// columnCache keeps, per request, the columns a detail read already loaded, so the
-// columns resolver does not read them twice.
-type columnCache struct {
-	mu   sync.Mutex
-	cols map[string][]model.Column
-}
-
-type columnCacheKey struct{}
-
-// WithRequestCache returns ctx with the per-request caches resolvers share.
-func WithRequestCache(ctx context.Context) context.Context {
-	return context.WithValue(ctx, columnCacheKey{}, &columnCache{cols: map[string][]model.Column{}})
-}
-
-func rememberColumns(ctx context.Context, id string, cols []model.Column) {
-	if c, ok := ctx.Value(columnCacheKey{}).(*columnCache); ok {
-		c.mu.Lock()
-		c.cols[id] = cols
-		c.mu.Unlock()
+func toScorePoints(ps []catalog.ScorePoint, limit int) []model.ScorePoint {
+	if limit > 0 && len(ps) > limit {
+		ps = ps[:limit]
 	}
+	out := make([]model.ScorePoint, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, model.ScorePoint{ScanID: p.ScanID, Score: p.Score, Completude: p.Dimensions["completude"],
+			Unicidade: p.Dimensions["unicidade"], Validade: p.Dimensions["validade"], Atualidade: p.Dimensions["atualidade"],
+			Consistencia: p.Dimensions["consistencia"], CreatedAt: p.CreatedAt})
+	}
+	return out
 }
 
-func columnsOf(ctx context.Context, id string) ([]model.Column, error) {
-	if c, ok := ctx.Value(columnCacheKey{}).(*columnCache); ok {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.cols[id], nil
+func toIssueSummaries(is []catalog.IssueSummary) []model.IssueSummary {
+	out := make([]model.IssueSummary, 0, len(is))
+	for _, i := range is {
+		out = append(out, model.IssueSummary{ID: i.ID, Title: i.Title, Type: i.Type, Subtype: i.Subtype, Severity: i.Severity,
+			Status: i.Status, CreatedAt: i.CreatedAt})
 	}
-	return nil, nil
+	return out
+}
+
+func toScan(s scan.Scan) model.Scan {
+	return model.Scan{ID: s.ID, ConnectionID: s.ConnectionID, ConnectionName: s.ConnectionName, Status: s.Status, Trigger: s.Trigger,
+		DatasetsTotal: s.DatasetsTotal, DatasetsDone: s.DatasetsDone, DatasetsFailed: s.DatasetsFailed, ErrorCode: s.ErrorCode,
+		CreatedAt: s.CreatedAt, FinishedAt: s.FinishedAt}
+}
+
+// loaders are the per-request dataloaders resolvers share.
+type loaders struct {
+	details *loader[string, catalog.Dataset]
+}
+
+type loadersKey struct{}
+
+// withLoaders returns ctx with fresh per-request loaders over the resolver's services.
+func (r *Resolver) withLoaders(ctx context.Context) context.Context {
+	return context.WithValue(ctx, loadersKey{}, &loaders{
+		details: newLoader(func(ctx context.Context, ids []string) (map[string]catalog.Dataset, error) {
+			return r.Catalog.DatasetDetails(ctx, ids, historyLimit)
+		}),
+	})
+}
+
+// detail loads a dataset's detail through the request's batch loader. A dataset the
+// caller cannot see is not found, as everywhere.
+func (r *Resolver) detail(ctx context.Context, id string) (catalog.Dataset, error) {
+	l, ok := ctx.Value(loadersKey{}).(*loaders)
+	if !ok {
+		return r.Catalog.Dataset(ctx, id)
+	}
+	d, found, err := l.details.Load(ctx, id)
+	if err != nil {
+		return d, err
+	}
+	if !found {
+		return d, vigia.NotFound()
+	}
+	return d, nil
 }

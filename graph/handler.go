@@ -36,7 +36,7 @@ func NewHandler(r *Resolver, msgs *i18n.Catalog, log *slog.Logger) http.Handler 
 		return vigia.Internal(errors.New("panic"))
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		srv.ServeHTTP(w, req.WithContext(WithRequestCache(req.Context())))
+		srv.ServeHTTP(w, req.WithContext(r.withLoaders(req.Context())))
 	})
 }
 

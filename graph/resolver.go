@@ -4,9 +4,12 @@ package graph
 
 import (
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/scan"
 )
 
 // Resolver holds the services resolvers call.
 type Resolver struct {
-	Catalog *catalog.Service
+	Catalog     *catalog.Service
+	ScanService *scan.Service
+	ScanReads   *scan.ReadService
 }

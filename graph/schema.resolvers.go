@@ -16,14 +16,7 @@ import (
 
 // Columns is the resolver for the columns field.
 func (r *datasetResolver) Columns(ctx context.Context, obj *model.Dataset) ([]model.Column, error) {
-	cols, err := columnsOf(ctx, obj.ID)
-	if err != nil {
-		return nil, err
-	}
-	if cols != nil {
-		return cols, nil
-	}
-	d, err := r.Catalog.Dataset(ctx, obj.ID)
+	d, err := r.detail(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +58,6 @@ func (r *queryResolver) Dataset(ctx context.Context, id string) (*model.Dataset,
 	}
 	p, _ := vigia.PrincipalFrom(ctx)
 	out := toDataset(d, catalog.AccessRole(p))
-	rememberColumns(ctx, d.ID, toColumns(d.Columns))
 	return &out, nil
 }
 

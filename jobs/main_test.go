@@ -87,9 +87,15 @@ func mustPool(tb testing.TB) *pgxpool.Pool {
 
 // newKind returns a job kind no other test uses, so that queues of different tests
 // sharing the package database never work each other's jobs.
+// Its jobs are deleted when the test ends.
 func newKind(tb testing.TB) string {
 	tb.Helper()
-	return "test." + strings.ToLower(tb.Name()) + "." + vigia.NewUUID()[:8]
+	kind := "test." + strings.ToLower(tb.Name()) + "." + vigia.NewUUID()[:8]
+	pool := mustPool(tb)
+	tb.Cleanup(func() {
+		_, _ = pool.Exec(context.Background(), "DELETE FROM jobs WHERE kind LIKE $1", kind+"%")
+	})
+	return kind
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

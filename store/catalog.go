@@ -144,3 +144,95 @@ func (s *CatalogStore) openIssues(ctx context.Context, datasetID string) ([]cata
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
+
+// DatasetDetails loads datasets with their columns, score history and open issues in
+// four queries, whatever the number of ids.
+func (s *CatalogStore) DatasetDetails(ctx context.Context, workspaceID string, ids []string, historyLimit int) (map[string]catalog.Dataset, error) {
+	out := map[string]catalog.Dataset{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	q := s.db.q(ctx)
+	rows, err := q.Query(ctx, `SELECT `+datasetColumns+` FROM `+datasetFrom+`
+		WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL`, workspaceID, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Dataset, error) { return scanDataset(r) })
+	if err != nil {
+		return nil, translate(err)
+	}
+	live := make([]string, 0, len(ds))
+	for _, d := range ds {
+		d.Columns, d.ScoreHistory, d.Issues = []catalog.Column{}, []catalog.ScorePoint{}, []catalog.IssueSummary{}
+		out[d.ID] = d
+		live = append(live, d.ID)
+	}
+	rows, err = q.Query(ctx, `SELECT dataset_id::text, name, position, data_type, class, nullable, primary_key, partition, clustering, profile
+		FROM dataset_columns WHERE dataset_id = ANY($1::uuid[]) ORDER BY dataset_id, position, name`, live)
+	if err != nil {
+		return nil, translate(err)
+	}
+	for rows.Next() {
+		var id string
+		var c catalog.Column
+		var profile []byte
+		if err := rows.Scan(&id, &c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Partition, &c.Clustering, &profile); err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		if profile != nil {
+			c.Profile = &catalog.ColumnProfile{}
+			if err := json.Unmarshal(profile, c.Profile); err != nil {
+				rows.Close()
+				return nil, vigia.Internal(err)
+			}
+		}
+		d := out[id]
+		d.Columns = append(d.Columns, c)
+		out[id] = d
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	rows, err = q.Query(ctx, `SELECT dataset_id::text, scan_id::text, score, detail->'dimensions', created_at FROM (
+		SELECT *, row_number() OVER (PARTITION BY dataset_id ORDER BY seq DESC) AS rn FROM scores WHERE dataset_id = ANY($1::uuid[])) s
+		WHERE rn <= $2 ORDER BY dataset_id, rn`, live, historyLimit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	for rows.Next() {
+		var id string
+		var p catalog.ScorePoint
+		var dims []byte
+		if err := rows.Scan(&id, &p.ScanID, &p.Score, &dims, &p.CreatedAt); err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		if err := json.Unmarshal(dims, &p.Dimensions); err != nil {
+			rows.Close()
+			return nil, vigia.Internal(err)
+		}
+		d := out[id]
+		d.ScoreHistory = append(d.ScoreHistory, p)
+		out[id] = d
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	rows, err = q.Query(ctx, issueSummarySelect+` WHERE i.dataset_id = ANY($1::uuid[]) AND i.status IN ('open', 'acknowledged')
+		ORDER BY CASE i.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, i.created_at DESC`, live)
+	if err != nil {
+		return nil, translate(err)
+	}
+	issues, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.IssueSummary, error) { return scanIssueSummary(r) })
+	if err != nil {
+		return nil, translate(err)
+	}
+	for _, is := range issues {
+		d := out[is.DatasetID]
+		d.Issues = append(d.Issues, is)
+		out[is.DatasetID] = d
+	}
+	return out, nil
+}

@@ -30,6 +30,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Dataset() DatasetResolver
+	Mutation() MutationResolver
 	Query() QueryResolver
 }
 
@@ -65,13 +66,16 @@ type ComplexityRoot struct {
 		CreatedAt      func(childComplexity int) int
 		DataCountry    func(childComplexity int) int
 		ID             func(childComplexity int) int
+		Issues         func(childComplexity int) int
 		Kind           func(childComplexity int) int
 		LastScanAt     func(childComplexity int) int
 		LatestScore    func(childComplexity int) int
 		Name           func(childComplexity int) int
 		Schema         func(childComplexity int) int
+		ScoreHistory   func(childComplexity int, limit *int) int
 		Table          func(childComplexity int) int
 		UpdatedAt      func(childComplexity int) int
+		Verdict        func(childComplexity int) int
 	}
 
 	DatasetPage struct {
@@ -79,9 +83,54 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	IssueSummary struct {
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Severity  func(childComplexity int) int
+		Status    func(childComplexity int) int
+		Subtype   func(childComplexity int) int
+		Title     func(childComplexity int) int
+		Type      func(childComplexity int) int
+	}
+
+	Mutation struct {
+		TriggerScan func(childComplexity int, connectionID string) int
+	}
+
 	Query struct {
 		Dataset  func(childComplexity int, id string) int
 		Datasets func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
+		Scans    func(childComplexity int, limit *int, offset *int) int
+	}
+
+	Scan struct {
+		ConnectionID   func(childComplexity int) int
+		ConnectionName func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		DatasetsDone   func(childComplexity int) int
+		DatasetsFailed func(childComplexity int) int
+		DatasetsTotal  func(childComplexity int) int
+		ErrorCode      func(childComplexity int) int
+		FinishedAt     func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Trigger        func(childComplexity int) int
+	}
+
+	ScanPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	ScorePoint struct {
+		Atualidade   func(childComplexity int) int
+		Completude   func(childComplexity int) int
+		Consistencia func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		ScanID       func(childComplexity int) int
+		Score        func(childComplexity int) int
+		Unicidade    func(childComplexity int) int
+		Validade     func(childComplexity int) int
 	}
 
 	Semantic struct {
@@ -89,6 +138,12 @@ type ComplexityRoot struct {
 		Region     func(childComplexity int) int
 		SampleSize func(childComplexity int) int
 		Type       func(childComplexity int) int
+	}
+
+	Verdict struct {
+		EvaluatedAt func(childComplexity int) int
+		ScanID      func(childComplexity int) int
+		Verdict     func(childComplexity int) int
 	}
 }
 
@@ -98,10 +153,17 @@ type ComplexityRoot struct {
 
 type DatasetResolver interface {
 	Columns(ctx context.Context, obj *model.Dataset) ([]model.Column, error)
+	ScoreHistory(ctx context.Context, obj *model.Dataset, limit *int) ([]model.ScorePoint, error)
+	Issues(ctx context.Context, obj *model.Dataset) ([]model.IssueSummary, error)
+	Verdict(ctx context.Context, obj *model.Dataset) (*model.Verdict, error)
+}
+type MutationResolver interface {
+	TriggerScan(ctx context.Context, connectionID string) (*model.Scan, error)
 }
 type QueryResolver interface {
 	Datasets(ctx context.Context, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) (*model.DatasetPage, error)
 	Dataset(ctx context.Context, id string) (*model.Dataset, error)
+	Scans(ctx context.Context, limit *int, offset *int) (*model.ScanPage, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -250,6 +312,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.ID(childComplexity), true
+	case "Dataset.issues":
+		if e.ComplexityRoot.Dataset.Issues == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Issues(childComplexity), true
 	case "Dataset.kind":
 		if e.ComplexityRoot.Dataset.Kind == nil {
 			break
@@ -280,6 +348,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Schema(childComplexity), true
+	case "Dataset.scoreHistory":
+		if e.ComplexityRoot.Dataset.ScoreHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_scoreHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.ScoreHistory(childComplexity, args["limit"].(*int)), true
 	case "Dataset.table":
 		if e.ComplexityRoot.Dataset.Table == nil {
 			break
@@ -292,6 +371,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.UpdatedAt(childComplexity), true
+	case "Dataset.verdict":
+		if e.ComplexityRoot.Dataset.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Verdict(childComplexity), true
 
 	case "DatasetPage.items":
 		if e.ComplexityRoot.DatasetPage.Items == nil {
@@ -305,6 +390,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetPage.Total(childComplexity), true
+
+	case "IssueSummary.createdAt":
+		if e.ComplexityRoot.IssueSummary.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSummary.CreatedAt(childComplexity), true
+	case "IssueSummary.id":
+		if e.ComplexityRoot.IssueSummary.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSummary.ID(childComplexity), true
+	case "IssueSummary.severity":
+		if e.ComplexityRoot.IssueSummary.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSummary.Severity(childComplexity), true
+	case "IssueSummary.status":
+		if e.ComplexityRoot.IssueSummary.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSummary.Status(childComplexity), true
+	case "IssueSummary.subtype":
+		if e.ComplexityRoot.IssueSummary.Subtype == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSummary.Subtype(childComplexity), true
+	case "IssueSummary.title":
+		if e.ComplexityRoot.IssueSummary.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSummary.Title(childComplexity), true
+	case "IssueSummary.type":
+		if e.ComplexityRoot.IssueSummary.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSummary.Type(childComplexity), true
+
+	case "Mutation.triggerScan":
+		if e.ComplexityRoot.Mutation.TriggerScan == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_triggerScan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TriggerScan(childComplexity, args["connectionId"].(string)), true
 
 	case "Query.dataset":
 		if e.ComplexityRoot.Query.Dataset == nil {
@@ -328,6 +468,147 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Datasets(childComplexity, args["q"].(*string), args["connectionId"].(*string), args["sort"].(*model.DatasetSort), args["limit"].(*int), args["offset"].(*int)), true
+
+	case "Query.scans":
+		if e.ComplexityRoot.Query.Scans == nil {
+			break
+		}
+
+		args, err := ec.field_Query_scans_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Scans(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+
+	case "Scan.connectionId":
+		if e.ComplexityRoot.Scan.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Scan.ConnectionID(childComplexity), true
+	case "Scan.connectionName":
+		if e.ComplexityRoot.Scan.ConnectionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Scan.ConnectionName(childComplexity), true
+	case "Scan.createdAt":
+		if e.ComplexityRoot.Scan.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Scan.CreatedAt(childComplexity), true
+	case "Scan.datasetsDone":
+		if e.ComplexityRoot.Scan.DatasetsDone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Scan.DatasetsDone(childComplexity), true
+	case "Scan.datasetsFailed":
+		if e.ComplexityRoot.Scan.DatasetsFailed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Scan.DatasetsFailed(childComplexity), true
+	case "Scan.datasetsTotal":
+		if e.ComplexityRoot.Scan.DatasetsTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Scan.DatasetsTotal(childComplexity), true
+	case "Scan.errorCode":
+		if e.ComplexityRoot.Scan.ErrorCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Scan.ErrorCode(childComplexity), true
+	case "Scan.finishedAt":
+		if e.ComplexityRoot.Scan.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Scan.FinishedAt(childComplexity), true
+	case "Scan.id":
+		if e.ComplexityRoot.Scan.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Scan.ID(childComplexity), true
+	case "Scan.status":
+		if e.ComplexityRoot.Scan.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Scan.Status(childComplexity), true
+	case "Scan.trigger":
+		if e.ComplexityRoot.Scan.Trigger == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Scan.Trigger(childComplexity), true
+
+	case "ScanPage.items":
+		if e.ComplexityRoot.ScanPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScanPage.Items(childComplexity), true
+	case "ScanPage.total":
+		if e.ComplexityRoot.ScanPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScanPage.Total(childComplexity), true
+
+	case "ScorePoint.atualidade":
+		if e.ComplexityRoot.ScorePoint.Atualidade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScorePoint.Atualidade(childComplexity), true
+	case "ScorePoint.completude":
+		if e.ComplexityRoot.ScorePoint.Completude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScorePoint.Completude(childComplexity), true
+	case "ScorePoint.consistencia":
+		if e.ComplexityRoot.ScorePoint.Consistencia == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScorePoint.Consistencia(childComplexity), true
+	case "ScorePoint.createdAt":
+		if e.ComplexityRoot.ScorePoint.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScorePoint.CreatedAt(childComplexity), true
+	case "ScorePoint.scanId":
+		if e.ComplexityRoot.ScorePoint.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScorePoint.ScanID(childComplexity), true
+	case "ScorePoint.score":
+		if e.ComplexityRoot.ScorePoint.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScorePoint.Score(childComplexity), true
+	case "ScorePoint.unicidade":
+		if e.ComplexityRoot.ScorePoint.Unicidade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScorePoint.Unicidade(childComplexity), true
+	case "ScorePoint.validade":
+		if e.ComplexityRoot.ScorePoint.Validade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScorePoint.Validade(childComplexity), true
 
 	case "Semantic.estimated":
 		if e.ComplexityRoot.Semantic.Estimated == nil {
@@ -353,6 +634,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Semantic.Type(childComplexity), true
+
+	case "Verdict.evaluatedAt":
+		if e.ComplexityRoot.Verdict.EvaluatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Verdict.EvaluatedAt(childComplexity), true
+	case "Verdict.scanId":
+		if e.ComplexityRoot.Verdict.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Verdict.ScanID(childComplexity), true
+	case "Verdict.verdict":
+		if e.ComplexityRoot.Verdict.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Verdict.Verdict(childComplexity), true
 
 	}
 	return 0, false
@@ -394,6 +694,21 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 
 			return &response
+		}
+	case ast.Mutation:
+		return func(ctx context.Context) *graphql.Response {
+			if !first {
+				return nil
+			}
+			first = false
+			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
+			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
 		}
 
 	default:
@@ -501,6 +816,79 @@ type Query {
   dataset(id: ID!): Dataset
 }
 `, BuiltIn: false},
+	{Name: "../schema/scans.graphqls", Input: `# Scans, signals and the scan results of a dataset.
+
+"A scan of a connection."
+type Scan {
+  id: ID!
+  connectionId: ID!
+  connectionName: String!
+  "queued, running, succeeded, failed, cancelled"
+  status: String!
+  trigger: String!
+  datasetsTotal: Int!
+  datasetsDone: Int!
+  datasetsFailed: Int!
+  errorCode: String
+  createdAt: Time!
+  finishedAt: Time
+}
+
+"One page of scans."
+type ScanPage {
+  items: [Scan!]!
+  total: Int!
+}
+
+"One scan's score with its five dimensions."
+type ScorePoint {
+  scanId: ID!
+  score: Float
+  completude: Float
+  unicidade: Float
+  validade: Float
+  atualidade: Float
+  consistencia: Float
+  createdAt: Time!
+}
+
+"An issue as a dataset lists it."
+type IssueSummary {
+  id: ID!
+  title: String!
+  type: String!
+  subtype: String
+  severity: String!
+  status: String!
+  createdAt: Time!
+}
+
+"A dataset's verdict."
+type Verdict {
+  "pass, warn, fail, unknown"
+  verdict: String!
+  scanId: ID
+  evaluatedAt: Time
+}
+
+extend type Dataset {
+  "Newest first."
+  scoreHistory(limit: Int = 30): [ScorePoint!]!
+  "Open and acknowledged issues."
+  issues: [IssueSummary!]!
+  verdict: Verdict!
+}
+
+extend type Query {
+  "Scans of the workspace, newest first; limit 1-500."
+  scans(limit: Int = 100, offset: Int = 0): ScanPage!
+}
+
+type Mutation {
+  "Queue a scan of a connection (API tokens may: a marked write)."
+  triggerScan(connectionId: ID!): Scan!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -578,6 +966,12 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_country(ctx, field)
 	case "columns":
 		return ec.fieldContext_Dataset_columns(ctx, field)
+	case "scoreHistory":
+		return ec.fieldContext_Dataset_scoreHistory(ctx, field)
+	case "issues":
+		return ec.fieldContext_Dataset_issues(ctx, field)
+	case "verdict":
+		return ec.fieldContext_Dataset_verdict(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Dataset", field.Name)
 }
@@ -592,6 +986,86 @@ func (ec *executionContext) childFields_DatasetPage(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type DatasetPage", field.Name)
 }
 
+func (ec *executionContext) childFields_IssueSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_IssueSummary_id(ctx, field)
+	case "title":
+		return ec.fieldContext_IssueSummary_title(ctx, field)
+	case "type":
+		return ec.fieldContext_IssueSummary_type(ctx, field)
+	case "subtype":
+		return ec.fieldContext_IssueSummary_subtype(ctx, field)
+	case "severity":
+		return ec.fieldContext_IssueSummary_severity(ctx, field)
+	case "status":
+		return ec.fieldContext_IssueSummary_status(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_IssueSummary_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_Scan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Scan_id(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_Scan_connectionId(ctx, field)
+	case "connectionName":
+		return ec.fieldContext_Scan_connectionName(ctx, field)
+	case "status":
+		return ec.fieldContext_Scan_status(ctx, field)
+	case "trigger":
+		return ec.fieldContext_Scan_trigger(ctx, field)
+	case "datasetsTotal":
+		return ec.fieldContext_Scan_datasetsTotal(ctx, field)
+	case "datasetsDone":
+		return ec.fieldContext_Scan_datasetsDone(ctx, field)
+	case "datasetsFailed":
+		return ec.fieldContext_Scan_datasetsFailed(ctx, field)
+	case "errorCode":
+		return ec.fieldContext_Scan_errorCode(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Scan_createdAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_Scan_finishedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Scan", field.Name)
+}
+
+func (ec *executionContext) childFields_ScanPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ScanPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ScanPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScanPage", field.Name)
+}
+
+func (ec *executionContext) childFields_ScorePoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scanId":
+		return ec.fieldContext_ScorePoint_scanId(ctx, field)
+	case "score":
+		return ec.fieldContext_ScorePoint_score(ctx, field)
+	case "completude":
+		return ec.fieldContext_ScorePoint_completude(ctx, field)
+	case "unicidade":
+		return ec.fieldContext_ScorePoint_unicidade(ctx, field)
+	case "validade":
+		return ec.fieldContext_ScorePoint_validade(ctx, field)
+	case "atualidade":
+		return ec.fieldContext_ScorePoint_atualidade(ctx, field)
+	case "consistencia":
+		return ec.fieldContext_ScorePoint_consistencia(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ScorePoint_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScorePoint", field.Name)
+}
+
 func (ec *executionContext) childFields_Semantic(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "type":
@@ -604,6 +1078,18 @@ func (ec *executionContext) childFields_Semantic(ctx context.Context, field grap
 		return ec.fieldContext_Semantic_sampleSize(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Semantic", field.Name)
+}
+
+func (ec *executionContext) childFields_Verdict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "verdict":
+		return ec.fieldContext_Verdict_verdict(ctx, field)
+	case "scanId":
+		return ec.fieldContext_Verdict_scanId(ctx, field)
+	case "evaluatedAt":
+		return ec.fieldContext_Verdict_evaluatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Verdict", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -722,6 +1208,34 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Dataset_scoreHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_triggerScan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "connectionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["connectionId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -793,6 +1307,28 @@ func (ec *executionContext) field_Query_datasets_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["offset"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_scans_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
 	return args, nil
 }
 
@@ -1527,6 +2063,114 @@ func (ec *executionContext) fieldContext_Dataset_columns(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_scoreHistory(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_scoreHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().ScoreHistory(ctx, obj, fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ScorePoint) graphql.Marshaler {
+			return ec.marshalNScorePoint2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScorePointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_scoreHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScorePoint(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_scoreHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_issues(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_issues(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Issues(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IssueSummary) graphql.Marshaler {
+			return ec.marshalNIssueSummary2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueSummaryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_issues(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_verdict(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Verdict(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Verdict) graphql.Marshaler {
+			return ec.marshalNVerdict2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐVerdict(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Verdict(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DatasetPage_items(ctx context.Context, field graphql.CollectedField, obj *model.DatasetPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1580,6 +2224,211 @@ func (ec *executionContext) _DatasetPage_total(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_DatasetPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DatasetPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueSummary_id(ctx context.Context, field graphql.CollectedField, obj *model.IssueSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSummary_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSummary_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSummary", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IssueSummary_title(ctx context.Context, field graphql.CollectedField, obj *model.IssueSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSummary_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSummary_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueSummary_type(ctx context.Context, field graphql.CollectedField, obj *model.IssueSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSummary_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSummary_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueSummary_subtype(ctx context.Context, field graphql.CollectedField, obj *model.IssueSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSummary_subtype(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subtype, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSummary_subtype(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueSummary_severity(ctx context.Context, field graphql.CollectedField, obj *model.IssueSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSummary_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSummary_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueSummary_status(ctx context.Context, field graphql.CollectedField, obj *model.IssueSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSummary_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSummary_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueSummary_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.IssueSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSummary_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSummary_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSummary", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Mutation_triggerScan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_triggerScan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TriggerScan(ctx, fc.Args["connectionId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Scan) graphql.Marshaler {
+			return ec.marshalNScan2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScan(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_triggerScan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Scan(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_triggerScan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Query_datasets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -1670,6 +2519,50 @@ func (ec *executionContext) fieldContext_Query_dataset(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_scans(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_scans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Scans(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ScanPage) graphql.Marshaler {
+			return ec.marshalNScanPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScanPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_scans(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScanPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_scans_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1744,6 +2637,498 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Scan_id(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Scan_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Scan_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Scan", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Scan_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Scan_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Scan_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Scan", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Scan_connectionName(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Scan_connectionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Scan_connectionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Scan", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Scan_status(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Scan_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Scan_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Scan", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Scan_trigger(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Scan_trigger(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Trigger, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Scan_trigger(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Scan", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Scan_datasetsTotal(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Scan_datasetsTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetsTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Scan_datasetsTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Scan", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Scan_datasetsDone(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Scan_datasetsDone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetsDone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Scan_datasetsDone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Scan", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Scan_datasetsFailed(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Scan_datasetsFailed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetsFailed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Scan_datasetsFailed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Scan", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Scan_errorCode(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Scan_errorCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Scan_errorCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Scan", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Scan_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Scan_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Scan_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Scan", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Scan_finishedAt(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Scan_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Scan_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Scan", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ScanPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ScanPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScanPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Scan) graphql.Marshaler {
+			return ec.marshalNScan2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScanᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScanPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScanPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Scan(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScanPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ScanPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScanPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScanPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScanPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScorePoint_scanId(ctx context.Context, field graphql.CollectedField, obj *model.ScorePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScorePoint_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScorePoint_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScorePoint", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ScorePoint_score(ctx context.Context, field graphql.CollectedField, obj *model.ScorePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScorePoint_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScorePoint_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScorePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScorePoint_completude(ctx context.Context, field graphql.CollectedField, obj *model.ScorePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScorePoint_completude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Completude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScorePoint_completude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScorePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScorePoint_unicidade(ctx context.Context, field graphql.CollectedField, obj *model.ScorePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScorePoint_unicidade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unicidade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScorePoint_unicidade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScorePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScorePoint_validade(ctx context.Context, field graphql.CollectedField, obj *model.ScorePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScorePoint_validade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Validade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScorePoint_validade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScorePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScorePoint_atualidade(ctx context.Context, field graphql.CollectedField, obj *model.ScorePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScorePoint_atualidade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Atualidade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScorePoint_atualidade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScorePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScorePoint_consistencia(ctx context.Context, field graphql.CollectedField, obj *model.ScorePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScorePoint_consistencia(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Consistencia, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScorePoint_consistencia(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScorePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScorePoint_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ScorePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScorePoint_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScorePoint_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScorePoint", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Semantic_type(ctx context.Context, field graphql.CollectedField, obj *model.Semantic) (ret graphql.Marshaler) {
@@ -1836,6 +3221,75 @@ func (ec *executionContext) _Semantic_sampleSize(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Semantic_sampleSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Semantic", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Verdict_verdict(ctx context.Context, field graphql.CollectedField, obj *model.Verdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Verdict_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Verdict_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Verdict", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Verdict_scanId(ctx context.Context, field graphql.CollectedField, obj *model.Verdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Verdict_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Verdict_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Verdict", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Verdict_evaluatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Verdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Verdict_evaluatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EvaluatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Verdict_evaluatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Verdict", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -3156,6 +4610,120 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "scoreHistory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_scoreHistory(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "issues":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_issues(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "verdict":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_verdict(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -3196,6 +4764,122 @@ func (ec *executionContext) _DatasetPage(ctx context.Context, sel ast.SelectionS
 			}
 		case "total":
 			out.Values[i] = ec._DatasetPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueSummaryImplementors = []string{"IssueSummary"}
+
+func (ec *executionContext) _IssueSummary(ctx context.Context, sel ast.SelectionSet, obj *model.IssueSummary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueSummaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueSummary")
+		case "id":
+			out.Values[i] = ec._IssueSummary_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._IssueSummary_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._IssueSummary_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subtype":
+			out.Values[i] = ec._IssueSummary_subtype(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._IssueSummary_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._IssueSummary_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._IssueSummary_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var mutationImplementors = []string{"Mutation"}
+
+func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Mutation",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Mutation")
+		case "triggerScan":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_triggerScan(ctx, field)
+			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3284,6 +4968,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "scans":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_scans(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -3297,6 +5003,210 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scanImplementors = []string{"Scan"}
+
+func (ec *executionContext) _Scan(ctx context.Context, sel ast.SelectionSet, obj *model.Scan) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scanImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Scan")
+		case "id":
+			out.Values[i] = ec._Scan_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._Scan_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionName":
+			out.Values[i] = ec._Scan_connectionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Scan_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "trigger":
+			out.Values[i] = ec._Scan_trigger(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetsTotal":
+			out.Values[i] = ec._Scan_datasetsTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetsDone":
+			out.Values[i] = ec._Scan_datasetsDone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetsFailed":
+			out.Values[i] = ec._Scan_datasetsFailed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errorCode":
+			out.Values[i] = ec._Scan_errorCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Scan_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "finishedAt":
+			out.Values[i] = ec._Scan_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scanPageImplementors = []string{"ScanPage"}
+
+func (ec *executionContext) _ScanPage(ctx context.Context, sel ast.SelectionSet, obj *model.ScanPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scanPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScanPage")
+		case "items":
+			out.Values[i] = ec._ScanPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ScanPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scorePointImplementors = []string{"ScorePoint"}
+
+func (ec *executionContext) _ScorePoint(ctx context.Context, sel ast.SelectionSet, obj *model.ScorePoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scorePointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScorePoint")
+		case "scanId":
+			out.Values[i] = ec._ScorePoint_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._ScorePoint_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "completude":
+			out.Values[i] = ec._ScorePoint_completude(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "unicidade":
+			out.Values[i] = ec._ScorePoint_unicidade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validade":
+			out.Values[i] = ec._ScorePoint_validade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "atualidade":
+			out.Values[i] = ec._ScorePoint_atualidade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consistencia":
+			out.Values[i] = ec._ScorePoint_consistencia(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ScorePoint_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -3349,6 +5259,54 @@ func (ec *executionContext) _Semantic(ctx context.Context, sel ast.SelectionSet,
 		case "sampleSize":
 			out.Values[i] = ec._Semantic_sampleSize(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var verdictImplementors = []string{"Verdict"}
+
+func (ec *executionContext) _Verdict(ctx context.Context, sel ast.SelectionSet, obj *model.Verdict) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, verdictImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Verdict")
+		case "verdict":
+			out.Values[i] = ec._Verdict_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._Verdict_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "evaluatedAt":
+			out.Values[i] = ec._Verdict_evaluatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -3872,6 +5830,86 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
+func (ec *executionContext) marshalNIssueSummary2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueSummary(ctx context.Context, sel ast.SelectionSet, v model.IssueSummary) graphql.Marshaler {
+	return ec._IssueSummary(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIssueSummary2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueSummaryᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IssueSummary) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIssueSummary2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueSummary(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNScan2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScan(ctx context.Context, sel ast.SelectionSet, v model.Scan) graphql.Marshaler {
+	return ec._Scan(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNScan2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScanᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Scan) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScan2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScan(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNScan2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScan(ctx context.Context, sel ast.SelectionSet, v *model.Scan) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Scan(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNScanPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScanPage(ctx context.Context, sel ast.SelectionSet, v *model.ScanPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ScanPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNScorePoint2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScorePoint(ctx context.Context, sel ast.SelectionSet, v model.ScorePoint) graphql.Marshaler {
+	return ec._ScorePoint(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNScorePoint2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScorePointᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ScorePoint) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScorePoint2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScorePoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -3902,6 +5940,16 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNVerdict2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐVerdict(ctx context.Context, sel ast.SelectionSet, v *model.Verdict) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Verdict(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

@@ -55,6 +55,11 @@ type Dataset struct {
 	Country    *Country `json:"country"`
 	// Last profile per column.
 	Columns []Column `json:"columns"`
+	// Newest first.
+	ScoreHistory []ScorePoint `json:"scoreHistory"`
+	// Open and acknowledged issues.
+	Issues  []IssueSummary `json:"issues"`
+	Verdict *Verdict       `json:"verdict"`
 }
 
 // One page of datasets with the total the caller can see.
@@ -63,7 +68,55 @@ type DatasetPage struct {
 	Total int       `json:"total"`
 }
 
+// An issue as a dataset lists it.
+type IssueSummary struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Type      string    `json:"type"`
+	Subtype   *string   `json:"subtype,omitempty"`
+	Severity  string    `json:"severity"`
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+type Mutation struct {
+}
+
 type Query struct {
+}
+
+// A scan of a connection.
+type Scan struct {
+	ID             string `json:"id"`
+	ConnectionID   string `json:"connectionId"`
+	ConnectionName string `json:"connectionName"`
+	// queued, running, succeeded, failed, cancelled
+	Status         string     `json:"status"`
+	Trigger        string     `json:"trigger"`
+	DatasetsTotal  int        `json:"datasetsTotal"`
+	DatasetsDone   int        `json:"datasetsDone"`
+	DatasetsFailed int        `json:"datasetsFailed"`
+	ErrorCode      *string    `json:"errorCode,omitempty"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	FinishedAt     *time.Time `json:"finishedAt,omitempty"`
+}
+
+// One page of scans.
+type ScanPage struct {
+	Items []Scan `json:"items"`
+	Total int    `json:"total"`
+}
+
+// One scan's score with its five dimensions.
+type ScorePoint struct {
+	ScanID       string    `json:"scanId"`
+	Score        *float64  `json:"score,omitempty"`
+	Completude   *float64  `json:"completude,omitempty"`
+	Unicidade    *float64  `json:"unicidade,omitempty"`
+	Validade     *float64  `json:"validade,omitempty"`
+	Atualidade   *float64  `json:"atualidade,omitempty"`
+	Consistencia *float64  `json:"consistencia,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
 }
 
 // A semantic type measured on a sample.
@@ -73,6 +126,14 @@ type Semantic struct {
 	Region     *string `json:"region,omitempty"`
 	Estimated  bool    `json:"estimated"`
 	SampleSize int     `json:"sampleSize"`
+}
+
+// A dataset's verdict.
+type Verdict struct {
+	// pass, warn, fail, unknown
+	Verdict     string     `json:"verdict"`
+	ScanID      *string    `json:"scanId,omitempty"`
+	EvaluatedAt *time.Time `json:"evaluatedAt,omitempty"`
 }
 
 type DatasetSort string

@@ -1,0 +1,66 @@
+package graph
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// batchWait is how long a loader waits for more keys before fetching: resolvers of a
+// list's items run concurrently and ask within microseconds of each other.
+const batchWait = 2 * time.Millisecond
+
+// loader batches the keys resolvers ask for during one request into one fetch, and
+// caches the answers for the rest of the request.
+type loader[K comparable, V any] struct {
+	fetch func(ctx context.Context, keys []K) (map[K]V, error)
+
+	mu      sync.Mutex
+	pending *batch[K, V]
+	done    map[K]*batch[K, V]
+}
+
+type batch[K comparable, V any] struct {
+	keys  []K
+	ready chan struct{}
+	vals  map[K]V
+	err   error
+}
+
+func newLoader[K comparable, V any](fetch func(ctx context.Context, keys []K) (map[K]V, error)) *loader[K, V] {
+	return &loader[K, V]{fetch: fetch, done: map[K]*batch[K, V]{}}
+}
+
+// Load returns the value of key (ok false when the fetch had none).
+func (l *loader[K, V]) Load(ctx context.Context, key K) (V, bool, error) {
+	l.mu.Lock()
+	b, seen := l.done[key]
+	if !seen {
+		if l.pending == nil {
+			l.pending = &batch[K, V]{ready: make(chan struct{})}
+			go l.run(context.WithoutCancel(ctx), l.pending)
+		}
+		b = l.pending
+		b.keys = append(b.keys, key)
+		l.done[key] = b
+	}
+	l.mu.Unlock()
+	select {
+	case <-b.ready:
+	case <-ctx.Done():
+		var zero V
+		return zero, false, ctx.Err()
+	}
+	v, ok := b.vals[key]
+	return v, ok, b.err
+}
+
+func (l *loader[K, V]) run(ctx context.Context, b *batch[K, V]) {
+	time.Sleep(batchWait)
+	l.mu.Lock()
+	l.pending = nil
+	keys := b.keys
+	l.mu.Unlock()
+	b.vals, b.err = l.fetch(ctx, keys)
+	close(b.ready)
+}
