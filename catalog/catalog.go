@@ -197,15 +197,34 @@ type DatasetFilter struct {
 	Page         vigia.Page
 }
 
+// Viewer is who reads, as far as visibility goes: the caller's teams and whether the
+// caller is a workspace admin (who sees every dataset). Stores pass it to the SQL
+// function vigia_dataset_visible, the one place the rule lives.
+type Viewer struct {
+	WorkspaceID string
+	TeamIDs     []string
+	Admin       bool
+}
+
+// ViewerOf returns the visibility of a principal. API tokens have no teams and are never
+// admins: they do not see restricted-access domains.
+func ViewerOf(p vigia.Principal) Viewer {
+	teams := p.TeamIDs
+	if teams == nil {
+		teams = []string{}
+	}
+	return Viewer{WorkspaceID: p.WorkspaceID, TeamIDs: teams, Admin: !p.ReadOnly && p.Role == vigia.RoleAdmin}
+}
+
 // Store is the persistence the catalog needs. Every method is scoped to a workspace.
 type Store interface {
 	// FindDatasets lists the workspace's live datasets with the total.
-	FindDatasets(ctx context.Context, workspaceID string, f DatasetFilter) (vigia.List[Dataset], error)
+	FindDatasets(ctx context.Context, v Viewer, f DatasetFilter) (vigia.List[Dataset], error)
 	// DatasetByID returns a dataset with its columns; KindNotFound if absent or in another workspace.
-	DatasetByID(ctx context.Context, workspaceID, id string) (Dataset, error)
+	DatasetByID(ctx context.Context, v Viewer, id string) (Dataset, error)
 	// DatasetDetails returns the datasets of the workspace among ids with columns, score
 	// history and open issues, in a fixed number of queries; missing ids are absent.
-	DatasetDetails(ctx context.Context, workspaceID string, ids []string, historyLimit int) (map[string]Dataset, error)
+	DatasetDetails(ctx context.Context, v Viewer, ids []string, historyLimit int) (map[string]Dataset, error)
 }
 
 // Service answers catalog reads for the principal in ctx.
@@ -244,7 +263,7 @@ func (s *Service) FindDatasets(ctx context.Context, f DatasetFilter) (vigia.List
 		// An id we never issue matches nothing; answer an empty page, not an error.
 		return vigia.List[Dataset]{Items: []Dataset{}}, nil
 	}
-	return s.store.FindDatasets(ctx, p.WorkspaceID, f)
+	return s.store.FindDatasets(ctx, ViewerOf(p), f)
 }
 
 // Dataset returns one dataset with its columns. Returns KindNotFound if it does not
@@ -257,7 +276,7 @@ func (s *Service) Dataset(ctx context.Context, id string) (Dataset, error) {
 	if !vigia.ValidID(id) {
 		return Dataset{}, vigia.NotFound()
 	}
-	return s.store.DatasetByID(ctx, p.WorkspaceID, id)
+	return s.store.DatasetByID(ctx, ViewerOf(p), id)
 }
 
 // DatasetDetails loads many datasets' details at once (for GraphQL lists); ids the
@@ -276,7 +295,7 @@ func (s *Service) DatasetDetails(ctx context.Context, ids []string, historyLimit
 	if historyLimit < 1 || historyLimit > 500 {
 		historyLimit = 30
 	}
-	return s.store.DatasetDetails(ctx, p.WorkspaceID, valid, historyLimit)
+	return s.store.DatasetDetails(ctx, ViewerOf(p), valid, historyLimit)
 }
 
 func validatePage(p vigia.Page) error {

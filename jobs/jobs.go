@@ -283,9 +283,11 @@ RETURNING id::text`
 // Enqueue adds a job of kind with args (marshalled to JSON; a json.RawMessage is stored
 // as is) and returns its id. It inserts inside the transaction riding in ctx when there
 // is one, so the job exists exactly when that transaction commits; else it inserts on the
-// pool. With o.UniqueKey, a job of the same kind and key that is still available or
-// running makes Enqueue return that job's id and ErrDuplicate. It returns KindInvalid for
-// an empty kind, a negative MaxAttempts or a WorkspaceID that is not a UUID, and
+// pool. Args are stored in the clear: put ids in them, never a secret or a source
+// value; handlers load what they need. With o.UniqueKey, a job of the same kind and key
+// that is still available or running makes Enqueue return that job's id and
+// ErrDuplicate, leaving the caller's transaction usable. It returns KindInvalid for an
+// empty kind, a negative MaxAttempts or a WorkspaceID that is not a UUID, and
 // KindInternal when the database fails.
 func (q *Queue) Enqueue(ctx context.Context, kind string, args any, o EnqueueOpts) (string, error) {
 	if kind == "" {

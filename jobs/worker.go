@@ -322,9 +322,14 @@ type rowQuerier interface {
 // claim takes up to limit due jobs of queue (any queue when nil) and kinds; with
 // Options.PerWorkspace, at most one.
 func (q *Queue) claim(ctx context.Context, queue *string, kinds []string, limit int) ([]*claimed, error) {
-	if len(kinds) == 0 || limit < 1 {
-		return nil, nil
+	if len(kinds) == 0 || limit < 1 || ctx.Err() != nil {
+		return nil, ctx.Err()
 	}
+	// A claim cut off by ctx could commit without the worker learning of it, leaving
+	// the job running with no handler until it is reaped as an attempt. Claims finish
+	// instead; a job claimed as ctx ends is handed back as interrupted.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
 	if q.opts.PerWorkspace == 0 {
 		return q.claimRows(ctx, q.pool, queue, kinds, limit)
 	}

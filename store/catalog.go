@@ -34,9 +34,9 @@ func scanDataset(r pgx.Row) (catalog.Dataset, error) {
 }
 
 // FindDatasets lists a workspace's live datasets.
-func (s *CatalogStore) FindDatasets(ctx context.Context, workspaceID string, f catalog.DatasetFilter) (vigia.List[catalog.Dataset], error) {
-	where := []string{"d.workspace_id = $1", "d.dropped_at IS NULL"}
-	args := []any{workspaceID}
+func (s *CatalogStore) FindDatasets(ctx context.Context, v catalog.Viewer, f catalog.DatasetFilter) (vigia.List[catalog.Dataset], error) {
+	where := []string{"d.workspace_id = $1", "d.dropped_at IS NULL", VisibleSQL("d.id", 2, 3)}
+	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin}
 	if f.ConnectionID != nil {
 		args = append(args, *f.ConnectionID)
 		where = append(where, fmt.Sprintf("d.connection_id = $%d", len(args)))
@@ -67,9 +67,9 @@ func (s *CatalogStore) FindDatasets(ctx context.Context, workspaceID string, f c
 }
 
 // DatasetByID returns a dataset of the workspace with its columns.
-func (s *CatalogStore) DatasetByID(ctx context.Context, workspaceID, id string) (catalog.Dataset, error) {
+func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id string) (catalog.Dataset, error) {
 	d, err := scanDataset(s.db.q(ctx).QueryRow(ctx, `SELECT `+datasetColumns+` FROM `+datasetFrom+`
-		WHERE d.id = $1 AND d.workspace_id = $2 AND d.dropped_at IS NULL`, id, workspaceID))
+		WHERE d.id = $1 AND d.workspace_id = $2 AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4), id, v.WorkspaceID, v.TeamIDs, v.Admin))
 	if err != nil {
 		return d, translate(err)
 	}
@@ -147,14 +147,15 @@ func escapeLike(s string) string {
 
 // DatasetDetails loads datasets with their columns, score history and open issues in
 // four queries, whatever the number of ids.
-func (s *CatalogStore) DatasetDetails(ctx context.Context, workspaceID string, ids []string, historyLimit int) (map[string]catalog.Dataset, error) {
+func (s *CatalogStore) DatasetDetails(ctx context.Context, v catalog.Viewer, ids []string, historyLimit int) (map[string]catalog.Dataset, error) {
 	out := map[string]catalog.Dataset{}
 	if len(ids) == 0 {
 		return out, nil
 	}
 	q := s.db.q(ctx)
 	rows, err := q.Query(ctx, `SELECT `+datasetColumns+` FROM `+datasetFrom+`
-		WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL`, workspaceID, ids)
+		WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4),
+		v.WorkspaceID, ids, v.TeamIDs, v.Admin)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -235,4 +236,10 @@ func (s *CatalogStore) DatasetDetails(ctx context.Context, workspaceID string, i
 		out[is.DatasetID] = d
 	}
 	return out, nil
+}
+
+// VisibleSQL is the visibility predicate for a dataset id expression, with the caller's
+// team ids and admin flag as query parameters $teams and $admin.
+func VisibleSQL(datasetExpr string, teamsParam, adminParam int) string {
+	return fmt.Sprintf("vigia_dataset_visible(%s, $%d::uuid[], $%d)", datasetExpr, teamsParam, adminParam)
 }
