@@ -443,3 +443,67 @@ func TestScanQueueFull(t *testing.T) {
 		t.Fatalf("got %d %s", r.Status, r.Body)
 	}
 }
+
+// queries_per_day comes from the source's own scan counters between two scans, and
+// sort=usage puts the busiest dataset first.
+func TestUsageFromSourceStatistics(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{SecretKey: "k", SQLiteRoot: t.TempDir()})
+	ws := env.MustWorkspace(t, "usage")
+	admin := env.MustSession(t, ws, vigia.RoleAdmin)
+	tok := env.MustToken(t, ws)
+	src := newSource(t, "postgres", "")
+	src.fillClientes(t, 50)
+	src.exec(t, `CREATE TABLE pouco_usada (id int PRIMARY KEY)`)
+	r := env.Do(t, http.MethodPost, "/api/v1/connections", admin, map[string]any{"name": "pg", "kind": "postgres", "dsn": src.dsn})
+	var conn map[string]any
+	r.JSON(t, &conn)
+	ctx := app.AsAdmin(context.Background(), ws, "test")
+	scanOnce := func() {
+		t.Helper()
+		sc, err := env.App.Scans.TriggerScan(ctx, conn["id"].(string), "manual")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc, err = env.App.WaitScan(ctx, sc.ID, nil); err != nil || sc.Status != scan.StatusSucceeded {
+			t.Fatalf("scan: %v %+v", err, sc)
+		}
+	}
+	scanOnce()
+	list := func() []map[string]any {
+		var ds []map[string]any
+		env.Do(t, http.MethodGet, "/api/v1/datasets?sort=usage", tok, nil).JSON(t, &ds)
+		return ds
+	}
+	for _, d := range list() {
+		if d["queries_per_day"] != nil {
+			t.Fatalf("usage known after one scan: %v", d)
+		}
+	}
+	// A day passes: the application reads clientes 40 times.
+	if _, err := env.DB.Pool().Exec(context.Background(), `UPDATE datasets SET usage_reads_at = usage_reads_at - interval '1 day' WHERE workspace_id = $1`, ws); err != nil {
+		t.Fatal(err)
+	}
+	conn1, err := src.db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		if _, err := conn1.ExecContext(context.Background(), "SELECT count(*) FROM clientes WHERE id > $1", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn1.ExecContext(context.Background(), "SELECT pg_stat_force_next_flush()"); err != nil {
+		t.Fatal(err)
+	}
+	conn1.Close()
+	time.Sleep(50 * time.Millisecond) // the flush happens when that backend goes idle
+	scanOnce()
+	ds := list()
+	if ds[0]["name"] != "public.clientes" {
+		t.Fatalf("busiest dataset not first: %v", ds)
+	}
+	q, _ := ds[0]["queries_per_day"].(float64)
+	if q < 40 || q > 50 {
+		t.Fatalf("queries_per_day %v, want 40 reads plus Vigia's own few", ds[0]["queries_per_day"])
+	}
+}

@@ -34,7 +34,7 @@ type Dataset struct {
 	ConnectionCountry *string
 	WorkspaceCountry  string
 	LatestScore       *float64
-	QueriesPerDay     float64
+	QueriesPerDay     *float64 // measured from the source's scan counters; nil while unknown
 	LastScanAt        *time.Time
 	CreatedAt         time.Time
 	UpdatedAt         time.Time

@@ -14,31 +14,59 @@ import (
 // Build creates the pack's schema, data and views in db and replaces an earlier copy of the
 // same pack (its tables and views are dropped first; nothing else is touched). dialect is
 // "sqlite" (db opened with modernc.org/sqlite, driver "sqlite") or "postgres" (pgx stdlib,
-// driver "pgx"). The data is a function of seed, rowsScale and the current hour: timestamps
-// are laid out backwards from the start of the hour, so a table meant to be fresh is fresh
-// when scanned and a stale one is months old. rowsScale multiplies the base row counts (1 = a
-// few thousand rows per main table; values below 1 mean 1).
+// driver "pgx"; the pack gets its own schema, Pack.Schema). The data is a function of seed,
+// rowsScale and the current hour: timestamps are laid out backwards from the start of the
+// hour, so a table meant to be fresh is fresh when scanned and the stale one is months old.
+// rowsScale multiplies the base row counts (1 = a few thousand rows per main table; values
+// below 1 mean 1).
 //
-// Build returns KindInvalid for an unknown pack, dialect or a rowsScale above MaxRowsScale,
-// and KindInternal when the database refuses a statement.
+// In SQLite each pack needs a file of its own (tables of different packs share names); in
+// Postgres all four packs can live in one database, each in its schema.
+//
+// Build returns KindInvalid for an unknown pack or dialect or a rowsScale above MaxRowsScale,
+// KindConflict (code demo_pack_conflict) when a SQLite file already holds another pack, and
+// KindInternal when the database refuses a statement.
 func Build(ctx context.Context, db *sql.DB, dialect, key string, seed int64, rowsScale int) error {
-	return BuildAt(ctx, db, dialect, key, seed, rowsScale, time.Now())
+	return BuildWith(ctx, db, dialect, key, Options{Seed: seed, Scale: float64(max(rowsScale, 1))})
 }
 
-// BuildAt is Build with the anchor time given: every generated timestamp lies before now
-// (truncated to the hour), and two builds with the same arguments hold the same rows.
-func BuildAt(ctx context.Context, db *sql.DB, dialect, key string, seed int64, rowsScale int, now time.Time) error {
+// Options tune BuildWith.
+type Options struct {
+	Seed int64
+	// Scale multiplies the base row counts; 0 means 1. Fractions down to MinRowsScale give
+	// small packs for quick tests; every planted defect keeps at least one row.
+	Scale float64
+	// Now anchors the timestamps (truncated to the hour); zero means time.Now(). Two builds
+	// with the same seed, scale and anchor hold the same rows.
+	Now time.Time
+}
+
+// BuildWith is Build with a fractional scale and a chosen anchor time. It returns
+// KindInvalid for an unknown pack or dialect or a scale outside [MinRowsScale,
+// MaxRowsScale], KindConflict when a SQLite file already holds another pack, and
+// KindInternal when the database refuses a statement.
+func BuildWith(ctx context.Context, db *sql.DB, dialect, key string, opts Options) error {
 	p, d, err := resolve(dialect, key)
 	if err != nil {
 		return err
 	}
-	if rowsScale > MaxRowsScale {
-		return vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"le": MaxRowsScale}, "rows_scale"))
+	if opts.Scale == 0 {
+		opts.Scale = 1
 	}
-	rowsScale = max(rowsScale, 1)
-	rows := p.fill(newGen(seed, p.salt, rowsScale, now.UTC().Truncate(time.Hour)))
+	if !(opts.Scale >= MinRowsScale && opts.Scale <= MaxRowsScale) { // NaN too
+		return vigia.Invalid(vigia.Field("range", map[string]any{"ge": MinRowsScale, "le": MaxRowsScale}, "rows_scale"))
+	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	rows := p.fill(newGen(opts.Seed, p.salt, opts.Scale, opts.Now.UTC().Truncate(time.Hour)))
 
 	err = withTx(ctx, db, d, func(tx *sql.Tx) error {
+		if !d.pg() {
+			if err := checkNoOtherPack(ctx, tx, p); err != nil {
+				return err
+			}
+		}
 		for i := len(p.views) - 1; i >= 0; i-- {
 			if d.pg() || !p.views[i].materialized {
 				if err := exec(ctx, tx, "drop view "+p.views[i].name, d.dropView(p.views[i])); err != nil {
@@ -125,6 +153,34 @@ func Mutate(ctx context.Context, db *sql.DB, dialect, key string) error {
 		}
 		return createViews(ctx, tx, d, p.views)
 	})
+}
+
+// checkNoOtherPack refuses to build into a SQLite file that holds another pack: SQLite has
+// no schemas, so packs share table names (clientes) and replacing ours would drop theirs.
+func checkNoOtherPack(ctx context.Context, tx *sql.Tx, p *packDef) error {
+	ours := map[string]bool{}
+	for _, t := range p.tables {
+		ours[t.name] = true
+	}
+	for _, other := range defs() {
+		if other.Key == p.Key {
+			continue
+		}
+		for _, t := range other.tables {
+			if ours[t.name] {
+				continue
+			}
+			var n int
+			err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", t.name).Scan(&n)
+			if err != nil {
+				return failed("look for other packs", err)
+			}
+			if n > 0 {
+				return vigia.Conflict("demo_pack_conflict", "error.demo_pack_conflict", map[string]any{"pack": other.Key})
+			}
+		}
+	}
+	return nil
 }
 
 func resolve(dialectName, key string) (*packDef, dialect, error) {

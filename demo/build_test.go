@@ -19,6 +19,10 @@ import (
 
 const seed = 42
 
+// smallScale is the row scale of tests that compare or count builds rather than inspect
+// the data: a tenth of the rows keeps every planted defect.
+const smallScale = 0.1
+
 func TestPacksAreListedAndDocumented(t *testing.T) {
 	packs := demo.Packs()
 	var keys []string
@@ -97,18 +101,26 @@ func TestBuildRejectsUnknownPackAndDialect(t *testing.T) {
 func TestBuildPlantsDocumentedDefectsAndMutateChangesTypes(t *testing.T) {
 	for _, tg := range targets {
 		t.Run(tg.dialect, func(t *testing.T) {
-			db := tg.open(t)
+			// All packs share one Postgres database (each has its schema); SQLite needs a file each.
+			shared := tg.open(t)
 			for _, p := range demo.Packs() {
 				t.Run(p.Key, func(t *testing.T) {
+					db := shared
+					if tg.dialect == "sqlite" {
+						db = tg.open(t)
+					}
 					ctx := context.Background()
 					start := time.Now()
-					if err := demo.Build(ctx, db, tg.dialect, p.Key, seed, 1); err != nil {
+					if err := demo.BuildWith(ctx, db, tg.dialect, p.Key, demo.Options{Seed: seed, Scale: testScale}); err != nil {
 						t.Fatalf("Build: %v", err)
 					}
-					t.Logf("Build %s/%s at scale 1: %v", tg.dialect, p.Key, time.Since(start).Round(time.Millisecond))
+					t.Logf("Build %s/%s at scale %g: %v", tg.dialect, p.Key, testScale, time.Since(start).Round(time.Millisecond))
 					counts := checkObjects(t, db, tg.dialect, p)
 					for _, d := range p.Defects {
 						t.Run(d.Kind+"/"+d.Column, func(t *testing.T) { checkDefect(t, db, tg.dialect, d) })
+					}
+					if tg.dialect == "sqlite" {
+						t.Run("semantic_types", func(t *testing.T) { checkSemanticTypes(t, db, p) })
 					}
 					checkMutate(t, db, tg.dialect, p, counts)
 				})
@@ -140,8 +152,8 @@ func checkObjects(t *testing.T, db *sql.DB, dialect string, p demo.Pack) map[str
 			}
 		}
 	}
-	if total < 8000 {
-		t.Errorf("the pack holds %d rows in tables, want at least 8000 at scale 1", total)
+	if want := int(8000 * testScale); total < want {
+		t.Errorf("the pack holds %d rows in tables, want at least %d at scale %g", total, want, testScale)
 	}
 	t.Logf("%s: %d rows in tables; %v", p.Key, total, counts)
 	return counts
@@ -185,7 +197,7 @@ func checkDefect(t *testing.T, db *sql.DB, dialect string, d demo.Defect) {
 		}
 	case demo.DefectDuplicateKeys:
 		distinct := MustCount(t, db, "SELECT COUNT(DISTINCT "+col+") FROM "+tbl)
-		if dup := total - distinct; dup < 1 || dup > total*3/100 {
+		if dup := total - distinct; dup < 1 || dup > max(3, total*3/100) {
 			t.Errorf("%d repeated keys in %d rows, want a few", dup, total)
 		}
 	case demo.DefectInvalidNIF, demo.DefectInvalidIBAN, demo.DefectInvalidPostalCode:
@@ -199,7 +211,7 @@ func checkDefect(t *testing.T, db *sql.DB, dialect string, d demo.Defect) {
 				bad++
 			}
 		}
-		if bad < 1 || float64(bad) > 0.06*float64(len(values)) {
+		if bad < 1 || float64(bad) > max(3, 0.06*float64(len(values))) {
 			t.Errorf("%d of %d invalid, want a few (1-6%%)", bad, len(values))
 		}
 	case demo.DefectOrphans:
@@ -209,7 +221,7 @@ func checkDefect(t *testing.T, db *sql.DB, dialect string, d demo.Defect) {
 		}
 		orphans := MustCount(t, db, "SELECT COUNT(*) FROM "+tbl+" c LEFT JOIN "+qual(dialect, parent)+" p ON p.id = c."+col+
 			" WHERE p.id IS NULL")
-		if orphans < 1 || orphans > total*3/100 {
+		if orphans < 1 || orphans > max(3, total*3/100) {
 			t.Errorf("%d orphans in %d rows, want a few", orphans, total)
 		}
 	case demo.DefectStaleTimestamps:
@@ -344,65 +356,95 @@ func digest(t *testing.T, db *sql.DB, dialect string, p demo.Pack) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func TestBuildAtIsDeterministicForASeed(t *testing.T) {
-	anchor := time.Date(2026, 3, 14, 15, 30, 0, 0, time.UTC)
+// TestBuildIsDeterministicAndReplacesAnEarlierCopy builds each pack in Postgres, mutates it,
+// builds it again over the mutated copy with the same seed and anchor, and expects the same
+// rows; another seed must give other rows.
+func TestBuildIsDeterministicAndReplacesAnEarlierCopy(t *testing.T) {
+	db := MustPostgres(t)
 	ctx := context.Background()
+	opts := demo.Options{Seed: seed, Scale: smallScale, Now: time.Date(2026, 3, 14, 15, 30, 0, 0, time.UTC)}
 	for _, p := range demo.Packs() {
 		t.Run(p.Key, func(t *testing.T) {
-			a, b, c := MustSQLite(t, ""), MustSQLite(t, ""), MustSQLite(t, "")
-			for _, x := range []struct {
-				db   *sql.DB
-				seed int64
-			}{{a, seed}, {b, seed}, {c, seed + 1}} {
-				if err := demo.BuildAt(ctx, x.db, "sqlite", p.Key, x.seed, 1, anchor); err != nil {
-					t.Fatal(err)
-				}
+			if err := demo.BuildWith(ctx, db, "postgres", p.Key, opts); err != nil {
+				t.Fatal(err)
 			}
-			da, db, dc := digest(t, a, "sqlite", p), digest(t, b, "sqlite", p), digest(t, c, "sqlite", p)
-			if da != db {
-				t.Error("two builds with the same seed differ")
+			first := digest(t, db, "postgres", p)
+			if err := demo.Mutate(ctx, db, "postgres", p.Key); err != nil {
+				t.Fatal(err)
 			}
-			if da == dc {
+			if err := demo.BuildWith(ctx, db, "postgres", p.Key, opts); err != nil {
+				t.Fatalf("rebuild over a mutated copy: %v", err)
+			}
+			if again := digest(t, db, "postgres", p); again != first {
+				t.Error("the rebuild with the same seed differs from the first build")
+			}
+			other := opts
+			other.Seed++
+			if err := demo.BuildWith(ctx, db, "postgres", p.Key, other); err != nil {
+				t.Fatal(err)
+			}
+			if digest(t, db, "postgres", p) == first {
 				t.Error("builds with different seeds are identical")
 			}
 		})
 	}
 }
 
-func TestBuildReplacesAnEarlierCopyInPostgres(t *testing.T) {
-	db := MustPostgres(t)
+func TestBuildIsDeterministicInSQLite(t *testing.T) {
 	ctx := context.Background()
-	anchor := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)
-	p, _ := demo.PackByKey("payments")
-	if err := demo.BuildAt(ctx, db, "postgres", p.Key, seed, 1, anchor); err != nil {
-		t.Fatal(err)
+	opts := demo.Options{Seed: seed, Scale: smallScale, Now: time.Date(2026, 3, 14, 15, 30, 0, 0, time.UTC)}
+	p, _ := demo.PackByKey("erp")
+	a, b := MustSQLite(t, ""), MustSQLite(t, "")
+	for _, db := range []*sql.DB{a, b} {
+		if err := demo.BuildWith(ctx, db, "sqlite", p.Key, opts); err != nil {
+			t.Fatal(err)
+		}
 	}
-	first := digest(t, db, "postgres", p)
-	if err := demo.Mutate(ctx, db, "postgres", p.Key); err != nil {
-		t.Fatal(err)
-	}
-	if err := demo.BuildAt(ctx, db, "postgres", p.Key, seed, 1, anchor); err != nil {
-		t.Fatalf("rebuild over a mutated copy: %v", err)
-	}
-	if again := digest(t, db, "postgres", p); again != first {
-		t.Error("the rebuild with the same seed differs from the first build")
-	}
-	if typ := MustColumnType(t, db, "postgres", "pagamentos.comerciantes", "mcc"); typ != "integer" {
-		t.Errorf("after the rebuild mcc is %q, want integer", typ)
+	if digest(t, a, "sqlite", p) != digest(t, b, "sqlite", p) {
+		t.Error("two builds with the same seed differ")
 	}
 }
 
 func TestBuildScalesRowCounts(t *testing.T) {
+	db := MustPostgres(t)
 	ctx := context.Background()
-	one, two := MustSQLite(t, ""), MustSQLite(t, "")
-	if err := demo.Build(ctx, one, "sqlite", "erp", seed, 1); err != nil {
+	var counts []int
+	for _, scale := range []float64{smallScale, 2 * smallScale} {
+		if err := demo.BuildWith(ctx, db, "postgres", "payments", demo.Options{Seed: seed, Scale: scale}); err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, MustCount(t, db, "SELECT COUNT(*) FROM pagamentos.transacoes"))
+	}
+	if counts[1] != 2*counts[0] {
+		t.Errorf("transacoes: %d at scale %g, %d at twice that", counts[0], smallScale, counts[1])
+	}
+}
+
+func TestBuildRefusesASQLiteFileHoldingAnotherPack(t *testing.T) {
+	db := MustSQLite(t, "")
+	ctx := context.Background()
+	if err := demo.BuildWith(ctx, db, "sqlite", "erp", demo.Options{Seed: seed, Scale: smallScale}); err != nil {
 		t.Fatal(err)
 	}
-	if err := demo.Build(ctx, two, "sqlite", "erp", seed, 2); err != nil {
-		t.Fatal(err)
+	err := demo.BuildWith(ctx, db, "sqlite", "ecommerce", demo.Options{Seed: seed, Scale: smallScale})
+	if !vigia.IsKind(err, vigia.KindConflict) {
+		t.Fatalf("err = %v, want KindConflict", err)
 	}
-	if n1, n2 := MustCount(t, one, "SELECT COUNT(*) FROM clientes"), MustCount(t, two, "SELECT COUNT(*) FROM clientes"); n2 != 2*n1 {
-		t.Errorf("clientes: %d at scale 2, %d at scale 1", n2, n1)
+	if n := MustCount(t, db, "SELECT COUNT(*) FROM faturas_em_atraso"); n == 0 {
+		t.Error("the ERP pack was damaged")
+	}
+	if err := demo.BuildWith(ctx, db, "sqlite", "erp", demo.Options{Seed: seed, Scale: smallScale}); err != nil {
+		t.Errorf("rebuilding the same pack: %v", err)
+	}
+}
+
+func TestBuildRejectsAScaleOutOfBounds(t *testing.T) {
+	db := MustSQLite(t, "")
+	for _, scale := range []float64{-1, 0.001, demo.MaxRowsScale + 1} {
+		err := demo.BuildWith(context.Background(), db, "sqlite", "erp", demo.Options{Scale: scale})
+		if !vigia.IsKind(err, vigia.KindInvalid) {
+			t.Errorf("scale %g: err = %v, want KindInvalid", scale, err)
+		}
 	}
 }
 
@@ -410,7 +452,7 @@ func TestBuildWorksWithForeignKeysEnforcedAndRestoresThePragma(t *testing.T) {
 	db := MustSQLite(t, "?_pragma=foreign_keys(1)")
 	db.SetMaxOpenConns(1) // the pragma is per connection: check the one Build used
 	ctx := context.Background()
-	if err := demo.Build(ctx, db, "sqlite", "health", seed, 1); err != nil {
+	if err := demo.BuildWith(ctx, db, "sqlite", "health", demo.Options{Seed: seed, Scale: smallScale}); err != nil {
 		t.Fatal(err)
 	}
 	if err := demo.Mutate(ctx, db, "sqlite", "health"); err != nil {
@@ -421,10 +463,9 @@ func TestBuildWorksWithForeignKeysEnforcedAndRestoresThePragma(t *testing.T) {
 	}
 }
 
-// TestEveryPackShowsEverySemanticType checks that each pack has at least one column of each
-// type Vigia's semantic detection knows for Portugal, judged on 80% of non-null values.
-func TestEveryPackShowsEverySemanticType(t *testing.T) {
-	ctx := context.Background()
+// checkSemanticTypes checks that the pack has at least one column of each type Vigia's
+// semantic detection knows for Portugal, judged on 80% of a column's non-null values.
+func checkSemanticTypes(t *testing.T, db *sql.DB, p demo.Pack) {
 	kinds := []struct {
 		name  string
 		match func(string) bool
@@ -437,41 +478,33 @@ func TestEveryPackShowsEverySemanticType(t *testing.T) {
 		{"nif_pt", nifValid},
 		{"phone_pt", isPTPhone},
 	}
-	for _, p := range demo.Packs() {
-		t.Run(p.Key, func(t *testing.T) {
-			db := MustSQLite(t, "")
-			if err := demo.Build(ctx, db, "sqlite", p.Key, seed, 1); err != nil {
-				t.Fatal(err)
-			}
-			found := map[string]string{}
-			for _, name := range p.Tables {
-				if slices.Contains(p.Views, name) {
-					continue
-				}
-				tbl := qual("sqlite", name)
-				for _, col := range MustStrings(t, db, "SELECT name FROM pragma_table_info('"+tbl+"') WHERE type LIKE 'VARCHAR%'") {
-					values := MustStrings(t, db, "SELECT "+col+" FROM "+tbl+" WHERE "+col+" IS NOT NULL LIMIT 1000")
-					for _, k := range kinds {
-						n := 0
-						for _, v := range values {
-							if k.match(v) {
-								n++
-							}
-						}
-						if len(values) > 0 && float64(n) >= 0.8*float64(len(values)) {
-							found[k.name] = tbl + "." + col
-						}
+	found := map[string]string{}
+	for _, name := range p.Tables {
+		if slices.Contains(p.Views, name) {
+			continue
+		}
+		tbl := qual("sqlite", name)
+		for _, col := range MustStrings(t, db, "SELECT name FROM pragma_table_info('"+tbl+"') WHERE type LIKE 'VARCHAR%'") {
+			values := MustStrings(t, db, "SELECT "+col+" FROM "+tbl+" WHERE "+col+" IS NOT NULL LIMIT 1000")
+			for _, k := range kinds {
+				n := 0
+				for _, v := range values {
+					if k.match(v) {
+						n++
 					}
 				}
-			}
-			for _, k := range kinds {
-				if found[k.name] == "" {
-					t.Errorf("no column of type %s", k.name)
+				if len(values) > 0 && float64(n) >= 0.8*float64(len(values)) {
+					found[k.name] = tbl + "." + col
 				}
 			}
-			t.Logf("%v", found)
-		})
+		}
 	}
+	for _, k := range kinds {
+		if found[k.name] == "" {
+			t.Errorf("no column of type %s", k.name)
+		}
+	}
+	t.Logf("semantic types: %v", found)
 }
 
 func BenchmarkBuild(b *testing.B) {

@@ -29,8 +29,12 @@ const (
 	DefectRenameNextScan     = "rename_next_scan"      // Mutate drops the column and adds a similar one
 )
 
-// MaxRowsScale bounds Build's rowsScale: at 1000 a pack holds tens of millions of rows.
-const MaxRowsScale = 1000
+// Bounds of the row scale: at 1000 a pack holds tens of millions of rows; at 0.01 a few
+// hundred, still with every planted defect.
+const (
+	MaxRowsScale = 1000
+	MinRowsScale = 0.01
+)
 
 // Pack is an industry demo pack: a small, realistic source database with planted defects.
 type Pack struct {
@@ -140,15 +144,15 @@ func Keys() []string {
 type gen struct {
 	r     *rand.Rand
 	now   time.Time // anchor: the latest instant any generated timestamp may take
-	scale int
+	scale float64
 }
 
-func newGen(seed int64, salt uint64, scale int, now time.Time) *gen {
+func newGen(seed int64, salt uint64, scale float64, now time.Time) *gen {
 	return &gen{r: rand.New(rand.NewPCG(uint64(seed), salt)), now: now, scale: scale}
 }
 
-// n scales a base row count.
-func (g *gen) n(base int) int { return base * g.scale }
+// n scales a base row count; every table keeps at least one row.
+func (g *gen) n(base int) int { return max(1, int(math.Round(float64(base)*g.scale))) }
 
 func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
 

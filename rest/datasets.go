@@ -20,6 +20,7 @@ type DatasetOut struct {
 	CostGuarded    bool       `json:"cost_guarded" doc:"Scans profile at depth basic over the first rows and count no distinct values"`
 	DataCountry    *string    `json:"data_country" doc:"ISO 3166-1 alpha-2; null = inherited"`
 	LatestScore    *float64   `json:"latest_score" doc:"0-100; null before the first scan"`
+	QueriesPerDay  *float64   `json:"queries_per_day" doc:"Scans of the table per day, from the source's own statistics between two scans (Postgres); null while unknown"`
 	LastScanAt     *time.Time `json:"last_scan_at"`
 	CreatedAt      time.Time  `json:"created_at"`
 	UpdatedAt      time.Time  `json:"updated_at"`
@@ -136,7 +137,7 @@ func (s *Server) handleDatasetGet(w http.ResponseWriter, r *http.Request, in *in
 func toDatasetOut(d catalog.Dataset) DatasetOut {
 	return DatasetOut{ID: d.ID, Name: d.Name(), Schema: d.Schema, Table: d.Table, ConnectionID: d.ConnectionID,
 		ConnectionName: d.ConnectionName, Kind: d.Kind, CostGuarded: d.CostGuarded(), DataCountry: d.DataCountry,
-		LatestScore: d.LatestScore, LastScanAt: d.LastScanAt, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+		LatestScore: d.LatestScore, QueriesPerDay: d.QueriesPerDay, LastScanAt: d.LastScanAt, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
 }
 
 func toDatasetDetailOut(d catalog.Dataset, accessRole string) DatasetDetailOut {

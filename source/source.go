@@ -117,6 +117,10 @@ type Table struct {
 	// ViewDefinition is the SQL of views and materialized views, kept for lineage; ""
 	// otherwise.
 	ViewDefinition string
+	// Reads is the source's own cumulative count of scans of the table since its
+	// statistics were last reset (Postgres: seq_scan + idx_scan), nil when the source keeps
+	// no such counter. It counts every reader, Vigia's profiles included.
+	Reads *int64
 }
 
 // Column is a column of a table.

@@ -54,7 +54,7 @@ func (s *CatalogStore) FindDatasets(ctx context.Context, v catalog.Viewer, f cat
 	order := "d.schema_name, d.table_name, d.id"
 	switch f.Sort {
 	case catalog.SortUsage:
-		order = "d.queries_per_day DESC, " + order
+		order = "d.queries_per_day DESC NULLS LAST, " + order
 	}
 	args = append(args, f.Page.Limit, f.Page.Offset)
 	rows, err := s.db.q(ctx).Query(ctx, fmt.Sprintf(`SELECT %s FROM %s

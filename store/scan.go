@@ -129,12 +129,26 @@ func (s *ScanStore) SyncDatasets(ctx context.Context, workspaceID, connectionID 
 			if t.ViewDefinition != "" {
 				viewDef = &t.ViewDefinition
 			}
-			err := q.QueryRow(ctx, `INSERT INTO datasets (id, workspace_id, connection_id, schema_name, table_name, kind, view_definition, created_at, updated_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+			err := q.QueryRow(ctx, `INSERT INTO datasets (id, workspace_id, connection_id, schema_name, table_name, kind, view_definition,
+				created_at, updated_at, usage_reads, usage_reads_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, CASE WHEN $9::bigint IS NULL THEN NULL ELSE $8::timestamptz END)
 				ON CONFLICT (connection_id, schema_name, table_name) DO UPDATE
-				   SET kind = EXCLUDED.kind, view_definition = EXCLUDED.view_definition, dropped_at = NULL, updated_at = EXCLUDED.updated_at
+				   SET kind = EXCLUDED.kind, view_definition = EXCLUDED.view_definition, dropped_at = NULL, updated_at = EXCLUDED.updated_at,
+				       queries_per_day = CASE
+				           WHEN $9::bigint IS NULL THEN NULL
+				           WHEN datasets.usage_reads IS NULL OR $9 < datasets.usage_reads
+				                OR EXCLUDED.updated_at - datasets.usage_reads_at < interval '1 minute' THEN datasets.queries_per_day
+				           ELSE ($9 - datasets.usage_reads) / (extract(epoch FROM EXCLUDED.updated_at - datasets.usage_reads_at) / 86400)
+				       END,
+				       usage_reads = CASE WHEN $9::bigint IS NULL OR datasets.usage_reads_at IS NULL
+				                          OR EXCLUDED.updated_at - datasets.usage_reads_at >= interval '1 minute' OR $9 < datasets.usage_reads
+				                     THEN $9 ELSE datasets.usage_reads END,
+				       usage_reads_at = CASE WHEN $9::bigint IS NULL THEN NULL
+				                             WHEN datasets.usage_reads_at IS NULL OR EXCLUDED.updated_at - datasets.usage_reads_at >= interval '1 minute'
+				                                  OR $9 < datasets.usage_reads THEN EXCLUDED.updated_at
+				                             ELSE datasets.usage_reads_at END
 				RETURNING id::text, workspace_id::text, schema_name, table_name, kind, depth, data_country, (xmax = 0)`,
-				vigia.NewID(), workspaceID, connectionID, t.Schema, t.Name, t.Kind, viewDef, at).
+				vigia.NewID(), workspaceID, connectionID, t.Schema, t.Name, t.Kind, viewDef, at, t.Reads).
 				Scan(&d.ID, &d.WorkspaceID, &d.Schema, &d.Table, &d.Kind, &d.Depth, &d.DataCountry, &inserted)
 			if err != nil {
 				return translate(err)

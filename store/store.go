@@ -112,7 +112,9 @@ func (db *DB) Ping(ctx context.Context) error {
 func (db *DB) Migrate(ctx context.Context) error {
 	sqldb := stdlib.OpenDBFromPool(db.pool)
 	defer sqldb.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, sqldb, mustSub(migrations, "migrations"))
+	// Features land from parallel branches, so a database may meet a lower-numbered
+	// migration after a higher one: apply it rather than refuse.
+	p, err := goose.NewProvider(goose.DialectPostgres, sqldb, mustSub(migrations, "migrations"), goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}

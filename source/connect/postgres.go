@@ -141,6 +141,9 @@ WHERE c.relkind IN ('v', 'm')
  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
  AND has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT')`
 
+// pgDiscoverReads reads the cumulative scan counters of the tables, for usage.
+const pgDiscoverReads = `SELECT schemaname, relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_user_tables`
+
 func (d postgres) discover(ctx context.Context, c *conn, op string) ([]source.Table, error) {
 	var tables []source.Table
 	index := map[[2]string]int{}
@@ -175,6 +178,20 @@ func (d postgres) discover(ctx context.Context, c *conn, op string) ([]source.Ta
 		}
 		if i, ok := index[[2]string{schema, name}]; ok {
 			tables[i].ViewDefinition = strings.TrimSpace(def.String)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	_, err = c.query(ctx, op, "discover", pgDiscoverReads, nil, func(rows *sql.Rows) error {
+		var schema, name string
+		var reads int64
+		if err := rows.Scan(&schema, &name, &reads); err != nil {
+			return c.resultError("discover")
+		}
+		if i, ok := index[[2]string{schema, name}]; ok {
+			tables[i].Reads = &reads
 		}
 		return nil
 	})
