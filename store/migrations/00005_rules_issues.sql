@@ -82,16 +82,22 @@ CREATE UNIQUE INDEX anomaly_retunes_one_pending ON anomaly_retunes (dataset_id, 
 
 -- The SLA clock of an issue runs while it is open or acknowledged and stops while it is
 -- resolved or ignored. The status periods come from issue_history (each row starts the
--- status it reached); only rows before as_of count, and the last period runs on.
+-- status it reached; an issue without history is open since it was created); only rows
+-- before as_of count, and the last period runs on.
 --
 -- vigia_issue_sla_seconds: seconds on the clock at as_of.
 -- +goose StatementBegin
 CREATE FUNCTION vigia_issue_sla_seconds(issue uuid, as_of timestamptz) RETURNS double precision
 LANGUAGE sql STABLE AS $$
-    WITH h AS (
+    WITH raw AS (
+        SELECT id, to_status, created_at FROM issue_history WHERE issue_id = issue AND created_at < as_of
+        UNION ALL
+        SELECT i.id, 'open', i.created_at FROM issues i
+         WHERE i.id = issue AND i.created_at < as_of AND NOT EXISTS (SELECT 1 FROM issue_history WHERE issue_id = issue)
+    ), h AS (
         SELECT to_status, created_at AS start_at,
                lead(created_at) OVER (ORDER BY created_at, id) AS end_at
-          FROM issue_history WHERE issue_id = issue AND created_at < as_of
+          FROM raw
     )
     SELECT coalesce(sum(extract(epoch FROM least(coalesce(end_at, as_of), as_of) - start_at)), 0)::double precision
       FROM h WHERE to_status IN ('open', 'acknowledged')
@@ -104,10 +110,15 @@ $$;
 -- +goose StatementBegin
 CREATE FUNCTION vigia_issue_sla_due(issue uuid, target_hours double precision, as_of timestamptz) RETURNS timestamptz
 LANGUAGE sql STABLE AS $$
-    WITH h AS (
+    WITH raw AS (
+        SELECT id, to_status, created_at FROM issue_history WHERE issue_id = issue AND created_at < as_of
+        UNION ALL
+        SELECT i.id, 'open', i.created_at FROM issues i
+         WHERE i.id = issue AND i.created_at < as_of AND NOT EXISTS (SELECT 1 FROM issue_history WHERE issue_id = issue)
+    ), h AS (
         SELECT id, to_status, created_at AS start_at,
                lead(created_at) OVER (ORDER BY created_at, id) AS end_at
-          FROM issue_history WHERE issue_id = issue AND created_at < as_of
+          FROM raw
     ), p AS (
         SELECT start_at, end_at,
                coalesce(sum(extract(epoch FROM end_at - start_at)) OVER (ORDER BY start_at, id
