@@ -31,7 +31,7 @@ func toRule(r rule.Rule) model.Rule {
 	p := r.Params
 	out := model.Rule{ID: r.ID, DatasetID: r.DatasetID, DatasetName: r.DatasetName(), RuleType: r.Type, Name: r.Name, Severity: r.Severity,
 		Active: r.Active, CurrentIssueID: r.CurrentIssueID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		Params: &model.RuleParams{Columns: p.Columns, Values: p.Values, Min: p.Min, Max: p.Max, MaxOrphanPct: p.MaxOrphanPct,
+		RefDatasetRestricted: r.RefRestricted, Params: &model.RuleParams{Columns: p.Columns, Values: p.Values, Min: p.Min, Max: p.Max, MaxOrphanPct: p.MaxOrphanPct,
 			MaxAgeHours: p.MaxAgeHours}}
 	str := func(s string) *string {
 		if s == "" {

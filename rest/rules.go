@@ -26,11 +26,14 @@ type RuleOut struct {
 	Active      bool          `json:"active"`
 	// RefDatasetName names a referential rule's reference dataset when the caller can
 	// see it; null otherwise.
-	RefDatasetName *string        `json:"ref_dataset_name" doc:"schema.table of the reference dataset; null when the caller cannot see it"`
-	LastResult     *RuleResultOut `json:"last_result" doc:"null before the first scan that evaluated the rule"`
-	CurrentIssueID *string        `json:"current_issue_id" doc:"The rule's current issue (open, acknowledged, ignored while failing, or resolved awaiting verification)"`
-	CreatedAt      time.Time      `json:"created_at"`
-	UpdatedAt      time.Time      `json:"updated_at"`
+	RefDatasetName *string `json:"ref_dataset_name" doc:"schema.table of the reference dataset; null when the caller cannot see it"`
+	// RefDatasetRestricted is true when the caller cannot see the reference dataset:
+	// neither its name nor its id is given then.
+	RefDatasetRestricted bool           `json:"ref_dataset_restricted"`
+	LastResult           *RuleResultOut `json:"last_result" doc:"null before the first scan that evaluated the rule"`
+	CurrentIssueID       *string        `json:"current_issue_id" doc:"The rule's current issue (open, acknowledged, ignored while failing, or resolved awaiting verification)"`
+	CreatedAt            time.Time      `json:"created_at"`
+	UpdatedAt            time.Time      `json:"updated_at"`
 }
 
 // RuleParamsOut are a rule's parameters; only those of its type are present.
@@ -134,6 +137,7 @@ func toRuleOut(r rule.Rule) RuleOut {
 	p := r.Params
 	out := RuleOut{ID: r.ID, DatasetID: r.DatasetID, DatasetName: r.DatasetName(), RuleType: r.Type, Name: r.Name, Severity: r.Severity,
 		Active: r.Active, CurrentIssueID: r.CurrentIssueID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		RefDatasetRestricted: r.RefRestricted,
 		Params: RuleParamsOut{Column: p.Column, Columns: p.Columns, Values: p.Values, Pattern: p.Pattern, Min: p.Min, Max: p.Max,
 			RefDatasetID: p.RefDatasetID, RefColumn: p.RefColumn, MaxOrphanPct: p.MaxOrphanPct, MaxAgeHours: p.MaxAgeHours,
 			MinRows: p.MinRows, SQL: p.SQL, MaxFailing: p.MaxFailing}}

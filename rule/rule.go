@@ -119,6 +119,9 @@ type Rule struct {
 	// RefDataset is the reference dataset of a referential rule; services keep it only
 	// for readers who can see it.
 	RefDataset *DatasetRef
+	// RefRestricted is set for a reader who cannot see the reference dataset: its id is
+	// then left out of Params too.
+	RefRestricted bool
 }
 
 // DatasetName is schema.table.

@@ -258,7 +258,8 @@ func (s *Service) forReader(ctx context.Context, v catalog.Viewer, rules []Rule)
 		r := &rules[i]
 		if r.RefDataset != nil {
 			if _, ok := visible[r.RefDataset.ID]; !ok {
-				r.RefDataset = nil
+				r.RefDataset, r.RefRestricted = nil, true
+				r.Params.RefDatasetID = ""
 			}
 		}
 		if r.LastResult == nil || r.LastResult.Reason == nil {

@@ -154,19 +154,20 @@ type ComplexityRoot struct {
 	}
 
 	Rule struct {
-		Active         func(childComplexity int) int
-		CreatedAt      func(childComplexity int) int
-		CurrentIssueID func(childComplexity int) int
-		DatasetID      func(childComplexity int) int
-		DatasetName    func(childComplexity int) int
-		ID             func(childComplexity int) int
-		LastResult     func(childComplexity int) int
-		Name           func(childComplexity int) int
-		Params         func(childComplexity int) int
-		RefDatasetName func(childComplexity int) int
-		RuleType       func(childComplexity int) int
-		Severity       func(childComplexity int) int
-		UpdatedAt      func(childComplexity int) int
+		Active               func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		CurrentIssueID       func(childComplexity int) int
+		DatasetID            func(childComplexity int) int
+		DatasetName          func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		LastResult           func(childComplexity int) int
+		Name                 func(childComplexity int) int
+		Params               func(childComplexity int) int
+		RefDatasetName       func(childComplexity int) int
+		RefDatasetRestricted func(childComplexity int) int
+		RuleType             func(childComplexity int) int
+		Severity             func(childComplexity int) int
+		UpdatedAt            func(childComplexity int) int
 	}
 
 	RulePage struct {
@@ -961,6 +962,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Rule.RefDatasetName(childComplexity), true
+	case "Rule.refDatasetRestricted":
+		if e.ComplexityRoot.Rule.RefDatasetRestricted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Rule.RefDatasetRestricted(childComplexity), true
 	case "Rule.ruleType":
 		if e.ComplexityRoot.Rule.RuleType == nil {
 			break
@@ -1552,6 +1559,8 @@ type Rule {
   active: Boolean!
   "schema.table of a referential rule's reference dataset; null when the caller cannot see it."
   refDatasetName: String
+  "True when the caller cannot see the reference dataset: neither its name nor its id is given."
+  refDatasetRestricted: Boolean!
   "Null before the first scan that evaluated the rule."
   lastResult: RuleResult
   "The rule's current issue (open, acknowledged, ignored while failing, or resolved awaiting verification)."
@@ -1938,6 +1947,8 @@ func (ec *executionContext) childFields_Rule(ctx context.Context, field graphql.
 		return ec.fieldContext_Rule_active(ctx, field)
 	case "refDatasetName":
 		return ec.fieldContext_Rule_refDatasetName(ctx, field)
+	case "refDatasetRestricted":
+		return ec.fieldContext_Rule_refDatasetRestricted(ctx, field)
 	case "lastResult":
 		return ec.fieldContext_Rule_lastResult(ctx, field)
 	case "currentIssueId":
@@ -5379,6 +5390,29 @@ func (ec *executionContext) _Rule_refDatasetName(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Rule_refDatasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Rule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Rule_refDatasetRestricted(ctx context.Context, field graphql.CollectedField, obj *model.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Rule_refDatasetRestricted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefDatasetRestricted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Rule_refDatasetRestricted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Rule", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Rule_lastResult(ctx context.Context, field graphql.CollectedField, obj *model.Rule) (ret graphql.Marshaler) {
@@ -9139,6 +9173,11 @@ func (ec *executionContext) _Rule(ctx context.Context, sel ast.SelectionSet, obj
 		case "refDatasetName":
 			out.Values[i] = ec._Rule_refDatasetName(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "refDatasetRestricted":
+			out.Values[i] = ec._Rule_refDatasetRestricted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "lastResult":

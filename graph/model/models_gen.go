@@ -156,6 +156,8 @@ type Rule struct {
 	Active   bool        `json:"active"`
 	// schema.table of a referential rule's reference dataset; null when the caller cannot see it.
 	RefDatasetName *string `json:"refDatasetName,omitempty"`
+	// True when the caller cannot see the reference dataset: neither its name nor its id is given.
+	RefDatasetRestricted bool `json:"refDatasetRestricted"`
 	// Null before the first scan that evaluated the rule.
 	LastResult *RuleResult `json:"lastResult,omitempty"`
 	// The rule's current issue (open, acknowledged, ignored while failing, or resolved awaiting verification).
