@@ -298,7 +298,8 @@ func (s *Server) issueRoutes() {
 		action := a.action
 		s.register(operation{ID: a.path + "Issue", Method: http.MethodPost, Path: "/api/v1/issues/{issue_id}/" + a.path, Tag: "issues",
 			Summary: a.summary + " (member or admin session)", Params: []param{issueIDParam}, Body: IssueActionIn{}, OptionalBody: true,
-			Response: IssueDetailOut{}, Desc: "409 invalid_transition from another status; the change is in the issue's history with origin user:<id>."},
+			Response: IssueDetailOut{}, Desc: "The change is in the issue's history with origin user:<id>.",
+			Errors: map[int]string{http.StatusConflict: "invalid_transition from another status; issue_superseded when reopening would give a rule a second open issue"}},
 			func(w http.ResponseWriter, r *http.Request, in *input) { s.handleIssueAction(w, r, in, action) })
 	}
 	s.register(operation{ID: "ignoreIssue", Method: http.MethodPost, Path: "/api/v1/issues/{issue_id}/ignore", Tag: "issues",
@@ -320,6 +321,7 @@ func (s *Server) issueRoutes() {
 		approve := d.approve
 		s.register(operation{ID: d.path + "Retune", Method: http.MethodPost, Path: "/api/v1/datasets/{dataset_id}/tuning/retunes/{retune_id}/" + d.path,
 			Tag: "datasets", Summary: "Decide a retune awaiting approval (admin session)", Response: RetuneOut{},
+			Errors: map[int]string{http.StatusConflict: "retune_decided: the retune was already decided"},
 			Params: []param{datasetIDParam, {Name: "retune_id", In: "path", Type: "string", Required: true, MaxLen: 64}}},
 			func(w http.ResponseWriter, r *http.Request, in *input) { s.handleRetuneDecision(w, r, in, approve) })
 	}

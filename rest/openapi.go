@@ -134,6 +134,9 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 	if op.Body != nil {
 		o.Responses["413"] = errResp("payload_too_large", errs.plain)
 	}
+	for code, desc := range op.Errors {
+		o.Responses[strconv.Itoa(code)] = errResp(desc, errs.plain)
+	}
 	rl := errResp("rate_limited; Retry-After header and retry_after in the body", errs.plain)
 	rl.Headers["Retry-After"] = &huma.Param{Schema: &huma.Schema{Type: "integer"}}
 	o.Responses["429"] = rl

@@ -45,7 +45,9 @@ type operation struct {
 	// NoContent, when set, documents a 204 the operation answers instead (its reason).
 	NoContent string
 	// Headers documents response headers of the success answers (name → description).
-	Headers    map[string]string
+	Headers map[string]string
+	// Errors documents error statuses beyond the usual ones (status → description).
+	Errors     map[int]string
 	Deprecated *deprecation
 	handler    func(w http.ResponseWriter, r *http.Request, in *input)
 }

@@ -39,11 +39,13 @@ func (s *Server) teamRoutes() {
 	s.register(operation{ID: "listTeams", Method: http.MethodGet, Path: "/api/v1/teams", Tag: "governance", List: true,
 		Summary: "Teams of the workspace", Response: []TeamOut{}}, s.handleTeamList)
 	s.register(operation{ID: "createTeam", Method: http.MethodPost, Path: "/api/v1/teams", Tag: "governance", Status: http.StatusCreated,
-		Summary: "Add a team (admin session); 409 team_name_taken", Body: TeamIn{}, Response: TeamOut{}}, s.handleTeamCreate)
+		Summary: "Add a team (admin session)", Body: TeamIn{}, Response: TeamOut{},
+		Errors: map[int]string{http.StatusConflict: "team_name_taken"}}, s.handleTeamCreate)
 	s.register(operation{ID: "getTeam", Method: http.MethodGet, Path: "/api/v1/teams/{team_id}", Tag: "governance",
 		Summary: "One team with its members", Params: []param{teamIDParam}, Response: TeamOut{}}, s.handleTeamGet)
 	s.register(operation{ID: "renameTeam", Method: http.MethodPatch, Path: "/api/v1/teams/{team_id}", Tag: "governance",
-		Summary: "Rename a team (admin session)", Params: []param{teamIDParam}, Body: TeamIn{}, Response: TeamOut{}}, s.handleTeamRename)
+		Summary: "Rename a team (admin session)", Params: []param{teamIDParam}, Body: TeamIn{}, Response: TeamOut{},
+		Errors: map[int]string{http.StatusConflict: "team_name_taken"}}, s.handleTeamRename)
 	s.register(operation{ID: "deleteTeam", Method: http.MethodDelete, Path: "/api/v1/teams/{team_id}", Tag: "governance",
 		Summary: "Delete a team; its issues lose their assignee (admin session)", Params: []param{teamIDParam},
 		Status: http.StatusNoContent}, s.handleTeamDelete)
