@@ -20,14 +20,17 @@ import (
 	"github.com/vigia-data/vigia/graph/explorer"
 	"github.com/vigia-data/vigia/i18n"
 	"github.com/vigia-data/vigia/identity"
+	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/jobs"
 	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/rest"
+	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/secret"
 	"github.com/vigia-data/vigia/source"
 	"github.com/vigia-data/vigia/source/connect"
 	"github.com/vigia-data/vigia/store"
+	"github.com/vigia-data/vigia/team"
 )
 
 // Config holds what the wiring needs beyond the database.
@@ -69,6 +72,9 @@ type App struct {
 	Scans       *scan.Service
 	ScanReads   *scan.ReadService
 	Jobs        *jobs.Queue
+	Rules       *rule.Service
+	Issues      *issue.Service
+	Teams       *team.Service
 }
 
 // New wires the services over db (already migrated).
@@ -105,6 +111,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans}
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, clock, log, scanCfg)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, scanCfg)
+	a.wireWorkflow(clock)
 	queue.Handle(scan.JobKind, func(ctx context.Context, j jobs.Job) error {
 		var args scanJobArgs
 		if err := json.Unmarshal(j.Args, &args); err != nil {
@@ -117,10 +124,12 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 
 // Server builds the HTTP transport: /api/v1, /graphql and its explorer, /metrics.
 func (a *App) Server() *rest.Server {
-	gql := graph.NewHandler(&graph.Resolver{Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads}, a.Messages, a.Log)
+	gql := graph.NewHandler(&graph.Resolver{Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
+		RuleService: a.Rules, IssueService: a.Issues}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
+			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams},
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }
@@ -128,6 +137,7 @@ func (a *App) Server() *rest.Server {
 // RunWorkers works jobs (scans) and fires due schedules until ctx ends.
 func (a *App) RunWorkers(ctx context.Context) error {
 	go a.scheduleLoop(ctx)
+	go a.slaLoop(ctx)
 	err := a.Jobs.Run(ctx)
 	if errors.Is(err, context.Canceled) {
 		return nil

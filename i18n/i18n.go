@@ -6,6 +6,7 @@ package i18n
 import (
 	"embed"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -33,8 +34,13 @@ type Catalog struct {
 func New() (*Catalog, error) {
 	b := goi18n.NewBundle(language.MustParse(PT))
 	b.RegisterUnmarshalFunc("yaml", yaml.Unmarshal)
-	for _, f := range []string{"pt-PT", "en", "es"} {
-		if _, err := b.LoadMessageFileFS(locales, "locales/"+f+".yaml"); err != nil {
+	// Each area may keep its messages in its own locales/<area>.<lang>.yaml.
+	files, err := fs.Glob(locales, "locales/*.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("i18n: list catalogues: %w", err)
+	}
+	for _, f := range files {
+		if _, err := b.LoadMessageFileFS(locales, f); err != nil {
 			return nil, fmt.Errorf("i18n: load %s: %w", f, err)
 		}
 	}

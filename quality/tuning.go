@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 )
 
 // Tuning of anomaly thresholds.
@@ -41,6 +42,21 @@ type Tuning struct {
 	// calibrated default.
 	TunedThreshold      *float64 `json:"tuned_threshold"`
 	TunedThresholdLabel *string  `json:"tuned_threshold_label"`
+	// RetuneAwaitingApproval is a retune of the metric waiting for an administrator;
+	// nil without one.
+	RetuneAwaitingApproval *Retune `json:"retune_awaiting_approval"`
+}
+
+// Retune is a change of a metric's tuning that waits for an administrator's approval:
+// silencing a metric whose threshold already is MaxThreshold and whose anomalies keep
+// being ignored as expected.
+type Retune struct {
+	ID            string    `json:"id"`
+	Action        string    `json:"action"`
+	FromThreshold float64   `json:"from_threshold"`
+	IssueID       *string   `json:"issue_id"`
+	RequestedBy   string    `json:"requested_by"`
+	RequestedAt   time.Time `json:"requested_at"`
 }
 
 // TuningFor returns the tuning of a metric whose anomalies were ignored as expected

@@ -86,7 +86,7 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 			Description: p.Desc, Schema: paramSchema(p)})
 	}
 	if op.Body != nil {
-		o.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
+		o.RequestBody = &huma.RequestBody{Required: !op.OptionalBody, Content: map[string]*huma.MediaType{
 			"application/json": {Schema: reg.Schema(reflect.TypeOf(op.Body), true, op.ID+"Request")}}}
 	}
 	headers := map[string]*huma.Param{"X-Request-ID": {Schema: &huma.Schema{Type: "string"}, Description: "Request id"}}
@@ -102,7 +102,13 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 		headers["Deprecation"] = &huma.Param{Schema: &huma.Schema{Type: "string"}}
 		headers["Sunset"] = &huma.Param{Schema: &huma.Schema{Type: "string"}}
 	}
+	for name, desc := range op.Headers {
+		headers[name] = &huma.Param{Schema: &huma.Schema{Type: "string"}, Description: desc}
+	}
 	ok := &huma.Response{Description: http.StatusText(op.Status), Headers: headers}
+	if op.NoContent != "" {
+		o.Responses["204"] = &huma.Response{Description: op.NoContent, Headers: headers}
+	}
 	switch {
 	case op.ContentType != "":
 		ok.Content = map[string]*huma.MediaType{op.ContentType: {Schema: &huma.Schema{Type: "string"}}}
@@ -127,6 +133,9 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 	}
 	if op.Body != nil {
 		o.Responses["413"] = errResp("payload_too_large", errs.plain)
+	}
+	for code, desc := range op.Errors {
+		o.Responses[strconv.Itoa(code)] = errResp(desc, errs.plain)
 	}
 	rl := errResp("rate_limited; Retry-After header and retry_after in the body", errs.plain)
 	rl.Headers["Retry-After"] = &huma.Param{Schema: &huma.Schema{Type: "integer"}}

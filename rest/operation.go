@@ -33,15 +33,23 @@ type operation struct {
 	TokenWrite bool
 	Params     []param
 	Body       any // prototype of the request body (schema only)
-	Response   any // prototype of the success body (schema only)
-	Status     int // success status; 200 by default
+	// OptionalBody documents the body as optional (actions with an optional note).
+	OptionalBody bool
+	Response     any // prototype of the success body (schema only)
+	Status       int // success status; 200 by default
 	// List operations take limit/offset and answer X-Total-Count.
 	List        bool
 	ListDefault int
 	// ContentType of a non-JSON success body.
 	ContentType string
-	Deprecated  *deprecation
-	handler     func(w http.ResponseWriter, r *http.Request, in *input)
+	// NoContent, when set, documents a 204 the operation answers instead (its reason).
+	NoContent string
+	// Headers documents response headers of the success answers (name → description).
+	Headers map[string]string
+	// Errors documents error statuses beyond the usual ones (status → description).
+	Errors     map[int]string
+	Deprecated *deprecation
+	handler    func(w http.ResponseWriter, r *http.Request, in *input)
 }
 
 // deprecation marks an operation deprecated (RFC 9745, RFC 8594).

@@ -43,6 +43,7 @@ type Deps struct {
 	Connections *connection.Service
 	Scans       *scan.Service
 	ScanReads   *scan.ReadService
+	Workflow    WorkflowDeps
 	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
@@ -126,6 +127,7 @@ func (s *Server) routes() {
 	s.datasetReadRoutes()
 	s.connectionRoutes()
 	s.scanRoutes()
+	s.workflowRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

@@ -147,6 +147,18 @@ func assertFailingRows(t *testing.T, db *sql.DB, d rulesql.Dialect, rules []name
 			if want := oddFailing[nr.name]; !slices.Equal(got, want) {
 				t.Errorf("failing ids = %v, want %v\n%s", got, want, q)
 			}
+			// The count a scan runs counts exactly the rows the query lists.
+			if cq, ok, _, err := rulesql.CountSQL(nr.rule, d); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				var n int
+				if err := db.QueryRowContext(context.Background(), cq).Scan(&n); err != nil {
+					t.Fatalf("count: %v\n%s", err, cq)
+				}
+				if n != len(oddFailing[nr.name]) {
+					t.Errorf("count = %d, want %d\n%s", n, len(oddFailing[nr.name]), cq)
+				}
+			}
 		})
 	}
 }

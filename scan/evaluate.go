@@ -45,6 +45,9 @@ type KnownIssue struct {
 	Column          string
 	Structural      bool
 	LastDetectedSeq int
+	// RuleID is set on issues of rules; RuleCurrent marks the rule's current issue.
+	RuleID      string
+	RuleCurrent bool
 }
 
 // EvaluateInput is one dataset's fresh profile with its history.
@@ -58,6 +61,8 @@ type EvaluateInput struct {
 	DecayScans   int
 	FreshnessSLA time.Duration
 	Duration     time.Duration
+	// Rules are the dataset's rule results in this scan (see applyRules).
+	Rules []RuleResult
 }
 
 // DatasetResult is everything one dataset's scan writes, in one transaction.
@@ -78,6 +83,10 @@ type DatasetResult struct {
 	Score         quality.Score
 	Verdict       quality.VerdictResult
 	Events        []Event
+	// RuleResults are stored as the rules' last results; Transitions change existing
+	// issues of rules.
+	RuleResults []RuleResult
+	Transitions []IssueTransition
 }
 
 // NewIssue is an issue a scan opens.
@@ -93,6 +102,8 @@ type NewIssue struct {
 	Column      string
 	Structural  bool
 	Details     map[string]any
+	// RuleID is set on an issue a failed rule opens (it becomes the rule's current one).
+	RuleID string
 }
 
 // Redetection is an open issue found again.
@@ -204,6 +215,9 @@ func Evaluate(in EvaluateInput) (DatasetResult, error) {
 		res.Signals = append(res.Signals, sig)
 	}
 
+	// Rules: their outcomes count in the score and the verdict; failures open issues.
+	ruleOutcomes := res.applyRules(in)
+
 	// Consistencia: open drift and anomaly issues decay with the scans since detection.
 	var prevDeduction map[string]quality.IssueDeduction
 	if in.Prev.Score != nil {
@@ -238,20 +252,29 @@ func Evaluate(in EvaluateInput) (DatasetResult, error) {
 		cons = append(cons, ci)
 	}
 	for _, ni := range res.NewIssues {
+		if ni.Type != "schema_drift" && ni.Type != "anomaly" {
+			continue
+		}
 		cons = append(cons, quality.ConsistencyIssue{ID: ni.ID, Type: ni.Type, Severity: quality.Severity(ni.Severity),
 			Status: quality.IssueOpen, Structural: ni.Structural, DetectedNow: true})
 	}
 
 	score, err := quality.ComputeScore(quality.ScoreInput{RowCount: p.RowCount, Columns: statsOf(in.Table.Columns, p),
-		Now: in.Now, LatestTimestamp: p.LatestTimestamp, FreshnessSLA: in.FreshnessSLA, Consistency: cons, DecayScans: in.DecayScans})
+		Now: in.Now, LatestTimestamp: p.LatestTimestamp, FreshnessSLA: in.FreshnessSLA, Consistency: cons, DecayScans: in.DecayScans,
+		Rules: ruleOutcomes})
 	if err != nil {
 		return res, err
 	}
 	res.Score = score
 
-	// Verdict over the issues open after this scan.
+	// Verdict over the rules and the issues open after this scan. A rule's issue is left
+	// out: the rule itself counts through its outcome, and not at all when it could not
+	// be evaluated.
 	var vis []quality.VerdictIssue
 	for _, is := range in.Prev.Issues {
+		if is.Type == IssueTypeRule {
+			continue
+		}
 		if is.Status == "open" || is.Status == "acknowledged" {
 			sev := is.Severity
 			if s, ok := redetected[is.ID]; ok && s != "" {
@@ -261,9 +284,12 @@ func Evaluate(in EvaluateInput) (DatasetResult, error) {
 		}
 	}
 	for _, ni := range res.NewIssues {
+		if ni.Type == IssueTypeRule {
+			continue
+		}
 		vis = append(vis, quality.VerdictIssue{ID: ni.ID, Type: ni.Type, Severity: quality.Severity(ni.Severity), Status: quality.IssueOpen})
 	}
-	res.Verdict = quality.DecideVerdict(quality.VerdictInput{Profiled: true, Score: score.Score, Issues: vis})
+	res.Verdict = quality.DecideVerdict(quality.VerdictInput{Profiled: true, Score: score.Score, Rules: ruleOutcomes, Issues: vis})
 	if quality.VerdictChanged(in.Prev.Verdict, res.Verdict.Verdict) {
 		from := string(*in.Prev.Verdict)
 		to := string(res.Verdict.Verdict)

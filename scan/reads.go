@@ -81,6 +81,8 @@ type TuningRow struct {
 	Ignored   int
 	Resolved  int
 	Silenced  bool
+	// Retune is the metric's retune waiting for approval, nil without one.
+	Retune *quality.Retune
 }
 
 // ReadService answers the dataset read operations built on scans.
@@ -429,7 +431,9 @@ func (s *ReadService) Tuning(ctx context.Context, datasetID string) ([]quality.T
 	out := []quality.Tuning{}
 	for _, t := range tunings {
 		seen[metricKey(t.Metric, t.Column)] = true
-		out = append(out, quality.TuningFor(quality.Metric(t.Metric), t.Column, t.Ignored, t.Resolved, t.Silenced, lang))
+		tu := quality.TuningFor(quality.Metric(t.Metric), t.Column, t.Ignored, t.Resolved, t.Silenced, lang)
+		tu.RetuneAwaitingApproval = t.Retune
+		out = append(out, tu)
 	}
 	hist, err := s.reads.MetricHistory(ctx, d.ID, 1)
 	if err != nil {

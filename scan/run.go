@@ -123,12 +123,22 @@ func (s *Service) scanDataset(ctx context.Context, sc Scan, connCountry string, 
 	if err != nil {
 		return err
 	}
+	profiled := time.Since(start)
 	prev, err := s.store.PrevState(ctx, d.ID)
 	if err != nil {
 		return err
 	}
-	res, err := Evaluate(EvaluateInput{Now: s.clock.Now(), ScanID: sc.ID, Dataset: d, Table: t, Profile: prof, Prev: prev,
-		DecayScans: s.cfg.DecayScans, FreshnessSLA: s.cfg.FreshnessSLA, Duration: time.Since(start)})
+	now := s.clock.Now()
+	var rules []RuleResult
+	if s.rules != nil {
+		rules, err = s.rules.EvaluateRules(source.WithOperation(ctx, source.OpScan), src,
+			RuleInput{Now: now, ScanID: sc.ID, ConnectionID: sc.ConnectionID, Dataset: d, Table: t, Profile: prof})
+		if err != nil {
+			return err
+		}
+	}
+	res, err := Evaluate(EvaluateInput{Now: now, ScanID: sc.ID, Dataset: d, Table: t, Profile: prof, Prev: prev,
+		DecayScans: s.cfg.DecayScans, FreshnessSLA: s.cfg.FreshnessSLA, Duration: profiled, Rules: rules})
 	if err != nil {
 		return err
 	}

@@ -139,6 +139,7 @@ type Service struct {
 	tx    Tx
 	jobs  Enqueuer
 	conns Connections
+	rules RuleEvaluator // nil: datasets have no rules
 	clock vigia.Clock
 	log   *slog.Logger
 	cfg   Config

@@ -105,6 +105,14 @@ type Source interface {
 	Discover(ctx context.Context) ([]Table, error)
 	// Profile computes the profile of one table. It returns an *Error.
 	Profile(ctx context.Context, t Table, req ProfileRequest) (*TableProfile, error)
+	// QueryInt runs one read-only statement that answers one row of one integer column
+	// (a count, an epoch), recorded under the context's operation ("scan" by default) with
+	// the statement timeout, like every other statement. ok is false when the value is
+	// NULL. Postgres and MySQL run it in a READ ONLY transaction; SQLite files are opened
+	// read-only. The caller builds stmt from quoted names and literals only: it is never
+	// given a source value. It returns an *Error: ReasonResult when the answer is not one
+	// row of one integer column, ReasonTimeout, ReasonNotFound, ReasonQuery...
+	QueryInt(ctx context.Context, stmt string) (value int64, ok bool, err error)
 	Close() error
 }
 

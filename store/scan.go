@@ -252,15 +252,17 @@ func (s *ScanStore) PrevState(ctx context.Context, datasetID string) (scan.PrevS
 	} else if err != pgx.ErrNoRows {
 		return st, translate(err)
 	}
-	rows, err = q.Query(ctx, `SELECT id::text, type, severity, status, metric, column_name, structural, last_detected_seq
-		FROM issues WHERE dataset_id = $1 AND (status IN ('open', 'acknowledged')
+	rows, err = q.Query(ctx, `SELECT id::text, type, severity, status, metric, column_name, structural, last_detected_seq,
+		coalesce(rule_id::text, ''), rule_current
+		FROM issues WHERE dataset_id = $1 AND (status IN ('open', 'acknowledged') OR rule_current
 		   OR (type IN ('schema_drift', 'anomaly') AND resolved_at >= $2))`, datasetID, scoreAt)
 	if err != nil {
 		return st, translate(err)
 	}
 	st.Issues, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.KnownIssue, error) {
 		var k scan.KnownIssue
-		err := r.Scan(&k.ID, &k.Type, &k.Severity, &k.Status, &k.Metric, &k.Column, &k.Structural, &k.LastDetectedSeq)
+		err := r.Scan(&k.ID, &k.Type, &k.Severity, &k.Status, &k.Metric, &k.Column, &k.Structural, &k.LastDetectedSeq,
+			&k.RuleID, &k.RuleCurrent)
 		return k, err
 	})
 	if err != nil {
@@ -354,6 +356,16 @@ func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult)
 		return translate(err)
 	}
 	for _, ni := range r.NewIssues {
+		if ni.RuleID != "" {
+			// A rule deleted while the scan ran opens nothing.
+			var exists bool
+			if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rules WHERE id = $1 AND active)`, ni.RuleID).Scan(&exists); err != nil {
+				return translate(err)
+			}
+			if !exists {
+				continue
+			}
+		}
 		details, err := json.Marshal(ni.Details)
 		if err != nil {
 			return vigia.Internal(err)
@@ -363,16 +375,20 @@ func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult)
 			return vigia.Internal(err)
 		}
 		if _, err := q.Exec(ctx, `INSERT INTO issues (id, workspace_id, dataset_id, type, subtype, severity, title, title_key, title_params,
-			metric, column_name, structural, details, first_scan_id, last_scan_id, last_detected_seq, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, nullif($5, ''), $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15, $16, $16)`,
+			metric, column_name, structural, details, first_scan_id, last_scan_id, last_detected_seq, created_at, updated_at,
+			rule_id, rule_current)
+			VALUES ($1, $2, $3, $4, nullif($5, ''), $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15, $16, $16, $17, $17::uuid IS NOT NULL)`,
 			ni.ID, r.WorkspaceID, r.DatasetID, ni.Type, ni.Subtype, ni.Severity, ni.Title, ni.TitleKey, params,
-			ni.Metric, ni.Column, ni.Structural, details, r.ScanID, r.Seq, r.At); err != nil {
+			ni.Metric, ni.Column, ni.Structural, details, r.ScanID, r.Seq, r.At, nullableID(ni.RuleID)); err != nil {
 			return translate(err)
 		}
-		if _, err := q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, created_at)
-			VALUES ($1, $2, $3, NULL, 'open', $4, $5)`, vigia.NewID(), ni.ID, r.WorkspaceID, "scan:"+r.ScanID, r.At); err != nil {
+		if _, err := q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, created_at)
+			VALUES ($1, $2, $3, NULL, 'open', $4, 'opened', $5)`, vigia.NewID(), ni.ID, r.WorkspaceID, "scan:"+r.ScanID, r.At); err != nil {
 			return translate(err)
 		}
+	}
+	if err := saveRuleResults(ctx, q, r); err != nil {
+		return err
 	}
 	for _, rd := range r.Redetected {
 		details, err := json.Marshal(rd.Details)
@@ -482,4 +498,47 @@ func (s *ScanStore) ClaimDueSchedules(ctx context.Context, now time.Time) ([]sca
 		return d, err
 	})
 	return out, translate(err)
+}
+
+// saveRuleResults stores the rules' results of a scan (the rules' last_result) and the
+// transitions the scan decided for the rules' current issues, each with its history row.
+// A transition applies only while the issue still has the status the scan read, so a
+// person's change made meanwhile wins.
+func saveRuleResults(ctx context.Context, q querier, r scan.DatasetResult) error {
+	for _, rr := range r.RuleResults {
+		params := rr.ReasonParams
+		if params == nil {
+			params = map[string]any{}
+		}
+		b, err := json.Marshal(params)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO rule_results (rule_id, scan_id, workspace_id, dataset_id, status, observed, threshold,
+			reason_code, reason_params, evaluated_at)
+			SELECT $1, $2, $3, $4, $5, $6, $7, nullif($8, ''), $9, $10 WHERE EXISTS (SELECT 1 FROM rules WHERE id = $1)
+			ON CONFLICT (rule_id, scan_id) DO NOTHING`,
+			rr.RuleID, r.ScanID, r.WorkspaceID, r.DatasetID, string(rr.Status), rr.Observed, rr.Threshold, rr.ReasonCode, b, r.At); err != nil {
+			return translate(err)
+		}
+	}
+	for _, t := range r.Transitions {
+		tag, err := q.Exec(ctx, `UPDATE issues SET status = $2, updated_at = $3,
+			resolved_at = CASE WHEN $2 IN ('open', 'acknowledged') THEN NULL
+			                   WHEN status IN ('open', 'acknowledged') THEN $3 ELSE resolved_at END,
+			resolution_reason = CASE WHEN $2 IN ('open', 'acknowledged') THEN NULL ELSE resolution_reason END,
+			rule_current = rule_current AND NOT $4
+			WHERE id = $1 AND status = $5`, t.IssueID, t.To, r.At, t.ClearCurrent, t.From)
+		if err != nil {
+			return translate(err)
+		}
+		if tag.RowsAffected() == 0 {
+			continue
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, vigia.NewID(), t.IssueID, r.WorkspaceID, t.From, t.To, "scan:"+r.ScanID, t.Event, r.At); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
 }

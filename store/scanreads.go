@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/scan"
 )
 
@@ -106,14 +108,24 @@ func (s *ScanStore) MetricHistory(ctx context.Context, datasetID string, n int) 
 
 // Tunings lists a dataset's tuned thresholds.
 func (s *ScanStore) Tunings(ctx context.Context, datasetID string) ([]scan.TuningRow, error) {
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT metric, column_name, threshold, ignored, resolved, silenced FROM anomaly_tuning
-		WHERE dataset_id = $1 ORDER BY metric, column_name`, datasetID)
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT t.metric, t.column_name, t.threshold, t.ignored, t.resolved, t.silenced,
+		r.id::text, r.action, r.from_threshold, r.issue_id::text, r.requested_by, r.requested_at
+		FROM anomaly_tuning t LEFT JOIN anomaly_retunes r ON r.dataset_id = t.dataset_id AND r.metric = t.metric
+		     AND r.column_name = t.column_name AND r.status = 'pending'
+		WHERE t.dataset_id = $1 ORDER BY t.metric, t.column_name`, datasetID)
 	if err != nil {
 		return nil, translate(err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.TuningRow, error) {
 		var t scan.TuningRow
-		err := r.Scan(&t.Metric, &t.Column, &t.Threshold, &t.Ignored, &t.Resolved, &t.Silenced)
+		var id, action, by *string
+		var from *float64
+		var issueID *string
+		var at *time.Time
+		err := r.Scan(&t.Metric, &t.Column, &t.Threshold, &t.Ignored, &t.Resolved, &t.Silenced, &id, &action, &from, &issueID, &by, &at)
+		if err == nil && id != nil {
+			t.Retune = &quality.Retune{ID: *id, Action: *action, FromThreshold: *from, IssueID: issueID, RequestedBy: *by, RequestedAt: *at}
+		}
 		return t, err
 	})
 	return out, translate(err)

@@ -30,6 +30,17 @@ type Country struct {
 	Source    string `json:"source"`
 }
 
+type CreateRuleInput struct {
+	DatasetID string `json:"datasetId"`
+	RuleType  string `json:"ruleType"`
+	// Default warning.
+	Severity *string          `json:"severity,omitempty"`
+	Name     *string          `json:"name,omitempty"`
+	Params   *RuleParamsInput `json:"params"`
+	// Default true.
+	Active *bool `json:"active,omitempty"`
+}
+
 // A table or view of a connected source.
 type Dataset struct {
 	ID string `json:"id"`
@@ -68,6 +79,52 @@ type DatasetPage struct {
 	Total int       `json:"total"`
 }
 
+// An issue of a dataset.
+type Issue struct {
+	ID          string  `json:"id"`
+	DatasetID   string  `json:"datasetId"`
+	DatasetName string  `json:"datasetName"`
+	Title       string  `json:"title"`
+	Type        string  `json:"type"`
+	Subtype     *string `json:"subtype,omitempty"`
+	// critical, warning, info
+	Severity string `json:"severity"`
+	// open, acknowledged, resolved, ignored
+	Status string `json:"status"`
+	// expected when ignored as expected
+	ResolutionReason *string    `json:"resolutionReason,omitempty"`
+	SLABreachedAt    *time.Time `json:"slaBreachedAt,omitempty"`
+	AssigneeTeamID   *string    `json:"assigneeTeamId,omitempty"`
+	AssigneeTeamName *string    `json:"assigneeTeamName,omitempty"`
+	RuleID           *string    `json:"ruleId,omitempty"`
+	// A resolved rule issue the next scan evaluating the rule confirms or reopens.
+	AwaitingVerification bool       `json:"awaitingVerification"`
+	Detections           int        `json:"detections"`
+	CreatedAt            time.Time  `json:"createdAt"`
+	UpdatedAt            time.Time  `json:"updatedAt"`
+	AcknowledgedAt       *time.Time `json:"acknowledgedAt,omitempty"`
+	ResolvedAt           *time.Time `json:"resolvedAt,omitempty"`
+	// Every change with its origin, oldest first.
+	History []IssueHistoryEntry `json:"history"`
+}
+
+// One change of an issue.
+type IssueHistoryEntry struct {
+	FromStatus *string `json:"fromStatus,omitempty"`
+	ToStatus   string  `json:"toStatus"`
+	Event      string  `json:"event"`
+	// scan:<id>, user:<id>, ticket:<provider>:<key>, system:<what>
+	Origin string    `json:"origin"`
+	Note   string    `json:"note"`
+	At     time.Time `json:"at"`
+}
+
+// One page of issues.
+type IssuePage struct {
+	Items []Issue `json:"items"`
+	Total int     `json:"total"`
+}
+
 // An issue as a dataset lists it.
 type IssueSummary struct {
 	ID        string    `json:"id"`
@@ -83,6 +140,89 @@ type Mutation struct {
 }
 
 type Query struct {
+}
+
+// A data-quality rule of a dataset, evaluated in every scan of its connection.
+type Rule struct {
+	ID          string `json:"id"`
+	DatasetID   string `json:"datasetId"`
+	DatasetName string `json:"datasetName"`
+	// not_null, unique, accepted_values, pattern, range, referential, freshness, row_count_min, custom_sql
+	RuleType string `json:"ruleType"`
+	Name     string `json:"name"`
+	// critical, warning, info
+	Severity string      `json:"severity"`
+	Params   *RuleParams `json:"params"`
+	Active   bool        `json:"active"`
+	// schema.table of a referential rule's reference dataset; null when the caller cannot see it.
+	RefDatasetName *string `json:"refDatasetName,omitempty"`
+	// True when the caller cannot see the reference dataset: neither its name nor its id is given.
+	RefDatasetRestricted bool `json:"refDatasetRestricted"`
+	// Null before the first scan that evaluated the rule.
+	LastResult *RuleResult `json:"lastResult,omitempty"`
+	// The rule's current issue (open, acknowledged, ignored while failing, or resolved awaiting verification).
+	CurrentIssueID *string   `json:"currentIssueId,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
+}
+
+// One page of rules.
+type RulePage struct {
+	Items []Rule `json:"items"`
+	Total int    `json:"total"`
+}
+
+// A rule's parameters; only those of its type are set.
+type RuleParams struct {
+	Column       *string  `json:"column,omitempty"`
+	Columns      []string `json:"columns,omitempty"`
+	Values       []string `json:"values,omitempty"`
+	Pattern      *string  `json:"pattern,omitempty"`
+	Min          *float64 `json:"min,omitempty"`
+	Max          *float64 `json:"max,omitempty"`
+	RefDatasetID *string  `json:"refDatasetId,omitempty"`
+	RefColumn    *string  `json:"refColumn,omitempty"`
+	MaxOrphanPct *float64 `json:"maxOrphanPct,omitempty"`
+	MaxAgeHours  *float64 `json:"maxAgeHours,omitempty"`
+	MinRows      *float64 `json:"minRows,omitempty"`
+	SQL          *string  `json:"sql,omitempty"`
+	MaxFailing   *float64 `json:"maxFailing,omitempty"`
+}
+
+// Parameters of a rule type (see the REST RuleParamsOut).
+type RuleParamsInput struct {
+	Column       *string  `json:"column,omitempty"`
+	Columns      []string `json:"columns,omitempty"`
+	Values       []string `json:"values,omitempty"`
+	Pattern      *string  `json:"pattern,omitempty"`
+	Min          *float64 `json:"min,omitempty"`
+	Max          *float64 `json:"max,omitempty"`
+	RefDatasetID *string  `json:"refDatasetId,omitempty"`
+	RefColumn    *string  `json:"refColumn,omitempty"`
+	MaxOrphanPct *float64 `json:"maxOrphanPct,omitempty"`
+	MaxAgeHours  *float64 `json:"maxAgeHours,omitempty"`
+	MinRows      *float64 `json:"minRows,omitempty"`
+	SQL          *string  `json:"sql,omitempty"`
+	MaxFailing   *float64 `json:"maxFailing,omitempty"`
+}
+
+// Why a rule was not evaluated; it never names a reference dataset the caller cannot see.
+type RuleReason struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// JSON object of the reason's parameters.
+	Params string `json:"params"`
+}
+
+// A rule's result in one scan.
+type RuleResult struct {
+	// passed, failed, not_evaluated
+	Status      string      `json:"status"`
+	ScanID      string      `json:"scanId"`
+	EvaluatedAt time.Time   `json:"evaluatedAt"`
+	Observed    *float64    `json:"observed,omitempty"`
+	Threshold   *float64    `json:"threshold,omitempty"`
+	Reason      *RuleReason `json:"reason,omitempty"`
 }
 
 // A scan of a connection.
@@ -126,6 +266,14 @@ type Semantic struct {
 	Region     *string `json:"region,omitempty"`
 	Estimated  bool    `json:"estimated"`
 	SampleSize int     `json:"sampleSize"`
+}
+
+// Absent fields keep their value; params replace the whole set.
+type UpdateRuleInput struct {
+	Name     *string          `json:"name,omitempty"`
+	Severity *string          `json:"severity,omitempty"`
+	Params   *RuleParamsInput `json:"params,omitempty"`
+	Active   *bool            `json:"active,omitempty"`
 }
 
 // A dataset's verdict.

@@ -3,9 +3,13 @@ package connect
 import (
 	"context"
 	"database/sql"
-	"github.com/vigia-data/vigia/source"
+	"math"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/vigia-data/vigia/source"
 )
 
 // dialect is what differs between the connectors: quoting, how the statement timeout is
@@ -124,11 +128,96 @@ func (c *conn) Close() error {
 	return nil
 }
 
-// query is the one exec path: every statement sent to a source goes through it. It applies
-// the statement timeout (the dialect's wrapper plus a context deadline), calls each for
-// every row, records the normalized statement, and reduces any error to an *Error
-// (phase names the operation in it). op is the query-log operation.
+// QueryInt runs one read-only statement answering one integer; see source.Source.
+func (c *conn) QueryInt(ctx context.Context, stmt string) (int64, bool, error) {
+	const phase = "query"
+	if c.closed.Load() {
+		return 0, false, newError(c.d.kind(), phase, source.ReasonClosed, "")
+	}
+	// The transaction lives inside the statement's own deadline: a source that hangs on
+	// BEGIN is cut off like one that hangs on the statement.
+	tctx, cancel := context.WithTimeout(ctx, c.timeout+c.d.grace())
+	defer cancel()
+	tx, err := c.db.BeginTx(tctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, false, translate(tctx, c.d.kind(), phase, err, c.d.classify)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var v any
+	n, err := c.run(tctx, tx, source.OperationFrom(ctx, source.OpScan), phase, stmt, nil, func(rows *sql.Rows) error {
+		cols, err := rows.Columns()
+		if err != nil || len(cols) != 1 {
+			return c.resultError(phase)
+		}
+		if err := rows.Scan(&v); err != nil {
+			return c.resultError(phase)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	if n != 1 {
+		return 0, false, c.resultError(phase)
+	}
+	val, ok, good := intValue(v)
+	if !good {
+		return 0, false, c.resultError(phase)
+	}
+	return val, ok, nil
+}
+
+// intValue reads an integer as drivers hand it over: int64, an integral float, or the
+// text of an integer (MySQL DECIMAL, SQLite text); ok is false for NULL, good is false
+// for anything else.
+func intValue(v any) (val int64, ok, good bool) {
+	switch x := v.(type) {
+	case nil:
+		return 0, false, true
+	case int64:
+		return x, true, true
+	case int32:
+		return int64(x), true, true
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 1<<62 {
+			return 0, false, false
+		}
+		return int64(x), true, true
+	case []byte:
+		return intText(string(x))
+	case string:
+		return intText(x)
+	}
+	return 0, false, false
+}
+
+func intText(s string) (int64, bool, bool) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, true, true
+	}
+	// A DECIMAL with a zero fraction, as MySQL prints FLOOR() of a decimal.
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<62 {
+		return int64(f), true, true
+	}
+	return 0, false, false
+}
+
+// queryer is what runs a statement: the pool, or a transaction of QueryInt.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// query is the one exec path: every statement sent to a source goes through it (run, on
+// the pool or a transaction). It applies the statement timeout (the dialect's wrapper plus
+// a context deadline), calls each for every row, records the normalized statement, and
+// reduces any error to an *Error (phase names the operation in it). op is the query-log
+// operation.
 func (c *conn) query(ctx context.Context, op, phase, stmt string, args []any, each func(*sql.Rows) error) (int64, error) {
+	return c.run(ctx, c.db, op, phase, stmt, args, each)
+}
+
+func (c *conn) run(ctx context.Context, db queryer, op, phase, stmt string, args []any, each func(*sql.Rows) error) (int64, error) {
 	if c.closed.Load() {
 		return 0, newError(c.d.kind(), phase, source.ReasonClosed, "")
 	}
@@ -137,7 +226,7 @@ func (c *conn) query(ctx context.Context, op, phase, stmt string, args []any, ea
 	defer cancel()
 	start := time.Now()
 	var n int64
-	rows, err := c.db.QueryContext(qctx, sent, args...)
+	rows, err := db.QueryContext(qctx, sent, args...)
 	if err == nil {
 		for rows.Next() {
 			n++

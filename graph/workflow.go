@@ -1,0 +1,142 @@
+package graph
+
+import (
+	"encoding/json"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/issue"
+	"github.com/vigia-data/vigia/rule"
+)
+
+// pageOf checks a list window the way REST does (limit 1-500, offset >= 0).
+func pageOf(limit, offset *int, def int) (vigia.Page, error) {
+	p := vigia.Page{Limit: def}
+	if limit != nil {
+		p.Limit = *limit
+	}
+	if offset != nil {
+		p.Offset = *offset
+	}
+	if p.Limit < 1 || p.Limit > 500 {
+		return p, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": 500}, "args", "limit"))
+	}
+	if p.Offset < 0 {
+		return p, vigia.Invalid(vigia.Field("greater_than_equal", map[string]any{"ge": 0}, "args", "offset"))
+	}
+	return p, nil
+}
+
+func toRule(r rule.Rule) model.Rule {
+	p := r.Params
+	out := model.Rule{ID: r.ID, DatasetID: r.DatasetID, DatasetName: r.DatasetName(), RuleType: r.Type, Name: r.Name, Severity: r.Severity,
+		Active: r.Active, CurrentIssueID: r.CurrentIssueID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		RefDatasetRestricted: r.RefRestricted, Params: &model.RuleParams{Columns: p.Columns, Values: p.Values, Min: p.Min, Max: p.Max, MaxOrphanPct: p.MaxOrphanPct,
+			MaxAgeHours: p.MaxAgeHours}}
+	str := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	num := func(n *int64) *float64 {
+		if n == nil {
+			return nil
+		}
+		f := float64(*n)
+		return &f
+	}
+	out.Params.Column, out.Params.Pattern, out.Params.RefDatasetID = str(p.Column), str(p.Pattern), str(p.RefDatasetID)
+	out.Params.RefColumn, out.Params.SQL = str(p.RefColumn), str(p.SQL)
+	out.Params.MinRows, out.Params.MaxFailing = num(p.MinRows), num(p.MaxFailing)
+	if r.RefDataset != nil {
+		name := r.RefDataset.Name()
+		out.RefDatasetName = &name
+	}
+	if lr := r.LastResult; lr != nil {
+		out.LastResult = &model.RuleResult{Status: lr.Status, ScanID: lr.ScanID, EvaluatedAt: lr.EvaluatedAt, Observed: lr.Observed,
+			Threshold: lr.Threshold}
+		if lr.Reason != nil {
+			params := lr.Reason.Params
+			if params == nil {
+				params = map[string]any{}
+			}
+			b, err := json.Marshal(params)
+			if err != nil {
+				b = []byte("{}")
+			}
+			out.LastResult.Reason = &model.RuleReason{Code: lr.Reason.Code, Message: lr.Reason.Message, Params: string(b)}
+		}
+	}
+	return out
+}
+
+// ruleParams turns GraphQL parameters into the raw parameters the service checks: only
+// the fields sent.
+func ruleParams(in *model.RuleParamsInput) map[string]any {
+	out := map[string]any{}
+	if in == nil {
+		return out
+	}
+	setS := func(k string, v *string) {
+		if v != nil {
+			out[k] = *v
+		}
+	}
+	setF := func(k string, v *float64) {
+		if v != nil {
+			out[k] = *v
+		}
+	}
+	list := func(k string, v []string) {
+		if v != nil {
+			items := make([]any, len(v))
+			for i, s := range v {
+				items[i] = s
+			}
+			out[k] = items
+		}
+	}
+	setS("column", in.Column)
+	list("columns", in.Columns)
+	list("values", in.Values)
+	setS("pattern", in.Pattern)
+	setF("min", in.Min)
+	setF("max", in.Max)
+	setS("ref_dataset_id", in.RefDatasetID)
+	setS("ref_column", in.RefColumn)
+	setF("max_orphan_pct", in.MaxOrphanPct)
+	setF("max_age_hours", in.MaxAgeHours)
+	setF("min_rows", in.MinRows)
+	setS("sql", in.SQL)
+	setF("max_failing", in.MaxFailing)
+	return out
+}
+
+func toIssue(is issue.Issue, withHistory bool) model.Issue {
+	out := model.Issue{ID: is.ID, DatasetID: is.DatasetID, DatasetName: is.DatasetName, Title: is.Title, Type: is.Type, Subtype: is.Subtype,
+		Severity: is.Severity, Status: is.Status, ResolutionReason: is.ResolutionReason, SLABreachedAt: is.SLABreachedAt,
+		AssigneeTeamID: is.AssigneeTeamID, AssigneeTeamName: is.AssigneeTeamName, RuleID: is.RuleID,
+		AwaitingVerification: is.AwaitingVerification(), Detections: is.Detections, CreatedAt: is.CreatedAt, UpdatedAt: is.UpdatedAt,
+		AcknowledgedAt: is.AcknowledgedAt, ResolvedAt: is.ResolvedAt}
+	if withHistory {
+		out.History = toHistory(is.History)
+	}
+	return out
+}
+
+func toHistory(hs []issue.HistoryEntry) []model.IssueHistoryEntry {
+	out := make([]model.IssueHistoryEntry, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, model.IssueHistoryEntry{FromStatus: h.FromStatus, ToStatus: h.ToStatus, Event: h.Event, Origin: h.Origin,
+			Note: h.Note, At: h.At})
+	}
+	return out
+}
+
+func noteOf(note *string) string {
+	if note == nil {
+		return ""
+	}
+	return *note
+}

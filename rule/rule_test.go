@@ -1,0 +1,109 @@
+package rule_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/vigia-data/vigia/rule"
+)
+
+func raw(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestParseParams(t *testing.T) {
+	cases := []struct {
+		name, ruleType, params string
+		want                   string // fmt of the normalised params, or the first 422 item as type@loc
+	}{
+		{"NotNullDefaultsMaxFailing", "not_null", `{"column":"email"}`, "email max_failing=0"},
+		{"UniqueOneColumnBecomesColumns", "unique", `{"column":"id"}`, "columns=[id] max_failing=0"},
+		{"UniqueSeveralColumns", "unique", `{"columns":["a","b"],"max_failing":2}`, "columns=[a b] max_failing=2"},
+		{"UniqueBothForms", "unique", `{"column":"a","columns":["b"]}`, "value_error@body.params.columns"},
+		{"UniqueRepeatedColumn", "unique", `{"columns":["a","a"]}`, "value_error@body.params.columns"},
+		{"UniqueNothing", "unique", `{}`, "missing@body.params.columns"},
+		{"AcceptedValuesScalars", "accepted_values", `{"column":"s","values":["a",1,true,2.5]}`, "s values=[a 1 true 2.5] max_failing=0"},
+		{"AcceptedValuesEmpty", "accepted_values", `{"column":"s","values":[]}`, "too_short@body.params.values"},
+		{"AcceptedValuesObject", "accepted_values", `{"column":"s","values":[{"x":1}]}`, "value_error@body.params.values"},
+		{"PatternNeedsPattern", "pattern", `{"column":"s"}`, "missing@body.params.pattern"},
+		{"RangeNeedsABound", "range", `{"column":"v"}`, "missing@body.params.min"},
+		{"RangeMinAboveMax", "range", `{"column":"v","min":5,"max":1}`, "value_error@body.params.min"},
+		{"RangeMinOnly", "range", `{"column":"v","min":-1}`, "v min=-1 max_failing=0"},
+		{"ReferentialDefaults", "referential", `{"column":"c","ref_dataset_id":"r","ref_column":"id"}`, "c ref=r.id orphan=0"},
+		{"ReferentialPctBound", "referential", `{"column":"c","ref_dataset_id":"r","ref_column":"id","max_orphan_pct":101}`,
+			"less_than_equal@body.params.max_orphan_pct"},
+		{"FreshnessNeedsAge", "freshness", `{"column":"t"}`, "missing@body.params.max_age_hours"},
+		{"FreshnessAgeTooSmall", "freshness", `{"column":"t","max_age_hours":0}`, "greater_than_equal@body.params.max_age_hours"},
+		{"RowCountMinInteger", "row_count_min", `{"min_rows":2.5}`, "int_parsing@body.params.min_rows"},
+		{"RowCountMinNoColumn", "row_count_min", `{"min_rows":10,"column":"x"}`, "extra_forbidden@body.params.column"},
+		{"CustomSQL", "custom_sql", `{"sql":"SELECT COUNT(*) FROM t"}`, "sql=SELECT COUNT(*) FROM t max_failing=0"},
+		{"UnknownParamNameIsNotEchoed", "not_null", `{"column":"c","<script>":1}`, "extra_forbidden@body.params.?"},
+		{"WrongTypeColumn", "not_null", `{"column":5}`, "string_type@body.params.column"},
+		{"UnknownType", "magic", `{}`, "enum@body.rule_type"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, fields := rule.ParseParams(c.ruleType, raw(t, c.params))
+			var got string
+			if len(fields) > 0 {
+				got = fields[0].Type + "@" + strings.Join(fields[0].Loc, ".")
+			} else {
+				got = describe(p)
+			}
+			if got != c.want {
+				t.Fatalf("got %q; want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func describe(p rule.Params) string {
+	var parts []string
+	if p.Column != "" {
+		parts = append(parts, p.Column)
+	}
+	if len(p.Columns) > 0 {
+		parts = append(parts, fmt.Sprintf("columns=%v", p.Columns))
+	}
+	if len(p.Values) > 0 {
+		parts = append(parts, fmt.Sprintf("values=%v", p.Values))
+	}
+	if p.Min != nil {
+		parts = append(parts, fmt.Sprintf("min=%v", *p.Min))
+	}
+	if p.Max != nil {
+		parts = append(parts, fmt.Sprintf("max=%v", *p.Max))
+	}
+	if p.RefDatasetID != "" {
+		parts = append(parts, "ref="+p.RefDatasetID+"."+p.RefColumn, fmt.Sprintf("orphan=%v", *p.MaxOrphanPct))
+	}
+	if p.SQL != "" {
+		parts = append(parts, "sql="+p.SQL)
+	}
+	if p.MaxFailing != nil {
+		parts = append(parts, fmt.Sprintf("max_failing=%d", *p.MaxFailing))
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestParseParamsBoundsLongLists(t *testing.T) {
+	vals := make([]any, rule.MaxValues+1)
+	for i := range vals {
+		vals[i] = "v"
+	}
+	_, fields := rule.ParseParams("accepted_values", map[string]any{"column": "c", "values": vals})
+	if len(fields) != 1 || fields[0].Type != "too_long" || fields[0].Ctx["max_length"] != rule.MaxValues {
+		t.Fatalf("fields %+v", fields)
+	}
+	if _, fields := rule.ParseParams("custom_sql", map[string]any{"sql": strings.Repeat("x", rule.MaxSQL+1)}); len(fields) != 1 ||
+		fields[0].Type != "string_too_long" {
+		t.Fatalf("fields %+v", fields)
+	}
+}

@@ -1,0 +1,256 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/rule"
+)
+
+// RuleStore implements rule.Store.
+type RuleStore struct{ db *DB }
+
+// Rules returns the rule store.
+func (db *DB) Rules() *RuleStore { return &RuleStore{db: db} }
+
+var _ rule.Store = (*RuleStore)(nil)
+
+const ruleSelect = `SELECT r.id::text, r.workspace_id::text, r.dataset_id::text, d.schema_name, d.table_name, d.connection_id::text, c.kind,
+	r.rule_type, r.name, r.severity, r.params, r.active, r.created_by, r.created_at, r.updated_at,
+	rd.id::text, rd.schema_name, rd.table_name,
+	lr.status, lr.scan_id::text, lr.evaluated_at, lr.observed, lr.threshold, lr.reason_code, lr.reason_params,
+	ci.id::text
+	FROM rules r
+	JOIN datasets d ON d.id = r.dataset_id
+	JOIN connections c ON c.id = d.connection_id
+	LEFT JOIN datasets rd ON rd.id = r.ref_dataset_id
+	LEFT JOIN LATERAL (SELECT status, scan_id, evaluated_at, observed, threshold, reason_code, reason_params
+		FROM rule_results WHERE rule_id = r.id ORDER BY evaluated_at DESC, scan_id DESC LIMIT 1) lr ON true
+	LEFT JOIN issues ci ON ci.rule_id = r.id AND ci.rule_current`
+
+func scanRule(row pgx.Row) (rule.Rule, error) {
+	var r rule.Rule
+	var params, reasonParams []byte
+	var refID, refSchema, refTable, status, scanID, reasonCode *string
+	var evaluatedAt *time.Time
+	var observed, threshold *float64
+	err := row.Scan(&r.ID, &r.WorkspaceID, &r.DatasetID, &r.DatasetSchema, &r.DatasetTable, &r.ConnectionID, &r.ConnectionKind,
+		&r.Type, &r.Name, &r.Severity, &params, &r.Active, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt,
+		&refID, &refSchema, &refTable, &status, &scanID, &evaluatedAt, &observed, &threshold, &reasonCode, &reasonParams,
+		&r.CurrentIssueID)
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(params, &r.Params); err != nil {
+		return r, err
+	}
+	if refID != nil {
+		r.RefDataset = &rule.DatasetRef{ID: *refID, Schema: *refSchema, Table: *refTable}
+	}
+	if status != nil {
+		res := &rule.Result{Status: *status, ScanID: *scanID, EvaluatedAt: *evaluatedAt, Observed: observed, Threshold: threshold}
+		if reasonCode != nil {
+			res.Reason = &rule.Reason{Code: *reasonCode, Params: map[string]any{}}
+			if err := json.Unmarshal(reasonParams, &res.Reason.Params); err != nil {
+				return r, err
+			}
+		}
+		r.LastResult = res
+	}
+	return r, nil
+}
+
+func refDatasetArg(p rule.Params) any {
+	if p.RefDatasetID == "" {
+		return nil
+	}
+	return p.RefDatasetID
+}
+
+// CreateRule inserts a rule.
+func (s *RuleStore) CreateRule(ctx context.Context, r rule.Rule) error {
+	params, err := json.Marshal(r.Params)
+	if err != nil {
+		return vigia.Internal(err)
+	}
+	_, err = s.db.q(ctx).Exec(ctx, `INSERT INTO rules (id, workspace_id, dataset_id, rule_type, name, severity, params, ref_dataset_id,
+		active, created_by, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		r.ID, r.WorkspaceID, r.DatasetID, r.Type, r.Name, r.Severity, params, refDatasetArg(r.Params), r.Active, r.CreatedBy,
+		r.CreatedAt, r.UpdatedAt)
+	return translate(err)
+}
+
+// UpdateRule writes a rule's name, severity, parameters and active flag.
+func (s *RuleStore) UpdateRule(ctx context.Context, r rule.Rule) error {
+	params, err := json.Marshal(r.Params)
+	if err != nil {
+		return vigia.Internal(err)
+	}
+	tag, err := s.db.q(ctx).Exec(ctx, `UPDATE rules SET name = $3, severity = $4, params = $5, ref_dataset_id = $6, active = $7,
+		updated_at = $8 WHERE id = $1 AND workspace_id = $2`,
+		r.ID, r.WorkspaceID, r.Name, r.Severity, params, refDatasetArg(r.Params), r.Active, r.UpdatedAt)
+	if err != nil {
+		return translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return vigia.NotFound()
+	}
+	return nil
+}
+
+// DeleteRule deletes a rule and resolves its current issue, in one transaction.
+func (s *RuleStore) DeleteRule(ctx context.Context, workspaceID, id, origin string, at time.Time) error {
+	return s.db.InTx(ctx, func(ctx context.Context) error {
+		q := s.db.q(ctx)
+		var issueID, status string
+		err := q.QueryRow(ctx, `SELECT id::text, status FROM issues WHERE rule_id = $1 AND workspace_id = $2 AND rule_current FOR UPDATE`,
+			id, workspaceID).Scan(&issueID, &status)
+		switch {
+		case err == nil:
+			to := status
+			if status == "open" || status == "acknowledged" {
+				to = "resolved"
+			}
+			if _, err := q.Exec(ctx, `UPDATE issues SET status = $2, rule_current = false, updated_at = $3,
+				resolved_at = CASE WHEN status IN ('open', 'acknowledged') THEN $3 ELSE resolved_at END WHERE id = $1`,
+				issueID, to, at); err != nil {
+				return translate(err)
+			}
+			if _, err := q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, created_at)
+				VALUES ($1, $2, $3, $4, $5, $6, 'rule_deleted', $7)`, vigia.NewID(), issueID, workspaceID, status, to, origin, at); err != nil {
+				return translate(err)
+			}
+		case err != pgx.ErrNoRows:
+			return translate(err)
+		}
+		tag, err := q.Exec(ctx, `DELETE FROM rules WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
+		if err != nil {
+			return translate(err)
+		}
+		if tag.RowsAffected() == 0 {
+			return vigia.NotFound()
+		}
+		return nil
+	})
+}
+
+// RuleByID returns a rule of a live dataset the viewer can see.
+func (s *RuleStore) RuleByID(ctx context.Context, v catalog.Viewer, id string) (rule.Rule, error) {
+	r, err := scanRule(s.db.q(ctx).QueryRow(ctx, ruleSelect+` WHERE r.id = $1 AND r.workspace_id = $2 AND d.dropped_at IS NULL AND `+
+		VisibleSQL("d.id", 3, 4), id, v.WorkspaceID, v.TeamIDs, v.Admin))
+	return r, translate(err)
+}
+
+// Rules lists the rules of live datasets the viewer can see, oldest first.
+func (s *RuleStore) Rules(ctx context.Context, v catalog.Viewer, f rule.Filter) (vigia.List[rule.Rule], error) {
+	where := []string{"r.workspace_id = $1", "d.dropped_at IS NULL", VisibleSQL("d.id", 2, 3)}
+	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin}
+	add := func(cond string, val any) {
+		args = append(args, val)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if f.DatasetID != nil {
+		add("r.dataset_id = $%d", *f.DatasetID)
+	}
+	if f.RuleType != nil {
+		add("r.rule_type = $%d", *f.RuleType)
+	}
+	if f.Severity != nil {
+		add("r.severity = $%d", *f.Severity)
+	}
+	if f.Status != nil {
+		add("lr.status = $%d", *f.Status)
+	}
+	cond := strings.Join(where, " AND ")
+	var out vigia.List[rule.Rule]
+	count := `SELECT count(*) FROM rules r JOIN datasets d ON d.id = r.dataset_id
+		LEFT JOIN LATERAL (SELECT status FROM rule_results WHERE rule_id = r.id ORDER BY evaluated_at DESC, scan_id DESC LIMIT 1) lr ON true
+		WHERE ` + cond
+	if err := s.db.q(ctx).QueryRow(ctx, count, args...).Scan(&out.Total); err != nil {
+		return out, translate(err)
+	}
+	args = append(args, f.Page.Limit, f.Page.Offset)
+	rows, err := s.db.q(ctx).Query(ctx, fmt.Sprintf(`%s WHERE %s ORDER BY r.created_at, r.id LIMIT $%d OFFSET $%d`,
+		ruleSelect, cond, len(args)-1, len(args)), args...)
+	if err != nil {
+		return out, translate(err)
+	}
+	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (rule.Rule, error) { return scanRule(r) })
+	if out.Items == nil {
+		out.Items = []rule.Rule{}
+	}
+	return out, translate(err)
+}
+
+// VisibleDatasetNames names the datasets among ids the viewer can see.
+func (s *RuleStore) VisibleDatasetNames(ctx context.Context, v catalog.Viewer, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if vigia.ValidID(id) {
+			valid = append(valid, id)
+		}
+	}
+	if len(valid) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.schema_name, d.table_name FROM datasets d
+		WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND `+VisibleSQL("d.id", 3, 4), v.WorkspaceID, valid, v.TeamIDs, v.Admin)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, schema, table string
+		if err := rows.Scan(&id, &schema, &table); err != nil {
+			return nil, translate(err)
+		}
+		out[id] = rule.DatasetRef{ID: id, Schema: schema, Table: table}.Name()
+	}
+	return out, translate(rows.Err())
+}
+
+// ActiveRulesOf lists a dataset's active rules with their reference datasets.
+func (s *RuleStore) ActiveRulesOf(ctx context.Context, datasetID string) ([]rule.ScanRule, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT r.id::text, r.workspace_id::text, r.dataset_id::text, r.rule_type, r.name, r.severity,
+		r.params, rd.id::text, rd.connection_id::text, rd.schema_name, rd.table_name, rd.dropped_at IS NOT NULL,
+		coalesce((SELECT array_agg(name ORDER BY position) FROM dataset_columns WHERE dataset_id = rd.id), '{}')
+		FROM rules r LEFT JOIN datasets rd ON rd.id = r.ref_dataset_id
+		WHERE r.dataset_id = $1 AND r.active ORDER BY r.created_at, r.id`, datasetID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (rule.ScanRule, error) {
+		var r rule.ScanRule
+		var params []byte
+		var refID, refConn, refSchema, refTable *string
+		var dropped *bool
+		var cols []string
+		if err := row.Scan(&r.ID, &r.WorkspaceID, &r.DatasetID, &r.Type, &r.Name, &r.Severity, &params,
+			&refID, &refConn, &refSchema, &refTable, &dropped, &cols); err != nil {
+			return r, err
+		}
+		if err := json.Unmarshal(params, &r.Params); err != nil {
+			return r, err
+		}
+		r.Active = true
+		if refID != nil {
+			r.Ref = &rule.RefDataset{ID: *refID, ConnectionID: *refConn, Schema: *refSchema, Table: *refTable,
+				Dropped: dropped != nil && *dropped, Columns: cols}
+		}
+		return r, nil
+	})
+	return out, translate(err)
+}
+
+// AddActivity appends a rule activity to the workspace activity log.
+func (s *RuleStore) AddActivity(ctx context.Context, a rule.Activity) error {
+	return addActivity(ctx, s.db, vigia.NewID(), a.WorkspaceID, a.Actor, a.Action, "rule", a.SubjectID, a.Details, a.At)
+}
