@@ -4,12 +4,14 @@ package graph
 
 import (
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/scan"
 )
 
 // Resolver holds the services resolvers call.
 type Resolver struct {
-	Catalog     *catalog.Service
-	ScanService *scan.Service
-	ScanReads   *scan.ReadService
+	Catalog        *catalog.Service
+	ScanService    *scan.Service
+	ScanReads      *scan.ReadService
+	LineageService *lineage.Service
 }

@@ -175,13 +175,36 @@ func (s *Service) dropExposures(ctx context.Context, ws, origin string, kind Edg
 	return s.emit(ctx, ws, Change{DeleteNodes: nodes})
 }
 
-// Exposures lists the workspace's exposures.
+// Exposures lists the workspace's exposures with the datasets they read that the
+// caller can see.
 func (s *Service) Exposures(ctx context.Context) ([]Exposure, error) {
-	p, err := vigia.MustPrincipal(ctx)
+	_, v, err := principal(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return s.store.ListExposures(ctx, p.WorkspaceID)
+	exps, err := s.store.ListExposures(ctx, v.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range exps {
+		ids = append(ids, e.DatasetIDs...)
+	}
+	info, err := s.store.DatasetInfos(ctx, v, dedupe(ids), false)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range exps {
+		// Datasets the caller cannot see are not named, not even by id.
+		kept := []string{}
+		for _, id := range e.DatasetIDs {
+			if info[id].Visible {
+				kept = append(kept, id)
+			}
+		}
+		exps[i].DatasetIDs = kept
+	}
+	return exps, nil
 }
 
 func validExposure(in ExposureInput, loc ...string) error {

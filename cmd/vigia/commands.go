@@ -80,6 +80,7 @@ func withApp(ctx context.Context, logOut io.Writer, fn func(a *app.App) error) e
 		return err
 	}
 	defer a.DB.Close()
+	defer func() { _ = a.Close(context.WithoutCancel(ctx)) }()
 	return fn(a)
 }
 
