@@ -133,29 +133,41 @@ func expand(ctx context.Context, g Graph, ws string, walks []*walk, dir Directio
 			frontiers[i] = next
 		}
 	}
-	// Exposures hang off the last ring too: a downstream walk looks one step further for
-	// exposures only, which are not datasets and count against no cap.
-	if dir == Downstream {
-		var ids []string
-		for i := range walks {
-			ids = append(ids, frontiers[i]...)
+	// One step past the last ring: exposures hang off it (downstream; they are not
+	// datasets and count against no cap), and a dataset found there means the hop limit
+	// cut the answer short.
+	var ids []string
+	for i := range walks {
+		ids = append(ids, frontiers[i]...)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	edges, err := g.Neighbours(ctx, ws, dedupe(ids), dir)
+	if err != nil {
+		return err
+	}
+	sortEdges(edges)
+	for i, w := range walks {
+		in := map[string]bool{}
+		for _, id := range frontiers[i] {
+			in[id] = true
 		}
-		if len(ids) > 0 {
-			edges, err := g.Neighbours(ctx, ws, dedupe(ids), Downstream)
-			if err != nil {
-				return err
+		for _, e := range edges {
+			from, to := e.Source, e.Target
+			if dir == Upstream {
+				from, to = e.Target, e.Source
 			}
-			sortEdges(edges)
-			for i, w := range walks {
-				in := map[string]bool{}
-				for _, id := range frontiers[i] {
-					in[id] = true
+			if !in[from] || IsExposure(from) {
+				continue
+			}
+			switch {
+			case IsExposure(to):
+				if dir == Downstream {
+					w.addExposure(to, from)
 				}
-				for _, e := range edges {
-					if in[e.Source] && IsExposure(e.Target) {
-						w.addExposure(e.Target, e.Source)
-					}
-				}
+			case w.nodes[to] == nil:
+				w.truncated = true
 			}
 		}
 	}
