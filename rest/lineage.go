@@ -105,7 +105,7 @@ type LineageImpactOut struct {
 	Destinations []ExposureOut    `json:"destinations" doc:"Destinations outside the warehouse"`
 	ReachTotal   int              `json:"reach_total"`
 	Truncated    bool             `json:"truncated"`
-	ImpactNote   *string          `json:"impact_note" enum:"no_column_lineage"`
+	ImpactNote   *string          `json:"impact_note" doc:"no_column_lineage, or null"`
 }
 
 // ImpactColumnOut is a downstream column derived from the asked one.
@@ -121,7 +121,7 @@ type LineagePathOut struct {
 	DatasetID string           `json:"dataset_id"`
 	TargetID  string           `json:"target_id"`
 	Found     bool             `json:"found" doc:"False when no path of at most 6 hops exists in either direction"`
-	Direction *string          `json:"direction" enum:"downstream,upstream" doc:"downstream = in flow direction; upstream = the target feeds the dataset"`
+	Direction *string          `json:"direction" doc:"downstream (in flow direction) or upstream (the target feeds the dataset); null when not found"`
 	Hops      *int             `json:"hops"`
 	Nodes     []LineageNodeOut `json:"nodes"`
 	Edges     []LineageEdgeOut `json:"edges"`
@@ -156,7 +156,7 @@ type IncidentExposureOut struct {
 type BlastRadiusOut struct {
 	ImpactScope           string                `json:"impact_scope" enum:"column,table,none"`
 	ImpactColumns         []string              `json:"impact_columns"`
-	ImpactNote            *string               `json:"impact_note" enum:"no_column_lineage"`
+	ImpactNote            *string               `json:"impact_note" doc:"no_column_lineage, or null"`
 	ImpactTree            []ImpactNodeOut       `json:"impact_tree"`
 	DownstreamCount       int                   `json:"downstream_count"`
 	DownstreamColumnCount int                   `json:"downstream_column_count"`
@@ -344,6 +344,7 @@ func (s *Server) lineageRoutes() {
 		s.handleLineage)
 	s.register(operation{ID: "traverseDatasetLineage", Method: http.MethodGet, Path: "/api/v1/datasets/{dataset_id}/lineage/traverse", Tag: "lineage",
 		Summary: "Bounded lineage traversal: up to 40 datasets and 60 edges", Response: LineageTraverseOut{},
+		Desc: "truncated is true when a cap (40 datasets, 60 edges, or the hop limit) left datasets out.",
 		Params: []param{datasetIDParam,
 			{Name: "direction", In: "query", Type: "string", Enum: []string{"upstream", "downstream", "both"}, Default: "both", Desc: "upstream, downstream or both"},
 			{Name: "hops", In: "query", Type: "integer", Min: intp(1), Max: intp(3), Default: int64(1), Desc: "1-3"}}},
