@@ -32,7 +32,9 @@ func (f *fakeStore) Exposures(context.Context, string, []string) (map[string]lin
 	return map[string]lineage.Exposure{}, nil
 }
 
-func (f *fakeStore) Reach(context.Context, string, []string) (map[string]int, error) { return map[string]int{}, nil }
+func (f *fakeStore) Reach(context.Context, string, []string) (map[string]int, error) {
+	return map[string]int{}, nil
+}
 
 type fixture struct {
 	svc   *lineage.Service

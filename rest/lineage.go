@@ -97,15 +97,15 @@ type LineageTraverseOut struct {
 
 // LineageImpactOut is what is downstream of a dataset (3 hops, 40 datasets).
 type LineageImpactOut struct {
-	DatasetID    string           `json:"dataset_id"`
-	Column       *string          `json:"column"`
-	Datasets     []LineageNodeOut `json:"datasets"`
+	DatasetID    string            `json:"dataset_id"`
+	Column       *string           `json:"column"`
+	Datasets     []LineageNodeOut  `json:"datasets"`
 	Columns      []ImpactColumnOut `json:"columns" doc:"With column: the derived downstream columns"`
-	Exposures    []ExposureOut    `json:"exposures"`
-	Destinations []ExposureOut    `json:"destinations" doc:"Destinations outside the warehouse"`
-	ReachTotal   int              `json:"reach_total"`
-	Truncated    bool             `json:"truncated"`
-	ImpactNote   *string          `json:"impact_note" doc:"no_column_lineage, or null"`
+	Exposures    []ExposureOut     `json:"exposures"`
+	Destinations []ExposureOut     `json:"destinations" doc:"Destinations outside the warehouse"`
+	ReachTotal   int               `json:"reach_total"`
+	Truncated    bool              `json:"truncated"`
+	ImpactNote   *string           `json:"impact_note" doc:"no_column_lineage, or null"`
 }
 
 // ImpactColumnOut is a downstream column derived from the asked one.
