@@ -278,3 +278,42 @@ exposures:
 		}
 	})
 }
+
+// Views of MariaDB and SQLite sources give parsed edges too, through their own parsers.
+func TestParsedLineageOnMariaDBAndSQLite(t *testing.T) {
+	for _, kind := range []string{"mysql", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			root := t.TempDir()
+			env := apptest.MustStart(t, app.Config{SecretKey: "test-secret-key", SQLiteRoot: root})
+			le := &lineageEnv{env: env, ws: env.MustWorkspace(t, "lineage-"+kind)}
+			le.admin = env.MustSession(t, le.ws, vigia.RoleAdmin)
+			le.tok = env.MustToken(t, le.ws)
+			le.src = newSource(t, kind, root)
+			for _, q := range []string{
+				`CREATE TABLE orders (id INTEGER PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(10))`,
+				`INSERT INTO orders VALUES (1, 10.5, 'paid'), (2, 20, 'open')`,
+				`CREATE VIEW paid_orders AS SELECT id AS order_id, amount * 2 AS doubled FROM orders WHERE status = 'paid'`,
+			} {
+				le.src.exec(t, q)
+			}
+			r := env.Do(t, http.MethodPost, "/api/v1/connections", le.admin, map[string]any{"name": "src", "kind": kind, "dsn": le.src.dsn})
+			if r.Status != 201 {
+				t.Fatalf("connection: %d %s", r.Status, r.Body)
+			}
+			var c map[string]any
+			r.JSON(t, &c)
+			le.connID = c["id"].(string)
+			le.scan(t)
+			var tr traverseOut
+			le.get(t, "/api/v1/datasets/"+le.ids["orders"]+"/lineage/traverse?direction=downstream", le.tok, &tr)
+			e := hasEdge(tr.Edges, le.ids["orders"], le.ids["paid_orders"], "parsed")
+			if e == nil {
+				t.Fatalf("edges: %+v", tr.Edges)
+			}
+			got := fmt.Sprint(e.ColumnMap)
+			if !strings.Contains(got, "{id order_id true}") || !strings.Contains(got, "{amount doubled false}") {
+				t.Fatalf("column map: %s", got)
+			}
+		})
+	}
+}
