@@ -232,3 +232,17 @@ func TestReachCountsDistinctDownstreamDatasets(t *testing.T) {
 		})
 	}
 }
+
+func TestImpactOfAColumnWithoutColumnMapsSaysSo(t *testing.T) {
+	f := newFixture(t)
+	ids := f.datasets(2)
+	f.edges(t, lineage.Edge{Source: ids[0], Target: ids[1], Kind: lineage.KindDeclared})
+	col := "a"
+	r, err := f.svc.Impact(f.ctx, ids[0], &col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ImpactNote == nil || *r.ImpactNote != lineage.NoteNoColumnLineage || len(r.Datasets) != 1 || r.Datasets[0].Impact != lineage.ImpactTable {
+		t.Fatalf("impact: %+v", r)
+	}
+}
