@@ -145,7 +145,7 @@ func (s *Service) GroupIncidents(ctx context.Context, ws string, scanID string) 
 		for _, id := range failing {
 			walks = append(walks, newWalk(id, MaxImpactNodes+1, 0))
 		}
-		if err := expand(ctx, s.graph, ws, walks, Downstream, MaxHops); err != nil {
+		if err := expand(ctx, s.graph, ws, walks, []Direction{Downstream}, MaxHops); err != nil {
 			return err
 		}
 		for _, w := range walks {

@@ -127,10 +127,7 @@ func (s *Service) KnowledgeGraph(ctx context.Context, o KnowledgeOpts) (KGraph, 
 		}
 		g.cap = MaxFocusNodes
 		w := newWalk(focusID, MaxFocusNodes, 0)
-		if err := expand(ctx, s.graph, v.WorkspaceID, []*walk{w}, Downstream, o.Hops); err != nil {
-			return KGraph{}, err
-		}
-		if err := expand(ctx, s.graph, v.WorkspaceID, []*walk{w}, Upstream, o.Hops); err != nil {
+		if err := expand(ctx, s.graph, v.WorkspaceID, []*walk{w}, []Direction{Downstream, Upstream}, o.Hops); err != nil {
 			return KGraph{}, err
 		}
 		info, err := s.store.DatasetInfos(ctx, v, w.order, false)

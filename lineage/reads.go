@@ -291,29 +291,23 @@ func (s *Service) TraverseMany(ctx context.Context, ids []string, o TraverseOpts
 			valid = append(valid, id)
 		}
 	}
-	roots, err := s.store.DatasetInfos(ctx, v, valid, false)
-	if err != nil {
-		return nil, err
-	}
-	var walks []*walk
+	// Roots are expanded before their visibility is read, so that one query answers for
+	// the roots and everything reached: the graph of a workspace holds only its own
+	// datasets, and a root the caller cannot see is dropped before anything is shown.
+	walks := make([]*walk, 0, len(valid))
 	for _, id := range valid {
-		if d, ok := roots[id]; ok && d.Visible {
-			walks = append(walks, newWalk(id, MaxTraverseNodes, MaxTraverseEdges))
-		}
+		walks = append(walks, newWalk(id, MaxTraverseNodes, MaxTraverseEdges))
 	}
 	out := map[string]TraverseResult{}
 	if len(walks) == 0 {
 		return out, nil
 	}
-	if o.Direction == Downstream || o.Direction == Both {
-		if err := expand(ctx, s.graph, v.WorkspaceID, walks, Downstream, o.Hops); err != nil {
-			return nil, err
-		}
+	dirs := []Direction{o.Direction}
+	if o.Direction == Both {
+		dirs = []Direction{Downstream, Upstream}
 	}
-	if o.Direction == Upstream || o.Direction == Both {
-		if err := expand(ctx, s.graph, v.WorkspaceID, walks, Upstream, o.Hops); err != nil {
-			return nil, err
-		}
+	if err := expand(ctx, s.graph, v.WorkspaceID, walks, dirs, o.Hops); err != nil {
+		return nil, err
 	}
 	var all []string
 	for _, w := range walks {
@@ -323,6 +317,13 @@ func (s *Service) TraverseMany(ctx context.Context, ids []string, o TraverseOpts
 	if err != nil {
 		return nil, err
 	}
+	visible := walks[:0]
+	for _, w := range walks {
+		if d, ok := info[w.root]; ok && d.Visible {
+			visible = append(visible, w)
+		}
+	}
+	walks = visible
 	for _, w := range walks {
 		w.prune(info)
 		m := newMasker(info)
@@ -384,7 +385,7 @@ func (s *Service) Lineage(ctx context.Context, datasetID string) (LineageResult,
 	res.Downstream, t = neighbours(down, func(e Edge) string { return e.Target }, info, m)
 	res.Truncated = res.Truncated || t
 	w := newWalk(datasetID, MaxImpactNodes, 0)
-	if err := expand(ctx, s.graph, ws, []*walk{w}, Downstream, MaxHops); err != nil {
+	if err := expand(ctx, s.graph, ws, []*walk{w}, []Direction{Downstream}, MaxHops); err != nil {
 		return LineageResult{}, err
 	}
 	more, err := s.store.DatasetInfos(ctx, v, w.order, false)
@@ -565,7 +566,7 @@ type BlastExpo struct {
 func (s *Service) blast(ctx context.Context, v catalog.Viewer, rootID string, cols []string) (Blast, error) {
 	ws := v.WorkspaceID
 	w := newWalk(rootID, MaxImpactNodes+1, 0)
-	if err := expand(ctx, s.graph, ws, []*walk{w}, Downstream, MaxHops); err != nil {
+	if err := expand(ctx, s.graph, ws, []*walk{w}, []Direction{Downstream}, MaxHops); err != nil {
 		return Blast{}, err
 	}
 	info, err := s.store.DatasetInfos(ctx, v, w.order, false)

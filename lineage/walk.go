@@ -2,8 +2,10 @@ package lineage
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // walk is one bounded breadth-first expansion from a root dataset: the datasets it
@@ -83,95 +85,101 @@ func (w *walk) offer(e Edge, from, to string, hop int, dir Direction) bool {
 	return true
 }
 
-// expand runs the walks of several roots in one direction (Upstream or Downstream) for
-// up to hops hops, batching each hop's frontier of every walk into one Neighbours call.
-func expand(ctx context.Context, g Graph, ws string, walks []*walk, dir Direction, hops int) error {
-	frontiers := make([][]string, len(walks))
-	for i, w := range walks {
-		frontiers[i] = []string{w.root}
+// expand runs the walks of several roots for up to hops hops in each of dirs (Upstream
+// and/or Downstream). Each hop asks the backend once per direction for the frontier of
+// every walk together, both directions at the same time; edges are then taken
+// downstream first, so caps cut the same way every time.
+func expand(ctx context.Context, g Graph, ws string, walks []*walk, dirs []Direction, hops int) error {
+	frontiers := make([][][]string, len(dirs)) // direction → walk → frontier
+	for d := range dirs {
+		frontiers[d] = make([][]string, len(walks))
+		for i, w := range walks {
+			frontiers[d][i] = []string{w.root}
+		}
 	}
-	for hop := 0; hop < hops; hop++ {
-		var ids []string
-		seen := map[string]bool{}
-		for _, f := range frontiers {
-			for _, id := range f {
-				if !seen[id] {
-					seen[id] = true
-					ids = append(ids, id)
-				}
-			}
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		edges, err := g.Neighbours(ctx, ws, ids, dir)
+	// hop == hops is one step past the last ring: exposures hang off it (downstream; they
+	// are not datasets and count against no cap), and a dataset found there means the
+	// hop limit cut the answer short.
+	for hop := 0; hop <= hops; hop++ {
+		edges, err := neighboursOf(ctx, g, ws, frontiers, dirs)
 		if err != nil {
 			return err
 		}
-		sortEdges(edges)
-		by := map[string][]Edge{}
-		for _, e := range edges {
-			at := e.Source
-			if dir == Upstream {
-				at = e.Target
-			}
-			by[at] = append(by[at], e)
-		}
-		for i, w := range walks {
-			var next []string
-			for _, id := range frontiers[i] {
-				for _, e := range by[id] {
-					to := e.Target
-					if dir == Upstream {
-						to = e.Source
-					}
-					if w.offer(e, id, to, hop, dir) {
-						next = append(next, to)
-					}
-				}
-			}
-			frontiers[i] = next
-		}
-	}
-	// One step past the last ring: exposures hang off it (downstream; they are not
-	// datasets and count against no cap), and a dataset found there means the hop limit
-	// cut the answer short.
-	var ids []string
-	for i := range walks {
-		ids = append(ids, frontiers[i]...)
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	edges, err := g.Neighbours(ctx, ws, dedupe(ids), dir)
-	if err != nil {
-		return err
-	}
-	sortEdges(edges)
-	for i, w := range walks {
-		in := map[string]bool{}
-		for _, id := range frontiers[i] {
-			in[id] = true
-		}
-		for _, e := range edges {
-			from, to := e.Source, e.Target
-			if dir == Upstream {
-				from, to = e.Target, e.Source
-			}
-			if !in[from] || IsExposure(from) {
+		done := true
+		for d, dir := range dirs {
+			if edges[d] == nil {
 				continue
 			}
-			switch {
-			case IsExposure(to):
-				if dir == Downstream {
-					w.addExposure(to, from)
+			done = false
+			by := map[string][]Edge{}
+			for _, e := range edges[d] {
+				at := e.Source
+				if dir == Upstream {
+					at = e.Target
 				}
-			case w.nodes[to] == nil:
-				w.truncated = true
+				by[at] = append(by[at], e)
 			}
+			for i, w := range walks {
+				var next []string
+				for _, id := range frontiers[d][i] {
+					for _, e := range by[id] {
+						to := e.Target
+						if dir == Upstream {
+							to = e.Source
+						}
+						if hop < hops {
+							if w.offer(e, id, to, hop, dir) {
+								next = append(next, to)
+							}
+							continue
+						}
+						switch {
+						case IsExposure(to):
+							if dir == Downstream {
+								w.addExposure(to, id)
+							}
+						case w.nodes[to] == nil && !IsExposure(id):
+							w.truncated = true
+						}
+					}
+				}
+				frontiers[d][i] = next
+			}
+		}
+		if done {
+			return nil
 		}
 	}
 	return nil
+}
+
+// neighboursOf fetches, concurrently for each direction, the edges of the union of the
+// walks' frontiers; a direction whose frontiers are all empty gets nil.
+func neighboursOf(ctx context.Context, g Graph, ws string, frontiers [][][]string, dirs []Direction) ([][]Edge, error) {
+	out := make([][]Edge, len(dirs))
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	for d, dir := range dirs {
+		var ids []string
+		for _, f := range frontiers[d] {
+			ids = append(ids, f...)
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			es, err := g.Neighbours(ctx, ws, dedupe(ids), dir)
+			if es == nil {
+				es = []Edge{}
+			}
+			sortEdges(es)
+			out[d], errs[d] = es, err
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // sortEdges orders edges deterministically so that caps cut the same way every time.
