@@ -248,7 +248,11 @@ func (s *Service) replaceEdges(ctx context.Context, ws string, kind EdgeKind, or
 			}
 		}
 		slices.SortFunc(c.DeleteEdges, func(a, b EdgeKey) int { return strings.Compare(a.Source+a.Target, b.Source+b.Target) })
-		c.UpsertNodes, c.DeleteNodes = nodes, dropNodes
+		// Node names ride along only with a real change: a scan that found the same
+		// edges leaves the outbox (and the reach recomputation) alone.
+		if len(c.UpsertEdges)+len(c.DeleteEdges)+len(dropNodes) > 0 {
+			c.UpsertNodes, c.DeleteNodes = nodes, dropNodes
+		}
 		if c.Empty() {
 			return nil
 		}

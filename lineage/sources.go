@@ -29,6 +29,16 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 	if err != nil {
 		return err
 	}
+	// Only dropped datasets that still have edges matter; older drops are gone already.
+	var stale []RecordEdge
+	if len(dropped) > 0 {
+		if stale, err = s.store.EdgesTouching(ctx, workspaceID, dropped); err != nil {
+			return err
+		}
+		if len(stale) == 0 {
+			dropped = nil
+		}
+	}
 	parsed := s.ParseViews(cat)
 	inferred := InferKeys(cat)
 	nodes := make([]Node, 0, len(cat.Datasets))
@@ -46,24 +56,18 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 		if err != nil {
 			return err
 		}
-		if len(dropped) > 0 {
+		if len(stale) > 0 {
 			// Edges of other origins that touch a dropped dataset go with it.
-			old, err := s.store.EdgesTouching(ctx, workspaceID, dropped)
-			if err != nil {
-				return err
-			}
-			var keys []EdgeKey
-			for _, e := range old {
+			keys := make([]EdgeKey, 0, len(stale))
+			for _, e := range stale {
 				keys = append(keys, e.Key())
 			}
-			if len(keys) > 0 {
-				if err := s.store.DeleteEdges(ctx, workspaceID, keys); err != nil {
-					return err
-				}
-				changed = true
-				if err := s.emit(ctx, workspaceID, Change{DeleteEdges: keys}); err != nil {
-					return err
-				}
+			if err := s.store.DeleteEdges(ctx, workspaceID, keys); err != nil {
+				return err
+			}
+			changed = true
+			if err := s.emit(ctx, workspaceID, Change{DeleteEdges: keys}); err != nil {
+				return err
 			}
 		}
 		changed = changed || c1 || c2
