@@ -15,6 +15,8 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/jobs"
+	"github.com/vigia-data/vigia/lineage"
 )
 
 // chainDDL builds c0 (a table) → c1 → … → c50 (views) and hub (a table) read by 45 views.
@@ -315,5 +317,50 @@ func TestParsedLineageOnMariaDBAndSQLite(t *testing.T) {
 				t.Fatalf("column map: %s", got)
 			}
 		})
+	}
+}
+
+// An outbox row left behind (a writer that died before projecting) is applied by the
+// projector job on the queue, reach counts included.
+func TestProjectorJobAppliesTheOutbox(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ctx := context.Background()
+	ws := env.MustWorkspace(t, "projector")
+	conn := env.MustConnection(t, ws, "c")
+	a, b := env.MustDataset(t, ws, conn, "s", "a"), env.MustDataset(t, ws, conn, "s", "b")
+	e := lineage.Edge{Source: a, Target: b, Kind: lineage.KindDeclared}
+	if err := env.DB.InTx(ctx, func(ctx context.Context) error {
+		if err := env.DB.Lineage().UpsertEdges(ctx, ws, []lineage.RecordEdge{{Edge: e}}); err != nil {
+			return err
+		}
+		if err := env.DB.Lineage().AddOutbox(ctx, ws, lineage.Change{UpsertEdges: []lineage.Edge{e}}); err != nil {
+			return err
+		}
+		_, err := env.App.Jobs.Enqueue(ctx, lineage.ProjectionJobKind, map[string]string{"workspace_id": ws}, jobs.EnqueueOpts{WorkspaceID: ws})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ran, err := env.App.Jobs.RunOne(ctx, lineage.ProjectionJobKind)
+	if err != nil || !ran {
+		t.Fatalf("projector job: ran %v, %v", ran, err)
+	}
+	var edges, outbox, reach int
+	pool := env.DB.Pool()
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pggraph_edges WHERE workspace_id = $1`, ws).Scan(&edges); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM lineage_outbox WHERE workspace_id = $1`, ws).Scan(&outbox); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT coalesce(max(reach), 0) FROM dataset_reach WHERE dataset_id = $1`, a).Scan(&reach); err != nil {
+		t.Fatal(err)
+	}
+	if edges != 1 || outbox != 0 || reach != 1 {
+		t.Fatalf("edges %d outbox %d reach %d", edges, outbox, reach)
+	}
+	ran, err = env.App.Jobs.RunOne(ctx, lineage.ProjectionJobKind)
+	if err != nil || ran {
+		t.Fatalf("a second job: ran %v, %v", ran, err)
 	}
 }
