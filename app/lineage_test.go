@@ -365,9 +365,21 @@ func TestLineageFromViewSQLImpactIncidentsAndSnapshots(t *testing.T) {
 			t.Fatalf("graphql %v %v\nrest %v %v", gotNodes, gotEdges, wantNodes, wantEdges)
 		}
 		// A list of datasets asks for all their traversals in one batch.
-		out = env.GraphQL(t, le.tok, `{ datasets { items { name lineage(hops: 1) { nodes { ref } } } } }`, nil)
-		if out["errors"] != nil {
-			t.Fatalf("graphql list: %v", out["errors"])
+		out = env.GraphQL(t, le.tok, `{ datasets { items { name lineage(hops: 1) { nodes { ref } } impact(column: "amount") { reachTotal } } } }`, nil)
+		// Datasets without an amount column answer their own error; the others their impact.
+		items := out["data"].(map[string]any)["datasets"].(map[string]any)["items"].([]any)
+		impacts := 0
+		for _, it := range items {
+			m := it.(map[string]any)
+			if m["lineage"] == nil {
+				t.Fatalf("lineage missing in the list: %v", out)
+			}
+			if im, ok := m["impact"].(map[string]any); ok && im != nil {
+				impacts++
+			}
+		}
+		if len(items) != 6 || out["errors"] == nil || impacts < 1 {
+			t.Fatalf("graphql list: %d items, %d impacts, errors %v", len(items), impacts, out["errors"])
 		}
 		out = env.GraphQL(t, le.tok, `query($id: ID!) { dataset(id: $id) { lineage(hops: 4) { truncated } } }`, map[string]any{"id": orders})
 		if out["errors"] == nil {

@@ -75,6 +75,7 @@ func toScan(s scan.Scan) model.Scan {
 type loaders struct {
 	details  *loader[string, catalog.Dataset]
 	traverse *loader[traverseKey, lineage.TraverseResult]
+	impact   *loader[impactKey, impactAnswer]
 }
 
 type loadersKey struct{}
@@ -86,6 +87,7 @@ func (r *Resolver) withLoaders(ctx context.Context) context.Context {
 			return r.Catalog.DatasetDetails(ctx, ids, historyLimit)
 		}),
 		traverse: r.newTraverseLoader(),
+		impact:   r.newImpactLoader(),
 	})
 }
 

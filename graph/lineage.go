@@ -60,6 +60,70 @@ func (r *Resolver) traverse(ctx context.Context, id string, o lineage.TraverseOp
 	return res, nil
 }
 
+// impactKey is what a batched impact is asked for.
+type impactKey struct {
+	ID        string
+	Column    string
+	HasColumn bool
+}
+
+// impactAnswer is one dataset's impact or its own error (not found, unknown column).
+type impactAnswer struct {
+	res lineage.ImpactResult
+	err error
+}
+
+// newImpactLoader batches the impacts a request's datasets ask for, per column.
+func (r *Resolver) newImpactLoader() *loader[impactKey, impactAnswer] {
+	return newLoader(func(ctx context.Context, keys []impactKey) (map[impactKey]impactAnswer, error) {
+		type col struct {
+			name string
+			has  bool
+		}
+		groups := map[col][]string{}
+		for _, k := range keys {
+			c := col{k.Column, k.HasColumn}
+			groups[c] = append(groups[c], k.ID)
+		}
+		out := map[impactKey]impactAnswer{}
+		for c, ids := range groups {
+			var column *string
+			if c.has {
+				name := c.name
+				column = &name
+			}
+			res, errs, err := r.LineageService.ImpactMany(ctx, ids, column)
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range ids {
+				out[impactKey{ID: id, Column: c.name, HasColumn: c.has}] = impactAnswer{res: res[id], err: errs[id]}
+			}
+		}
+		return out, nil
+	})
+}
+
+// impact runs an impact through the request's loader (directly without one).
+func (r *Resolver) impact(ctx context.Context, id string, column *string) (lineage.ImpactResult, error) {
+	l, ok := ctx.Value(loadersKey{}).(*loaders)
+	if !ok || l.impact == nil {
+		return r.LineageService.Impact(ctx, id, column)
+	}
+	k := impactKey{ID: id}
+	if column != nil {
+		k.Column, k.HasColumn = *column, true
+	}
+	a, found, err := l.impact.Load(ctx, k)
+	if err != nil {
+		return lineage.ImpactResult{}, err
+	}
+	if !found {
+		return lineage.ImpactResult{}, vigia.NotFound()
+	}
+	return a.res, a.err
+}
+
 func optString(s string) *string {
 	if s == "" {
 		return nil

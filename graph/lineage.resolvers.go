@@ -31,7 +31,7 @@ func (r *datasetResolver) Lineage(ctx context.Context, obj *model.Dataset, direc
 
 // Impact is the resolver for the impact field.
 func (r *datasetResolver) Impact(ctx context.Context, obj *model.Dataset, column *string) (*model.LineageImpact, error) {
-	res, err := r.LineageService.Impact(ctx, obj.ID, column)
+	res, err := r.impact(ctx, obj.ID, column)
 	if err != nil {
 		return nil, err
 	}

@@ -190,36 +190,48 @@ func (s *Service) GroupIncidents(ctx context.Context, ws string, scanID string) 
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	type group struct {
+		root, sev     string
+		members       []string
+		issueIDs      []string
+		issueDatasets map[string]string
+	}
+	var gs []group
+	roots := make([]string, 0, len(keys))
+	cols := map[string][]string{}
 	for _, k := range keys {
-		members := groups[k]
-		root := rootOf(members, reaches)
-		var issueIDs, cols []string
-		issueDatasets := map[string]string{}
-		sev := "info"
-		for _, d := range members {
+		g := group{members: groups[k], sev: "info", issueDatasets: map[string]string{}}
+		g.root = rootOf(g.members, reaches)
+		for _, d := range g.members {
 			for _, is := range byDataset[d] {
-				issueIDs = append(issueIDs, is.ID)
-				issueDatasets[is.ID] = d
-				sev = maxSeverity(sev, is.Severity)
-				if d == root && is.Column != "" && !slices.Contains(cols, is.Column) {
-					cols = append(cols, is.Column)
+				g.issueIDs = append(g.issueIDs, is.ID)
+				g.issueDatasets[is.ID] = d
+				g.sev = maxSeverity(g.sev, is.Severity)
+				if d == g.root && is.Column != "" && !slices.Contains(cols[g.root], is.Column) {
+					cols[g.root] = append(cols[g.root], is.Column)
 				}
 			}
 		}
-		sort.Strings(issueIDs)
-		sort.Strings(cols)
-		b, err := s.blast(ctx, system, root, cols)
-		if err != nil {
-			return err
-		}
-		b.Issues = issueDatasets
-		inc := Incident{ID: vigia.NewID(), WorkspaceID: ws, Status: IncidentOpen, RootDatasetID: &root, Severity: sev,
-			IssueIDs: issueIDs, DatasetIDs: members, ScanID: &scanID, Impact: b, CreatedAt: now, UpdatedAt: now}
+		sort.Strings(g.issueIDs)
+		sort.Strings(cols[g.root])
+		gs = append(gs, g)
+		roots = append(roots, g.root)
+	}
+	blasts, err := s.blastMany(ctx, system, roots, cols)
+	if err != nil {
+		return err
+	}
+	for _, g := range gs {
+		b := blasts[g.root]
+		b.Issues = g.issueDatasets
+		root := g.root
+		inc := Incident{ID: vigia.NewID(), WorkspaceID: ws, Status: IncidentOpen, RootDatasetID: &root, Severity: g.sev,
+			IssueIDs: g.issueIDs, DatasetIDs: g.members, ScanID: &scanID, Impact: b, CreatedAt: now, UpdatedAt: now}
 		for _, old := range existing {
 			if used[old.ID] {
 				continue
 			}
-			if slices.ContainsFunc(old.IssueIDs, func(id string) bool { return slices.Contains(issueIDs, id) }) {
+			if slices.ContainsFunc(old.IssueIDs, func(id string) bool { return slices.Contains(g.issueIDs, id) }) {
 				inc.ID, inc.CreatedAt = old.ID, old.CreatedAt
 				used[old.ID] = true
 				break

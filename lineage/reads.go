@@ -196,20 +196,24 @@ func (w *walk) prune(info map[string]DatasetInfo) {
 	w.edges = edges
 }
 
-// exposures loads the exposures a walk met.
-func (s *Service) exposureViews(ctx context.Context, ws string, w *walk, m *masker) ([]ExposureView, error) {
-	if len(w.exposureOrder) == 0 {
-		return []ExposureView{}, nil
+// loadExposures reads, in one query, the exposures the walks met.
+func (s *Service) loadExposures(ctx context.Context, ws string, walks ...*walk) (map[string]Exposure, error) {
+	var ids []string
+	for _, w := range walks {
+		for _, n := range w.exposureOrder {
+			ids = append(ids, strings.TrimPrefix(n, ExposurePrefix))
+		}
 	}
-	ids := make([]string, 0, len(w.exposureOrder))
-	for _, n := range w.exposureOrder {
-		ids = append(ids, strings.TrimPrefix(n, ExposurePrefix))
+	if len(ids) == 0 {
+		return map[string]Exposure{}, nil
 	}
-	exps, err := s.store.Exposures(ctx, ws, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ExposureView, 0, len(ids))
+	return s.store.Exposures(ctx, ws, dedupe(ids))
+}
+
+// exposureViews lists the exposures a walk met, direct ones first, with the refs of the
+// walk's datasets they read.
+func exposureViews(w *walk, m *masker, exps map[string]Exposure) []ExposureView {
+	out := make([]ExposureView, 0, len(w.exposureOrder))
 	for _, n := range w.exposureOrder {
 		e, ok := exps[strings.TrimPrefix(n, ExposurePrefix)]
 		if !ok {
@@ -233,7 +237,7 @@ func (s *Service) exposureViews(ctx context.Context, ws string, w *walk, m *mask
 		}
 		return out[i].Name < out[j].Name
 	})
-	return out, nil
+	return out
 }
 
 // parseOpts validates a traversal's direction and hops. Returns KindInvalid.
@@ -324,6 +328,10 @@ func (s *Service) TraverseMany(ctx context.Context, ids []string, o TraverseOpts
 		}
 	}
 	walks = visible
+	exps, err := s.loadExposures(ctx, v.WorkspaceID, walks...)
+	if err != nil {
+		return nil, err
+	}
 	for _, w := range walks {
 		w.prune(info)
 		m := newMasker(info)
@@ -336,9 +344,7 @@ func (s *Service) TraverseMany(ctx context.Context, ids []string, o TraverseOpts
 		for _, e := range w.edges {
 			r.Edges = append(r.Edges, m.edge(e))
 		}
-		if r.Exposures, err = s.exposureViews(ctx, v.WorkspaceID, w, m); err != nil {
-			return nil, err
-		}
+		r.Exposures = exposureViews(w, m, exps)
 		out[w.root] = r
 	}
 	return out, nil
@@ -398,9 +404,11 @@ func (s *Service) Lineage(ctx context.Context, datasetID string) (LineageResult,
 		}
 	}
 	w.prune(info)
-	if res.Exposures, err = s.exposureViews(ctx, ws, w, m); err != nil {
+	exps, err := s.loadExposures(ctx, ws, w)
+	if err != nil {
 		return LineageResult{}, err
 	}
+	res.Exposures = exposureViews(w, m, exps)
 	reach, err := s.store.Reach(ctx, ws, []string{datasetID})
 	if err != nil {
 		return LineageResult{}, err
@@ -470,58 +478,94 @@ func neighbours(edges []Edge, other func(Edge) string, info map[string]DatasetIn
 // outside the warehouse; and reach_total. Returns KindNotFound for a dataset the caller
 // cannot see or of another workspace, KindInvalid for an unknown or too long column.
 func (s *Service) Impact(ctx context.Context, datasetID string, column *string) (ImpactResult, error) {
+	res, errs, err := s.ImpactMany(ctx, []string{datasetID}, column)
+	if err != nil {
+		return ImpactResult{}, err
+	}
+	if err := errs[datasetID]; err != nil {
+		return ImpactResult{}, err
+	}
+	return res[datasetID], nil
+}
+
+// ImpactMany answers Impact for several datasets with a fixed number of queries
+// (GraphQL lists). Per-dataset failures (not found, unknown column) are in the error
+// map; the error return is for failures of the whole call (a bad column length).
+func (s *Service) ImpactMany(ctx context.Context, ids []string, column *string) (map[string]ImpactResult, map[string]error, error) {
 	_, v, err := principal(ctx)
 	if err != nil {
-		return ImpactResult{}, err
+		return nil, nil, err
 	}
-	root, err := s.visibleRoot(ctx, v, datasetID)
+	if column != nil && len([]rune(*column)) > maxColumnParam {
+		return nil, nil, vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": maxColumnParam}, "query", "column"))
+	}
+	ids = dedupe(ids)
+	var valid []string
+	for _, id := range ids {
+		if vigia.ValidID(id) {
+			valid = append(valid, id)
+		}
+	}
+	roots, err := s.store.DatasetInfos(ctx, v, valid, column != nil)
 	if err != nil {
-		return ImpactResult{}, err
+		return nil, nil, err
 	}
-	var cols []string
-	if column != nil {
-		if len([]rune(*column)) > maxColumnParam {
-			return ImpactResult{}, vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": maxColumnParam}, "query", "column"))
+	errs := map[string]error{}
+	cols := map[string][]string{}
+	var ok []string
+	for _, id := range ids {
+		d, found := roots[id]
+		switch {
+		case !found || !d.Visible:
+			errs[id] = vigia.NotFound()
+		case column != nil && !slices.Contains(d.Columns, *column):
+			errs[id] = vigia.Invalid(vigia.Field("value_error", nil, "query", "column"))
+		default:
+			ok = append(ok, id)
+			if column != nil {
+				cols[id] = []string{*column}
+			}
 		}
-		if !slices.Contains(root.Columns, *column) {
-			return ImpactResult{}, vigia.Invalid(vigia.Field("value_error", nil, "query", "column"))
-		}
-		cols = []string{*column}
 	}
-	br, err := s.blast(ctx, v, datasetID, cols)
+	blasts, err := s.blastMany(ctx, v, ok, cols)
 	if err != nil {
-		return ImpactResult{}, err
+		return nil, nil, err
 	}
-	m := newMasker(br.info)
-	res := ImpactResult{DatasetID: datasetID, Column: column, ReachTotal: br.ReachTotal, Truncated: br.Truncated,
-		Datasets: []NodeView{}, Exposures: []ExposureView{}, Destinations: []ExposureView{}}
-	if br.Note != "" {
-		note := br.Note
-		res.ImpactNote = &note
+	out := make(map[string]ImpactResult, len(ok))
+	for _, id := range ok {
+		br := blasts[id]
+		m := newMasker(br.info)
+		res := ImpactResult{DatasetID: id, Column: column, ReachTotal: br.ReachTotal, Truncated: br.Truncated,
+			Datasets: []NodeView{}, Exposures: []ExposureView{}, Destinations: []ExposureView{}}
+		if br.Note != "" {
+			note := br.Note
+			res.ImpactNote = &note
+		}
+		for _, n := range br.Nodes {
+			nv := m.node(n.ID, n.Hops, Downstream)
+			nv.Impact = n.Impact
+			if column == nil {
+				nv.Impact = ImpactTable
+			}
+			if !nv.Restricted {
+				nv.Columns = n.ViaColumns
+			}
+			res.Datasets = append(res.Datasets, nv)
+		}
+		for _, e := range br.Exposures {
+			ev := ExposureView{ID: e.ID, Name: e.Name, Type: e.Type, URL: e.URL, Owner: e.Owner, Origin: e.Origin, Direct: e.Direct, Via: []string{}}
+			for _, via := range e.Via {
+				ev.Via = append(ev.Via, m.ref(via))
+			}
+			if e.Type == ExposureTypeDestination {
+				res.Destinations = append(res.Destinations, ev)
+			} else {
+				res.Exposures = append(res.Exposures, ev)
+			}
+		}
+		out[id] = res
 	}
-	for _, n := range br.Nodes {
-		nv := m.node(n.ID, n.Hops, Downstream)
-		nv.Impact = n.Impact
-		if column == nil {
-			nv.Impact = ImpactTable
-		}
-		if !nv.Restricted {
-			nv.Columns = n.ViaColumns
-		}
-		res.Datasets = append(res.Datasets, nv)
-	}
-	for _, e := range br.Exposures {
-		ev := ExposureView{ID: e.ID, Name: e.Name, Type: e.Type, URL: e.URL, Owner: e.Owner, Origin: e.Origin, Direct: e.Direct, Via: []string{}}
-		for _, via := range e.Via {
-			ev.Via = append(ev.Via, m.ref(via))
-		}
-		if e.Type == ExposureTypeDestination {
-			res.Destinations = append(res.Destinations, ev)
-		} else {
-			res.Exposures = append(res.Exposures, ev)
-		}
-	}
-	return res, nil
+	return out, errs, nil
 }
 
 // Blast is the unmasked blast radius of columns (or the whole dataset) of a root: what
@@ -564,16 +608,58 @@ type BlastExpo struct {
 // blast computes the downstream radius of a root (3 hops, 40 datasets), with derived
 // columns when cols is set. The viewer decides only the Visible flags of the infos.
 func (s *Service) blast(ctx context.Context, v catalog.Viewer, rootID string, cols []string) (Blast, error) {
-	ws := v.WorkspaceID
-	w := newWalk(rootID, MaxImpactNodes+1, 0)
-	if err := expand(ctx, s.graph, ws, []*walk{w}, []Direction{Downstream}, MaxHops); err != nil {
-		return Blast{}, err
-	}
-	info, err := s.store.DatasetInfos(ctx, v, w.order, false)
+	m, err := s.blastMany(ctx, v, []string{rootID}, map[string][]string{rootID: cols})
 	if err != nil {
 		return Blast{}, err
 	}
-	w.prune(info)
+	return m[rootID], nil
+}
+
+// blastMany computes the blast radius of several roots with a fixed number of queries:
+// one backend round trip per hop for all of them, one read of names and visibility,
+// one of exposures, one of reach counts.
+func (s *Service) blastMany(ctx context.Context, v catalog.Viewer, roots []string, cols map[string][]string) (map[string]Blast, error) {
+	out := map[string]Blast{}
+	if len(roots) == 0 {
+		return out, nil
+	}
+	ws := v.WorkspaceID
+	walks := make([]*walk, 0, len(roots))
+	for _, r := range roots {
+		walks = append(walks, newWalk(r, MaxImpactNodes+1, 0))
+	}
+	if err := expand(ctx, s.graph, ws, walks, []Direction{Downstream}, MaxHops); err != nil {
+		return nil, err
+	}
+	var all []string
+	for _, w := range walks {
+		all = append(all, w.order...)
+	}
+	info, err := s.store.DatasetInfos(ctx, v, dedupe(all), false)
+	if err != nil {
+		return nil, err
+	}
+	exps, err := s.loadExposures(ctx, ws, walks...)
+	if err != nil {
+		return nil, err
+	}
+	reach, err := s.store.Reach(ctx, ws, roots)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range walks {
+		w.prune(info)
+		b := blastOf(w, cols[w.root], exps)
+		b.info, b.ReachTotal = info, reach[w.root]
+		out[w.root] = b
+	}
+	return out, nil
+}
+
+// blastOf turns a downstream walk into a blast radius: the tree with each node's parent
+// at the previous hop, the columns derived from cols, the scope and the exposures.
+func blastOf(w *walk, cols []string, exps map[string]Exposure) Blast {
+	rootID := w.root
 	derived := derive(rootID, cols, w.edges)
 	parent := map[string]string{}
 	for _, e := range w.edges {
@@ -585,17 +671,15 @@ func (s *Service) blast(ctx context.Context, v catalog.Viewer, rootID string, co
 			}
 		}
 	}
-	b := Blast{Nodes: []BlastNode{}, Exposures: []BlastExpo{}, Truncated: w.truncated, Columns: cols, info: info}
+	b := Blast{Nodes: []BlastNode{}, Exposures: []BlastExpo{}, Truncated: w.truncated, Columns: cols}
 	if b.Columns == nil {
 		b.Columns = []string{}
 	}
-	derivedCount := 0
 	for _, id := range w.order[1:] {
 		n := w.nodes[id]
 		bn := BlastNode{ID: id, Hops: n.hops, Parent: parent[id], Impact: ImpactTable, ViaColumns: sortedKeys(derived[id])}
 		if len(bn.ViaColumns) > 0 {
 			bn.Impact = ImpactColumn
-			derivedCount++
 		}
 		b.Nodes = append(b.Nodes, bn)
 	}
@@ -616,28 +700,16 @@ func (s *Service) blast(ctx context.Context, v catalog.Viewer, rootID string, co
 			b.Scope, b.Note = ImpactTable, NoteNoColumnLineage
 		}
 	}
-	m := newMasker(map[string]DatasetInfo{})
-	views, err := s.exposureViews(ctx, ws, w, m)
-	if err != nil {
-		return Blast{}, err
+	// Views with ids (an all-visible masker) for storage; readers mask them later.
+	ids := &masker{info: map[string]DatasetInfo{}, refs: map[string]string{}}
+	for id := range w.nodes {
+		ids.info[id] = DatasetInfo{ID: id, Visible: true}
 	}
-	// exposureViews masks with an empty masker: every via is a restricted ref there,
-	// so map the vias again from the walk with ids.
-	for _, ev := range views {
-		be := BlastExpo{ID: ev.ID, Name: ev.Name, Type: ev.Type, URL: ev.URL, Owner: ev.Owner, Origin: ev.Origin, Direct: ev.Direct, Via: []string{}}
-		for _, via := range w.exposures[ExposureNodeID(ev.ID)] {
-			if _, ok := w.nodes[via]; ok {
-				be.Via = append(be.Via, via)
-			}
-		}
-		b.Exposures = append(b.Exposures, be)
+	for _, ev := range exposureViews(w, ids, exps) {
+		b.Exposures = append(b.Exposures, BlastExpo{ID: ev.ID, Name: ev.Name, Type: ev.Type, URL: ev.URL, Owner: ev.Owner,
+			Origin: ev.Origin, Direct: ev.Direct, Via: ev.Via})
 	}
-	reach, err := s.store.Reach(ctx, ws, []string{rootID})
-	if err != nil {
-		return Blast{}, err
-	}
-	b.ReachTotal = reach[rootID]
-	return b, nil
+	return b
 }
 
 // Path finds the shortest path from a dataset to a target, up to 6 hops in the flow

@@ -246,3 +246,29 @@ func TestImpactOfAColumnWithoutColumnMapsSaysSo(t *testing.T) {
 		t.Fatalf("impact: %+v", r)
 	}
 }
+
+func TestImpactManyBatchesEveryRoot(t *testing.T) {
+	f := newFixture(t)
+	ids := f.datasets(120)
+	roots := ids[:40]
+	for i, r := range roots {
+		f.edges(t, e(r, ids[40+i], "a", "x"), e(ids[40+i], ids[80+i], "x", "y"))
+	}
+	col := "a"
+	before := f.g.NeighbourCalls()
+	res, errs, err := f.svc.ImpactMany(f.ctx, append(roots, vigia.NewID()), &col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := f.g.NeighbourCalls() - before; calls > lineage.MaxHops+1 {
+		t.Fatalf("%d backend calls for 40 roots", calls)
+	}
+	if len(res) != 40 || len(errs) != 1 {
+		t.Fatalf("%d results, %d errors", len(res), len(errs))
+	}
+	for _, r := range roots {
+		if n := res[r].Datasets; len(n) != 2 || n[1].Impact != lineage.ImpactColumn || n[1].Columns[0] != "y" {
+			t.Fatalf("impact of %s: %+v", r, n)
+		}
+	}
+}

@@ -1700,8 +1700,8 @@ type LineagePath {
 extend type Dataset {
   "Lineage traversal; hops 1-3."
   lineage(direction: LineageDirection = both, hops: Int = 1): LineageGraph!
-  "Downstream impact, with the columns derived from column."
-  impact(column: String): LineageImpact!
+  "Downstream impact, with the columns derived from column (null with an error when the dataset has no such column)."
+  impact(column: String): LineageImpact
   "Shortest path to another dataset; an invisible target is not_found."
   path(to: ID!): LineagePath!
 }
@@ -3580,10 +3580,10 @@ func (ec *executionContext) _Dataset_impact(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.LineageImpact) graphql.Marshaler {
-			return ec.marshalNLineageImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageImpact(ctx, selections, v)
+			return ec.marshalOLineageImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageImpact(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Dataset_impact(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8654,7 +8654,7 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Dataset_impact(ctx, field, obj)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11208,16 +11208,6 @@ func (ec *executionContext) marshalNLineageGraph2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._LineageGraph(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNLineageImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageImpact(ctx context.Context, sel ast.SelectionSet, v *model.LineageImpact) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._LineageImpact(ctx, sel, v)
-}
-
 func (ec *executionContext) marshalNLineageNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNode(ctx context.Context, sel ast.SelectionSet, v model.LineageNode) graphql.Marshaler {
 	return ec._LineageNode(ctx, sel, &v)
 }
@@ -11639,6 +11629,13 @@ func (ec *executionContext) marshalOLineageDirection2ᚖgithubᚗcomᚋvigiaᚑd
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOLineageImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageImpact(ctx context.Context, sel ast.SelectionSet, v *model.LineageImpact) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._LineageImpact(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOSemantic2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSemantic(ctx context.Context, sel ast.SelectionSet, v *model.Semantic) graphql.Marshaler {

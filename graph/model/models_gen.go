@@ -64,8 +64,8 @@ type Dataset struct {
 	Columns []Column `json:"columns"`
 	// Lineage traversal; hops 1-3.
 	Lineage *LineageGraph `json:"lineage"`
-	// Downstream impact, with the columns derived from column.
-	Impact *LineageImpact `json:"impact"`
+	// Downstream impact, with the columns derived from column (null with an error when the dataset has no such column).
+	Impact *LineageImpact `json:"impact,omitempty"`
 	// Shortest path to another dataset; an invisible target is not_found.
 	Path *LineagePath `json:"path"`
 	// Newest first.
