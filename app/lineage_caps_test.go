@@ -341,9 +341,15 @@ func TestProjectorJobAppliesTheOutbox(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ran, err := env.App.Jobs.RunOne(ctx, lineage.ProjectionJobKind)
-	if err != nil || !ran {
-		t.Fatalf("projector job: ran %v, %v", ran, err)
+	// Other tests of the package share the queue: work projector jobs until none is left.
+	for range 100 {
+		ran, err := env.App.Jobs.RunOne(ctx, lineage.ProjectionJobKind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ran {
+			break
+		}
 	}
 	var edges, outbox, reach int
 	pool := env.DB.Pool()
@@ -358,9 +364,5 @@ func TestProjectorJobAppliesTheOutbox(t *testing.T) {
 	}
 	if edges != 1 || outbox != 0 || reach != 1 {
 		t.Fatalf("edges %d outbox %d reach %d", edges, outbox, reach)
-	}
-	ran, err = env.App.Jobs.RunOne(ctx, lineage.ProjectionJobKind)
-	if err != nil || ran {
-		t.Fatalf("a second job: ran %v, %v", ran, err)
 	}
 }
