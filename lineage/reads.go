@@ -706,8 +706,7 @@ func blastOf(w *walk, cols []string, exps map[string]Exposure) Blast {
 		ids.info[id] = DatasetInfo{ID: id, Visible: true}
 	}
 	for _, ev := range exposureViews(w, ids, exps) {
-		b.Exposures = append(b.Exposures, BlastExpo{ID: ev.ID, Name: ev.Name, Type: ev.Type, URL: ev.URL, Owner: ev.Owner,
-			Origin: ev.Origin, Direct: ev.Direct, Via: ev.Via})
+		b.Exposures = append(b.Exposures, BlastExpo(ev))
 	}
 	return b
 }
