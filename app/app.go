@@ -22,6 +22,9 @@ import (
 	"github.com/vigia-data/vigia/identity"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/jobs"
+	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/lineage/neo4jgraph"
+	"github.com/vigia-data/vigia/lineage/pggraph"
 	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/rule"
@@ -58,6 +61,8 @@ type Config struct {
 	// JobHeartbeat and JobStaleAfter tune crash recovery of jobs.
 	JobHeartbeat  time.Duration
 	JobStaleAfter time.Duration
+	// Neo4j chooses the neo4jgraph lineage backend when Neo4j.URI is set; else pggraph.
+	Neo4j neo4jgraph.Config
 }
 
 // App is the wired service graph.
@@ -75,6 +80,9 @@ type App struct {
 	Rules       *rule.Service
 	Issues      *issue.Service
 	Teams       *team.Service
+	Lineage     *lineage.Service
+	// closeGraph closes the Neo4j driver when that backend is used.
+	closeGraph func(ctx context.Context) error
 }
 
 // New wires the services over db (already migrated).
@@ -119,17 +127,71 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 		}
 		return a.Scans.Run(ctx, args.ScanID)
 	})
+	if err := a.wireLineage(context.Background(), cfg, db, queue, clock, log); err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// wireLineage builds the lineage service over the chosen graph backend (one Neo4j
+// driver per process when NEO4J_URI is set), its projector job and the after-scan hook.
+func (a *App) wireLineage(ctx context.Context, cfg Config, db *store.DB, queue *jobs.Queue, clock vigia.Clock, log *slog.Logger) error {
+	var g lineage.Graph = pggraph.New(db.Pool())
+	if cfg.Neo4j.URI != "" {
+		ng, err := neo4jgraph.New(ctx, cfg.Neo4j)
+		if err != nil {
+			return err
+		}
+		g, a.closeGraph = ng, ng.Close
+	}
+	a.Lineage = lineage.NewService(db.Lineage(), g, db, lineageJobs{queue}, clock, log)
+	for _, p := range db.KnowledgeProviders() {
+		a.Lineage.AddProvider(p)
+	}
+	a.Scans.SetFinisher(a.Lineage)
+	queue.Handle(lineage.ProjectionJobKind, func(ctx context.Context, j jobs.Job) error {
+		var args projectionArgs
+		if err := json.Unmarshal(j.Args, &args); err != nil {
+			return jobs.Permanent(err)
+		}
+		return a.Lineage.Project(ctx, args.WorkspaceID)
+	})
+	return nil
+}
+
+// Close releases what the app holds besides the database (the Neo4j driver).
+func (a *App) Close(ctx context.Context) error {
+	if a.closeGraph != nil {
+		return a.closeGraph(ctx)
+	}
+	return nil
+}
+
+// projectionArgs is the payload of a projector job.
+type projectionArgs struct {
+	WorkspaceID string `json:"workspace_id"`
+}
+
+// lineageJobs queues the projector, one pending job per workspace.
+type lineageJobs struct{ q *jobs.Queue }
+
+func (l lineageJobs) EnqueueProjection(ctx context.Context, workspaceID string) error {
+	_, err := l.q.Enqueue(ctx, lineage.ProjectionJobKind, projectionArgs{WorkspaceID: workspaceID}, jobs.EnqueueOpts{
+		WorkspaceID: workspaceID, UniqueKey: "lineage.project:" + workspaceID, MaxAttempts: 5})
+	if errors.Is(err, jobs.ErrDuplicate) {
+		return nil
+	}
+	return err
 }
 
 // Server builds the HTTP transport: /api/v1, /graphql and its explorer, /metrics.
 func (a *App) Server() *rest.Server {
 	gql := graph.NewHandler(&graph.Resolver{Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
-		RuleService: a.Rules, IssueService: a.Issues}, a.Messages, a.Log)
+		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
-			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams},
+			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
 	"github.com/vigia-data/vigia/graph/explorer/explorertest"
@@ -35,5 +36,33 @@ func TestExplorerRunsAQueryInChromium(t *testing.T) {
 	}
 	if strings.Contains(env.Logs.String(), tok) {
 		t.Fatal("token reached the log")
+	}
+}
+
+func TestExplorerRunsALineageTraversalInChromium(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "explorer-lineage")
+	tok := env.MustToken(t, ws)
+	admin := env.MustSession(t, ws, vigia.RoleAdmin)
+	conn := env.MustConnection(t, ws, "pg")
+	src := env.MustDataset(t, ws, conn, "vendas", "encomendas")
+	dst := env.MustDataset(t, ws, conn, "vendas", "receita_diaria")
+	if r := env.Do(t, http.MethodPost, "/api/v1/lineage/edges", admin, map[string]any{"source_id": src, "target_id": dst,
+		"column_map": []any{map[string]any{"from": "telefone", "to": "telefone", "direct": true}}}); r.Status != 204 {
+		t.Fatalf("declare: %d %s", r.Status, r.Body)
+	}
+	b := browsertest.New(t)
+	out, err := explorertest.RunQuery(b.Context(), env.Server.URL+"/graphql#token="+tok,
+		`query Lineage { dataset(id: "`+src+`") { lineage(direction: downstream, hops: 2) { nodes { name hops } edges { kind columnMap { from to } } truncated } } }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"vendas.receita_diaria", `"declared"`, `"telefone"`, `"truncated": false`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("result pane lacks %s: %s", want, out)
+		}
+	}
+	if p := b.Problems(); len(p) > 0 {
+		t.Fatalf("browser problems: %v", p)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/scan"
 )
 
@@ -72,7 +73,9 @@ func toScan(s scan.Scan) model.Scan {
 
 // loaders are the per-request dataloaders resolvers share.
 type loaders struct {
-	details *loader[string, catalog.Dataset]
+	details  *loader[string, catalog.Dataset]
+	traverse *loader[traverseKey, lineage.TraverseResult]
+	impact   *loader[impactKey, impactAnswer]
 }
 
 type loadersKey struct{}
@@ -83,6 +86,8 @@ func (r *Resolver) withLoaders(ctx context.Context) context.Context {
 		details: newLoader(func(ctx context.Context, ids []string) (map[string]catalog.Dataset, error) {
 			return r.Catalog.DatasetDetails(ctx, ids, historyLimit)
 		}),
+		traverse: r.newTraverseLoader(),
+		impact:   r.newImpactLoader(),
 	})
 }
 

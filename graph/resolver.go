@@ -6,14 +6,16 @@ import (
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/rule"
+	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/scan"
 )
 
 // Resolver holds the services resolvers call.
 type Resolver struct {
-	Catalog      *catalog.Service
-	ScanService  *scan.Service
-	ScanReads    *scan.ReadService
-	RuleService  *rule.Service
-	IssueService *issue.Service
+	Catalog        *catalog.Service
+	ScanService    *scan.Service
+	ScanReads      *scan.ReadService
+	RuleService    *rule.Service
+	IssueService   *issue.Service
+	LineageService *lineage.Service
 }

@@ -98,8 +98,8 @@ func (s *Server) datasetRoutes() {
 		Params: []param{
 			{Name: "connection_id", In: "query", Type: "string", MaxLen: 64, Desc: "Only datasets of this connection"},
 			{Name: "q", In: "query", Type: "string", MaxLen: 200, Desc: "Search in schema, table and name"},
-			{Name: "sort", In: "query", Type: "string", Enum: []string{catalog.SortName, catalog.SortUsage}, Default: catalog.SortName,
-				Desc: "name (default) or usage (queries per day, most used first)"},
+			{Name: "sort", In: "query", Type: "string", Enum: []string{catalog.SortName, catalog.SortUsage, catalog.SortImpact}, Default: catalog.SortName,
+				Desc: "name (default), usage (queries per day, most used first) or impact (downstream reach, largest first, ties by name)"},
 		}}, s.handleDatasetList)
 	s.register(operation{ID: "getDataset", Method: http.MethodGet, Path: "/api/v1/datasets/{dataset_id}", Tag: "datasets",
 		Summary: "One dataset with its columns", Response: DatasetDetailOut{},

@@ -18,6 +18,7 @@ import (
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/i18n"
 	"github.com/vigia-data/vigia/identity"
+	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/scan"
 )
 
@@ -44,6 +45,7 @@ type Deps struct {
 	Scans       *scan.Service
 	ScanReads   *scan.ReadService
 	Workflow    WorkflowDeps
+	Lineage     *lineage.Service
 	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
@@ -128,6 +130,7 @@ func (s *Server) routes() {
 	s.connectionRoutes()
 	s.scanRoutes()
 	s.workflowRoutes()
+	s.lineageRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

@@ -34,6 +34,13 @@ func (s *Service) Run(ctx context.Context, scanID string) error {
 		// Stopped by shutdown: leave it running so a restart resumes it.
 		return err
 	}
+	if code == "" && s.finisher != nil {
+		// Lineage, incidents and snapshots follow every successful scan; their failure
+		// is logged and does not fail the scan.
+		if err := s.finisher.AfterScan(ctx, sc.WorkspaceID, sc.ConnectionID, sc.ID); err != nil {
+			s.log.WarnContext(ctx, "after-scan step failed", "scan_id", sc.ID, "cause", err.Error())
+		}
+	}
 	status := StatusSucceeded
 	var ec *string
 	if code != "" {

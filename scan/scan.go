@@ -133,16 +133,23 @@ type Config struct {
 	FreshnessSLA time.Duration
 }
 
+// Finisher runs at the end of every successful scan of a connection, after all its
+// datasets (lineage from view definitions, incidents, graph snapshots).
+type Finisher interface {
+	AfterScan(ctx context.Context, workspaceID, connectionID, scanID string) error
+}
+
 // Service triggers, runs and reads scans.
 type Service struct {
-	store Store
-	tx    Tx
-	jobs  Enqueuer
-	conns Connections
-	rules RuleEvaluator // nil: datasets have no rules
-	clock vigia.Clock
-	log   *slog.Logger
-	cfg   Config
+	finisher Finisher
+	store    Store
+	tx       Tx
+	jobs     Enqueuer
+	conns    Connections
+	rules    RuleEvaluator // nil: datasets have no rules
+	clock    vigia.Clock
+	log      *slog.Logger
+	cfg      Config
 }
 
 // NewService returns the scan service.
@@ -164,6 +171,9 @@ func NewService(store Store, tx Tx, jobs Enqueuer, conns Connections, clock vigi
 	}
 	return &Service{store: store, tx: tx, jobs: jobs, conns: conns, clock: clock, log: log, cfg: cfg}
 }
+
+// SetFinisher sets what runs at the end of every successful scan.
+func (s *Service) SetFinisher(f Finisher) { s.finisher = f }
 
 // TriggerScan queues a scan of a connection (by id, or by name for the CLI): a marked
 // write that API tokens may call. A connection that already has a queued scan gets that

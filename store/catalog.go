@@ -55,6 +55,9 @@ func (s *CatalogStore) FindDatasets(ctx context.Context, v catalog.Viewer, f cat
 	switch f.Sort {
 	case catalog.SortUsage:
 		order = "d.queries_per_day DESC NULLS LAST, " + order
+	case catalog.SortImpact:
+		// Downstream reach, largest first, ties by name (kept by the lineage projector).
+		order = "coalesce((SELECT r.reach FROM dataset_reach r WHERE r.dataset_id = d.id), 0) DESC, " + order
 	}
 	args = append(args, f.Page.Limit, f.Page.Offset)
 	rows, err := s.db.q(ctx).Query(ctx, fmt.Sprintf(`SELECT %s FROM %s

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/lineage/neo4jgraph"
 	"github.com/vigia-data/vigia/store"
 )
 
@@ -24,7 +25,8 @@ func openApp(ctx context.Context, cfg config, logOut io.Writer) (*app.App, error
 	a, err := app.New(app.Config{Version: version, BuildSHA: sha(), RateLimitToken: cfg.RateLimitToken,
 		RateLimitIP: cfg.RateLimitIP, NATSURL: cfg.NATSURL, SecretKey: cfg.SecretKey, SQLiteRoot: cfg.SQLiteRoot,
 		SourcesDenyPrivate: cfg.SourcesDenyPrivate, Workers: cfg.Workers, MaxActiveScans: cfg.MaxActiveScans,
-		JobStaleAfter: cfg.JobStaleAfter, JobHeartbeat: max(time.Second, cfg.JobStaleAfter/5)}, db, log)
+		JobStaleAfter: cfg.JobStaleAfter, JobHeartbeat: max(time.Second, cfg.JobStaleAfter/5),
+		Neo4j: neo4jgraph.Config{URI: cfg.Neo4jURI, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase}}, db, log)
 	if err != nil {
 		db.Close()
 		return nil, err

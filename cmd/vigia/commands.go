@@ -66,6 +66,7 @@ func rootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(serveCommand(stderr), migrateCommand(stderr), workspaceCommand(stdout, stderr), userCommand(stdout, stderr),
 		tokenCommand(stdout, stderr), openapiCommand(stdout), healthcheckCommand(), connectionCommand(stdout, stderr),
 		scanCommand(stdout, stderr), demoCommand(stdout, stderr))
+	root.AddCommand(graphCommand(stdout, stderr), lineageCommand(stdout, stderr), benchCommand(stdout, stderr))
 	return root
 }
 
@@ -80,6 +81,7 @@ func withApp(ctx context.Context, logOut io.Writer, fn func(a *app.App) error) e
 		return err
 	}
 	defer a.DB.Close()
+	defer func() { _ = a.Close(context.WithoutCancel(ctx)) }()
 	return fn(a)
 }
 
@@ -109,6 +111,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout, logOut io.Writer)
 		return err
 	}
 	defer a.DB.Close()
+	defer func() { _ = a.Close(context.WithoutCancel(ctx)) }()
 	if demo {
 		if err := runDemo(ctx, a, cfg, nil, "", stdout, true); err != nil {
 			return err

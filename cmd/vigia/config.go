@@ -19,6 +19,7 @@ type config struct {
 	Neo4jURI           string
 	Neo4jUser          string
 	Neo4jPassword      string
+	Neo4jDatabase      string
 	NATSURL            string
 	RateLimitToken     int
 	RateLimitIP        int
@@ -39,6 +40,7 @@ func loadConfig() (config, error) {
 		Neo4jURI:      os.Getenv("NEO4J_URI"),
 		Neo4jUser:     env("NEO4J_USER", "neo4j"),
 		Neo4jPassword: os.Getenv("NEO4J_PASSWORD"),
+		Neo4jDatabase: env("NEO4J_DATABASE", "neo4j"),
 		NATSURL:       os.Getenv("VIGIA_NATS_URL"),
 	}
 	var err error

@@ -52,6 +52,12 @@ type ComplexityRoot struct {
 		Semantic   func(childComplexity int) int
 	}
 
+	ColumnPair struct {
+		Direct func(childComplexity int) int
+		From   func(childComplexity int) int
+		To     func(childComplexity int) int
+	}
+
 	Country struct {
 		Effective func(childComplexity int) int
 		Source    func(childComplexity int) int
@@ -67,11 +73,14 @@ type ComplexityRoot struct {
 		CreatedAt      func(childComplexity int) int
 		DataCountry    func(childComplexity int) int
 		ID             func(childComplexity int) int
+		Impact         func(childComplexity int, column *string) int
 		Issues         func(childComplexity int) int
 		Kind           func(childComplexity int) int
 		LastScanAt     func(childComplexity int) int
 		LatestScore    func(childComplexity int) int
+		Lineage        func(childComplexity int, direction *model.LineageDirection, hops *int) int
 		Name           func(childComplexity int) int
+		Path           func(childComplexity int, to string) int
 		Schema         func(childComplexity int) int
 		ScoreHistory   func(childComplexity int, limit *int) int
 		Table          func(childComplexity int) int
@@ -80,6 +89,50 @@ type ComplexityRoot struct {
 	}
 
 	DatasetPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	ImpactNode struct {
+		Hops       func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Impact     func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Parent     func(childComplexity int) int
+		Ref        func(childComplexity int) int
+		Restricted func(childComplexity int) int
+		ViaColumns func(childComplexity int) int
+	}
+
+	Incident struct {
+		CreatedAt             func(childComplexity int) int
+		DatasetIds            func(childComplexity int) int
+		DownstreamColumnCount func(childComplexity int) int
+		DownstreamCount       func(childComplexity int) int
+		Exposures             func(childComplexity int) int
+		ExposuresCount        func(childComplexity int) int
+		ID                    func(childComplexity int) int
+		ImpactColumns         func(childComplexity int) int
+		ImpactNote            func(childComplexity int) int
+		ImpactScope           func(childComplexity int) int
+		ImpactTree            func(childComplexity int) int
+		IssueIds              func(childComplexity int) int
+		RootDatasetID         func(childComplexity int) int
+		RootDatasetName       func(childComplexity int) int
+		Severity              func(childComplexity int) int
+		Status                func(childComplexity int) int
+		Title                 func(childComplexity int) int
+		UpdatedAt             func(childComplexity int) int
+	}
+
+	IncidentExposure struct {
+		ID   func(childComplexity int) int
+		Name func(childComplexity int) int
+		Node func(childComplexity int) int
+		Type func(childComplexity int) int
+	}
+
+	IncidentPage struct {
 		Items func(childComplexity int) int
 		Total func(childComplexity int) int
 	}
@@ -131,6 +184,99 @@ type ComplexityRoot struct {
 		Type      func(childComplexity int) int
 	}
 
+	KindCount struct {
+		Count func(childComplexity int) int
+		Kind  func(childComplexity int) int
+	}
+
+	KnowledgeEdge struct {
+		Kind        func(childComplexity int) int
+		LineageKind func(childComplexity int) int
+		Source      func(childComplexity int) int
+		Target      func(childComplexity int) int
+	}
+
+	KnowledgeGraph struct {
+		Edges     func(childComplexity int) int
+		Focus     func(childComplexity int) int
+		Hops      func(childComplexity int) int
+		Nodes     func(childComplexity int) int
+		Stats     func(childComplexity int) int
+		Truncated func(childComplexity int) int
+	}
+
+	KnowledgeNode struct {
+		ID         func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Restricted func(childComplexity int) int
+	}
+
+	KnowledgeStats struct {
+		ByEdgeKind func(childComplexity int) int
+		ByNodeKind func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+	}
+
+	LineageEdge struct {
+		ColumnLevel   func(childComplexity int) int
+		ColumnMap     func(childComplexity int) int
+		Kind          func(childComplexity int) int
+		LinkingColumn func(childComplexity int) int
+		Origin        func(childComplexity int) int
+		Source        func(childComplexity int) int
+		Target        func(childComplexity int) int
+	}
+
+	LineageExposure struct {
+		Direct func(childComplexity int) int
+		ID     func(childComplexity int) int
+		Name   func(childComplexity int) int
+		Type   func(childComplexity int) int
+		Via    func(childComplexity int) int
+	}
+
+	LineageGraph struct {
+		DatasetID func(childComplexity int) int
+		Direction func(childComplexity int) int
+		Edges     func(childComplexity int) int
+		Exposures func(childComplexity int) int
+		Hops      func(childComplexity int) int
+		Nodes     func(childComplexity int) int
+		Truncated func(childComplexity int) int
+	}
+
+	LineageImpact struct {
+		Column       func(childComplexity int) int
+		DatasetID    func(childComplexity int) int
+		Datasets     func(childComplexity int) int
+		Destinations func(childComplexity int) int
+		Exposures    func(childComplexity int) int
+		ImpactNote   func(childComplexity int) int
+		ReachTotal   func(childComplexity int) int
+		Truncated    func(childComplexity int) int
+	}
+
+	LineageNode struct {
+		Columns    func(childComplexity int) int
+		Direction  func(childComplexity int) int
+		Hops       func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Impact     func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Ref        func(childComplexity int) int
+		Restricted func(childComplexity int) int
+	}
+
+	LineagePath struct {
+		Direction func(childComplexity int) int
+		Edges     func(childComplexity int) int
+		Found     func(childComplexity int) int
+		Hops      func(childComplexity int) int
+		Nodes     func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AcknowledgeIssue func(childComplexity int, id string, note *string) int
 		AssignIssue      func(childComplexity int, id string, teamID *string) int
@@ -144,13 +290,15 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Dataset  func(childComplexity int, id string) int
-		Datasets func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
-		Issue    func(childComplexity int, id string) int
-		Issues   func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
-		Rule     func(childComplexity int, id string) int
-		Rules    func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
-		Scans    func(childComplexity int, limit *int, offset *int) int
+		Dataset        func(childComplexity int, id string) int
+		Datasets       func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
+		Incidents      func(childComplexity int, status *string, limit *int, offset *int) int
+		Issue          func(childComplexity int, id string) int
+		Issues         func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
+		KnowledgeGraph func(childComplexity int, focus *string, hops *int, kinds []string) int
+		Rule           func(childComplexity int, id string) int
+		Rules          func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
+		Scans          func(childComplexity int, limit *int, offset *int) int
 	}
 
 	Rule struct {
@@ -256,6 +404,9 @@ type ComplexityRoot struct {
 
 type DatasetResolver interface {
 	Columns(ctx context.Context, obj *model.Dataset) ([]model.Column, error)
+	Lineage(ctx context.Context, obj *model.Dataset, direction *model.LineageDirection, hops *int) (*model.LineageGraph, error)
+	Impact(ctx context.Context, obj *model.Dataset, column *string) (*model.LineageImpact, error)
+	Path(ctx context.Context, obj *model.Dataset, to string) (*model.LineagePath, error)
 	ScoreHistory(ctx context.Context, obj *model.Dataset, limit *int) ([]model.ScorePoint, error)
 	Issues(ctx context.Context, obj *model.Dataset) ([]model.IssueSummary, error)
 	Verdict(ctx context.Context, obj *model.Dataset) (*model.Verdict, error)
@@ -279,6 +430,8 @@ type QueryResolver interface {
 	Dataset(ctx context.Context, id string) (*model.Dataset, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
+	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
+	KnowledgeGraph(ctx context.Context, focus *string, hops *int, kinds []string) (*model.KnowledgeGraph, error)
 	Rules(ctx context.Context, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) (*model.RulePage, error)
 	Rule(ctx context.Context, id string) (*model.Rule, error)
 	Scans(ctx context.Context, limit *int, offset *int) (*model.ScanPage, error)
@@ -363,6 +516,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Column.Semantic(childComplexity), true
 
+	case "ColumnPair.direct":
+		if e.ComplexityRoot.ColumnPair.Direct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnPair.Direct(childComplexity), true
+	case "ColumnPair.from":
+		if e.ComplexityRoot.ColumnPair.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnPair.From(childComplexity), true
+	case "ColumnPair.to":
+		if e.ComplexityRoot.ColumnPair.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnPair.To(childComplexity), true
+
 	case "Country.effective":
 		if e.ComplexityRoot.Country.Effective == nil {
 			break
@@ -430,6 +602,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.ID(childComplexity), true
+	case "Dataset.impact":
+		if e.ComplexityRoot.Dataset.Impact == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_impact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.Impact(childComplexity, args["column"].(*string)), true
 	case "Dataset.issues":
 		if e.ComplexityRoot.Dataset.Issues == nil {
 			break
@@ -454,12 +637,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.LatestScore(childComplexity), true
+	case "Dataset.lineage":
+		if e.ComplexityRoot.Dataset.Lineage == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_lineage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.Lineage(childComplexity, args["direction"].(*model.LineageDirection), args["hops"].(*int)), true
 	case "Dataset.name":
 		if e.ComplexityRoot.Dataset.Name == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Dataset.Name(childComplexity), true
+	case "Dataset.path":
+		if e.ComplexityRoot.Dataset.Path == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_path_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.Path(childComplexity, args["to"].(string)), true
 	case "Dataset.schema":
 		if e.ComplexityRoot.Dataset.Schema == nil {
 			break
@@ -508,6 +713,202 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetPage.Total(childComplexity), true
+
+	case "ImpactNode.hops":
+		if e.ComplexityRoot.ImpactNode.Hops == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactNode.Hops(childComplexity), true
+	case "ImpactNode.id":
+		if e.ComplexityRoot.ImpactNode.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactNode.ID(childComplexity), true
+	case "ImpactNode.impact":
+		if e.ComplexityRoot.ImpactNode.Impact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactNode.Impact(childComplexity), true
+	case "ImpactNode.name":
+		if e.ComplexityRoot.ImpactNode.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactNode.Name(childComplexity), true
+	case "ImpactNode.parent":
+		if e.ComplexityRoot.ImpactNode.Parent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactNode.Parent(childComplexity), true
+	case "ImpactNode.ref":
+		if e.ComplexityRoot.ImpactNode.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactNode.Ref(childComplexity), true
+	case "ImpactNode.restricted":
+		if e.ComplexityRoot.ImpactNode.Restricted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactNode.Restricted(childComplexity), true
+	case "ImpactNode.viaColumns":
+		if e.ComplexityRoot.ImpactNode.ViaColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactNode.ViaColumns(childComplexity), true
+
+	case "Incident.createdAt":
+		if e.ComplexityRoot.Incident.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.CreatedAt(childComplexity), true
+	case "Incident.datasetIds":
+		if e.ComplexityRoot.Incident.DatasetIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.DatasetIds(childComplexity), true
+	case "Incident.downstreamColumnCount":
+		if e.ComplexityRoot.Incident.DownstreamColumnCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.DownstreamColumnCount(childComplexity), true
+	case "Incident.downstreamCount":
+		if e.ComplexityRoot.Incident.DownstreamCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.DownstreamCount(childComplexity), true
+	case "Incident.exposures":
+		if e.ComplexityRoot.Incident.Exposures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.Exposures(childComplexity), true
+	case "Incident.exposuresCount":
+		if e.ComplexityRoot.Incident.ExposuresCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ExposuresCount(childComplexity), true
+	case "Incident.id":
+		if e.ComplexityRoot.Incident.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ID(childComplexity), true
+	case "Incident.impactColumns":
+		if e.ComplexityRoot.Incident.ImpactColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ImpactColumns(childComplexity), true
+	case "Incident.impactNote":
+		if e.ComplexityRoot.Incident.ImpactNote == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ImpactNote(childComplexity), true
+	case "Incident.impactScope":
+		if e.ComplexityRoot.Incident.ImpactScope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ImpactScope(childComplexity), true
+	case "Incident.impactTree":
+		if e.ComplexityRoot.Incident.ImpactTree == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ImpactTree(childComplexity), true
+	case "Incident.issueIds":
+		if e.ComplexityRoot.Incident.IssueIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.IssueIds(childComplexity), true
+	case "Incident.rootDatasetId":
+		if e.ComplexityRoot.Incident.RootDatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.RootDatasetID(childComplexity), true
+	case "Incident.rootDatasetName":
+		if e.ComplexityRoot.Incident.RootDatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.RootDatasetName(childComplexity), true
+	case "Incident.severity":
+		if e.ComplexityRoot.Incident.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.Severity(childComplexity), true
+	case "Incident.status":
+		if e.ComplexityRoot.Incident.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.Status(childComplexity), true
+	case "Incident.title":
+		if e.ComplexityRoot.Incident.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.Title(childComplexity), true
+	case "Incident.updatedAt":
+		if e.ComplexityRoot.Incident.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.UpdatedAt(childComplexity), true
+
+	case "IncidentExposure.id":
+		if e.ComplexityRoot.IncidentExposure.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentExposure.ID(childComplexity), true
+	case "IncidentExposure.name":
+		if e.ComplexityRoot.IncidentExposure.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentExposure.Name(childComplexity), true
+	case "IncidentExposure.node":
+		if e.ComplexityRoot.IncidentExposure.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentExposure.Node(childComplexity), true
+	case "IncidentExposure.type":
+		if e.ComplexityRoot.IncidentExposure.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentExposure.Type(childComplexity), true
+
+	case "IncidentPage.items":
+		if e.ComplexityRoot.IncidentPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentPage.Items(childComplexity), true
+	case "IncidentPage.total":
+		if e.ComplexityRoot.IncidentPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentPage.Total(childComplexity), true
 
 	case "Issue.acknowledgedAt":
 		if e.ComplexityRoot.Issue.AcknowledgedAt == nil {
@@ -723,6 +1124,377 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.IssueSummary.Type(childComplexity), true
 
+	case "KindCount.count":
+		if e.ComplexityRoot.KindCount.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KindCount.Count(childComplexity), true
+	case "KindCount.kind":
+		if e.ComplexityRoot.KindCount.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KindCount.Kind(childComplexity), true
+
+	case "KnowledgeEdge.kind":
+		if e.ComplexityRoot.KnowledgeEdge.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEdge.Kind(childComplexity), true
+	case "KnowledgeEdge.lineageKind":
+		if e.ComplexityRoot.KnowledgeEdge.LineageKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEdge.LineageKind(childComplexity), true
+	case "KnowledgeEdge.source":
+		if e.ComplexityRoot.KnowledgeEdge.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEdge.Source(childComplexity), true
+	case "KnowledgeEdge.target":
+		if e.ComplexityRoot.KnowledgeEdge.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEdge.Target(childComplexity), true
+
+	case "KnowledgeGraph.edges":
+		if e.ComplexityRoot.KnowledgeGraph.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeGraph.Edges(childComplexity), true
+	case "KnowledgeGraph.focus":
+		if e.ComplexityRoot.KnowledgeGraph.Focus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeGraph.Focus(childComplexity), true
+	case "KnowledgeGraph.hops":
+		if e.ComplexityRoot.KnowledgeGraph.Hops == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeGraph.Hops(childComplexity), true
+	case "KnowledgeGraph.nodes":
+		if e.ComplexityRoot.KnowledgeGraph.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeGraph.Nodes(childComplexity), true
+	case "KnowledgeGraph.stats":
+		if e.ComplexityRoot.KnowledgeGraph.Stats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeGraph.Stats(childComplexity), true
+	case "KnowledgeGraph.truncated":
+		if e.ComplexityRoot.KnowledgeGraph.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeGraph.Truncated(childComplexity), true
+
+	case "KnowledgeNode.id":
+		if e.ComplexityRoot.KnowledgeNode.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeNode.ID(childComplexity), true
+	case "KnowledgeNode.kind":
+		if e.ComplexityRoot.KnowledgeNode.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeNode.Kind(childComplexity), true
+	case "KnowledgeNode.name":
+		if e.ComplexityRoot.KnowledgeNode.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeNode.Name(childComplexity), true
+	case "KnowledgeNode.restricted":
+		if e.ComplexityRoot.KnowledgeNode.Restricted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeNode.Restricted(childComplexity), true
+
+	case "KnowledgeStats.byEdgeKind":
+		if e.ComplexityRoot.KnowledgeStats.ByEdgeKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeStats.ByEdgeKind(childComplexity), true
+	case "KnowledgeStats.byNodeKind":
+		if e.ComplexityRoot.KnowledgeStats.ByNodeKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeStats.ByNodeKind(childComplexity), true
+	case "KnowledgeStats.edges":
+		if e.ComplexityRoot.KnowledgeStats.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeStats.Edges(childComplexity), true
+	case "KnowledgeStats.nodes":
+		if e.ComplexityRoot.KnowledgeStats.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeStats.Nodes(childComplexity), true
+
+	case "LineageEdge.columnLevel":
+		if e.ComplexityRoot.LineageEdge.ColumnLevel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.ColumnLevel(childComplexity), true
+	case "LineageEdge.columnMap":
+		if e.ComplexityRoot.LineageEdge.ColumnMap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.ColumnMap(childComplexity), true
+	case "LineageEdge.kind":
+		if e.ComplexityRoot.LineageEdge.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.Kind(childComplexity), true
+	case "LineageEdge.linkingColumn":
+		if e.ComplexityRoot.LineageEdge.LinkingColumn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.LinkingColumn(childComplexity), true
+	case "LineageEdge.origin":
+		if e.ComplexityRoot.LineageEdge.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.Origin(childComplexity), true
+	case "LineageEdge.source":
+		if e.ComplexityRoot.LineageEdge.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.Source(childComplexity), true
+	case "LineageEdge.target":
+		if e.ComplexityRoot.LineageEdge.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.Target(childComplexity), true
+
+	case "LineageExposure.direct":
+		if e.ComplexityRoot.LineageExposure.Direct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageExposure.Direct(childComplexity), true
+	case "LineageExposure.id":
+		if e.ComplexityRoot.LineageExposure.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageExposure.ID(childComplexity), true
+	case "LineageExposure.name":
+		if e.ComplexityRoot.LineageExposure.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageExposure.Name(childComplexity), true
+	case "LineageExposure.type":
+		if e.ComplexityRoot.LineageExposure.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageExposure.Type(childComplexity), true
+	case "LineageExposure.via":
+		if e.ComplexityRoot.LineageExposure.Via == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageExposure.Via(childComplexity), true
+
+	case "LineageGraph.datasetId":
+		if e.ComplexityRoot.LineageGraph.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageGraph.DatasetID(childComplexity), true
+	case "LineageGraph.direction":
+		if e.ComplexityRoot.LineageGraph.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageGraph.Direction(childComplexity), true
+	case "LineageGraph.edges":
+		if e.ComplexityRoot.LineageGraph.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageGraph.Edges(childComplexity), true
+	case "LineageGraph.exposures":
+		if e.ComplexityRoot.LineageGraph.Exposures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageGraph.Exposures(childComplexity), true
+	case "LineageGraph.hops":
+		if e.ComplexityRoot.LineageGraph.Hops == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageGraph.Hops(childComplexity), true
+	case "LineageGraph.nodes":
+		if e.ComplexityRoot.LineageGraph.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageGraph.Nodes(childComplexity), true
+	case "LineageGraph.truncated":
+		if e.ComplexityRoot.LineageGraph.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageGraph.Truncated(childComplexity), true
+
+	case "LineageImpact.column":
+		if e.ComplexityRoot.LineageImpact.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageImpact.Column(childComplexity), true
+	case "LineageImpact.datasetId":
+		if e.ComplexityRoot.LineageImpact.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageImpact.DatasetID(childComplexity), true
+	case "LineageImpact.datasets":
+		if e.ComplexityRoot.LineageImpact.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageImpact.Datasets(childComplexity), true
+	case "LineageImpact.destinations":
+		if e.ComplexityRoot.LineageImpact.Destinations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageImpact.Destinations(childComplexity), true
+	case "LineageImpact.exposures":
+		if e.ComplexityRoot.LineageImpact.Exposures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageImpact.Exposures(childComplexity), true
+	case "LineageImpact.impactNote":
+		if e.ComplexityRoot.LineageImpact.ImpactNote == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageImpact.ImpactNote(childComplexity), true
+	case "LineageImpact.reachTotal":
+		if e.ComplexityRoot.LineageImpact.ReachTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageImpact.ReachTotal(childComplexity), true
+	case "LineageImpact.truncated":
+		if e.ComplexityRoot.LineageImpact.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageImpact.Truncated(childComplexity), true
+
+	case "LineageNode.columns":
+		if e.ComplexityRoot.LineageNode.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNode.Columns(childComplexity), true
+	case "LineageNode.direction":
+		if e.ComplexityRoot.LineageNode.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNode.Direction(childComplexity), true
+	case "LineageNode.hops":
+		if e.ComplexityRoot.LineageNode.Hops == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNode.Hops(childComplexity), true
+	case "LineageNode.id":
+		if e.ComplexityRoot.LineageNode.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNode.ID(childComplexity), true
+	case "LineageNode.impact":
+		if e.ComplexityRoot.LineageNode.Impact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNode.Impact(childComplexity), true
+	case "LineageNode.name":
+		if e.ComplexityRoot.LineageNode.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNode.Name(childComplexity), true
+	case "LineageNode.ref":
+		if e.ComplexityRoot.LineageNode.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNode.Ref(childComplexity), true
+	case "LineageNode.restricted":
+		if e.ComplexityRoot.LineageNode.Restricted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNode.Restricted(childComplexity), true
+
+	case "LineagePath.direction":
+		if e.ComplexityRoot.LineagePath.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineagePath.Direction(childComplexity), true
+	case "LineagePath.edges":
+		if e.ComplexityRoot.LineagePath.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineagePath.Edges(childComplexity), true
+	case "LineagePath.found":
+		if e.ComplexityRoot.LineagePath.Found == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineagePath.Found(childComplexity), true
+	case "LineagePath.hops":
+		if e.ComplexityRoot.LineagePath.Hops == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineagePath.Hops(childComplexity), true
+	case "LineagePath.nodes":
+		if e.ComplexityRoot.LineagePath.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineagePath.Nodes(childComplexity), true
+
 	case "Mutation.acknowledgeIssue":
 		if e.ComplexityRoot.Mutation.AcknowledgeIssue == nil {
 			break
@@ -845,6 +1617,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Datasets(childComplexity, args["q"].(*string), args["connectionId"].(*string), args["sort"].(*model.DatasetSort), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.incidents":
+		if e.ComplexityRoot.Query.Incidents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_incidents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Incidents(childComplexity, args["status"].(*string), args["limit"].(*int), args["offset"].(*int)), true
 
 	case "Query.issue":
 		if e.ComplexityRoot.Query.Issue == nil {
@@ -868,6 +1651,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Issues(childComplexity, args["severity"].([]string), args["status"].([]string), args["type"].([]string), args["datasetId"].(*string), args["assigneeTeam"].(*string), args["slaBreached"].(*bool), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.knowledgeGraph":
+		if e.ComplexityRoot.Query.KnowledgeGraph == nil {
+			break
+		}
+
+		args, err := ec.field_Query_knowledgeGraph_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.KnowledgeGraph(childComplexity, args["focus"].(*string), args["hops"].(*int), args["kinds"].([]string)), true
 	case "Query.rule":
 		if e.ComplexityRoot.Query.Rule == nil {
 			break
@@ -1465,6 +2259,8 @@ type DatasetPage {
 enum DatasetSort {
   name
   usage
+  "downstream reach, largest first, ties by name"
+  impact
 }
 
 type Query {
@@ -1541,6 +2337,198 @@ extend type Mutation {
   reopenIssue(id: ID!, note: String): Issue!
   "Assign to a team, or to none with a null teamId (member or admin session)."
   assignIssue(id: ID!, teamId: ID): Issue!
+}
+`, BuiltIn: false},
+	{Name: "../schema/lineage.graphqls", Input: `# Lineage, incidents and the knowledge graph: the same service calls as the REST API,
+# with the same caps (3 hops, 40 datasets, 60 edges; path 6 hops; graph 1500 nodes, 400
+# with focus) and the same masking of datasets the caller cannot see.
+
+enum LineageDirection {
+  upstream
+  downstream
+  both
+}
+
+"A dataset of a lineage answer. A dataset the caller cannot see is restricted: no id, name or columns; ref is an opaque key edges use."
+type LineageNode {
+  ref: String!
+  id: ID
+  name: String
+  restricted: Boolean!
+  hops: Int!
+  "upstream or downstream (null for the starting dataset)"
+  direction: String
+  "column (certain) or table (possible), in impact answers"
+  impact: String
+  "Columns derived from the asked column, in impact answers."
+  columns: [String!]!
+}
+
+"One entry of an edge's column map."
+type ColumnPair {
+  from: String!
+  to: String!
+  direct: Boolean!
+}
+
+"An edge between two node refs; no origin or column map when it touches a restricted dataset."
+type LineageEdge {
+  source: String!
+  target: String!
+  "parsed, declared, dbt, openlineage, inferred"
+  kind: String!
+  origin: String
+  columnMap: [ColumnPair!]!
+  columnLevel: Boolean!
+  linkingColumn: String
+}
+
+"An exposure (dashboard, ML model, application) or a destination outside the warehouse."
+type LineageExposure {
+  id: ID!
+  name: String!
+  type: String!
+  direct: Boolean!
+  via: [String!]!
+}
+
+"A bounded traversal: at most 40 datasets and 60 edges."
+type LineageGraph {
+  datasetId: ID!
+  direction: String!
+  hops: Int!
+  nodes: [LineageNode!]!
+  edges: [LineageEdge!]!
+  exposures: [LineageExposure!]!
+  truncated: Boolean!
+}
+
+"What is downstream of a dataset (3 hops, 40 datasets)."
+type LineageImpact {
+  datasetId: ID!
+  column: String
+  datasets: [LineageNode!]!
+  exposures: [LineageExposure!]!
+  destinations: [LineageExposure!]!
+  reachTotal: Int!
+  truncated: Boolean!
+  impactNote: String
+}
+
+"The shortest path (up to 6 hops) in flow direction, else reverse."
+type LineagePath {
+  found: Boolean!
+  direction: String
+  hops: Int
+  nodes: [LineageNode!]!
+  edges: [LineageEdge!]!
+}
+
+extend type Dataset {
+  "Lineage traversal; hops 1-3."
+  lineage(direction: LineageDirection = both, hops: Int = 1): LineageGraph!
+  "Downstream impact, with the columns derived from column (null with an error when the dataset has no such column)."
+  impact(column: String): LineageImpact
+  "Shortest path to another dataset; an invisible target is not_found."
+  path(to: ID!): LineagePath!
+}
+
+"A node of an impact tree."
+type ImpactNode {
+  ref: String!
+  id: ID
+  name: String
+  restricted: Boolean!
+  hops: Int!
+  parent: String
+  "column = certain, table = possible"
+  impact: String!
+  viaColumns: [String!]!
+}
+
+"An exposure or a consumer reached by an incident."
+type IncidentExposure {
+  "exposure or consumer"
+  node: String!
+  id: ID!
+  name: String!
+  type: String!
+}
+
+"Open issues of lineage-connected datasets with the blast radius of the most upstream one."
+type Incident {
+  id: ID!
+  status: String!
+  title: String!
+  severity: String!
+  rootDatasetId: ID
+  rootDatasetName: String
+  issueIds: [ID!]!
+  datasetIds: [ID!]!
+  "column, table or none"
+  impactScope: String!
+  impactColumns: [String!]!
+  impactNote: String
+  impactTree: [ImpactNode!]!
+  downstreamCount: Int!
+  downstreamColumnCount: Int!
+  exposuresCount: Int!
+  exposures: [IncidentExposure!]!
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+"One page of incidents."
+type IncidentPage {
+  items: [Incident!]!
+  total: Int!
+}
+
+"A knowledge-graph node: <kind>:<id>, or restricted-N."
+type KnowledgeNode {
+  id: String!
+  kind: String!
+  name: String
+  restricted: Boolean!
+}
+
+"A knowledge-graph edge: feeds (with lineageKind), member_of, consumed_by, measures, means."
+type KnowledgeEdge {
+  source: String!
+  target: String!
+  kind: String!
+  lineageKind: String
+}
+
+"A count per kind."
+type KindCount {
+  kind: String!
+  count: Int!
+}
+
+"Counts of a knowledge graph."
+type KnowledgeStats {
+  nodes: Int!
+  edges: Int!
+  byNodeKind: [KindCount!]!
+  byEdgeKind: [KindCount!]!
+}
+
+"The knowledge graph (1500 nodes; 400 with focus)."
+type KnowledgeGraph {
+  focus: String
+  hops: Int!
+  nodes: [KnowledgeNode!]!
+  edges: [KnowledgeEdge!]!
+  truncated: Boolean!
+  stats: KnowledgeStats!
+}
+
+extend type Query {
+  "Incidents whose root the caller can see, newest first; limit 1-500."
+  incidents(status: String, limit: Int = 100, offset: Int = 0): IncidentPage!
+  "The knowledge graph; focus = dataset:<id>, hops 1-3, kinds = node kinds."
+  knowledgeGraph(focus: String, hops: Int = 2, kinds: [String!]): KnowledgeGraph!
 }
 `, BuiltIn: false},
 	{Name: "../schema/rules.graphqls", Input: `# Rules of datasets, with their last results, and their changes by sessions.
@@ -1769,6 +2757,18 @@ func (ec *executionContext) childFields_Column(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Column", field.Name)
 }
 
+func (ec *executionContext) childFields_ColumnPair(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_ColumnPair_from(ctx, field)
+	case "to":
+		return ec.fieldContext_ColumnPair_to(ctx, field)
+	case "direct":
+		return ec.fieldContext_ColumnPair_direct(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ColumnPair", field.Name)
+}
+
 func (ec *executionContext) childFields_Country(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "effective":
@@ -1813,6 +2813,12 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_country(ctx, field)
 	case "columns":
 		return ec.fieldContext_Dataset_columns(ctx, field)
+	case "lineage":
+		return ec.fieldContext_Dataset_lineage(ctx, field)
+	case "impact":
+		return ec.fieldContext_Dataset_impact(ctx, field)
+	case "path":
+		return ec.fieldContext_Dataset_path(ctx, field)
 	case "scoreHistory":
 		return ec.fieldContext_Dataset_scoreHistory(ctx, field)
 	case "issues":
@@ -1831,6 +2837,94 @@ func (ec *executionContext) childFields_DatasetPage(ctx context.Context, field g
 		return ec.fieldContext_DatasetPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DatasetPage", field.Name)
+}
+
+func (ec *executionContext) childFields_ImpactNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_ImpactNode_ref(ctx, field)
+	case "id":
+		return ec.fieldContext_ImpactNode_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ImpactNode_name(ctx, field)
+	case "restricted":
+		return ec.fieldContext_ImpactNode_restricted(ctx, field)
+	case "hops":
+		return ec.fieldContext_ImpactNode_hops(ctx, field)
+	case "parent":
+		return ec.fieldContext_ImpactNode_parent(ctx, field)
+	case "impact":
+		return ec.fieldContext_ImpactNode_impact(ctx, field)
+	case "viaColumns":
+		return ec.fieldContext_ImpactNode_viaColumns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ImpactNode", field.Name)
+}
+
+func (ec *executionContext) childFields_Incident(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Incident_id(ctx, field)
+	case "status":
+		return ec.fieldContext_Incident_status(ctx, field)
+	case "title":
+		return ec.fieldContext_Incident_title(ctx, field)
+	case "severity":
+		return ec.fieldContext_Incident_severity(ctx, field)
+	case "rootDatasetId":
+		return ec.fieldContext_Incident_rootDatasetId(ctx, field)
+	case "rootDatasetName":
+		return ec.fieldContext_Incident_rootDatasetName(ctx, field)
+	case "issueIds":
+		return ec.fieldContext_Incident_issueIds(ctx, field)
+	case "datasetIds":
+		return ec.fieldContext_Incident_datasetIds(ctx, field)
+	case "impactScope":
+		return ec.fieldContext_Incident_impactScope(ctx, field)
+	case "impactColumns":
+		return ec.fieldContext_Incident_impactColumns(ctx, field)
+	case "impactNote":
+		return ec.fieldContext_Incident_impactNote(ctx, field)
+	case "impactTree":
+		return ec.fieldContext_Incident_impactTree(ctx, field)
+	case "downstreamCount":
+		return ec.fieldContext_Incident_downstreamCount(ctx, field)
+	case "downstreamColumnCount":
+		return ec.fieldContext_Incident_downstreamColumnCount(ctx, field)
+	case "exposuresCount":
+		return ec.fieldContext_Incident_exposuresCount(ctx, field)
+	case "exposures":
+		return ec.fieldContext_Incident_exposures(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Incident_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Incident_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Incident", field.Name)
+}
+
+func (ec *executionContext) childFields_IncidentExposure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_IncidentExposure_node(ctx, field)
+	case "id":
+		return ec.fieldContext_IncidentExposure_id(ctx, field)
+	case "name":
+		return ec.fieldContext_IncidentExposure_name(ctx, field)
+	case "type":
+		return ec.fieldContext_IncidentExposure_type(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IncidentExposure", field.Name)
+}
+
+func (ec *executionContext) childFields_IncidentPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_IncidentPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_IncidentPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IncidentPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Issue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1925,6 +3019,192 @@ func (ec *executionContext) childFields_IssueSummary(ctx context.Context, field 
 		return ec.fieldContext_IssueSummary_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IssueSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_KindCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_KindCount_kind(ctx, field)
+	case "count":
+		return ec.fieldContext_KindCount_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KindCount", field.Name)
+}
+
+func (ec *executionContext) childFields_KnowledgeEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "source":
+		return ec.fieldContext_KnowledgeEdge_source(ctx, field)
+	case "target":
+		return ec.fieldContext_KnowledgeEdge_target(ctx, field)
+	case "kind":
+		return ec.fieldContext_KnowledgeEdge_kind(ctx, field)
+	case "lineageKind":
+		return ec.fieldContext_KnowledgeEdge_lineageKind(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KnowledgeEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_KnowledgeGraph(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "focus":
+		return ec.fieldContext_KnowledgeGraph_focus(ctx, field)
+	case "hops":
+		return ec.fieldContext_KnowledgeGraph_hops(ctx, field)
+	case "nodes":
+		return ec.fieldContext_KnowledgeGraph_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_KnowledgeGraph_edges(ctx, field)
+	case "truncated":
+		return ec.fieldContext_KnowledgeGraph_truncated(ctx, field)
+	case "stats":
+		return ec.fieldContext_KnowledgeGraph_stats(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KnowledgeGraph", field.Name)
+}
+
+func (ec *executionContext) childFields_KnowledgeNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_KnowledgeNode_id(ctx, field)
+	case "kind":
+		return ec.fieldContext_KnowledgeNode_kind(ctx, field)
+	case "name":
+		return ec.fieldContext_KnowledgeNode_name(ctx, field)
+	case "restricted":
+		return ec.fieldContext_KnowledgeNode_restricted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KnowledgeNode", field.Name)
+}
+
+func (ec *executionContext) childFields_KnowledgeStats(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_KnowledgeStats_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_KnowledgeStats_edges(ctx, field)
+	case "byNodeKind":
+		return ec.fieldContext_KnowledgeStats_byNodeKind(ctx, field)
+	case "byEdgeKind":
+		return ec.fieldContext_KnowledgeStats_byEdgeKind(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KnowledgeStats", field.Name)
+}
+
+func (ec *executionContext) childFields_LineageEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "source":
+		return ec.fieldContext_LineageEdge_source(ctx, field)
+	case "target":
+		return ec.fieldContext_LineageEdge_target(ctx, field)
+	case "kind":
+		return ec.fieldContext_LineageEdge_kind(ctx, field)
+	case "origin":
+		return ec.fieldContext_LineageEdge_origin(ctx, field)
+	case "columnMap":
+		return ec.fieldContext_LineageEdge_columnMap(ctx, field)
+	case "columnLevel":
+		return ec.fieldContext_LineageEdge_columnLevel(ctx, field)
+	case "linkingColumn":
+		return ec.fieldContext_LineageEdge_linkingColumn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LineageEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_LineageExposure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_LineageExposure_id(ctx, field)
+	case "name":
+		return ec.fieldContext_LineageExposure_name(ctx, field)
+	case "type":
+		return ec.fieldContext_LineageExposure_type(ctx, field)
+	case "direct":
+		return ec.fieldContext_LineageExposure_direct(ctx, field)
+	case "via":
+		return ec.fieldContext_LineageExposure_via(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LineageExposure", field.Name)
+}
+
+func (ec *executionContext) childFields_LineageGraph(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_LineageGraph_datasetId(ctx, field)
+	case "direction":
+		return ec.fieldContext_LineageGraph_direction(ctx, field)
+	case "hops":
+		return ec.fieldContext_LineageGraph_hops(ctx, field)
+	case "nodes":
+		return ec.fieldContext_LineageGraph_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_LineageGraph_edges(ctx, field)
+	case "exposures":
+		return ec.fieldContext_LineageGraph_exposures(ctx, field)
+	case "truncated":
+		return ec.fieldContext_LineageGraph_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LineageGraph", field.Name)
+}
+
+func (ec *executionContext) childFields_LineageImpact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_LineageImpact_datasetId(ctx, field)
+	case "column":
+		return ec.fieldContext_LineageImpact_column(ctx, field)
+	case "datasets":
+		return ec.fieldContext_LineageImpact_datasets(ctx, field)
+	case "exposures":
+		return ec.fieldContext_LineageImpact_exposures(ctx, field)
+	case "destinations":
+		return ec.fieldContext_LineageImpact_destinations(ctx, field)
+	case "reachTotal":
+		return ec.fieldContext_LineageImpact_reachTotal(ctx, field)
+	case "truncated":
+		return ec.fieldContext_LineageImpact_truncated(ctx, field)
+	case "impactNote":
+		return ec.fieldContext_LineageImpact_impactNote(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LineageImpact", field.Name)
+}
+
+func (ec *executionContext) childFields_LineageNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_LineageNode_ref(ctx, field)
+	case "id":
+		return ec.fieldContext_LineageNode_id(ctx, field)
+	case "name":
+		return ec.fieldContext_LineageNode_name(ctx, field)
+	case "restricted":
+		return ec.fieldContext_LineageNode_restricted(ctx, field)
+	case "hops":
+		return ec.fieldContext_LineageNode_hops(ctx, field)
+	case "direction":
+		return ec.fieldContext_LineageNode_direction(ctx, field)
+	case "impact":
+		return ec.fieldContext_LineageNode_impact(ctx, field)
+	case "columns":
+		return ec.fieldContext_LineageNode_columns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LineageNode", field.Name)
+}
+
+func (ec *executionContext) childFields_LineagePath(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "found":
+		return ec.fieldContext_LineagePath_found(ctx, field)
+	case "direction":
+		return ec.fieldContext_LineagePath_direction(ctx, field)
+	case "hops":
+		return ec.fieldContext_LineagePath_hops(ctx, field)
+	case "nodes":
+		return ec.fieldContext_LineagePath_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_LineagePath_edges(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LineagePath", field.Name)
 }
 
 func (ec *executionContext) childFields_Rule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2235,6 +3515,56 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Dataset_impact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "column",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["column"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_lineage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "direction",
+		func(ctx context.Context, v any) (*model.LineageDirection, error) {
+			return ec.unmarshalOLineageDirection2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageDirection(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["direction"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "hops",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hops"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_path_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Dataset_scoreHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2505,6 +3835,36 @@ func (ec *executionContext) field_Query_datasets_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_incidents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_issue_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2586,6 +3946,36 @@ func (ec *executionContext) field_Query_issues_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["offset"] = arg7
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_knowledgeGraph_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "focus",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["focus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "hops",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hops"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "kinds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kinds"] = arg2
 	return args, nil
 }
 
@@ -2976,6 +4366,75 @@ func (ec *executionContext) _Column_nullRate(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Column_nullRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Column", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnPair_from(ctx context.Context, field graphql.CollectedField, obj *model.ColumnPair) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnPair_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnPair_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnPair", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnPair_to(ctx context.Context, field graphql.CollectedField, obj *model.ColumnPair) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnPair_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnPair_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnPair", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnPair_direct(ctx context.Context, field graphql.CollectedField, obj *model.ColumnPair) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnPair_direct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnPair_direct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnPair", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Country_effective(ctx context.Context, field graphql.CollectedField, obj *model.Country) (ret graphql.Marshaler) {
@@ -3410,6 +4869,138 @@ func (ec *executionContext) fieldContext_Dataset_columns(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_lineage(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_lineage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().Lineage(ctx, obj, fc.Args["direction"].(*model.LineageDirection), fc.Args["hops"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LineageGraph) graphql.Marshaler {
+			return ec.marshalNLineageGraph2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageGraph(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_lineage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageGraph(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_lineage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_impact(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_impact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().Impact(ctx, obj, fc.Args["column"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LineageImpact) graphql.Marshaler {
+			return ec.marshalOLineageImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageImpact(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_impact(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageImpact(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_impact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_path(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().Path(ctx, obj, fc.Args["to"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LineagePath) graphql.Marshaler {
+			return ec.marshalNLineagePath2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineagePath(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_path(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineagePath(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_path_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Dataset_scoreHistory(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3571,6 +5162,769 @@ func (ec *executionContext) _DatasetPage_total(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_DatasetPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DatasetPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImpactNode_ref(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactNode_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ref, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactNode_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ImpactNode_id(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactNode_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactNode_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactNode", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ImpactNode_name(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactNode_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactNode_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ImpactNode_restricted(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactNode_restricted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restricted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactNode_restricted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactNode", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ImpactNode_hops(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactNode_hops(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hops, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactNode_hops(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactNode", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImpactNode_parent(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactNode_parent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Parent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactNode_parent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ImpactNode_impact(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactNode_impact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Impact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactNode_impact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ImpactNode_viaColumns(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactNode_viaColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ViaColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactNode_viaColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_id(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_status(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_title(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_severity(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_rootDatasetId(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_rootDatasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RootDatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_rootDatasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_rootDatasetName(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_rootDatasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RootDatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_rootDatasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_issueIds(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_issueIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_issueIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_datasetIds(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_datasetIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_datasetIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_impactScope(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_impactScope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactScope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_impactScope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_impactColumns(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_impactColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_impactColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_impactNote(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_impactNote(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactNote, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_impactNote(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_impactTree(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_impactTree(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactTree, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ImpactNode) graphql.Marshaler {
+			return ec.marshalNImpactNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐImpactNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_impactTree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Incident",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImpactNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Incident_downstreamCount(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_downstreamCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DownstreamCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_downstreamCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_downstreamColumnCount(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_downstreamColumnCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DownstreamColumnCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_downstreamColumnCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_exposuresCount(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_exposuresCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExposuresCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_exposuresCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_exposures(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_exposures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exposures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IncidentExposure) graphql.Marshaler {
+			return ec.marshalNIncidentExposure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentExposureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_exposures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Incident",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IncidentExposure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Incident_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentExposure_node(ctx context.Context, field graphql.CollectedField, obj *model.IncidentExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentExposure_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentExposure_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentExposure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentExposure_id(ctx context.Context, field graphql.CollectedField, obj *model.IncidentExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentExposure_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentExposure_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentExposure", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentExposure_name(ctx context.Context, field graphql.CollectedField, obj *model.IncidentExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentExposure_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentExposure_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentExposure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentExposure_type(ctx context.Context, field graphql.CollectedField, obj *model.IncidentExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentExposure_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentExposure_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentExposure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentPage_items(ctx context.Context, field graphql.CollectedField, obj *model.IncidentPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Incident) graphql.Marshaler {
+			return ec.marshalNIncident2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IncidentPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Incident(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IncidentPage_total(ctx context.Context, field graphql.CollectedField, obj *model.IncidentPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Issue_id(ctx context.Context, field graphql.CollectedField, obj *model.Issue) (ret graphql.Marshaler) {
@@ -4396,6 +6750,1512 @@ func (ec *executionContext) fieldContext_IssueSummary_createdAt(_ context.Contex
 	return graphql.NewScalarFieldContext("IssueSummary", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _KindCount_kind(ctx context.Context, field graphql.CollectedField, obj *model.KindCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KindCount_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KindCount_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KindCount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KindCount_count(ctx context.Context, field graphql.CollectedField, obj *model.KindCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KindCount_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KindCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KindCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEdge_source(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEdge_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEdge_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEdge_target(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEdge_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEdge_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEdge_kind(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEdge_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEdge_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEdge_lineageKind(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEdge_lineageKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LineageKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEdge_lineageKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeGraph_focus(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeGraph_focus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Focus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeGraph_focus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeGraph", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeGraph_hops(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeGraph_hops(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hops, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeGraph_hops(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeGraph", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeGraph_nodes(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeGraph_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KnowledgeNode) graphql.Marshaler {
+			return ec.marshalNKnowledgeNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeGraph_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KnowledgeGraph",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KnowledgeGraph_edges(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeGraph_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KnowledgeEdge) graphql.Marshaler {
+			return ec.marshalNKnowledgeEdge2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeGraph_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KnowledgeGraph",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KnowledgeGraph_truncated(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeGraph_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeGraph_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeGraph", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeGraph_stats(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeGraph_stats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.KnowledgeStats) graphql.Marshaler {
+			return ec.marshalNKnowledgeStats2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeStats(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeGraph_stats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KnowledgeGraph",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeStats(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KnowledgeNode_id(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeNode_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeNode_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeNode_kind(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeNode_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeNode_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeNode_name(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeNode_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeNode_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeNode_restricted(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeNode_restricted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restricted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeNode_restricted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeNode", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeStats_nodes(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeStats_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeStats_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeStats_edges(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeStats_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeStats_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeStats_byNodeKind(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeStats_byNodeKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByNodeKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KindCount) graphql.Marshaler {
+			return ec.marshalNKindCount2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKindCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeStats_byNodeKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KnowledgeStats",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KindCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KnowledgeStats_byEdgeKind(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeStats_byEdgeKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByEdgeKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KindCount) graphql.Marshaler {
+			return ec.marshalNKindCount2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKindCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeStats_byEdgeKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KnowledgeStats",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KindCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineageEdge_source(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageEdge_target(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageEdge_kind(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageEdge_origin(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageEdge_columnMap(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_columnMap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ColumnMap, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ColumnPair) graphql.Marshaler {
+			return ec.marshalNColumnPair2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnPairᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_columnMap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnPair(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineageEdge_columnLevel(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_columnLevel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ColumnLevel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_columnLevel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _LineageEdge_linkingColumn(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_linkingColumn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LinkingColumn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_linkingColumn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageExposure_id(ctx context.Context, field graphql.CollectedField, obj *model.LineageExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageExposure_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageExposure_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageExposure", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LineageExposure_name(ctx context.Context, field graphql.CollectedField, obj *model.LineageExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageExposure_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageExposure_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageExposure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageExposure_type(ctx context.Context, field graphql.CollectedField, obj *model.LineageExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageExposure_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageExposure_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageExposure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageExposure_direct(ctx context.Context, field graphql.CollectedField, obj *model.LineageExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageExposure_direct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageExposure_direct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageExposure", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _LineageExposure_via(ctx context.Context, field graphql.CollectedField, obj *model.LineageExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageExposure_via(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Via, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageExposure_via(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageExposure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageGraph_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.LineageGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageGraph_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageGraph_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageGraph", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LineageGraph_direction(ctx context.Context, field graphql.CollectedField, obj *model.LineageGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageGraph_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageGraph_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageGraph", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageGraph_hops(ctx context.Context, field graphql.CollectedField, obj *model.LineageGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageGraph_hops(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hops, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageGraph_hops(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageGraph", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LineageGraph_nodes(ctx context.Context, field graphql.CollectedField, obj *model.LineageGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageGraph_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LineageNode) graphql.Marshaler {
+			return ec.marshalNLineageNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageGraph_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageGraph",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineageGraph_edges(ctx context.Context, field graphql.CollectedField, obj *model.LineageGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageGraph_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LineageEdge) graphql.Marshaler {
+			return ec.marshalNLineageEdge2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageGraph_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageGraph",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineageGraph_exposures(ctx context.Context, field graphql.CollectedField, obj *model.LineageGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageGraph_exposures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exposures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LineageExposure) graphql.Marshaler {
+			return ec.marshalNLineageExposure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageExposureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageGraph_exposures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageGraph",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageExposure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineageGraph_truncated(ctx context.Context, field graphql.CollectedField, obj *model.LineageGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageGraph_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageGraph_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageGraph", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _LineageImpact_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.LineageImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageImpact_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageImpact_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageImpact", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LineageImpact_column(ctx context.Context, field graphql.CollectedField, obj *model.LineageImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageImpact_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageImpact_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageImpact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageImpact_datasets(ctx context.Context, field graphql.CollectedField, obj *model.LineageImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageImpact_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LineageNode) graphql.Marshaler {
+			return ec.marshalNLineageNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageImpact_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageImpact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineageImpact_exposures(ctx context.Context, field graphql.CollectedField, obj *model.LineageImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageImpact_exposures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exposures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LineageExposure) graphql.Marshaler {
+			return ec.marshalNLineageExposure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageExposureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageImpact_exposures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageImpact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageExposure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineageImpact_destinations(ctx context.Context, field graphql.CollectedField, obj *model.LineageImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageImpact_destinations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Destinations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LineageExposure) graphql.Marshaler {
+			return ec.marshalNLineageExposure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageExposureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageImpact_destinations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageImpact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageExposure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineageImpact_reachTotal(ctx context.Context, field graphql.CollectedField, obj *model.LineageImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageImpact_reachTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReachTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageImpact_reachTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LineageImpact_truncated(ctx context.Context, field graphql.CollectedField, obj *model.LineageImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageImpact_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageImpact_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageImpact", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _LineageImpact_impactNote(ctx context.Context, field graphql.CollectedField, obj *model.LineageImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageImpact_impactNote(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactNote, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageImpact_impactNote(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageImpact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNode_ref(ctx context.Context, field graphql.CollectedField, obj *model.LineageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNode_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ref, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNode_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNode_id(ctx context.Context, field graphql.CollectedField, obj *model.LineageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNode_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNode_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNode", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNode_name(ctx context.Context, field graphql.CollectedField, obj *model.LineageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNode_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNode_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNode_restricted(ctx context.Context, field graphql.CollectedField, obj *model.LineageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNode_restricted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restricted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNode_restricted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNode", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNode_hops(ctx context.Context, field graphql.CollectedField, obj *model.LineageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNode_hops(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hops, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNode_hops(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNode", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNode_direction(ctx context.Context, field graphql.CollectedField, obj *model.LineageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNode_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNode_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNode_impact(ctx context.Context, field graphql.CollectedField, obj *model.LineageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNode_impact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Impact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNode_impact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNode_columns(ctx context.Context, field graphql.CollectedField, obj *model.LineageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNode_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNode_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineagePath_found(ctx context.Context, field graphql.CollectedField, obj *model.LineagePath) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineagePath_found(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Found, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineagePath_found(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineagePath", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _LineagePath_direction(ctx context.Context, field graphql.CollectedField, obj *model.LineagePath) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineagePath_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineagePath_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineagePath", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineagePath_hops(ctx context.Context, field graphql.CollectedField, obj *model.LineagePath) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineagePath_hops(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hops, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineagePath_hops(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineagePath", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LineagePath_nodes(ctx context.Context, field graphql.CollectedField, obj *model.LineagePath) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineagePath_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LineageNode) graphql.Marshaler {
+			return ec.marshalNLineageNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineagePath_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineagePath",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineagePath_edges(ctx context.Context, field graphql.CollectedField, obj *model.LineagePath) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineagePath_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LineageEdge) graphql.Marshaler {
+			return ec.marshalNLineageEdge2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineagePath_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineagePath",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_triggerScan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4962,6 +8822,94 @@ func (ec *executionContext) fieldContext_Query_issue(ctx context.Context, field 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_issue_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_incidents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_incidents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Incidents(ctx, fc.Args["status"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IncidentPage) graphql.Marshaler {
+			return ec.marshalNIncidentPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_incidents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IncidentPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_incidents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_knowledgeGraph(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_knowledgeGraph(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().KnowledgeGraph(ctx, fc.Args["focus"].(*string), fc.Args["hops"].(*int), fc.Args["kinds"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.KnowledgeGraph) graphql.Marshaler {
+			return ec.marshalNKnowledgeGraph2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeGraph(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_knowledgeGraph(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeGraph(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_knowledgeGraph_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8119,6 +12067,54 @@ func (ec *executionContext) _Column(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var columnPairImplementors = []string{"ColumnPair"}
+
+func (ec *executionContext) _ColumnPair(ctx context.Context, sel ast.SelectionSet, obj *model.ColumnPair) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, columnPairImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ColumnPair")
+		case "from":
+			out.Values[i] = ec._ColumnPair_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._ColumnPair_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direct":
+			out.Values[i] = ec._ColumnPair_direct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var countryImplementors = []string{"Country"}
 
 func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, obj *model.Country) graphql.Marshaler {
@@ -8259,6 +12255,120 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Dataset_columns(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "lineage":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_lineage(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "impact":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_impact(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "path":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_path(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -8441,6 +12551,298 @@ func (ec *executionContext) _DatasetPage(ctx context.Context, sel ast.SelectionS
 			}
 		case "total":
 			out.Values[i] = ec._DatasetPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var impactNodeImplementors = []string{"ImpactNode"}
+
+func (ec *executionContext) _ImpactNode(ctx context.Context, sel ast.SelectionSet, obj *model.ImpactNode) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, impactNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ImpactNode")
+		case "ref":
+			out.Values[i] = ec._ImpactNode_ref(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._ImpactNode_id(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ImpactNode_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "restricted":
+			out.Values[i] = ec._ImpactNode_restricted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hops":
+			out.Values[i] = ec._ImpactNode_hops(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "parent":
+			out.Values[i] = ec._ImpactNode_parent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "impact":
+			out.Values[i] = ec._ImpactNode_impact(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "viaColumns":
+			out.Values[i] = ec._ImpactNode_viaColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var incidentImplementors = []string{"Incident"}
+
+func (ec *executionContext) _Incident(ctx context.Context, sel ast.SelectionSet, obj *model.Incident) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, incidentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Incident")
+		case "id":
+			out.Values[i] = ec._Incident_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Incident_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._Incident_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._Incident_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rootDatasetId":
+			out.Values[i] = ec._Incident_rootDatasetId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rootDatasetName":
+			out.Values[i] = ec._Incident_rootDatasetName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "issueIds":
+			out.Values[i] = ec._Incident_issueIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetIds":
+			out.Values[i] = ec._Incident_datasetIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "impactScope":
+			out.Values[i] = ec._Incident_impactScope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "impactColumns":
+			out.Values[i] = ec._Incident_impactColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "impactNote":
+			out.Values[i] = ec._Incident_impactNote(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "impactTree":
+			out.Values[i] = ec._Incident_impactTree(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "downstreamCount":
+			out.Values[i] = ec._Incident_downstreamCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "downstreamColumnCount":
+			out.Values[i] = ec._Incident_downstreamColumnCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exposuresCount":
+			out.Values[i] = ec._Incident_exposuresCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exposures":
+			out.Values[i] = ec._Incident_exposures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Incident_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Incident_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var incidentExposureImplementors = []string{"IncidentExposure"}
+
+func (ec *executionContext) _IncidentExposure(ctx context.Context, sel ast.SelectionSet, obj *model.IncidentExposure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, incidentExposureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IncidentExposure")
+		case "node":
+			out.Values[i] = ec._IncidentExposure_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._IncidentExposure_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._IncidentExposure_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._IncidentExposure_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var incidentPageImplementors = []string{"IncidentPage"}
+
+func (ec *executionContext) _IncidentPage(ctx context.Context, sel ast.SelectionSet, obj *model.IncidentPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, incidentPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IncidentPage")
+		case "items":
+			out.Values[i] = ec._IncidentPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._IncidentPage_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8805,6 +13207,669 @@ func (ec *executionContext) _IssueSummary(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var kindCountImplementors = []string{"KindCount"}
+
+func (ec *executionContext) _KindCount(ctx context.Context, sel ast.SelectionSet, obj *model.KindCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, kindCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KindCount")
+		case "kind":
+			out.Values[i] = ec._KindCount_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._KindCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var knowledgeEdgeImplementors = []string{"KnowledgeEdge"}
+
+func (ec *executionContext) _KnowledgeEdge(ctx context.Context, sel ast.SelectionSet, obj *model.KnowledgeEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, knowledgeEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KnowledgeEdge")
+		case "source":
+			out.Values[i] = ec._KnowledgeEdge_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "target":
+			out.Values[i] = ec._KnowledgeEdge_target(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._KnowledgeEdge_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lineageKind":
+			out.Values[i] = ec._KnowledgeEdge_lineageKind(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var knowledgeGraphImplementors = []string{"KnowledgeGraph"}
+
+func (ec *executionContext) _KnowledgeGraph(ctx context.Context, sel ast.SelectionSet, obj *model.KnowledgeGraph) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, knowledgeGraphImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KnowledgeGraph")
+		case "focus":
+			out.Values[i] = ec._KnowledgeGraph_focus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hops":
+			out.Values[i] = ec._KnowledgeGraph_hops(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._KnowledgeGraph_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._KnowledgeGraph_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._KnowledgeGraph_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stats":
+			out.Values[i] = ec._KnowledgeGraph_stats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var knowledgeNodeImplementors = []string{"KnowledgeNode"}
+
+func (ec *executionContext) _KnowledgeNode(ctx context.Context, sel ast.SelectionSet, obj *model.KnowledgeNode) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, knowledgeNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KnowledgeNode")
+		case "id":
+			out.Values[i] = ec._KnowledgeNode_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._KnowledgeNode_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._KnowledgeNode_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "restricted":
+			out.Values[i] = ec._KnowledgeNode_restricted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var knowledgeStatsImplementors = []string{"KnowledgeStats"}
+
+func (ec *executionContext) _KnowledgeStats(ctx context.Context, sel ast.SelectionSet, obj *model.KnowledgeStats) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, knowledgeStatsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KnowledgeStats")
+		case "nodes":
+			out.Values[i] = ec._KnowledgeStats_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._KnowledgeStats_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "byNodeKind":
+			out.Values[i] = ec._KnowledgeStats_byNodeKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "byEdgeKind":
+			out.Values[i] = ec._KnowledgeStats_byEdgeKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var lineageEdgeImplementors = []string{"LineageEdge"}
+
+func (ec *executionContext) _LineageEdge(ctx context.Context, sel ast.SelectionSet, obj *model.LineageEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lineageEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LineageEdge")
+		case "source":
+			out.Values[i] = ec._LineageEdge_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "target":
+			out.Values[i] = ec._LineageEdge_target(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._LineageEdge_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._LineageEdge_origin(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "columnMap":
+			out.Values[i] = ec._LineageEdge_columnMap(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columnLevel":
+			out.Values[i] = ec._LineageEdge_columnLevel(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "linkingColumn":
+			out.Values[i] = ec._LineageEdge_linkingColumn(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var lineageExposureImplementors = []string{"LineageExposure"}
+
+func (ec *executionContext) _LineageExposure(ctx context.Context, sel ast.SelectionSet, obj *model.LineageExposure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lineageExposureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LineageExposure")
+		case "id":
+			out.Values[i] = ec._LineageExposure_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._LineageExposure_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._LineageExposure_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direct":
+			out.Values[i] = ec._LineageExposure_direct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "via":
+			out.Values[i] = ec._LineageExposure_via(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var lineageGraphImplementors = []string{"LineageGraph"}
+
+func (ec *executionContext) _LineageGraph(ctx context.Context, sel ast.SelectionSet, obj *model.LineageGraph) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lineageGraphImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LineageGraph")
+		case "datasetId":
+			out.Values[i] = ec._LineageGraph_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._LineageGraph_direction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hops":
+			out.Values[i] = ec._LineageGraph_hops(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._LineageGraph_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._LineageGraph_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exposures":
+			out.Values[i] = ec._LineageGraph_exposures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._LineageGraph_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var lineageImpactImplementors = []string{"LineageImpact"}
+
+func (ec *executionContext) _LineageImpact(ctx context.Context, sel ast.SelectionSet, obj *model.LineageImpact) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lineageImpactImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LineageImpact")
+		case "datasetId":
+			out.Values[i] = ec._LineageImpact_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._LineageImpact_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._LineageImpact_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exposures":
+			out.Values[i] = ec._LineageImpact_exposures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "destinations":
+			out.Values[i] = ec._LineageImpact_destinations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reachTotal":
+			out.Values[i] = ec._LineageImpact_reachTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._LineageImpact_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "impactNote":
+			out.Values[i] = ec._LineageImpact_impactNote(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var lineageNodeImplementors = []string{"LineageNode"}
+
+func (ec *executionContext) _LineageNode(ctx context.Context, sel ast.SelectionSet, obj *model.LineageNode) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lineageNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LineageNode")
+		case "ref":
+			out.Values[i] = ec._LineageNode_ref(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._LineageNode_id(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._LineageNode_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "restricted":
+			out.Values[i] = ec._LineageNode_restricted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hops":
+			out.Values[i] = ec._LineageNode_hops(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._LineageNode_direction(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "impact":
+			out.Values[i] = ec._LineageNode_impact(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._LineageNode_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var lineagePathImplementors = []string{"LineagePath"}
+
+func (ec *executionContext) _LineagePath(ctx context.Context, sel ast.SelectionSet, obj *model.LineagePath) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lineagePathImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LineagePath")
+		case "found":
+			out.Values[i] = ec._LineagePath_found(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._LineagePath_direction(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hops":
+			out.Values[i] = ec._LineagePath_hops(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._LineagePath_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._LineagePath_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -9006,6 +14071,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_issue(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "incidents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_incidents(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "knowledgeGraph":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_knowledgeGraph(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10206,6 +15315,26 @@ func (ec *executionContext) marshalNColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigi
 	return ret
 }
 
+func (ec *executionContext) marshalNColumnPair2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnPair(ctx context.Context, sel ast.SelectionSet, v model.ColumnPair) graphql.Marshaler {
+	return ec._ColumnPair(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNColumnPair2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnPairᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ColumnPair) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNColumnPair2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnPair(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNCountry2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐCountry(ctx context.Context, sel ast.SelectionSet, v *model.Country) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -10265,6 +15394,105 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNImpactNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐImpactNode(ctx context.Context, sel ast.SelectionSet, v model.ImpactNode) graphql.Marshaler {
+	return ec._ImpactNode(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNImpactNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐImpactNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ImpactNode) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNImpactNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐImpactNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIncident2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncident(ctx context.Context, sel ast.SelectionSet, v model.Incident) graphql.Marshaler {
+	return ec._Incident(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIncident2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Incident) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIncident2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncident(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIncidentExposure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentExposure(ctx context.Context, sel ast.SelectionSet, v model.IncidentExposure) graphql.Marshaler {
+	return ec._IncidentExposure(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIncidentExposure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentExposureᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IncidentExposure) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIncidentExposure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentExposure(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIncidentPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentPage(ctx context.Context, sel ast.SelectionSet, v *model.IncidentPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IncidentPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
@@ -10361,6 +15589,166 @@ func (ec *executionContext) marshalNIssueSummary2ᚕgithubᚗcomᚋvigiaᚑdata�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNKindCount2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKindCount(ctx context.Context, sel ast.SelectionSet, v model.KindCount) graphql.Marshaler {
+	return ec._KindCount(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNKindCount2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKindCountᚄ(ctx context.Context, sel ast.SelectionSet, v []model.KindCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKindCount2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKindCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKnowledgeEdge2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEdge(ctx context.Context, sel ast.SelectionSet, v model.KnowledgeEdge) graphql.Marshaler {
+	return ec._KnowledgeEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNKnowledgeEdge2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.KnowledgeEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKnowledgeEdge2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKnowledgeGraph2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeGraph(ctx context.Context, sel ast.SelectionSet, v *model.KnowledgeGraph) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._KnowledgeGraph(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNKnowledgeNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeNode(ctx context.Context, sel ast.SelectionSet, v model.KnowledgeNode) graphql.Marshaler {
+	return ec._KnowledgeNode(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNKnowledgeNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.KnowledgeNode) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKnowledgeNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKnowledgeStats2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeStats(ctx context.Context, sel ast.SelectionSet, v *model.KnowledgeStats) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._KnowledgeStats(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLineageEdge2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageEdge(ctx context.Context, sel ast.SelectionSet, v model.LineageEdge) graphql.Marshaler {
+	return ec._LineageEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNLineageEdge2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.LineageEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLineageEdge2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLineageExposure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageExposure(ctx context.Context, sel ast.SelectionSet, v model.LineageExposure) graphql.Marshaler {
+	return ec._LineageExposure(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNLineageExposure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageExposureᚄ(ctx context.Context, sel ast.SelectionSet, v []model.LineageExposure) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLineageExposure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageExposure(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLineageGraph2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageGraph(ctx context.Context, sel ast.SelectionSet, v *model.LineageGraph) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LineageGraph(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLineageNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNode(ctx context.Context, sel ast.SelectionSet, v model.LineageNode) graphql.Marshaler {
+	return ec._LineageNode(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNLineageNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.LineageNode) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLineageNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLineagePath2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineagePath(ctx context.Context, sel ast.SelectionSet, v *model.LineagePath) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LineagePath(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRule2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRule(ctx context.Context, sel ast.SelectionSet, v model.Rule) graphql.Marshaler {
@@ -10492,6 +15880,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
@@ -10776,6 +16193,29 @@ func (ec *executionContext) marshalOIssue2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigia
 		return graphql.Null
 	}
 	return ec._Issue(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOLineageDirection2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageDirection(ctx context.Context, v any) (*model.LineageDirection, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.LineageDirection)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOLineageDirection2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageDirection(ctx context.Context, sel ast.SelectionSet, v *model.LineageDirection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalOLineageImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageImpact(ctx context.Context, sel ast.SelectionSet, v *model.LineageImpact) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._LineageImpact(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRule(ctx context.Context, sel ast.SelectionSet, v *model.Rule) graphql.Marshaler {

@@ -24,6 +24,13 @@ type Column struct {
 	NullRate   *float64  `json:"nullRate,omitempty"`
 }
 
+// One entry of an edge's column map.
+type ColumnPair struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Direct bool   `json:"direct"`
+}
+
 // The data country scans use and where it comes from (dataset, connection, workspace).
 type Country struct {
 	Effective string `json:"effective"`
@@ -66,6 +73,12 @@ type Dataset struct {
 	Country    *Country `json:"country"`
 	// Last profile per column.
 	Columns []Column `json:"columns"`
+	// Lineage traversal; hops 1-3.
+	Lineage *LineageGraph `json:"lineage"`
+	// Downstream impact, with the columns derived from column (null with an error when the dataset has no such column).
+	Impact *LineageImpact `json:"impact,omitempty"`
+	// Shortest path to another dataset; an invisible target is not_found.
+	Path *LineagePath `json:"path"`
 	// Newest first.
 	ScoreHistory []ScorePoint `json:"scoreHistory"`
 	// Open and acknowledged issues.
@@ -77,6 +90,57 @@ type Dataset struct {
 type DatasetPage struct {
 	Items []Dataset `json:"items"`
 	Total int       `json:"total"`
+}
+
+// A node of an impact tree.
+type ImpactNode struct {
+	Ref        string  `json:"ref"`
+	ID         *string `json:"id,omitempty"`
+	Name       *string `json:"name,omitempty"`
+	Restricted bool    `json:"restricted"`
+	Hops       int     `json:"hops"`
+	Parent     *string `json:"parent,omitempty"`
+	// column = certain, table = possible
+	Impact     string   `json:"impact"`
+	ViaColumns []string `json:"viaColumns"`
+}
+
+// Open issues of lineage-connected datasets with the blast radius of the most upstream one.
+type Incident struct {
+	ID              string   `json:"id"`
+	Status          string   `json:"status"`
+	Title           string   `json:"title"`
+	Severity        string   `json:"severity"`
+	RootDatasetID   *string  `json:"rootDatasetId,omitempty"`
+	RootDatasetName *string  `json:"rootDatasetName,omitempty"`
+	IssueIds        []string `json:"issueIds"`
+	DatasetIds      []string `json:"datasetIds"`
+	// column, table or none
+	ImpactScope           string             `json:"impactScope"`
+	ImpactColumns         []string           `json:"impactColumns"`
+	ImpactNote            *string            `json:"impactNote,omitempty"`
+	ImpactTree            []ImpactNode       `json:"impactTree"`
+	DownstreamCount       int                `json:"downstreamCount"`
+	DownstreamColumnCount int                `json:"downstreamColumnCount"`
+	ExposuresCount        int                `json:"exposuresCount"`
+	Exposures             []IncidentExposure `json:"exposures"`
+	CreatedAt             time.Time          `json:"createdAt"`
+	UpdatedAt             time.Time          `json:"updatedAt"`
+}
+
+// An exposure or a consumer reached by an incident.
+type IncidentExposure struct {
+	// exposure or consumer
+	Node string `json:"node"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// One page of incidents.
+type IncidentPage struct {
+	Items []Incident `json:"items"`
+	Total int        `json:"total"`
 }
 
 // An issue of a dataset.
@@ -134,6 +198,114 @@ type IssueSummary struct {
 	Severity  string    `json:"severity"`
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"createdAt"`
+}
+
+// A count per kind.
+type KindCount struct {
+	Kind  string `json:"kind"`
+	Count int    `json:"count"`
+}
+
+// A knowledge-graph edge: feeds (with lineageKind), member_of, consumed_by, measures, means.
+type KnowledgeEdge struct {
+	Source      string  `json:"source"`
+	Target      string  `json:"target"`
+	Kind        string  `json:"kind"`
+	LineageKind *string `json:"lineageKind,omitempty"`
+}
+
+// The knowledge graph (1500 nodes; 400 with focus).
+type KnowledgeGraph struct {
+	Focus     *string         `json:"focus,omitempty"`
+	Hops      int             `json:"hops"`
+	Nodes     []KnowledgeNode `json:"nodes"`
+	Edges     []KnowledgeEdge `json:"edges"`
+	Truncated bool            `json:"truncated"`
+	Stats     *KnowledgeStats `json:"stats"`
+}
+
+// A knowledge-graph node: <kind>:<id>, or restricted-N.
+type KnowledgeNode struct {
+	ID         string  `json:"id"`
+	Kind       string  `json:"kind"`
+	Name       *string `json:"name,omitempty"`
+	Restricted bool    `json:"restricted"`
+}
+
+// Counts of a knowledge graph.
+type KnowledgeStats struct {
+	Nodes      int         `json:"nodes"`
+	Edges      int         `json:"edges"`
+	ByNodeKind []KindCount `json:"byNodeKind"`
+	ByEdgeKind []KindCount `json:"byEdgeKind"`
+}
+
+// An edge between two node refs; no origin or column map when it touches a restricted dataset.
+type LineageEdge struct {
+	Source string `json:"source"`
+	Target string `json:"target"`
+	// parsed, declared, dbt, openlineage, inferred
+	Kind          string       `json:"kind"`
+	Origin        *string      `json:"origin,omitempty"`
+	ColumnMap     []ColumnPair `json:"columnMap"`
+	ColumnLevel   bool         `json:"columnLevel"`
+	LinkingColumn *string      `json:"linkingColumn,omitempty"`
+}
+
+// An exposure (dashboard, ML model, application) or a destination outside the warehouse.
+type LineageExposure struct {
+	ID     string   `json:"id"`
+	Name   string   `json:"name"`
+	Type   string   `json:"type"`
+	Direct bool     `json:"direct"`
+	Via    []string `json:"via"`
+}
+
+// A bounded traversal: at most 40 datasets and 60 edges.
+type LineageGraph struct {
+	DatasetID string            `json:"datasetId"`
+	Direction string            `json:"direction"`
+	Hops      int               `json:"hops"`
+	Nodes     []LineageNode     `json:"nodes"`
+	Edges     []LineageEdge     `json:"edges"`
+	Exposures []LineageExposure `json:"exposures"`
+	Truncated bool              `json:"truncated"`
+}
+
+// What is downstream of a dataset (3 hops, 40 datasets).
+type LineageImpact struct {
+	DatasetID    string            `json:"datasetId"`
+	Column       *string           `json:"column,omitempty"`
+	Datasets     []LineageNode     `json:"datasets"`
+	Exposures    []LineageExposure `json:"exposures"`
+	Destinations []LineageExposure `json:"destinations"`
+	ReachTotal   int               `json:"reachTotal"`
+	Truncated    bool              `json:"truncated"`
+	ImpactNote   *string           `json:"impactNote,omitempty"`
+}
+
+// A dataset of a lineage answer. A dataset the caller cannot see is restricted: no id, name or columns; ref is an opaque key edges use.
+type LineageNode struct {
+	Ref        string  `json:"ref"`
+	ID         *string `json:"id,omitempty"`
+	Name       *string `json:"name,omitempty"`
+	Restricted bool    `json:"restricted"`
+	Hops       int     `json:"hops"`
+	// upstream or downstream (null for the starting dataset)
+	Direction *string `json:"direction,omitempty"`
+	// column (certain) or table (possible), in impact answers
+	Impact *string `json:"impact,omitempty"`
+	// Columns derived from the asked column, in impact answers.
+	Columns []string `json:"columns"`
+}
+
+// The shortest path (up to 6 hops) in flow direction, else reverse.
+type LineagePath struct {
+	Found     bool          `json:"found"`
+	Direction *string       `json:"direction,omitempty"`
+	Hops      *int          `json:"hops,omitempty"`
+	Nodes     []LineageNode `json:"nodes"`
+	Edges     []LineageEdge `json:"edges"`
 }
 
 type Mutation struct {
@@ -289,16 +461,19 @@ type DatasetSort string
 const (
 	DatasetSortName  DatasetSort = "name"
 	DatasetSortUsage DatasetSort = "usage"
+	// downstream reach, largest first, ties by name
+	DatasetSortImpact DatasetSort = "impact"
 )
 
 var AllDatasetSort = []DatasetSort{
 	DatasetSortName,
 	DatasetSortUsage,
+	DatasetSortImpact,
 }
 
 func (e DatasetSort) IsValid() bool {
 	switch e {
-	case DatasetSortName, DatasetSortUsage:
+	case DatasetSortName, DatasetSortUsage, DatasetSortImpact:
 		return true
 	}
 	return false
@@ -334,6 +509,63 @@ func (e *DatasetSort) UnmarshalJSON(b []byte) error {
 }
 
 func (e DatasetSort) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type LineageDirection string
+
+const (
+	LineageDirectionUpstream   LineageDirection = "upstream"
+	LineageDirectionDownstream LineageDirection = "downstream"
+	LineageDirectionBoth       LineageDirection = "both"
+)
+
+var AllLineageDirection = []LineageDirection{
+	LineageDirectionUpstream,
+	LineageDirectionDownstream,
+	LineageDirectionBoth,
+}
+
+func (e LineageDirection) IsValid() bool {
+	switch e {
+	case LineageDirectionUpstream, LineageDirectionDownstream, LineageDirectionBoth:
+		return true
+	}
+	return false
+}
+
+func (e LineageDirection) String() string {
+	return string(e)
+}
+
+func (e *LineageDirection) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = LineageDirection(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid LineageDirection", str)
+	}
+	return nil
+}
+
+func (e LineageDirection) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *LineageDirection) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e LineageDirection) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

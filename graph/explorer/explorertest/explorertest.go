@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -51,6 +52,9 @@ func RunQuery(ctx context.Context, pageURL, query string) (string, error) {
 			if (out && out.CodeMirror) out.CodeMirror.setValue("");
 			return true;
 		})()`, nil)}},
+		// GraphiQL reads the operation names of the new text after a short debounce; a
+		// click before that runs the previous operation's name against the new text.
+		{"let GraphiQL parse the operation", []chromedp.Action{chromedp.Sleep(600 * time.Millisecond)}},
 		{"click run", []chromedp.Action{chromedp.Click(ExecuteButton, chromedp.ByQuery)}},
 	}
 	for _, s := range steps {

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/app"
+)
+
+// benchCommand is `vigia bench lineage`: a synthetic workspace of many datasets and
+// edges, timed through the real HTTP stack against the dataset detail of the same run.
+func benchCommand(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks on the configured database"}
+	var datasets, iterations int
+	var keep bool
+	lin := &cobra.Command{Use: "lineage", Short: "Lineage reads on a synthetic workspace (100,000 datasets, ~250,000 edges)",
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withApp(c.Context(), stderr, func(a *app.App) error {
+				return benchLineage(c.Context(), a, stdout, datasets, iterations, keep)
+			})
+		}}
+	lin.Flags().IntVar(&datasets, "datasets", 100000, "datasets in the synthetic workspace (a multiple of 100)")
+	lin.Flags().IntVar(&iterations, "iterations", 300, "timed requests per operation")
+	lin.Flags().BoolVar(&keep, "keep", false, "keep the synthetic workspace afterwards")
+	cmd.AddCommand(lin)
+	return cmd
+}
+
+// benchCluster is the size of one pipeline of the synthetic warehouse: datasets
+// 0..99 of a cluster, where dataset j is fed by j-1, by j-10 and most of the time by one
+// more in between, so dataset 60 is exactly 6 hops from dataset 0.
+const benchCluster = 100
+
+func benchLineage(ctx context.Context, a *app.App, out io.Writer, n, iterations int, keep bool) error {
+	if n < benchCluster || n%benchCluster != 0 {
+		return fmt.Errorf("--datasets must be a positive multiple of %d", benchCluster)
+	}
+	start := time.Now()
+	w, err := a.Identity.CreateWorkspace(ctx, "bench-lineage-"+vigia.NewUUID()[:8], "PT")
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer func() {
+			c := context.WithoutCancel(ctx)
+			_ = a.Lineage.Graph().Clear(c, w.ID)
+			_, _ = a.DB.Pool().Exec(c, `DELETE FROM workspaces WHERE id = $1`, w.ID)
+		}()
+	}
+	ids, edges, err := seedBench(ctx, a, w.ID, n)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "seeded %d datasets and %d edges in %s\n", n, edges, time.Since(start).Round(time.Millisecond))
+	t0 := time.Now()
+	if err := a.Lineage.RebuildWorkspace(ctx, w.ID); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "projected into the graph backend (with reach counts) in %s\n", time.Since(t0).Round(time.Millisecond))
+	_, tok, err := a.Identity.CreateAPIToken(ctx, w.ID, "bench", "bench")
+	if err != nil {
+		return err
+	}
+	// The benchmark measures reads, not the rate limiter.
+	a.Config.RateLimitToken, a.Config.RateLimitIP = 1<<30, 1<<30
+	srv := httptest.NewServer(a.Server().Handler())
+	defer srv.Close()
+	r := rand.New(rand.NewPCG(42, 7))
+	clusters := n / benchCluster
+	pick := func(offset int) string { return ids[r.IntN(clusters)*benchCluster+offset] }
+	ops := []struct {
+		name string
+		path func() string
+	}{
+		{"GET /datasets/{id}", func() string { return "/api/v1/datasets/" + pick(r.IntN(benchCluster)) }},
+		{"traverse hops=3", func() string {
+			return "/api/v1/datasets/" + pick(20+r.IntN(60)) + "/lineage/traverse?hops=3"
+		}},
+		{"impact column=amount", func() string {
+			return "/api/v1/datasets/" + pick(20+r.IntN(60)) + "/lineage/impact?column=amount"
+		}},
+		{"path 6 hops", func() string {
+			c := r.IntN(clusters) * benchCluster
+			return "/api/v1/datasets/" + ids[c] + "/lineage/path?target_id=" + ids[c+60]
+		}},
+		{"knowledge graph focus hops=3", func() string {
+			return "/api/v1/knowledge/graph?hops=3&focus=dataset:" + pick(30+r.IntN(40))
+		}},
+	}
+	client := srv.Client()
+	get := func(path string) (time.Duration, []byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+path, nil)
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		t := time.Now()
+		res, err := client.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		d := time.Since(t)
+		if err != nil {
+			return 0, nil, err
+		}
+		if res.StatusCode != 200 {
+			return 0, nil, fmt.Errorf("%s: status %d", path, res.StatusCode)
+		}
+		return d, b, nil
+	}
+	// Warm up the pools and caches, and check the shapes once.
+	for _, op := range ops {
+		for range 10 {
+			if _, _, err := get(op.path()); err != nil {
+				return err
+			}
+		}
+	}
+	if _, b, err := get(ops[3].path()); err != nil {
+		return err
+	} else if !pathFound(b) {
+		return fmt.Errorf("the synthetic 6-hop path was not found")
+	}
+	type result struct {
+		name     string
+		p50, p99 time.Duration
+		size     float64
+	}
+	var results []result
+	// Interleave the operations so that the detail and the lineage reads see the same
+	// machine load.
+	lat := make([][]time.Duration, len(ops))
+	sizes := make([]int, len(ops))
+	for range iterations {
+		for i, op := range ops {
+			d, b, err := get(op.path())
+			if err != nil {
+				return err
+			}
+			lat[i] = append(lat[i], d)
+			sizes[i] += countNodes(b)
+		}
+	}
+	for i, op := range ops {
+		sort.Slice(lat[i], func(x, y int) bool { return lat[i][x] < lat[i][y] })
+		results = append(results, result{op.name, percentile(lat[i], 0.50), percentile(lat[i], 0.99), float64(sizes[i]) / float64(iterations)})
+	}
+	base := results[0].p99
+	fmt.Fprintf(out, "%d requests per operation, interleaved; pggraph backend\n", iterations)
+	fmt.Fprintf(out, "%-30s %10s %10s %12s %10s\n", "operation", "p50", "p99", "p99/detail", "avg nodes")
+	for _, res := range results {
+		fmt.Fprintf(out, "%-30s %10s %10s %11.2fx %10.1f\n", res.name, res.p50.Round(10*time.Microsecond), res.p99.Round(10*time.Microsecond),
+			float64(res.p99)/float64(base), res.size)
+	}
+	fmt.Fprintln(out, "targets: traverse and impact p99 <= 5x detail p99; path and focus graph p99 <= 20x")
+	return nil
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted)-1) * p)
+	return sorted[i]
+}
+
+func pathFound(b []byte) bool {
+	var p struct {
+		Found bool `json:"found"`
+		Hops  int  `json:"hops"`
+	}
+	return json.Unmarshal(b, &p) == nil && p.Found && p.Hops == 6
+}
+
+// countNodes reads how many nodes (or datasets) an answer holds, for the report.
+func countNodes(b []byte) int {
+	var v struct {
+		Nodes    []json.RawMessage `json:"nodes"`
+		Datasets []json.RawMessage `json:"datasets"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return 0
+	}
+	return len(v.Nodes) + len(v.Datasets)
+}
+
+// seedBench writes the synthetic warehouse straight into the record with COPY: one
+// connection, n datasets with three columns, and the edges with their column maps.
+func seedBench(ctx context.Context, a *app.App, ws string, n int) ([]string, int, error) {
+	pool := a.DB.Pool()
+	conn := vigia.NewID()
+	if _, err := pool.Exec(ctx, `INSERT INTO connections (id, workspace_id, name, kind, dsn_encrypted) VALUES ($1, $2, 'warehouse', 'postgres', '\x00')`,
+		conn, ws); err != nil {
+		return nil, 0, err
+	}
+	ids := make([]string, n)
+	rows := make([][]any, n)
+	cols := make([][]any, 0, 3*n)
+	for i := range ids {
+		ids[i] = vigia.NewID()
+		rows[i] = []any{ids[i], ws, conn, fmt.Sprintf("c%04d", i/benchCluster), fmt.Sprintf("t%02d", i%benchCluster), "view", 90.0}
+		for p, c := range []string{"id", "amount", "label"} {
+			cols = append(cols, []any{ids[i], c, p + 1, "text", "other", true, c == "id"})
+		}
+	}
+	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"datasets"}, []string{"id", "workspace_id", "connection_id", "schema_name", "table_name", "kind", "latest_score"},
+		pgx.CopyFromRows(rows)); err != nil {
+		return nil, 0, err
+	}
+	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"dataset_columns"}, []string{"dataset_id", "name", "position", "data_type", "class", "nullable", "primary_key"},
+		pgx.CopyFromRows(cols)); err != nil {
+		return nil, 0, err
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	colMap := `[{"from":"id","to":"id","direct":true},{"from":"amount","to":"amount","direct":false},{"from":"label","to":"label","direct":true}]`
+	var edges [][]any
+	for c := 0; c < n; c += benchCluster {
+		for j := 1; j < benchCluster; j++ {
+			from := map[int]bool{j - 1: true}
+			if j >= 10 {
+				from[j-10] = true
+			}
+			if j >= 3 && r.IntN(10) < 7 {
+				from[j-2-r.IntN(min(j-2, 8))] = true
+			}
+			for f := range from {
+				edges = append(edges, []any{ws, ids[c+f], ids[c+j], "parsed", "bench", colMap, true, "", []string{}})
+			}
+		}
+	}
+	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"lineage_edges"}, []string{"workspace_id", "source_id", "target_id", "kind", "origin",
+		"column_map", "column_level", "linking_column", "notes"}, pgx.CopyFromRows(edges)); err != nil {
+		return nil, 0, err
+	}
+	return ids, len(edges), nil
+}

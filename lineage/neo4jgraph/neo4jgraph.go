@@ -1,0 +1,248 @@
+// Package neo4jgraph is the lineage graph backend on Neo4j, chosen with NEO4J_URI: the
+// scale-out path. It speaks Cypher through the official driver; the process holds one
+// driver (New), every session names its database, and every value travels as a query
+// parameter — nothing is ever interpolated into Cypher text.
+//
+// Nodes are (:VigiaNode {workspace_id, id, kind, name, type}), unique by workspace and
+// id; lineage edges are [:FEEDS {kind, origin, column_map, column_level,
+// linking_column}], one per source, target and kind. The column map is stored as JSON
+// text because Neo4j properties cannot hold lists of maps.
+package neo4jgraph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/vigia-data/vigia/lineage"
+)
+
+// Config says where Neo4j is.
+type Config struct {
+	URI      string
+	User     string
+	Password string
+	// Database is always set on every session; "neo4j" when empty.
+	Database string
+}
+
+// Graph implements lineage.Graph on Neo4j.
+type Graph struct {
+	driver neo4j.DriverWithContext
+	db     string
+}
+
+var _ lineage.Graph = (*Graph)(nil)
+
+// New opens the process's one driver, checks connectivity and makes sure the
+// uniqueness constraint and the lookup index exist. The returned error never contains
+// the password.
+func New(ctx context.Context, cfg Config) (*Graph, error) {
+	if cfg.URI == "" {
+		return nil, errors.New("neo4jgraph: NEO4J_URI is empty")
+	}
+	if cfg.Database == "" {
+		cfg.Database = "neo4j"
+	}
+	drv, err := neo4j.NewDriverWithContext(cfg.URI, neo4j.BasicAuth(cfg.User, cfg.Password, ""))
+	if err != nil {
+		return nil, errors.New("neo4jgraph: invalid NEO4J_URI")
+	}
+	if err := drv.VerifyConnectivity(ctx); err != nil {
+		_ = drv.Close(ctx)
+		return nil, errors.New("neo4jgraph: cannot reach Neo4j or authenticate")
+	}
+	g := &Graph{driver: drv, db: cfg.Database}
+	for _, q := range []string{
+		`CREATE CONSTRAINT vigia_node_unique IF NOT EXISTS FOR (n:VigiaNode) REQUIRE (n.workspace_id, n.id) IS UNIQUE`,
+		`CREATE INDEX vigia_node_workspace IF NOT EXISTS FOR (n:VigiaNode) ON (n.workspace_id)`,
+	} {
+		if _, err := neo4j.ExecuteQuery(ctx, drv, q, nil, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(g.db)); err != nil {
+			_ = drv.Close(ctx)
+			return nil, fmt.Errorf("neo4jgraph: schema: %w", err)
+		}
+	}
+	return g, nil
+}
+
+// Close closes the driver.
+func (g *Graph) Close(ctx context.Context) error { return g.driver.Close(ctx) }
+
+func (g *Graph) session(ctx context.Context, mode neo4j.AccessMode) neo4j.SessionWithContext {
+	return g.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: g.db, AccessMode: mode})
+}
+
+const edgeReturn = `a.id AS source, b.id AS target, r.kind AS kind, r.origin AS origin, r.column_map AS column_map,
+	r.column_level AS column_level, r.linking_column AS linking_column`
+
+func toEdges(records []*neo4j.Record) ([]lineage.Edge, error) {
+	out := make([]lineage.Edge, 0, len(records))
+	for _, rec := range records {
+		m := rec.AsMap()
+		e := lineage.Edge{}
+		e.Source, _ = m["source"].(string)
+		e.Target, _ = m["target"].(string)
+		kind, _ := m["kind"].(string)
+		e.Kind = lineage.EdgeKind(kind)
+		e.Origin, _ = m["origin"].(string)
+		e.ColumnLevel, _ = m["column_level"].(bool)
+		e.LinkingColumn, _ = m["linking_column"].(string)
+		if cm, _ := m["column_map"].(string); cm != "" {
+			if err := json.Unmarshal([]byte(cm), &e.Columns); err != nil {
+				return nil, fmt.Errorf("neo4jgraph: column map: %w", err)
+			}
+			if len(e.Columns) == 0 {
+				e.Columns = nil
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Neighbours returns the edges leaving (Downstream) or entering (Upstream) any of ids.
+func (g *Graph) Neighbours(ctx context.Context, ws string, ids []string, dir lineage.Direction) ([]lineage.Edge, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var q string
+	switch dir {
+	case lineage.Downstream:
+		q = `UNWIND $ids AS id MATCH (a:VigiaNode {workspace_id: $ws, id: id})-[r:FEEDS]->(b:VigiaNode) RETURN ` + edgeReturn
+	case lineage.Upstream:
+		q = `UNWIND $ids AS id MATCH (a:VigiaNode)-[r:FEEDS]->(b:VigiaNode {workspace_id: $ws, id: id}) RETURN ` + edgeReturn
+	default:
+		return nil, fmt.Errorf("neo4jgraph: direction %q", dir)
+	}
+	res, err := neo4j.ExecuteQuery(ctx, g.driver, q, map[string]any{"ws": ws, "ids": ids}, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(g.db), neo4j.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		return nil, fmt.Errorf("neo4jgraph: neighbours: %w", err)
+	}
+	return toEdges(res.Records)
+}
+
+// Apply applies a change in one write transaction: deletes, then upserts.
+func (g *Graph) Apply(ctx context.Context, ws string, c lineage.Change) error {
+	if c.Empty() {
+		return nil
+	}
+	sess := g.session(ctx, neo4j.AccessModeWrite)
+	defer sess.Close(ctx)
+	_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		run := func(q string, params map[string]any) error {
+			params["ws"] = ws
+			r, err := tx.Run(ctx, q, params)
+			if err != nil {
+				return err
+			}
+			_, err = r.Consume(ctx)
+			return err
+		}
+		if len(c.DeleteNodes) > 0 {
+			if err := run(`UNWIND $ids AS id MATCH (n:VigiaNode {workspace_id: $ws, id: id}) DETACH DELETE n`,
+				map[string]any{"ids": c.DeleteNodes}); err != nil {
+				return nil, err
+			}
+		}
+		if len(c.DeleteEdges) > 0 {
+			keys := make([]map[string]any, 0, len(c.DeleteEdges))
+			for _, k := range c.DeleteEdges {
+				keys = append(keys, map[string]any{"source": k.Source, "target": k.Target, "kind": string(k.Kind)})
+			}
+			if err := run(`UNWIND $keys AS k
+				MATCH (:VigiaNode {workspace_id: $ws, id: k.source})-[r:FEEDS {kind: k.kind}]->(:VigiaNode {workspace_id: $ws, id: k.target})
+				DELETE r`, map[string]any{"keys": keys}); err != nil {
+				return nil, err
+			}
+		}
+		if len(c.UpsertNodes) > 0 {
+			nodes := make([]map[string]any, 0, len(c.UpsertNodes))
+			for _, n := range c.UpsertNodes {
+				nodes = append(nodes, map[string]any{"id": n.ID, "kind": string(n.Kind), "name": n.Name, "type": n.Type})
+			}
+			if err := run(`UNWIND $nodes AS n MERGE (x:VigiaNode {workspace_id: $ws, id: n.id})
+				SET x.kind = n.kind, x.name = n.name, x.type = n.type`, map[string]any{"nodes": nodes}); err != nil {
+				return nil, err
+			}
+		}
+		if len(c.UpsertEdges) > 0 {
+			edges := make([]map[string]any, 0, len(c.UpsertEdges))
+			for _, e := range c.UpsertEdges {
+				cm := e.Columns
+				if cm == nil {
+					cm = []lineage.ColumnPair{}
+				}
+				b, err := json.Marshal(cm)
+				if err != nil {
+					return nil, err
+				}
+				edges = append(edges, map[string]any{"source": e.Source, "target": e.Target, "kind": string(e.Kind),
+					"source_kind": nodeKind(e.Source), "target_kind": nodeKind(e.Target), "origin": e.Origin,
+					"column_map": string(b), "column_level": e.ColumnLevel, "linking_column": e.LinkingColumn})
+			}
+			if err := run(`UNWIND $edges AS e
+				MERGE (a:VigiaNode {workspace_id: $ws, id: e.source}) ON CREATE SET a.kind = e.source_kind, a.name = '', a.type = ''
+				MERGE (b:VigiaNode {workspace_id: $ws, id: e.target}) ON CREATE SET b.kind = e.target_kind, b.name = '', b.type = ''
+				MERGE (a)-[r:FEEDS {kind: e.kind}]->(b)
+				SET r.origin = e.origin, r.column_map = e.column_map, r.column_level = e.column_level, r.linking_column = e.linking_column`,
+				map[string]any{"edges": edges}); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("neo4jgraph: apply: %w", err)
+	}
+	return nil
+}
+
+func nodeKind(id string) string {
+	if lineage.IsExposure(id) {
+		return string(lineage.NodeExposure)
+	}
+	return string(lineage.NodeDataset)
+}
+
+// Export returns every node and edge of the workspace.
+func (g *Graph) Export(ctx context.Context, ws string) (lineage.Export, error) {
+	var ex lineage.Export
+	res, err := neo4j.ExecuteQuery(ctx, g.driver, `MATCH (n:VigiaNode {workspace_id: $ws})
+		RETURN n.id AS id, n.kind AS kind, n.name AS name, n.type AS type ORDER BY id`,
+		map[string]any{"ws": ws}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(g.db), neo4j.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		return ex, fmt.Errorf("neo4jgraph: export nodes: %w", err)
+	}
+	for _, rec := range res.Records {
+		m := rec.AsMap()
+		n := lineage.Node{}
+		n.ID, _ = m["id"].(string)
+		kind, _ := m["kind"].(string)
+		n.Kind = lineage.NodeKind(kind)
+		n.Name, _ = m["name"].(string)
+		n.Type, _ = m["type"].(string)
+		ex.Nodes = append(ex.Nodes, n)
+	}
+	res, err = neo4j.ExecuteQuery(ctx, g.driver, `MATCH (a:VigiaNode {workspace_id: $ws})-[r:FEEDS]->(b:VigiaNode)
+		RETURN `+edgeReturn+` ORDER BY source, target, kind`,
+		map[string]any{"ws": ws}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(g.db), neo4j.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		return ex, fmt.Errorf("neo4jgraph: export edges: %w", err)
+	}
+	ex.Edges, err = toEdges(res.Records)
+	return ex, err
+}
+
+// Clear removes the workspace's nodes and edges.
+func (g *Graph) Clear(ctx context.Context, ws string) error {
+	_, err := neo4j.ExecuteQuery(ctx, g.driver, `MATCH (n:VigiaNode {workspace_id: $ws}) DETACH DELETE n`,
+		map[string]any{"ws": ws}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(g.db))
+	if err != nil {
+		return fmt.Errorf("neo4jgraph: clear: %w", err)
+	}
+	return nil
+}

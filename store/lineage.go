@@ -1,0 +1,729 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/lineage"
+)
+
+// LineageStore implements lineage.Store: the lineage record, its outbox, reach counts,
+// incidents and snapshots.
+type LineageStore struct{ db *DB }
+
+// Lineage returns the lineage store.
+func (db *DB) Lineage() *LineageStore { return &LineageStore{db: db} }
+
+var (
+	_ lineage.Store            = (*LineageStore)(nil)
+	_ lineage.ProjectionLocker = (*LineageStore)(nil)
+)
+
+// DatasetInfos returns live datasets of the workspace among ids with their visibility.
+func (s *LineageStore) DatasetInfos(ctx context.Context, v catalog.Viewer, ids []string, withColumns bool) (map[string]lineage.DatasetInfo, error) {
+	out := map[string]lineage.DatasetInfo{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if vigia.ValidID(id) {
+			valid = append(valid, id)
+		}
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.schema_name, d.table_name, d.connection_id::text, d.kind, `+VisibleSQL("d.id", 3, 4)+`
+		FROM datasets d WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL`, v.WorkspaceID, valid, v.TeamIDs, v.Admin)
+	if err != nil {
+		return nil, translate(err)
+	}
+	for rows.Next() {
+		var d lineage.DatasetInfo
+		var schema, table string
+		if err := rows.Scan(&d.ID, &schema, &table, &d.ConnectionID, &d.Kind, &d.Visible); err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		d.Name = schema + "." + table
+		if schema == "" {
+			d.Name = table
+		}
+		out[d.ID] = d
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	if withColumns && len(out) > 0 {
+		rows, err := s.db.q(ctx).Query(ctx, `SELECT dataset_id::text, name FROM dataset_columns WHERE dataset_id = ANY($1::uuid[]) ORDER BY dataset_id, position, name`, valid)
+		if err != nil {
+			return nil, translate(err)
+		}
+		for rows.Next() {
+			var id, name string
+			if err := rows.Scan(&id, &name); err != nil {
+				rows.Close()
+				return nil, translate(err)
+			}
+			d := out[id]
+			d.Columns = append(d.Columns, name)
+			out[id] = d
+		}
+		if err := rows.Err(); err != nil {
+			return nil, translate(err)
+		}
+	}
+	return out, nil
+}
+
+// VisibleDatasets says which datasets (live or dropped) the viewer may see.
+func (s *LineageStore) VisibleDatasets(ctx context.Context, v catalog.Viewer, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, `+VisibleSQL("d.id", 3, 4)+` FROM datasets d
+		WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[])`, v.WorkspaceID, ids, v.TeamIDs, v.Admin)
+	if err != nil {
+		return nil, translate(err)
+	}
+	for rows.Next() {
+		var id string
+		var ok bool
+		if err := rows.Scan(&id, &ok); err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		out[id] = ok
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	for _, id := range ids {
+		if _, ok := out[id]; !ok {
+			out[id] = v.Admin // deleted since: only admins saw everything anyway
+		}
+	}
+	return out, nil
+}
+
+const exposureSelect = `SELECT e.id::text, e.name, e.type, e.url, e.owner, e.origin, e.created_at,
+	coalesce((SELECT array_agg(l.source_id ORDER BY l.source_id) FROM lineage_edges l
+	          WHERE l.workspace_id = e.workspace_id AND l.target_id = 'exposure:' || e.id::text), '{}')
+	FROM lineage_exposures e`
+
+func scanExposure(r pgx.Row) (lineage.Exposure, error) {
+	var e lineage.Exposure
+	err := r.Scan(&e.ID, &e.Name, &e.Type, &e.URL, &e.Owner, &e.Origin, &e.CreatedAt, &e.DatasetIDs)
+	e.DatasetIDs = dedupeStrings(e.DatasetIDs)
+	return e, err
+}
+
+func dedupeStrings(in []string) []string {
+	out := in[:0]
+	seen := map[string]bool{}
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Exposures returns exposures of the workspace among ids.
+func (s *LineageStore) Exposures(ctx context.Context, ws string, ids []string) (map[string]lineage.Exposure, error) {
+	out := map[string]lineage.Exposure{}
+	var valid []string
+	for _, id := range ids {
+		if vigia.ValidID(id) {
+			valid = append(valid, id)
+		}
+	}
+	if len(valid) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q(ctx).Query(ctx, exposureSelect+` WHERE e.workspace_id = $1 AND e.id = ANY($2::uuid[])`, ws, valid)
+	if err != nil {
+		return nil, translate(err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.Exposure, error) { return scanExposure(r) })
+	if err != nil {
+		return nil, translate(err)
+	}
+	for _, e := range list {
+		out[e.ID] = e
+	}
+	return out, nil
+}
+
+// ListExposures lists the workspace's exposures by name.
+func (s *LineageStore) ListExposures(ctx context.Context, ws string) ([]lineage.Exposure, error) {
+	rows, err := s.db.q(ctx).Query(ctx, exposureSelect+` WHERE e.workspace_id = $1 ORDER BY e.name, e.type, e.id`, ws)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.Exposure, error) { return scanExposure(r) })
+	return out, translate(err)
+}
+
+// UpsertExposure creates or updates an exposure by type and name.
+func (s *LineageStore) UpsertExposure(ctx context.Context, ws string, e lineage.Exposure) (string, error) {
+	var id string
+	err := s.db.q(ctx).QueryRow(ctx, `INSERT INTO lineage_exposures (id, workspace_id, name, type, url, owner, origin)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (workspace_id, type, name) DO UPDATE SET url = EXCLUDED.url, owner = EXCLUDED.owner,
+		   origin = EXCLUDED.origin, updated_at = now()
+		RETURNING id::text`, vigia.NewID(), ws, e.Name, e.Type, e.URL, e.Owner, e.Origin).Scan(&id)
+	return id, translate(err)
+}
+
+// DeleteExposures deletes the exposures of an origin not in keep.
+func (s *LineageStore) DeleteExposures(ctx context.Context, ws, origin string, keep []string) ([]string, error) {
+	if keep == nil {
+		keep = []string{}
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `DELETE FROM lineage_exposures WHERE workspace_id = $1 AND origin = $2
+		AND NOT (id::text = ANY($3)) RETURNING id::text`, ws, origin, keep)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, translate(err)
+}
+
+// Reach returns stored downstream reach counts.
+func (s *LineageStore) Reach(ctx context.Context, ws string, ids []string) (map[string]int, error) {
+	out := map[string]int{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT dataset_id::text, reach FROM dataset_reach WHERE workspace_id = $1 AND dataset_id = ANY($2::uuid[])`, ws, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		out[id] = n
+	}
+	return out, translate(rows.Err())
+}
+
+// SetReach replaces the workspace's reach counts (datasets not named count 0).
+func (s *LineageStore) SetReach(ctx context.Context, ws string, reach map[string]int) error {
+	return s.db.InTx(ctx, func(ctx context.Context) error {
+		q := s.db.q(ctx)
+		if _, err := q.Exec(ctx, `DELETE FROM dataset_reach WHERE workspace_id = $1`, ws); err != nil {
+			return translate(err)
+		}
+		ids := make([]string, 0, len(reach))
+		counts := make([]int32, 0, len(reach))
+		for id, n := range reach {
+			if n > 0 && vigia.ValidID(id) {
+				ids = append(ids, id)
+				counts = append(counts, int32(n))
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		_, err := q.Exec(ctx, `INSERT INTO dataset_reach (dataset_id, workspace_id, reach)
+			SELECT d.id, d.workspace_id, r.n FROM unnest($2::uuid[], $3::int[]) AS r(id, n)
+			JOIN datasets d ON d.id = r.id AND d.workspace_id = $1`, ws, ids, counts)
+		return translate(err)
+	})
+}
+
+const edgeSelect = `SELECT source_id, target_id, kind, origin, column_map, column_level, linking_column, notes FROM lineage_edges`
+
+func collectEdges(rows pgx.Rows, err error) ([]lineage.RecordEdge, error) {
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.RecordEdge, error) {
+		var e lineage.RecordEdge
+		var cols []byte
+		var kind string
+		if err := r.Scan(&e.Source, &e.Target, &kind, &e.Origin, &cols, &e.ColumnLevel, &e.LinkingColumn, &e.Notes); err != nil {
+			return e, err
+		}
+		e.Kind = lineage.EdgeKind(kind)
+		return e, json.Unmarshal(cols, &e.Columns)
+	})
+	return out, translate(err)
+}
+
+// Edges returns edges of a kind and origin ("" = any origin).
+func (s *LineageStore) Edges(ctx context.Context, ws string, kind lineage.EdgeKind, origin string) ([]lineage.RecordEdge, error) {
+	return collectEdges(s.db.q(ctx).Query(ctx, edgeSelect+` WHERE workspace_id = $1 AND kind = $2 AND ($3 = '' OR origin = $3)
+		ORDER BY source_id, target_id`, ws, string(kind), origin))
+}
+
+// AllEdges returns every edge of the workspace.
+func (s *LineageStore) AllEdges(ctx context.Context, ws string) ([]lineage.RecordEdge, error) {
+	return collectEdges(s.db.q(ctx).Query(ctx, edgeSelect+` WHERE workspace_id = $1 ORDER BY source_id, target_id, kind`, ws))
+}
+
+// EdgesTouching returns edges with either end among ids.
+func (s *LineageStore) EdgesTouching(ctx context.Context, ws string, ids []string) ([]lineage.RecordEdge, error) {
+	return collectEdges(s.db.q(ctx).Query(ctx, edgeSelect+` WHERE workspace_id = $1 AND (source_id = ANY($2) OR target_id = ANY($2))
+		ORDER BY source_id, target_id, kind`, ws, ids))
+}
+
+// UpsertEdges writes edges by source, target and kind.
+func (s *LineageStore) UpsertEdges(ctx context.Context, ws string, edges []lineage.RecordEdge) error {
+	b := &pgx.Batch{}
+	for _, e := range edges {
+		cols := e.Columns
+		if cols == nil {
+			cols = []lineage.ColumnPair{}
+		}
+		cj, err := json.Marshal(cols)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		notes := e.Notes
+		if notes == nil {
+			notes = []string{}
+		}
+		b.Queue(`INSERT INTO lineage_edges (workspace_id, source_id, target_id, kind, origin, column_map, column_level, linking_column, notes)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+			ON CONFLICT (workspace_id, source_id, target_id, kind) DO UPDATE SET origin = EXCLUDED.origin,
+			   column_map = EXCLUDED.column_map, column_level = EXCLUDED.column_level, linking_column = EXCLUDED.linking_column,
+			   notes = EXCLUDED.notes, updated_at = now()`,
+			ws, e.Source, e.Target, string(e.Kind), e.Origin, cj, e.ColumnLevel, e.LinkingColumn, notes)
+	}
+	return translate(s.db.q(ctx).SendBatch(ctx, b).Close())
+}
+
+// DeleteEdges deletes edges by key.
+func (s *LineageStore) DeleteEdges(ctx context.Context, ws string, keys []lineage.EdgeKey) error {
+	src, dst, kind := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		src[i], dst[i], kind[i] = k.Source, k.Target, string(k.Kind)
+	}
+	_, err := s.db.q(ctx).Exec(ctx, `DELETE FROM lineage_edges l USING unnest($2::text[], $3::text[], $4::text[]) AS k(s, t, kind)
+		WHERE l.workspace_id = $1 AND l.source_id = k.s AND l.target_id = k.t AND l.kind = k.kind`, ws, src, dst, kind)
+	return translate(err)
+}
+
+// AddOutbox appends a change to the outbox.
+func (s *LineageStore) AddOutbox(ctx context.Context, ws string, c lineage.Change) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return vigia.Internal(err)
+	}
+	_, err = s.db.q(ctx).Exec(ctx, `INSERT INTO lineage_outbox (workspace_id, change) VALUES ($1, $2)`, ws, b)
+	return translate(err)
+}
+
+// TakeOutbox returns the workspace's oldest outbox rows.
+func (s *LineageStore) TakeOutbox(ctx context.Context, ws string, limit int) ([]lineage.Change, int64, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT id, change FROM lineage_outbox WHERE workspace_id = $1 ORDER BY id LIMIT $2`, ws, limit)
+	if err != nil {
+		return nil, 0, translate(err)
+	}
+	var out []lineage.Change
+	var last int64
+	for rows.Next() {
+		var b []byte
+		var c lineage.Change
+		if err := rows.Scan(&last, &b); err != nil {
+			rows.Close()
+			return nil, 0, translate(err)
+		}
+		if err := json.Unmarshal(b, &c); err != nil {
+			rows.Close()
+			return nil, 0, vigia.Internal(err)
+		}
+		out = append(out, c)
+	}
+	return out, last, translate(rows.Err())
+}
+
+// DropOutbox deletes applied outbox rows.
+func (s *LineageStore) DropOutbox(ctx context.Context, ws string, upTo int64) error {
+	_, err := s.db.q(ctx).Exec(ctx, `DELETE FROM lineage_outbox WHERE workspace_id = $1 AND id <= $2`, ws, upTo)
+	return translate(err)
+}
+
+// WithProjectionLock runs fn holding the workspace's projection lock (a transaction
+// advisory lock), so projections of one workspace apply the outbox in order.
+func (s *LineageStore) WithProjectionLock(ctx context.Context, ws string, fn func(ctx context.Context) error) error {
+	if _, inTx := Tx(ctx); inTx {
+		// Called inside a writer's transaction: project after it commits instead.
+		return nil
+	}
+	return s.db.InTx(ctx, func(ctx context.Context) error {
+		if _, err := s.db.q(ctx).Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('vigia.lineage.project'), hashtext($1))`, ws); err != nil {
+			return translate(err)
+		}
+		return fn(ctx)
+	})
+}
+
+// Workspaces lists every workspace.
+func (s *LineageStore) Workspaces(ctx context.Context) ([]string, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text FROM workspaces ORDER BY id`)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, translate(err)
+}
+
+// ConnectionDatasets returns a connection's live datasets with columns and SQL.
+func (s *LineageStore) ConnectionDatasets(ctx context.Context, connectionID string) (lineage.ConnectionCatalog, error) {
+	var c lineage.ConnectionCatalog
+	if err := s.db.q(ctx).QueryRow(ctx, `SELECT workspace_id::text, id::text, kind FROM connections WHERE id = $1`, connectionID).
+		Scan(&c.WorkspaceID, &c.ConnectionID, &c.Dialect); err != nil {
+		return c, translate(err)
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.schema_name, d.table_name, d.kind, coalesce(d.view_definition, ''),
+		coalesce((SELECT json_agg(json_build_object('name', c.name, 'pk', c.primary_key) ORDER BY c.position, c.name)
+		          FROM dataset_columns c WHERE c.dataset_id = d.id), '[]')
+		FROM datasets d WHERE d.connection_id = $1 AND d.dropped_at IS NULL ORDER BY d.schema_name, d.table_name`, connectionID)
+	if err != nil {
+		return c, translate(err)
+	}
+	c.Datasets, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.CatalogDataset, error) {
+		var d lineage.CatalogDataset
+		var cols []byte
+		if err := r.Scan(&d.ID, &d.Schema, &d.Table, &d.Kind, &d.ViewDefinition, &cols); err != nil {
+			return d, err
+		}
+		var cs []struct {
+			Name string `json:"name"`
+			PK   bool   `json:"pk"`
+		}
+		if err := json.Unmarshal(cols, &cs); err != nil {
+			return d, err
+		}
+		for _, x := range cs {
+			d.Columns = append(d.Columns, lineage.CatalogColumn{Name: x.Name, PrimaryKey: x.PK})
+		}
+		return d, nil
+	})
+	return c, translate(err)
+}
+
+// DroppedDatasets returns a connection's dropped datasets.
+func (s *LineageStore) DroppedDatasets(ctx context.Context, connectionID string) ([]string, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text FROM datasets WHERE connection_id = $1 AND dropped_at IS NOT NULL ORDER BY id`, connectionID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, translate(err)
+}
+
+// FindByName returns the workspace's live datasets with their name parts, by name.
+func (s *LineageStore) FindByName(ctx context.Context, ws string) ([]lineage.NamedDataset, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.connection_id::text, c.name, d.schema_name, d.table_name
+		FROM datasets d JOIN connections c ON c.id = d.connection_id
+		WHERE d.workspace_id = $1 AND d.dropped_at IS NULL ORDER BY d.schema_name, d.table_name, d.id`, ws)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.NamedDataset, error) {
+		var d lineage.NamedDataset
+		err := r.Scan(&d.ID, &d.ConnectionID, &d.ConnectionName, &d.Schema, &d.Table)
+		return d, err
+	})
+	return out, translate(err)
+}
+
+// OpenIssues returns open and acknowledged issues of live datasets.
+func (s *LineageStore) OpenIssues(ctx context.Context, ws string) ([]lineage.OpenIssue, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT i.id::text, i.dataset_id::text, i.column_name, i.severity FROM issues i
+		JOIN datasets d ON d.id = i.dataset_id AND d.dropped_at IS NULL
+		WHERE i.workspace_id = $1 AND i.status IN ('open', 'acknowledged') ORDER BY i.dataset_id, i.id`, ws)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.OpenIssue, error) {
+		var is lineage.OpenIssue
+		err := r.Scan(&is.ID, &is.DatasetID, &is.Column, &is.Severity)
+		return is, err
+	})
+	return out, translate(err)
+}
+
+const incidentSelect = `SELECT i.id::text, i.workspace_id::text, i.status, i.root_dataset_id::text, i.severity,
+	i.issue_ids::text[], i.dataset_ids::text[], i.scan_id::text, i.impact, i.created_at, i.updated_at, i.resolved_at FROM incidents i`
+
+func scanIncident(r pgx.Row) (lineage.Incident, error) {
+	var in lineage.Incident
+	var impact []byte
+	if err := r.Scan(&in.ID, &in.WorkspaceID, &in.Status, &in.RootDatasetID, &in.Severity, &in.IssueIDs, &in.DatasetIDs,
+		&in.ScanID, &impact, &in.CreatedAt, &in.UpdatedAt, &in.ResolvedAt); err != nil {
+		return in, err
+	}
+	return in, json.Unmarshal(impact, &in.Impact)
+}
+
+// OpenIncidents returns the workspace's open incidents.
+func (s *LineageStore) OpenIncidents(ctx context.Context, ws string) ([]lineage.Incident, error) {
+	rows, err := s.db.q(ctx).Query(ctx, incidentSelect+` WHERE i.workspace_id = $1 AND i.status = 'open' ORDER BY i.created_at, i.id`, ws)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.Incident, error) { return scanIncident(r) })
+	return out, translate(err)
+}
+
+// SaveIncident inserts or updates an incident.
+func (s *LineageStore) SaveIncident(ctx context.Context, in lineage.Incident) error {
+	impact, err := json.Marshal(in.Impact)
+	if err != nil {
+		return vigia.Internal(err)
+	}
+	_, err = s.db.q(ctx).Exec(ctx, `INSERT INTO incidents (id, workspace_id, status, root_dataset_id, severity, issue_ids, dataset_ids,
+		scan_id, impact, created_at, updated_at, resolved_at)
+		VALUES ($1, $2, $3, $4, $5, $6::uuid[], $7::uuid[], $8, $9, $10, $11, $12)
+		ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, root_dataset_id = EXCLUDED.root_dataset_id,
+		   severity = EXCLUDED.severity, issue_ids = EXCLUDED.issue_ids, dataset_ids = EXCLUDED.dataset_ids,
+		   scan_id = EXCLUDED.scan_id, impact = EXCLUDED.impact, updated_at = EXCLUDED.updated_at, resolved_at = EXCLUDED.resolved_at`,
+		in.ID, in.WorkspaceID, in.Status, in.RootDatasetID, in.Severity, in.IssueIDs, in.DatasetIDs, in.ScanID, impact,
+		in.CreatedAt, in.UpdatedAt, in.ResolvedAt)
+	return translate(err)
+}
+
+// Incidents lists incidents whose root the viewer can see, newest first.
+func (s *LineageStore) Incidents(ctx context.Context, v catalog.Viewer, f lineage.IncidentFilter) (vigia.List[lineage.Incident], error) {
+	cond := `i.workspace_id = $1 AND i.root_dataset_id IS NOT NULL AND ` + VisibleSQL("i.root_dataset_id", 2, 3) + ` AND ($4::text IS NULL OR i.status = $4)`
+	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin, f.Status}
+	var out vigia.List[lineage.Incident]
+	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM incidents i WHERE `+cond, args...).Scan(&out.Total); err != nil {
+		return out, translate(err)
+	}
+	rows, err := s.db.q(ctx).Query(ctx, incidentSelect+` WHERE `+cond+` ORDER BY i.updated_at DESC, i.id DESC LIMIT $5 OFFSET $6`,
+		append(args, f.Page.Limit, f.Page.Offset)...)
+	if err != nil {
+		return out, translate(err)
+	}
+	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.Incident, error) { return scanIncident(r) })
+	return out, translate(err)
+}
+
+// IncidentByID returns an incident whose root the viewer can see.
+func (s *LineageStore) IncidentByID(ctx context.Context, v catalog.Viewer, id string) (lineage.Incident, error) {
+	in, err := scanIncident(s.db.q(ctx).QueryRow(ctx, incidentSelect+` WHERE i.id = $1 AND i.workspace_id = $2
+		AND i.root_dataset_id IS NOT NULL AND `+VisibleSQL("i.root_dataset_id", 3, 4), id, v.WorkspaceID, v.TeamIDs, v.Admin))
+	return in, translate(err)
+}
+
+// IssueRef returns an issue's dataset and column when the viewer can see the dataset.
+func (s *LineageStore) IssueRef(ctx context.Context, v catalog.Viewer, id string) (lineage.OpenIssue, error) {
+	var is lineage.OpenIssue
+	err := s.db.q(ctx).QueryRow(ctx, `SELECT i.id::text, i.dataset_id::text, i.column_name, i.severity FROM issues i
+		JOIN datasets d ON d.id = i.dataset_id AND d.dropped_at IS NULL
+		WHERE i.id = $1 AND i.workspace_id = $2 AND `+VisibleSQL("i.dataset_id", 3, 4), id, v.WorkspaceID, v.TeamIDs, v.Admin).
+		Scan(&is.ID, &is.DatasetID, &is.Column, &is.Severity)
+	return is, translate(err)
+}
+
+const snapshotSelect = `SELECT id::text, workspace_id::text, trigger, scan_id::text, digest, nodes_count, edges_count, created_at`
+
+func scanSnapshot(r pgx.Row, withBody bool) (lineage.Snapshot, error) {
+	var sn lineage.Snapshot
+	dest := []any{&sn.ID, &sn.WorkspaceID, &sn.Trigger, &sn.ScanID, &sn.Digest, &sn.NodesCount, &sn.EdgesCount, &sn.CreatedAt}
+	var body []byte
+	if withBody {
+		dest = append(dest, &body)
+	}
+	if err := r.Scan(dest...); err != nil {
+		return sn, err
+	}
+	if withBody {
+		return sn, json.Unmarshal(body, &sn.Body)
+	}
+	return sn, nil
+}
+
+// LatestSnapshot returns the newest snapshot with its body.
+func (s *LineageStore) LatestSnapshot(ctx context.Context, ws string) (lineage.Snapshot, bool, error) {
+	sn, err := scanSnapshot(s.db.q(ctx).QueryRow(ctx, snapshotSelect+`, body FROM graph_snapshots WHERE workspace_id = $1
+		ORDER BY created_at DESC, id DESC LIMIT 1`, ws), true)
+	if err == pgx.ErrNoRows {
+		return sn, false, nil
+	}
+	return sn, err == nil, translate(err)
+}
+
+// InsertSnapshot stores a snapshot and keeps the newest keep.
+func (s *LineageStore) InsertSnapshot(ctx context.Context, sn lineage.Snapshot, keep int) error {
+	body, err := json.Marshal(sn.Body)
+	if err != nil {
+		return vigia.Internal(err)
+	}
+	return s.db.InTx(ctx, func(ctx context.Context) error {
+		q := s.db.q(ctx)
+		if _, err := q.Exec(ctx, `INSERT INTO graph_snapshots (id, workspace_id, trigger, scan_id, digest, nodes_count, edges_count, body, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, sn.ID, sn.WorkspaceID, sn.Trigger, sn.ScanID, sn.Digest, sn.NodesCount,
+			sn.EdgesCount, body, sn.CreatedAt); err != nil {
+			return translate(err)
+		}
+		_, err := q.Exec(ctx, `DELETE FROM graph_snapshots WHERE workspace_id = $1 AND id NOT IN (
+			SELECT id FROM graph_snapshots WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2)`, sn.WorkspaceID, keep)
+		return translate(err)
+	})
+}
+
+// Snapshots lists snapshots newest first, without bodies.
+func (s *LineageStore) Snapshots(ctx context.Context, ws string, page vigia.Page) (vigia.List[lineage.Snapshot], error) {
+	var out vigia.List[lineage.Snapshot]
+	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM graph_snapshots WHERE workspace_id = $1`, ws).Scan(&out.Total); err != nil {
+		return out, translate(err)
+	}
+	rows, err := s.db.q(ctx).Query(ctx, snapshotSelect+` FROM graph_snapshots WHERE workspace_id = $1
+		ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, ws, page.Limit, page.Offset)
+	if err != nil {
+		return out, translate(err)
+	}
+	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.Snapshot, error) { return scanSnapshot(r, false) })
+	return out, translate(err)
+}
+
+// SnapshotByID returns a snapshot with its body.
+func (s *LineageStore) SnapshotByID(ctx context.Context, ws, id string) (lineage.Snapshot, error) {
+	sn, err := scanSnapshot(s.db.q(ctx).QueryRow(ctx, snapshotSelect+`, body FROM graph_snapshots WHERE workspace_id = $1 AND id = $2`, ws, id), true)
+	return sn, translate(err)
+}
+
+// SnapshotAt returns the newest snapshot taken at or before at.
+func (s *LineageStore) SnapshotAt(ctx context.Context, ws string, at time.Time) (lineage.Snapshot, error) {
+	sn, err := scanSnapshot(s.db.q(ctx).QueryRow(ctx, snapshotSelect+`, body FROM graph_snapshots WHERE workspace_id = $1 AND created_at <= $2
+		ORDER BY created_at DESC, id DESC LIMIT 1`, ws, at), true)
+	return sn, translate(err)
+}
+
+// DomainLinks returns domains, their datasets and the live datasets of the workspace.
+func (s *LineageStore) DomainLinks(ctx context.Context, ws string) (lineage.DomainLinks, error) {
+	out := lineage.DomainLinks{Names: map[string]string{}, ByDataset: map[string][]string{}}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT m.id::text, m.name, dd.dataset_id::text FROM domains m
+		LEFT JOIN domain_datasets dd ON dd.domain_id = m.id WHERE m.workspace_id = $1 ORDER BY m.name, dd.dataset_id`, ws)
+	if err != nil {
+		return out, translate(err)
+	}
+	for rows.Next() {
+		var id, name string
+		var ds *string
+		if err := rows.Scan(&id, &name, &ds); err != nil {
+			rows.Close()
+			return out, translate(err)
+		}
+		out.Names[id] = name
+		if ds != nil {
+			out.ByDataset[*ds] = append(out.ByDataset[*ds], id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return out, translate(err)
+	}
+	out.Datasets, err = s.FindByName(ctx, ws)
+	return out, err
+}
+
+// ManagedDomains returns the domains the teams manage.
+func (s *LineageStore) ManagedDomains(ctx context.Context, ws string, teamIDs []string) ([]string, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT DISTINCT g.domain_id::text FROM domain_grants g JOIN domains m ON m.id = g.domain_id
+		WHERE m.workspace_id = $1 AND g.role = 'manager' AND g.team_id = ANY($2::uuid[])`, ws, teamIDs)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, translate(err)
+}
+
+// KnowledgeProviders returns the knowledge-graph node providers over the record's
+// tables: connections and domains (structural), open issues and recent signals.
+func (db *DB) KnowledgeProviders() []lineage.NodeProvider {
+	return []lineage.NodeProvider{connectionNodes{db}, domainNodes{db}, issueNodes{db}, signalNodes{db}}
+}
+
+type connectionNodes struct{ db *DB }
+
+func (connectionNodes) Kinds() []lineage.NodeKind { return []lineage.NodeKind{lineage.NodeConnection} }
+func (connectionNodes) Structural() bool          { return true }
+func (p connectionNodes) Nodes(ctx context.Context, ws string, ids []string) ([]lineage.KNode, []lineage.KEdge, error) {
+	return collectProvider(ctx, p.db, `SELECT 'connection:' || c.id::text, c.name, 'dataset:' || d.id::text
+		FROM datasets d JOIN connections c ON c.id = d.connection_id
+		WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) ORDER BY c.name, d.id`, ws, ids, lineage.NodeConnection, lineage.RelMemberOf, false)
+}
+
+type domainNodes struct{ db *DB }
+
+func (domainNodes) Kinds() []lineage.NodeKind { return []lineage.NodeKind{lineage.NodeDomain} }
+func (domainNodes) Structural() bool          { return true }
+func (p domainNodes) Nodes(ctx context.Context, ws string, ids []string) ([]lineage.KNode, []lineage.KEdge, error) {
+	return collectProvider(ctx, p.db, `SELECT 'domain:' || m.id::text, m.name, 'dataset:' || dd.dataset_id::text
+		FROM domain_datasets dd JOIN domains m ON m.id = dd.domain_id
+		WHERE m.workspace_id = $1 AND dd.dataset_id = ANY($2::uuid[]) ORDER BY m.name, dd.dataset_id`, ws, ids, lineage.NodeDomain, lineage.RelMemberOf, false)
+}
+
+type issueNodes struct{ db *DB }
+
+func (issueNodes) Kinds() []lineage.NodeKind { return []lineage.NodeKind{lineage.NodeIssue} }
+func (issueNodes) Structural() bool          { return false }
+func (p issueNodes) Nodes(ctx context.Context, ws string, ids []string) ([]lineage.KNode, []lineage.KEdge, error) {
+	return collectProvider(ctx, p.db, `SELECT 'issue:' || i.id::text, i.title, 'dataset:' || i.dataset_id::text
+		FROM issues i WHERE i.workspace_id = $1 AND i.dataset_id = ANY($2::uuid[]) AND i.status IN ('open', 'acknowledged')
+		ORDER BY i.created_at DESC, i.id LIMIT 2000`, ws, ids, lineage.NodeIssue, lineage.RelMeasures, true)
+}
+
+type signalNodes struct{ db *DB }
+
+func (signalNodes) Kinds() []lineage.NodeKind { return []lineage.NodeKind{lineage.NodeSignal} }
+func (signalNodes) Structural() bool          { return false }
+func (p signalNodes) Nodes(ctx context.Context, ws string, ids []string) ([]lineage.KNode, []lineage.KEdge, error) {
+	// The last scan's anomalous signals of each dataset.
+	return collectProvider(ctx, p.db, `SELECT 'signal:' || s.id::text, s.kind || ':' || s.metric || CASE WHEN s.column_name <> '' THEN ':' || s.column_name ELSE '' END,
+		'dataset:' || s.dataset_id::text FROM signals s
+		WHERE s.workspace_id = $1 AND s.dataset_id = ANY($2::uuid[]) AND s.anomalous
+		  AND s.scan_id = (SELECT p.scan_id FROM dataset_profiles p WHERE p.dataset_id = s.dataset_id ORDER BY p.seq DESC LIMIT 1)
+		ORDER BY s.created_at DESC, s.id LIMIT 2000`, ws, ids, lineage.NodeSignal, lineage.RelMeasures, true)
+}
+
+// collectProvider reads (node id, name, dataset node id) rows; the edge goes from the
+// node to the dataset (measures) or from the dataset to the node (member_of).
+func collectProvider(ctx context.Context, db *DB, sql, ws string, ids []string, kind lineage.NodeKind, rel string, fromNode bool) ([]lineage.KNode, []lineage.KEdge, error) {
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	rows, err := db.q(ctx).Query(ctx, sql, ws, ids)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	defer rows.Close()
+	var nodes []lineage.KNode
+	var edges []lineage.KEdge
+	seen := map[string]bool{}
+	for rows.Next() {
+		var id, name, ds string
+		if err := rows.Scan(&id, &name, &ds); err != nil {
+			return nil, nil, translate(err)
+		}
+		if !seen[id] {
+			seen[id] = true
+			nodes = append(nodes, lineage.KNode{ID: id, Kind: kind, Name: name})
+		}
+		if fromNode {
+			edges = append(edges, lineage.KEdge{Source: id, Target: ds, Kind: rel})
+		} else {
+			edges = append(edges, lineage.KEdge{Source: ds, Target: id, Kind: rel})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, translate(err)
+	}
+	return nodes, edges, nil
+}
