@@ -1,0 +1,235 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigia-data/vigia/source"
+	"github.com/vigia-data/vigia/source/connect"
+	"github.com/vigia-data/vigia/source/distinct"
+	"github.com/vigia-data/vigia/source/semantic"
+)
+
+// sampleValueMax mirrors the connector's cut of each sampled value (connect reads at most
+// 256 characters of a value).
+const sampleValueMax = 256
+
+// step is one measurement of a round. f times itself, so that a step can leave out of its
+// duration what is not part of it, and keep what it learnt (a profile, a sample).
+type step struct {
+	label string
+	dst   *Timing
+	f     func(context.Context) (time.Duration, error)
+	runs  []time.Duration
+}
+
+// measure runs the measurements in rounds: one untimed warm-up round, then Runs timed
+// rounds, each running every step once in the same order. Interleaving them, rather than
+// repeating one step Runs times before the next, spreads whatever else the machine is doing
+// over every step alike, so that the ratios stay fair on a busy machine. (f), the exact
+// distinct counts, runs once at the end.
+func (r *run) measure(ctx context.Context, benchDSN string) error {
+	r.cols = benchColumns()
+	if err := r.db.QueryRowContext(ctx, "SELECT pg_total_relation_size(to_regclass($1))", "public."+tableName).Scan(&r.rep.TableBytes); err != nil {
+		return dbError(ctx, "read the table size", err)
+	}
+
+	rec := &recorder{}
+	src, err := connect.Open(ctx, source.Postgres, benchDSN, source.Options{StatementTimeout: profileStatementTimeout, Recorder: rec})
+	if err != nil {
+		return fmt.Errorf("bench: open the source: %w", err)
+	}
+	defer src.Close()
+	tables, err := src.Discover(ctx)
+	if err != nil {
+		return fmt.Errorf("bench: discover: %w", err)
+	}
+	i := slices.IndexFunc(tables, func(t source.Table) bool { return t.Schema == "public" && t.Name == tableName })
+	if i < 0 {
+		return errors.New("bench: discover did not list the benchmark table")
+	}
+	table := tables[i]
+	req := source.ProfileRequest{Depth: source.DepthStandard, Country: source.DefaultCountry, SampleSize: r.o.SampleSize}
+	aggStmts, err := connect.ProfileSQL(source.Postgres, table, req)
+	if err != nil {
+		return fmt.Errorf("bench: profile SQL: %w", err)
+	}
+	hand := handAggregateSQL(r.cols)
+	perColumn := perColumnSQL(r.cols)
+	r.rep.PerColumnStatements = len(perColumn)
+
+	var (
+		rows     int64
+		last     *source.TableProfile   // the profile of the current round
+		profiles []*source.TableProfile // of the timed rounds
+		agg, smp []time.Duration        // per Profile run, from its query log
+		values   [][][]byte             // the replayed sample of the current round
+		timed    = func(f func(context.Context) error) func(context.Context) (time.Duration, error) {
+			return func(ctx context.Context) (time.Duration, error) {
+				start := time.Now()
+				err := f(ctx)
+				return time.Since(start), err
+			}
+		}
+	)
+	steps := []*step{
+		{label: "(a)", dst: &r.rep.CountStar, f: timed(func(ctx context.Context) error {
+			return r.db.QueryRowContext(ctx, "SELECT count(*) FROM "+qualifiedTable()).Scan(&rows)
+		})},
+		{label: "(b)", dst: &r.rep.HandAggregate, f: timed(func(ctx context.Context) error {
+			return drain(ctx, r.db, hand)
+		})},
+		{label: "(c)", dst: &r.rep.PerColumn, f: timed(func(ctx context.Context) error {
+			for _, s := range perColumn {
+				if err := drain(ctx, r.db, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		})},
+		{label: "(d)", dst: &r.rep.Profile, f: func(ctx context.Context) (time.Duration, error) {
+			rec.reset()
+			start := time.Now()
+			p, err := src.Profile(ctx, table, req)
+			d := time.Since(start)
+			if err != nil {
+				return d, err
+			}
+			records := rec.take()
+			var a, s time.Duration
+			for j, q := range records {
+				if j < len(aggStmts) {
+					a += q.Duration
+				} else {
+					s += q.Duration
+				}
+			}
+			r.rep.ProfileStatements = len(records)
+			last = p
+			profiles, agg, smp = append(profiles, p), append(agg, a), append(smp, s)
+			return d, nil
+		}},
+		{label: "(e)", dst: &r.rep.ProfileAggregate, f: timed(func(ctx context.Context) error {
+			for _, s := range aggStmts {
+				if err := drain(ctx, r.db, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		})},
+		{label: "read", dst: &r.rep.SampleRead, f: timed(func(ctx context.Context) error {
+			var err error
+			values, err = readSample(ctx, r.db, replaySampleSQL(table, last, req.SampleSize), len(table.Columns))
+			return err
+		})},
+		{label: "masks", dst: &r.rep.MasksSemantic, f: timed(func(context.Context) error {
+			replayMasks(table, values, req.Country)
+			return nil
+		})},
+		{label: "distinct", dst: &r.rep.DistinctEstimation, f: timed(func(context.Context) error {
+			replayDistinct(table, values, last)
+			return nil
+		})},
+	}
+	fmt.Fprintf(r.progress, "(a) count(*)  (b) hand-written aggregate  (c) per-column pattern, %d statements\n", len(perColumn))
+	fmt.Fprintf(r.progress, "(d) Profile  (e) ProfileSQL aggregate alone  read/masks/distinct: the sample phase replayed\n")
+	for round := 0; round <= r.o.Runs; round++ {
+		if round == 0 {
+			fmt.Fprintf(r.progress, "warm-up round:")
+		} else {
+			fmt.Fprintf(r.progress, "round %d/%d:", round, r.o.Runs)
+		}
+		for _, s := range steps {
+			d, err := s.f(ctx)
+			if err != nil {
+				fmt.Fprintln(r.progress)
+				return dbError(ctx, "measure "+s.label, err)
+			}
+			fmt.Fprintf(r.progress, " %s %s", s.label, fmtDuration(d))
+			if round > 0 {
+				s.runs = append(s.runs, d)
+			}
+		}
+		fmt.Fprintln(r.progress)
+		if round == 0 { // forget the warm-up's profile
+			profiles, agg, smp = nil, nil, nil
+		}
+	}
+	for _, s := range steps {
+		*s.dst = newTiming(s.runs)
+	}
+	r.rep.Rows = rows
+	r.rep.SampleSize, r.rep.SampleMethod = last.SampleSize, last.SampleMethod
+	finish := make([]time.Duration, len(r.rep.Profile.Runs))
+	for k, d := range r.rep.Profile.Runs {
+		finish[k] = d - agg[k] - smp[k]
+	}
+	r.rep.InProfileAggregate, r.rep.InProfileSample, r.rep.InProfileFinish = newTiming(agg), newTiming(smp), newTiming(finish)
+
+	truth, err := r.exactDistinct(ctx)
+	if err != nil {
+		return err
+	}
+	r.rep.Distinct = compareDistinct(r.cols, truth, profiles)
+	return nil
+}
+
+// replaySampleSQL is the sample statement the connector sends for a Postgres table, with
+// the same value expressions: TABLESAMPLE SYSTEM at the percentage giving n rows of the
+// exact row count, at most 2n rows; or the whole table when it has no more than n rows.
+// The connector reduces each row while it reads, so only a replay can time the read, the
+// masks and semantic types, and the distinct estimation apart.
+func replaySampleSQL(t source.Table, p *source.TableProfile, n int) string {
+	exprs := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		exprs[i] = "left(" + quoteIdent(c.Name) + "::text, " + strconv.Itoa(sampleValueMax) + ")"
+	}
+	sel := "SELECT " + strings.Join(exprs, ", ") + " FROM " + qualifiedTable()
+	if p.RowCount <= int64(n) {
+		return sel + " LIMIT " + strconv.Itoa(n)
+	}
+	pct := min(100, 100*float64(n)/float64(p.RowCount))
+	return sel + " TABLESAMPLE SYSTEM (" + strconv.FormatFloat(pct, 'g', 6, 64) + ") LIMIT " + strconv.Itoa(2*n)
+}
+
+// replayMasks computes what the connector computes on the sample for masks and semantic
+// types: masks of every column, a semantic type for all but temporal and boolean ones.
+func replayMasks(t source.Table, values [][][]byte, country string) {
+	for i, c := range t.Columns {
+		var mc semantic.MaskCounter
+		var det *semantic.Detector
+		if c.Class != source.ClassTemporal && c.Class != source.ClassBoolean {
+			det = semantic.NewDetector(country)
+		}
+		for _, v := range values[i] {
+			mc.AddBytes(v)
+			if det != nil {
+				det.AddBytes(v)
+			}
+		}
+		_ = mc.Top(semantic.MaxMasks)
+		if det != nil {
+			_ = det.Result()
+		}
+	}
+}
+
+// replayDistinct computes what the connector computes on the sample for the approximate
+// distinct counts: a hash count of every value, then the estimator.
+func replayDistinct(t source.Table, values [][][]byte, p *source.TableProfile) {
+	seed := maphash.MakeSeed()
+	for i := range t.Columns {
+		counts := make(map[uint64]int)
+		for _, v := range values[i] {
+			counts[maphash.Bytes(seed, v)]++
+		}
+		s := distinct.FromCounts(counts)
+		_ = distinct.EstimateFrom(s, max(p.RowCount-p.Columns[i].NullCount, int64(s.N)))
+	}
+}
