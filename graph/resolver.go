@@ -5,8 +5,8 @@ package graph
 import (
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/issue"
-	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
 )
 
