@@ -58,6 +58,9 @@ type EvaluateInput struct {
 	DecayScans   int
 	FreshnessSLA time.Duration
 	Duration     time.Duration
+	// Weights are the dimension weights the dataset's domains set (see
+	// quality.EffectiveWeights); nil means the default weights.
+	Weights quality.Weights
 }
 
 // DatasetResult is everything one dataset's scan writes, in one transaction.
@@ -243,7 +246,8 @@ func Evaluate(in EvaluateInput) (DatasetResult, error) {
 	}
 
 	score, err := quality.ComputeScore(quality.ScoreInput{RowCount: p.RowCount, Columns: statsOf(in.Table.Columns, p),
-		Now: in.Now, LatestTimestamp: p.LatestTimestamp, FreshnessSLA: in.FreshnessSLA, Consistency: cons, DecayScans: in.DecayScans})
+		Now: in.Now, LatestTimestamp: p.LatestTimestamp, FreshnessSLA: in.FreshnessSLA, Consistency: cons, DecayScans: in.DecayScans,
+		Weights: in.Weights})
 	if err != nil {
 		return res, err
 	}

@@ -167,19 +167,27 @@ func (s *Service) one(ctx context.Context, id string, now time.Time) (Facts, err
 	return f, nil
 }
 
-// FactsOf returns the facts of the datasets among ids the caller can see, with their
-// readiness, for other features (data products); invisible ids are absent.
-func (s *Service) FactsOf(ctx context.Context, ids []string) (map[string]Facts, map[string]Readiness, error) {
+// Assessment is what trust says of one dataset: its facts, readiness and trust score.
+type Assessment struct {
+	Facts     Facts
+	Readiness Readiness
+	Score     Score
+}
+
+// Assess returns the assessments of the datasets among ids the caller can see, for
+// other features (data products); invisible ids are absent.
+func (s *Service) Assess(ctx context.Context, ids []string) (map[string]Assessment, error) {
 	now := s.clock.Now()
 	fs, err := s.facts(ctx, ids, now)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	rs := make(map[string]Readiness, len(fs))
+	out := make(map[string]Assessment, len(fs))
 	for id, f := range fs {
-		rs[id] = s.render(ComputeReadiness(f, now, s.cfg.Rules))
+		out[id] = Assessment{Facts: f, Readiness: s.render(ComputeReadiness(f, now, s.cfg.Rules)),
+			Score: s.renderScore(ComputeScore(f, now, s.cfg.Rules))}
 	}
-	return fs, rs, nil
+	return out, nil
 }
 
 // TrustScore returns a dataset's trust score. Returns KindNotFound when the caller
