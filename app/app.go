@@ -22,12 +22,14 @@ import (
 	"github.com/vigia-data/vigia/identity"
 	"github.com/vigia-data/vigia/jobs"
 	"github.com/vigia-data/vigia/netguard"
+	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/secret"
 	"github.com/vigia-data/vigia/source"
 	"github.com/vigia-data/vigia/source/connect"
 	"github.com/vigia-data/vigia/store"
+	"github.com/vigia-data/vigia/trust"
 )
 
 // Config holds what the wiring needs beyond the database.
@@ -55,6 +57,10 @@ type Config struct {
 	// JobHeartbeat and JobStaleAfter tune crash recovery of jobs.
 	JobHeartbeat  time.Duration
 	JobStaleAfter time.Duration
+	// RateLimitPublic is the per-IP limit of the public data-product page and badge.
+	RateLimitPublic int
+	// ConsumptionsPerMinute is a workspace's limit of recorded reads per minute.
+	ConsumptionsPerMinute int
 }
 
 // App is the wired service graph.
@@ -68,6 +74,8 @@ type App struct {
 	Connections *connection.Service
 	Scans       *scan.Service
 	ScanReads   *scan.ReadService
+	Trust       *trust.Service
+	Products    *product.Service
 	Jobs        *jobs.Queue
 }
 
@@ -105,6 +113,10 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans}
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, clock, log, scanCfg)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, scanCfg)
+	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, nil, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute})
+	a.Catalog.UseTrust(a.Trust)
+	a.Products = product.NewService(db.Products(), db, a.Trust, nil, nil, box, clock, product.Config{})
+	a.Scans.UseDomainWeights(db.Products())
 	queue.Handle(scan.JobKind, func(ctx context.Context, j jobs.Job) error {
 		var args scanJobArgs
 		if err := json.Unmarshal(j.Args, &args); err != nil {
@@ -117,10 +129,13 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 
 // Server builds the HTTP transport: /api/v1, /graphql and its explorer, /metrics.
 func (a *App) Server() *rest.Server {
-	gql := graph.NewHandler(&graph.Resolver{Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads}, a.Messages, a.Log)
+	gql := graph.NewHandler(&graph.Resolver{Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
+		Trust: a.Trust, Products: a.Products}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
-		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow},
+		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow,
+		RateLimitPublic: a.Config.RateLimitPublic},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
+			Trust: a.Trust, Products: a.Products,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }

@@ -4,7 +4,9 @@ package graph
 
 import (
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/trust"
 )
 
 // Resolver holds the services resolvers call.
@@ -12,4 +14,6 @@ type Resolver struct {
 	Catalog     *catalog.Service
 	ScanService *scan.Service
 	ScanReads   *scan.ReadService
+	Trust       *trust.Service
+	Products    *product.Service
 }

@@ -191,6 +191,15 @@ func (s *Service) Consumers(ctx context.Context, id string) ([]DomainConsumer, e
 	return s.consumers(ctx, d)
 }
 
+// ConsumerPage lists one page of the domain's consumers (see Consumers).
+func (s *Service) ConsumerPage(ctx context.Context, id string, page vigia.Page) (vigia.List[DomainConsumer], error) {
+	cs, err := s.Consumers(ctx, id)
+	if err != nil {
+		return vigia.List[DomainConsumer]{}, err
+	}
+	return paginate(cs, page), nil
+}
+
 func (s *Service) consumers(ctx context.Context, d Domain) ([]DomainConsumer, error) {
 	manual, err := s.store.ManualConsumers(ctx, d.ID)
 	if err != nil {

@@ -581,6 +581,29 @@ func (s *Service) Versions(ctx context.Context, id string) ([]VersionRow, error)
 	return s.store.Versions(ctx, d.ID)
 }
 
+// VersionPage lists one page of the domain's published versions, newest first.
+// Returns KindNotFound for a domain the caller cannot see.
+func (s *Service) VersionPage(ctx context.Context, id string, page vigia.Page) (vigia.List[VersionRow], error) {
+	vs, err := s.Versions(ctx, id)
+	if err != nil {
+		return vigia.List[VersionRow]{}, err
+	}
+	return paginate(vs, page), nil
+}
+
+// paginate cuts one page out of a full list.
+func paginate[T any](all []T, page vigia.Page) vigia.List[T] {
+	out := vigia.List[T]{Total: len(all), Items: []T{}}
+	if page.Offset < len(all) {
+		end := len(all)
+		if page.Limit > 0 && page.Offset+page.Limit < end {
+			end = page.Offset + page.Limit
+		}
+		out.Items = all[page.Offset:end]
+	}
+	return out
+}
+
 // DiffResult is the answer of /versions/{from}/diff/{to}.
 type DiffResult struct {
 	DomainID string
