@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"image/png"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -16,6 +17,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
@@ -729,5 +733,94 @@ func TestSLOAttainmentOfSeededMonth(t *testing.T) {
 	}
 	if r := env.Do(t, http.MethodGet, "/api/v1/domains/"+dom["id"].(string)+"/slo?month=2026-13", admin, nil); r.Status != 422 {
 		t.Fatalf("bad month: %d", r.Status)
+	}
+}
+
+// The trust and data product reads answer what the OpenAPI document says.
+func TestTrustAndProductResponsesMatchTheDocument(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	r := env.Do(t, http.MethodGet, "/api/v1/openapi.json", "", nil)
+	doc, err := libopenapi.NewDocument(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	ws := env.MustWorkspace(t, "oas-trust")
+	admin := env.MustSession(t, ws, vigia.RoleAdmin)
+	tok := env.MustToken(t, ws)
+	conn := env.MustConnection(t, ws, "c")
+	ds := mustProfiledDataset(t, env, ws, conn, "marts", "fct_a")
+	never := env.MustDataset(t, ws, conn, "raw", "b")
+	var dom map[string]any
+	env.Do(t, http.MethodPost, "/api/v1/domains", admin, map[string]any{"name": "D", "owner_name": "Equipa", "dataset_ids": []string{ds, never},
+		"sla": map[string]any{"availability_objective_pct": 99, "dimension_weights": map[string]any{"completude": 50, "unicidade": 50}}}).JSON(t, &dom)
+	base := "/api/v1/domains/" + dom["id"].(string)
+	env.Do(t, http.MethodPost, base+"/publish", admin, nil)
+	env.Do(t, http.MethodPost, base+"/consumers", admin, map[string]any{"name": "Painel", "kind": "user", "channel_id": vigia.NewID()})
+	env.Do(t, http.MethodPost, "/api/v1/trust/consumptions", tok, map[string]any{"consumer": map[string]any{"name": "bot", "kind": "agent", "run_ref": "x"},
+		"datasets": []string{ds}, "purpose": "rag"})
+	var share map[string]any
+	env.Do(t, http.MethodPut, base+"/public-share", admin, nil).JSON(t, &share)
+	type call struct {
+		method, path, cred string
+		body               any
+	}
+	calls := []call{{"POST", "/api/v1/trust/consumptions", tok, map[string]any{"consumer": map[string]any{"name": "bot", "kind": "agent", "run_ref": "x"},
+		"datasets": []string{ds}, "purpose": "rag"}},
+		{"POST", "/api/v1/trust-decisions", tok, map[string]any{"dataset_ids": []string{ds, never, vigia.NewID()}}},
+		{"PATCH", base, admin, map[string]any{"owner_name": nil, "sla": map[string]any{"retention_days": 30}}},
+		{"POST", base + "/publish", admin, nil},
+		{"PUT", base + "/public-share", admin, nil}}
+	for _, p := range []string{"/trust", "/trust-decision?purpose=rag", "/ai-readiness", "/context", "/trust-facts", "/consumers", ""} {
+		calls = append(calls, call{"GET", "/api/v1/datasets/" + ds + p, tok, nil}, call{"GET", "/api/v1/datasets/" + never + p, tok, nil})
+	}
+	for _, p := range []string{"", "/verdict", "/readiness", "/slo", "/slo?month=2026-01", "/consumers", "/trust-facts", "/metadata-quality",
+		"/versions", "/versions/latest/diff/current", "/versions/1.0/diff/current", "/public-share"} {
+		calls = append(calls, call{"GET", base + p, admin, nil})
+	}
+	calls = append(calls, call{"GET", "/api/v1/domains", tok, nil}, call{"GET", "/api/v1/consumers", tok, nil},
+		call{"GET", "/api/v1/catalog/metadata-quality", tok, nil}, call{"GET", "/api/v1/datasets?include=trust", tok, nil},
+		call{"GET", "/api/v1/datasets/find?has_pii=true&min_score=10", tok, nil}, call{"GET", "/api/v1/public/domains/" + share["token"].(string), "", nil},
+		call{"GET", "/api/v1/datasets/find?layer=x", tok, nil}, call{"GET", base + "/versions/current/diff/1.0", admin, nil})
+	for _, c := range calls {
+		var rd *bytes.Reader
+		if c.body != nil {
+			b, _ := json.Marshal(c.body)
+			rd = bytes.NewReader(b)
+		} else {
+			rd = bytes.NewReader(nil)
+		}
+		req, _ := http.NewRequest(c.method, env.Server.URL+c.path, rd)
+		if c.body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if c.cred != "" {
+			req.Header.Set("Authorization", "Bearer "+c.cred)
+		}
+		res, err := env.Server.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode >= 500 {
+			t.Fatalf("%s %s: %d %s", c.method, c.path, res.StatusCode, body)
+		}
+		res.Body = io.NopCloser(bytes.NewReader(body))
+		if c.body != nil {
+			b, _ := json.Marshal(c.body)
+			req.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		if ok, verrs := val.ValidateHttpResponse(req, res); !ok {
+			for _, e := range verrs {
+				t.Errorf("%s %s (%d): %s: %s", c.method, c.path, res.StatusCode, e.Message, e.Reason)
+				for _, se := range e.SchemaValidationErrors {
+					t.Errorf("  %s at %s", se.Reason, se.Location)
+				}
+			}
+		}
 	}
 }
