@@ -824,3 +824,70 @@ func TestTrustAndProductResponsesMatchTheDocument(t *testing.T) {
 		}
 	}
 }
+
+// GraphQL answers trust decisions, domains with readiness and SLO, and consumers like REST.
+func TestGraphQLTrustDomainsAndConsumers(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "gql-trust")
+	admin := env.MustSession(t, ws, vigia.RoleAdmin)
+	member := env.MustSession(t, ws, vigia.RoleMember)
+	tok := env.MustToken(t, ws)
+	conn := env.MustConnection(t, ws, "c")
+	ds := mustProfiledDataset(t, env, ws, conn, "marts", "fct_a")
+	var dom, hidden map[string]any
+	env.Do(t, http.MethodPost, "/api/v1/domains", admin, map[string]any{"name": "D", "dataset_ids": []string{ds},
+		"sla": map[string]any{"availability_objective_pct": 90, "retention_days": 10, "dimension_weights": map[string]any{"completude": 100}}}).JSON(t, &dom)
+	env.Do(t, http.MethodPost, "/api/v1/domains", admin, map[string]any{"name": "Secreto", "restricted": true}).JSON(t, &hidden)
+	env.Do(t, http.MethodPost, "/api/v1/trust/consumptions", tok, map[string]any{"consumer": map[string]any{"name": "bot", "kind": "agent"},
+		"datasets": []string{ds}, "purpose": "rag"})
+
+	out := env.GraphQL(t, tok, `query($d: ID!) { trustDecision(dataset: $d, purpose: "rag") { datasetId purpose decision ttlSeconds
+		reasons { code severity messagePt } piiUnmasked verdict } }`, map[string]any{"d": ds})
+	if out["errors"] != nil {
+		t.Fatalf("errors %v", out["errors"])
+	}
+	g := out["data"].(map[string]any)["trustDecision"].(map[string]any)
+	var rest decision
+	env.Do(t, http.MethodGet, "/api/v1/datasets/"+ds+"/trust-decision?purpose=rag", tok, nil).JSON(t, &rest)
+	if g["decision"] != rest.Decision || g["purpose"] != "rag" || int(g["ttlSeconds"].(float64)) != rest.TTLSeconds ||
+		len(g["reasons"].([]any)) != len(rest.Reasons) || g["verdict"] != rest.Verdict {
+		t.Fatalf("graphql %v\nrest %+v", g, rest)
+	}
+
+	out = env.GraphQL(t, member, `{ domains { total items { id name status version sla { retentionDays dimensionWeights { dimension value } }
+		readiness { consumersTotal consumersByKind { kind count } useCases { useCase status blockers { code datasets } warnings { code datasets } } }
+		slo { month availabilityPct metDays datasets { datasetName } } } } consumers { total items { name kind consumptions7d lastDecision } } }`, nil)
+	if out["errors"] != nil {
+		t.Fatalf("errors %v", out["errors"])
+	}
+	data := out["data"].(map[string]any)
+	page := data["domains"].(map[string]any)
+	if page["total"].(float64) != 1 {
+		t.Fatalf("the member counts the restricted domain: %v", page)
+	}
+	d := page["items"].([]any)[0].(map[string]any)
+	var rd map[string]any
+	env.Do(t, http.MethodGet, "/api/v1/domains/"+dom["id"].(string)+"/readiness", member, nil).JSON(t, &rd)
+	uc := d["readiness"].(map[string]any)["useCases"].([]any)
+	if len(uc) != 4 || uc[1].(map[string]any)["useCase"] != "ml" ||
+		uc[1].(map[string]any)["status"] != rd["use_cases"].(map[string]any)["ml"].(map[string]any)["status"] ||
+		d["readiness"].(map[string]any)["consumersTotal"].(float64) != 1 {
+		t.Fatalf("readiness graphql %v\nrest %v", d["readiness"], rd)
+	}
+	if d["slo"].(map[string]any)["metDays"].(float64) != 1 || len(d["sla"].(map[string]any)["dimensionWeights"].([]any)) != 5 {
+		t.Fatalf("slo/sla %v %v", d["slo"], d["sla"])
+	}
+	cs := data["consumers"].(map[string]any)
+	if cs["total"].(float64) != 1 || cs["items"].([]any)[0].(map[string]any)["consumptions7d"].(float64) != 1 {
+		t.Fatalf("consumers %v", cs)
+	}
+	out = env.GraphQL(t, member, `query($id: ID!) { domain(id: $id) { id } }`, map[string]any{"id": hidden["id"]})
+	errs, _ := out["errors"].([]any)
+	if len(errs) != 1 || errs[0].(map[string]any)["extensions"].(map[string]any)["code"] != "not_found" {
+		t.Fatalf("restricted domain by GraphQL: %v", out)
+	}
+	out = env.GraphQL(t, tok, `{ domains(limit: 501) { total } }`, nil)
+	if errs, _ := out["errors"].([]any); len(errs) != 1 {
+		t.Fatalf("limit 501: %v", out)
+	}
+}
