@@ -17,7 +17,7 @@ import (
 )
 
 // exec runs SQL on the test database.
-func exec(t *testing.T, env *apptest.Env, q string, args ...any) {
+func exec(t testing.TB, env *apptest.Env, q string, args ...any) {
 	t.Helper()
 	if _, err := env.DB.Pool().Exec(context.Background(), q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
@@ -34,7 +34,7 @@ func mustTeamMember(t *testing.T, env *apptest.Env, ws, session, name string) st
 }
 
 // seedScan inserts a finished scan of a connection.
-func seedScan(t *testing.T, env *apptest.Env, ws, conn, status string, at time.Time) string {
+func seedScan(t testing.TB, env *apptest.Env, ws, conn, status string, at time.Time) string {
 	t.Helper()
 	id := vigia.NewID()
 	exec(t, env, `INSERT INTO scans (id, workspace_id, connection_id, status, created_at, started_at, finished_at)

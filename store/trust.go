@@ -37,188 +37,102 @@ const usageSQL = `CASE WHEN qpd >= 100 OR c30 >= 100 THEN 'hot'
 	WHEN qpd > 0 OR last_at >= $%d::timestamptz - interval '180 days' THEN 'cold'
 	ELSE 'dead' END`
 
-// Facts loads the facts of the viewer's datasets among ids in one round trip.
+// factsSQL reads every fact of a dataset in one statement: the latest verdict, score and
+// profile, profiles in 30 days, standing issues, reads, columns and domains.
+const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text, d.schema_name, d.table_name, d.kind, d.created_at,
+	d.latest_score, d.last_scan_at, d.queries_per_day, ` + layerSQL + `,
+	v.verdict, sc.dims, p.row_count, p.latest_timestamp, p.profiled_at, coalesce(p30.n, 0),
+	coalesce(iss.crit, 0), coalesce(iss.warn, 0), coalesce(iss.drift, 0), iss.oldest, coalesce(cs.n, 0), cs.last_at,
+	coalesce((SELECT json_agg(json_build_object('name', c.name, 'type', c.data_type, 'pk', c.primary_key,
+			'semantic', coalesce(c.profile->'semantic'->>'type', ''), 'matches', coalesce((c.profile->'semantic'->>'matches')::int, 0),
+			'null_rate', (c.profile->>'null_rate')::float8) ORDER BY c.position, c.name)
+		FROM dataset_columns c WHERE c.dataset_id = d.id), '[]'),
+	coalesce((SELECT json_agg(json_build_object('id', dm.id, 'name', dm.name, 'status', dm.status,
+			'version', dm.version_major || '.' || dm.version_minor, 'owner', dm.owner_name) ORDER BY dm.name, dm.id)
+		FROM domain_datasets dd JOIN domains dm ON dm.id = dd.domain_id WHERE dd.dataset_id = d.id), '[]')
+	FROM datasets d
+	LEFT JOIN LATERAL (SELECT verdict FROM verdicts WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) v ON true
+	LEFT JOIN LATERAL (SELECT detail->'dimensions' AS dims FROM scores WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) sc ON true
+	LEFT JOIN LATERAL (SELECT row_count, latest_timestamp, profiled_at FROM dataset_profiles WHERE dataset_id = d.id
+		ORDER BY seq DESC LIMIT 1) p ON true
+	LEFT JOIN LATERAL (SELECT count(*) AS n FROM dataset_profiles WHERE dataset_id = d.id
+		AND profiled_at >= $5::timestamptz - interval '30 days') p30 ON true
+	LEFT JOIN LATERAL (SELECT
+		count(*) FILTER (WHERE severity = 'critical' AND type NOT IN ('modeling', 'bi_refresh') AND (status = 'open' OR type <> 'schema_drift')) AS crit,
+		count(*) FILTER (WHERE severity = 'warning' AND type NOT IN ('modeling', 'bi_refresh') AND (status = 'open' OR type <> 'schema_drift')) AS warn,
+		count(*) FILTER (WHERE type = 'schema_drift' AND status = 'open') AS drift,
+		min(created_at) FILTER (WHERE type = 'schema_drift' AND status = 'open') AS oldest
+		FROM issues WHERE dataset_id = d.id AND status IN ('open', 'acknowledged')) iss ON true
+	LEFT JOIN LATERAL (SELECT count(DISTINCT consumption_id) FILTER (WHERE created_at >= $5::timestamptz - interval '30 days') AS n,
+		max(created_at) AS last_at FROM consumption_datasets WHERE dataset_id = d.id) cs ON true
+	WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND ` + "vigia_dataset_visible(d.id, $3::uuid[], $4)"
+
+// factColumn and factDomain are the JSON aggregates of factsSQL.
+type factColumn struct {
+	Name     string   `json:"name"`
+	Type     string   `json:"type"`
+	PK       bool     `json:"pk"`
+	Semantic string   `json:"semantic"`
+	Matches  int      `json:"matches"`
+	NullRate *float64 `json:"null_rate"`
+}
+
+type factDomain struct {
+	ID      string  `json:"id"`
+	Name    string  `json:"name"`
+	Status  string  `json:"status"`
+	Version string  `json:"version"`
+	Owner   *string `json:"owner"`
+}
+
+// Facts loads the facts of the viewer's datasets among ids in one statement.
 func (s *TrustStore) Facts(ctx context.Context, v catalog.Viewer, ids []string, now time.Time) (map[string]trust.Facts, error) {
-	out := map[string]trust.Facts{}
-	q := s.db.q(ctx)
-	rows, err := q.Query(ctx, `SELECT d.id::text, d.workspace_id::text, d.connection_id::text, d.schema_name, d.table_name, d.kind,
-		d.created_at, d.latest_score, d.last_scan_at, d.queries_per_day, `+layerSQL+`
-		FROM datasets d WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4),
-		v.WorkspaceID, ids, v.TeamIDs, v.Admin)
+	rows, err := s.db.q(ctx).Query(ctx, factsSQL, v.WorkspaceID, ids, v.TeamIDs, v.Admin, now)
 	if err != nil {
 		return nil, translate(err)
 	}
-	live := make([]string, 0, len(ids))
+	defer rows.Close()
+	out := map[string]trust.Facts{}
 	for rows.Next() {
-		f := trust.Facts{Verdict: "unknown", Dimensions: map[string]*float64{}}
+		f := trust.Facts{Dimensions: map[string]*float64{}}
+		var verdict *string
+		var dims, cols, doms []byte
+		var rowCount *int64
 		if err := rows.Scan(&f.DatasetID, &f.WorkspaceID, &f.ConnectionID, &f.Schema, &f.Table, &f.Kind, &f.CreatedAt,
-			&f.LatestScore, &f.LastScanAt, &f.QueriesPerDay, &f.Layer); err != nil {
-			rows.Close()
+			&f.LatestScore, &f.LastScanAt, &f.QueriesPerDay, &f.Layer, &verdict, &dims, &rowCount, &f.LatestTimestamp, &f.ProfiledAt,
+			&f.Scans30d, &f.CriticalIssues, &f.WarningIssues, &f.UnackedSchemaChanges, &f.OldestUnackedSchemaChange,
+			&f.Consumptions30d, &f.LastConsumedAt, &cols, &doms); err != nil {
 			return nil, translate(err)
 		}
-		out[f.DatasetID] = f
-		live = append(live, f.DatasetID)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, translate(err)
-	}
-	if len(live) == 0 {
-		return out, nil
-	}
-	if err := s.details(ctx, out, live, now, true); err != nil {
-		return nil, err
-	}
-	for id, f := range out {
+		f.Verdict = "unknown"
+		if verdict != nil {
+			f.Verdict = *verdict
+		}
+		f.Profiled, f.RowCount = f.ProfiledAt != nil, rowCount
+		if dims != nil {
+			if err := json.Unmarshal(dims, &f.Dimensions); err != nil {
+				return nil, vigia.Internal(err)
+			}
+		}
+		var fc []factColumn
+		if err := json.Unmarshal(cols, &fc); err != nil {
+			return nil, vigia.Internal(err)
+		}
+		for _, c := range fc {
+			f.Columns = append(f.Columns, trust.ColumnFact{Name: c.Name, DataType: c.Type, PrimaryKey: c.PK, SemanticType: c.Semantic,
+				SemanticMatches: c.Matches, NullRate: c.NullRate})
+		}
+		var fd []factDomain
+		if err := json.Unmarshal(doms, &fd); err != nil {
+			return nil, vigia.Internal(err)
+		}
+		for _, d := range fd {
+			f.Domains = append(f.Domains, trust.DomainFact{ID: d.ID, Name: d.Name, Status: d.Status, Version: d.Version, OwnerName: d.Owner})
+		}
 		f.UsageClass = trust.UsageClassOf(f.QueriesPerDay, f.Consumptions30d, f.LastConsumedAt, now)
-		out[id] = f
+		out[f.DatasetID] = f
 	}
-	return out, nil
-}
-
-// details fills the per-dataset facts of live ids with one batch of queries; full=false
-// reads only what /datasets/find shows (verdict, domains, columns).
-func (s *TrustStore) details(ctx context.Context, out map[string]trust.Facts, live []string, now time.Time, full bool) error {
-	b := &pgx.Batch{}
-	b.Queue(`SELECT DISTINCT ON (dataset_id) dataset_id::text, verdict FROM verdicts WHERE dataset_id = ANY($1::uuid[])
-		ORDER BY dataset_id, seq DESC`, live)
-	b.Queue(`SELECT dd.dataset_id::text, dm.id::text, dm.name, dm.status, dm.version_major, dm.version_minor, dm.owner_name
-		FROM domain_datasets dd JOIN domains dm ON dm.id = dd.domain_id WHERE dd.dataset_id = ANY($1::uuid[])
-		ORDER BY dd.dataset_id, dm.name, dm.id`, live)
-	b.Queue(`SELECT dataset_id::text, name, data_type, primary_key, coalesce(profile->'semantic'->>'type', ''),
-		coalesce((profile->'semantic'->>'matches')::int, 0), (profile->>'null_rate')::float8
-		FROM dataset_columns WHERE dataset_id = ANY($1::uuid[]) ORDER BY dataset_id, position, name`, live)
-	if full {
-		b.Queue(`SELECT DISTINCT ON (dataset_id) dataset_id::text, detail->'dimensions' FROM scores WHERE dataset_id = ANY($1::uuid[])
-			ORDER BY dataset_id, seq DESC`, live)
-		b.Queue(`SELECT DISTINCT ON (dataset_id) dataset_id::text, row_count, latest_timestamp, profiled_at FROM dataset_profiles
-			WHERE dataset_id = ANY($1::uuid[]) ORDER BY dataset_id, seq DESC`, live)
-		b.Queue(`SELECT dataset_id::text, count(*) FROM dataset_profiles WHERE dataset_id = ANY($1::uuid[])
-			AND profiled_at >= $2::timestamptz - interval '30 days' GROUP BY dataset_id`, live, now)
-		b.Queue(`SELECT dataset_id::text,
-			count(*) FILTER (WHERE severity = 'critical' AND type NOT IN ('modeling', 'bi_refresh') AND (status = 'open' OR type <> 'schema_drift')),
-			count(*) FILTER (WHERE severity = 'warning' AND type NOT IN ('modeling', 'bi_refresh') AND (status = 'open' OR type <> 'schema_drift')),
-			count(*) FILTER (WHERE type = 'schema_drift' AND status = 'open'),
-			min(created_at) FILTER (WHERE type = 'schema_drift' AND status = 'open')
-			FROM issues WHERE dataset_id = ANY($1::uuid[]) AND status IN ('open', 'acknowledged') GROUP BY dataset_id`, live)
-		b.Queue(`SELECT dataset_id::text, count(DISTINCT consumption_id) FILTER (WHERE created_at >= $2::timestamptz - interval '30 days'),
-			max(created_at) FROM consumption_datasets WHERE dataset_id = ANY($1::uuid[]) GROUP BY dataset_id`, live, now)
-	}
-	br := s.db.q(ctx).SendBatch(ctx, b)
-	defer br.Close()
-	each := func(scan func(r pgx.Rows) error) error {
-		rows, err := br.Query()
-		if err != nil {
-			return translate(err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return translate(err)
-			}
-		}
-		return translate(rows.Err())
-	}
-	set := func(id string, fn func(f *trust.Facts)) {
-		if f, ok := out[id]; ok {
-			fn(&f)
-			out[id] = f
-		}
-	}
-	steps := []func(r pgx.Rows) error{
-		func(r pgx.Rows) error {
-			var id, v string
-			if err := r.Scan(&id, &v); err != nil {
-				return err
-			}
-			set(id, func(f *trust.Facts) { f.Verdict = v })
-			return nil
-		},
-		func(r pgx.Rows) error {
-			var id string
-			var d trust.DomainFact
-			var major, minor int
-			if err := r.Scan(&id, &d.ID, &d.Name, &d.Status, &major, &minor, &d.OwnerName); err != nil {
-				return err
-			}
-			d.Version = fmt.Sprintf("%d.%d", major, minor)
-			set(id, func(f *trust.Facts) { f.Domains = append(f.Domains, d) })
-			return nil
-		},
-		func(r pgx.Rows) error {
-			var id string
-			var c trust.ColumnFact
-			if err := r.Scan(&id, &c.Name, &c.DataType, &c.PrimaryKey, &c.SemanticType, &c.SemanticMatches, &c.NullRate); err != nil {
-				return err
-			}
-			set(id, func(f *trust.Facts) { f.Columns = append(f.Columns, c) })
-			return nil
-		},
-	}
-	if full {
-		steps = append(steps,
-			func(r pgx.Rows) error {
-				var id string
-				var dims []byte
-				if err := r.Scan(&id, &dims); err != nil {
-					return err
-				}
-				m := map[string]*float64{}
-				if err := json.Unmarshal(dims, &m); err != nil {
-					return vigia.Internal(err)
-				}
-				set(id, func(f *trust.Facts) { f.Dimensions = m })
-				return nil
-			},
-			func(r pgx.Rows) error {
-				var id string
-				var rc int64
-				var latest *time.Time
-				var at time.Time
-				if err := r.Scan(&id, &rc, &latest, &at); err != nil {
-					return err
-				}
-				set(id, func(f *trust.Facts) { f.Profiled, f.RowCount, f.LatestTimestamp, f.ProfiledAt = true, &rc, latest, &at })
-				return nil
-			},
-			func(r pgx.Rows) error {
-				var id string
-				var n int
-				if err := r.Scan(&id, &n); err != nil {
-					return err
-				}
-				set(id, func(f *trust.Facts) { f.Scans30d = n })
-				return nil
-			},
-			func(r pgx.Rows) error {
-				var id string
-				var crit, warn, drift int
-				var oldest *time.Time
-				if err := r.Scan(&id, &crit, &warn, &drift, &oldest); err != nil {
-					return err
-				}
-				set(id, func(f *trust.Facts) {
-					f.CriticalIssues, f.WarningIssues, f.UnackedSchemaChanges, f.OldestUnackedSchemaChange = crit, warn, drift, oldest
-				})
-				return nil
-			},
-			func(r pgx.Rows) error {
-				var id string
-				var n int
-				var last *time.Time
-				if err := r.Scan(&id, &n, &last); err != nil {
-					return err
-				}
-				set(id, func(f *trust.Facts) { f.Consumptions30d, f.LastConsumedAt = n, last })
-				return nil
-			},
-		)
-	}
-	for _, st := range steps {
-		if err := each(st); err != nil {
-			return err
-		}
-	}
-	return translate(br.Close())
+	return out, translate(rows.Err())
 }
 
 // FindDatasets searches the viewer's datasets with every criterion combined.
@@ -288,13 +202,12 @@ func (s *TrustStore) FindDatasets(ctx context.Context, v catalog.Viewer, f trust
 	if len(found) == 0 {
 		return found, false, nil
 	}
-	facts := make(map[string]trust.Facts, len(found))
 	ids := make([]string, 0, len(found))
 	for _, fd := range found {
-		facts[fd.ID] = trust.Facts{DatasetID: fd.ID, Verdict: "unknown"}
 		ids = append(ids, fd.ID)
 	}
-	if err := s.details(ctx, facts, ids, now, false); err != nil {
+	facts, err := s.Facts(ctx, v, ids, now)
+	if err != nil {
 		return nil, false, err
 	}
 	for i, fd := range found {
