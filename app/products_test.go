@@ -579,6 +579,12 @@ func TestRestrictedDomainPublicPageAndBadge(t *testing.T) {
 		if got := pe.do(t, http.MethodGet, base+"/public-share", admin, nil, 200); got["enabled"] != false || got["token"] != nil {
 			t.Fatalf("after revoke %v", got)
 		}
+		var actions string
+		if err := env.DB.Pool().QueryRow(context.Background(), `SELECT string_agg(action, ',' ORDER BY created_at, id) FROM activity_log
+			WHERE subject_id = $1 AND action LIKE 'public_share.%'`, id).Scan(&actions); err != nil ||
+			actions != "public_share.enabled,public_share.rotated,public_share.revoked" {
+			t.Fatalf("activity log %q %v", actions, err)
+		}
 	})
 
 	t.Run("PublicPerIPRateLimit", func(t *testing.T) {

@@ -101,6 +101,9 @@ func (s *Service) EnableShare(ctx context.Context, id string) (ShareInfo, bool, 
 			if err := s.store.SaveShare(ctx, sh); err != nil {
 				return err
 			}
+			if err := s.log(ctx, p, "public_share.enabled", d.ID, nil); err != nil {
+				return err
+			}
 			created = true
 		}
 		out, err = s.info(sh, true)
@@ -149,6 +152,9 @@ func (s *Service) RotateShare(ctx context.Context, id string) (ShareInfo, error)
 		if err := s.store.SaveShare(ctx, sh); err != nil {
 			return err
 		}
+		if err := s.log(ctx, p, "public_share.rotated", d.ID, nil); err != nil {
+			return err
+		}
 		out, err = s.info(sh, true)
 		return err
 	})
@@ -157,18 +163,20 @@ func (s *Service) RotateShare(ctx context.Context, id string) (ShareInfo, error)
 
 // RevokeShare revokes the public share at once. Returns KindNotFound when there is none.
 func (s *Service) RevokeShare(ctx context.Context, id string) error {
-	d, _, err := s.managed(ctx, id)
-	if err != nil {
-		return err
-	}
-	ok, err := s.store.DeleteShare(ctx, d.ID)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return vigia.NotFound()
-	}
-	return nil
+	return s.tx.InTx(ctx, func(ctx context.Context) error {
+		d, p, err := s.managed(ctx, id)
+		if err != nil {
+			return err
+		}
+		ok, err := s.store.DeleteShare(ctx, d.ID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return vigia.NotFound()
+		}
+		return s.log(ctx, p, "public_share.revoked", d.ID, nil)
+	})
 }
 
 // PublicDataset is a dataset on the public page: its name, verdict and score only.

@@ -47,6 +47,18 @@ type DomainConsumer struct {
 	CreatedAt      time.Time
 }
 
+// Activity is one line of the workspace activity log.
+type Activity struct {
+	ID          string
+	WorkspaceID string
+	Actor       string
+	Action      string
+	SubjectType string
+	SubjectID   string
+	Details     map[string]any
+	CreatedAt   time.Time
+}
+
 // DatasetMeta is what the metadata-quality read knows of a dataset.
 type DatasetMeta struct {
 	ID        string
@@ -92,6 +104,8 @@ type Store interface {
 	// DatasetMeta lists the live datasets v can see with whether they have a domain and
 	// an owner (an owner of one of their domains).
 	DatasetMeta(ctx context.Context, v catalog.Viewer) ([]DatasetMeta, error)
+	// AddActivity appends to the workspace activity log.
+	AddActivity(ctx context.Context, a Activity) error
 }
 
 // Trust is what data products need of the trust feature.
@@ -173,6 +187,15 @@ func NewService(store Store, tx Tx, tr Trust, contracts ContractColumns, reach R
 		cfg.HistoryDays = 365
 	}
 	return &Service{store: store, tx: tx, trust: tr, contracts: contracts, reach: reach, sealer: sealer, clock: clock, cfg: cfg}
+}
+
+// log writes a domain change to the activity log, in the transaction in ctx.
+func (s *Service) log(ctx context.Context, p vigia.Principal, action, domainID string, details map[string]any) error {
+	if details == nil {
+		details = map[string]any{}
+	}
+	return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: p.UserID, Action: action,
+		SubjectType: "domain", SubjectID: domainID, Details: details, CreatedAt: s.clock.Now()})
 }
 
 // UseReach wires the lineage feature's downstream reach.
@@ -380,7 +403,10 @@ func (s *Service) CreateDomain(ctx context.Context, in DomainInput) (Domain, err
 		if err := s.store.CreateDomain(ctx, d, ids); err != nil {
 			return err
 		}
-		return s.store.ReplaceGrants(ctx, d.ID, grants)
+		if err := s.store.ReplaceGrants(ctx, d.ID, grants); err != nil {
+			return err
+		}
+		return s.log(ctx, p, "domain.created", d.ID, map[string]any{"restricted": d.Restricted, "datasets": len(ids), "teams": len(grants)})
 	})
 	if err != nil {
 		return Domain{}, err
@@ -453,6 +479,18 @@ func (s *Service) UpdateDomain(ctx context.Context, id string, patch DomainPatch
 			if err := s.store.ReplaceGrants(ctx, d.ID, grants); err != nil {
 				return err
 			}
+		}
+		changed := []string{}
+		for name, set := range map[string]bool{"name": patch.Name != nil, "description": patch.Description != nil,
+			"owner_name": patch.OwnerName.Set, "restricted": patch.Restricted != nil, "dataset_ids": patch.DatasetIDs != nil,
+			"teams": patch.Teams != nil, "sla": patch.SLA != nil} {
+			if set {
+				changed = append(changed, name)
+			}
+		}
+		sort.Strings(changed)
+		if err := s.log(ctx, p, "domain.updated", d.ID, map[string]any{"fields": changed}); err != nil {
+			return err
 		}
 		out, err = s.store.DomainByID(ctx, catalog.ViewerOf(p), d.ID)
 		return err
@@ -538,6 +576,9 @@ func (s *Service) Publish(ctx context.Context, id string) (Domain, VersionRow, e
 		if err := s.store.UpdateDomain(ctx, d); err != nil {
 			return err
 		}
+		if err := s.log(ctx, p, "domain.published", d.ID, map[string]any{"version": row.Version.String(), "bump": row.Bump}); err != nil {
+			return err
+		}
 		out, err = s.store.DomainByID(ctx, catalog.ViewerOf(p), d.ID)
 		return err
 	})
@@ -564,6 +605,9 @@ func (s *Service) Deprecate(ctx context.Context, id string) (Domain, error) {
 		}
 		d.Status, d.UpdatedAt = StatusDeprecated, s.clock.Now()
 		if err := s.store.UpdateDomain(ctx, d); err != nil {
+			return err
+		}
+		if err := s.log(ctx, p, "domain.deprecated", d.ID, map[string]any{"version": d.Version.String()}); err != nil {
 			return err
 		}
 		out, err = s.store.DomainByID(ctx, catalog.ViewerOf(p), d.ID)
@@ -731,14 +775,4 @@ func (s *Service) DiffVersions(ctx context.Context, id, from, to string) (DiffRe
 		}
 	}
 	return out, nil
-}
-
-// sortByName orders ids by their names.
-func sortByName(ids []string, names map[string]string) {
-	sort.SliceStable(ids, func(i, j int) bool {
-		if names[ids[i]] != names[ids[j]] {
-			return names[ids[i]] < names[ids[j]]
-		}
-		return ids[i] < ids[j]
-	})
 }

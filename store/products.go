@@ -492,3 +492,14 @@ func (s *ProductStore) DomainWeights(ctx context.Context, datasetID string) ([]q
 	}
 	return out, translate(rows.Err())
 }
+
+// AddActivity appends to the workspace activity log.
+func (s *ProductStore) AddActivity(ctx context.Context, a product.Activity) error {
+	details, err := json.Marshal(a.Details)
+	if err != nil {
+		return vigia.Internal(err)
+	}
+	_, err = s.db.q(ctx).Exec(ctx, `INSERT INTO activity_log (id, workspace_id, actor, action, subject_type, subject_id, details, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.ID, a.WorkspaceID, a.Actor, a.Action, a.SubjectType, a.SubjectID, details, a.CreatedAt)
+	return translate(err)
+}
