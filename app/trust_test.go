@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -283,6 +284,15 @@ func TestTrustDecisionFollowsCriticalIssue(t *testing.T) {
 	})
 }
 
+func allEqual(xs []int, v int) bool {
+	for _, x := range xs {
+		if x != v {
+			return false
+		}
+	}
+	return true
+}
+
 func contains(xs []string, x string) bool {
 	for _, s := range xs {
 		if s == x {
@@ -371,6 +381,33 @@ func TestUntrustedReadNoticesAreCapped(t *testing.T) {
 		t.Fatalf("cap %v", ns[19].Params)
 	}
 
+	t.Run("ConcurrentReadsKeepTheCap", func(t *testing.T) {
+		ws3 := env.MustWorkspace(t, "concurrent")
+		tok3 := env.MustToken(t, ws3)
+		c3 := env.MustConnection(t, ws3, "c")
+		var ds []string
+		for i := 0; i < 25; i++ {
+			ds = append(ds, env.MustDataset(t, ws3, c3, "s", fmt.Sprintf("t%02d", i)))
+		}
+		var wg sync.WaitGroup
+		statuses := make([]int, len(ds))
+		for i := range ds {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				statuses[i] = env.Do(t, http.MethodPost, "/api/v1/trust/consumptions", tok3, map[string]any{
+					"consumer": map[string]any{"name": "paralelo", "kind": "agent", "run_ref": fmt.Sprint("p-", i)},
+					"datasets": []string{ds[i]}, "purpose": "rag", "decision_seen": map[string]any{"decision": "untrusted"}}).Status
+			}(i)
+		}
+		wg.Wait()
+		var n, capped int
+		_ = env.DB.Pool().QueryRow(context.Background(), `SELECT count(*), count(*) FILTER (WHERE payload->'params' ? 'warnings_cap')
+			FROM events WHERE workspace_id = $1 AND type = 'consumer.untrusted_read'`, ws3).Scan(&n, &capped)
+		if n != 20 || capped != 1 || !allEqual(statuses, 201) {
+			t.Fatalf("%d notices (%d capped), statuses %v", n, capped, statuses)
+		}
+	})
 	t.Run("ReplayProducesNone", func(t *testing.T) {
 		ws2 := env.MustWorkspace(t, "replay")
 		tok2 := env.MustToken(t, ws2)
