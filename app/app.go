@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"sort"
 	"time"
 
 	"github.com/vigia-data/vigia"
@@ -26,6 +27,7 @@ import (
 	"github.com/vigia-data/vigia/lineage/neo4jgraph"
 	"github.com/vigia-data/vigia/lineage/pggraph"
 	"github.com/vigia-data/vigia/netguard"
+	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
@@ -34,6 +36,7 @@ import (
 	"github.com/vigia-data/vigia/source/connect"
 	"github.com/vigia-data/vigia/store"
 	"github.com/vigia-data/vigia/team"
+	"github.com/vigia-data/vigia/trust"
 )
 
 // Config holds what the wiring needs beyond the database.
@@ -63,6 +66,10 @@ type Config struct {
 	JobStaleAfter time.Duration
 	// Neo4j chooses the neo4jgraph lineage backend when Neo4j.URI is set; else pggraph.
 	Neo4j neo4jgraph.Config
+	// RateLimitPublic is the per-IP limit of the public data-product page and badge.
+	RateLimitPublic int
+	// ConsumptionsPerMinute is a workspace's limit of recorded reads per minute.
+	ConsumptionsPerMinute int
 }
 
 // App is the wired service graph.
@@ -76,6 +83,8 @@ type App struct {
 	Connections *connection.Service
 	Scans       *scan.Service
 	ScanReads   *scan.ReadService
+	Trust       *trust.Service
+	Products    *product.Service
 	Jobs        *jobs.Queue
 	Rules       *rule.Service
 	Issues      *issue.Service
@@ -120,6 +129,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, clock, log, scanCfg)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, scanCfg)
 	a.wireWorkflow(clock)
+	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, nil, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute})
+	a.Catalog.UseTrust(a.Trust)
+	a.Scans.UseDomainWeights(db.Products())
 	queue.Handle(scan.JobKind, func(ctx context.Context, j jobs.Job) error {
 		var args scanJobArgs
 		if err := json.Unmarshal(j.Args, &args); err != nil {
@@ -130,7 +142,49 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	if err := a.wireLineage(context.Background(), cfg, db, queue, clock, log); err != nil {
 		return nil, err
 	}
+	// The features meet through their ports: products order by lineage reach, incidents
+	// list the consumers that read a dataset recently.
+	a.Products = product.NewService(db.Products(), db, a.Trust, nil, a.Lineage, box, clock, product.Config{})
+	a.Lineage.SetConsumers(recentConsumers{a.Trust})
 	return a, nil
+}
+
+// recentConsumers gives lineage the consumers of datasets with reads in the last 30 days,
+// as incidents' exposures.
+type recentConsumers struct{ trust *trust.Service }
+
+func (r recentConsumers) Consumers(ctx context.Context, _ string, datasetIDs []string) ([]lineage.ConsumerExposure, error) {
+	byDataset, err := r.trust.RecentConsumers(ctx, datasetIDs, time.Now().Add(-30*24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	merged := map[string]*lineage.ConsumerExposure{}
+	var order []string
+	for datasetID, exps := range byDataset {
+		for _, e := range exps {
+			c, ok := merged[e.ConsumerID]
+			if !ok {
+				c = &lineage.ConsumerExposure{ID: e.ConsumerID, Name: e.Name, Type: e.Kind, Consumptions7d: e.Consumptions7d,
+					LastConsumedAt: e.LastConsumedAt}
+				if e.Framework != nil {
+					c.Framework = *e.Framework
+				}
+				if e.LastDecision != nil {
+					c.LastDecision = *e.LastDecision
+				}
+				merged[e.ConsumerID] = c
+				order = append(order, e.ConsumerID)
+			}
+			c.DatasetIDs = append(c.DatasetIDs, datasetID)
+		}
+	}
+	sort.Strings(order)
+	out := make([]lineage.ConsumerExposure, 0, len(order))
+	for _, id := range order {
+		sort.Strings(merged[id].DatasetIDs)
+		out = append(out, *merged[id])
+	}
+	return out, nil
 }
 
 // wireLineage builds the lineage service over the chosen graph backend (one Neo4j
@@ -187,11 +241,13 @@ func (l lineageJobs) EnqueueProjection(ctx context.Context, workspaceID string) 
 // Server builds the HTTP transport: /api/v1, /graphql and its explorer, /metrics.
 func (a *App) Server() *rest.Server {
 	gql := graph.NewHandler(&graph.Resolver{Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
-		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage}, a.Messages, a.Log)
+		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, Trust: a.Trust, Products: a.Products}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
-		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow},
+		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow,
+		RateLimitPublic: a.Config.RateLimitPublic},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage,
+			Trust: a.Trust, Products: a.Products,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }

@@ -32,7 +32,11 @@ func TestRESTAndGraphQLAgree(t *testing.T) {
 	ds := env.MustDataset(t, ws, env.MustConnection(t, ws, "pg"), "public", "clientes")
 
 	var rest map[string]any
-	env.Do(t, http.MethodGet, "/api/v1/datasets/"+ds, tok, nil).JSON(t, &rest)
+	detailRes := env.Do(t, http.MethodGet, "/api/v1/datasets/"+ds, tok, nil)
+	if detailRes.Status != 200 {
+		t.Fatalf("detail: %d %s\n%s", detailRes.Status, detailRes.Body, env.Logs.String())
+	}
+	detailRes.JSON(t, &rest)
 	out := env.GraphQL(t, tok, `query($id: ID!){ dataset(id: $id){ id name schema table connectionId connectionName kind
 		costGuarded dataCountry latestScore accessRole country { effective source }
 		columns { name position dataType nullable primaryKey semantic { type region estimated sampleSize } } } }`,

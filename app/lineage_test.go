@@ -664,3 +664,26 @@ func stripRequestID(b []byte) string {
 	out, _ := json.Marshal(m)
 	return string(out)
 }
+
+// The knowledge graph shows a dataset's active rules as rule nodes that measure it.
+func TestKnowledgeGraphHasRuleNodes(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "kg-rules")
+	tok := env.MustToken(t, ws)
+	ds := env.MustDataset(t, ws, env.MustConnection(t, ws, "c"), "public", "clientes")
+	if _, err := env.DB.Pool().Exec(context.Background(), `INSERT INTO rules (id, workspace_id, dataset_id, rule_type, name, severity, params, created_by, created_at, updated_at)
+		VALUES ($1, $2, $3, 'not_null', 'email obrigatório', 'critical', '{"column":"telefone"}', 'test', now(), now())`, vigia.NewID(), ws, ds); err != nil {
+		t.Fatal(err)
+	}
+	var g map[string]any
+	r := env.Do(t, http.MethodGet, "/api/v1/knowledge/graph?focus=dataset:"+ds+"&kinds=dataset,rule", tok, nil)
+	r.JSON(t, &g)
+	found := false
+	for _, n := range g["nodes"].([]any) {
+		m := n.(map[string]any)
+		found = found || m["kind"] == "rule" && m["name"] == "email obrigatório"
+	}
+	if r.Status != 200 || !found {
+		t.Fatalf("no rule node: %d %s", r.Status, r.Body)
+	}
+}

@@ -42,6 +42,38 @@ type Dataset struct {
 	// ScoreHistory (newest first) and Issues (open and acknowledged) fill the detail.
 	ScoreHistory []ScorePoint
 	Issues       []IssueSummary
+	// Grants are the caller's team grants on the dataset's domains (filled by the store
+	// for the viewer who reads); they raise the access role.
+	Grants []DomainGrant
+	// Trust holds the trust blockers and warnings; filled by DatasetDetail only.
+	Trust *TrustBrief
+}
+
+// DomainGrant is one of the caller's team grants on a domain the dataset belongs to.
+type DomainGrant struct {
+	DomainID   string
+	Restricted bool
+	Role       string // member or manager
+}
+
+// TrustBrief is the trust summary of the dataset detail: blockers and warnings.
+type TrustBrief struct {
+	Score    float64
+	Grade    string
+	Blockers []TrustItem
+	Warnings []TrustItem
+}
+
+// TrustItem is a trust blocker or warning: key, pt-PT message and params.
+type TrustItem struct {
+	Key     string
+	Message string
+	Params  map[string]any
+}
+
+// TrustReader computes the trust brief of a dataset (the trust feature).
+type TrustReader interface {
+	DatasetTrustBrief(ctx context.Context, datasetID string) (TrustBrief, error)
 }
 
 // ScorePoint is one scan's score with its five dimensions.
@@ -117,6 +149,29 @@ func AccessRole(p vigia.Principal) string {
 		return AccessEditor
 	}
 	return AccessViewer
+}
+
+// DatasetAccessRole is the caller's role on a dataset (contract part 2): the workspace
+// role mapped to viewer/editor/owner, raised by the team grants of the caller on the
+// dataset's domains (a member grant gives editor, a manager grant owner). A grant on a
+// restricted-access domain counts like any other: without one the dataset is not even
+// visible. A read-only API token stays viewer whatever the role.
+func DatasetAccessRole(p vigia.Principal, d Dataset) string {
+	role := AccessRole(p)
+	if p.ReadOnly {
+		return role
+	}
+	rank := map[string]int{AccessViewer: 0, AccessEditor: 1, AccessOwner: 2}
+	for _, g := range d.Grants {
+		granted := AccessEditor
+		if g.Role == "manager" {
+			granted = AccessOwner
+		}
+		if rank[granted] > rank[role] {
+			role = granted
+		}
+	}
+	return role
 }
 
 // CostGuarded reports whether scans profile the dataset at depth basic: views and
@@ -230,6 +285,25 @@ type Store interface {
 // Service answers catalog reads for the principal in ctx.
 type Service struct {
 	store Store
+	trust TrustReader
+}
+
+// UseTrust sets the trust feature that fills the trust brief of DatasetDetail.
+func (s *Service) UseTrust(t TrustReader) { s.trust = t }
+
+// DatasetDetail returns one dataset like Dataset, with its trust brief when the trust
+// feature is wired. Returns KindNotFound if it does not exist or the caller cannot see it.
+func (s *Service) DatasetDetail(ctx context.Context, id string) (Dataset, error) {
+	d, err := s.Dataset(ctx, id)
+	if err != nil || s.trust == nil {
+		return d, err
+	}
+	tb, err := s.trust.DatasetTrustBrief(ctx, d.ID)
+	if err != nil {
+		return d, err
+	}
+	d.Trust = &tb
+	return d, nil
 }
 
 // NewService returns the catalog service.

@@ -6,8 +6,10 @@ import (
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/trust"
 )
 
 // Resolver holds the services resolvers call.
@@ -18,4 +20,6 @@ type Resolver struct {
 	RuleService    *rule.Service
 	IssueService   *issue.Service
 	LineageService *lineage.Service
+	Trust          *trust.Service
+	Products       *product.Service
 }

@@ -62,15 +62,9 @@ func (r *mutationResolver) TriggerScan(ctx context.Context, connectionID string)
 
 // Scans is the resolver for the scans field.
 func (r *queryResolver) Scans(ctx context.Context, limit *int, offset *int) (*model.ScanPage, error) {
-	page := vigia.Page{Limit: 100}
-	if limit != nil {
-		page.Limit = *limit
-	}
-	if offset != nil {
-		page.Offset = *offset
-	}
-	if page.Limit < 1 || page.Limit > 500 || page.Offset < 0 {
-		return nil, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": 500}, "args", "limit"))
+	page, err := pageOf(limit, offset, 100)
+	if err != nil {
+		return nil, err
 	}
 	res, err := r.ScanService.Scans(ctx, page)
 	if err != nil {

@@ -45,7 +45,7 @@ func (r *queryResolver) Datasets(ctx context.Context, q *string, connectionID *s
 	p, _ := vigia.PrincipalFrom(ctx)
 	page := &model.DatasetPage{Total: res.Total, Items: make([]model.Dataset, 0, len(res.Items))}
 	for _, d := range res.Items {
-		page.Items = append(page.Items, toDataset(d, catalog.AccessRole(p)))
+		page.Items = append(page.Items, toDataset(d, catalog.DatasetAccessRole(p, d)))
 	}
 	return page, nil
 }
@@ -57,7 +57,7 @@ func (r *queryResolver) Dataset(ctx context.Context, id string) (*model.Dataset,
 		return nil, err
 	}
 	p, _ := vigia.PrincipalFrom(ctx)
-	out := toDataset(d, catalog.AccessRole(p))
+	out := toDataset(d, catalog.DatasetAccessRole(p, d))
 	return &out, nil
 }
 

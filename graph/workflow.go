@@ -3,29 +3,10 @@ package graph
 import (
 	"encoding/json"
 
-	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/graph/model"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/rule"
 )
-
-// pageOf checks a list window the way REST does (limit 1-500, offset >= 0).
-func pageOf(limit, offset *int, def int) (vigia.Page, error) {
-	p := vigia.Page{Limit: def}
-	if limit != nil {
-		p.Limit = *limit
-	}
-	if offset != nil {
-		p.Offset = *offset
-	}
-	if p.Limit < 1 || p.Limit > 500 {
-		return p, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": 500}, "args", "limit"))
-	}
-	if p.Offset < 0 {
-		return p, vigia.Invalid(vigia.Field("greater_than_equal", map[string]any{"ge": 0}, "args", "offset"))
-	}
-	return p, nil
-}
 
 func toRule(r rule.Rule) model.Rule {
 	p := r.Params

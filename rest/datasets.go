@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/vigia-data/vigia"
@@ -24,6 +25,9 @@ type DatasetOut struct {
 	LastScanAt     *time.Time `json:"last_scan_at"`
 	CreatedAt      time.Time  `json:"created_at"`
 	UpdatedAt      time.Time  `json:"updated_at"`
+	// Trust is the trust score with blockers and warnings: always on the detail, on
+	// list items with include=trust.
+	Trust *TrustBriefOut `json:"trust,omitempty" doc:"Trust score, grade, blockers[] and warnings[] (detail; lists with include=trust)"`
 }
 
 // DatasetDetailOut is one dataset with its columns and context.
@@ -100,6 +104,7 @@ func (s *Server) datasetRoutes() {
 			{Name: "q", In: "query", Type: "string", MaxLen: 200, Desc: "Search in schema, table and name"},
 			{Name: "sort", In: "query", Type: "string", Enum: []string{catalog.SortName, catalog.SortUsage, catalog.SortImpact}, Default: catalog.SortName,
 				Desc: "name (default), usage (queries per day, most used first) or impact (downstream reach, largest first, ties by name)"},
+			{Name: "include", In: "query", Type: "string", MaxLen: 100, Desc: "Comma list; trust adds each item's trust score (unknown items are ignored)"},
 		}}, s.handleDatasetList)
 	s.register(operation{ID: "getDataset", Method: http.MethodGet, Path: "/api/v1/datasets/{dataset_id}", Tag: "datasets",
 		Summary: "One dataset with its columns", Response: DatasetDetailOut{},
@@ -111,8 +116,25 @@ func (s *Server) handleDatasetList(w http.ResponseWriter, r *http.Request, in *i
 	if v := in.String("sort"); v != nil {
 		sort = *v
 	}
-	res, err := s.deps.Catalog.FindDatasets(r.Context(), catalog.DatasetFilter{
-		ConnectionID: in.String("connection_id"), Q: in.String("q"), Sort: sort, Page: in.Page()})
+	f := catalog.DatasetFilter{ConnectionID: in.String("connection_id"), Q: in.String("q"), Sort: sort, Page: in.Page()}
+	if includes(in.String("include"), "trust") && s.deps.Trust != nil {
+		res, scores, err := s.deps.Trust.FindDatasetsWithTrust(r.Context(), f)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		out := make([]DatasetOut, 0, len(res.Items))
+		for _, d := range res.Items {
+			o := toDatasetOut(d)
+			if sc, ok := scores[d.ID]; ok {
+				o.Trust = &TrustBriefOut{Score: sc.Score, Grade: sc.Grade, Blockers: toFindingsOut(sc.Blockers), Warnings: toFindingsOut(sc.Warnings)}
+			}
+			out = append(out, o)
+		}
+		list(w, res.Total, out)
+		return
+	}
+	res, err := s.deps.Catalog.FindDatasets(r.Context(), f)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -125,13 +147,13 @@ func (s *Server) handleDatasetList(w http.ResponseWriter, r *http.Request, in *i
 }
 
 func (s *Server) handleDatasetGet(w http.ResponseWriter, r *http.Request, in *input) {
-	d, err := s.deps.Catalog.Dataset(r.Context(), in.Path("dataset_id"))
+	d, err := s.deps.Catalog.DatasetDetail(r.Context(), in.Path("dataset_id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	p, _ := vigia.PrincipalFrom(r.Context())
-	writeJSON(w, http.StatusOK, toDatasetDetailOut(d, catalog.AccessRole(p)))
+	writeJSON(w, http.StatusOK, toDatasetDetailOut(d, catalog.DatasetAccessRole(p, d)))
 }
 
 func toDatasetOut(d catalog.Dataset) DatasetOut {
@@ -144,6 +166,9 @@ func toDatasetDetailOut(d catalog.Dataset, accessRole string) DatasetDetailOut {
 	c := d.Country()
 	out := DatasetDetailOut{DatasetOut: toDatasetOut(d), AccessRole: accessRole,
 		Country: CountryOut{Effective: c.Effective, Source: c.Source}, Columns: make([]ColumnOut, 0, len(d.Columns))}
+	if d.Trust != nil {
+		out.Trust = toTrustBriefOut(*d.Trust)
+	}
 	for _, col := range d.Columns {
 		out.Columns = append(out.Columns, toColumnOut(col))
 	}
@@ -182,4 +207,17 @@ func toColumnOut(c catalog.Column) ColumnOut {
 	}
 	out.Profile = po
 	return out
+}
+
+// includes reports whether a comma list names item.
+func includes(list *string, item string) bool {
+	if list == nil {
+		return false
+	}
+	for _, p := range strings.Split(*list, ",") {
+		if strings.TrimSpace(p) == item {
+			return true
+		}
+	}
+	return false
 }

@@ -19,7 +19,9 @@ import (
 	"github.com/vigia-data/vigia/i18n"
 	"github.com/vigia-data/vigia/identity"
 	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/trust"
 )
 
 // APIVersion is the contract version this server implements.
@@ -33,6 +35,9 @@ type Config struct {
 	RateLimitToken int
 	RateLimitIP    int
 	RateWindow     time.Duration
+	// RateLimitPublic is the public data-product page and badge's own per-IP limit, per
+	// RateWindow (60 by default).
+	RateLimitPublic int
 	// RequestTimeout bounds each request's work.
 	RequestTimeout time.Duration
 }
@@ -46,6 +51,8 @@ type Deps struct {
 	ScanReads   *scan.ReadService
 	Workflow    WorkflowDeps
 	Lineage     *lineage.Service
+	Trust       *trust.Service
+	Products    *product.Service
 	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
@@ -67,9 +74,11 @@ type Server struct {
 	opByRoute    map[string]*operation
 	ipLimiter    *limiter
 	tokenLimiter *limiter
-	metrics      *metrics
-	draining     atomic.Bool
-	now          func() time.Time
+	// publicLimiter bounds each IP on the public data-product page and badge.
+	publicLimiter *limiter
+	metrics       *metrics
+	draining      atomic.Bool
+	now           func() time.Time
 }
 
 // New builds the router with every operation registered.
@@ -82,6 +91,9 @@ func New(cfg Config, deps Deps, log *slog.Logger) *Server {
 	}
 	if cfg.RateLimitIP == 0 {
 		cfg.RateLimitIP = 1200
+	}
+	if cfg.RateLimitPublic == 0 {
+		cfg.RateLimitPublic = 60
 	}
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = 60 * time.Second
@@ -131,6 +143,8 @@ func (s *Server) routes() {
 	s.scanRoutes()
 	s.workflowRoutes()
 	s.lineageRoutes()
+	s.trustRoutes()
+	s.productRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

@@ -63,6 +63,9 @@ type EvaluateInput struct {
 	Duration     time.Duration
 	// Rules are the dataset's rule results in this scan (see applyRules).
 	Rules []RuleResult
+	// Weights are the dimension weights the dataset's domains set (see
+	// quality.EffectiveWeights); nil means the default weights.
+	Weights quality.Weights
 }
 
 // DatasetResult is everything one dataset's scan writes, in one transaction.
@@ -261,7 +264,7 @@ func Evaluate(in EvaluateInput) (DatasetResult, error) {
 
 	score, err := quality.ComputeScore(quality.ScoreInput{RowCount: p.RowCount, Columns: statsOf(in.Table.Columns, p),
 		Now: in.Now, LatestTimestamp: p.LatestTimestamp, FreshnessSLA: in.FreshnessSLA, Consistency: cons, DecayScans: in.DecayScans,
-		Rules: ruleOutcomes})
+		Rules: ruleOutcomes, Weights: in.Weights})
 	if err != nil {
 		return res, err
 	}

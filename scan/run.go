@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/source"
 )
 
@@ -144,12 +145,43 @@ func (s *Service) scanDataset(ctx context.Context, sc Scan, connCountry string, 
 			return err
 		}
 	}
+	weights, err := s.domainWeights(ctx, d.ID)
+	if err != nil {
+		return err
+	}
 	res, err := Evaluate(EvaluateInput{Now: now, ScanID: sc.ID, Dataset: d, Table: t, Profile: prof, Prev: prev,
-		DecayScans: s.cfg.DecayScans, FreshnessSLA: s.cfg.FreshnessSLA, Duration: profiled, Rules: rules})
+		DecayScans: s.cfg.DecayScans, FreshnessSLA: s.cfg.FreshnessSLA, Duration: profiled, Rules: rules, Weights: weights})
 	if err != nil {
 		return err
 	}
 	return s.tx.InTx(ctx, func(ctx context.Context) error { return s.store.SaveDatasetResult(ctx, res) })
+}
+
+// DomainWeights reads the dimension weights of the domains a dataset belongs to (nil
+// entries are domains without weights): the data products feature.
+type DomainWeights interface {
+	DomainWeights(ctx context.Context, datasetID string) ([]quality.Weights, error)
+}
+
+// UseDomainWeights makes scans apply the SLA dimension weights of each dataset's
+// domains, read at the start of the dataset's profile, so that changed weights apply from
+// the next scan.
+func (s *Service) UseDomainWeights(w DomainWeights) { s.weights = w }
+
+// domainWeights returns the weights a dataset's score uses: its domains' when they
+// agree (quality.EffectiveWeights), nil (the defaults) otherwise.
+func (s *Service) domainWeights(ctx context.Context, datasetID string) (quality.Weights, error) {
+	if s.weights == nil {
+		return nil, nil
+	}
+	ws, err := s.weights.DomainWeights(ctx, datasetID)
+	if err != nil {
+		return nil, err
+	}
+	if w, ok := quality.EffectiveWeights(ws); ok {
+		return w, nil
+	}
+	return nil, nil
 }
 
 // sourceCode keeps a source error's stable reason as the scan's error code.

@@ -150,6 +150,8 @@ type Service struct {
 	clock    vigia.Clock
 	log      *slog.Logger
 	cfg      Config
+	// weights reads the domains' dimension weights; nil scores with the defaults.
+	weights DomainWeights
 }
 
 // NewService returns the scan service.

@@ -66,7 +66,46 @@ func (s *CatalogStore) FindDatasets(ctx context.Context, v catalog.Viewer, f cat
 		return out, translate(err)
 	}
 	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Dataset, error) { return scanDataset(r) })
-	return out, translate(err)
+	if err != nil {
+		return out, translate(err)
+	}
+	ids := make([]string, 0, len(out.Items))
+	for _, d := range out.Items {
+		ids = append(ids, d.ID)
+	}
+	grants, err := s.grants(ctx, v, ids)
+	if err != nil {
+		return out, err
+	}
+	for i := range out.Items {
+		out.Items[i].Grants = grants[out.Items[i].ID]
+	}
+	return out, nil
+}
+
+// grants returns the viewer's team grants on the domains of each dataset among ids.
+func (s *CatalogStore) grants(ctx context.Context, v catalog.Viewer, ids []string) (map[string][]catalog.DomainGrant, error) {
+	out := map[string][]catalog.DomainGrant{}
+	if len(ids) == 0 || len(v.TeamIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT DISTINCT dd.dataset_id::text, dm.id::text, dm.restricted, g.role
+		FROM domain_datasets dd JOIN domains dm ON dm.id = dd.domain_id
+		JOIN domain_grants g ON g.domain_id = dm.id AND g.team_id = ANY($2::uuid[])
+		WHERE dd.dataset_id = ANY($1::uuid[]) AND dm.workspace_id = $3 ORDER BY 1, 2, 4`, ids, v.TeamIDs, v.WorkspaceID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	for rows.Next() {
+		var id string
+		var g catalog.DomainGrant
+		if err := rows.Scan(&id, &g.DomainID, &g.Restricted, &g.Role); err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		out[id] = append(out[id], g)
+	}
+	return out, translate(rows.Err())
 }
 
 // DatasetByID returns a dataset of the workspace with its columns.
@@ -101,6 +140,11 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 	if d.ScoreHistory, err = s.scoreHistory(ctx, id, 30); err != nil {
 		return d, err
 	}
+	grants, err := s.grants(ctx, v, []string{id})
+	if err != nil {
+		return d, err
+	}
+	d.Grants = grants[id]
 	d.Issues, err = s.openIssues(ctx, id)
 	return d, err
 }
@@ -237,6 +281,15 @@ func (s *CatalogStore) DatasetDetails(ctx context.Context, v catalog.Viewer, ids
 		d := out[is.DatasetID]
 		d.Issues = append(d.Issues, is)
 		out[is.DatasetID] = d
+	}
+	grants, err := s.grants(ctx, v, live)
+	if err != nil {
+		return nil, err
+	}
+	for id, gs := range grants {
+		d := out[id]
+		d.Grants = gs
+		out[id] = d
 	}
 	return out, nil
 }

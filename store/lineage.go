@@ -647,7 +647,18 @@ func (s *LineageStore) ManagedDomains(ctx context.Context, ws string, teamIDs []
 // KnowledgeProviders returns the knowledge-graph node providers over the record's
 // tables: connections and domains (structural), open issues and recent signals.
 func (db *DB) KnowledgeProviders() []lineage.NodeProvider {
-	return []lineage.NodeProvider{connectionNodes{db}, domainNodes{db}, issueNodes{db}, signalNodes{db}}
+	return []lineage.NodeProvider{connectionNodes{db}, domainNodes{db}, ruleNodes{db}, issueNodes{db}, signalNodes{db}}
+}
+
+type ruleNodes struct{ db *DB }
+
+func (ruleNodes) Kinds() []lineage.NodeKind { return []lineage.NodeKind{lineage.NodeRule} }
+func (ruleNodes) Structural() bool          { return true }
+func (p ruleNodes) Nodes(ctx context.Context, ws string, ids []string) ([]lineage.KNode, []lineage.KEdge, error) {
+	// A dataset's active rules measure it; the name is the rule's own, else its type.
+	return collectProvider(ctx, p.db, `SELECT 'rule:' || r.id::text, coalesce(nullif(r.name, ''), r.rule_type), 'dataset:' || r.dataset_id::text
+		FROM rules r WHERE r.workspace_id = $1 AND r.dataset_id = ANY($2::uuid[]) AND r.active
+		ORDER BY r.created_at, r.id LIMIT 2000`, ws, ids, lineage.NodeRule, lineage.RelMeasures, true)
 }
 
 type connectionNodes struct{ db *DB }

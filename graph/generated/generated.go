@@ -30,6 +30,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Dataset() DatasetResolver
+	Domain() DomainResolver
 	Issue() IssueResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
@@ -56,6 +57,24 @@ type ComplexityRoot struct {
 		Direct func(childComplexity int) int
 		From   func(childComplexity int) int
 		To     func(childComplexity int) int
+	}
+
+	Consumer struct {
+		Consumptions30d func(childComplexity int) int
+		Consumptions7d  func(childComplexity int) int
+		Datasets30d     func(childComplexity int) int
+		Framework       func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Kind            func(childComplexity int) int
+		LastConsumedAt  func(childComplexity int) int
+		LastDecision    func(childComplexity int) int
+		LastPurpose     func(childComplexity int) int
+		Name            func(childComplexity int) int
+	}
+
+	ConsumerPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
 	}
 
 	Country struct {
@@ -91,6 +110,65 @@ type ComplexityRoot struct {
 	DatasetPage struct {
 		Items func(childComplexity int) int
 		Total func(childComplexity int) int
+	}
+
+	DimensionValue struct {
+		Dimension func(childComplexity int) int
+		Value     func(childComplexity int) int
+	}
+
+	Domain struct {
+		DatasetIds  func(childComplexity int) int
+		Description func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Name        func(childComplexity int) int
+		OwnerName   func(childComplexity int) int
+		PublishedAt func(childComplexity int) int
+		Readiness   func(childComplexity int) int
+		Restricted  func(childComplexity int) int
+		SLA         func(childComplexity int) int
+		Slo         func(childComplexity int, month *string) int
+		Status      func(childComplexity int) int
+		Version     func(childComplexity int) int
+	}
+
+	DomainPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	DomainReadiness struct {
+		ConsumersByKind func(childComplexity int) int
+		ConsumersTotal  func(childComplexity int) int
+		UseCases        func(childComplexity int) int
+	}
+
+	DomainSLA struct {
+		AvailabilityObjectivePct func(childComplexity int) int
+		DimensionTargets         func(childComplexity int) int
+		DimensionWeights         func(childComplexity int) int
+		RetentionDays            func(childComplexity int) int
+	}
+
+	DomainSLO struct {
+		AvailabilityPct     func(childComplexity int) int
+		Datasets            func(childComplexity int) int
+		DimensionTargetDays func(childComplexity int) int
+		HistoryDays         func(childComplexity int) int
+		MetDays             func(childComplexity int) int
+		Month               func(childComplexity int) int
+		ObjectiveMet        func(childComplexity int) int
+		ObjectivePct        func(childComplexity int) int
+		Timezone            func(childComplexity int) int
+		ViolatedDays        func(childComplexity int) int
+	}
+
+	DomainUseCase struct {
+		Blockers func(childComplexity int) int
+		Score    func(childComplexity int) int
+		Status   func(childComplexity int) int
+		UseCase  func(childComplexity int) int
+		Warnings func(childComplexity int) int
 	}
 
 	ImpactNode struct {
@@ -290,8 +368,11 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Consumers      func(childComplexity int, limit *int, offset *int) int
 		Dataset        func(childComplexity int, id string) int
 		Datasets       func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
+		Domain         func(childComplexity int, id string) int
+		Domains        func(childComplexity int, limit *int, offset *int) int
 		Incidents      func(childComplexity int, status *string, limit *int, offset *int) int
 		Issue          func(childComplexity int, id string) int
 		Issues         func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
@@ -299,6 +380,12 @@ type ComplexityRoot struct {
 		Rule           func(childComplexity int, id string) int
 		Rules          func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
 		Scans          func(childComplexity int, limit *int, offset *int) int
+		TrustDecision  func(childComplexity int, dataset string, purpose *string) int
+	}
+
+	ReadinessItem struct {
+		Code     func(childComplexity int) int
+		Datasets func(childComplexity int) int
 	}
 
 	Rule struct {
@@ -354,6 +441,16 @@ type ComplexityRoot struct {
 		Threshold   func(childComplexity int) int
 	}
 
+	SLODataset struct {
+		AvailabilityPct     func(childComplexity int) int
+		DatasetID           func(childComplexity int) int
+		DatasetName         func(childComplexity int) int
+		DimensionTargetDays func(childComplexity int) int
+		HistoryDays         func(childComplexity int) int
+		MetDays             func(childComplexity int) int
+		ViolatedDays        func(childComplexity int) int
+	}
+
 	Scan struct {
 		ConnectionID   func(childComplexity int) int
 		ConnectionName func(childComplexity int) int
@@ -391,6 +488,37 @@ type ComplexityRoot struct {
 		Type       func(childComplexity int) int
 	}
 
+	TrustDecision struct {
+		AsOf                func(childComplexity int) int
+		ContractActive      func(childComplexity int) int
+		ContractValid       func(childComplexity int) int
+		DatasetID           func(childComplexity int) int
+		Decision            func(childComplexity int) int
+		FreshnessMet        func(childComplexity int) int
+		LastScanAt          func(childComplexity int) int
+		ObservedAgeHours    func(childComplexity int) int
+		OpenCritical        func(childComplexity int) int
+		OpenWarning         func(childComplexity int) int
+		PiiColumns          func(childComplexity int) int
+		PiiUnmasked         func(childComplexity int) int
+		Purpose             func(childComplexity int) int
+		ReadinessBlockers   func(childComplexity int) int
+		ReadinessScore      func(childComplexity int) int
+		Reasons             func(childComplexity int) int
+		RecommendedActionPt func(childComplexity int) int
+		RequiredActions     func(childComplexity int) int
+		SLAHours            func(childComplexity int) int
+		TTLSeconds          func(childComplexity int) int
+		ValidUntil          func(childComplexity int) int
+		Verdict             func(childComplexity int) int
+	}
+
+	TrustReason struct {
+		Code      func(childComplexity int) int
+		MessagePt func(childComplexity int) int
+		Severity  func(childComplexity int) int
+	}
+
 	Verdict struct {
 		EvaluatedAt func(childComplexity int) int
 		ScanID      func(childComplexity int) int
@@ -410,6 +538,10 @@ type DatasetResolver interface {
 	ScoreHistory(ctx context.Context, obj *model.Dataset, limit *int) ([]model.ScorePoint, error)
 	Issues(ctx context.Context, obj *model.Dataset) ([]model.IssueSummary, error)
 	Verdict(ctx context.Context, obj *model.Dataset) (*model.Verdict, error)
+}
+type DomainResolver interface {
+	Readiness(ctx context.Context, obj *model.Domain) (*model.DomainReadiness, error)
+	Slo(ctx context.Context, obj *model.Domain, month *string) (*model.DomainSlo, error)
 }
 type IssueResolver interface {
 	History(ctx context.Context, obj *model.Issue) ([]model.IssueHistoryEntry, error)
@@ -432,6 +564,10 @@ type QueryResolver interface {
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
 	KnowledgeGraph(ctx context.Context, focus *string, hops *int, kinds []string) (*model.KnowledgeGraph, error)
+	TrustDecision(ctx context.Context, dataset string, purpose *string) (*model.TrustDecision, error)
+	Domains(ctx context.Context, limit *int, offset *int) (*model.DomainPage, error)
+	Domain(ctx context.Context, id string) (*model.Domain, error)
+	Consumers(ctx context.Context, limit *int, offset *int) (*model.ConsumerPage, error)
 	Rules(ctx context.Context, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) (*model.RulePage, error)
 	Rule(ctx context.Context, id string) (*model.Rule, error)
 	Scans(ctx context.Context, limit *int, offset *int) (*model.ScanPage, error)
@@ -534,6 +670,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ColumnPair.To(childComplexity), true
+
+	case "Consumer.consumptions30d":
+		if e.ComplexityRoot.Consumer.Consumptions30d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Consumer.Consumptions30d(childComplexity), true
+	case "Consumer.consumptions7d":
+		if e.ComplexityRoot.Consumer.Consumptions7d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Consumer.Consumptions7d(childComplexity), true
+	case "Consumer.datasets30d":
+		if e.ComplexityRoot.Consumer.Datasets30d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Consumer.Datasets30d(childComplexity), true
+	case "Consumer.framework":
+		if e.ComplexityRoot.Consumer.Framework == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Consumer.Framework(childComplexity), true
+	case "Consumer.id":
+		if e.ComplexityRoot.Consumer.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Consumer.ID(childComplexity), true
+	case "Consumer.kind":
+		if e.ComplexityRoot.Consumer.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Consumer.Kind(childComplexity), true
+	case "Consumer.lastConsumedAt":
+		if e.ComplexityRoot.Consumer.LastConsumedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Consumer.LastConsumedAt(childComplexity), true
+	case "Consumer.lastDecision":
+		if e.ComplexityRoot.Consumer.LastDecision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Consumer.LastDecision(childComplexity), true
+	case "Consumer.lastPurpose":
+		if e.ComplexityRoot.Consumer.LastPurpose == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Consumer.LastPurpose(childComplexity), true
+	case "Consumer.name":
+		if e.ComplexityRoot.Consumer.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Consumer.Name(childComplexity), true
+
+	case "ConsumerPage.items":
+		if e.ComplexityRoot.ConsumerPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConsumerPage.Items(childComplexity), true
+	case "ConsumerPage.total":
+		if e.ComplexityRoot.ConsumerPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConsumerPage.Total(childComplexity), true
 
 	case "Country.effective":
 		if e.ComplexityRoot.Country.Effective == nil {
@@ -713,6 +923,246 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetPage.Total(childComplexity), true
+
+	case "DimensionValue.dimension":
+		if e.ComplexityRoot.DimensionValue.Dimension == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionValue.Dimension(childComplexity), true
+	case "DimensionValue.value":
+		if e.ComplexityRoot.DimensionValue.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionValue.Value(childComplexity), true
+
+	case "Domain.datasetIds":
+		if e.ComplexityRoot.Domain.DatasetIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.DatasetIds(childComplexity), true
+	case "Domain.description":
+		if e.ComplexityRoot.Domain.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.Description(childComplexity), true
+	case "Domain.id":
+		if e.ComplexityRoot.Domain.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.ID(childComplexity), true
+	case "Domain.name":
+		if e.ComplexityRoot.Domain.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.Name(childComplexity), true
+	case "Domain.ownerName":
+		if e.ComplexityRoot.Domain.OwnerName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.OwnerName(childComplexity), true
+	case "Domain.publishedAt":
+		if e.ComplexityRoot.Domain.PublishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.PublishedAt(childComplexity), true
+	case "Domain.readiness":
+		if e.ComplexityRoot.Domain.Readiness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.Readiness(childComplexity), true
+	case "Domain.restricted":
+		if e.ComplexityRoot.Domain.Restricted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.Restricted(childComplexity), true
+	case "Domain.sla":
+		if e.ComplexityRoot.Domain.SLA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.SLA(childComplexity), true
+	case "Domain.slo":
+		if e.ComplexityRoot.Domain.Slo == nil {
+			break
+		}
+
+		args, err := ec.field_Domain_slo_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Domain.Slo(childComplexity, args["month"].(*string)), true
+	case "Domain.status":
+		if e.ComplexityRoot.Domain.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.Status(childComplexity), true
+	case "Domain.version":
+		if e.ComplexityRoot.Domain.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.Version(childComplexity), true
+
+	case "DomainPage.items":
+		if e.ComplexityRoot.DomainPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainPage.Items(childComplexity), true
+	case "DomainPage.total":
+		if e.ComplexityRoot.DomainPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainPage.Total(childComplexity), true
+
+	case "DomainReadiness.consumersByKind":
+		if e.ComplexityRoot.DomainReadiness.ConsumersByKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainReadiness.ConsumersByKind(childComplexity), true
+	case "DomainReadiness.consumersTotal":
+		if e.ComplexityRoot.DomainReadiness.ConsumersTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainReadiness.ConsumersTotal(childComplexity), true
+	case "DomainReadiness.useCases":
+		if e.ComplexityRoot.DomainReadiness.UseCases == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainReadiness.UseCases(childComplexity), true
+
+	case "DomainSLA.availabilityObjectivePct":
+		if e.ComplexityRoot.DomainSLA.AvailabilityObjectivePct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLA.AvailabilityObjectivePct(childComplexity), true
+	case "DomainSLA.dimensionTargets":
+		if e.ComplexityRoot.DomainSLA.DimensionTargets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLA.DimensionTargets(childComplexity), true
+	case "DomainSLA.dimensionWeights":
+		if e.ComplexityRoot.DomainSLA.DimensionWeights == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLA.DimensionWeights(childComplexity), true
+	case "DomainSLA.retentionDays":
+		if e.ComplexityRoot.DomainSLA.RetentionDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLA.RetentionDays(childComplexity), true
+
+	case "DomainSLO.availabilityPct":
+		if e.ComplexityRoot.DomainSLO.AvailabilityPct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLO.AvailabilityPct(childComplexity), true
+	case "DomainSLO.datasets":
+		if e.ComplexityRoot.DomainSLO.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLO.Datasets(childComplexity), true
+	case "DomainSLO.dimensionTargetDays":
+		if e.ComplexityRoot.DomainSLO.DimensionTargetDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLO.DimensionTargetDays(childComplexity), true
+	case "DomainSLO.historyDays":
+		if e.ComplexityRoot.DomainSLO.HistoryDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLO.HistoryDays(childComplexity), true
+	case "DomainSLO.metDays":
+		if e.ComplexityRoot.DomainSLO.MetDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLO.MetDays(childComplexity), true
+	case "DomainSLO.month":
+		if e.ComplexityRoot.DomainSLO.Month == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLO.Month(childComplexity), true
+	case "DomainSLO.objectiveMet":
+		if e.ComplexityRoot.DomainSLO.ObjectiveMet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLO.ObjectiveMet(childComplexity), true
+	case "DomainSLO.objectivePct":
+		if e.ComplexityRoot.DomainSLO.ObjectivePct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLO.ObjectivePct(childComplexity), true
+	case "DomainSLO.timezone":
+		if e.ComplexityRoot.DomainSLO.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLO.Timezone(childComplexity), true
+	case "DomainSLO.violatedDays":
+		if e.ComplexityRoot.DomainSLO.ViolatedDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSLO.ViolatedDays(childComplexity), true
+
+	case "DomainUseCase.blockers":
+		if e.ComplexityRoot.DomainUseCase.Blockers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainUseCase.Blockers(childComplexity), true
+	case "DomainUseCase.score":
+		if e.ComplexityRoot.DomainUseCase.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainUseCase.Score(childComplexity), true
+	case "DomainUseCase.status":
+		if e.ComplexityRoot.DomainUseCase.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainUseCase.Status(childComplexity), true
+	case "DomainUseCase.useCase":
+		if e.ComplexityRoot.DomainUseCase.UseCase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainUseCase.UseCase(childComplexity), true
+	case "DomainUseCase.warnings":
+		if e.ComplexityRoot.DomainUseCase.Warnings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainUseCase.Warnings(childComplexity), true
 
 	case "ImpactNode.hops":
 		if e.ComplexityRoot.ImpactNode.Hops == nil {
@@ -1595,6 +2045,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateRule(childComplexity, args["id"].(string), args["input"].(model.UpdateRuleInput)), true
 
+	case "Query.consumers":
+		if e.ComplexityRoot.Query.Consumers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_consumers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Consumers(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.dataset":
 		if e.ComplexityRoot.Query.Dataset == nil {
 			break
@@ -1617,6 +2078,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Datasets(childComplexity, args["q"].(*string), args["connectionId"].(*string), args["sort"].(*model.DatasetSort), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.domain":
+		if e.ComplexityRoot.Query.Domain == nil {
+			break
+		}
+
+		args, err := ec.field_Query_domain_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Domain(childComplexity, args["id"].(string)), true
+	case "Query.domains":
+		if e.ComplexityRoot.Query.Domains == nil {
+			break
+		}
+
+		args, err := ec.field_Query_domains_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Domains(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.incidents":
 		if e.ComplexityRoot.Query.Incidents == nil {
 			break
@@ -1695,6 +2178,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Scans(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.trustDecision":
+		if e.ComplexityRoot.Query.TrustDecision == nil {
+			break
+		}
+
+		args, err := ec.field_Query_trustDecision_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TrustDecision(childComplexity, args["dataset"].(string), args["purpose"].(*string)), true
+
+	case "ReadinessItem.code":
+		if e.ComplexityRoot.ReadinessItem.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadinessItem.Code(childComplexity), true
+	case "ReadinessItem.datasets":
+		if e.ComplexityRoot.ReadinessItem.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadinessItem.Datasets(childComplexity), true
 
 	case "Rule.active":
 		if e.ComplexityRoot.Rule.Active == nil {
@@ -1929,6 +2436,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RuleResult.Threshold(childComplexity), true
 
+	case "SLODataset.availabilityPct":
+		if e.ComplexityRoot.SLODataset.AvailabilityPct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLODataset.AvailabilityPct(childComplexity), true
+	case "SLODataset.datasetId":
+		if e.ComplexityRoot.SLODataset.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLODataset.DatasetID(childComplexity), true
+	case "SLODataset.datasetName":
+		if e.ComplexityRoot.SLODataset.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLODataset.DatasetName(childComplexity), true
+	case "SLODataset.dimensionTargetDays":
+		if e.ComplexityRoot.SLODataset.DimensionTargetDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLODataset.DimensionTargetDays(childComplexity), true
+	case "SLODataset.historyDays":
+		if e.ComplexityRoot.SLODataset.HistoryDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLODataset.HistoryDays(childComplexity), true
+	case "SLODataset.metDays":
+		if e.ComplexityRoot.SLODataset.MetDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLODataset.MetDays(childComplexity), true
+	case "SLODataset.violatedDays":
+		if e.ComplexityRoot.SLODataset.ViolatedDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLODataset.ViolatedDays(childComplexity), true
+
 	case "Scan.connectionId":
 		if e.ComplexityRoot.Scan.ConnectionID == nil {
 			break
@@ -2082,6 +2632,158 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Semantic.Type(childComplexity), true
+
+	case "TrustDecision.asOf":
+		if e.ComplexityRoot.TrustDecision.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.AsOf(childComplexity), true
+	case "TrustDecision.contractActive":
+		if e.ComplexityRoot.TrustDecision.ContractActive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.ContractActive(childComplexity), true
+	case "TrustDecision.contractValid":
+		if e.ComplexityRoot.TrustDecision.ContractValid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.ContractValid(childComplexity), true
+	case "TrustDecision.datasetId":
+		if e.ComplexityRoot.TrustDecision.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.DatasetID(childComplexity), true
+	case "TrustDecision.decision":
+		if e.ComplexityRoot.TrustDecision.Decision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.Decision(childComplexity), true
+	case "TrustDecision.freshnessMet":
+		if e.ComplexityRoot.TrustDecision.FreshnessMet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.FreshnessMet(childComplexity), true
+	case "TrustDecision.lastScanAt":
+		if e.ComplexityRoot.TrustDecision.LastScanAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.LastScanAt(childComplexity), true
+	case "TrustDecision.observedAgeHours":
+		if e.ComplexityRoot.TrustDecision.ObservedAgeHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.ObservedAgeHours(childComplexity), true
+	case "TrustDecision.openCritical":
+		if e.ComplexityRoot.TrustDecision.OpenCritical == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.OpenCritical(childComplexity), true
+	case "TrustDecision.openWarning":
+		if e.ComplexityRoot.TrustDecision.OpenWarning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.OpenWarning(childComplexity), true
+	case "TrustDecision.piiColumns":
+		if e.ComplexityRoot.TrustDecision.PiiColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.PiiColumns(childComplexity), true
+	case "TrustDecision.piiUnmasked":
+		if e.ComplexityRoot.TrustDecision.PiiUnmasked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.PiiUnmasked(childComplexity), true
+	case "TrustDecision.purpose":
+		if e.ComplexityRoot.TrustDecision.Purpose == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.Purpose(childComplexity), true
+	case "TrustDecision.readinessBlockers":
+		if e.ComplexityRoot.TrustDecision.ReadinessBlockers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.ReadinessBlockers(childComplexity), true
+	case "TrustDecision.readinessScore":
+		if e.ComplexityRoot.TrustDecision.ReadinessScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.ReadinessScore(childComplexity), true
+	case "TrustDecision.reasons":
+		if e.ComplexityRoot.TrustDecision.Reasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.Reasons(childComplexity), true
+	case "TrustDecision.recommendedActionPt":
+		if e.ComplexityRoot.TrustDecision.RecommendedActionPt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.RecommendedActionPt(childComplexity), true
+	case "TrustDecision.requiredActions":
+		if e.ComplexityRoot.TrustDecision.RequiredActions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.RequiredActions(childComplexity), true
+	case "TrustDecision.slaHours":
+		if e.ComplexityRoot.TrustDecision.SLAHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.SLAHours(childComplexity), true
+	case "TrustDecision.ttlSeconds":
+		if e.ComplexityRoot.TrustDecision.TTLSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.TTLSeconds(childComplexity), true
+	case "TrustDecision.validUntil":
+		if e.ComplexityRoot.TrustDecision.ValidUntil == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.ValidUntil(childComplexity), true
+	case "TrustDecision.verdict":
+		if e.ComplexityRoot.TrustDecision.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustDecision.Verdict(childComplexity), true
+
+	case "TrustReason.code":
+		if e.ComplexityRoot.TrustReason.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustReason.Code(childComplexity), true
+	case "TrustReason.messagePt":
+		if e.ComplexityRoot.TrustReason.MessagePt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustReason.MessagePt(childComplexity), true
+	case "TrustReason.severity":
+		if e.ComplexityRoot.TrustReason.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustReason.Severity(childComplexity), true
 
 	case "Verdict.evaluatedAt":
 		if e.ComplexityRoot.Verdict.EvaluatedAt == nil {
@@ -2531,6 +3233,167 @@ extend type Query {
   knowledgeGraph(focus: String, hops: Int = 2, kinds: [String!]): KnowledgeGraph!
 }
 `, BuiltIn: false},
+	{Name: "../schema/products.graphqls", Input: `# Trust decisions, data products (domains) and the consumer registry.
+
+"One cause of a trust decision."
+type TrustReason {
+  "Stable: readiness_blocker, critical_incident, verdict_fail, verdict_warn, warning_incident, readiness_warning, contract_violation, no_profile"
+  code: String!
+  "critical or warning"
+  severity: String!
+  messagePt: String!
+}
+
+"May this dataset be used for this purpose now? The same answer as GET /datasets/{id}/trust-decision."
+type TrustDecision {
+  datasetId: ID!
+  "agente, rag, treino, bi (ml is treino)"
+  purpose: String!
+  "trusted, caution, untrusted, unknown"
+  decision: String!
+  reasons: [TrustReason!]!
+  "pass, warn, fail, unknown"
+  verdict: String!
+  readinessScore: Float!
+  readinessBlockers: [String!]!
+  observedAgeHours: Float
+  slaHours: Float
+  freshnessMet: Boolean
+  openCritical: Int!
+  openWarning: Int!
+  piiColumns: [String!]!
+  piiUnmasked: [String!]!
+  contractActive: Boolean!
+  contractValid: Boolean!
+  lastScanAt: Time
+  asOf: Time!
+  validUntil: Time!
+  ttlSeconds: Int!
+  recommendedActionPt: String!
+  requiredActions: [String!]!
+}
+
+"A value per quality dimension."
+type DimensionValue {
+  dimension: String!
+  value: Float!
+}
+
+"A domain's SLA."
+type DomainSLA {
+  availabilityObjectivePct: Float
+  retentionDays: Int
+  dimensionTargets: [DimensionValue!]!
+  "null: the default weights (20 each)"
+  dimensionWeights: [DimensionValue!]
+}
+
+"A blocker or warning code of a use case; datasets counts the member datasets it comes from."
+type ReadinessItem {
+  code: String!
+  datasets: Int
+}
+
+"A domain's readiness for one use case (rag, ml, agente, bi)."
+type DomainUseCase {
+  useCase: String!
+  "ready, ready_with_warnings, not_ready"
+  status: String!
+  score: Float
+  blockers: [ReadinessItem!]!
+  warnings: [ReadinessItem!]!
+}
+
+"A domain's readiness per use case and its consumers."
+type DomainReadiness {
+  useCases: [DomainUseCase!]!
+  consumersTotal: Int!
+  consumersByKind: [KindCount!]!
+}
+
+"A dataset's SLO attainment in a month."
+type SLODataset {
+  datasetId: ID!
+  datasetName: String!
+  availabilityPct: Float
+  metDays: Int!
+  violatedDays: Int!
+  historyDays: Int!
+  dimensionTargetDays: Int!
+}
+
+"A domain's SLO attainment in a month."
+type DomainSLO {
+  month: String!
+  timezone: String!
+  objectivePct: Float
+  objectiveMet: Boolean
+  availabilityPct: Float
+  metDays: Int!
+  violatedDays: Int!
+  historyDays: Int!
+  dimensionTargetDays: Int!
+  datasets: [SLODataset!]!
+}
+
+"A data product."
+type Domain {
+  id: ID!
+  name: String!
+  description: String!
+  "draft, published, deprecated"
+  status: String!
+  "MAJOR.MINOR; 0.0 before the first publication"
+  version: String!
+  publishedAt: Time
+  restricted: Boolean!
+  ownerName: String
+  sla: DomainSLA!
+  "Member datasets the caller can see."
+  datasetIds: [ID!]!
+  readiness: DomainReadiness!
+  "SLO attainment of month (YYYY-MM; the current month by default)."
+  slo(month: String): DomainSLO!
+}
+
+"One page of domains."
+type DomainPage {
+  items: [Domain!]!
+  total: Int!
+}
+
+"A registered consumer with counters over the datasets the caller can see."
+type Consumer {
+  id: ID!
+  name: String!
+  "agent, application, pipeline, notebook"
+  kind: String!
+  framework: String
+  consumptions7d: Int!
+  consumptions30d: Int!
+  datasets30d: Int!
+  lastDecision: String
+  lastPurpose: String
+  lastConsumedAt: Time
+}
+
+"One page of consumers."
+type ConsumerPage {
+  items: [Consumer!]!
+  total: Int!
+}
+
+extend type Query {
+  "The trust decision of a dataset for a purpose; calls through an API token are audited."
+  trustDecision(dataset: ID!, purpose: String = "agente"): TrustDecision!
+  "Data products the caller can see; limit 1-500."
+  domains(limit: Int = 500, offset: Int = 0): DomainPage!
+  "One data product; a restricted-access domain without a grant is not_found."
+  domain(id: ID!): Domain
+  "Registered consumers; limit 1-500."
+  consumers(limit: Int = 500, offset: Int = 0): ConsumerPage!
+}
+`, BuiltIn: false},
 	{Name: "../schema/rules.graphqls", Input: `# Rules of datasets, with their last results, and their changes by sessions.
 
 "A data-quality rule of a dataset, evaluated in every scan of its connection."
@@ -2769,6 +3632,42 @@ func (ec *executionContext) childFields_ColumnPair(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type ColumnPair", field.Name)
 }
 
+func (ec *executionContext) childFields_Consumer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Consumer_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Consumer_name(ctx, field)
+	case "kind":
+		return ec.fieldContext_Consumer_kind(ctx, field)
+	case "framework":
+		return ec.fieldContext_Consumer_framework(ctx, field)
+	case "consumptions7d":
+		return ec.fieldContext_Consumer_consumptions7d(ctx, field)
+	case "consumptions30d":
+		return ec.fieldContext_Consumer_consumptions30d(ctx, field)
+	case "datasets30d":
+		return ec.fieldContext_Consumer_datasets30d(ctx, field)
+	case "lastDecision":
+		return ec.fieldContext_Consumer_lastDecision(ctx, field)
+	case "lastPurpose":
+		return ec.fieldContext_Consumer_lastPurpose(ctx, field)
+	case "lastConsumedAt":
+		return ec.fieldContext_Consumer_lastConsumedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Consumer", field.Name)
+}
+
+func (ec *executionContext) childFields_ConsumerPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ConsumerPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ConsumerPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConsumerPage", field.Name)
+}
+
 func (ec *executionContext) childFields_Country(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "effective":
@@ -2837,6 +3736,124 @@ func (ec *executionContext) childFields_DatasetPage(ctx context.Context, field g
 		return ec.fieldContext_DatasetPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DatasetPage", field.Name)
+}
+
+func (ec *executionContext) childFields_DimensionValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "dimension":
+		return ec.fieldContext_DimensionValue_dimension(ctx, field)
+	case "value":
+		return ec.fieldContext_DimensionValue_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DimensionValue", field.Name)
+}
+
+func (ec *executionContext) childFields_Domain(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Domain_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Domain_name(ctx, field)
+	case "description":
+		return ec.fieldContext_Domain_description(ctx, field)
+	case "status":
+		return ec.fieldContext_Domain_status(ctx, field)
+	case "version":
+		return ec.fieldContext_Domain_version(ctx, field)
+	case "publishedAt":
+		return ec.fieldContext_Domain_publishedAt(ctx, field)
+	case "restricted":
+		return ec.fieldContext_Domain_restricted(ctx, field)
+	case "ownerName":
+		return ec.fieldContext_Domain_ownerName(ctx, field)
+	case "sla":
+		return ec.fieldContext_Domain_sla(ctx, field)
+	case "datasetIds":
+		return ec.fieldContext_Domain_datasetIds(ctx, field)
+	case "readiness":
+		return ec.fieldContext_Domain_readiness(ctx, field)
+	case "slo":
+		return ec.fieldContext_Domain_slo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Domain", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_DomainPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_DomainPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainPage", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainReadiness(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "useCases":
+		return ec.fieldContext_DomainReadiness_useCases(ctx, field)
+	case "consumersTotal":
+		return ec.fieldContext_DomainReadiness_consumersTotal(ctx, field)
+	case "consumersByKind":
+		return ec.fieldContext_DomainReadiness_consumersByKind(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainReadiness", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainSLA(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "availabilityObjectivePct":
+		return ec.fieldContext_DomainSLA_availabilityObjectivePct(ctx, field)
+	case "retentionDays":
+		return ec.fieldContext_DomainSLA_retentionDays(ctx, field)
+	case "dimensionTargets":
+		return ec.fieldContext_DomainSLA_dimensionTargets(ctx, field)
+	case "dimensionWeights":
+		return ec.fieldContext_DomainSLA_dimensionWeights(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainSLA", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainSLO(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "month":
+		return ec.fieldContext_DomainSLO_month(ctx, field)
+	case "timezone":
+		return ec.fieldContext_DomainSLO_timezone(ctx, field)
+	case "objectivePct":
+		return ec.fieldContext_DomainSLO_objectivePct(ctx, field)
+	case "objectiveMet":
+		return ec.fieldContext_DomainSLO_objectiveMet(ctx, field)
+	case "availabilityPct":
+		return ec.fieldContext_DomainSLO_availabilityPct(ctx, field)
+	case "metDays":
+		return ec.fieldContext_DomainSLO_metDays(ctx, field)
+	case "violatedDays":
+		return ec.fieldContext_DomainSLO_violatedDays(ctx, field)
+	case "historyDays":
+		return ec.fieldContext_DomainSLO_historyDays(ctx, field)
+	case "dimensionTargetDays":
+		return ec.fieldContext_DomainSLO_dimensionTargetDays(ctx, field)
+	case "datasets":
+		return ec.fieldContext_DomainSLO_datasets(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainSLO", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainUseCase(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "useCase":
+		return ec.fieldContext_DomainUseCase_useCase(ctx, field)
+	case "status":
+		return ec.fieldContext_DomainUseCase_status(ctx, field)
+	case "score":
+		return ec.fieldContext_DomainUseCase_score(ctx, field)
+	case "blockers":
+		return ec.fieldContext_DomainUseCase_blockers(ctx, field)
+	case "warnings":
+		return ec.fieldContext_DomainUseCase_warnings(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainUseCase", field.Name)
 }
 
 func (ec *executionContext) childFields_ImpactNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3207,6 +4224,16 @@ func (ec *executionContext) childFields_LineagePath(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type LineagePath", field.Name)
 }
 
+func (ec *executionContext) childFields_ReadinessItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_ReadinessItem_code(ctx, field)
+	case "datasets":
+		return ec.fieldContext_ReadinessItem_datasets(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReadinessItem", field.Name)
+}
+
 func (ec *executionContext) childFields_Rule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3313,6 +4340,26 @@ func (ec *executionContext) childFields_RuleResult(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type RuleResult", field.Name)
 }
 
+func (ec *executionContext) childFields_SLODataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_SLODataset_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_SLODataset_datasetName(ctx, field)
+	case "availabilityPct":
+		return ec.fieldContext_SLODataset_availabilityPct(ctx, field)
+	case "metDays":
+		return ec.fieldContext_SLODataset_metDays(ctx, field)
+	case "violatedDays":
+		return ec.fieldContext_SLODataset_violatedDays(ctx, field)
+	case "historyDays":
+		return ec.fieldContext_SLODataset_historyDays(ctx, field)
+	case "dimensionTargetDays":
+		return ec.fieldContext_SLODataset_dimensionTargetDays(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SLODataset", field.Name)
+}
+
 func (ec *executionContext) childFields_Scan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3385,6 +4432,68 @@ func (ec *executionContext) childFields_Semantic(ctx context.Context, field grap
 		return ec.fieldContext_Semantic_sampleSize(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Semantic", field.Name)
+}
+
+func (ec *executionContext) childFields_TrustDecision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_TrustDecision_datasetId(ctx, field)
+	case "purpose":
+		return ec.fieldContext_TrustDecision_purpose(ctx, field)
+	case "decision":
+		return ec.fieldContext_TrustDecision_decision(ctx, field)
+	case "reasons":
+		return ec.fieldContext_TrustDecision_reasons(ctx, field)
+	case "verdict":
+		return ec.fieldContext_TrustDecision_verdict(ctx, field)
+	case "readinessScore":
+		return ec.fieldContext_TrustDecision_readinessScore(ctx, field)
+	case "readinessBlockers":
+		return ec.fieldContext_TrustDecision_readinessBlockers(ctx, field)
+	case "observedAgeHours":
+		return ec.fieldContext_TrustDecision_observedAgeHours(ctx, field)
+	case "slaHours":
+		return ec.fieldContext_TrustDecision_slaHours(ctx, field)
+	case "freshnessMet":
+		return ec.fieldContext_TrustDecision_freshnessMet(ctx, field)
+	case "openCritical":
+		return ec.fieldContext_TrustDecision_openCritical(ctx, field)
+	case "openWarning":
+		return ec.fieldContext_TrustDecision_openWarning(ctx, field)
+	case "piiColumns":
+		return ec.fieldContext_TrustDecision_piiColumns(ctx, field)
+	case "piiUnmasked":
+		return ec.fieldContext_TrustDecision_piiUnmasked(ctx, field)
+	case "contractActive":
+		return ec.fieldContext_TrustDecision_contractActive(ctx, field)
+	case "contractValid":
+		return ec.fieldContext_TrustDecision_contractValid(ctx, field)
+	case "lastScanAt":
+		return ec.fieldContext_TrustDecision_lastScanAt(ctx, field)
+	case "asOf":
+		return ec.fieldContext_TrustDecision_asOf(ctx, field)
+	case "validUntil":
+		return ec.fieldContext_TrustDecision_validUntil(ctx, field)
+	case "ttlSeconds":
+		return ec.fieldContext_TrustDecision_ttlSeconds(ctx, field)
+	case "recommendedActionPt":
+		return ec.fieldContext_TrustDecision_recommendedActionPt(ctx, field)
+	case "requiredActions":
+		return ec.fieldContext_TrustDecision_requiredActions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TrustDecision", field.Name)
+}
+
+func (ec *executionContext) childFields_TrustReason(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_TrustReason_code(ctx, field)
+	case "severity":
+		return ec.fieldContext_TrustReason_severity(ctx, field)
+	case "messagePt":
+		return ec.fieldContext_TrustReason_messagePt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TrustReason", field.Name)
 }
 
 func (ec *executionContext) childFields_Verdict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3576,6 +4685,20 @@ func (ec *executionContext) field_Dataset_scoreHistory_args(ctx context.Context,
 		return nil, err
 	}
 	args["limit"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Domain_slo_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "month",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["month"] = arg0
 	return args, nil
 }
 
@@ -3775,6 +4898,28 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_consumers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_dataset_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3832,6 +4977,42 @@ func (ec *executionContext) field_Query_datasets_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["offset"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_domain_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_domains_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
 	return args, nil
 }
 
@@ -4066,6 +5247,28 @@ func (ec *executionContext) field_Query_scans_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_trustDecision_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dataset",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "purpose",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["purpose"] = arg1
 	return args, nil
 }
 
@@ -4435,6 +5638,291 @@ func (ec *executionContext) _ColumnPair_direct(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_ColumnPair_direct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ColumnPair", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Consumer_id(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Consumer_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Consumer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Consumer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Consumer_name(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Consumer_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Consumer_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Consumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Consumer_kind(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Consumer_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Consumer_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Consumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Consumer_framework(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Consumer_framework(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Framework, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Consumer_framework(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Consumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Consumer_consumptions7d(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Consumer_consumptions7d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Consumptions7d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Consumer_consumptions7d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Consumer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Consumer_consumptions30d(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Consumer_consumptions30d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Consumptions30d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Consumer_consumptions30d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Consumer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Consumer_datasets30d(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Consumer_datasets30d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets30d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Consumer_datasets30d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Consumer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Consumer_lastDecision(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Consumer_lastDecision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastDecision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Consumer_lastDecision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Consumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Consumer_lastPurpose(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Consumer_lastPurpose(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastPurpose, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Consumer_lastPurpose(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Consumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Consumer_lastConsumedAt(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Consumer_lastConsumedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastConsumedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Consumer_lastConsumedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Consumer", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConsumerPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ConsumerPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConsumerPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Consumer) graphql.Marshaler {
+			return ec.marshalNConsumer2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConsumerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConsumerPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConsumerPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Consumer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConsumerPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ConsumerPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConsumerPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConsumerPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConsumerPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Country_effective(ctx context.Context, field graphql.CollectedField, obj *model.Country) (ret graphql.Marshaler) {
@@ -5162,6 +6650,991 @@ func (ec *executionContext) _DatasetPage_total(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_DatasetPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DatasetPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionValue_dimension(ctx context.Context, field graphql.CollectedField, obj *model.DimensionValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionValue_dimension(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dimension, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionValue_dimension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionValue", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionValue_value(ctx context.Context, field graphql.CollectedField, obj *model.DimensionValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionValue_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionValue_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionValue", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Domain_id(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Domain", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Domain_name(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Domain", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Domain_description(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Domain", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Domain_status(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Domain", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Domain_version(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Domain", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Domain_publishedAt(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_publishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_publishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Domain", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Domain_restricted(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_restricted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restricted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_restricted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Domain", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Domain_ownerName(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_ownerName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OwnerName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_ownerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Domain", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Domain_sla(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_sla(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainSLA) graphql.Marshaler {
+			return ec.marshalNDomainSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSLA(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_sla(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainSLA(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Domain_datasetIds(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_datasetIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_datasetIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Domain", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Domain_readiness(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_readiness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().Readiness(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainReadiness) graphql.Marshaler {
+			return ec.marshalNDomainReadiness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainReadiness(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_readiness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainReadiness(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Domain_slo(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_slo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Domain().Slo(ctx, obj, fc.Args["month"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainSlo) graphql.Marshaler {
+			return ec.marshalNDomainSLO2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSlo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_slo(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainSLO(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Domain_slo_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainPage_items(ctx context.Context, field graphql.CollectedField, obj *model.DomainPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Domain) graphql.Marshaler {
+			return ec.marshalNDomain2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Domain(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainPage_total(ctx context.Context, field graphql.CollectedField, obj *model.DomainPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainReadiness_useCases(ctx context.Context, field graphql.CollectedField, obj *model.DomainReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainReadiness_useCases(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UseCases, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainUseCase) graphql.Marshaler {
+			return ec.marshalNDomainUseCase2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainUseCaseᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainReadiness_useCases(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainReadiness",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainUseCase(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainReadiness_consumersTotal(ctx context.Context, field graphql.CollectedField, obj *model.DomainReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainReadiness_consumersTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConsumersTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainReadiness_consumersTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainReadiness", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainReadiness_consumersByKind(ctx context.Context, field graphql.CollectedField, obj *model.DomainReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainReadiness_consumersByKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConsumersByKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KindCount) graphql.Marshaler {
+			return ec.marshalNKindCount2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKindCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainReadiness_consumersByKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainReadiness",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KindCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainSLA_availabilityObjectivePct(ctx context.Context, field graphql.CollectedField, obj *model.DomainSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLA_availabilityObjectivePct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvailabilityObjectivePct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLA_availabilityObjectivePct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSLA", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSLA_retentionDays(ctx context.Context, field graphql.CollectedField, obj *model.DomainSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLA_retentionDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RetentionDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLA_retentionDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSLA", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSLA_dimensionTargets(ctx context.Context, field graphql.CollectedField, obj *model.DomainSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLA_dimensionTargets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DimensionTargets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DimensionValue) graphql.Marshaler {
+			return ec.marshalNDimensionValue2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLA_dimensionTargets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainSLA",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainSLA_dimensionWeights(ctx context.Context, field graphql.CollectedField, obj *model.DomainSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLA_dimensionWeights(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DimensionWeights, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DimensionValue) graphql.Marshaler {
+			return ec.marshalODimensionValue2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionValueᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLA_dimensionWeights(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainSLA",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainSLO_month(ctx context.Context, field graphql.CollectedField, obj *model.DomainSlo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLO_month(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Month, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLO_month(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSLO", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSLO_timezone(ctx context.Context, field graphql.CollectedField, obj *model.DomainSlo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLO_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLO_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSLO", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSLO_objectivePct(ctx context.Context, field graphql.CollectedField, obj *model.DomainSlo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLO_objectivePct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObjectivePct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLO_objectivePct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSLO", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSLO_objectiveMet(ctx context.Context, field graphql.CollectedField, obj *model.DomainSlo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLO_objectiveMet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObjectiveMet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLO_objectiveMet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSLO", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSLO_availabilityPct(ctx context.Context, field graphql.CollectedField, obj *model.DomainSlo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLO_availabilityPct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvailabilityPct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLO_availabilityPct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSLO", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSLO_metDays(ctx context.Context, field graphql.CollectedField, obj *model.DomainSlo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLO_metDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MetDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLO_metDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSLO", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSLO_violatedDays(ctx context.Context, field graphql.CollectedField, obj *model.DomainSlo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLO_violatedDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ViolatedDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLO_violatedDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSLO", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSLO_historyDays(ctx context.Context, field graphql.CollectedField, obj *model.DomainSlo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLO_historyDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HistoryDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLO_historyDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSLO", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSLO_dimensionTargetDays(ctx context.Context, field graphql.CollectedField, obj *model.DomainSlo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLO_dimensionTargetDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DimensionTargetDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLO_dimensionTargetDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSLO", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSLO_datasets(ctx context.Context, field graphql.CollectedField, obj *model.DomainSlo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSLO_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SLODataset) graphql.Marshaler {
+			return ec.marshalNSLODataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLODatasetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSLO_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainSLO",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLODataset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainUseCase_useCase(ctx context.Context, field graphql.CollectedField, obj *model.DomainUseCase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainUseCase_useCase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UseCase, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainUseCase_useCase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainUseCase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainUseCase_status(ctx context.Context, field graphql.CollectedField, obj *model.DomainUseCase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainUseCase_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainUseCase_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainUseCase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainUseCase_score(ctx context.Context, field graphql.CollectedField, obj *model.DomainUseCase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainUseCase_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainUseCase_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainUseCase", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DomainUseCase_blockers(ctx context.Context, field graphql.CollectedField, obj *model.DomainUseCase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainUseCase_blockers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Blockers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReadinessItem) graphql.Marshaler {
+			return ec.marshalNReadinessItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainUseCase_blockers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainUseCase",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReadinessItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainUseCase_warnings(ctx context.Context, field graphql.CollectedField, obj *model.DomainUseCase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainUseCase_warnings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warnings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReadinessItem) graphql.Marshaler {
+			return ec.marshalNReadinessItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainUseCase_warnings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainUseCase",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReadinessItem(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ImpactNode_ref(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
@@ -8916,6 +11389,182 @@ func (ec *executionContext) fieldContext_Query_knowledgeGraph(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_trustDecision(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_trustDecision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TrustDecision(ctx, fc.Args["dataset"].(string), fc.Args["purpose"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TrustDecision) graphql.Marshaler {
+			return ec.marshalNTrustDecision2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustDecision(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_trustDecision(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustDecision(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_trustDecision_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_domains(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_domains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Domains(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainPage) graphql.Marshaler {
+			return ec.marshalNDomainPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_domains(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_domains_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_domain(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_domain(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Domain(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Domain) graphql.Marshaler {
+			return ec.marshalODomain2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomain(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_domain(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Domain(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_domain_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_consumers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_consumers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Consumers(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConsumerPage) graphql.Marshaler {
+			return ec.marshalNConsumerPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConsumerPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_consumers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConsumerPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_consumers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_rules(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9122,6 +11771,52 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ReadinessItem_code(ctx context.Context, field graphql.CollectedField, obj *model.ReadinessItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReadinessItem_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReadinessItem_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReadinessItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReadinessItem_datasets(ctx context.Context, field graphql.CollectedField, obj *model.ReadinessItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReadinessItem_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReadinessItem_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReadinessItem", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Rule_id(ctx context.Context, field graphql.CollectedField, obj *model.Rule) (ret graphql.Marshaler) {
@@ -10034,6 +12729,167 @@ func (ec *executionContext) fieldContext_RuleResult_reason(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _SLODataset_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.SLODataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLODataset_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLODataset_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLODataset", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SLODataset_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.SLODataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLODataset_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLODataset_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLODataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SLODataset_availabilityPct(ctx context.Context, field graphql.CollectedField, obj *model.SLODataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLODataset_availabilityPct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvailabilityPct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLODataset_availabilityPct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLODataset", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SLODataset_metDays(ctx context.Context, field graphql.CollectedField, obj *model.SLODataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLODataset_metDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MetDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLODataset_metDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLODataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLODataset_violatedDays(ctx context.Context, field graphql.CollectedField, obj *model.SLODataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLODataset_violatedDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ViolatedDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLODataset_violatedDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLODataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLODataset_historyDays(ctx context.Context, field graphql.CollectedField, obj *model.SLODataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLODataset_historyDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HistoryDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLODataset_historyDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLODataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLODataset_dimensionTargetDays(ctx context.Context, field graphql.CollectedField, obj *model.SLODataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLODataset_dimensionTargetDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DimensionTargetDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLODataset_dimensionTargetDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLODataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Scan_id(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10616,6 +13472,590 @@ func (ec *executionContext) _Semantic_sampleSize(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Semantic_sampleSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Semantic", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_purpose(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_purpose(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Purpose, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_purpose(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_decision(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_decision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Decision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_reasons(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_reasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reasons, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TrustReason) graphql.Marshaler {
+			return ec.marshalNTrustReason2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustReasonᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_reasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TrustDecision",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustReason(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TrustDecision_verdict(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_readinessScore(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_readinessScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReadinessScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_readinessScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_readinessBlockers(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_readinessBlockers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReadinessBlockers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_readinessBlockers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_observedAgeHours(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_observedAgeHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObservedAgeHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_observedAgeHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_slaHours(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_slaHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLAHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_slaHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_freshnessMet(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_freshnessMet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FreshnessMet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_freshnessMet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_openCritical(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_openCritical(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenCritical, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_openCritical(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_openWarning(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_openWarning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenWarning, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_openWarning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_piiColumns(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_piiColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PiiColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_piiColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_piiUnmasked(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_piiUnmasked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PiiUnmasked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_piiUnmasked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_contractActive(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_contractActive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContractActive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_contractActive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_contractValid(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_contractValid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContractValid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_contractValid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_lastScanAt(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_lastScanAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastScanAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_lastScanAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_asOf(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_validUntil(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_validUntil(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidUntil, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_validUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_ttlSeconds(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_ttlSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TTLSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_ttlSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_recommendedActionPt(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_recommendedActionPt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RecommendedActionPt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_recommendedActionPt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustDecision_requiredActions(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustDecision_requiredActions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequiredActions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustDecision_requiredActions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustReason_code(ctx context.Context, field graphql.CollectedField, obj *model.TrustReason) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustReason_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustReason_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustReason", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustReason_severity(ctx context.Context, field graphql.CollectedField, obj *model.TrustReason) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustReason_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustReason_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustReason", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustReason_messagePt(ctx context.Context, field graphql.CollectedField, obj *model.TrustReason) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustReason_messagePt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MessagePt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustReason_messagePt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustReason", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Verdict_verdict(ctx context.Context, field graphql.CollectedField, obj *model.Verdict) (ret graphql.Marshaler) {
@@ -12115,6 +15555,132 @@ func (ec *executionContext) _ColumnPair(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var consumerImplementors = []string{"Consumer"}
+
+func (ec *executionContext) _Consumer(ctx context.Context, sel ast.SelectionSet, obj *model.Consumer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, consumerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Consumer")
+		case "id":
+			out.Values[i] = ec._Consumer_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Consumer_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._Consumer_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "framework":
+			out.Values[i] = ec._Consumer_framework(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consumptions7d":
+			out.Values[i] = ec._Consumer_consumptions7d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "consumptions30d":
+			out.Values[i] = ec._Consumer_consumptions30d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets30d":
+			out.Values[i] = ec._Consumer_datasets30d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastDecision":
+			out.Values[i] = ec._Consumer_lastDecision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastPurpose":
+			out.Values[i] = ec._Consumer_lastPurpose(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastConsumedAt":
+			out.Values[i] = ec._Consumer_lastConsumedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var consumerPageImplementors = []string{"ConsumerPage"}
+
+func (ec *executionContext) _ConsumerPage(ctx context.Context, sel ast.SelectionSet, obj *model.ConsumerPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, consumerPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConsumerPage")
+		case "items":
+			out.Values[i] = ec._ConsumerPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ConsumerPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var countryImplementors = []string{"Country"}
 
 func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, obj *model.Country) graphql.Marshaler {
@@ -12551,6 +16117,493 @@ func (ec *executionContext) _DatasetPage(ctx context.Context, sel ast.SelectionS
 			}
 		case "total":
 			out.Values[i] = ec._DatasetPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dimensionValueImplementors = []string{"DimensionValue"}
+
+func (ec *executionContext) _DimensionValue(ctx context.Context, sel ast.SelectionSet, obj *model.DimensionValue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dimensionValueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DimensionValue")
+		case "dimension":
+			out.Values[i] = ec._DimensionValue_dimension(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._DimensionValue_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainImplementors = []string{"Domain"}
+
+func (ec *executionContext) _Domain(ctx context.Context, sel ast.SelectionSet, obj *model.Domain) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Domain")
+		case "id":
+			out.Values[i] = ec._Domain_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Domain_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._Domain_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Domain_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._Domain_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "publishedAt":
+			out.Values[i] = ec._Domain_publishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "restricted":
+			out.Values[i] = ec._Domain_restricted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ownerName":
+			out.Values[i] = ec._Domain_ownerName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sla":
+			out.Values[i] = ec._Domain_sla(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "datasetIds":
+			out.Values[i] = ec._Domain_datasetIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "readiness":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_readiness(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "slo":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_slo(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainPageImplementors = []string{"DomainPage"}
+
+func (ec *executionContext) _DomainPage(ctx context.Context, sel ast.SelectionSet, obj *model.DomainPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainPage")
+		case "items":
+			out.Values[i] = ec._DomainPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._DomainPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainReadinessImplementors = []string{"DomainReadiness"}
+
+func (ec *executionContext) _DomainReadiness(ctx context.Context, sel ast.SelectionSet, obj *model.DomainReadiness) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainReadinessImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainReadiness")
+		case "useCases":
+			out.Values[i] = ec._DomainReadiness_useCases(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "consumersTotal":
+			out.Values[i] = ec._DomainReadiness_consumersTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "consumersByKind":
+			out.Values[i] = ec._DomainReadiness_consumersByKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainSLAImplementors = []string{"DomainSLA"}
+
+func (ec *executionContext) _DomainSLA(ctx context.Context, sel ast.SelectionSet, obj *model.DomainSLA) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainSLAImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainSLA")
+		case "availabilityObjectivePct":
+			out.Values[i] = ec._DomainSLA_availabilityObjectivePct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "retentionDays":
+			out.Values[i] = ec._DomainSLA_retentionDays(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "dimensionTargets":
+			out.Values[i] = ec._DomainSLA_dimensionTargets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dimensionWeights":
+			out.Values[i] = ec._DomainSLA_dimensionWeights(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainSLOImplementors = []string{"DomainSLO"}
+
+func (ec *executionContext) _DomainSLO(ctx context.Context, sel ast.SelectionSet, obj *model.DomainSlo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainSLOImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainSLO")
+		case "month":
+			out.Values[i] = ec._DomainSLO_month(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._DomainSLO_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "objectivePct":
+			out.Values[i] = ec._DomainSLO_objectivePct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "objectiveMet":
+			out.Values[i] = ec._DomainSLO_objectiveMet(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "availabilityPct":
+			out.Values[i] = ec._DomainSLO_availabilityPct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "metDays":
+			out.Values[i] = ec._DomainSLO_metDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "violatedDays":
+			out.Values[i] = ec._DomainSLO_violatedDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "historyDays":
+			out.Values[i] = ec._DomainSLO_historyDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dimensionTargetDays":
+			out.Values[i] = ec._DomainSLO_dimensionTargetDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._DomainSLO_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainUseCaseImplementors = []string{"DomainUseCase"}
+
+func (ec *executionContext) _DomainUseCase(ctx context.Context, sel ast.SelectionSet, obj *model.DomainUseCase) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainUseCaseImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainUseCase")
+		case "useCase":
+			out.Values[i] = ec._DomainUseCase_useCase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._DomainUseCase_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._DomainUseCase_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "blockers":
+			out.Values[i] = ec._DomainUseCase_blockers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warnings":
+			out.Values[i] = ec._DomainUseCase_warnings(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -14126,6 +18179,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "trustDecision":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_trustDecision(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "domains":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_domains(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "domain":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_domain(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "consumers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_consumers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "rules":
 			field := field
 
@@ -14205,6 +18346,49 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var readinessItemImplementors = []string{"ReadinessItem"}
+
+func (ec *executionContext) _ReadinessItem(ctx context.Context, sel ast.SelectionSet, obj *model.ReadinessItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, readinessItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReadinessItem")
+		case "code":
+			out.Values[i] = ec._ReadinessItem_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._ReadinessItem_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -14582,6 +18766,74 @@ func (ec *executionContext) _RuleResult(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var sLODatasetImplementors = []string{"SLODataset"}
+
+func (ec *executionContext) _SLODataset(ctx context.Context, sel ast.SelectionSet, obj *model.SLODataset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sLODatasetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SLODataset")
+		case "datasetId":
+			out.Values[i] = ec._SLODataset_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._SLODataset_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "availabilityPct":
+			out.Values[i] = ec._SLODataset_availabilityPct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "metDays":
+			out.Values[i] = ec._SLODataset_metDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "violatedDays":
+			out.Values[i] = ec._SLODataset_violatedDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "historyDays":
+			out.Values[i] = ec._SLODataset_historyDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dimensionTargetDays":
+			out.Values[i] = ec._SLODataset_dimensionTargetDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var scanImplementors = []string{"Scan"}
 
 func (ec *executionContext) _Scan(ctx context.Context, sel ast.SelectionSet, obj *model.Scan) graphql.Marshaler {
@@ -14815,6 +19067,197 @@ func (ec *executionContext) _Semantic(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "sampleSize":
 			out.Values[i] = ec._Semantic_sampleSize(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var trustDecisionImplementors = []string{"TrustDecision"}
+
+func (ec *executionContext) _TrustDecision(ctx context.Context, sel ast.SelectionSet, obj *model.TrustDecision) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, trustDecisionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TrustDecision")
+		case "datasetId":
+			out.Values[i] = ec._TrustDecision_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "purpose":
+			out.Values[i] = ec._TrustDecision_purpose(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "decision":
+			out.Values[i] = ec._TrustDecision_decision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reasons":
+			out.Values[i] = ec._TrustDecision_reasons(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._TrustDecision_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "readinessScore":
+			out.Values[i] = ec._TrustDecision_readinessScore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "readinessBlockers":
+			out.Values[i] = ec._TrustDecision_readinessBlockers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "observedAgeHours":
+			out.Values[i] = ec._TrustDecision_observedAgeHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "slaHours":
+			out.Values[i] = ec._TrustDecision_slaHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "freshnessMet":
+			out.Values[i] = ec._TrustDecision_freshnessMet(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "openCritical":
+			out.Values[i] = ec._TrustDecision_openCritical(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openWarning":
+			out.Values[i] = ec._TrustDecision_openWarning(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "piiColumns":
+			out.Values[i] = ec._TrustDecision_piiColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "piiUnmasked":
+			out.Values[i] = ec._TrustDecision_piiUnmasked(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contractActive":
+			out.Values[i] = ec._TrustDecision_contractActive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contractValid":
+			out.Values[i] = ec._TrustDecision_contractValid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastScanAt":
+			out.Values[i] = ec._TrustDecision_lastScanAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "asOf":
+			out.Values[i] = ec._TrustDecision_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "validUntil":
+			out.Values[i] = ec._TrustDecision_validUntil(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ttlSeconds":
+			out.Values[i] = ec._TrustDecision_ttlSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recommendedActionPt":
+			out.Values[i] = ec._TrustDecision_recommendedActionPt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requiredActions":
+			out.Values[i] = ec._TrustDecision_requiredActions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var trustReasonImplementors = []string{"TrustReason"}
+
+func (ec *executionContext) _TrustReason(ctx context.Context, sel ast.SelectionSet, obj *model.TrustReason) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, trustReasonImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TrustReason")
+		case "code":
+			out.Values[i] = ec._TrustReason_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._TrustReason_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "messagePt":
+			out.Values[i] = ec._TrustReason_messagePt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15335,6 +19778,36 @@ func (ec *executionContext) marshalNColumnPair2ᚕgithubᚗcomᚋvigiaᚑdataᚋ
 	return ret
 }
 
+func (ec *executionContext) marshalNConsumer2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConsumer(ctx context.Context, sel ast.SelectionSet, v model.Consumer) graphql.Marshaler {
+	return ec._Consumer(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConsumer2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConsumerᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Consumer) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConsumer2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConsumer(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConsumerPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConsumerPage(ctx context.Context, sel ast.SelectionSet, v *model.ConsumerPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConsumerPage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCountry2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐCountry(ctx context.Context, sel ast.SelectionSet, v *model.Country) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -15378,6 +19851,122 @@ func (ec *executionContext) marshalNDatasetPage2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._DatasetPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDimensionValue2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionValue(ctx context.Context, sel ast.SelectionSet, v model.DimensionValue) graphql.Marshaler {
+	return ec._DimensionValue(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDimensionValue2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionValueᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DimensionValue) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDimensionValue2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionValue(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDomain2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomain(ctx context.Context, sel ast.SelectionSet, v model.Domain) graphql.Marshaler {
+	return ec._Domain(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDomain2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Domain) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomain2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomain(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDomainPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainPage(ctx context.Context, sel ast.SelectionSet, v *model.DomainPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDomainReadiness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainReadiness(ctx context.Context, sel ast.SelectionSet, v *model.DomainReadiness) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainReadiness(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDomainSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSLA(ctx context.Context, sel ast.SelectionSet, v *model.DomainSLA) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainSLA(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDomainSLO2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSlo(ctx context.Context, sel ast.SelectionSet, v *model.DomainSlo) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainSLO(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDomainUseCase2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainUseCase(ctx context.Context, sel ast.SelectionSet, v model.DomainUseCase) graphql.Marshaler {
+	return ec._DomainUseCase(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDomainUseCase2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainUseCaseᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DomainUseCase) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomainUseCase2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainUseCase(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -15751,6 +20340,26 @@ func (ec *executionContext) marshalNLineagePath2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._LineagePath(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNReadinessItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessItem(ctx context.Context, sel ast.SelectionSet, v model.ReadinessItem) graphql.Marshaler {
+	return ec._ReadinessItem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReadinessItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessItemᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ReadinessItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReadinessItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNRule2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRule(ctx context.Context, sel ast.SelectionSet, v model.Rule) graphql.Marshaler {
 	return ec._Rule(ctx, sel, &v)
 }
@@ -15804,6 +20413,26 @@ func (ec *executionContext) marshalNRuleParams2ᚖgithubᚗcomᚋvigiaᚑdataᚋ
 func (ec *executionContext) unmarshalNRuleParamsInput2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleParamsInput(ctx context.Context, v any) (*model.RuleParamsInput, error) {
 	res, err := ec.unmarshalInputRuleParamsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSLODataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLODataset(ctx context.Context, sel ast.SelectionSet, v model.SLODataset) graphql.Marshaler {
+	return ec._SLODataset(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSLODataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLODatasetᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SLODataset) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSLODataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLODataset(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNScan2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScan(ctx context.Context, sel ast.SelectionSet, v model.Scan) graphql.Marshaler {
@@ -15925,6 +20554,36 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNTrustDecision2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustDecision(ctx context.Context, sel ast.SelectionSet, v *model.TrustDecision) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TrustDecision(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTrustReason2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustReason(ctx context.Context, sel ast.SelectionSet, v model.TrustReason) graphql.Marshaler {
+	return ec._TrustReason(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTrustReason2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustReasonᚄ(ctx context.Context, sel ast.SelectionSet, v []model.TrustReason) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTrustReason2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustReason(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNUpdateRuleInput2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUpdateRuleInput(ctx context.Context, v any) (model.UpdateRuleInput, error) {
@@ -16133,6 +20792,32 @@ func (ec *executionContext) marshalODatasetSort2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalODimensionValue2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionValueᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DimensionValue) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDimensionValue2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionValue(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalODomain2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomain(ctx context.Context, sel ast.SelectionSet, v *model.Domain) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Domain(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {

@@ -31,6 +31,27 @@ type ColumnPair struct {
 	Direct bool   `json:"direct"`
 }
 
+// A registered consumer with counters over the datasets the caller can see.
+type Consumer struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// agent, application, pipeline, notebook
+	Kind            string     `json:"kind"`
+	Framework       *string    `json:"framework,omitempty"`
+	Consumptions7d  int        `json:"consumptions7d"`
+	Consumptions30d int        `json:"consumptions30d"`
+	Datasets30d     int        `json:"datasets30d"`
+	LastDecision    *string    `json:"lastDecision,omitempty"`
+	LastPurpose     *string    `json:"lastPurpose,omitempty"`
+	LastConsumedAt  *time.Time `json:"lastConsumedAt,omitempty"`
+}
+
+// One page of consumers.
+type ConsumerPage struct {
+	Items []Consumer `json:"items"`
+	Total int        `json:"total"`
+}
+
 // The data country scans use and where it comes from (dataset, connection, workspace).
 type Country struct {
 	Effective string `json:"effective"`
@@ -90,6 +111,78 @@ type Dataset struct {
 type DatasetPage struct {
 	Items []Dataset `json:"items"`
 	Total int       `json:"total"`
+}
+
+// A value per quality dimension.
+type DimensionValue struct {
+	Dimension string  `json:"dimension"`
+	Value     float64 `json:"value"`
+}
+
+// A data product.
+type Domain struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// draft, published, deprecated
+	Status string `json:"status"`
+	// MAJOR.MINOR; 0.0 before the first publication
+	Version     string     `json:"version"`
+	PublishedAt *time.Time `json:"publishedAt,omitempty"`
+	Restricted  bool       `json:"restricted"`
+	OwnerName   *string    `json:"ownerName,omitempty"`
+	SLA         *DomainSLA `json:"sla"`
+	// Member datasets the caller can see.
+	DatasetIds []string         `json:"datasetIds"`
+	Readiness  *DomainReadiness `json:"readiness"`
+	// SLO attainment of month (YYYY-MM; the current month by default).
+	Slo *DomainSlo `json:"slo"`
+}
+
+// One page of domains.
+type DomainPage struct {
+	Items []Domain `json:"items"`
+	Total int      `json:"total"`
+}
+
+// A domain's readiness per use case and its consumers.
+type DomainReadiness struct {
+	UseCases        []DomainUseCase `json:"useCases"`
+	ConsumersTotal  int             `json:"consumersTotal"`
+	ConsumersByKind []KindCount     `json:"consumersByKind"`
+}
+
+// A domain's SLA.
+type DomainSLA struct {
+	AvailabilityObjectivePct *float64         `json:"availabilityObjectivePct,omitempty"`
+	RetentionDays            *int             `json:"retentionDays,omitempty"`
+	DimensionTargets         []DimensionValue `json:"dimensionTargets"`
+	// null: the default weights (20 each)
+	DimensionWeights []DimensionValue `json:"dimensionWeights,omitempty"`
+}
+
+// A domain's SLO attainment in a month.
+type DomainSlo struct {
+	Month               string       `json:"month"`
+	Timezone            string       `json:"timezone"`
+	ObjectivePct        *float64     `json:"objectivePct,omitempty"`
+	ObjectiveMet        *bool        `json:"objectiveMet,omitempty"`
+	AvailabilityPct     *float64     `json:"availabilityPct,omitempty"`
+	MetDays             int          `json:"metDays"`
+	ViolatedDays        int          `json:"violatedDays"`
+	HistoryDays         int          `json:"historyDays"`
+	DimensionTargetDays int          `json:"dimensionTargetDays"`
+	Datasets            []SLODataset `json:"datasets"`
+}
+
+// A domain's readiness for one use case (rag, ml, agente, bi).
+type DomainUseCase struct {
+	UseCase string `json:"useCase"`
+	// ready, ready_with_warnings, not_ready
+	Status   string          `json:"status"`
+	Score    *float64        `json:"score,omitempty"`
+	Blockers []ReadinessItem `json:"blockers"`
+	Warnings []ReadinessItem `json:"warnings"`
 }
 
 // A node of an impact tree.
@@ -314,6 +407,12 @@ type Mutation struct {
 type Query struct {
 }
 
+// A blocker or warning code of a use case; datasets counts the member datasets it comes from.
+type ReadinessItem struct {
+	Code     string `json:"code"`
+	Datasets *int   `json:"datasets,omitempty"`
+}
+
 // A data-quality rule of a dataset, evaluated in every scan of its connection.
 type Rule struct {
 	ID          string `json:"id"`
@@ -397,6 +496,17 @@ type RuleResult struct {
 	Reason      *RuleReason `json:"reason,omitempty"`
 }
 
+// A dataset's SLO attainment in a month.
+type SLODataset struct {
+	DatasetID           string   `json:"datasetId"`
+	DatasetName         string   `json:"datasetName"`
+	AvailabilityPct     *float64 `json:"availabilityPct,omitempty"`
+	MetDays             int      `json:"metDays"`
+	ViolatedDays        int      `json:"violatedDays"`
+	HistoryDays         int      `json:"historyDays"`
+	DimensionTargetDays int      `json:"dimensionTargetDays"`
+}
+
 // A scan of a connection.
 type Scan struct {
 	ID             string `json:"id"`
@@ -438,6 +548,44 @@ type Semantic struct {
 	Region     *string `json:"region,omitempty"`
 	Estimated  bool    `json:"estimated"`
 	SampleSize int     `json:"sampleSize"`
+}
+
+// May this dataset be used for this purpose now? The same answer as GET /datasets/{id}/trust-decision.
+type TrustDecision struct {
+	DatasetID string `json:"datasetId"`
+	// agente, rag, treino, bi (ml is treino)
+	Purpose string `json:"purpose"`
+	// trusted, caution, untrusted, unknown
+	Decision string        `json:"decision"`
+	Reasons  []TrustReason `json:"reasons"`
+	// pass, warn, fail, unknown
+	Verdict             string     `json:"verdict"`
+	ReadinessScore      float64    `json:"readinessScore"`
+	ReadinessBlockers   []string   `json:"readinessBlockers"`
+	ObservedAgeHours    *float64   `json:"observedAgeHours,omitempty"`
+	SLAHours            *float64   `json:"slaHours,omitempty"`
+	FreshnessMet        *bool      `json:"freshnessMet,omitempty"`
+	OpenCritical        int        `json:"openCritical"`
+	OpenWarning         int        `json:"openWarning"`
+	PiiColumns          []string   `json:"piiColumns"`
+	PiiUnmasked         []string   `json:"piiUnmasked"`
+	ContractActive      bool       `json:"contractActive"`
+	ContractValid       bool       `json:"contractValid"`
+	LastScanAt          *time.Time `json:"lastScanAt,omitempty"`
+	AsOf                time.Time  `json:"asOf"`
+	ValidUntil          time.Time  `json:"validUntil"`
+	TTLSeconds          int        `json:"ttlSeconds"`
+	RecommendedActionPt string     `json:"recommendedActionPt"`
+	RequiredActions     []string   `json:"requiredActions"`
+}
+
+// One cause of a trust decision.
+type TrustReason struct {
+	// Stable: readiness_blocker, critical_incident, verdict_fail, verdict_warn, warning_incident, readiness_warning, contract_violation, no_profile
+	Code string `json:"code"`
+	// critical or warning
+	Severity  string `json:"severity"`
+	MessagePt string `json:"messagePt"`
 }
 
 // Absent fields keep their value; params replace the whole set.
