@@ -364,15 +364,20 @@ func TestSLAReportMatchesHandComputedNumbers(t *testing.T) {
 	type step struct{ from, to, event, origin, at string }
 	seed := func(ws, ds, severity, created string, teamID *string, steps ...step) {
 		id := vigia.NewID()
-		status, reason := "open", any(nil)
+		status, reason, resolvedAt := "open", any(nil), any(nil)
 		if len(steps) > 0 {
-			status = steps[len(steps)-1].to
-			if steps[len(steps)-1].event == "ignored_expected" {
+			last := steps[len(steps)-1]
+			status = last.to
+			if last.event == "ignored_expected" {
 				reason = "expected"
 			}
+			if status == "resolved" || status == "ignored" {
+				resolvedAt = at(last.at)
+			}
 		}
-		e.exec(t, `INSERT INTO issues (id, workspace_id, dataset_id, type, severity, status, title, created_at, updated_at, resolution_reason, assignee_team_id)
-			VALUES ($1, $2, $3, 'schema_drift', $4, $5, 'x', $6, $6, $7, $8)`, id, ws, ds, severity, status, at(created), reason, teamID)
+		e.exec(t, `INSERT INTO issues (id, workspace_id, dataset_id, type, severity, status, title, created_at, updated_at, resolution_reason,
+			assignee_team_id, resolved_at) VALUES ($1, $2, $3, 'schema_drift', $4, $5, 'x', $6, $6, $7, $8, $9)`,
+			id, ws, ds, severity, status, at(created), reason, teamID, resolvedAt)
 		e.exec(t, `INSERT INTO issue_history (id, issue_id, workspace_id, to_status, origin, event, created_at)
 			VALUES ($1, $2, $3, 'open', 'scan:s', 'opened', $4)`, vigia.NewID(), id, ws, at(created))
 		for _, s := range steps {
@@ -409,7 +414,9 @@ func TestSLAReportMatchesHandComputedNumbers(t *testing.T) {
 	seed(e.ws, d1, "warning", "2026-03-30 00:00", nil)
 	// I14 warning ignored (not as expected) after 8 h: closed, MTTA 8, MTTR 8, met.
 	seed(e.ws, d1, "warning", "2026-03-12 00:00", nil, step{"open", "ignored", "ignored", u, "2026-03-12 08:00"})
-	// Not counted: a restricted dataset the member cannot see, April, another workspace.
+	// Not counted: closed in February, a restricted dataset the member cannot see, April,
+	// another workspace.
+	seed(e.ws, d1, "critical", "2026-02-01 00:00", nil, step{"open", "resolved", "resolved", u, "2026-02-02 00:00"})
 	seed(e.ws, secret, "critical", "2026-03-03 00:00", nil)
 	seed(e.ws, d1, "critical", "2026-04-02 00:00", nil)
 	otherWS := e.MustWorkspace(t, "other")

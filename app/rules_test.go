@@ -426,6 +426,25 @@ func TestRuleChangesNeedAMemberSession(t *testing.T) {
 			t.Fatalf("issue of a deleted rule: %v", is)
 		}
 	})
+	t.Run("RulesOfInvisibleDatasetsAreNotCounted", func(t *testing.T) {
+		_, before := e.list(t, "/api/v1/rules", e.member)
+		domain := vigia.NewID()
+		e.exec(t, `INSERT INTO domains (id, workspace_id, name, restricted) VALUES ($1, $2, 'Fechado', true)`, domain, e.ws)
+		e.exec(t, `INSERT INTO domain_datasets VALUES ($1, $2)`, domain, ds)
+		defer e.exec(t, `DELETE FROM domains WHERE id = $1`, domain)
+		if _, total := e.list(t, "/api/v1/rules", e.member); total != "0" || before == "0" {
+			t.Fatalf("member counts %s rules (before %s)", total, before)
+		}
+		if _, total := e.list(t, "/api/v1/rules", e.admin); total != before {
+			t.Fatalf("admin counts %s; want %s", total, before)
+		}
+		if r := e.Do(t, http.MethodGet, "/api/v1/rules/"+notNull["id"].(string), e.member, nil); r.Status != 404 {
+			t.Fatalf("member reads a rule of an invisible dataset: %d", r.Status)
+		}
+		if _, total := e.list(t, "/api/v1/issues?type=rule", e.member); total != "0" {
+			t.Fatalf("member counts %s rule issues", total)
+		}
+	})
 	t.Run("GraphQLListsRulesWithLastResult", func(t *testing.T) {
 		g := e.GraphQL(t, e.tok, `query($d: ID){ rules(datasetId: $d, limit: 50) { total items { id ruleType lastResult { status observed threshold reason { code } } } } }`,
 			map[string]any{"d": ds})

@@ -12,61 +12,80 @@ import (
 
 // slaPerIssue computes, in SQL, every issue's part in one month of the SLA report
 // ($1 workspace, $2 teams, $3 admin, $4 month start, $5 as_of = month end or now,
-// $6 critical target hours, $7 warning target hours). Only issues the period concerns
-// are read: opened in it, changed in it, or unresolved at its end. The SLA clock runs
-// while an issue is open or acknowledged (vigia_issue_sla_seconds, vigia_issue_sla_due).
-const slaPerIssue = `iss AS (
+// $6 critical target hours, $7 warning target hours).
+//
+// The SLA clock runs while an issue is open or acknowledged. Each history row starts the
+// status it reached (an issue without history is open since it was created), so one
+// window pass over the history gives, for every row, the seconds on the clock when it
+// happened (clock_s): the first response and the close are rows, and their clock_s is
+// the MTTA and the MTTR; the target passes in the first running period where
+// target - clock_s fits (the same rule as the SQL functions vigia_issue_sla_seconds and
+// vigia_issue_sla_due, which the SLA timers use per issue). One GROUP BY then folds the
+// rows per issue. Only issues the period concerns are counted: opened in it, changed in
+// it, or unresolved at its end.
+const slaPerIssue = `vis AS MATERIALIZED (
+	SELECT d.id FROM datasets d WHERE d.workspace_id = $1 AND vigia_dataset_visible(d.id, $2::uuid[], $3)
+), iss AS MATERIALIZED (
 	SELECT i.id, i.severity, i.assignee_team_id, i.dataset_id, i.created_at,
 	       CASE i.severity WHEN 'critical' THEN $6::int WHEN 'warning' THEN $7::int END AS target_h
-	  FROM issues i JOIN datasets d ON d.id = i.dataset_id
-	 WHERE i.workspace_id = $1 AND i.created_at < $5 AND $4 <= $5 AND vigia_dataset_visible(d.id, $2::uuid[], $3)
+	  FROM issues i JOIN vis ON vis.id = i.dataset_id
+	 WHERE i.workspace_id = $1 AND i.created_at < $5 AND $4 <= $5
+	   -- closed before the month and never changed since: nothing of it falls in the month
+	   AND NOT (i.status IN ('resolved', 'ignored') AND coalesce(i.resolved_at < $4, false))
 ), h AS (
 	SELECT hh.id, hh.issue_id, hh.from_status, hh.to_status, hh.origin, hh.created_at,
 	       coalesce(hh.event, CASE WHEN hh.from_status IS NULL THEN 'opened' ELSE hh.to_status END) AS event
 	  FROM issue_history hh JOIN iss ON iss.id = hh.issue_id
 	 WHERE hh.created_at < $5
-), state AS (
-	-- The status at as_of: the last row that changed it (assignments and verifications
-	-- keep the status and do not count).
-	SELECT DISTINCT ON (issue_id) issue_id, to_status, event
-	  FROM h WHERE from_status IS DISTINCT FROM to_status
-	 ORDER BY issue_id, created_at DESC, id DESC
-), resp AS (
-	-- The first response: a person, a ticket or another system took the issue out of
-	-- open; a scan resolving it is not a response.
-	SELECT issue_id, min(created_at) AS at FROM h
-	 WHERE from_status = 'open' AND to_status IN ('acknowledged', 'resolved', 'ignored') AND origin NOT LIKE 'scan:%'
-	 GROUP BY issue_id
-), closes AS (
-	SELECT DISTINCT ON (issue_id) issue_id, created_at AS at FROM h
-	 WHERE from_status IN ('open', 'acknowledged') AND to_status IN ('resolved', 'ignored') AND created_at >= $4
-	 ORDER BY issue_id, created_at DESC, id DESC
-), touched AS (
-	SELECT DISTINCT issue_id FROM h WHERE created_at >= $4
+	UNION ALL
+	SELECT iss.id, iss.id, NULL, 'open', 'scan', iss.created_at, 'opened' FROM iss
+	 WHERE NOT EXISTS (SELECT 1 FROM issue_history x WHERE x.issue_id = iss.id)
+), periods AS (
+	SELECT h.*, lead(created_at) OVER (PARTITION BY issue_id ORDER BY created_at, id) AS end_at FROM h
+), clocked AS (
+	SELECT p.*, iss.target_h,
+	       p.to_status IN ('open', 'acknowledged') AS running,
+	       coalesce(sum(CASE WHEN p.to_status IN ('open', 'acknowledged') THEN extract(epoch FROM p.end_at - p.created_at) END)
+	           OVER (PARTITION BY p.issue_id ORDER BY p.created_at, p.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS clock_s
+	  FROM periods p JOIN iss ON iss.id = p.issue_id
+), folded AS (
+	SELECT issue_id,
+	       -- the status at as_of: the last row that changed it (assignments and
+	       -- verifications keep the status and do not count)
+	       (array_agg(to_status ORDER BY created_at DESC, id DESC) FILTER (WHERE from_status IS DISTINCT FROM to_status))[1] AS state,
+	       (array_agg(event ORDER BY created_at DESC, id DESC) FILTER (WHERE from_status IS DISTINCT FROM to_status))[1] AS state_event,
+	       -- the first response: a person, a ticket or another system took the issue out of
+	       -- open; a scan resolving it is not a response
+	       (array_agg(created_at ORDER BY created_at, id) FILTER (WHERE from_status = 'open'
+	           AND to_status IN ('acknowledged', 'resolved', 'ignored') AND origin NOT LIKE 'scan:%'))[1] AS responded_at,
+	       (array_agg(clock_s ORDER BY created_at, id) FILTER (WHERE from_status = 'open'
+	           AND to_status IN ('acknowledged', 'resolved', 'ignored') AND origin NOT LIKE 'scan:%'))[1] AS response_s,
+	       -- the last close in the period
+	       (array_agg(clock_s ORDER BY created_at DESC, id DESC) FILTER (WHERE from_status IN ('open', 'acknowledged')
+	           AND to_status IN ('resolved', 'ignored') AND created_at >= $4))[1] AS close_s,
+	       -- the moment the clock reached the target
+	       (array_agg(created_at + make_interval(secs => target_h * 3600 - clock_s) ORDER BY created_at, id)
+	           FILTER (WHERE running AND target_h IS NOT NULL
+	                   AND (end_at IS NULL OR target_h * 3600 - clock_s <= extract(epoch FROM end_at - created_at))))[1] AS due_at,
+	       bool_or(created_at >= $4) AS touched
+	  FROM clocked GROUP BY issue_id
 ), per AS (
 	SELECT iss.id, iss.severity, iss.assignee_team_id, iss.dataset_id, iss.target_h,
 	       iss.created_at >= $4 AS opened,
-	       coalesce(st.to_status IN ('open', 'acknowledged'), true) AS unresolved,
-	       coalesce(st.event = 'ignored_expected', false) AS expected,
-	       cl.at IS NOT NULL AND coalesce(st.to_status IN ('resolved', 'ignored') AND st.event <> 'ignored_expected', false) AS closed,
-	       cl.at AS closed_at, r.at AS responded_at,
+	       coalesce(f.state IN ('open', 'acknowledged'), true) AS unresolved,
+	       coalesce(f.state_event = 'ignored_expected', false) AS expected,
+	       f.close_s IS NOT NULL AND coalesce(f.state IN ('resolved', 'ignored') AND f.state_event <> 'ignored_expected', false) AS closed,
+	       CASE WHEN f.responded_at >= $4 THEN f.response_s / 3600 END AS mtta_h,
+	       f.close_s, f.due_at,
 	       extract(epoch FROM $5 - iss.created_at) / 3600 AS age_h
-	  FROM iss
-	  LEFT JOIN state st ON st.issue_id = iss.id
-	  LEFT JOIN resp r ON r.issue_id = iss.id
-	  LEFT JOIN closes cl ON cl.issue_id = iss.id
-	 WHERE iss.created_at >= $4 OR iss.id IN (SELECT issue_id FROM touched) OR coalesce(st.to_status IN ('open', 'acknowledged'), true)
-), clocked AS (
-	SELECT per.*,
-	       CASE WHEN responded_at >= $4 THEN vigia_issue_sla_seconds(id, responded_at) / 3600 END AS mtta_h,
-	       CASE WHEN closed THEN vigia_issue_sla_seconds(id, closed_at) / 3600 END AS mttr_h,
-	       CASE WHEN target_h IS NOT NULL AND NOT expected THEN vigia_issue_sla_due(id, target_h, $5) END AS due_at
-	  FROM per
+	  FROM iss LEFT JOIN folded f ON f.issue_id = iss.id
+	 WHERE iss.created_at >= $4 OR coalesce(f.touched, false) OR coalesce(f.state IN ('open', 'acknowledged'), true)
 ), per_issue AS (
-	SELECT clocked.*,
-	       coalesce(due_at >= $4 AND due_at < $5, false) AS breached,
-	       coalesce(closed AND target_h IS NOT NULL AND NOT expected AND due_at IS NULL, false) AS met
-	  FROM clocked
+	SELECT per.*,
+	       CASE WHEN closed THEN close_s / 3600 END AS mttr_h,
+	       NOT expected AND coalesce(due_at >= $4 AND due_at < $5, false) AS breached,
+	       closed AND target_h IS NOT NULL AND NOT expected AND due_at IS NULL AS met
+	  FROM per
 )`
 
 // slaAggregates are the report's numbers over a set of per_issue rows.
