@@ -10,8 +10,10 @@ import (
 
 // Resolver holds the services resolvers call.
 type Resolver struct {
-	Catalog        *catalog.Service
-	ScanService    *scan.Service
-	ScanReads      *scan.ReadService
+	Catalog     *catalog.Service
+	ScanService *scan.Service
+	ScanReads   *scan.ReadService
+
+	// LineageService answers lineage, incidents and the knowledge graph.
 	LineageService *lineage.Service
 }

@@ -141,14 +141,16 @@ type Finisher interface {
 
 // Service triggers, runs and reads scans.
 type Service struct {
+	store Store
+	tx    Tx
+	jobs  Enqueuer
+	conns Connections
+	clock vigia.Clock
+	log   *slog.Logger
+	cfg   Config
+
+	// finisher runs after every successful scan (lineage, incidents, snapshots).
 	finisher Finisher
-	store    Store
-	tx       Tx
-	jobs     Enqueuer
-	conns    Connections
-	clock    vigia.Clock
-	log      *slog.Logger
-	cfg      Config
 }
 
 // NewService returns the scan service.
