@@ -14,11 +14,13 @@ import (
 
 // Resolver holds the services resolvers call.
 type Resolver struct {
-	Catalog        *catalog.Service
-	ScanService    *scan.Service
-	ScanReads      *scan.ReadService
-	RuleService    *rule.Service
-	IssueService   *issue.Service
+	Catalog      *catalog.Service
+	ScanService  *scan.Service
+	ScanReads    *scan.ReadService
+	RuleService  *rule.Service
+	IssueService *issue.Service
+
+	// LineageService answers lineage, incidents and the knowledge graph.
 	LineageService *lineage.Service
 	Trust          *trust.Service
 	Products       *product.Service

@@ -141,15 +141,18 @@ type Finisher interface {
 
 // Service triggers, runs and reads scans.
 type Service struct {
+	store Store
+	tx    Tx
+	jobs  Enqueuer
+	conns Connections
+	clock vigia.Clock
+	log   *slog.Logger
+	cfg   Config
+
+	// finisher runs after every successful scan (lineage, incidents, snapshots).
 	finisher Finisher
-	store    Store
-	tx       Tx
-	jobs     Enqueuer
-	conns    Connections
-	rules    RuleEvaluator // nil: datasets have no rules
-	clock    vigia.Clock
-	log      *slog.Logger
-	cfg      Config
+	// rules evaluates datasets' rules; nil: datasets have no rules.
+	rules RuleEvaluator
 	// weights reads the domains' dimension weights; nil scores with the defaults.
 	weights DomainWeights
 }

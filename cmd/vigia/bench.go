@@ -8,7 +8,9 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,6 +43,12 @@ func benchCommand(stdout, stderr io.Writer) *cobra.Command {
 // 0..99 of a cluster, where dataset j is fed by j-1, by j-10 and most of the time by one
 // more in between, so dataset 60 is exactly 6 hops from dataset 0.
 const benchCluster = 100
+
+// benchHubs datasets each feed benchHubFan clusters (when there are enough clusters).
+const (
+	benchHubs   = 10
+	benchHubFan = 450
+)
 
 func benchLineage(ctx context.Context, a *app.App, out io.Writer, n, iterations int, keep bool) error {
 	if n < benchCluster || n%benchCluster != 0 {
@@ -97,6 +105,14 @@ func benchLineage(ctx context.Context, a *app.App, out io.Writer, n, iterations 
 		{"knowledge graph focus hops=3", func() string {
 			return "/api/v1/knowledge/graph?hops=3&focus=dataset:" + pick(30+r.IntN(40))
 		}},
+	}
+	if clusters >= benchHubs+benchHubFan {
+		ops = append(ops, struct {
+			name string
+			path func() string
+		}{"knowledge graph focus, 400 cap", func() string {
+			return "/api/v1/knowledge/graph?hops=2&focus=dataset:" + ids[r.IntN(benchHubs)*benchCluster]
+		}})
 	}
 	client := srv.Client()
 	get := func(path string) (time.Duration, []byte, error) {
@@ -166,7 +182,21 @@ func benchLineage(ctx context.Context, a *app.App, out io.Writer, n, iterations 
 			float64(res.p99)/float64(base), res.size)
 	}
 	fmt.Fprintln(out, "targets: traverse and impact p99 <= 5x detail p99; path and focus graph p99 <= 20x")
+	fmt.Fprintf(out, "load average while measuring: %s\n", loadAverage())
 	return nil
+}
+
+// loadAverage reads /proc/loadavg where there is one: the figures above depend on it.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func percentile(sorted []time.Duration, p float64) time.Duration {
@@ -238,6 +268,18 @@ func seedBench(ctx context.Context, a *app.App, ws string, n int) ([]string, int
 			}
 			for f := range from {
 				edges = append(edges, []any{ws, ids[c+f], ids[c+j], "parsed", "bench", colMap, true, "", []string{}})
+			}
+		}
+	}
+	// Hubs: the first dataset of each of the first benchHubs clusters also feeds the
+	// second dataset of benchHubFan other clusters, so a focus graph there hits the
+	// 400-node cap.
+	if n/benchCluster >= benchHubs+benchHubFan {
+		clusters := n / benchCluster
+		for h := range benchHubs {
+			for k := range benchHubFan {
+				tc := benchHubs + (h*97+k)%(clusters-benchHubs)
+				edges = append(edges, []any{ws, ids[h*benchCluster], ids[tc*benchCluster+1], "parsed", "bench", colMap, true, "", []string{}})
 			}
 		}
 	}
