@@ -897,3 +897,41 @@ func TestGraphQLTrustDomainsAndConsumers(t *testing.T) {
 		t.Fatalf("limit 501: %v", out)
 	}
 }
+
+// A domain that existed before data products is published at 1.0; its first change
+// records that state as 1.0, so that publishing bumps from it.
+func TestPreExistingDomainIsPublishedAt10(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "legacy")
+	admin := env.MustSession(t, ws, vigia.RoleAdmin)
+	conn := env.MustConnection(t, ws, "c")
+	a, b := env.MustDataset(t, ws, conn, "s", "a"), env.MustDataset(t, ws, conn, "s", "b")
+	id := vigia.NewID()
+	exec(t, env, `INSERT INTO domains (id, workspace_id, name) VALUES ($1, $2, 'Antigo')`, id, ws)
+	exec(t, env, `INSERT INTO domain_datasets VALUES ($1, $2), ($1, $3)`, id, a, b)
+	var d map[string]any
+	env.Do(t, http.MethodGet, "/api/v1/domains/"+id, admin, nil).JSON(t, &d)
+	if d["status"] != "published" || d["version"] != "1.0" {
+		t.Fatalf("pre-existing domain %v", d)
+	}
+	var diff map[string]any
+	env.Do(t, http.MethodGet, "/api/v1/domains/"+id+"/versions/latest/diff/current", admin, nil).JSON(t, &diff)
+	if diff["from_version"] != "1.0" || diff["bump"] != "none" || diff["next_version"] != nil {
+		t.Fatalf("diff of an unchanged legacy domain %v", diff)
+	}
+	if r := env.Do(t, http.MethodPatch, "/api/v1/domains/"+id, admin, map[string]any{"dataset_ids": []string{a}}); r.Status != 200 {
+		t.Fatalf("patch %d %s", r.Status, r.Body)
+	}
+	var pub map[string]any
+	env.Do(t, http.MethodPost, "/api/v1/domains/"+id+"/publish", admin, nil).JSON(t, &pub)
+	v := pub["version"].(map[string]any)
+	if v["version"] != "2.0" || v["bump"] != "major" || !strings.Contains(v["change_summary"].(string), "removido") {
+		t.Fatalf("publication %v", pub)
+	}
+	r := env.Do(t, http.MethodGet, "/api/v1/domains/"+id+"/versions", admin, nil)
+	var vs []map[string]any
+	r.JSON(t, &vs)
+	if len(vs) != 2 || vs[1]["version"] != "1.0" || vs[1]["counts"].(map[string]any)["datasets"].(float64) != 2 {
+		t.Fatalf("versions %s", r.Body)
+	}
+}

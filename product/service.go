@@ -432,6 +432,8 @@ func (s *Service) UpdateDomain(ctx context.Context, id string, patch DomainPatch
 		if err != nil {
 			return err
 		}
+		before := d
+		before.SLA = d.SLA.Clone()
 		if (patch.Restricted != nil || patch.Teams != nil) && p.Role != vigia.RoleAdmin {
 			return vigia.Forbidden(vigia.CodeForbidden, "error.forbidden")
 		}
@@ -445,6 +447,9 @@ func (s *Service) UpdateDomain(ctx context.Context, id string, patch DomainPatch
 		}
 		if len(fields) > 0 {
 			return vigia.Invalid(fields...)
+		}
+		if err := s.ensureBaseline(ctx, before); err != nil {
+			return err
 		}
 		if patch.Name != nil {
 			d.Name = strings.TrimSpace(*patch.Name)
@@ -519,6 +524,31 @@ func (s *Service) snapshot(ctx context.Context, d Domain) (Snapshot, error) {
 		Status: StatusPublished, SLA: d.SLA.Clone(), Datasets: members}, nil
 }
 
+// ensureBaseline records, before a published domain's first change, the version it is
+// at when no version was ever recorded (a domain created outside this feature, e.g.
+// published at 1.0 before data products existed): its current state becomes that
+// version's snapshot, so that the next publication compares with it.
+func (s *Service) ensureBaseline(ctx context.Context, d Domain) error {
+	if d.Status == StatusDraft || d.Version.IsZero() {
+		return nil
+	}
+	versions, err := s.store.Versions(ctx, d.ID)
+	if err != nil || len(versions) > 0 {
+		return err
+	}
+	snap, err := s.snapshot(ctx, d)
+	if err != nil {
+		return err
+	}
+	at := d.CreatedAt
+	if d.PublishedAt != nil {
+		at = *d.PublishedAt
+	}
+	return s.store.InsertVersion(ctx, VersionRow{DomainID: d.ID, WorkspaceID: d.WorkspaceID, Version: d.Version, Bump: BumpInitial,
+		ChangeSummary: SummaryPT(BumpInitial, nil), Changes: []Change{}, Snapshot: snap, Counts: CountsOf(snap, nil),
+		PublishedAt: at, PublishedBy: "baseline"})
+}
+
 // Publish publishes the domain's current state as a new version: the first publication
 // is 1.0 (bump initial); later ones compare with the last version and bump major when a
 // change breaks consumers (a dataset left, an active-contract column vanished, the SLA
@@ -537,6 +567,9 @@ func (s *Service) Publish(ctx context.Context, id string) (Domain, VersionRow, e
 		}
 		d, p, err := s.managed(ctx, id)
 		if err != nil {
+			return err
+		}
+		if err := s.ensureBaseline(ctx, d); err != nil {
 			return err
 		}
 		curr, err := s.snapshot(ctx, d)
@@ -707,8 +740,15 @@ func (s *Service) DiffVersions(ctx context.Context, id, from, to string) (DiffRe
 	var base Snapshot
 	var baseVersion Version
 	switch {
-	case from == "latest" && len(versions) == 0:
+	case from == "latest" && len(versions) == 0 && (d.Status == StatusDraft || d.Version.IsZero()):
 		base = Snapshot{Datasets: []SnapshotDataset{}}
+	case from == "latest" && len(versions) == 0:
+		// A published domain without recorded versions: its current state is its version.
+		if base, err = s.snapshot(ctx, d); err != nil {
+			return DiffResult{}, err
+		}
+		baseVersion = d.Version
+		out.From = &baseVersion
 	case from == "latest":
 		base, baseVersion = versions[0].Snapshot, versions[0].Version
 		out.From = &baseVersion

@@ -343,7 +343,8 @@ func (s *Service) DecideBatch(ctx context.Context, ids []string, purpose string)
 }
 
 func (s *Service) decide(f Facts, purpose string, now time.Time) Decision {
-	r := s.render(ComputeReadiness(f, now, s.cfg.Rules))
+	// Only the reasons' messages are shown: the readiness itself stays unrendered.
+	r := ComputeReadiness(f, now, s.cfg.Rules)
 	d := Decide(f, r, purpose, now, s.cfg.Rules)
 	for i, rs := range d.Reasons {
 		params := map[string]any{}
