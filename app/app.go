@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -28,6 +29,7 @@ import (
 	"github.com/vigia-data/vigia/source"
 	"github.com/vigia-data/vigia/source/connect"
 	"github.com/vigia-data/vigia/store"
+	"github.com/vigia-data/vigia/webhook"
 )
 
 // Config holds what the wiring needs beyond the database.
@@ -55,6 +57,20 @@ type Config struct {
 	// JobHeartbeat and JobStaleAfter tune crash recovery of jobs.
 	JobHeartbeat  time.Duration
 	JobStaleAfter time.Duration
+
+	// Webhooks: see webhook.Config. WebhookAllowHosts (VIGIA_WEBHOOK_ALLOW_HOSTS) admits
+	// named loopback or private receivers for development and tests only; WebhookResolver
+	// and WebhookRootCAs are injected by tests (nil: the system's, SSL_CERT_FILE honoured).
+	WebhookAllowHosts    []string
+	WebhookResolver      netguard.Resolver
+	WebhookRootCAs       *x509.CertPool
+	WebhookLegacyPrefix  string
+	WebhookWorkers       int
+	WebhookPerWorkspace  int
+	WebhookPerChannel    int
+	WebhookDispatchEvery time.Duration
+	// PublicURL is the service's address in links sent out (trust_url).
+	PublicURL string
 }
 
 // App is the wired service graph.
@@ -69,6 +85,8 @@ type App struct {
 	Scans       *scan.Service
 	ScanReads   *scan.ReadService
 	Jobs        *jobs.Queue
+	Webhooks    *webhook.Service
+	WebhookJobs *jobs.Queue
 }
 
 // New wires the services over db (already migrated).
@@ -112,6 +130,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 		}
 		return a.Scans.Run(ctx, args.ScanID)
 	})
+	newWebhooks(cfg, db, box, msgs, clock, a)
 	return a, nil
 }
 
@@ -121,14 +140,19 @@ func (a *App) Server() *rest.Server {
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
-			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
+			Webhooks: a.Webhooks, Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }
 
-// RunWorkers works jobs (scans) and fires due schedules until ctx ends.
+// RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.
 func (a *App) RunWorkers(ctx context.Context) error {
 	go a.scheduleLoop(ctx)
+	webhooks := make(chan error, 1)
+	go func() { webhooks <- a.RunWebhookWorkers(ctx) }()
 	err := a.Jobs.Run(ctx)
+	if werr := <-webhooks; err == nil {
+		err = werr
+	}
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/vigia-data/vigia/i18n"
 	"github.com/vigia-data/vigia/identity"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/webhook"
 )
 
 // APIVersion is the contract version this server implements.
@@ -43,6 +44,7 @@ type Deps struct {
 	Connections *connection.Service
 	Scans       *scan.Service
 	ScanReads   *scan.ReadService
+	Webhooks    *webhook.Service
 	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
@@ -126,6 +128,7 @@ func (s *Server) routes() {
 	s.datasetReadRoutes()
 	s.connectionRoutes()
 	s.scanRoutes()
+	s.webhookRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

@@ -24,7 +24,9 @@ func openApp(ctx context.Context, cfg config, logOut io.Writer) (*app.App, error
 	a, err := app.New(app.Config{Version: version, BuildSHA: sha(), RateLimitToken: cfg.RateLimitToken,
 		RateLimitIP: cfg.RateLimitIP, NATSURL: cfg.NATSURL, SecretKey: cfg.SecretKey, SQLiteRoot: cfg.SQLiteRoot,
 		SourcesDenyPrivate: cfg.SourcesDenyPrivate, Workers: cfg.Workers, MaxActiveScans: cfg.MaxActiveScans,
-		JobStaleAfter: cfg.JobStaleAfter, JobHeartbeat: max(time.Second, cfg.JobStaleAfter/5)}, db, log)
+		JobStaleAfter: cfg.JobStaleAfter, JobHeartbeat: max(time.Second, cfg.JobStaleAfter/5),
+		WebhookAllowHosts: cfg.WebhookAllowHosts, WebhookLegacyPrefix: cfg.WebhookLegacyPrefix, WebhookWorkers: cfg.WebhookWorkers,
+		PublicURL: cfg.PublicURL}, db, log)
 	if err != nil {
 		db.Close()
 		return nil, err
