@@ -229,9 +229,10 @@ func MustEvent(tb testing.TB, env *apptest.Env, workspaceID, typ, subjectType, s
 func MustIssue(tb testing.TB, env *apptest.Env, workspaceID, datasetID, typ, severity string, created time.Time, ruleID *string) string {
 	tb.Helper()
 	id := vigia.NewID()
+	// The metric is the id, so that several open anomalies of a dataset may coexist.
 	if _, err := env.DB.Pool().Exec(context.Background(), `INSERT INTO issues (id, workspace_id, dataset_id, type, severity,
-		status, title, rule_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'open', $6, $7, $8, $8)`,
-		id, workspaceID, datasetID, typ, severity, "Problema de teste em "+typ, ruleID, created); err != nil {
+		status, title, rule_id, metric, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'open', $6, $7, $9, $8, $8)`,
+		id, workspaceID, datasetID, typ, severity, "Problema de teste em "+typ, ruleID, created, "m"+id); err != nil {
 		tb.Fatal(err)
 	}
 	return id
