@@ -143,6 +143,17 @@ func (q *Queue) dispatch(ctx context.Context, queue string, n int, wake <-chan s
 			return
 		case <-done:
 			running--
+			// Count every handler that finished meanwhile, so that one claim refills all
+			// the free slots: claiming one job per finished handler would cap a busy
+			// queue at one commit's latency per job.
+			for drained := false; !drained; {
+				select {
+				case <-done:
+					running--
+				default:
+					drained = true
+				}
+			}
 		case <-wake:
 		case <-timer.C:
 		}

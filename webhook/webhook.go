@@ -330,7 +330,8 @@ type Config struct {
 	PerWorkspace int
 	PerChannel   int
 	// SnoozeMin and SnoozeMax bound the wait of a delivery whose workspace or channel
-	// is at its bound (default 500 ms to 2 s).
+	// is at its bound (default 250 ms to 10 s; it grows with how long the delivery
+	// already waited).
 	SnoozeMin, SnoozeMax time.Duration
 	// Expire skips a delivery that could not start within this long of its creation
 	// (default 6 h): the contract keeps no persisted queue for later resends.
@@ -388,10 +389,10 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 		cfg.PerChannel = 4
 	}
 	if cfg.SnoozeMin <= 0 {
-		cfg.SnoozeMin = 500 * time.Millisecond
+		cfg.SnoozeMin = 250 * time.Millisecond
 	}
 	if cfg.SnoozeMax < cfg.SnoozeMin {
-		cfg.SnoozeMax = max(cfg.SnoozeMin, 2*time.Second)
+		cfg.SnoozeMax = max(cfg.SnoozeMin, 10*time.Second)
 	}
 	if cfg.Expire <= 0 {
 		cfg.Expire = 6 * time.Hour

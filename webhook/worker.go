@@ -55,7 +55,7 @@ func (s *Service) Deliver(ctx context.Context, deliveryID string, lastRun bool) 
 	}
 	release, ok := s.limits.acquire(item.WorkspaceID, item.ChannelID)
 	if !ok {
-		return JobOutcome{Snooze: snoozeFor(s.cfg.SnoozeMin, s.cfg.SnoozeMax), Code: "receiver_busy"}, nil
+		return JobOutcome{Snooze: s.busySnooze(item, now), Code: "receiver_busy"}, nil
 	}
 	defer release()
 	n := item.Attempts + 1
@@ -78,6 +78,20 @@ func (s *Service) Deliver(ctx context.Context, deliveryID string, lastRun bool) 
 	}
 	finished := s.clock.Now()
 	return JobOutcome{}, s.store.RecordAttempt(ctx, item.ID, rec, status, nil, &finished)
+}
+
+// busySnooze is how long a delivery whose workspace or channel is at its bound waits
+// before trying again: a quarter of how long it has already waited for its attempt,
+// within SnoozeMin and SnoozeMax, jittered. A busy but healthy receiver frees slots
+// quickly and its deliveries come back soon; deliveries queued behind a receiver that
+// times out back off instead of churning the queue.
+func (s *Service) busySnooze(item SendItem, now time.Time) time.Duration {
+	since := item.CreatedAt
+	if item.NextAttemptAt != nil {
+		since = *item.NextAttemptAt
+	}
+	base := min(max(now.Sub(since)/4, s.cfg.SnoozeMin), s.cfg.SnoozeMax)
+	return snoozeFor(base, base+base/2)
 }
 
 // attempt sends attempt n of a delivery. A URL or secret that cannot be opened (the key
