@@ -172,6 +172,22 @@ func TestChannelTestDeliveryIsSigned(t *testing.T) {
 			t.Fatalf("unsigned test: %v %v", res, last.Header)
 		}
 	})
+	t.Run("SecretsStaySealedAndOutOfLogs", func(t *testing.T) {
+		var n int
+		if err := env.DB.Pool().QueryRow(context.Background(), `SELECT
+			(SELECT count(*) FROM notification_channels WHERE position(convert_to($1, 'UTF8') in url_sealed) > 0
+			   OR position(convert_to($2, 'UTF8') in coalesce(secret_sealed, '')) > 0)
+			+ (SELECT count(*) FROM webhook_deliveries WHERE position(convert_to($1, 'UTF8') in body) > 0
+			   OR attempt_log::text LIKE '%' || $1 || '%' OR coalesce(last_error, '') LIKE '%' || $1 || '%')
+			+ (SELECT count(*) FROM jobs WHERE args::text LIKE '%' || $1 || '%' OR coalesce(last_error, '') LIKE '%' || $1 || '%')
+			+ (SELECT count(*) FROM activity_log WHERE details::text LIKE '%' || $1 || '%' OR details::text LIKE '%whsec_%')`,
+			urlMarker, secret).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d rows hold the URL or the secret in clear (%v)", n, err)
+		}
+		if logs := env.Logs.String(); strings.Contains(logs, urlMarker) || strings.Contains(logs, "whsec_") {
+			t.Fatal("the URL or a secret reached the logs")
+		}
+	})
 	t.Run("SignatureRefusedReceiver", func(t *testing.T) {
 		refuser := MustReceiver(t, receiverHost, status(http.StatusUnauthorized))
 		rid, _ := MustChannel(t, env, admin, map[string]any{"name": "refuser", "config": map[string]any{"webhook_url": refuser.URL}})
