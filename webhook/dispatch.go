@@ -60,6 +60,7 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 
 func (s *Service) dispatchEvents(ctx context.Context) (int, error) {
 	n := 0
+	var failing *OutboxEvent
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
 		evs, err := s.store.ClaimEvents(ctx, dispatchBatch)
 		if err != nil {
@@ -71,6 +72,7 @@ func (s *Service) dispatchEvents(ctx context.Context) (int, error) {
 		for _, ev := range evs {
 			if err := s.fanOutEvent(ctx, cache, ev); err != nil {
 				if !errors.Is(err, errSkip) {
+					failing = &ev
 					return err
 				}
 				s.log.WarnContext(ctx, "webhook: outbox event skipped", "event_id", ev.ID, "type", ev.Type)
@@ -81,11 +83,17 @@ func (s *Service) dispatchEvents(ctx context.Context) (int, error) {
 		}
 		return nil
 	})
+	if err != nil && failing != nil && s.poisoned("event:"+failing.ID) {
+		s.log.ErrorContext(ctx, "webhook: outbox event failed repeatedly; marked dispatched without notification",
+			"event_id", failing.ID, "type", failing.Type, "cause", causeText(err))
+		return n, s.store.MarkEventDispatched(ctx, failing.ID, s.clock.Now())
+	}
 	return n, err
 }
 
 func (s *Service) dispatchScans(ctx context.Context) (int, error) {
 	n := 0
+	var failing *FinishedScan
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
 		now := s.clock.Now()
 		scans, err := s.store.ClaimFinishedScans(ctx, now.Add(-scanLookback), dispatchBatch)
@@ -96,12 +104,35 @@ func (s *Service) dispatchScans(ctx context.Context) (int, error) {
 		cache := map[string]*wsCtx{}
 		for _, sc := range scans {
 			if err := s.fanOutScanAlerts(ctx, cache, sc); err != nil {
+				failing = &sc
 				return err
 			}
 		}
 		return nil
 	})
+	if err != nil && failing != nil && s.poisoned("scan:"+failing.ID) {
+		s.log.ErrorContext(ctx, "webhook: scan alerts failed repeatedly; skipped", "scan_id", failing.ID, "cause", causeText(err))
+		return n, s.store.MarkScanAlerts(ctx, *failing, 0, s.clock.Now())
+	}
 	return n, err
+}
+
+// poisonAfter is how many times in a row one outbox row or scan may fail its batch
+// before it is set aside, so that one bad row cannot hold every notification back.
+const poisonAfter = 3
+
+// poisoned counts a failure of key and reports whether it reached poisonAfter. The
+// caller holds dispatchMu.
+func (s *Service) poisoned(key string) bool {
+	if s.failures == nil {
+		s.failures = map[string]int{}
+	}
+	s.failures[key]++
+	if s.failures[key] < poisonAfter {
+		return false
+	}
+	delete(s.failures, key)
+	return true
 }
 
 // wsCtx is what fan-out needs of one workspace, loaded once per transaction.

@@ -359,6 +359,7 @@ type Service struct {
 	inbound   *windowLimiter
 
 	dispatchMu sync.Mutex
+	failures   map[string]int // failing outbox rows and scans, guarded by dispatchMu
 }
 
 // NewService returns the notification service. incidents may be nil (no incident
