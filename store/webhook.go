@@ -41,7 +41,7 @@ const channelSelect = `SELECT c.id::text, c.workspace_id::text, c.team_id::text,
 	c.updated_at, ld.status, ld.finished_at, ld.last_error
 	FROM notification_channels c
 	LEFT JOIN LATERAL (SELECT status, finished_at, last_error FROM webhook_deliveries wd
-		WHERE wd.channel_id = c.id AND wd.finished_at IS NOT NULL ORDER BY wd.finished_at DESC LIMIT 1) ld ON true`
+		WHERE wd.channel_id = c.id AND wd.finished_at IS NOT NULL ORDER BY wd.created_at DESC, wd.id DESC LIMIT 1) ld ON true`
 
 func scanChannel(r pgx.Row, extra ...any) (webhook.Channel, error) {
 	var c webhook.Channel
@@ -445,10 +445,22 @@ func (s *WebhookStore) RecordAttempt(ctx context.Context, id string, rec webhook
 	if rec.StatusCode != 0 {
 		code = &rec.StatusCode
 	}
-	_, err = s.db.q(ctx).Exec(ctx, `UPDATE webhook_deliveries SET attempts = greatest(attempts, $2),
+	const update = `UPDATE webhook_deliveries SET attempts = greatest(attempts, $2),
 		attempt_log = attempt_log || $3::jsonb, status = $4, next_attempt_at = $5, finished_at = $6,
-		last_status_code = $7, last_error = nullif($8, '') WHERE id = $1`, id, rec.N, entry, status, next, finished, code, rec.Error)
-	return translate(err)
+		last_status_code = $7, last_error = nullif($8, '') WHERE id = $1`
+	args := []any{id, rec.N, entry, status, next, finished, code, rec.Error}
+	if _, inTx := Tx(ctx); inTx {
+		_, err = s.db.q(ctx).Exec(ctx, update, args...)
+		return translate(err)
+	}
+	// Outside a transaction the record commits without waiting for the disk: the job
+	// queue's own (synchronous) commit of the job's outcome comes next and flushes the
+	// log past this record, and a crash in between re-runs the job, which sends the
+	// same attempt again. One flush per delivery instead of two.
+	b := &pgx.Batch{}
+	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+	b.Queue(update, args...)
+	return translate(s.db.pool.SendBatch(ctx, b).Close())
 }
 
 // FinishDelivery ends a delivery without an attempt.

@@ -325,7 +325,7 @@ type Config struct {
 	// PublicURL is the base of trust_url links (default http://127.0.0.1:8080).
 	PublicURL string
 	// PerWorkspace bounds one workspace's sends in flight in this process (default 16)
-	// and PerChannel one channel's (default 4), so that a slow receiver delays only
+	// and PerChannel one channel's (default 8), so that a slow receiver delays only
 	// its own deliveries.
 	PerWorkspace int
 	PerChannel   int
@@ -387,7 +387,7 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 		cfg.PerWorkspace = 16
 	}
 	if cfg.PerChannel <= 0 {
-		cfg.PerChannel = 4
+		cfg.PerChannel = 8
 	}
 	if cfg.SnoozeMin <= 0 {
 		cfg.SnoozeMin = 250 * time.Millisecond
@@ -406,7 +406,7 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 	if t, ok := client.Transport.(*http.Transport); ok {
 		// Keep a connection per send a channel may have in flight, so that a busy
 		// receiver is not paid a TLS handshake per delivery.
-		t.MaxIdleConnsPerHost = cfg.PerChannel * 2
+		t.MaxIdleConnsPerHost = cfg.PerChannel
 		t.MaxIdleConns = 256
 	}
 	return &Service{store: store, tx: tx, jobs: jobs, box: box, msgs: msgs, clock: clock, log: log,

@@ -81,17 +81,17 @@ func (s *Service) Deliver(ctx context.Context, deliveryID string, lastRun bool) 
 }
 
 // busySnooze is how long a delivery whose workspace or channel is at its bound waits
-// before trying again: a quarter of how long it has already waited for its attempt,
-// within SnoozeMin and SnoozeMax, jittered. A busy but healthy receiver frees slots
-// quickly and its deliveries come back soon; deliveries queued behind a receiver that
-// times out back off instead of churning the queue.
+// before trying again: as long as it has already waited for its attempt, within
+// SnoozeMin and SnoozeMax, jittered, so its waits double. A busy but healthy receiver
+// frees slots quickly and its deliveries come back soon; deliveries queued behind a
+// receiver that times out back off instead of churning the queue.
 func (s *Service) busySnooze(item SendItem, now time.Time) time.Duration {
 	since := item.CreatedAt
 	if item.NextAttemptAt != nil {
 		since = *item.NextAttemptAt
 	}
-	base := min(max(now.Sub(since)/4, s.cfg.SnoozeMin), s.cfg.SnoozeMax)
-	return snoozeFor(base, base+base/2)
+	base := min(max(now.Sub(since), s.cfg.SnoozeMin), s.cfg.SnoozeMax)
+	return snoozeFor(base, base+base/4)
 }
 
 // attempt sends attempt n of a delivery. A URL or secret that cannot be opened (the key

@@ -75,10 +75,10 @@ CREATE TABLE webhook_deliveries (
     created_at      timestamptz NOT NULL,
     finished_at     timestamptz,
     UNIQUE (channel_id, source_key)
-);
+) WITH (fillfactor = 70); -- room for HOT updates: recording an attempt touches no indexed column
+-- The delivery log, and the channel's last delivery (last_delivery_status/at/error: the
+-- newest finished one) without a hot channel row.
 CREATE INDEX webhook_deliveries_log ON webhook_deliveries (channel_id, created_at DESC, id DESC);
--- The channel's last delivery (last_delivery_status/at/error) without a hot channel row.
-CREATE INDEX webhook_deliveries_last ON webhook_deliveries (channel_id, finished_at DESC) WHERE finished_at IS NOT NULL;
 
 -- Scans whose end-of-scan alerts were turned into notifications and deliveries.
 CREATE TABLE webhook_scan_alerts (
