@@ -428,3 +428,29 @@ func TestChannelOperationsNeedASession(t *testing.T) {
 		t.Fatalf("channel %v", c)
 	}
 }
+
+// A delivery that could not start within its window (the workers were down for hours)
+// is skipped rather than sent late, and the channel shows it.
+func TestStaleDeliveryIsSkipped(t *testing.T) {
+	env := apptest.MustStart(t, webhookConfig(t))
+	ws := env.MustWorkspace(t, "stale")
+	admin := env.MustSession(t, ws, vigia.RoleAdmin)
+	rcv := MustReceiver(t, receiverHost, status(http.StatusNoContent))
+	id, _ := MustChannel(t, env, admin, map[string]any{"name": "late", "config": map[string]any{"webhook_url": rcv.URL},
+		"event_kinds": []string{"dataset.verdict_changed"}})
+	verdictEvent(t, env, ws)
+	if _, err := env.App.Webhooks.Dispatch(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.DB.Pool().Exec(context.Background(), `UPDATE webhook_deliveries SET created_at = now() - interval '7 hours',
+		next_attempt_at = now() - interval '7 hours' WHERE channel_id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	MustRunWorkers(t, env)
+	eventually(t, "the delivery to be skipped", func() bool { _, st, _ := deliveryOf(t, env, id); return st == "skipped" })
+	var ch map[string]any
+	env.Do(t, http.MethodGet, "/api/v1/notification-channels/"+id, admin, nil).JSON(t, &ch)
+	if len(rcv.requests()) != 0 || ch["last_delivery_status"] != "skipped" || ch["last_delivery_error"] != "expired" {
+		t.Fatalf("%d sends, channel %v", len(rcv.requests()), ch)
+	}
+}
