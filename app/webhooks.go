@@ -60,6 +60,8 @@ func (a *App) runDelivery(ctx context.Context, j jobs.Job) error {
 // deliveryJobs puts delivery jobs on the webhook queue, in the caller's transaction.
 type deliveryJobs struct{ q *jobs.Queue }
 
+// EnqueueDelivery enqueues a delivery's job once: a second call for the same delivery
+// finds the first job.
 func (d deliveryJobs) EnqueueDelivery(ctx context.Context, deliveryID, workspaceID string) error {
 	_, err := d.q.Enqueue(ctx, webhook.JobKind, webhook.DeliveryJobArgs{DeliveryID: deliveryID}, jobs.EnqueueOpts{
 		Queue: webhook.JobQueue, WorkspaceID: workspaceID, MaxAttempts: deliveryMaxAttempts, UniqueKey: "delivery:" + deliveryID})
