@@ -17,7 +17,7 @@ func TestBenchWebhooksReportsFigures(t *testing.T) {
 	t.Setenv("DATABASE_URL", storetest.MustURL(t))
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"bench", "webhooks", "--deliveries", "64", "--rounds", "1", "--workspaces", "2",
-		"--channels", "2", "--schedule", "0", "--receivers", "4", "--rate", "20", "--duration", "1s", "--slow-percent", "25", "--json"},
+		"--channels", "2", "--schedule", "0", "--receivers", "4", "--rate", "20", "--duration", "1s", "--slow-percent", "25", "--latency-rounds", "1", "--json"},
 		&out, &errb)
 	if code != 0 && code != 3 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
