@@ -23,7 +23,7 @@ func TestBenchWebhooksReportsFigures(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	text := out.String()
-	for _, want := range []string{"round 1 signed", "round 1 unsigned", "p99 ratio", "no slow receivers"} {
+	for _, want := range []string{"round 1 signed", "round 1 unsigned", "median p99", "no slow receivers"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("output lacks %q:\n%s", want, text)
 		}
