@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -37,6 +38,7 @@ import (
 	"github.com/vigia-data/vigia/store"
 	"github.com/vigia-data/vigia/team"
 	"github.com/vigia-data/vigia/trust"
+	"github.com/vigia-data/vigia/webhook"
 )
 
 // Config holds what the wiring needs beyond the database.
@@ -70,6 +72,20 @@ type Config struct {
 	RateLimitPublic int
 	// ConsumptionsPerMinute is a workspace's limit of recorded reads per minute.
 	ConsumptionsPerMinute int
+
+	// Webhooks: see webhook.Config. WebhookAllowHosts (VIGIA_WEBHOOK_ALLOW_HOSTS) admits
+	// named loopback or private receivers for development and tests only; WebhookResolver
+	// and WebhookRootCAs are injected by tests (nil: the system's, SSL_CERT_FILE honoured).
+	WebhookAllowHosts    []string
+	WebhookResolver      netguard.Resolver
+	WebhookRootCAs       *x509.CertPool
+	WebhookLegacyPrefix  string
+	WebhookWorkers       int
+	WebhookPerWorkspace  int
+	WebhookPerChannel    int
+	WebhookDispatchEvery time.Duration
+	// PublicURL is the service's address in links sent out (trust_url).
+	PublicURL string
 }
 
 // App is the wired service graph.
@@ -91,7 +107,9 @@ type App struct {
 	Teams       *team.Service
 	Lineage     *lineage.Service
 	// closeGraph closes the Neo4j driver when that backend is used.
-	closeGraph func(ctx context.Context) error
+	closeGraph  func(ctx context.Context) error
+	Webhooks    *webhook.Service
+	WebhookJobs *jobs.Queue
 }
 
 // New wires the services over db (already migrated).
@@ -146,6 +164,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	// list the consumers that read a dataset recently.
 	a.Products = product.NewService(db.Products(), db, a.Trust, nil, a.Lineage, box, clock, product.Config{})
 	a.Lineage.SetConsumers(recentConsumers{a.Trust})
+	newWebhooks(cfg, db, box, msgs, clock, a)
 	return a, nil
 }
 
@@ -247,16 +266,21 @@ func (a *App) Server() *rest.Server {
 		RateLimitPublic: a.Config.RateLimitPublic},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage,
-			Trust: a.Trust, Products: a.Products,
+			Trust: a.Trust, Products: a.Products, Webhooks: a.Webhooks,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }
 
-// RunWorkers works jobs (scans) and fires due schedules until ctx ends.
+// RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.
 func (a *App) RunWorkers(ctx context.Context) error {
 	go a.scheduleLoop(ctx)
 	go a.slaLoop(ctx)
+	webhooks := make(chan error, 1)
+	go func() { webhooks <- a.RunWebhookWorkers(ctx) }()
 	err := a.Jobs.Run(ctx)
+	if werr := <-webhooks; err == nil {
+		err = werr
+	}
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

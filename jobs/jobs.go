@@ -145,6 +145,11 @@ type Queue struct {
 	mu       sync.RWMutex
 	handlers map[string]Handler
 
+	// wakes are Run's per-queue wake-up channels, so that a job rescheduled a short while
+	// ahead is claimed when it falls due instead of at the next poll.
+	wakeMu sync.Mutex
+	wakes  map[string]chan struct{}
+
 	run, succeeded, retried, failed, panicked, reaped, lost atomic.Int64
 }
 

@@ -53,6 +53,8 @@ func (q *Queue) Run(ctx context.Context) error {
 			poke(ch)
 		}
 	}
+	q.setWakes(wakes)
+	defer q.setWakes(nil)
 	var loops, work sync.WaitGroup
 	loops.Go(func() { q.listen(ctx, wakes, wakeAll) })
 	loops.Go(func() { q.maintain(ctx, wakeAll) })
@@ -72,6 +74,32 @@ func (q *Queue) Run(ctx context.Context) error {
 		q.log.Warn("jobs: handlers still running after the stop timeout; Run returns without them")
 	}
 	return nil
+}
+
+func (q *Queue) setWakes(w map[string]chan struct{}) {
+	q.wakeMu.Lock()
+	defer q.wakeMu.Unlock()
+	q.wakes = w
+}
+
+// maxPreciseWake bounds the delays wakeAfter keeps a timer for; longer ones wait for a poll.
+const maxPreciseWake = time.Hour
+
+// wakeAfter wakes the queue's dispatcher once d has passed: a job rescheduled d ahead is
+// then claimed when it falls due (retry schedules such as 1 s, 5 s, 25 s stay exact),
+// not up to Options.Poll later.
+func (q *Queue) wakeAfter(queue string, d time.Duration) {
+	if d <= 0 || d > maxPreciseWake {
+		return
+	}
+	time.AfterFunc(d, func() {
+		q.wakeMu.Lock()
+		ch := q.wakes[queue]
+		q.wakeMu.Unlock()
+		if ch != nil {
+			poke(ch)
+		}
+	})
 }
 
 // poke wakes a loop without blocking; one pending wake-up is enough.
@@ -115,6 +143,17 @@ func (q *Queue) dispatch(ctx context.Context, queue string, n int, wake <-chan s
 			return
 		case <-done:
 			running--
+			// Count every handler that finished meanwhile, so that one claim refills all
+			// the free slots: claiming one job per finished handler would cap a busy
+			// queue at one commit's latency per job.
+			for drained := false; !drained; {
+				select {
+				case <-done:
+					running--
+				default:
+					drained = true
+				}
+			}
 		case <-wake:
 		case <-timer.C:
 		}
@@ -553,6 +592,7 @@ func (q *Queue) finish(ctx context.Context, c *claimed, err error, interrupted b
 	default:
 		q.retried.Add(1)
 		q.log.Info("jobs: job rescheduled", append(attrs, "after", delay)...)
+		q.wakeAfter(c.queue, delay)
 	}
 }
 

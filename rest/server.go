@@ -22,6 +22,7 @@ import (
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/trust"
+	"github.com/vigia-data/vigia/webhook"
 )
 
 // APIVersion is the contract version this server implements.
@@ -53,6 +54,7 @@ type Deps struct {
 	Lineage     *lineage.Service
 	Trust       *trust.Service
 	Products    *product.Service
+	Webhooks    *webhook.Service
 	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
@@ -145,6 +147,7 @@ func (s *Server) routes() {
 	s.lineageRoutes()
 	s.trustRoutes()
 	s.productRoutes()
+	s.webhookRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

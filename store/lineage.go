@@ -10,6 +10,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/webhook"
 )
 
 // LineageStore implements lineage.Store: the lineage record, its outbox, reach counts,
@@ -737,4 +738,47 @@ func collectProvider(ctx context.Context, db *DB, sql, ws string, ids []string, 
 		return nil, nil, translate(err)
 	}
 	return nodes, edges, nil
+}
+
+// WebhookIncidents answers the webhook feature's incidents port: the open incidents that
+// group any of a scan's alerted issues, with the impact fields part 6 carries. Counts come
+// from the stored blast radius as the incident view computes them (consumers excluded).
+type WebhookIncidents struct{ db *DB }
+
+// WebhookIncidents returns the incidents port for webhooks.
+func (db *DB) WebhookIncidents() WebhookIncidents { return WebhookIncidents{db: db} }
+
+// ForIssues returns the incidents that contain any of issueIDs.
+func (w WebhookIncidents) ForIssues(ctx context.Context, workspaceID string, issueIDs []string) ([]webhook.IncidentImpact, error) {
+	if len(issueIDs) == 0 {
+		return nil, nil
+	}
+	rows, err := w.db.q(ctx).Query(ctx, `SELECT id::text, root_dataset_id::text, issue_ids::text[], impact FROM incidents
+		WHERE workspace_id = $1 AND issue_ids && $2::uuid[] ORDER BY created_at, id`, workspaceID, issueIDs)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.IncidentImpact, error) {
+		var in webhook.IncidentImpact
+		var raw []byte
+		if err := r.Scan(&in.ID, &in.RootDatasetID, &in.IssueIDs, &raw); err != nil {
+			return in, err
+		}
+		var b lineage.Blast
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return in, err
+		}
+		scope, cols := b.Scope, b.Columns
+		if cols == nil {
+			cols = []string{}
+		}
+		down, downCols, expos := len(b.Nodes), 0, len(b.Exposures)
+		for _, n := range b.Nodes {
+			downCols += len(n.ViaColumns)
+		}
+		in.ImpactScope, in.ImpactColumns = &scope, cols
+		in.DownstreamCount, in.DownstreamColumnCount, in.ExposuresCount = &down, &downCols, &expos
+		return in, nil
+	})
+	return out, translate(err)
 }

@@ -26,7 +26,9 @@ func openApp(ctx context.Context, cfg config, logOut io.Writer) (*app.App, error
 		RateLimitIP: cfg.RateLimitIP, NATSURL: cfg.NATSURL, SecretKey: cfg.SecretKey, SQLiteRoot: cfg.SQLiteRoot,
 		SourcesDenyPrivate: cfg.SourcesDenyPrivate, Workers: cfg.Workers, MaxActiveScans: cfg.MaxActiveScans,
 		JobStaleAfter: cfg.JobStaleAfter, JobHeartbeat: max(time.Second, cfg.JobStaleAfter/5),
-		Neo4j: neo4jgraph.Config{URI: cfg.Neo4jURI, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase}}, db, log)
+		Neo4j:             neo4jgraph.Config{URI: cfg.Neo4jURI, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase},
+		WebhookAllowHosts: cfg.WebhookAllowHosts, WebhookLegacyPrefix: cfg.WebhookLegacyPrefix, WebhookWorkers: cfg.WebhookWorkers,
+		PublicURL: cfg.PublicURL}, db, log)
 	if err != nil {
 		db.Close()
 		return nil, err

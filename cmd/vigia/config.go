@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/store"
 )
 
@@ -30,6 +31,13 @@ type config struct {
 	Workers            int
 	MaxActiveScans     int
 	JobStaleAfter      time.Duration
+	// Webhooks: VIGIA_WEBHOOK_ALLOW_HOSTS (development and tests only),
+	// VIGIA_WEBHOOK_LEGACY_PREFIX ("-" sends no legacy headers), VIGIA_WEBHOOK_WORKERS,
+	// VIGIA_PUBLIC_URL (links in events).
+	WebhookAllowHosts   []string
+	WebhookLegacyPrefix string
+	WebhookWorkers      int
+	PublicURL           string
 }
 
 func loadConfig() (config, error) {
@@ -62,6 +70,12 @@ func loadConfig() (config, error) {
 	}
 	c.JobStaleAfter = time.Duration(stale) * time.Second
 	c.SourcesDenyPrivate = os.Getenv("VIGIA_SOURCES_DENY_PRIVATE") == "true"
+	c.WebhookAllowHosts = netguard.ParseAllowHosts(os.Getenv("VIGIA_WEBHOOK_ALLOW_HOSTS"))
+	c.WebhookLegacyPrefix = os.Getenv("VIGIA_WEBHOOK_LEGACY_PREFIX")
+	if c.WebhookWorkers, err = envInt("VIGIA_WEBHOOK_WORKERS", 64); err != nil {
+		return c, err
+	}
+	c.PublicURL = env("VIGIA_PUBLIC_URL", "http://"+c.Addr)
 	c.SQLiteRoot = os.Getenv("VIGIA_SQLITE_ROOT")
 	if c.SQLiteRoot == "" {
 		c.SQLiteRoot = defaultDataDir()

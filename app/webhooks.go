@@ -1,0 +1,100 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"github.com/vigia-data/vigia/issue"
+	"sync"
+	"time"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/i18n"
+	"github.com/vigia-data/vigia/jobs"
+	"github.com/vigia-data/vigia/secret"
+	"github.com/vigia-data/vigia/store"
+	"github.com/vigia-data/vigia/webhook"
+)
+
+// deliveryMaxAttempts bounds the runs of a delivery job: the contract's 4 sends plus
+// runs cut short by a dead worker.
+const deliveryMaxAttempts = 8
+
+// errDeliveryRetry is the cause recorded when a delivery waits for its next attempt.
+var errDeliveryRetry = errors.New("webhook delivery will be retried")
+
+// newWebhooks wires the notification feature and its own job queue: deliveries run
+// apart from scans, many at once (a send mostly waits on the network), with a short poll
+// so that a worker restarted during back-off keeps the retry schedule.
+func newWebhooks(cfg Config, db *store.DB, box *secret.Box, msgs *i18n.Catalog, clock vigia.Clock, a *App) {
+	workers := cfg.WebhookWorkers
+	if workers <= 0 {
+		workers = 64
+	}
+	a.WebhookJobs = jobs.New(db.Pool(), jobs.Options{Logger: a.Log, Concurrency: map[string]int{webhook.JobQueue: workers},
+		Heartbeat: cfg.JobHeartbeat, StaleAfter: cfg.JobStaleAfter, Poll: 250 * time.Millisecond})
+	a.Webhooks = webhook.NewService(db.Webhooks(), db, deliveryJobs{a.WebhookJobs}, box, msgs, clock, a.Log,
+		db.WebhookIncidents(), ticketTransitions{a.Issues}, webhook.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
+			RootCAs: cfg.WebhookRootCAs, LegacyPrefix: cfg.WebhookLegacyPrefix, PublicURL: cfg.PublicURL,
+			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel})
+	a.WebhookJobs.Handle(webhook.JobKind, a.runDelivery)
+}
+
+// runDelivery is the delivery job: one attempt, then the queue waits as the service asks.
+func (a *App) runDelivery(ctx context.Context, j jobs.Job) error {
+	var args webhook.DeliveryJobArgs
+	if err := json.Unmarshal(j.Args, &args); err != nil {
+		return jobs.Permanent(jobs.WithCode("bad_args", err))
+	}
+	out, err := a.Webhooks.Deliver(ctx, args.DeliveryID, j.Attempt >= j.MaxAttempts)
+	switch {
+	case err != nil:
+		return err
+	case out.Snooze > 0:
+		return jobs.Snooze(out.Snooze)
+	case out.Retry > 0:
+		return jobs.Retry(jobs.WithCode(out.Code, errDeliveryRetry), out.Retry)
+	}
+	return nil
+}
+
+// deliveryJobs puts delivery jobs on the webhook queue, in the caller's transaction.
+type deliveryJobs struct{ q *jobs.Queue }
+
+// EnqueueDelivery enqueues a delivery's job once: a second call for the same delivery
+// finds the first job.
+func (d deliveryJobs) EnqueueDelivery(ctx context.Context, deliveryID, workspaceID string) error {
+	_, err := d.q.Enqueue(ctx, webhook.JobKind, webhook.DeliveryJobArgs{DeliveryID: deliveryID}, jobs.EnqueueOpts{
+		Queue: webhook.JobQueue, WorkspaceID: workspaceID, MaxAttempts: deliveryMaxAttempts, UniqueKey: "delivery:" + deliveryID})
+	if errors.Is(err, jobs.ErrDuplicate) {
+		return nil
+	}
+	return err
+}
+
+// RunWebhookWorkers works delivery jobs and dispatches events, escalations and digests
+// until ctx ends; RunWorkers calls it. It returns once everything it started stopped.
+func (a *App) RunWebhookWorkers(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Go(func() { a.Webhooks.RunBackground(ctx, a.Config.WebhookDispatchEvery) })
+	err := a.WebhookJobs.Run(ctx)
+	wg.Wait()
+	a.Webhooks.Close()
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// ticketTransitions resolves an issue whose linked ticket closed, through the issue
+// workflow (history origin ticket:<provider>:<key>; a rule's issue awaits verification by
+// the next scan). An issue already resolved or ignored is left unchanged.
+type ticketTransitions struct{ issues *issue.Service }
+
+func (t ticketTransitions) ResolveFromTicket(ctx context.Context, workspaceID, issueID, origin string) (bool, error) {
+	_, err := t.issues.TransitionAsSystem(ctx, workspaceID, issueID, issue.ActionResolve, origin)
+	if vigia.IsKind(err, vigia.KindConflict) {
+		return false, nil
+	}
+	return err == nil, err
+}

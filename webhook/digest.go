@@ -1,0 +1,144 @@
+package webhook
+
+import (
+	"context"
+	"time"
+
+	"github.com/vigia-data/vigia/webhook/delivery"
+)
+
+// digestHour is when, on Monday in the workspace's time zone, the weekly digest goes.
+const digestHour = 8
+
+// WeeklySlot returns the latest Monday 08:00 in loc at or before now: the instant a
+// weekly digest is due.
+func WeeklySlot(now time.Time, loc *time.Location) time.Time {
+	local := now.In(loc)
+	back := (int(local.Weekday()) + 6) % 7 // days since Monday
+	slot := time.Date(local.Year(), local.Month(), local.Day()-back, digestHour, 0, 0, 0, loc)
+	if slot.After(now) {
+		slot = slot.AddDate(0, 0, -7)
+	}
+	return slot
+}
+
+// DigestChannel is a channel with the weekly digest on, with its workspace's time zone.
+type DigestChannel struct {
+	Channel
+	Timezone string
+}
+
+// DigestCounts are the figures of a workspace's weekly digest. ExpiringTokens counts
+// API tokens that expire in the coming week and StewardProposals the steward's open
+// proposals; this build's API tokens do not expire and it has no steward, so both are 0.
+type DigestCounts struct {
+	Healthy, Warning, Critical int // datasets by last verdict: pass, warn, fail
+	NewSignals                 int // anomalous signals of the week
+	ExpiringTokens             int
+	StewardProposals           int
+}
+
+// TeamDigestCounts are the figures of a team channel's weekly digest: the team's issues.
+type TeamDigestCounts struct {
+	Open, Critical, Warning, Acknowledged, Overdue, Resolved int
+}
+
+// SendDigests sends the weekly digest to every channel with digest on whose slot
+// (Monday 08:00 in the workspace's zone) has come and that has not had it yet; a channel
+// created after the slot waits for the next one. Each digest is claimed and its
+// delivery created in one transaction, so it goes once even with several workers. It
+// returns how many digests it queued.
+func (s *Service) SendDigests(ctx context.Context) (int, error) {
+	chans, err := s.store.DigestChannels(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := s.clock.Now()
+	sent := 0
+	for _, ch := range chans {
+		loc, err := time.LoadLocation(ch.Timezone)
+		if err != nil {
+			loc = time.UTC
+		}
+		slot := WeeklySlot(now, loc)
+		if ch.CreatedAt.After(slot) || ch.LastDigestAt != nil && !ch.LastDigestAt.Before(slot) {
+			continue
+		}
+		err = s.tx.InTx(ctx, func(ctx context.Context) error {
+			claimed, err := s.store.ClaimDigest(ctx, ch.ID, slot)
+			if err != nil || !claimed {
+				return err
+			}
+			info, err := s.store.WorkspaceInfo(ctx, ch.WorkspaceID)
+			if err != nil {
+				return err
+			}
+			since := slot.AddDate(0, 0, -7)
+			l := lang(&ch.Channel, info)
+			var b delivery.Body
+			if ch.TeamID != nil {
+				c, err := s.store.TeamDigestCounts(ctx, ch.WorkspaceID, *ch.TeamID, since, slot)
+				if err != nil {
+					return err
+				}
+				params := map[string]any{"team_id": *ch.TeamID, "open": c.Open, "critical": c.Critical, "warning": c.Warning,
+					"acknowledged": c.Acknowledged, "overdue": c.Overdue, "resolved": c.Resolved}
+				b = s.body(l, delivery.EventDigest, delivery.CodeDigestTeamWeekly, ch.WorkspaceID, slot, params,
+					message{Key: "webhook.digest_team_weekly", Vars: params})
+			} else {
+				c, err := s.store.DigestCounts(ctx, ch.WorkspaceID, since, slot)
+				if err != nil {
+					return err
+				}
+				params := map[string]any{"healthy": c.Healthy, "warning": c.Warning, "critical": c.Critical,
+					"new_signals": c.NewSignals, "expiring_tokens": c.ExpiringTokens, "steward_proposals": c.StewardProposals}
+				b = s.body(l, delivery.EventDigest, delivery.CodeDigestWeekly, ch.WorkspaceID, slot, params,
+					message{Key: "webhook.digest_weekly", Vars: params})
+			}
+			_, created, err := s.createDelivery(ctx, ch.Channel, nil, b, "digest:"+slot.UTC().Format("2006-01-02"), false)
+			if created {
+				sent++
+			}
+			return err
+		})
+		if err != nil {
+			return sent, err
+		}
+	}
+	return sent, nil
+}
+
+// RunBackground dispatches the outbox and finished scans every dispatchEvery, and runs
+// escalations and digests every minute, until ctx ends. Failures are logged (by code,
+// never with a URL or a value) and retried on the next tick.
+func (s *Service) RunBackground(ctx context.Context, dispatchEvery time.Duration) {
+	if dispatchEvery <= 0 {
+		dispatchEvery = time.Second
+	}
+	tick := time.NewTicker(dispatchEvery)
+	defer tick.Stop()
+	var lastSlow time.Time
+	for {
+		if _, err := s.Dispatch(ctx); err != nil && ctx.Err() == nil {
+			s.log.WarnContext(ctx, "webhook: dispatch failed", "cause", causeText(err))
+		}
+		if time.Since(lastSlow) >= time.Minute {
+			lastSlow = time.Now()
+			if _, err := s.Escalate(ctx); err != nil && ctx.Err() == nil {
+				s.log.WarnContext(ctx, "webhook: escalation pass failed", "cause", causeText(err))
+			}
+			if _, err := s.SendDigests(ctx); err != nil && ctx.Err() == nil {
+				s.log.WarnContext(ctx, "webhook: digests failed", "cause", causeText(err))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// causeText describes a failure for a log line. Errors of this package and its
+// stores never carry a URL, a secret or a source value.
+func causeText(err error) string { return err.Error() }

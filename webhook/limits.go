@@ -1,0 +1,106 @@
+package webhook
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// limiter bounds the sends in flight in this process per workspace and per channel.
+// A delivery that finds its bound reached gives its worker back (the job is snoozed)
+// instead of waiting, so one slow receiver holds at most PerChannel workers and one
+// workspace at most PerWorkspace, and every other receiver keeps its pace.
+type limiter struct {
+	perWorkspace, perChannel int
+
+	mu        sync.Mutex
+	workspace map[string]int
+	channel   map[string]int
+}
+
+func newLimiter(perWorkspace, perChannel int) *limiter {
+	return &limiter{perWorkspace: perWorkspace, perChannel: perChannel,
+		workspace: map[string]int{}, channel: map[string]int{}}
+}
+
+// acquire takes a slot for a send; ok is false when either bound is reached.
+func (l *limiter) acquire(workspaceID, channelID string) (release func(), ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.workspace[workspaceID] >= l.perWorkspace || l.channel[channelID] >= l.perChannel {
+		return nil, false
+	}
+	l.workspace[workspaceID]++
+	l.channel[channelID]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.workspace[workspaceID]--; l.workspace[workspaceID] <= 0 {
+				delete(l.workspace, workspaceID)
+			}
+			if l.channel[channelID]--; l.channel[channelID] <= 0 {
+				delete(l.channel, channelID)
+			}
+		})
+	}, true
+}
+
+// snoozeFor is a jittered wait between lo and hi, so that deferred deliveries do not
+// come back all at once.
+func snoozeFor(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(rand.Int64N(int64(hi-lo)))
+}
+
+// inboundLimit is the contract's limit of inbound ticket events: 120 requests per
+// minute per integration and IP.
+const inboundLimit = 120
+
+// windowLimiter counts requests per key in fixed windows.
+type windowLimiter struct {
+	limit  int
+	window time.Duration
+
+	mu      sync.Mutex
+	counts  map[string]*windowCount
+	sweepAt time.Time
+}
+
+type windowCount struct {
+	n     int
+	reset time.Time
+}
+
+func newWindowLimiter(limit int, window time.Duration) *windowLimiter {
+	return &windowLimiter{limit: limit, window: window, counts: map[string]*windowCount{}}
+}
+
+// take counts one request for key at now; when over the limit it returns false and the
+// whole seconds until the window resets (at least 1).
+func (l *windowLimiter) take(key string, now time.Time) (ok bool, retryAfter int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.After(l.sweepAt) {
+		for k, c := range l.counts {
+			if !now.Before(c.reset) {
+				delete(l.counts, k)
+			}
+		}
+		l.sweepAt = now.Add(l.window)
+	}
+	c, found := l.counts[key]
+	if !found || !now.Before(c.reset) {
+		c = &windowCount{reset: now.Add(l.window)}
+		l.counts[key] = c
+	}
+	c.n++
+	if c.n <= l.limit {
+		return true, 0
+	}
+	secs := int(c.reset.Sub(now).Seconds() + 0.999)
+	return false, max(secs, 1)
+}
