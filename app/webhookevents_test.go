@@ -165,9 +165,16 @@ func TestScanVerdictChangeReachesSubscribedChannels(t *testing.T) {
 	alertBody := decodeBody(t, alertsC[0].Body)
 	requireKeys(t, alertBody)
 	items := alertBody["alerts"].([]any)
-	if len(items) != 1 || fmt.Sprint(alertBody["incidents"]) != "[]" || alertBody["code"] != "alerts_new" ||
-		fmt.Sprint(alertBody["params"]) != "map[alerts:1 count:1 incidents:0]" {
+	// The scan grouped the drift into an incident (lineage): the alert travels with it.
+	incidents := alertBody["incidents"].([]any)
+	if len(items) != 1 || len(incidents) != 1 || alertBody["code"] != "alerts_new" ||
+		fmt.Sprint(alertBody["params"]) != "map[alerts:1 count:1 incidents:1]" {
 		t.Fatalf("alerts body %s", alertsC[0].Body)
+	}
+	inc := incidents[0].(map[string]any)
+	if fmt.Sprint(inc["alert_ids"]) != fmt.Sprint([]any{items[0].(map[string]any)["id"]}) ||
+		fmt.Sprint(inc["issue_ids"]) != fmt.Sprint([]any{items[0].(map[string]any)["issue_id"]}) || inc["impact_scope"] == nil {
+		t.Fatalf("incident %v", inc)
 	}
 	item := items[0].(map[string]any)
 	var driftIssue string

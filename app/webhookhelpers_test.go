@@ -231,7 +231,7 @@ func MustIssue(tb testing.TB, env *apptest.Env, workspaceID, datasetID, typ, sev
 	id := vigia.NewID()
 	// The metric is the id, so that several open anomalies of a dataset may coexist.
 	if _, err := env.DB.Pool().Exec(context.Background(), `INSERT INTO issues (id, workspace_id, dataset_id, type, severity,
-		status, title, rule_id, metric, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'open', $6, $7, $9, $8, $8)`,
+		status, title, rule_id, rule_current, metric, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'open', $6, $7, $7::uuid IS NOT NULL, $9, $8, $8)`,
 		id, workspaceID, datasetID, typ, severity, "Problema de teste em "+typ, ruleID, created, "m"+id); err != nil {
 		tb.Fatal(err)
 	}

@@ -196,10 +196,14 @@ func TestInboundTicketEvents(t *testing.T) {
 		if r.Status != 200 || out["status"] != "applied" {
 			t.Fatalf("linear: %d %s", r.Status, r.Body)
 		}
-		var note string
-		if err := env.DB.Pool().QueryRow(context.Background(), `SELECT note FROM issue_history WHERE issue_id = $1 AND origin = 'ticket:linear:OPS-7'`,
-			ruleIssue).Scan(&note); err != nil || note != "awaiting_verification" {
-			t.Fatalf("rule issue note %q (%v)", note, err)
+		// Resolved by the ticket, the rule's issue stays its current one: the next scan that
+		// evaluates the rule verifies it or reopens it.
+		var status string
+		var current, history bool
+		if err := env.DB.Pool().QueryRow(context.Background(), `SELECT status, rule_current, EXISTS (SELECT 1 FROM issue_history h
+			WHERE h.issue_id = i.id AND h.origin = 'ticket:linear:OPS-7' AND h.to_status = 'resolved') FROM issues i WHERE i.id = $1`,
+			ruleIssue).Scan(&status, &current, &history); err != nil || status != "resolved" || !current || !history {
+			t.Fatalf("rule issue: status %s, current %v, history %v (%v)", status, current, history, err)
 		}
 		if r := postTicket(t, env, linear, body, "Linear-Signature: sha256="+webhook.SignTicketEvent(ticketSecret, body)); r.Status != 401 {
 			t.Fatalf("linear with a prefixed signature: %d", r.Status)

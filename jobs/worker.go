@@ -130,6 +130,12 @@ func (q *Queue) dispatch(ctx context.Context, queue string, n int, wake <-chan s
 				break
 			}
 			for _, c := range cs {
+				if ctx.Err() != nil {
+					// Claimed while the queue was stopping: hand it back untouched rather
+					// than start a handler on a cancelled context.
+					q.release(ctx, c)
+					continue
+				}
 				running++
 				work.Go(func() {
 					defer func() { done <- struct{}{} }()
@@ -531,6 +537,21 @@ UPDATE jobs SET
     locked_at    = CASE WHEN $4::text = 'available' THEN NULL ELSE locked_at END,
     heartbeat_at = NULL
 WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3`
+
+// releaseSQL undoes a claim whose handler never started.
+const releaseSQL = `
+UPDATE jobs SET status = 'available', attempts = attempts - 1, locked_by = NULL, locked_at = NULL, heartbeat_at = NULL
+WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3`
+
+// release hands a claimed job back as if it had never been claimed; a failure leaves it
+// to the reaper.
+func (q *Queue) release(ctx context.Context, c *claimed) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := q.pool.Exec(rctx, releaseSQL, c.job.ID, q.opts.WorkerID, c.job.Attempt); err != nil {
+		q.log.Warn("jobs: handing back a job claimed during shutdown failed", "job", c.job.ID, "cause", safeErr(err))
+	}
+}
 
 // finish records the outcome of a run, unless the run lost its claim meanwhile.
 func (q *Queue) finish(ctx context.Context, c *claimed, err error, interrupted bool) {
