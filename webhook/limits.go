@@ -16,35 +16,45 @@ type limiter struct {
 	mu        sync.Mutex
 	workspace map[string]int
 	channel   map[string]int
+	// took is each channel's recent send duration (exponentially weighted), kept
+	// while the channel is busy: how long a slot of it usually stays taken.
+	took map[string]time.Duration
 }
 
 func newLimiter(perWorkspace, perChannel int) *limiter {
 	return &limiter{perWorkspace: perWorkspace, perChannel: perChannel,
-		workspace: map[string]int{}, channel: map[string]int{}}
+		workspace: map[string]int{}, channel: map[string]int{}, took: map[string]time.Duration{}}
 }
 
-// acquire takes a slot for a send; ok is false when either bound is reached.
-func (l *limiter) acquire(workspaceID, channelID string) (release func(), ok bool) {
+// acquire takes a slot for a send; ok is false when either bound is reached, and then
+// took says how long the channel's sends have been taking.
+func (l *limiter) acquire(workspaceID, channelID string) (release func(sent time.Duration), took time.Duration, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.workspace[workspaceID] >= l.perWorkspace || l.channel[channelID] >= l.perChannel {
-		return nil, false
+		return nil, l.took[channelID], false
 	}
 	l.workspace[workspaceID]++
 	l.channel[channelID]++
 	var once sync.Once
-	return func() {
+	return func(sent time.Duration) {
 		once.Do(func() {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			if l.workspace[workspaceID]--; l.workspace[workspaceID] <= 0 {
 				delete(l.workspace, workspaceID)
 			}
+			if prev, ok := l.took[channelID]; ok {
+				l.took[channelID] = (3*prev + sent) / 4
+			} else {
+				l.took[channelID] = sent
+			}
 			if l.channel[channelID]--; l.channel[channelID] <= 0 {
 				delete(l.channel, channelID)
+				delete(l.took, channelID)
 			}
 		})
-	}, true
+	}, 0, true
 }
 
 // snoozeFor is a jittered wait between lo and hi, so that deferred deliveries do not

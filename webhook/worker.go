@@ -53,13 +53,13 @@ func (s *Service) Deliver(ctx context.Context, deliveryID string, lastRun bool) 
 		// Woken early (a duplicate job, a clock step): wait for the schedule.
 		return JobOutcome{Snooze: item.NextAttemptAt.Sub(now), Code: "not_due"}, nil
 	}
-	release, ok := s.limits.acquire(item.WorkspaceID, item.ChannelID)
+	release, took, ok := s.limits.acquire(item.WorkspaceID, item.ChannelID)
 	if !ok {
-		return JobOutcome{Snooze: s.busySnooze(item, now), Code: "receiver_busy"}, nil
+		return JobOutcome{Snooze: s.busySnooze(item, now, took), Code: "receiver_busy"}, nil
 	}
-	defer release()
 	n := item.Attempts + 1
 	a := s.attempt(ctx, item, n)
+	release(a.Duration)
 	if ctx.Err() != nil {
 		return JobOutcome{}, ctx.Err()
 	}
@@ -81,16 +81,17 @@ func (s *Service) Deliver(ctx context.Context, deliveryID string, lastRun bool) 
 }
 
 // busySnooze is how long a delivery whose workspace or channel is at its bound waits
-// before trying again: as long as it has already waited for its attempt, within
-// SnoozeMin and SnoozeMax, jittered, so its waits double. A busy but healthy receiver
-// frees slots quickly and its deliveries come back soon; deliveries queued behind a
-// receiver that times out back off instead of churning the queue.
-func (s *Service) busySnooze(item SendItem, now time.Time) time.Duration {
+// before trying again: as long as the channel's sends have been taking, or as long as
+// it has already waited for its attempt (so its waits double), within SnoozeMin and
+// SnoozeMax, jittered. A busy but healthy receiver frees slots quickly and its
+// deliveries come back soon; deliveries queued behind a receiver that times out wait
+// about one timeout instead of churning the queue.
+func (s *Service) busySnooze(item SendItem, now time.Time, took time.Duration) time.Duration {
 	since := item.CreatedAt
 	if item.NextAttemptAt != nil {
 		since = *item.NextAttemptAt
 	}
-	base := min(max(now.Sub(since), s.cfg.SnoozeMin), s.cfg.SnoozeMax)
+	base := min(max(now.Sub(since), took, s.cfg.SnoozeMin), s.cfg.SnoozeMax)
 	return snoozeFor(base, base+base/4)
 }
 
