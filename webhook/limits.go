@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 )
@@ -15,7 +16,7 @@ type limiter struct {
 
 	mu        sync.Mutex
 	workspace map[string]int
-	channel   map[string]int
+	channel   map[string][]time.Time // start of each send in flight
 	// took is each channel's recent send duration (exponentially weighted), kept
 	// while the channel is busy: how long a slot of it usually stays taken.
 	took map[string]time.Duration
@@ -23,19 +24,24 @@ type limiter struct {
 
 func newLimiter(perWorkspace, perChannel int) *limiter {
 	return &limiter{perWorkspace: perWorkspace, perChannel: perChannel,
-		workspace: map[string]int{}, channel: map[string]int{}, took: map[string]time.Duration{}}
+		workspace: map[string]int{}, channel: map[string][]time.Time{}, took: map[string]time.Duration{}}
 }
 
-// acquire takes a slot for a send; ok is false when either bound is reached, and then
-// took says how long the channel's sends have been taking.
-func (l *limiter) acquire(workspaceID, channelID string) (release func(sent time.Duration), took time.Duration, ok bool) {
+// acquire takes a slot for a send started at now; ok is false when either bound is
+// reached, and then took says how long the channel's sends take: their recent average,
+// or how long its oldest send in flight has been running, whichever is longer.
+func (l *limiter) acquire(workspaceID, channelID string, now time.Time) (release func(sent time.Duration), took time.Duration, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.workspace[workspaceID] >= l.perWorkspace || l.channel[channelID] >= l.perChannel {
-		return nil, l.took[channelID], false
+	if l.workspace[workspaceID] >= l.perWorkspace || len(l.channel[channelID]) >= l.perChannel {
+		took = l.took[channelID]
+		for _, start := range l.channel[channelID] {
+			took = max(took, now.Sub(start))
+		}
+		return nil, took, false
 	}
 	l.workspace[workspaceID]++
-	l.channel[channelID]++
+	l.channel[channelID] = append(l.channel[channelID], now)
 	var once sync.Once
 	return func(sent time.Duration) {
 		once.Do(func() {
@@ -49,9 +55,15 @@ func (l *limiter) acquire(workspaceID, channelID string) (release func(sent time
 			} else {
 				l.took[channelID] = sent
 			}
-			if l.channel[channelID]--; l.channel[channelID] <= 0 {
+			starts := l.channel[channelID]
+			if i := slices.Index(starts, now); i >= 0 {
+				starts = slices.Delete(starts, i, i+1)
+			}
+			if len(starts) == 0 {
 				delete(l.channel, channelID)
 				delete(l.took, channelID)
+			} else {
+				l.channel[channelID] = starts
 			}
 		})
 	}, 0, true

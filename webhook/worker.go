@@ -53,7 +53,7 @@ func (s *Service) Deliver(ctx context.Context, deliveryID string, lastRun bool) 
 		// Woken early (a duplicate job, a clock step): wait for the schedule.
 		return JobOutcome{Snooze: item.NextAttemptAt.Sub(now), Code: "not_due"}, nil
 	}
-	release, took, ok := s.limits.acquire(item.WorkspaceID, item.ChannelID)
+	release, took, ok := s.limits.acquire(item.WorkspaceID, item.ChannelID, time.Now())
 	if !ok {
 		return JobOutcome{Snooze: s.busySnooze(item, now, took), Code: "receiver_busy"}, nil
 	}

@@ -549,17 +549,18 @@ func (b *hookBench) latency(o webhookBenchOpts, slowPercent int) (p50, p99 time.
 	stop := b.workers()
 	defer stop()
 	tick := 50 * time.Millisecond
-	perTick := float64(o.Rate) * tick.Seconds()
 	t := time.NewTicker(tick)
-	end := time.Now().Add(o.Duration)
-	owed := 0.0
+	begin := time.Now()
+	total := int(float64(o.Rate) * o.Duration.Seconds())
 	next := 0
 	before := b.a.WebhookJobs.Stats()
-	for time.Now().Before(end) {
+	for next < total {
 		<-t.C
-		owed += perTick
+		// Owed from the elapsed time, so that a slow insert (or a dropped tick) does not
+		// lower the rate.
+		owed := min(total, int(float64(o.Rate)*time.Since(begin).Seconds())) - next
 		var tw, td []string
-		for ; owed >= 1; owed-- {
+		for ; owed > 0; owed-- {
 			i := next % len(wss)
 			next++
 			tw, td = append(tw, wss[i]), append(td, dss[i])
