@@ -270,6 +270,9 @@ func (postgres) sampleValue(q string) string {
 }
 func (postgres) random(p float64) string { return "random() < " + fmtFloat(p) }
 
+// hashValue is Postgres's own 64-bit text hash: the distinct sample never carries values.
+func (postgres) hashValue(q string) string { return "hashtextextended(" + q + "::text, 0)" }
+
 // tableSample draws whole pages: only tables and materialized views support it.
 func (postgres) tableSample(t source.Table, pct float64) string {
 	if t.Kind != source.TableKindTable && t.Kind != source.TableKindMaterializedView {
@@ -278,7 +281,38 @@ func (postgres) tableSample(t source.Table, pct float64) string {
 	return "TABLESAMPLE SYSTEM (" + strconv.FormatFloat(min(pct, 100), 'g', 6, 64) + ")"
 }
 
-func (postgres) keyColumn(source.Table) int { return -1 }
+// rowSample keeps rows one by one as the scan reads every page (TABLESAMPLE BERNOULLI).
+func (postgres) rowSample(t source.Table, pct float64) string {
+	if t.Kind != source.TableKindTable && t.Kind != source.TableKindMaterializedView {
+		return ""
+	}
+	return "TABLESAMPLE BERNOULLI (" + strconv.FormatFloat(min(pct, 100), 'g', 6, 64) + ")"
+}
+
+// keyColumn is a single-column smallint, integer or bigint primary key of a table.
+func (postgres) keyColumn(t source.Table) int {
+	if t.Kind != source.TableKindTable {
+		return -1
+	}
+	key := -1
+	for i, c := range t.Columns {
+		if !c.PrimaryKey {
+			continue
+		}
+		if key >= 0 {
+			return -1 // composite key
+		}
+		key = i
+	}
+	if key < 0 {
+		return -1
+	}
+	switch strings.ToLower(t.Columns[key].DataType) {
+	case "smallint", "integer", "bigint":
+		return key
+	}
+	return -1
+}
 
 func (postgres) sampleable(c source.Column) bool {
 	switch strings.ToLower(c.DataType) {
