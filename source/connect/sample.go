@@ -135,7 +135,9 @@ func newSampler(d dialect, t source.Table, cols []source.Column, req source.Prof
 			a.det = semantic.NewDetector(req.Country)
 		}
 		s.masks[i] = a
-		if req.Depth != source.DepthBasic && p.Columns[i].Distinct == nil {
+		// The aggregate counts distinct values exactly at depth deep where it can.
+		exact := req.Depth == source.DepthDeep && d.distinctable(col)
+		if req.Depth != source.DepthBasic && !exact {
 			s.distinctCols = append(s.distinctCols, i)
 			s.dists[i] = &distinctAcc{}
 		}
@@ -380,7 +382,8 @@ func (st *sampleStmt) whole(got int, rowCount int64) bool {
 }
 
 // SampleSQL returns the sample statements Profile sends for t once its aggregate has
-// returned p (row count, null counts, the key column's min/max): the masks and semantic
+// returned p (row count, the key column's min/max; a profile Profile returned will do):
+// the masks and semantic
 // types sample, and the distinct estimates' sample when it is a statement of its own
 // ("" otherwise). A key sample draws new keys on every call. It is the seam for replaying
 // the sample phase step by step.
