@@ -59,14 +59,14 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 	r.rep.PerColumnStatements = len(perColumn)
 
 	var (
-		rows     int64
-		last     *source.TableProfile   // the profile of the current round
-		profiles []*source.TableProfile // of the timed rounds
-		agg, smp []time.Duration        // per Profile run, from its query log
-		values   [][][]byte             // the replayed masks sample of the current round
-		hashes   [][]uint64             // the replayed distinct sample of the current round
-		masksSQL, distinctSQL string    // the current round's sample statements
-		timed    = func(f func(context.Context) error) func(context.Context) (time.Duration, error) {
+		rows                  int64
+		last                  *source.TableProfile   // the profile of the current round
+		profiles              []*source.TableProfile // of the timed rounds
+		agg, smp              []time.Duration        // per Profile run, from its query log
+		values                [][][]byte             // the replayed masks sample of the current round
+		hashes                [][]uint64             // the replayed distinct sample of the current round
+		masksSQL, distinctSQL string                 // the current round's sample statements
+		timed                 = func(f func(context.Context) error) func(context.Context) (time.Duration, error) {
 			return func(ctx context.Context) (time.Duration, error) {
 				start := time.Now()
 				err := f(ctx)
@@ -80,6 +80,9 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 		})},
 		{label: "(b)", dst: &r.rep.HandAggregate, f: timed(func(ctx context.Context) error {
 			return drain(ctx, r.db, hand)
+		})},
+		{label: "(b')", dst: &r.rep.HandAggregateNoJIT, f: timed(func(ctx context.Context) error {
+			return drain(ctx, r.profileDB, hand)
 		})},
 		{label: "(c)", dst: &r.rep.PerColumn, f: timed(func(ctx context.Context) error {
 			for _, s := range perColumn {
@@ -113,7 +116,7 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 		}},
 		{label: "(e)", dst: &r.rep.ProfileAggregate, f: timed(func(ctx context.Context) error {
 			for _, s := range aggStmts {
-				if err := drain(ctx, r.db, s); err != nil {
+				if err := drain(ctx, r.profileDB, s); err != nil {
 					return err
 				}
 			}
@@ -127,7 +130,7 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 				return 0, err
 			}
 			start := time.Now()
-			values, err = readSample(ctx, r.db, masksSQL, len(table.Columns))
+			values, err = readSample(ctx, r.profileDB, masksSQL, len(table.Columns))
 			return time.Since(start), err
 		}},
 		{label: "masks", dst: &r.rep.MasksSemantic, f: timed(func(context.Context) error {
@@ -142,7 +145,7 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 				return nil
 			}
 			var err error
-			hashes, err = readHashes(ctx, r.db, distinctSQL, len(table.Columns))
+			hashes, err = readHashes(ctx, r.profileDB, distinctSQL, len(table.Columns))
 			return err
 		})},
 		{label: "distinct", dst: &r.rep.DistinctEstimation, f: timed(func(context.Context) error {
@@ -150,7 +153,7 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 			return nil
 		})},
 	}
-	fmt.Fprintf(r.progress, "(a) count(*)  (b) hand-written aggregate  (c) per-column pattern, %d statements\n", len(perColumn))
+	fmt.Fprintf(r.progress, "(a) count(*)  (b) hand-written aggregate  (b') the same, JIT off  (c) per-column pattern, %d statements\n", len(perColumn))
 	fmt.Fprintf(r.progress, "(d) Profile  (e) ProfileSQL aggregate alone  read/masks/dread/distinct: the sample phase replayed\n")
 	for round := 0; round <= r.o.Runs; round++ {
 		if round == 0 {

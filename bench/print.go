@@ -19,6 +19,7 @@ func (r ProfileReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "Profile benchmark: Postgres, %s rows x %d columns (%s, %s), database %s\n",
 		groupDigits(r.Rows), r.Columns, fmtBytes(r.TableBytes), built, r.Database)
 	fmt.Fprintf(w, "Medians of %d timed rounds after one untimed warm-up round; each round runs (a)-(e) and the replay once, interleaved (warm cache); (f) runs once.\n", r.Runs)
+	fmt.Fprintf(w, "Profile's sessions run with JIT off (connect sets it); (a), (b), (c) and (f) run with the server's defaults.\n")
 	if r.LoadBefore >= 0 && r.LoadAfter >= 0 {
 		fmt.Fprintf(w, "Machine load (1-min average): %.2f at start, %.2f at end, on %d CPUs.\n", r.LoadBefore, r.LoadAfter, runtime.NumCPU())
 	}
@@ -33,12 +34,13 @@ func (r ProfileReport) Print(w io.Writer) {
 	}
 	row("(a) SELECT count(*)", r.CountStar)
 	row("(b) hand-written single aggregate", r.HandAggregate)
+	row("(b') the same in the connector's session setting (JIT off)", r.HandAggregateNoJIT)
 	row(fmt.Sprintf("(c) per-column pattern, %d statements", r.PerColumnStatements), r.PerColumn)
 	row("(d) Profile via connect.Open", r.Profile)
 	row("      its aggregate statement (query log)", r.InProfileAggregate)
 	row("      its sample statements + per-row work (query log)", r.InProfileSample)
 	row("      the rest: estimation, freshness (query log)", r.InProfileFinish)
-	row("(e) ProfileSQL aggregate alone", r.ProfileAggregate)
+	row("(e) ProfileSQL aggregate alone (JIT off, as in Profile)", r.ProfileAggregate)
 	fmt.Fprintf(tw, "    rest = (d) - (e)\t%s\t\t\t\n", fmtDuration(r.ProfileRest))
 	row("    replay: masks sample read", r.SampleRead)
 	row("    replay: masks + semantic types", r.MasksSemantic)
@@ -63,6 +65,7 @@ func (r ProfileReport) Print(w io.Writer) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, value, target, result, t.How)
 	}
+	fmt.Fprintf(tw, "profile / (b')\t%.3f\t\t\tinformation: against the hand-written aggregate with JIT off too\n", r.ProfileVsHandNoJIT)
 	fmt.Fprintf(tw, "aggregate alone / (b)\t%.3f\t\t\tinformation: the generated aggregate against the hand-written one\n", r.AggregateVsHand)
 	fmt.Fprintf(tw, "distinct sample + estimation / (b)\t%.3f\t\t\tinformation: the approximate distinct's own share, replayed\n", r.DistinctVsHand)
 	fmt.Fprintf(tw, "sample statements / (a)\t%.3f\t\t\tinformation: Profile's own sample statements with all their per-row work (query log)\n", r.SampleVsCount)

@@ -73,7 +73,8 @@ func TestRunProfile(t *testing.T) {
 			t.Fatalf("rows %d, columns %d, built %v", rep.Rows, rep.Columns, rep.Built)
 		}
 		for name, tm := range map[string]bench.Timing{
-			"count": rep.CountStar, "hand": rep.HandAggregate, "per-column": rep.PerColumn, "profile": rep.Profile,
+			"count": rep.CountStar, "hand": rep.HandAggregate, "hand, JIT off": rep.HandAggregateNoJIT,
+			"per-column": rep.PerColumn, "profile": rep.Profile,
 			"aggregate": rep.ProfileAggregate, "in-profile aggregate": rep.InProfileAggregate,
 			"in-profile sample": rep.InProfileSample, "sample read": rep.SampleRead,
 			"masks": rep.MasksSemantic, "distinct read": rep.DistinctSampleRead, "distinct": rep.DistinctEstimation,

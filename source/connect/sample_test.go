@@ -152,3 +152,13 @@ func TestSampleSQLReplaysProfile(t *testing.T) {
 		t.Fatal("unknown kind accepted")
 	}
 }
+
+// TestPostgresSessionRunsWithoutJIT checks the session setting every profile statement
+// runs under (see disableJIT).
+func TestPostgresSessionRunsWithoutJIT(t *testing.T) {
+	src := mustOpen(t, source.Postgres, newPostgres(t), source.Options{})
+	n, ok, err := src.QueryInt(context.Background(), "SELECT CASE WHEN current_setting('jit') = 'off' THEN 1 ELSE 0 END")
+	if err != nil || !ok || n != 1 {
+		t.Fatalf("jit off = %d, %v, %v; want 1", n, ok, err)
+	}
+}

@@ -34,10 +34,11 @@
 // The interval is conservative (simultaneous bands) and honest rather than narrow: when
 // the sample shows almost no repeats, a column could be anything from about 60% unique to
 // fully unique, and the interval says so; it narrows as the sample grows (the connectors
-// draw ten times the masks sample for it). Simulations over unique, near-unique, randomly
-// drawn (Poisson), equally repeated, geometric, Zipf-like, dominant-value and
-// low-cardinality columns, at sampling rates from 0.2% to 25%, hold the truth in every
-// trial (see simulate_test.go).
+// draw ten times the masks sample for it). In simulations of 22 shapes of column —
+// unique, near-unique, drawn at random from small to huge domains (Poisson repeats),
+// equally repeated, geometric, Zipf-like, a dominant value, low cardinality — at sampling
+// rates from 0.2% to 25%, the interval held the truth in 5,499 of 5,500 trials (see
+// simulate_test.go, VIGIA_DISTINCT_SIM=1).
 //
 // # The value
 //
