@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vigia-data/vigia/source"
@@ -15,10 +13,6 @@ import (
 	"github.com/vigia-data/vigia/source/distinct"
 	"github.com/vigia-data/vigia/source/semantic"
 )
-
-// sampleValueMax mirrors the connector's cut of each sampled value (connect reads at most
-// 256 characters of a value).
-const sampleValueMax = 256
 
 // step is one measurement of a round. f times itself, so that a step can leave out of its
 // duration what is not part of it, and keep what it learnt (a profile, a sample).
@@ -65,12 +59,14 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 	r.rep.PerColumnStatements = len(perColumn)
 
 	var (
-		rows     int64
-		last     *source.TableProfile   // the profile of the current round
-		profiles []*source.TableProfile // of the timed rounds
-		agg, smp []time.Duration        // per Profile run, from its query log
-		values   [][][]byte             // the replayed sample of the current round
-		timed    = func(f func(context.Context) error) func(context.Context) (time.Duration, error) {
+		rows                  int64
+		last                  *source.TableProfile   // the profile of the current round
+		profiles              []*source.TableProfile // of the timed rounds
+		agg, smp              []time.Duration        // per Profile run, from its query log
+		values                [][][]byte             // the replayed masks sample of the current round
+		hashes                [][]uint64             // the replayed distinct sample of the current round
+		masksSQL, distinctSQL string                 // the current round's sample statements
+		timed                 = func(f func(context.Context) error) func(context.Context) (time.Duration, error) {
 			return func(ctx context.Context) (time.Duration, error) {
 				start := time.Now()
 				err := f(ctx)
@@ -84,6 +80,9 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 		})},
 		{label: "(b)", dst: &r.rep.HandAggregate, f: timed(func(ctx context.Context) error {
 			return drain(ctx, r.db, hand)
+		})},
+		{label: "(b')", dst: &r.rep.HandAggregateNoJIT, f: timed(func(ctx context.Context) error {
+			return drain(ctx, r.profileDB, hand)
 		})},
 		{label: "(c)", dst: &r.rep.PerColumn, f: timed(func(ctx context.Context) error {
 			for _, s := range perColumn {
@@ -117,28 +116,45 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 		}},
 		{label: "(e)", dst: &r.rep.ProfileAggregate, f: timed(func(ctx context.Context) error {
 			for _, s := range aggStmts {
-				if err := drain(ctx, r.db, s); err != nil {
+				if err := drain(ctx, r.profileDB, s); err != nil {
 					return err
 				}
 			}
 			return nil
 		})},
-		{label: "read", dst: &r.rep.SampleRead, f: timed(func(ctx context.Context) error {
+		{label: "read", dst: &r.rep.SampleRead, f: func(ctx context.Context) (time.Duration, error) {
+			// The statements Profile sends after its aggregate, from the seam it plans them
+			// with (a key sample draws new keys each time, as each Profile does).
 			var err error
-			values, err = readSample(ctx, r.db, replaySampleSQL(table, last, req.SampleSize), len(table.Columns))
-			return err
-		})},
+			if masksSQL, distinctSQL, err = connect.SampleSQL(source.Postgres, table, last, req); err != nil {
+				return 0, err
+			}
+			start := time.Now()
+			values, err = readSample(ctx, r.profileDB, masksSQL, len(table.Columns))
+			return time.Since(start), err
+		}},
 		{label: "masks", dst: &r.rep.MasksSemantic, f: timed(func(context.Context) error {
-			replayMasks(table, values, req.Country)
+			replayMasks(table, values, req)
 			return nil
 		})},
+		{label: "dread", dst: &r.rep.DistinctSampleRead, f: timed(func(ctx context.Context) error {
+			if distinctSQL == "" {
+				// A table small enough to be read whole: the distinct counts come from the
+				// same read, its values hashed here as the connector hashes them.
+				hashes = hashValues(values)
+				return nil
+			}
+			var err error
+			hashes, err = readHashes(ctx, r.profileDB, distinctSQL, len(table.Columns))
+			return err
+		})},
 		{label: "distinct", dst: &r.rep.DistinctEstimation, f: timed(func(context.Context) error {
-			replayDistinct(table, values, last)
+			replayDistinct(hashes, last)
 			return nil
 		})},
 	}
-	fmt.Fprintf(r.progress, "(a) count(*)  (b) hand-written aggregate  (c) per-column pattern, %d statements\n", len(perColumn))
-	fmt.Fprintf(r.progress, "(d) Profile  (e) ProfileSQL aggregate alone  read/masks/distinct: the sample phase replayed\n")
+	fmt.Fprintf(r.progress, "(a) count(*)  (b) hand-written aggregate  (b') the same, JIT off  (c) per-column pattern, %d statements\n", len(perColumn))
+	fmt.Fprintf(r.progress, "(d) Profile  (e) ProfileSQL aggregate alone  read/masks/dread/distinct: the sample phase replayed\n")
 	for round := 0; round <= r.o.Runs; round++ {
 		if round == 0 {
 			fmt.Fprintf(r.progress, "warm-up round:")
@@ -166,6 +182,7 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 	}
 	r.rep.Rows = rows
 	r.rep.SampleSize, r.rep.SampleMethod = last.SampleSize, last.SampleMethod
+	r.rep.DistinctSampleSize, r.rep.DistinctSampleMethod = last.DistinctSampleSize, last.DistinctSampleMethod
 	finish := make([]time.Duration, len(r.rep.Profile.Runs))
 	for k, d := range r.rep.Profile.Runs {
 		finish[k] = d - agg[k] - smp[k]
@@ -180,32 +197,16 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 	return nil
 }
 
-// replaySampleSQL is the sample statement the connector sends for a Postgres table, with
-// the same value expressions: TABLESAMPLE SYSTEM at the percentage giving n rows of the
-// exact row count, at most 2n rows; or the whole table when it has no more than n rows.
-// The connector reduces each row while it reads, so only a replay can time the read, the
-// masks and semantic types, and the distinct estimation apart.
-func replaySampleSQL(t source.Table, p *source.TableProfile, n int) string {
-	exprs := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		exprs[i] = "left(" + quoteIdent(c.Name) + "::text, " + strconv.Itoa(sampleValueMax) + ")"
-	}
-	sel := "SELECT " + strings.Join(exprs, ", ") + " FROM " + qualifiedTable()
-	if p.RowCount <= int64(n) {
-		return sel + " LIMIT " + strconv.Itoa(n)
-	}
-	pct := min(100, 100*float64(n)/float64(p.RowCount))
-	return sel + " TABLESAMPLE SYSTEM (" + strconv.FormatFloat(pct, 'g', 6, 64) + ") LIMIT " + strconv.Itoa(2*n)
-}
-
-// replayMasks computes what the connector computes on the sample for masks and semantic
-// types: masks of every column, a semantic type for all but temporal and boolean ones.
-func replayMasks(t source.Table, values [][][]byte, country string) {
+// replayMasks computes what the connector computes on the masks sample: masks of every
+// column, a semantic type for all but temporal and boolean ones, the detectors told how
+// many values to expect as the connector tells them (the sample size asked for).
+func replayMasks(t source.Table, values [][][]byte, req source.ProfileRequest) {
 	for i, c := range t.Columns {
 		var mc semantic.MaskCounter
 		var det *semantic.Detector
 		if c.Class != source.ClassTemporal && c.Class != source.ClassBoolean {
-			det = semantic.NewDetector(country)
+			det = semantic.NewDetector(req.Country)
+			det.ExpectValues(req.SampleSize)
 		}
 		for _, v := range values[i] {
 			mc.AddBytes(v)
@@ -220,16 +221,24 @@ func replayMasks(t source.Table, values [][][]byte, country string) {
 	}
 }
 
-// replayDistinct computes what the connector computes on the sample for the approximate
-// distinct counts: a hash count of every value, then the estimator.
-func replayDistinct(t source.Table, values [][][]byte, p *source.TableProfile) {
+// hashValues hashes each column's sampled values.
+func hashValues(values [][][]byte) [][]uint64 {
 	seed := maphash.MakeSeed()
-	for i := range t.Columns {
-		counts := make(map[uint64]int)
-		for _, v := range values[i] {
-			counts[maphash.Bytes(seed, v)]++
+	out := make([][]uint64, len(values))
+	for i, col := range values {
+		out[i] = make([]uint64, len(col))
+		for j, v := range col {
+			out[i][j] = maphash.Bytes(seed, v)
 		}
-		s := distinct.FromCounts(counts)
+	}
+	return out
+}
+
+// replayDistinct computes what the connector computes on the distinct sample's hashes:
+// their frequencies, then the estimator.
+func replayDistinct(hashes [][]uint64, p *source.TableProfile) {
+	for i, h := range hashes {
+		s := distinct.FromHashes(h)
 		_ = distinct.EstimateFrom(s, max(p.RowCount-p.Columns[i].NullCount, int64(s.N)))
 	}
 }

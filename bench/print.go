@@ -19,11 +19,13 @@ func (r ProfileReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "Profile benchmark: Postgres, %s rows x %d columns (%s, %s), database %s\n",
 		groupDigits(r.Rows), r.Columns, fmtBytes(r.TableBytes), built, r.Database)
 	fmt.Fprintf(w, "Medians of %d timed rounds after one untimed warm-up round; each round runs (a)-(e) and the replay once, interleaved (warm cache); (f) runs once.\n", r.Runs)
+	fmt.Fprintf(w, "Profile's sessions run with JIT off (connect sets it); (a), (b), (c) and (f) run with the server's defaults.\n")
 	if r.LoadBefore >= 0 && r.LoadAfter >= 0 {
 		fmt.Fprintf(w, "Machine load (1-min average): %.2f at start, %.2f at end, on %d CPUs.\n", r.LoadBefore, r.LoadAfter, runtime.NumCPU())
 	}
-	fmt.Fprintf(w, "Profile: depth standard, %d statements, sample size %s, %s rows sampled (%s)\n\n",
-		r.ProfileStatements, groupDigits(int64(r.RequestedSample)), groupDigits(int64(r.SampleSize)), r.SampleMethod)
+	fmt.Fprintf(w, "Profile: depth standard, %d statements, sample size %s: masks and semantic types on %s rows (%s), distinct estimates on %s rows (%s)\n\n",
+		r.ProfileStatements, groupDigits(int64(r.RequestedSample)), groupDigits(int64(r.SampleSize)), r.SampleMethod,
+		groupDigits(int64(r.DistinctSampleSize)), r.DistinctSampleMethod)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "measurement\tmedian\tmin\tmax\t")
@@ -32,16 +34,18 @@ func (r ProfileReport) Print(w io.Writer) {
 	}
 	row("(a) SELECT count(*)", r.CountStar)
 	row("(b) hand-written single aggregate", r.HandAggregate)
+	row("(b') the same in the connector's session setting (JIT off)", r.HandAggregateNoJIT)
 	row(fmt.Sprintf("(c) per-column pattern, %d statements", r.PerColumnStatements), r.PerColumn)
 	row("(d) Profile via connect.Open", r.Profile)
 	row("      its aggregate statement (query log)", r.InProfileAggregate)
-	row("      its sample statement + per-row work (query log)", r.InProfileSample)
+	row("      its sample statements + per-row work (query log)", r.InProfileSample)
 	row("      the rest: estimation, freshness (query log)", r.InProfileFinish)
-	row("(e) ProfileSQL aggregate alone", r.ProfileAggregate)
+	row("(e) ProfileSQL aggregate alone (JIT off, as in Profile)", r.ProfileAggregate)
 	fmt.Fprintf(tw, "    rest = (d) - (e)\t%s\t\t\t\n", fmtDuration(r.ProfileRest))
-	row("    replay: sample read", r.SampleRead)
+	row("    replay: masks sample read", r.SampleRead)
 	row("    replay: masks + semantic types", r.MasksSemantic)
-	row("    replay: distinct estimation (hash + estimator)", r.DistinctEstimation)
+	row("    replay: distinct sample read (hashes)", r.DistinctSampleRead)
+	row("    replay: distinct estimation (frequencies + estimator)", r.DistinctEstimation)
 	row("(f) exact count(DISTINCT) of all columns", r.ExactDistinct)
 	_ = tw.Flush()
 
@@ -61,23 +65,24 @@ func (r ProfileReport) Print(w io.Writer) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, value, target, result, t.How)
 	}
+	fmt.Fprintf(tw, "profile / (b')\t%.3f\t\t\tinformation: against the hand-written aggregate with JIT off too\n", r.ProfileVsHandNoJIT)
 	fmt.Fprintf(tw, "aggregate alone / (b)\t%.3f\t\t\tinformation: the generated aggregate against the hand-written one\n", r.AggregateVsHand)
-	fmt.Fprintf(tw, "distinct estimation / (b)\t%.3f\t\t\tinformation: the approximate distinct's own share, replayed\n", r.DistinctVsHand)
-	fmt.Fprintf(tw, "sample statement / (a)\t%.3f\t\t\tinformation: Profile's own sample statement with all its per-row work (query log)\n", r.SampleVsCount)
+	fmt.Fprintf(tw, "distinct sample + estimation / (b)\t%.3f\t\t\tinformation: the approximate distinct's own share, replayed\n", r.DistinctVsHand)
+	fmt.Fprintf(tw, "sample statements / (a)\t%.3f\t\t\tinformation: Profile's own sample statements with all their per-row work (query log)\n", r.SampleVsCount)
 	_ = tw.Flush()
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "column\tclass\ttrue distinct\testimate (run 1)\tCI95 (run 1)\tmethod\trel.err median\tworst\tinside CI")
+	fmt.Fprintln(tw, "column\tclass\ttrue distinct\testimate (run 1)\tCI95 (run 1)\tmethod\trel.err median\tworst\tCI width median\tinside CI")
 	for _, c := range r.Distinct {
 		if len(c.Estimates) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t-\t-\t-\n", c.Column, c.Class, groupDigits(c.True))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\n", c.Column, c.Class, groupDigits(c.True))
 			continue
 		}
 		e := c.Estimates[0]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t[%s, %s]\t%s\t%s\t%s\t%d/%d\n", c.Column, c.Class, groupDigits(c.True),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t[%s, %s]\t%s\t%s\t%s\t%s\t%d/%d\n", c.Column, c.Class, groupDigits(c.True),
 			groupDigits(int64(e.Value+0.5)), groupDigits(int64(e.CI95[0]+0.5)), groupDigits(int64(e.CI95[1]+0.5)),
-			e.Method, fmtPct(c.MedianRelErr), fmtPct(c.WorstRelErr), c.Inside, len(c.Estimates))
+			e.Method, fmtPct(c.MedianRelErr), fmtPct(c.WorstRelErr), fmtPct(c.MedianWidth), c.Inside, len(c.Estimates))
 	}
 	_ = tw.Flush()
 

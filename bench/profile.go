@@ -163,6 +163,8 @@ type DistinctCheck struct {
 	Inside int
 	// MedianRelErr and WorstRelErr are over the runs, of |estimate − true| / true.
 	MedianRelErr, WorstRelErr float64
+	// MedianWidth is the median over the runs of the interval's width / true.
+	MedianWidth float64
 }
 
 // Target is one pass/fail check of the report.
@@ -189,16 +191,22 @@ type ProfileReport struct {
 
 	// RequestedSample is the sample size asked of Profile (ProfileOptions.SampleSize).
 	RequestedSample int
-	// SampleSize and SampleMethod are those of the last timed Profile run.
-	SampleSize   int
-	SampleMethod string
+	// SampleSize and SampleMethod are those of the last timed Profile run's masks sample,
+	// DistinctSampleSize and DistinctSampleMethod of its distinct estimates' sample.
+	SampleSize           int
+	SampleMethod         string
+	DistinctSampleSize   int
+	DistinctSampleMethod string
 
-	CountStar           Timing // (a) SELECT count(*)
-	HandAggregate       Timing // (b) one hand-written aggregate of the standard statistics
+	CountStar     Timing // (a) SELECT count(*)
+	HandAggregate Timing // (b) one hand-written aggregate of the standard statistics
+	// HandAggregateNoJIT is (b) in a session set as the connector sets its own (JIT off):
+	// information, to tell what the setting gains from what the profile's SQL does.
+	HandAggregateNoJIT  Timing
 	PerColumn           Timing // (c) one query per column per metric, sequential
 	PerColumnStatements int
 	Profile             Timing // (d) Source.Profile at depth standard, via connect.Open
-	ProfileAggregate    Timing // (e) ProfileSQL's statement(s) alone
+	ProfileAggregate    Timing // (e) ProfileSQL's statement(s) alone, in the connector's session setting
 	// ProfileRest is Profile.Median − ProfileAggregate.Median: the sample read, masks,
 	// semantic types and distinct estimation.
 	ProfileRest time.Duration
@@ -213,20 +221,22 @@ type ProfileReport struct {
 	InProfileSample    Timing
 	InProfileFinish    Timing
 
-	// The sample phase replayed step by step on the same kind of sample (TABLESAMPLE
-	// SYSTEM, the same value expressions and LIMIT): reading it, masks plus semantic types,
-	// and distinct estimation (hashing plus the estimator), each on its own.
+	// The sample phase replayed step by step with the statements Profile sends
+	// (connect.SampleSQL): reading the masks sample, masks plus semantic types, reading the
+	// distinct sample (hashes), and the distinct estimation, each on its own.
 	SampleRead         Timing
 	MasksSemantic      Timing
+	DistinctSampleRead Timing
 	DistinctEstimation Timing
 
 	ExactDistinct Timing // (f) count(DISTINCT) of every column in one statement, run once
 
 	ProfileVsHand      float64 // Profile / HandAggregate
+	ProfileVsHandNoJIT float64 // Profile / HandAggregateNoJIT
 	ProfileVsPerColumn float64 // Profile / PerColumn
 	AggregateVsHand    float64 // ProfileAggregate / HandAggregate
 	RestVsHand         float64 // ProfileRest / HandAggregate
-	DistinctVsHand     float64 // DistinctEstimation / HandAggregate
+	DistinctVsHand     float64 // (DistinctSampleRead + DistinctEstimation) / HandAggregate
 	MasksVsCount       float64 // (SampleRead + MasksSemantic) / CountStar
 	SampleVsCount      float64 // InProfileSample / CountStar: the real sample statement, all its per-row work
 
@@ -279,7 +289,15 @@ func RunProfile(ctx context.Context, o ProfileOptions, progress io.Writer) (rep 
 	if err != nil {
 		return rep, err
 	}
+	// The connector's own session setting (connect turns JIT off, see disableJIT), for
+	// what replays its statements and for the hand-written aggregate under it.
+	profileDB, err := openDB(benchDSN, "jit", "off")
+	if err != nil {
+		db.Close()
+		return rep, err
+	}
 	defer func() {
+		profileDB.Close()
 		db.Close()
 		if o.Keep {
 			return
@@ -289,7 +307,7 @@ func RunProfile(ctx context.Context, o ProfileOptions, progress io.Writer) (rep 
 		}
 	}()
 
-	r := &run{o: o, db: db, progress: progress}
+	r := &run{o: o, db: db, profileDB: profileDB, progress: progress}
 	r.rep.Database, r.rep.Runs, r.rep.Columns, r.rep.RequestedSample = o.Database, o.Runs, o.Columns, o.SampleSize
 	fmt.Fprintf(progress, "profile benchmark: database %s, %d rows x %d columns, %d runs\n", o.Database, o.Rows, o.Columns, o.Runs)
 	if r.rep.Built, r.rep.BuildTime, err = ensureTable(ctx, db, o.Rows, progress); err != nil {
@@ -328,11 +346,13 @@ func cleanup(ctx context.Context, admin *sql.DB, benchDSN, database string, crea
 
 // run holds one RunProfile's state.
 type run struct {
-	o        ProfileOptions
-	db       *sql.DB
-	progress io.Writer
-	rep      ProfileReport
-	cols     []benchColumn
+	o  ProfileOptions
+	db *sql.DB
+	// profileDB is a session set as the connector sets its own (JIT off).
+	profileDB *sql.DB
+	progress  io.Writer
+	rep       ProfileReport
+	cols      []benchColumn
 }
 
 // recorder keeps the query log of one Profile call.
@@ -372,10 +392,11 @@ func (rep *ProfileReport) finish() {
 	}
 	rep.ProfileRest = rep.Profile.Median - rep.ProfileAggregate.Median
 	rep.ProfileVsHand = ratio(rep.Profile.Median, rep.HandAggregate.Median)
+	rep.ProfileVsHandNoJIT = ratio(rep.Profile.Median, rep.HandAggregateNoJIT.Median)
 	rep.ProfileVsPerColumn = ratio(rep.Profile.Median, rep.PerColumn.Median)
 	rep.AggregateVsHand = ratio(rep.ProfileAggregate.Median, rep.HandAggregate.Median)
 	rep.RestVsHand = ratio(rep.ProfileRest, rep.HandAggregate.Median)
-	rep.DistinctVsHand = ratio(rep.DistinctEstimation.Median, rep.HandAggregate.Median)
+	rep.DistinctVsHand = ratio(rep.DistinctSampleRead.Median+rep.DistinctEstimation.Median, rep.HandAggregate.Median)
 	rep.MasksVsCount = ratio(rep.SampleRead.Median+rep.MasksSemantic.Median, rep.CountStar.Median)
 	rep.SampleVsCount = ratio(rep.InProfileSample.Median, rep.CountStar.Median)
 
@@ -396,7 +417,7 @@ func (rep *ProfileReport) finish() {
 		{Name: "sample+estimation phase / (b)", Value: rep.RestVsHand, Limit: TargetSampleVsHand,
 			How: "((d) - (e)) / (b): what sample read, masks, semantic types, approximate distinct add"},
 		{Name: "masks+semantic / (a)", Value: rep.MasksVsCount, Limit: TargetMasksVsCount,
-			How: "(sample read + masks + semantic types, replayed) / (a)"},
+			How: "(masks sample read + masks + semantic types, replayed) / (a)"},
 		{Name: "distinct truth inside CI95", Value: coverage, Limit: 1,
 			How: fmt.Sprintf("%d of %d column estimates (all runs) hold the exact count", covered, total)},
 	}
@@ -441,10 +462,14 @@ func dsnWithDatabase(dsn, database string) (string, error) {
 // openDB opens a pool on the same driver path the Postgres connector uses (pgx through
 // database/sql, one round trip per statement, no prepared statements), so that the
 // alternatives are timed on equal terms with Profile.
-func openDB(dsn string) (*sql.DB, error) {
+// openDB opens a pool on dsn with the session parameters params.
+func openDB(dsn string, params ...string) (*sql.DB, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, errors.New("bench: the DSN does not parse")
+	}
+	for i := 0; i+1 < len(params); i += 2 {
+		cfg.RuntimeParams[params[i]] = params[i+1]
 	}
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	cfg.StatementCacheCapacity = 0

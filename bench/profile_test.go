@@ -62,9 +62,10 @@ func TestRunProfile(t *testing.T) {
 		t.Parallel() // each subtest has its own database; much of the time is Postgres's
 		name := uniqueDatabase(t, admin)
 		var progress bytes.Buffer
-		// A 2,000-row sample (10% of the table, still drawn by TABLESAMPLE) keeps the
-		// in-memory sample work short under the race detector.
-		rep, err := bench.RunProfile(ctx, bench.ProfileOptions{DSN: adminDSN, Database: name, Rows: 20000, Runs: 1, SampleSize: 2000}, &progress)
+		// A 1,000-row sample (5% of the table, still drawn by TABLESAMPLE) keeps the
+		// in-memory sample work short under the race detector; the distinct estimates'
+		// sample is ten times that, half the table: TABLESAMPLE BERNOULLI.
+		rep, err := bench.RunProfile(ctx, bench.ProfileOptions{DSN: adminDSN, Database: name, Rows: 20000, Runs: 1, SampleSize: 1000}, &progress)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,21 +73,27 @@ func TestRunProfile(t *testing.T) {
 			t.Fatalf("rows %d, columns %d, built %v", rep.Rows, rep.Columns, rep.Built)
 		}
 		for name, tm := range map[string]bench.Timing{
-			"count": rep.CountStar, "hand": rep.HandAggregate, "per-column": rep.PerColumn, "profile": rep.Profile,
+			"count": rep.CountStar, "hand": rep.HandAggregate, "hand, JIT off": rep.HandAggregateNoJIT,
+			"per-column": rep.PerColumn, "profile": rep.Profile,
 			"aggregate": rep.ProfileAggregate, "in-profile aggregate": rep.InProfileAggregate,
 			"in-profile sample": rep.InProfileSample, "sample read": rep.SampleRead,
-			"masks": rep.MasksSemantic, "distinct": rep.DistinctEstimation, "exact": rep.ExactDistinct,
+			"masks": rep.MasksSemantic, "distinct read": rep.DistinctSampleRead, "distinct": rep.DistinctEstimation,
+			"exact": rep.ExactDistinct,
 		} {
 			if tm.Median <= 0 || len(tm.Runs) == 0 {
 				t.Errorf("%s not measured: %+v", name, tm)
 			}
 		}
-		// One aggregate plus one sample read: the profile's promise.
-		if rep.ProfileStatements != 2 {
-			t.Errorf("profile sent %d statements, want 2", rep.ProfileStatements)
+		// One aggregate, one page sample for the masks and one row-level sample for the
+		// distinct estimates.
+		if rep.ProfileStatements != 3 {
+			t.Errorf("profile sent %d statements, want 3", rep.ProfileStatements)
 		}
 		if rep.SampleMethod != source.SampleTableSample || rep.SampleSize == 0 {
 			t.Errorf("sample %d rows by %q", rep.SampleSize, rep.SampleMethod)
+		}
+		if rep.DistinctSampleMethod != source.SampleBernoulli || rep.DistinctSampleSize < 9000 || rep.DistinctSampleSize > 11000 {
+			t.Errorf("distinct sample %d rows by %q", rep.DistinctSampleSize, rep.DistinctSampleMethod)
 		}
 		if rep.PerColumnStatements <= bench.ProfileColumns {
 			t.Errorf("per-column pattern sent %d statements", rep.PerColumnStatements)

@@ -101,7 +101,7 @@ func compareDistinct(cols []benchColumn, truth []int64, profiles []*source.Table
 	var out []DistinctCheck
 	for i, c := range cols {
 		chk := DistinctCheck{Column: c.name, Class: c.class, True: truth[i]}
-		var errs []float64
+		var errs, widths []float64
 		for _, p := range profiles {
 			j := slices.IndexFunc(p.Columns, func(cp source.ColumnProfile) bool { return cp.Name == c.name })
 			if j < 0 || p.Columns[j].Distinct == nil {
@@ -113,19 +113,26 @@ func compareDistinct(cols []benchColumn, truth []int64, profiles []*source.Table
 				chk.Inside++
 			}
 			errs = append(errs, relErr(e.Value, chk.True))
+			widths = append(widths, (e.CI95[1]-e.CI95[0])/float64(max(chk.True, 1)))
 		}
 		if len(errs) > 0 {
 			slices.Sort(errs)
 			chk.WorstRelErr = errs[len(errs)-1]
-			if len(errs)%2 == 1 {
-				chk.MedianRelErr = errs[len(errs)/2]
-			} else {
-				chk.MedianRelErr = (errs[len(errs)/2-1] + errs[len(errs)/2]) / 2
-			}
+			chk.MedianRelErr = medianOf(errs)
+			chk.MedianWidth = medianOf(widths)
 		}
 		out = append(out, chk)
 	}
 	return out
+}
+
+// medianOf returns the median of xs (sorting them).
+func medianOf(xs []float64) float64 {
+	slices.Sort(xs)
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2]
+	}
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
 }
 
 func relErr(est float64, truth int64) float64 {
@@ -162,6 +169,40 @@ func readSample(ctx context.Context, db *sql.DB, stmt string, ncols int) ([][][]
 		}
 	}
 	return values, rows.Err()
+}
+
+// readHashes runs the distinct sample statement, whose columns are 64-bit hashes (one per
+// table column, in order), and keeps each column's non-null hashes.
+func readHashes(ctx context.Context, db *sql.DB, stmt string, ncols int) ([][]uint64, error) {
+	rows, err := db.QueryContext(ctx, stmt)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	names, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	if len(names) != ncols {
+		return nil, fmt.Errorf("bench: the distinct sample has %d columns, the table %d", len(names), ncols)
+	}
+	vals := make([]sql.NullInt64, ncols)
+	dests := make([]any, ncols)
+	for i := range vals {
+		dests[i] = &vals[i]
+	}
+	hashes := make([][]uint64, ncols)
+	for rows.Next() {
+		if err := rows.Scan(dests...); err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			if v.Valid {
+				hashes[i] = append(hashes[i], uint64(v.Int64))
+			}
+		}
+	}
+	return hashes, rows.Err()
 }
 
 // textValue scans a text value, telling NULL from the empty string (sql.RawBytes does not).

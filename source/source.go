@@ -54,9 +54,9 @@ const (
 const (
 	SampleNone        = "none"        // nothing sampled (empty table, or no sampleable column)
 	SampleFull        = "full"        // the whole table: counts on it are exact
-	SampleTableSample = "tablesample" // Postgres TABLESAMPLE SYSTEM (pages)
+	SampleTableSample = "tablesample" // Postgres TABLESAMPLE SYSTEM (pages); masks and semantic types only
 	SampleKeys        = "keys"        // random primary-key values fetched by index
-	SampleBernoulli   = "bernoulli"   // each row kept with a fixed probability
+	SampleBernoulli   = "bernoulli"   // each row kept with a fixed probability (Postgres TABLESAMPLE BERNOULLI on tables)
 	SampleFirstRows   = "first_rows"  // the first rows (depth basic)
 )
 
@@ -75,6 +75,15 @@ const (
 	BasicRows               = 1000   // rows a basic profile reads
 	DefaultCountry          = "PT"
 	DefaultMaxConns         = 2
+)
+
+// Bounds of the distinct estimates' sample.
+const (
+	// DistinctSampleFactor is how many times SampleSize rows the distinct estimates read by
+	// default: their intervals narrow with the sample, and hashes are cheap to hold.
+	DistinctSampleFactor = 10
+	// MaxDistinctValues bounds the sampled value hashes one profile holds (8 bytes each).
+	MaxDistinctValues = 4_000_000
 )
 
 // Options configures a connection to a source.
@@ -146,8 +155,12 @@ type Column struct {
 type ProfileRequest struct {
 	Depth      string // basic | standard (default) | deep
 	Country    string // effective data country, ISO alpha-2 (PT default), for semantic types
-	SampleSize int    // bounded sample for masks, semantic types and distinct estimation (default 10000)
-	Operation  string // recorded in the query log: "scan" (default), "discover" or "test"
+	SampleSize int    // bounded sample for masks and semantic types (default 10000)
+	// DistinctSampleSize is the row-level random sample the distinct estimates read
+	// (default DistinctSampleFactor × SampleSize, at most MaxSampleSize, and fewer on very
+	// wide tables so that one profile holds at most MaxDistinctValues sampled hashes).
+	DistinctSampleSize int
+	Operation          string // recorded in the query log: "scan" (default), "discover" or "test"
 }
 
 // TableProfile is the profile of one table.
@@ -157,15 +170,21 @@ type TableProfile struct {
 	RowCount  int64
 	Truncated bool
 	Columns   []ColumnProfile
-	// SampleSize is the number of rows actually sampled.
+	// SampleSize is the number of rows the masks and semantic types were computed on.
 	SampleSize int
-	// SampleMethod says how the sample was drawn (one of the Sample constants).
+	// SampleMethod says how that sample was drawn (one of the Sample constants).
 	SampleMethod string
 	Depth        string
 	// LatestTimestamp is max() of the table's most recent-looking temporal column, for
 	// freshness; nil if none.
 	LatestTimestamp *time.Time
 	FreshnessColumn string
+	// DistinctSampleSize and DistinctSampleMethod are the same for the row-level random
+	// sample the distinct estimates come from (0 and SampleNone when no column needed
+	// one: depth basic, or deep with every column counted exactly). It may be the same
+	// read as the masks sample, of which the masks then take a random subset.
+	DistinctSampleSize   int
+	DistinctSampleMethod string
 }
 
 // ColumnProfile is the profile of one column.
@@ -210,11 +229,17 @@ type Semantic struct {
 	Type string
 	// Region is, for type phone, the ISO alpha-2 of the numbering plan (the data
 	// country); "" otherwise.
-	Region     string
+	Region string
+	// Estimated is true when the counts come from a sample of the column, or when the
+	// validity check ran on a subset of the matching values (Checked < Matches).
 	Estimated  bool
 	SampleSize int // non-null values sampled
 	Matches    int // sampled non-null values that are of the type
 	Valid      int // of those, how many are valid (check digit, mod-97, real date...)
+	// Checked is how many of the matches the validity check ran on: all of them, except
+	// for phone types, whose costly numbering-plan check runs on a random subset (see
+	// semantic.PhoneChecks) and Valid (for type phone, Matches too) is scaled from it.
+	Checked int
 }
 
 // Recorder receives every statement sent to a source. Record is called synchronously

@@ -43,11 +43,20 @@ type profileSQL interface {
 	avgLength(q string) string
 	// sampleValue renders a value as text of at most sampleValueMax characters.
 	sampleValue(q string) string
+	// hashValue is a 64-bit hash of a value computed by the source, so that the distinct
+	// sample reads hashes rather than values; "" when the dialect has none (the values
+	// are read and hashed here).
+	hashValue(q string) string
 	// random is a condition true for each row with probability p.
 	random(p float64) string
 	// tableSample is the block-sampling clause for t at pct percent, "" when the dialect
-	// or the object cannot sample blocks.
+	// or the object cannot sample blocks. Blocks are cheap to read and fine for masks and
+	// semantic types (shares), not for distinct estimates.
 	tableSample(t source.Table, pct float64) string
+	// rowSample is a clause keeping each row of t with probability pct/100 while the
+	// scan reads it, "" when the dialect or the object has none (a WHERE random() filter
+	// does the same, at the cost of evaluating it).
+	rowSample(t source.Table, pct float64) string
 	// keyColumn is the index in t.Columns of a single-column integer primary key that can
 	// fetch random rows by value, -1 when there is none.
 	keyColumn(t source.Table) int

@@ -304,7 +304,9 @@ func (*mysqlDialect) sampleValue(q string) string {
 	return "LEFT(CAST(" + q + " AS CHAR), " + strconv.Itoa(sampleValueMax) + ")"
 }
 func (*mysqlDialect) random(p float64) string                  { return "RAND() < " + fmtFloat(p) }
+func (*mysqlDialect) hashValue(string) string                  { return "" }
 func (*mysqlDialect) tableSample(source.Table, float64) string { return "" }
+func (*mysqlDialect) rowSample(source.Table, float64) string   { return "" }
 
 func (d *mysqlDialect) keyColumn(t source.Table) int {
 	if t.Kind != source.TableKindTable {

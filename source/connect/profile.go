@@ -158,8 +158,8 @@ func selectColumns(d dialect, cols []source.Column) string {
 }
 
 // profile computes a table's profile: one aggregate statement (per chunk of a very wide
-// table), then one bounded sample read once and reduced in memory to masks, semantic types
-// and distinct estimates.
+// table), then bounded samples read once each and reduced in memory to masks, semantic
+// types and distinct estimates (see sampleTable).
 func profile(ctx context.Context, c *conn, t source.Table, req source.ProfileRequest) (*source.TableProfile, error) {
 	req = normalizeRequest(req)
 	if t.Name == "" {

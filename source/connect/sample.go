@@ -21,6 +21,10 @@ import (
 // a sparser key range would make the statement long for few rows, and Bernoulli is used.
 const keysMaxFactor = 4
 
+// keysMaxShare is the largest share of a table the key method fetches: one index lookup
+// costs many sequential row reads, so above it a scan keeping each row is cheaper.
+const keysMaxShare = 0.05
+
 // maxExactKey is the largest key the key method draws: min/max come back as float64,
 // exact up to 2^53.
 const maxExactKey = 1 << 53
@@ -55,194 +59,438 @@ func (r *rawValue) Scan(src any) error {
 	return nil
 }
 
-// colAcc accumulates what one column's sampled values say: only counts and masks.
-type colAcc struct {
-	idx    int // into the table's columns
-	masks  semantic.MaskCounter
-	det    *semantic.Detector // nil when the column gets no semantic type
-	counts map[uint64]int     // value hash → occurrences; nil when no estimate
-	seed   maphash.Seed
+// hashScan scans a 64-bit hash computed by the source (or, should a driver hand it back
+// as text, hashes that text here).
+type hashScan struct {
+	h    uint64
+	null bool
+	seed maphash.Seed
 }
 
-func (a *colAcc) add(v []byte) {
-	a.masks.AddBytes(v)
-	if a.det != nil {
-		a.det.AddBytes(v)
-	}
-	if a.counts != nil {
-		a.counts[maphash.Bytes(a.seed, v)]++
-	}
-}
-
-// sampleTable reads one bounded sample of t and fills masks, semantic types and (at depth
-// standard, or deep for columns count(DISTINCT) cannot take) distinct estimates. It needs
-// the aggregate's results in p: row count, null counts, and the key column's min/max.
-//
-// How the sample is drawn, cheapest first:
-//   - the whole table when it has no more rows than the sample size ("full", exact);
-//   - depth basic: the first rows, as the aggregate read them ("first_rows");
-//   - Postgres tables and materialized views: TABLESAMPLE SYSTEM at the percentage that
-//     gives the sample size from the exact count(*) the aggregate just returned (more
-//     accurate than pg_class.reltuples, which may be stale or -1) ("tablesample");
-//   - MySQL and SQLite tables with a single-column integer primary key: random key values
-//     drawn uniformly between the key's min and max (known from the aggregate), fetched by
-//     index with IN (...). Every existing row has the same chance, so this is a simple
-//     random sample at the cost of n index lookups and no scan ("keys");
-//   - otherwise (views, external tables, tables without such a key, very sparse keys, or a
-//     block sample that came back too small): each row kept with probability n/N
-//     ("bernoulli"), one more sequential pass and no sort.
-func sampleTable(ctx context.Context, c *conn, t source.Table, cols []source.Column, req source.ProfileRequest, p *source.TableProfile) error {
-	d := c.d
-	var idx []int
-	for i, col := range cols {
-		if d.sampleable(col) {
-			idx = append(idx, i)
-		}
-	}
-	if p.RowCount == 0 {
-		// An empty table has exactly no distinct values; there is nothing to sample.
-		if req.Depth != source.DepthBasic {
-			for _, i := range idx {
-				if p.Columns[i].Distinct == nil {
-					p.Columns[i].Distinct = &source.Estimate{Method: distinct.MethodExact}
-				}
-			}
-		}
-		return nil
-	}
-	if len(idx) == 0 {
-		return nil
-	}
-	exprs := make([]string, len(idx))
-	for j, i := range idx {
-		exprs[j] = d.sampleValue(d.quote(cols[i].Name))
-	}
-	sel := "SELECT " + strings.Join(exprs, ", ") + " FROM " + d.table(t)
-	n := req.SampleSize
-	frac := float64(n) / float64(p.RowCount)
-	limit2n := " LIMIT " + strconv.Itoa(2*n)
-
-	run := func(stmt string) ([]*colAcc, int, error) {
-		accs := newAccumulators(cols, idx, req, p)
-		vals := make([]rawValue, len(idx))
-		dests := make([]any, len(idx))
-		for j := range vals {
-			dests[j] = &vals[j]
-		}
-		rows, err := c.query(ctx, req.Operation, "profile", stmt, nil, func(r *sql.Rows) error {
-			if err := r.Scan(dests...); err != nil {
-				return c.resultError("profile")
-			}
-			for j := range vals {
-				if !vals[j].null {
-					accs[j].add(vals[j].b)
-				}
-			}
-			return nil
-		})
-		return accs, int(rows), err
-	}
-
-	var (
-		accs   []*colAcc
-		got    int
-		err    error
-		method string
-		full   bool
-	)
-	switch {
-	case req.Depth == source.DepthBasic:
-		method = source.SampleFirstRows
-		accs, got, err = run(sel + " LIMIT " + strconv.Itoa(min(n, source.BasicRows)))
-		full = !p.Truncated && int64(got) == p.RowCount
-	case p.RowCount <= int64(n):
-		method = source.SampleFull
-		accs, got, err = run(sel + " LIMIT " + strconv.Itoa(n))
-		full = got < n || int64(got) == p.RowCount
-		if !full {
-			method = source.SampleFirstRows // the table grew past the sample size meanwhile
-		}
+// Scan implements sql.Scanner.
+func (s *hashScan) Scan(src any) error {
+	s.null = false
+	switch v := src.(type) {
+	case nil:
+		s.null = true
+	case int64:
+		s.h = uint64(v)
+	case []byte:
+		s.h = maphash.Bytes(s.seed, v)
+	case string:
+		s.h = maphash.String(s.seed, v)
 	default:
-		if ts := d.tableSample(t, 100*frac); ts != "" {
-			method = source.SampleTableSample
-			accs, got, err = run(sel + " " + ts + limit2n)
-			if err == nil && got < n/4 {
-				method = "" // a few blocks happened to be drawn: fall back below
-			}
-		} else if stmt, ok := keySampleSQL(d, t, p, sel, n); ok {
-			method = source.SampleKeys
-			accs, got, err = run(stmt)
-		}
-		if method == "" && err == nil {
-			method = source.SampleBernoulli
-			accs, got, err = run(sel + " WHERE " + d.random(frac) + limit2n)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	p.SampleSize = got
-	p.SampleMethod = method
-	if full {
-		p.SampleMethod = source.SampleFull
-	}
-	for _, a := range accs {
-		finishColumn(a, &p.Columns[a.idx], full, p.RowCount)
+		return fmt.Errorf("connect: hash of type %T", src)
 	}
 	return nil
 }
 
-func newAccumulators(cols []source.Column, idx []int, req source.ProfileRequest, p *source.TableProfile) []*colAcc {
-	seed := maphash.MakeSeed()
-	accs := make([]*colAcc, len(idx))
-	for j, i := range idx {
-		a := &colAcc{idx: i, seed: seed}
-		switch cols[i].Class {
+// maskAcc accumulates what one column's sampled values say about their shapes: mask
+// counts and the semantic type, never a value.
+type maskAcc struct {
+	masks semantic.MaskCounter
+	det   *semantic.Detector // nil when the column gets no semantic type
+}
+
+// distinctAcc holds one hash per sampled non-null value of a column.
+type distinctAcc struct {
+	hashes []uint64
+}
+
+// sampleExpr is one expression of a sample statement and where its values go.
+type sampleExpr struct {
+	col  int  // index in the table's columns
+	hash bool // the source computes a hash of the value (distinct only)
+	mask *maskAcc
+	dist *distinctAcc
+}
+
+// sampler draws a profile's samples and reduces them.
+type sampler struct {
+	d     dialect
+	t     source.Table
+	cols  []source.Column
+	req   source.ProfileRequest
+	p     *source.TableProfile
+	seed  maphash.Seed
+	masks map[int]*maskAcc
+	dists map[int]*distinctAcc
+	// sampled are the columns read into the samples; distinctCols those of them that
+	// need a distinct estimate.
+	sampled, distinctCols []int
+}
+
+func newSampler(d dialect, t source.Table, cols []source.Column, req source.ProfileRequest, p *source.TableProfile) *sampler {
+	s := &sampler{d: d, t: t, cols: cols, req: req, p: p, seed: maphash.MakeSeed(),
+		masks: map[int]*maskAcc{}, dists: map[int]*distinctAcc{}}
+	for i, col := range cols {
+		if !d.sampleable(col) {
+			continue
+		}
+		s.sampled = append(s.sampled, i)
+		a := &maskAcc{}
+		switch col.Class {
 		case source.ClassTemporal, source.ClassBoolean:
 		default:
 			a.det = semantic.NewDetector(req.Country)
 		}
-		if req.Depth != source.DepthBasic && p.Columns[i].Distinct == nil {
-			a.counts = make(map[uint64]int)
+		s.masks[i] = a
+		// The aggregate counts distinct values exactly at depth deep where it can.
+		exact := req.Depth == source.DepthDeep && d.distinctable(col)
+		if req.Depth != source.DepthBasic && !exact {
+			s.distinctCols = append(s.distinctCols, i)
+			s.dists[i] = &distinctAcc{}
 		}
-		accs[j] = a
 	}
-	return accs
+	return s
 }
 
-func finishColumn(a *colAcc, cp *source.ColumnProfile, full bool, rowCount int64) {
+// sampleStmt is one planned sample statement.
+type sampleStmt struct {
+	sql      string
+	exprs    []sampleExpr
+	method   string
+	full     bool    // it reads the whole table
+	limit    int     // its LIMIT (0: none)
+	maskRate float64 // the share of its rows that feed the masks (0: none)
+	expect   int64   // about how many rows feed the masks, for the semantic detectors
+}
+
+// samplePlan is what sampleTable sends: a masks statement and a distinct statement, or
+// one statement for both (distinct nil, masks feeding the distinct hashes as well).
+type samplePlan struct {
+	masks    *sampleStmt
+	distinct *sampleStmt
+	// block says the masks statement reads pages; too few rows from it mean planning
+	// again without blocks.
+	block bool
+}
+
+// plan decides the statements (see sampleTable); noBlocks leaves block sampling out.
+func (s *sampler) plan(noBlocks bool) samplePlan {
+	n, p := s.req.SampleSize, s.p
+	withDistinct := len(s.distinctCols) > 0
+	switch {
+	case s.req.Depth == source.DepthBasic:
+		exprs := s.valueExprs(true, false)
+		rows := min(n, source.BasicRows)
+		return samplePlan{masks: &sampleStmt{sql: s.selectSQL(exprs) + " LIMIT " + strconv.Itoa(rows), exprs: exprs, limit: rows,
+			method: source.SampleFirstRows, full: !p.Truncated && p.RowCount <= int64(rows), maskRate: 1, expect: int64(rows)}}
+	case p.RowCount <= int64(n):
+		exprs := s.valueExprs(true, withDistinct)
+		return samplePlan{masks: &sampleStmt{sql: s.selectSQL(exprs) + " LIMIT " + strconv.Itoa(n), exprs: exprs, limit: n,
+			method: source.SampleFull, full: true, maskRate: 1, expect: p.RowCount}}
+	}
+	nd := distinctSampleSize(s.req, len(s.distinctCols))
+	if ts := s.d.tableSample(s.t, 100*float64(n)/float64(p.RowCount)); ts != "" && !noBlocks {
+		exprs := s.valueExprs(true, false)
+		pl := samplePlan{block: true, masks: &sampleStmt{sql: s.selectSQL(exprs) + " " + ts + " LIMIT " + strconv.Itoa(2*n),
+			exprs: exprs, limit: 2 * n, method: source.SampleTableSample, maskRate: 1, expect: int64(n)}}
+		if withDistinct {
+			hashed := s.d.hashValue("x") != ""
+			var dx []sampleExpr
+			for _, i := range s.distinctCols {
+				dx = append(dx, sampleExpr{col: i, hash: hashed, dist: s.dists[i]})
+			}
+			stmt, method, full, limit := s.rowLevelSQL(s.selectSQL(dx), nd)
+			pl.distinct = &sampleStmt{sql: stmt, exprs: dx, method: method, full: full, limit: limit}
+		}
+		return pl
+	}
+	rows := n
+	if withDistinct {
+		rows = max(n, nd)
+	}
+	exprs := s.valueExprs(true, withDistinct)
+	stmt, method, full, limit := s.rowLevelSQL(s.selectSQL(exprs), rows)
+	drawn := min(int64(rows), p.RowCount)
+	rate := min(1, float64(n)/float64(drawn))
+	return samplePlan{masks: &sampleStmt{sql: stmt, exprs: exprs, method: method, full: full, limit: limit, maskRate: rate,
+		expect: int64(float64(drawn) * rate)}}
+}
+
+// valueExprs are the sampled columns as values, feeding the masks, the distinct hashes
+// (of the columns that need them), or both.
+func (s *sampler) valueExprs(withMasks, withDistinct bool) []sampleExpr {
+	var out []sampleExpr
+	for _, i := range s.sampled {
+		e := sampleExpr{col: i}
+		if withMasks {
+			e.mask = s.masks[i]
+		}
+		if withDistinct {
+			e.dist = s.dists[i]
+		}
+		if e.mask != nil || e.dist != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// read runs one sample statement; a row feeds the masks with probability st.maskRate
+// (1: every row), and always feeds the distinct hashes of its expressions. It returns the
+// rows read and how many of them fed the masks.
+func (s *sampler) read(ctx context.Context, c *conn, st *sampleStmt) (rows, maskRows int, err error) {
+	for _, a := range s.masks {
+		if a.det != nil && st.maskRate > 0 {
+			a.det.ExpectValues(int(st.expect))
+		}
+	}
+	vals := make([]rawValue, len(st.exprs))
+	hashes := make([]hashScan, len(st.exprs))
+	dests := make([]any, len(st.exprs))
+	for j, e := range st.exprs {
+		if e.hash {
+			hashes[j].seed = s.seed
+			dests[j] = &hashes[j]
+		} else {
+			dests[j] = &vals[j]
+		}
+	}
+	_, err = c.query(ctx, s.req.Operation, "profile", st.sql, nil, func(r *sql.Rows) error {
+		if err := r.Scan(dests...); err != nil {
+			return c.resultError("profile")
+		}
+		rows++
+		toMasks := st.maskRate >= 1 || (st.maskRate > 0 && rand.Float64() < st.maskRate)
+		if toMasks {
+			maskRows++
+		}
+		for j, e := range st.exprs {
+			if e.hash {
+				if !hashes[j].null && e.dist != nil {
+					e.dist.hashes = append(e.dist.hashes, hashes[j].h)
+				}
+				continue
+			}
+			v := &vals[j]
+			if v.null {
+				continue
+			}
+			if toMasks && e.mask != nil {
+				e.mask.masks.AddBytes(v.b)
+				if e.mask.det != nil {
+					e.mask.det.AddBytes(v.b)
+				}
+			}
+			if e.dist != nil {
+				e.dist.hashes = append(e.dist.hashes, maphash.Bytes(s.seed, v.b))
+			}
+		}
+		return nil
+	})
+	return rows, maskRows, err
+}
+
+// sampleTable reads the profile's samples and fills masks, semantic types and (at depth
+// standard, or deep for columns count(DISTINCT) cannot take) distinct estimates. It needs
+// the aggregate's results in p: row count, null counts, and the key column's min/max.
+//
+// Masks and semantic types are shares, which any random sample estimates, even one of
+// whole pages; distinct estimates need a row-level random sample (see package distinct),
+// and a larger one (ProfileRequest.DistinctSampleSize). So:
+//   - depth basic: the first rows, as the aggregate read them, masks only ("first_rows");
+//   - a table of no more rows than SampleSize: the whole table, exact ("full");
+//   - Postgres tables and materialized views: masks and semantic types on TABLESAMPLE
+//     SYSTEM at the percentage that gives SampleSize rows of the exact count(*) the
+//     aggregate just returned ("tablesample", a few pages), and the distinct estimates on
+//     a second, row-level sample of value hashes computed by Postgres (no value leaves
+//     it), drawn as below; should the pages hold fewer than a quarter of the rows wanted,
+//     as on the next case;
+//   - otherwise one row-level sample serves both, the masks taking a random subset of
+//     about SampleSize of its rows.
+//
+// A row-level sample is, cheapest first: the whole table when it is small enough
+// ("full", exact); random key values of a single-column integer primary key drawn
+// uniformly between its min and max (known from the aggregate), fetched by index — every
+// existing row has the same chance, at the cost of one index lookup per row and no scan;
+// used up to keysMaxShare of the table ("keys"); else each row kept with probability
+// rows/N while the table is scanned (Postgres TABLESAMPLE BERNOULLI on tables, a random()
+// filter elsewhere: "bernoulli").
+func sampleTable(ctx context.Context, c *conn, t source.Table, cols []source.Column, req source.ProfileRequest, p *source.TableProfile) error {
+	s := newSampler(c.d, t, cols, req, p)
+	p.DistinctSampleMethod = source.SampleNone
+	if p.RowCount == 0 {
+		// An empty table has exactly no distinct values; there is nothing to sample.
+		for _, i := range s.distinctCols {
+			p.Columns[i].Distinct = &source.Estimate{Method: distinct.MethodExact}
+		}
+		return nil
+	}
+	if len(s.sampled) == 0 {
+		return nil
+	}
+	pl := s.plan(false)
+	got, maskRows, err := s.read(ctx, c, pl.masks)
+	if err != nil {
+		return err
+	}
+	if pl.block && got < req.SampleSize/4 {
+		// A few pages happened to be drawn: start again with a row-level sample.
+		s = newSampler(c.d, t, cols, req, p)
+		pl = s.plan(true)
+		if got, maskRows, err = s.read(ctx, c, pl.masks); err != nil {
+			return err
+		}
+	}
+	m := pl.masks
+	full := m.whole(got, p.RowCount)
+	masksFull := full && m.maskRate >= 1
+	p.SampleSize, p.SampleMethod = maskRows, methodOf(m, full, masksFull)
+	distinctFull := false
+	if len(s.distinctCols) > 0 {
+		dst, dgot, dfull := m, got, full
+		if pl.distinct != nil {
+			dst = pl.distinct
+			if dgot, _, err = s.read(ctx, c, dst); err != nil {
+				return err
+			}
+			dfull = dst.whole(dgot, p.RowCount)
+		}
+		distinctFull = dfull
+		p.DistinctSampleSize, p.DistinctSampleMethod = dgot, methodOf(dst, dfull, dfull)
+	}
+	for _, i := range s.sampled {
+		finishMasks(s.masks[i], &p.Columns[i], masksFull)
+	}
+	for _, i := range s.distinctCols {
+		finishDistinct(s.dists[i], &p.Columns[i], distinctFull, p.RowCount)
+	}
+	return nil
+}
+
+// methodOf is how the rows a statement fed (all, or a random subset when fed is false)
+// were drawn, given whether it read the whole table.
+func methodOf(st *sampleStmt, whole, fed bool) string {
+	switch {
+	case whole && fed:
+		return source.SampleFull
+	case whole:
+		return source.SampleBernoulli // a random subset of the whole table
+	case st.method == source.SampleFull:
+		return source.SampleFirstRows // the table grew past the sample meanwhile
+	}
+	return st.method
+}
+
+// whole reports whether a statement planned to read the whole table did, given the rows
+// it returned: fewer than its LIMIT, or no more than count(*) said (a table that grew
+// past the LIMIT meanwhile was cut, and is only a first part).
+func (st *sampleStmt) whole(got int, rowCount int64) bool {
+	return st.full && (got < st.limit || int64(got) <= rowCount)
+}
+
+// SampleSQL returns the sample statements Profile sends for t once its aggregate has
+// returned p (row count, the key column's min/max; a profile Profile returned will do):
+// the masks and semantic
+// types sample, and the distinct estimates' sample when it is a statement of its own
+// ("" otherwise). A key sample draws new keys on every call. It is the seam for replaying
+// the sample phase step by step.
+func SampleSQL(kind source.Kind, t source.Table, p *source.TableProfile, req source.ProfileRequest) (masks, distinctSQL string, err error) {
+	d, err := dialectFor(kind)
+	if err != nil {
+		return "", "", err
+	}
+	req = normalizeRequest(req)
+	s := newSampler(d, t, prepareColumns(d, t), req, p)
+	if p.RowCount == 0 || len(s.sampled) == 0 {
+		return "", "", nil
+	}
+	pl := s.plan(false)
+	if pl.distinct != nil {
+		distinctSQL = pl.distinct.sql
+	}
+	return pl.masks.sql, distinctSQL, nil
+}
+
+// selectSQL is the select list of exprs over the table.
+func (s *sampler) selectSQL(exprs []sampleExpr) string {
+	d := s.d
+	list := make([]string, len(exprs))
+	for j, e := range exprs {
+		q := d.quote(s.cols[e.col].Name)
+		if e.hash {
+			list[j] = d.hashValue(q)
+		} else {
+			list[j] = d.sampleValue(q)
+		}
+	}
+	return "SELECT " + strings.Join(list, ", ") + " FROM " + d.table(s.t)
+}
+
+// rowLevelSQL completes sel into a row-level random sample of about rows rows (see
+// sampleTable), and reports its method, whether it reads the whole table, and its LIMIT.
+func (s *sampler) rowLevelSQL(sel string, rows int) (stmt, method string, full bool, limit int) {
+	d, p := s.d, s.p
+	if p.RowCount <= int64(rows) {
+		return sel + " LIMIT " + strconv.Itoa(rows), source.SampleFull, true, rows
+	}
+	frac := float64(rows) / float64(p.RowCount)
+	if frac <= keysMaxShare {
+		if stmt, ok := keySampleSQL(d, s.t, p, sel, rows); ok {
+			return stmt, source.SampleKeys, false, 0
+		}
+	}
+	lim := " LIMIT " + strconv.Itoa(2*rows)
+	if rs := d.rowSample(s.t, 100*frac); rs != "" {
+		return sel + " " + rs + lim, source.SampleBernoulli, false, 2 * rows
+	}
+	return sel + " WHERE " + d.random(frac) + lim, source.SampleBernoulli, false, 2 * rows
+}
+
+// distinctSampleSize is the rows the distinct estimates read: the request's, or
+// DistinctSampleFactor times the masks sample, within MaxSampleSize and within
+// MaxDistinctValues hashes over ncols columns; never fewer than the masks sample.
+func distinctSampleSize(req source.ProfileRequest, ncols int) int {
+	n := req.DistinctSampleSize
+	if n <= 0 {
+		n = source.DistinctSampleFactor * req.SampleSize
+	}
+	n = min(n, source.MaxSampleSize)
+	if ncols > 0 {
+		n = min(n, source.MaxDistinctValues/ncols)
+	}
+	return max(n, req.SampleSize)
+}
+
+func finishMasks(a *maskAcc, cp *source.ColumnProfile, full bool) {
 	for _, m := range a.masks.Top(semantic.MaxMasks) {
 		cp.Masks = append(cp.Masks, source.MaskCount{Mask: m.Mask, Count: m.Count})
 	}
-	if a.det != nil {
-		if r := a.det.Result(); r != nil {
-			cp.Semantic = &source.Semantic{
-				Type:       r.Type,
-				Region:     r.Region,
-				Estimated:  !full,
-				SampleSize: r.Total,
-				Matches:    r.Matches,
-				Valid:      r.Valid,
-			}
+	if a.det == nil {
+		return
+	}
+	if r := a.det.Result(); r != nil {
+		cp.Semantic = &source.Semantic{
+			Type:       r.Type,
+			Region:     r.Region,
+			Estimated:  !full || r.Estimated(),
+			SampleSize: r.Total,
+			Matches:    r.Matches,
+			Valid:      r.Valid,
+			Checked:    r.Checked,
 		}
 	}
-	if a.counts != nil {
-		s := distinct.FromCounts(a.counts)
-		var e distinct.Estimate
-		if full {
-			e = distinct.Exact(s.D)
-		} else {
-			// The population is the column's non-null values, known exactly from the
-			// aggregate (never fewer than were sampled, should the table have grown).
-			e = distinct.EstimateFrom(s, max(rowCount-cp.NullCount, int64(s.N)))
-		}
-		cp.Distinct = &source.Estimate{
-			Value:      e.Value,
-			Estimated:  !e.Exact,
-			SampleSize: s.N,
-			CI95:       [2]float64{e.Lower, e.Upper},
-			Method:     e.Method,
-		}
+}
+
+func finishDistinct(a *distinctAcc, cp *source.ColumnProfile, full bool, rowCount int64) {
+	s := distinct.FromHashes(a.hashes)
+	a.hashes = nil
+	var e distinct.Estimate
+	if full {
+		e = distinct.Exact(s.D)
+	} else {
+		// The population is the column's non-null values, known exactly from the
+		// aggregate (never fewer than were sampled, should the table have grown).
+		e = distinct.EstimateFrom(s, max(rowCount-cp.NullCount, int64(s.N)))
+	}
+	cp.Distinct = &source.Estimate{
+		Value:      e.Value,
+		Estimated:  !e.Exact,
+		SampleSize: s.N,
+		CI95:       [2]float64{e.Lower, e.Upper},
+		Method:     e.Method,
 	}
 }
 

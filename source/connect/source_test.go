@@ -107,7 +107,9 @@ func TestSources(t *testing.T) {
 			})
 
 			rec.take()
-			std, err := src.Profile(ctx, clientesT, source.ProfileRequest{SampleSize: 1000})
+			// The distinct sample is set below the table's size: left to its default (ten
+			// times SampleSize) it would read the whole table and count exactly.
+			std, err := src.Profile(ctx, clientesT, source.ProfileRequest{SampleSize: 1000, DistinctSampleSize: 2000})
 			if err != nil {
 				t.Fatalf("Profile: %v", err)
 			}
@@ -191,10 +193,13 @@ func TestSources(t *testing.T) {
 			})
 
 			t.Run("DistinctEstimatesCoverTruth", func(t *testing.T) {
-				if std.SampleSize == 0 || std.SampleSize >= fixtureRows {
-					t.Fatalf("SampleSize %d (%s)", std.SampleSize, std.SampleMethod)
+				if std.SampleSize == 0 || std.SampleSize >= fixtureRows || std.DistinctSampleSize < std.SampleSize || std.DistinctSampleSize >= fixtureRows {
+					t.Fatalf("samples %d (%s), distinct %d (%s)", std.SampleSize, std.SampleMethod, std.DistinctSampleSize, std.DistinctSampleMethod)
 				}
-				t.Logf("sample: %d rows by %s", std.SampleSize, std.SampleMethod)
+				if std.DistinctSampleMethod == source.SampleTableSample {
+					t.Fatalf("distinct estimated on a block sample")
+				}
+				t.Logf("samples: %d rows by %s, distinct %d rows by %s", std.SampleSize, std.SampleMethod, std.DistinctSampleSize, std.DistinctSampleMethod)
 				for col, truth := range map[string]float64{"id": fixtureRows, colSegment: 5, colCode: 7, "email": fixtureRows - fixtureRows/20} {
 					d := findProfile(t, std, col).Distinct
 					if d == nil || !d.Estimated || d.SampleSize == 0 {
@@ -281,7 +286,7 @@ func TestSources(t *testing.T) {
 			})
 
 			t.Run("ViewAtStandard", func(t *testing.T) {
-				p, err := src.Profile(ctx, view, source.ProfileRequest{SampleSize: 500})
+				p, err := src.Profile(ctx, view, source.ProfileRequest{SampleSize: 500, DistinctSampleSize: 1000})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -291,8 +296,8 @@ func TestSources(t *testing.T) {
 						want++
 					}
 				}
-				if p.RowCount != want || p.SampleMethod != "bernoulli" {
-					t.Errorf("view RowCount %d method %s; want %d bernoulli", p.RowCount, p.SampleMethod, want)
+				if p.RowCount != want || p.SampleMethod != "bernoulli" || p.DistinctSampleMethod != "bernoulli" {
+					t.Errorf("view RowCount %d methods %s, %s; want %d bernoulli", p.RowCount, p.SampleMethod, p.DistinctSampleMethod, want)
 				}
 			})
 

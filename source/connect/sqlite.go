@@ -263,7 +263,9 @@ func (sqliteDialect) sampleValue(q string) string {
 func (sqliteDialect) random(p float64) string {
 	return "(random() & 1048575) < " + strconv.FormatInt(int64(math.Ceil(p*1048576)), 10)
 }
+func (sqliteDialect) hashValue(string) string                  { return "" }
 func (sqliteDialect) tableSample(source.Table, float64) string { return "" }
+func (sqliteDialect) rowSample(source.Table, float64) string   { return "" }
 
 func (d sqliteDialect) keyColumn(t source.Table) int {
 	if t.Kind != source.TableKindTable {

@@ -1,45 +1,72 @@
-// Package distinct estimates the number of distinct values of a column from a sample of
-// its rows, with a 95% confidence interval.
+// Package distinct estimates the number of distinct values of a column from a row-level
+// random sample of it, with a 95% confidence interval.
 //
-// # Method
+// # Notation
 //
-// Notation: n non-null values sampled out of N non-null values in the table (q = n/N),
-// d distinct values seen, f_k the number of values seen exactly k times.
+// n non-null values sampled out of N non-null values in the table (q = n/N), d distinct
+// values seen, f_k the number of values seen exactly k times. The sample must be a
+// row-level random sample — each row kept with the same probability, independently of
+// the others (Bernoulli row sampling, or random primary keys). A block sample (Postgres
+// TABLESAMPLE SYSTEM) is not one: rows stored together come together, and a column
+// clustered on disk (a load date) shows far fewer distinct values than it has.
 //
-// The estimator is a hybrid in the manner of Haas, Naughton, Seshadri & Stokes (VLDB 1995):
-// a chi-square test on the sample frequencies (statistic Σ f_k·(k − n/d)²/(n/d) against the
-// 97.5% quantile with d − 1 degrees of freedom, Wilson–Hilferty approximation) decides
-// whether the values look equally frequent.
+// # The interval: every population the sample does not rule out
 //
-// Low skew: the Chao1 lower-bound estimator corrected for sampling without replacement
-// from a finite population (Chao & Lin 2012, Biometrics 68:912–921),
+// The number of distinct values is not identified by a small sample: a sample in which
+// nearly every value was seen once is as likely from a column of values that each occur
+// five times as from one with a few heavy values and millions of unique ones. So the
+// interval makes no assumption about how often values repeat. A population is described by
+// its histogram h_m, the number of values occurring in exactly m rows, with Σ m·h_m = N
+// (known exactly from the aggregate). Under Bernoulli(q) row sampling a value occurring m
+// times is seen Binomial(m, q) times, so a histogram predicts the expected fingerprint
+// E[f_k] = Σ_m h_m·P(Binomial(m, q) = k). Each f_k is a sum of independent indicators, so
+// its variance is at most its mean and a Poisson interval for its mean is conservative.
+//
+// The frequencies are grouped in blocks — 1 to 6 one by one, then ranges doubling in width
+// up to the largest frequency seen, then one open range above it, empty — and each block's
+// observed count gets an exact two-sided Poisson interval at level 0.05/B (B blocks,
+// Bonferroni). Every histogram whose expected block counts all fall inside their intervals
+// is kept: the true histogram is among them with probability at least 95%. The interval
+// is the smallest and the largest Σ h_m over that set, two linear programs over h_m on a
+// grid of multiplicities (every integer to 40, then a geometric grid of ratio 1.12 up to
+// N), solved by a small simplex. It is clamped to [d, N].
+//
+// The interval is conservative (simultaneous bands) and honest rather than narrow: when
+// the sample shows almost no repeats, a column could be anything from about 60% unique to
+// fully unique, and the interval says so; it narrows as the sample grows (the connectors
+// draw ten times the masks sample for it). In simulations of 22 shapes of column —
+// unique, near-unique, drawn at random from small to huge domains (Poisson repeats),
+// equally repeated, geometric, Zipf-like, a dominant value, low cardinality — at sampling
+// rates from 0.2% to 25%, the interval held the truth in 5,499 of 5,500 trials (see
+// simulate_test.go, VIGIA_DISTINCT_SIM=1).
+//
+// # The value
+//
+// A hybrid in the manner of Haas, Naughton, Seshadri & Stokes (VLDB 1995): a chi-square
+// test on the sample frequencies (statistic Σ f_k·(k − n/d)²/(n/d) against the 97.5%
+// quantile with d − 1 degrees of freedom, Wilson–Hilferty approximation) decides whether
+// the values look equally frequent. Low skew: the Chao1 estimator corrected for sampling
+// without replacement (Chao & Lin 2012, Biometrics 68:912–921),
 //
 //	D̂ = d + f1² / ( (n/(n−1))·2·f2 + (q/(1−q))·f1 ).
 //
-// High skew: Shlosser's estimator (Shlosser 1981), which Haas et al. found the most
-// accurate when a few values dominate and many are rare,
+// High skew: Shlosser's estimator (Shlosser 1981),
 //
 //	D̂ = d + f1 · Σ_k (1−q)^k f_k / Σ_k k·q·(1−q)^(k−1) f_k.
 //
 // Both saturate at the two ends profiling cares about: a near-unique column (f1 ≈ n) gives
-// ≈ n/q = N, and a column whose every value was seen several times (f1 = 0) gives d. The
-// result is clamped to [d, N]; a sample holding the whole column is exact.
-//
-// The 95% interval follows Chao (1987): the variance of D̂ comes from the delta method,
-// treating the f_k as multinomial with D̂ cells (cov(f_i, f_j) = f_i(1 − f_i/D̂) when i = j,
-// −f_i·f_j/D̂ otherwise), and the undetected part T = D̂ − d is taken as log-normal:
-// [d + T/K, d + T·K] with K = exp(1.96·√ln(1 + var/T²)). Under high skew the error is
-// mostly bias, not variance — Chao1 is a lower bound and Shlosser overshoots on small
-// domains — so the interval runs from the Chao–Lin lower limit to the Shlosser upper limit.
-// When nothing was seen once (T = 0) the upper limit is Chao's bound for that case, with
-// P = e^(−n/d): d/(1−P) + 1.96·√(d·P/(1−P)). Intervals never go below d nor above N.
-//
-// The interval assumes a simple random sample. Block samples (Postgres TABLESAMPLE SYSTEM)
-// are close to one for tables whose physical order is unrelated to the column, and
-// under-cover for columns clustered on disk (a date column loaded in order).
+// ≈ N, and a column whose every value was seen several times (f1 = 0) gives d. Chao1 is a
+// lower bound when values repeat unevenly, so the value is then moved into the range of
+// distinct counts among the populations that fit the sample closely (the same linear
+// programs with every block within z standard deviations, z the smallest of 0.5, 1, 2, 3
+// that some population meets), and finally into the interval. A sample holding the whole
+// column is exact.
 package distinct
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // z95 is the two-sided 95% normal quantile.
 const z95 = 1.959963984540054
@@ -80,6 +107,23 @@ func FromCounts[K comparable](counts map[K]int) Sample {
 	return s
 }
 
+// FromHashes builds a Sample from one hash per sampled value (equal values, equal
+// hashes). It sorts hashes in place.
+func FromHashes(hashes []uint64) Sample {
+	s := Sample{N: len(hashes), Freq: make(map[int]int)}
+	slices.Sort(hashes)
+	for i := 0; i < len(hashes); {
+		j := i + 1
+		for j < len(hashes) && hashes[j] == hashes[i] {
+			j++
+		}
+		s.D++
+		s.Freq[j-i]++
+		i = j
+	}
+	return s
+}
+
 // Exact returns the estimate for a sample that holds the whole column.
 func Exact(d int) Estimate {
 	v := float64(d)
@@ -87,8 +131,8 @@ func Exact(d int) Estimate {
 }
 
 // EstimateFrom estimates the distinct values of a column with population non-null values
-// from a sample of it. A population not larger than the sample means the sample is the
-// column, and the count is exact.
+// from a row-level random sample of it. A population not larger than the sample means the
+// sample is the column, and the count is exact.
 func EstimateFrom(s Sample, population int64) Estimate {
 	if s.N <= 0 || s.D <= 0 {
 		return Exact(0)
@@ -99,29 +143,28 @@ func EstimateFrom(s Sample, population int64) Estimate {
 	e := estimator{s: s, n: float64(s.N), d: float64(s.D), bigN: float64(population)}
 	e.q = e.n / e.bigN
 	e.f1, e.f2 = float64(s.Freq[1]), float64(s.Freq[2])
-	skewed := e.skewed()
-	method := MethodChaoLin
-	if skewed {
+	method, value := MethodChaoLin, e.d
+	switch {
+	case e.skewed():
 		method = MethodShlosser
+		if e.f1 > 0 {
+			value = e.shlosser()
+		}
+	case e.f1 > 0:
+		value = e.chaoLin()
 	}
-	if e.f1 == 0 {
-		return e.noSingletons(method)
+	value = e.clamp(value)
+	if lo, hi, ok := e.likelyBounds(); ok {
+		value = math.Min(math.Max(value, lo), hi)
 	}
-	chao, chaoLo, chaoHi := e.chaoLin()
-	value, lower, upper := chao, chaoLo, chaoHi
-	if skewed {
-		var shl float64
-		shl, _, upper = e.shlosser()
-		value = shl
-		lower = math.Min(chaoLo, shl)
-		upper = math.Max(upper, value)
+	// Without a solution (numerical trouble only) nothing narrower than [d, N] is known.
+	lower, upper := e.d, e.bigN
+	if lo, hi, ok := e.confidenceBounds(); ok {
+		lower, upper = lo, hi
 	}
-	return Estimate{
-		Value:  math.Round(e.clamp(value)),
-		Lower:  math.Floor(e.clamp(lower)),
-		Upper:  math.Ceil(e.clamp(upper)),
-		Method: method,
-	}
+	lower, upper = math.Floor(e.clamp(lower)), math.Ceil(e.clamp(upper))
+	value = math.Min(math.Max(math.Round(e.clamp(value)), lower), upper)
+	return Estimate{Value: value, Lower: lower, Upper: upper, Method: method}
 }
 
 type estimator struct {
@@ -154,53 +197,16 @@ func (e *estimator) skewed() bool {
 	return u > crit
 }
 
-// interval is the log-normal interval around value given its variance.
-func (e *estimator) interval(value, variance float64) (lower, upper float64) {
-	value = e.clamp(value)
-	t := value - e.d
-	if t <= 0 || variance <= 0 || math.IsNaN(variance) {
-		return value, value
-	}
-	k := math.Exp(z95 * math.Sqrt(math.Log(1+variance/(t*t))))
-	return e.d + t/k, e.d + t*k
-}
-
-// deltaVariance is Σ g_k² f_k − (Σ g_k f_k)²/value for the gradient g of the estimator
-// with respect to each f_k, the multinomial delta method.
-func (e *estimator) deltaVariance(value float64, grad func(k int) float64) float64 {
-	sq, lin := 0.0, 0.0
-	for k, fk := range e.s.Freq {
-		g, f := grad(k), float64(fk)
-		sq += g * g * f
-		lin += g * f
-	}
-	return sq - lin*lin/value
-}
-
-func (e *estimator) chaoLin() (value, lower, upper float64) {
+func (e *estimator) chaoLin() float64 {
 	a := 2.0 // 2·n/(n−1), with n = 1 read as 2
 	if e.n > 1 {
 		a = 2 * e.n / (e.n - 1)
 	}
 	b := e.q / (1 - e.q)
-	den := a*e.f2 + b*e.f1
-	value = e.d + e.f1*e.f1/den
-	g1 := 1 + (2*a*e.f1*e.f2+b*e.f1*e.f1)/(den*den)
-	g2 := 1 - a*e.f1*e.f1/(den*den)
-	variance := e.deltaVariance(value, func(k int) float64 {
-		switch k {
-		case 1:
-			return g1
-		case 2:
-			return g2
-		}
-		return 1
-	})
-	lower, upper = e.interval(value, variance)
-	return value, lower, upper
+	return e.d + e.f1*e.f1/(a*e.f2+b*e.f1)
 }
 
-func (e *estimator) shlosser() (value, lower, upper float64) {
+func (e *estimator) shlosser() float64 {
 	p := 1 - e.q
 	num, den := 0.0, 0.0
 	for k, fk := range e.s.Freq {
@@ -208,27 +214,5 @@ func (e *estimator) shlosser() (value, lower, upper float64) {
 		num += math.Pow(p, float64(k)) * f
 		den += float64(k) * e.q * math.Pow(p, float64(k-1)) * f
 	}
-	value = e.d + e.f1*num/den
-	variance := e.deltaVariance(value, func(k int) float64 {
-		kk := float64(k)
-		g := 1 + e.f1*(math.Pow(p, kk)*den-num*kk*e.q*math.Pow(p, kk-1))/(den*den)
-		if k == 1 {
-			g += num / den
-		}
-		return g
-	})
-	lower, upper = e.interval(value, variance)
-	return value, lower, upper
-}
-
-// noSingletons is the case where every value seen was seen at least twice: the estimate is
-// the values seen, and the interval reaches as far as an undetected remainder can given
-// how many draws found nothing new.
-func (e *estimator) noSingletons(method string) Estimate {
-	p := math.Exp(-e.n / e.d)
-	upper := e.d
-	if p > 0 {
-		upper = e.d/(1-p) + z95*math.Sqrt(e.d*p/(1-p))
-	}
-	return Estimate{Value: e.d, Lower: e.d, Upper: math.Ceil(e.clamp(upper)), Method: method}
+	return e.d + e.f1*num/den
 }

@@ -39,6 +39,39 @@ func TestEstimateFrom(t *testing.T) {
 	}
 }
 
+// TestNearUniqueIntervalsWiden checks the case block samples and the delta method got
+// wrong: a sample with (almost) no repeats does not tell a unique column from one whose
+// values are 78% unique, so the interval must reach down that far.
+func TestNearUniqueIntervalsWiden(t *testing.T) {
+	const population = 5_000_000
+	cases := []struct {
+		name string
+		s    distinct.Sample
+	}{
+		{"noRepeats", distinct.Sample{N: 10000, D: 10000, Freq: map[int]int{1: 10000}}},
+		{"fiveRepeats", distinct.Sample{N: 10000, D: 9995, Freq: map[int]int{1: 9990, 2: 5}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := distinct.EstimateFrom(c.s, population)
+			if got.Lower > 0.78*population || got.Upper < 0.99*population {
+				t.Fatalf("EstimateFrom = %+v; want an interval from below 78%% to about 100%% of %d", got, population)
+			}
+			if got.Value < got.Lower || got.Value > got.Upper {
+				t.Fatalf("value outside its interval: %+v", got)
+			}
+		})
+	}
+}
+
+func TestFromHashes(t *testing.T) {
+	s := distinct.FromHashes([]uint64{7, 1, 7, 3, 7, 3, 9})
+	want := distinct.Sample{N: 7, D: 4, Freq: map[int]int{1: 2, 2: 1, 3: 1}}
+	if !reflect.DeepEqual(s, want) {
+		t.Fatalf("FromHashes = %+v; want %+v", s, want)
+	}
+}
+
 func TestFromCounts(t *testing.T) {
 	s := distinct.FromCounts(map[string]int{"a": 1, "b": 1, "c": 2, "d": 5})
 	want := distinct.Sample{N: 9, D: 4, Freq: map[int]int{1: 2, 2: 1, 5: 1}}

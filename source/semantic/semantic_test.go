@@ -2,6 +2,7 @@ package semantic_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -316,5 +317,108 @@ func TestDetect(t *testing.T) {
 				t.Fatalf("Valid %d, Matches %d; want Valid < Matches = %v", got.Valid, got.Matches, c.wantValidLess)
 			}
 		})
+	}
+}
+
+// ptPhones returns n Portuguese-shaped numbers, invalid every tenth (a 4 after the 9: no
+// such mobile range), and how many are valid by CheckPhonePT itself.
+func ptPhones(tb testing.TB, n int) ([]string, int) {
+	tb.Helper()
+	out := make([]string, n)
+	valid := 0
+	for i := range out {
+		prefix := []string{"91", "92", "93", "96", "21", "22"}[i%6]
+		if i%10 == 9 {
+			prefix = "94"
+		}
+		out[i] = fmt.Sprintf("%s%07d", prefix, (i*7919)%10000000)
+		if _, ok := semantic.CheckPhonePT(out[i], "PT"); ok {
+			valid++
+		}
+	}
+	if valid == n || valid == 0 {
+		tb.Fatalf("fixture has %d valid of %d", valid, n)
+	}
+	return out, valid
+}
+
+func TestPhoneValidityIsCheckedOnABoundedSubset(t *testing.T) {
+	const n = 20000
+	phones, valid := ptPhones(t, n)
+	var sorted, invalid []string // every invalid number at the end of the stream
+	for _, p := range phones {
+		if _, ok := semantic.CheckPhonePT(p, "PT"); ok {
+			sorted = append(sorted, p)
+		} else {
+			invalid = append(invalid, p)
+		}
+	}
+	sorted = append(sorted, invalid...)
+	for _, c := range []struct {
+		name   string
+		values []string
+		expect bool
+	}{
+		{"Expected", phones, true},
+		{"Unannounced", phones, false},
+		{"InvalidLastExpected", sorted, true},
+		{"InvalidLastUnannounced", sorted, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := semantic.NewDetector("PT")
+			if c.expect {
+				d.ExpectValues(len(c.values))
+			}
+			for _, v := range c.values {
+				d.AddBytes([]byte(v))
+			}
+			r := d.Result()
+			if r == nil || r.Type != semantic.TypePhonePT {
+				t.Fatalf("Result = %+v; want phone_pt", r)
+			}
+			if r.Total != n || r.Matches != n {
+				t.Errorf("Total %d Matches %d; want %d shape matches, counted exactly", r.Total, r.Matches, n)
+			}
+			if r.Checked > semantic.PhoneChecks || r.Checked < semantic.PhoneChecks/3 || !r.Estimated() {
+				t.Errorf("Checked %d (estimated %v); want at most %d and not far fewer", r.Checked, r.Estimated(), semantic.PhoneChecks)
+			}
+			// The subset is a random one: its valid share is a binomial proportion with a
+			// standard error below 1.5% here; 5 standard errors cannot fail by chance.
+			share, want := float64(r.Valid)/float64(r.Matches), float64(valid)/n
+			if math.Abs(share-want) > 0.075 {
+				t.Errorf("valid share %.3f; want %.3f", share, want)
+			}
+		})
+	}
+}
+
+func TestSmallColumnsAreCheckedWhole(t *testing.T) {
+	phones, valid := ptPhones(t, semantic.PhoneChecks/2)
+	r := semantic.Detect(phones, "PT")
+	if r == nil || r.Type != semantic.TypePhonePT || r.Checked != r.Matches || r.Valid != valid || r.Estimated() {
+		t.Fatalf("Detect = %+v; want every value checked, %d valid", r, valid)
+	}
+}
+
+func TestGenericPhonesAreEstimatedOnASubset(t *testing.T) {
+	// Bare nine-digit numbers read with Spain's plan: every value is parsed by the costly
+	// check, so only a subset is, and Matches is scaled from it.
+	vals := make([]string, 6000)
+	for i := range vals {
+		vals[i] = fmt.Sprintf("6%08d", (i*104729)%100000000) // Spanish mobiles
+	}
+	r := semantic.Detect(vals, "ES")
+	if r == nil || r.Type != semantic.TypePhone || r.Region != "ES" {
+		t.Fatalf("Detect = %+v; want phone ES", r)
+	}
+	if r.Checked > semantic.PhoneChecks || !r.Estimated() || r.Matches < len(vals)*9/10 || r.Valid != r.Matches {
+		t.Fatalf("Detect = %+v", r)
+	}
+}
+
+func BenchmarkDetectPhoneSample(b *testing.B) {
+	phones, _ := ptPhones(b, 10000)
+	for b.Loop() {
+		semantic.Detect(phones, "PT")
 	}
 }

@@ -1,7 +1,6 @@
 package semantic
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
@@ -147,6 +146,12 @@ func CheckIBAN(s string) (shape, valid bool) {
 		if c >= 'a' && c <= 'z' {
 			c -= 'a' - 'A'
 		}
+		// The shape is checked as the characters come, so that most values that are not
+		// IBANs are turned down at their first or third character.
+		switch {
+		case n < 2 && !isUpper(c), n >= 2 && n < 4 && !isDigit(c), n >= 4 && !isUpper(c) && !isDigit(c):
+			return false, false
+		}
 		buf[n] = c
 		n++
 	}
@@ -154,14 +159,6 @@ func CheckIBAN(s string) (shape, valid bool) {
 		return false, false
 	}
 	b := buf[:n]
-	if !isUpper(b[0]) || !isUpper(b[1]) || !isDigit(b[2]) || !isDigit(b[3]) {
-		return false, false
-	}
-	for _, c := range b[4:] {
-		if !isUpper(c) && !isDigit(c) {
-			return false, false
-		}
-	}
 	// Move the first four characters to the end, read letters as 10..35, take mod 97.
 	rem := 0
 	add := func(c byte) {
@@ -277,42 +274,60 @@ func phoneDigits(s string, buf []byte) (digits []byte, plus, ok bool) {
 // bare nine-digit numbers starting with 2, 3 or 9 match only when country is PT, because
 // elsewhere the same digits are a local number of that country.
 func CheckPhonePT(s, country string) (match, valid bool) {
-	var buf [16]byte
-	d, plus, ok := phoneDigits(s, buf[:])
+	nn, ok := phonePTShape(s, strings.EqualFold(country, "PT"))
 	if !ok {
 		return false, false
 	}
-	national := ""
+	return true, validPhonePT(nn)
+}
+
+// phonePTShape is the cheap part of CheckPhonePT: whether s is written as a Portuguese
+// number, and its national number.
+func phonePTShape(s string, countryPT bool) (national uint64, ok bool) {
+	var buf [16]byte
+	d, plus, ok := phoneDigits(s, buf[:])
+	if !ok {
+		return 0, false
+	}
 	switch {
 	case plus && len(d) == 12 && string(d[:3]) == "351":
-		national = string(d[3:])
+		d = d[3:]
 	case !plus && len(d) == 14 && string(d[:5]) == "00351":
-		national = string(d[5:])
-	case !plus && len(d) == 9 && strings.EqualFold(country, "PT"):
-		national = string(d)
+		d = d[5:]
+	case !plus && len(d) == 9 && countryPT:
 	default:
-		return false, false
+		return 0, false
 	}
-	if national[0] != '2' && national[0] != '3' && national[0] != '9' {
-		return false, false
+	if d[0] != '2' && d[0] != '3' && d[0] != '9' {
+		return 0, false
 	}
-	// The number is built rather than parsed: its parts are already known, and parsing
-	// would cost as much again as the validity check.
+	for _, c := range d {
+		national = national*10 + uint64(c-'0')
+	}
+	return national, true
+}
+
+// validPhonePT asks the numbering plan whether a Portuguese national number is valid: the
+// costly part of CheckPhonePT. The number is built rather than parsed: its parts are
+// already known, and parsing would cost as much again as the validity check.
+func validPhonePT(national uint64) bool {
 	cc := int32(351)
-	nn, err := strconv.ParseUint(national, 10, 64)
-	if err != nil {
-		return false, false
-	}
-	num := &phonenumbers.PhoneNumber{CountryCode: &cc, NationalNumber: &nn}
-	return true, phonenumbers.IsValidNumberForRegion(num, "PT")
+	num := &phonenumbers.PhoneNumber{CountryCode: &cc, NationalNumber: &national}
+	return phonenumbers.IsValidNumberForRegion(num, "PT")
+}
+
+// phoneShaped reports whether s is written like a phone number of 7 to 15 digits: the
+// cheap part of IsPhone.
+func phoneShaped(s string) bool {
+	var buf [16]byte
+	d, _, ok := phoneDigits(s, buf[:])
+	return ok && len(d) >= 7 && len(d) <= 15
 }
 
 // IsPhone reports whether s is a valid phone number when read with region as the default
 // numbering plan (numbers with a + or international prefix are read in their own plan).
 func IsPhone(s, region string) bool {
-	var buf [16]byte
-	d, _, ok := phoneDigits(s, buf[:])
-	if !ok || len(d) < 7 || len(d) > 15 {
+	if !phoneShaped(s) {
 		return false
 	}
 	num, err := phonenumbers.Parse(s, strings.ToUpper(region))
