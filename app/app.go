@@ -163,6 +163,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	// The features meet through their ports: products order by lineage reach, incidents
 	// list the consumers that read a dataset recently.
 	a.Products = product.NewService(db.Products(), db, a.Trust, nil, a.Lineage, box, clock, product.Config{})
+	// After lineage (incidents) the domains' verdicts: one event per domain whose
+	// aggregated verdict the scan's verdict changes changed.
+	a.Scans.SetFinisher(scan.Finishers{a.Lineage, a.Products})
 	a.Lineage.SetConsumers(recentConsumers{a.Trust})
 	newWebhooks(cfg, db, box, msgs, clock, a)
 	return a, nil
@@ -221,7 +224,6 @@ func (a *App) wireLineage(ctx context.Context, cfg Config, db *store.DB, queue *
 	for _, p := range db.KnowledgeProviders() {
 		a.Lineage.AddProvider(p)
 	}
-	a.Scans.SetFinisher(a.Lineage)
 	queue.Handle(lineage.ProjectionJobKind, func(ctx context.Context, j jobs.Job) error {
 		var args projectionArgs
 		if err := json.Unmarshal(j.Args, &args); err != nil {

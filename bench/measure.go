@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"slices"
 	"time"
 
@@ -130,7 +129,7 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 				return 0, err
 			}
 			start := time.Now()
-			values, err = readSample(ctx, r.profileDB, masksSQL, len(table.Columns))
+			values, hashes, err = readSample(ctx, r.profileDB, masksSQL, len(table.Columns))
 			return time.Since(start), err
 		}},
 		{label: "masks", dst: &r.rep.MasksSemantic, f: timed(func(context.Context) error {
@@ -139,13 +138,12 @@ func (r *run) measure(ctx context.Context, benchDSN string) error {
 		})},
 		{label: "dread", dst: &r.rep.DistinctSampleRead, f: timed(func(ctx context.Context) error {
 			if distinctSQL == "" {
-				// A table small enough to be read whole: the distinct counts come from the
-				// same read, its values hashed here as the connector hashes them.
-				hashes = hashValues(values)
+				// One statement read both samples (a table small enough to be read whole,
+				// or too few pages drawn): its hashes came with the values.
 				return nil
 			}
 			var err error
-			hashes, err = readHashes(ctx, r.profileDB, distinctSQL, len(table.Columns))
+			_, hashes, err = readSample(ctx, r.profileDB, distinctSQL, 0)
 			return err
 		})},
 		{label: "distinct", dst: &r.rep.DistinctEstimation, f: timed(func(context.Context) error {
@@ -219,19 +217,6 @@ func replayMasks(t source.Table, values [][][]byte, req source.ProfileRequest) {
 			_ = det.Result()
 		}
 	}
-}
-
-// hashValues hashes each column's sampled values.
-func hashValues(values [][][]byte) [][]uint64 {
-	seed := maphash.MakeSeed()
-	out := make([][]uint64, len(values))
-	for i, col := range values {
-		out[i] = make([]uint64, len(col))
-		for j, v := range col {
-			out[i][j] = maphash.Bytes(seed, v)
-		}
-	}
-	return out
 }
 
 // replayDistinct computes what the connector computes on the distinct sample's hashes:

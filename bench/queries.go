@@ -145,64 +145,48 @@ func relErr(est float64, truth int64) float64 {
 	return math.Abs(est-float64(truth)) / float64(truth)
 }
 
-// readSample runs the sample statement and keeps each column's non-null values.
-func readSample(ctx context.Context, db *sql.DB, stmt string, ncols int) ([][][]byte, error) {
+// readSample runs a sample statement whose first nvalues columns are values (the masks
+// sample's) and whose other columns are 64-bit hashes (the distinct sample's), and keeps
+// each column's non-null values and hashes.
+func readSample(ctx context.Context, db *sql.DB, stmt string, nvalues int) (values [][][]byte, hashes [][]uint64, err error) {
 	rows, err := db.QueryContext(ctx, stmt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
-	vals := make([]textValue, ncols)
-	dests := make([]any, ncols)
-	for i := range vals {
-		dests[i] = &vals[i]
+	names, err := rows.Columns()
+	if err != nil {
+		return nil, nil, err
 	}
-	values := make([][][]byte, ncols)
+	if len(names) < nvalues {
+		return nil, nil, fmt.Errorf("bench: the sample has %d columns, want at least %d", len(names), nvalues)
+	}
+	vals := make([]textValue, nvalues)
+	hs := make([]sql.NullInt64, len(names)-nvalues)
+	dests := make([]any, 0, len(names))
+	for i := range vals {
+		dests = append(dests, &vals[i])
+	}
+	for i := range hs {
+		dests = append(dests, &hs[i])
+	}
+	values, hashes = make([][][]byte, nvalues), make([][]uint64, len(hs))
 	for rows.Next() {
 		if err := rows.Scan(dests...); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for i, v := range vals {
 			if !v.null {
 				values[i] = append(values[i], slices.Clone(v.b))
 			}
 		}
-	}
-	return values, rows.Err()
-}
-
-// readHashes runs the distinct sample statement, whose columns are 64-bit hashes (one per
-// table column, in order), and keeps each column's non-null hashes.
-func readHashes(ctx context.Context, db *sql.DB, stmt string, ncols int) ([][]uint64, error) {
-	rows, err := db.QueryContext(ctx, stmt)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	names, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	if len(names) != ncols {
-		return nil, fmt.Errorf("bench: the distinct sample has %d columns, the table %d", len(names), ncols)
-	}
-	vals := make([]sql.NullInt64, ncols)
-	dests := make([]any, ncols)
-	for i := range vals {
-		dests[i] = &vals[i]
-	}
-	hashes := make([][]uint64, ncols)
-	for rows.Next() {
-		if err := rows.Scan(dests...); err != nil {
-			return nil, err
-		}
-		for i, v := range vals {
-			if v.Valid {
-				hashes[i] = append(hashes[i], uint64(v.Int64))
+		for i, h := range hs {
+			if h.Valid {
+				hashes[i] = append(hashes[i], uint64(h.Int64))
 			}
 		}
 	}
-	return hashes, rows.Err()
+	return values, hashes, rows.Err()
 }
 
 // textValue scans a text value, telling NULL from the empty string (sql.RawBytes does not).

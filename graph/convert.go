@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/graph/model"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/scan"
@@ -73,7 +74,8 @@ func toScan(s scan.Scan) model.Scan {
 
 // loaders are the per-request dataloaders resolvers share.
 type loaders struct {
-	details  *loader[string, catalog.Dataset]
+	details   *loader[string, catalog.Dataset]
+	histories *loader[string, []issue.HistoryEntry]
 	traverse *loader[traverseKey, lineage.TraverseResult]
 	impact   *loader[impactKey, impactAnswer]
 }
@@ -85,6 +87,9 @@ func (r *Resolver) withLoaders(ctx context.Context) context.Context {
 	return context.WithValue(ctx, loadersKey{}, &loaders{
 		details: newLoader(func(ctx context.Context, ids []string) (map[string]catalog.Dataset, error) {
 			return r.Catalog.DatasetDetails(ctx, ids, historyLimit)
+		}),
+		histories: newLoader(func(ctx context.Context, ids []string) (map[string][]issue.HistoryEntry, error) {
+			return r.IssueService.Histories(ctx, ids)
 		}),
 		traverse: r.newTraverseLoader(),
 		impact:   r.newImpactLoader(),

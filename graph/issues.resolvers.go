@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/graph/model"
 	"github.com/vigia-data/vigia/issue"
@@ -18,11 +19,22 @@ func (r *issueResolver) History(ctx context.Context, obj *model.Issue) ([]model.
 	if obj.History != nil {
 		return obj.History, nil
 	}
-	is, err := r.IssueService.Issue(ctx, obj.ID)
+	l, ok := ctx.Value(loadersKey{}).(*loaders)
+	if !ok {
+		is, err := r.IssueService.Issue(ctx, obj.ID)
+		if err != nil {
+			return nil, err
+		}
+		return toHistory(is.History), nil
+	}
+	h, found, err := l.histories.Load(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
-	return toHistory(is.History), nil
+	if !found {
+		return nil, vigia.NotFound()
+	}
+	return toHistory(h), nil
 }
 
 // AcknowledgeIssue is the resolver for the acknowledgeIssue field.

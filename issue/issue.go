@@ -213,6 +213,9 @@ type Store interface {
 	Issues(ctx context.Context, v catalog.Viewer, f StoreFilter) (vigia.List[Issue], error)
 	// IssueByID returns an issue of a live dataset the viewer can see, with its history.
 	IssueByID(ctx context.Context, v catalog.Viewer, id string) (Issue, error)
+	// Histories returns the histories of the issues among ids the viewer can see (of live
+	// datasets), oldest change first; the others are absent.
+	Histories(ctx context.Context, v catalog.Viewer, ids []string) (map[string][]HistoryEntry, error)
 	// LockIssue returns an issue of the workspace locked for update (the transaction in
 	// ctx); with a viewer, only one of a live dataset it can see.
 	LockIssue(ctx context.Context, workspaceID string, v *catalog.Viewer, id string) (Issue, error)
@@ -371,6 +374,23 @@ func (s *Service) Issue(ctx context.Context, id string) (Issue, error) {
 		return Issue{}, vigia.NotFound()
 	}
 	return s.store.IssueByID(ctx, catalog.ViewerOf(p), id)
+}
+
+// Histories returns the histories of several issues in one read (a list's), keyed by
+// issue id; issues of another workspace or of a dataset the caller cannot see, and
+// malformed ids, are absent.
+func (s *Service) Histories(ctx context.Context, ids []string) (map[string][]HistoryEntry, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if vigia.ValidID(id) {
+			valid = append(valid, id)
+		}
+	}
+	return s.store.Histories(ctx, catalog.ViewerOf(p), valid)
 }
 
 // Transition applies a person's action (acknowledge, resolve, ignore, ignore_expected,

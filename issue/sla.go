@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vigia-data/vigia"
@@ -110,10 +111,30 @@ func BreachIdempotencyKey(issueID string) string {
 	return scan.IdempotencyKey(issueID, "", EventSLABreached, "")
 }
 
+// EventConsumerSLABreached is the outbox event of a data product whose SLA was breached
+// critically: a critical issue of one of its datasets passed its resolution target. It
+// reaches the channels of the domain's consumers that have one (alerts event, code
+// consumer_sla_breached), one delivery per domain and batch of breaches; a breach is
+// marked once, so it is never notified again.
+const EventConsumerSLABreached = "domain.consumer_sla_breached"
+
+// ConsumerSLAPayload is the payload of a domain.consumer_sla_breached outbox event.
+func ConsumerSLAPayload(domainID, domainName string, issueIDs, channelIDs []string) map[string]any {
+	return map[string]any{"domain_id": domainID, "domain_name": domainName, "issues": len(issueIDs),
+		"issue_ids": issueIDs, "channel_ids": channelIDs}
+}
+
+// ConsumerSLAIdempotencyKey is the outbox key of a consumer notice: one per domain and set
+// of breached issues.
+func ConsumerSLAIdempotencyKey(domainID string, issueIDs []string) string {
+	return scan.IdempotencyKey(domainID, "", EventConsumerSLABreached, strings.Join(issueIDs, ","))
+}
+
 // MarkSLABreaches is the SLA timers' work: every open or acknowledged critical or
 // warning issue whose SLA clock (time spent open or acknowledged) passed its severity's
 // target gets sla_breached_at (the moment it passed) once, with an issue.sla_breached
-// event in the outbox, in the same transaction. It is safe to run from several workers
+// event in the outbox, in the same transaction, and the critical ones a consumer notice
+// per domain whose consumers have a channel (EventConsumerSLABreached). It is safe to run from several workers
 // at once and returns how many issues it marked.
 func (s *Service) MarkSLABreaches(ctx context.Context) (int, error) {
 	const batch = 500

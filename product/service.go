@@ -106,6 +106,12 @@ type Store interface {
 	DatasetMeta(ctx context.Context, v catalog.Viewer) ([]DatasetMeta, error)
 	// AddActivity appends to the workspace activity log.
 	AddActivity(ctx context.Context, a Activity) error
+	// ScanMemberVerdicts lists every member of the domains holding a dataset whose
+	// verdict the scan changed (a dataset.verdict_changed event of the scan), whoever can
+	// see them.
+	ScanMemberVerdicts(ctx context.Context, workspaceID, scanID string) ([]MemberVerdict, error)
+	// InsertDomainVerdictEvent writes the event to the outbox, once per idempotency key.
+	InsertDomainVerdictEvent(ctx context.Context, ev DomainVerdictEvent, at time.Time) error
 }
 
 // Trust is what data products need of the trust feature.

@@ -6,6 +6,7 @@
 package scan
 
 import (
+	"errors"
 	"context"
 	"log/slog"
 	"time"
@@ -137,6 +138,21 @@ type Config struct {
 // datasets (lineage from view definitions, incidents, graph snapshots).
 type Finisher interface {
 	AfterScan(ctx context.Context, workspaceID, connectionID, scanID string) error
+}
+
+// Finishers runs several finishers in order; each runs whatever the others return, and
+// their errors are joined.
+type Finishers []Finisher
+
+// AfterScan implements Finisher.
+func (fs Finishers) AfterScan(ctx context.Context, workspaceID, connectionID, scanID string) error {
+	var errs []error
+	for _, f := range fs {
+		if err := f.AfterScan(ctx, workspaceID, connectionID, scanID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Service triggers, runs and reads scans.

@@ -79,8 +79,10 @@ const (
 
 // Bounds of the distinct estimates' sample.
 const (
-	// DistinctSampleFactor is how many times SampleSize rows the distinct estimates read by
-	// default: their intervals narrow with the sample, and hashes are cheap to hold.
+	// DistinctSampleShare is the share of a table the distinct estimates read by default:
+	// one row in DistinctSampleShare, between SampleSize and DistinctSampleFactor times it.
+	// Their intervals narrow with the sampling rate, and hashes are cheap to hold.
+	DistinctSampleShare  = 100
 	DistinctSampleFactor = 10
 	// MaxDistinctValues bounds the sampled value hashes one profile holds (8 bytes each).
 	MaxDistinctValues = 4_000_000
@@ -157,7 +159,8 @@ type ProfileRequest struct {
 	Country    string // effective data country, ISO alpha-2 (PT default), for semantic types
 	SampleSize int    // bounded sample for masks and semantic types (default 10000)
 	// DistinctSampleSize is the row-level random sample the distinct estimates read
-	// (default DistinctSampleFactor × SampleSize, at most MaxSampleSize, and fewer on very
+	// (default one row in DistinctSampleShare, at least SampleSize and at most
+	// DistinctSampleFactor × SampleSize and MaxSampleSize, and fewer on very
 	// wide tables so that one profile holds at most MaxDistinctValues sampled hashes).
 	DistinctSampleSize int
 	Operation          string // recorded in the query log: "scan" (default), "discover" or "test"

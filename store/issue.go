@@ -109,21 +109,58 @@ func (s *IssueStore) IssueByID(ctx context.Context, v catalog.Viewer, id string)
 	if err != nil {
 		return is, translate(err)
 	}
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT from_status, to_status,
-		coalesce(event, CASE WHEN from_status IS NULL THEN 'opened' ELSE to_status END), origin, note, created_at
-		FROM issue_history WHERE issue_id = $1 ORDER BY created_at, id`, id)
-	if err != nil {
-		return is, translate(err)
-	}
-	is.History, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (issue.HistoryEntry, error) {
-		var h issue.HistoryEntry
-		err := r.Scan(&h.FromStatus, &h.ToStatus, &h.Event, &h.Origin, &h.Note, &h.At)
-		return h, err
-	})
+	hs, err := s.histories(ctx, []string{id})
+	is.History = hs[id]
 	if is.History == nil {
 		is.History = []issue.HistoryEntry{}
 	}
-	return is, translate(err)
+	return is, err
+}
+
+// Histories implements issue.Store: the histories of the issues among ids that v can see
+// (live datasets), oldest change first, in one query.
+func (s *IssueStore) Histories(ctx context.Context, v catalog.Viewer, ids []string) (map[string][]issue.HistoryEntry, error) {
+	var visible []string
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT i.id::text FROM issues i JOIN datasets d ON d.id = i.dataset_id
+		WHERE i.id = ANY($1::uuid[]) AND i.workspace_id = $2 AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4),
+		ids, v.WorkspaceID, v.TeamIDs, v.Admin)
+	if err != nil {
+		return nil, translate(err)
+	}
+	if visible, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		return nil, translate(err)
+	}
+	out, err := s.histories(ctx, visible)
+	for _, id := range visible {
+		if out[id] == nil {
+			out[id] = []issue.HistoryEntry{}
+		}
+	}
+	return out, err
+}
+
+// histories reads the histories of ids, whoever can see them.
+func (s *IssueStore) histories(ctx context.Context, ids []string) (map[string][]issue.HistoryEntry, error) {
+	out := make(map[string][]issue.HistoryEntry, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT issue_id::text, from_status, to_status,
+		coalesce(event, CASE WHEN from_status IS NULL THEN 'opened' ELSE to_status END), origin, note, created_at
+		FROM issue_history WHERE issue_id = ANY($1::uuid[]) ORDER BY issue_id, created_at, id`, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var h issue.HistoryEntry
+		if err := rows.Scan(&id, &h.FromStatus, &h.ToStatus, &h.Event, &h.Origin, &h.Note, &h.At); err != nil {
+			return nil, translate(err)
+		}
+		out[id] = append(out[id], h)
+	}
+	return out, translate(rows.Err())
 }
 
 // LockIssue returns an issue of the workspace locked for update.
@@ -357,5 +394,63 @@ func (s *IssueStore) MarkBreaches(ctx context.Context, now time.Time, limit int)
 		}
 		out = append(out, m.b)
 	}
+	var critical []string
+	for _, b := range out {
+		if b.Severity == "critical" {
+			critical = append(critical, b.IssueID)
+		}
+	}
+	if err := s.notifyConsumers(ctx, critical, now); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// notifyConsumers writes, for the critical issues just breached, one consumer notice per
+// domain holding their datasets whose consumers have a channel.
+func (s *IssueStore) notifyConsumers(ctx context.Context, issueIDs []string, now time.Time) error {
+	if len(issueIDs) == 0 {
+		return nil
+	}
+	q := s.db.q(ctx)
+	rows, err := q.Query(ctx, `SELECT dm.id::text, dm.workspace_id::text, dm.name,
+	       array_agg(DISTINCT i.id::text ORDER BY i.id::text),
+	       (SELECT array_agg(DISTINCT dc.channel_id::text ORDER BY dc.channel_id::text) FROM domain_consumers dc
+	         WHERE dc.domain_id = dm.id AND dc.channel_id IS NOT NULL)
+	  FROM issues i
+	  JOIN domain_datasets dd ON dd.dataset_id = i.dataset_id
+	  JOIN domains dm ON dm.id = dd.domain_id
+	 WHERE i.id = ANY($1::uuid[])
+	 GROUP BY dm.id, dm.workspace_id, dm.name`, issueIDs)
+	if err != nil {
+		return translate(err)
+	}
+	type notice struct {
+		domain, workspace, name string
+		issues, channels        []string
+	}
+	ns, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (notice, error) {
+		var n notice
+		err := r.Scan(&n.domain, &n.workspace, &n.name, &n.issues, &n.channels)
+		return n, err
+	})
+	if err != nil {
+		return translate(err)
+	}
+	for _, n := range ns {
+		if len(n.channels) == 0 {
+			continue
+		}
+		payload, err := json.Marshal(issue.ConsumerSLAPayload(n.domain, n.name, n.issues, n.channels))
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, idempotency_key, payload, created_at)
+			VALUES ($1, $2, $3, 'domain', $4, $5, $6, $7) ON CONFLICT (workspace_id, idempotency_key) DO NOTHING`,
+			vigia.NewID(), n.workspace, issue.EventConsumerSLABreached, n.domain, issue.ConsumerSLAIdempotencyKey(n.domain, n.issues),
+			payload, now); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
 }

@@ -503,3 +503,42 @@ func (s *ProductStore) AddActivity(ctx context.Context, a product.Activity) erro
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.ID, a.WorkspaceID, a.Actor, a.Action, a.SubjectType, a.SubjectID, details, a.CreatedAt)
 	return translate(err)
 }
+
+// ScanMemberVerdicts implements product.Store.
+func (s *ProductStore) ScanMemberVerdicts(ctx context.Context, workspaceID, scanID string) ([]product.MemberVerdict, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `WITH changed AS (
+		SELECT e.subject_id::uuid AS dataset_id, e.payload->>'from' AS before
+		  FROM events e
+		 WHERE e.workspace_id = $1 AND e.scan_id = $2 AND e.type = 'dataset.verdict_changed'
+	), doms AS (
+		SELECT DISTINCT dd.domain_id FROM domain_datasets dd JOIN changed c ON c.dataset_id = dd.dataset_id
+	)
+	SELECT dm.id::text, dm.name, d.id::text, d.schema_name || '.' || d.table_name, coalesce(v.verdict, ''), c.before
+	  FROM doms
+	  JOIN domains dm ON dm.id = doms.domain_id AND dm.workspace_id = $1
+	  JOIN domain_datasets dd ON dd.domain_id = dm.id
+	  JOIN datasets d ON d.id = dd.dataset_id AND d.dropped_at IS NULL
+	  LEFT JOIN LATERAL (SELECT verdict FROM verdicts WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) v ON true
+	  LEFT JOIN changed c ON c.dataset_id = d.id`, workspaceID, scanID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (product.MemberVerdict, error) {
+		var m product.MemberVerdict
+		err := r.Scan(&m.DomainID, &m.DomainName, &m.DatasetID, &m.DatasetName, &m.Verdict, &m.Before)
+		return m, err
+	})
+	return out, translate(err)
+}
+
+// InsertDomainVerdictEvent implements product.Store.
+func (s *ProductStore) InsertDomainVerdictEvent(ctx context.Context, ev product.DomainVerdictEvent, at time.Time) error {
+	payload, err := json.Marshal(ev.Payload)
+	if err != nil {
+		return vigia.Internal(err)
+	}
+	_, err = s.db.q(ctx).Exec(ctx, `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, scan_id, idempotency_key, payload, created_at)
+		VALUES ($1, $2, $3, 'domain', $4, $5, $6, $7, $8) ON CONFLICT (workspace_id, idempotency_key) DO NOTHING`,
+		vigia.NewID(), ev.WorkspaceID, product.EventDomainVerdictChanged, ev.Change.DomainID, ev.ScanID, ev.IdempotencyKey, payload, at)
+	return translate(err)
+}

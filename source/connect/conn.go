@@ -37,16 +37,22 @@ type profileSQL interface {
 	numMax(q string) string
 	timeMin(q string) string
 	timeMax(q string) string
+	// finiteTimeMin and finiteTimeMax are the extremes among finite values, for a source
+	// whose dates can be infinite and whose timeMin/timeMax returned an infinity; "" when
+	// the dialect has no infinite dates.
+	finiteTimeMin(q string) string
+	finiteTimeMax(q string) string
 	// length is the length in characters of a text value.
 	length(q string) string
 	// avgLength is the average length as a floating-point number.
 	avgLength(q string) string
 	// sampleValue renders a value as text of at most sampleValueMax characters.
 	sampleValue(q string) string
-	// hashValue is a 64-bit hash of a value computed by the source, so that the distinct
-	// sample reads hashes rather than values; "" when the dialect has none (the values
-	// are read and hashed here).
-	hashValue(q string) string
+	// hashValue identifies the whole value of column c for the distinct sample: a 64-bit
+	// hash computed by the source where it has one, so that the sample reads hashes rather
+	// than values, else the value itself as text, hashed as it is read. Equal values give
+	// equal results, and distinct values distinct ones but for hash collisions.
+	hashValue(q string, c source.Column) string
 	// random is a condition true for each row with probability p.
 	random(p float64) string
 	// tableSample is the block-sampling clause for t at pct percent, "" when the dialect

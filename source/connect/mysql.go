@@ -294,17 +294,24 @@ func (d *mysqlDialect) table(t source.Table) string {
 	return d.quote(t.Schema) + "." + d.quote(t.Name)
 }
 
-func (*mysqlDialect) numMin(q string) string    { return "MIN(" + q + ")" }
-func (*mysqlDialect) numMax(q string) string    { return "MAX(" + q + ")" }
-func (*mysqlDialect) timeMin(q string) string   { return "MIN(" + q + ")" }
-func (*mysqlDialect) timeMax(q string) string   { return "MAX(" + q + ")" }
-func (*mysqlDialect) length(q string) string    { return "CHAR_LENGTH(" + q + ")" }
-func (*mysqlDialect) avgLength(q string) string { return "AVG(CHAR_LENGTH(" + q + "))" }
+func (*mysqlDialect) numMin(q string) string      { return "MIN(" + q + ")" }
+func (*mysqlDialect) numMax(q string) string      { return "MAX(" + q + ")" }
+func (*mysqlDialect) timeMin(q string) string     { return "MIN(" + q + ")" }
+func (*mysqlDialect) timeMax(q string) string     { return "MAX(" + q + ")" }
+func (*mysqlDialect) finiteTimeMin(string) string { return "" }
+func (*mysqlDialect) finiteTimeMax(string) string { return "" }
+func (*mysqlDialect) length(q string) string      { return "CHAR_LENGTH(" + q + ")" }
+func (*mysqlDialect) avgLength(q string) string   { return "AVG(CHAR_LENGTH(" + q + "))" }
 func (*mysqlDialect) sampleValue(q string) string {
 	return "LEFT(CAST(" + q + " AS CHAR), " + strconv.Itoa(sampleValueMax) + ")"
 }
-func (*mysqlDialect) random(p float64) string                  { return "RAND() < " + fmtFloat(p) }
-func (*mysqlDialect) hashValue(string) string                  { return "" }
+func (*mysqlDialect) random(p float64) string { return "RAND() < " + fmtFloat(p) }
+
+// hashValue is 64 bits of two CRC32s computed by the server (MySQL and MariaDB have no
+// 64-bit hash function): the value's, and that of the value behind a prefix.
+func (*mysqlDialect) hashValue(q string, _ source.Column) string {
+	return "(CRC32(" + q + ") << 32 | CRC32(CONCAT('#', " + q + ")))"
+}
 func (*mysqlDialect) tableSample(source.Table, float64) string { return "" }
 func (*mysqlDialect) rowSample(source.Table, float64) string   { return "" }
 

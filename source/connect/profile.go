@@ -60,6 +60,9 @@ type aggPart struct {
 	expr  string
 	dest  any
 	apply func(p *source.ColumnProfile, rowCount int64)
+	// finite, when set, is the expression to compute again, in a statement of its own,
+	// when expr returned an infinite date or timestamp: the extreme among finite values.
+	finite string
 }
 
 // aggStmt is one aggregate statement: count(*) then its parts.
@@ -107,8 +110,10 @@ func buildAggregate(d dialect, t source.Table, cols []source.Column, req source.
 			add(i, aggPart{expr: d.numMax(q), dest: hi, apply: func(p *source.ColumnProfile, _ int64) { p.Max = finite(hi) }})
 		case source.ClassTemporal:
 			lo, hi := new(any), new(any)
-			add(i, aggPart{expr: d.timeMin(q), dest: lo, apply: func(p *source.ColumnProfile, _ int64) { p.MinTime = toTime(*lo) }})
-			add(i, aggPart{expr: d.timeMax(q), dest: hi, apply: func(p *source.ColumnProfile, _ int64) { p.MaxTime = toTime(*hi) }})
+			add(i, aggPart{expr: d.timeMin(q), dest: lo, finite: d.finiteTimeMin(q),
+				apply: func(p *source.ColumnProfile, _ int64) { p.MinTime = toTime(*lo) }})
+			add(i, aggPart{expr: d.timeMax(q), dest: hi, finite: d.finiteTimeMax(q),
+				apply: func(p *source.ColumnProfile, _ int64) { p.MaxTime = toTime(*hi) }})
 		case source.ClassText:
 			lo, hi, avg := new(sql.NullInt64), new(sql.NullInt64), new(sql.NullFloat64)
 			add(i, aggPart{expr: "min(" + d.length(q) + ")", dest: lo, apply: func(p *source.ColumnProfile, _ int64) { p.MinLength = intPtr(lo) }})
@@ -123,10 +128,7 @@ func buildAggregate(d dialect, t source.Table, cols []source.Column, req source.
 			}})
 		}
 	}
-	from := d.table(t)
-	if req.Depth == source.DepthBasic {
-		from = "(" + selectColumns(d, cols) + " FROM " + from + " LIMIT " + strconv.Itoa(source.BasicRows) + ") AS " + d.quote("t")
-	}
+	from := aggFrom(d, t, cols, req)
 	var stmts []aggStmt
 	for start := 0; start < len(parts) || start == 0; start += maxAggExprs {
 		end := min(start+maxAggExprs, len(parts))
@@ -144,6 +146,15 @@ func buildAggregate(d dialect, t source.Table, cols []source.Column, req source.
 		}
 	}
 	return stmts
+}
+
+// aggFrom is what the aggregate reads: the table, or its first rows at depth basic.
+func aggFrom(d dialect, t source.Table, cols []source.Column, req source.ProfileRequest) string {
+	from := d.table(t)
+	if req.Depth == source.DepthBasic {
+		from = "(" + selectColumns(d, cols) + " FROM " + from + " LIMIT " + strconv.Itoa(source.BasicRows) + ") AS " + d.quote("t")
+	}
+	return from
 }
 
 func selectColumns(d dialect, cols []source.Column) string {
@@ -170,6 +181,8 @@ func profile(ctx context.Context, c *conn, t source.Table, req source.ProfileReq
 	for i, col := range cols {
 		p.Columns[i] = source.ColumnProfile{Name: col.Name, Class: col.Class}
 	}
+	// Parts to compute again among finite values (see aggPart.finite).
+	var again aggStmt
 	for k, st := range buildAggregate(c.d, t, cols, req) {
 		var rowCount sql.NullInt64
 		dests := make([]any, 0, len(st.parts)+1)
@@ -177,20 +190,34 @@ func profile(ctx context.Context, c *conn, t source.Table, req source.ProfileReq
 		for _, part := range st.parts {
 			dests = append(dests, part.dest)
 		}
-		_, err := c.query(ctx, req.Operation, "profile", st.sql, nil, func(rows *sql.Rows) error {
-			if err := rows.Scan(dests...); err != nil {
-				return c.resultError("profile")
-			}
-			return nil
-		})
-		if err != nil {
+		if err := c.scanOne(ctx, req.Operation, st.sql, dests); err != nil {
 			return nil, err
 		}
 		if k == 0 {
 			p.RowCount = rowCount.Int64
 		}
 		for j, part := range st.parts {
+			if v, ok := part.dest.(*any); ok && part.finite != "" && isInfinity(*v) {
+				again.parts = append(again.parts, aggPart{expr: part.finite, dest: part.dest, apply: part.apply})
+				again.col = append(again.col, st.col[j])
+				continue
+			}
 			part.apply(&p.Columns[st.col[j]], rowCount.Int64)
+		}
+	}
+	if len(again.parts) > 0 {
+		// Rare (a table holding infinity): one more statement for those extremes only,
+		// rather than a filter every row of every table pays for in the aggregate.
+		exprs, dests := make([]string, len(again.parts)), make([]any, len(again.parts))
+		for j, part := range again.parts {
+			exprs[j], dests[j] = part.expr, part.dest
+		}
+		stmt := "SELECT " + strings.Join(exprs, ", ") + " FROM " + aggFrom(c.d, t, cols, req)
+		if err := c.scanOne(ctx, req.Operation, stmt, dests); err != nil {
+			return nil, err
+		}
+		for j, part := range again.parts {
+			part.apply(&p.Columns[again.col[j]], p.RowCount)
 		}
 	}
 	if req.Depth == source.DepthBasic {
@@ -205,6 +232,32 @@ func profile(ctx context.Context, c *conn, t source.Table, req source.ProfileReq
 		p.LatestTimestamp = &ts
 	}
 	return p, nil
+}
+
+// scanOne runs a statement returning one row into dests.
+func (c *conn) scanOne(ctx context.Context, op, stmt string, dests []any) error {
+	_, err := c.query(ctx, op, "profile", stmt, nil, func(rows *sql.Rows) error {
+		if err := rows.Scan(dests...); err != nil {
+			return c.resultError("profile")
+		}
+		return nil
+	})
+	return err
+}
+
+// isInfinity reports whether a temporal value is Postgres's infinity or -infinity (the
+// driver hands them over as text).
+func isInfinity(v any) bool {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case []byte:
+		s = string(x)
+	default:
+		return false
+	}
+	return s == "infinity" || s == "-infinity"
 }
 
 func finite(v *sql.NullFloat64) *float64 {

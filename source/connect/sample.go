@@ -59,8 +59,8 @@ func (r *rawValue) Scan(src any) error {
 	return nil
 }
 
-// hashScan scans a 64-bit hash computed by the source (or, should a driver hand it back
-// as text, hashes that text here).
+// hashScan scans a 64-bit hash computed by the source, or hashes here the text it is
+// handed (a dialect without a hash function, or a driver giving numbers as text).
 type hashScan struct {
 	h    uint64
 	null bool
@@ -75,6 +75,8 @@ func (s *hashScan) Scan(src any) error {
 		s.null = true
 	case int64:
 		s.h = uint64(v)
+	case uint64:
+		s.h = v
 	case []byte:
 		s.h = maphash.Bytes(s.seed, v)
 	case string:
@@ -97,10 +99,12 @@ type distinctAcc struct {
 	hashes []uint64
 }
 
-// sampleExpr is one expression of a sample statement and where its values go.
+// sampleExpr is one expression of a sample statement and where its values go: a value
+// (cut to sampleValueMax characters) to the masks, or a hash of the whole value to the
+// distinct estimate.
 type sampleExpr struct {
 	col  int  // index in the table's columns
-	hash bool // the source computes a hash of the value (distinct only)
+	hash bool // the source computes a hash of the value (dist set, mask nil)
 	mask *maskAcc
 	dist *distinctAcc
 }
@@ -169,39 +173,34 @@ type samplePlan struct {
 // plan decides the statements (see sampleTable); noBlocks leaves block sampling out.
 func (s *sampler) plan(noBlocks bool) samplePlan {
 	n, p := s.req.SampleSize, s.p
-	withDistinct := len(s.distinctCols) > 0
 	switch {
 	case s.req.Depth == source.DepthBasic:
-		exprs := s.valueExprs(true, false)
+		exprs := s.maskExprs()
 		rows := min(n, source.BasicRows)
 		return samplePlan{masks: &sampleStmt{sql: s.selectSQL(exprs) + " LIMIT " + strconv.Itoa(rows), exprs: exprs, limit: rows,
 			method: source.SampleFirstRows, full: !p.Truncated && p.RowCount <= int64(rows), maskRate: 1, expect: int64(rows)}}
 	case p.RowCount <= int64(n):
-		exprs := s.valueExprs(true, withDistinct)
+		exprs := append(s.maskExprs(), s.hashExprs()...)
 		return samplePlan{masks: &sampleStmt{sql: s.selectSQL(exprs) + " LIMIT " + strconv.Itoa(n), exprs: exprs, limit: n,
 			method: source.SampleFull, full: true, maskRate: 1, expect: p.RowCount}}
 	}
-	nd := distinctSampleSize(s.req, len(s.distinctCols))
+	nd := distinctSampleSize(s.req, len(s.distinctCols), p.RowCount)
 	if ts := s.d.tableSample(s.t, 100*float64(n)/float64(p.RowCount)); ts != "" && !noBlocks {
-		exprs := s.valueExprs(true, false)
+		exprs := s.maskExprs()
 		pl := samplePlan{block: true, masks: &sampleStmt{sql: s.selectSQL(exprs) + " " + ts + " LIMIT " + strconv.Itoa(2*n),
 			exprs: exprs, limit: 2 * n, method: source.SampleTableSample, maskRate: 1, expect: int64(n)}}
-		if withDistinct {
-			hashed := s.d.hashValue("x") != ""
-			var dx []sampleExpr
-			for _, i := range s.distinctCols {
-				dx = append(dx, sampleExpr{col: i, hash: hashed, dist: s.dists[i]})
-			}
+		if len(s.distinctCols) > 0 {
+			dx := s.hashExprs()
 			stmt, method, full, limit := s.rowLevelSQL(s.selectSQL(dx), nd)
 			pl.distinct = &sampleStmt{sql: stmt, exprs: dx, method: method, full: full, limit: limit}
 		}
 		return pl
 	}
 	rows := n
-	if withDistinct {
+	if len(s.distinctCols) > 0 {
 		rows = max(n, nd)
 	}
-	exprs := s.valueExprs(true, withDistinct)
+	exprs := append(s.maskExprs(), s.hashExprs()...)
 	stmt, method, full, limit := s.rowLevelSQL(s.selectSQL(exprs), rows)
 	drawn := min(int64(rows), p.RowCount)
 	rate := min(1, float64(n)/float64(drawn))
@@ -209,27 +208,28 @@ func (s *sampler) plan(noBlocks bool) samplePlan {
 		expect: int64(float64(drawn) * rate)}}
 }
 
-// valueExprs are the sampled columns as values, feeding the masks, the distinct hashes
-// (of the columns that need them), or both.
-func (s *sampler) valueExprs(withMasks, withDistinct bool) []sampleExpr {
-	var out []sampleExpr
+// maskExprs are the sampled columns as values, feeding the masks and semantic types.
+func (s *sampler) maskExprs() []sampleExpr {
+	out := make([]sampleExpr, 0, len(s.sampled))
 	for _, i := range s.sampled {
-		e := sampleExpr{col: i}
-		if withMasks {
-			e.mask = s.masks[i]
-		}
-		if withDistinct {
-			e.dist = s.dists[i]
-		}
-		if e.mask != nil || e.dist != nil {
-			out = append(out, e)
-		}
+		out = append(out, sampleExpr{col: i, mask: s.masks[i]})
+	}
+	return out
+}
+
+// hashExprs are the columns that need a distinct estimate as hashes of their whole values,
+// computed by the source (a value read for the masks is cut to sampleValueMax characters,
+// and two long values sharing their beginning are still two values).
+func (s *sampler) hashExprs() []sampleExpr {
+	out := make([]sampleExpr, 0, len(s.distinctCols))
+	for _, i := range s.distinctCols {
+		out = append(out, sampleExpr{col: i, hash: true, dist: s.dists[i]})
 	}
 	return out
 }
 
 // read runs one sample statement; a row feeds the masks with probability st.maskRate
-// (1: every row), and always feeds the distinct hashes of its expressions. It returns the
+// (1: every row), and always feeds the distinct hashes of its hash expressions. It returns the
 // rows read and how many of them fed the masks.
 func (s *sampler) read(ctx context.Context, c *conn, st *sampleStmt) (rows, maskRows int, err error) {
 	for _, a := range s.masks {
@@ -259,23 +259,16 @@ func (s *sampler) read(ctx context.Context, c *conn, st *sampleStmt) (rows, mask
 		}
 		for j, e := range st.exprs {
 			if e.hash {
-				if !hashes[j].null && e.dist != nil {
+				if !hashes[j].null {
 					e.dist.hashes = append(e.dist.hashes, hashes[j].h)
 				}
 				continue
 			}
-			v := &vals[j]
-			if v.null {
-				continue
-			}
-			if toMasks && e.mask != nil {
+			if v := &vals[j]; toMasks && !v.null {
 				e.mask.masks.AddBytes(v.b)
 				if e.mask.det != nil {
 					e.mask.det.AddBytes(v.b)
 				}
-			}
-			if e.dist != nil {
-				e.dist.hashes = append(e.dist.hashes, maphash.Bytes(s.seed, v.b))
 			}
 		}
 		return nil
@@ -411,7 +404,7 @@ func (s *sampler) selectSQL(exprs []sampleExpr) string {
 	for j, e := range exprs {
 		q := d.quote(s.cols[e.col].Name)
 		if e.hash {
-			list[j] = d.hashValue(q)
+			list[j] = d.hashValue(q, s.cols[e.col])
 		} else {
 			list[j] = d.sampleValue(q)
 		}
@@ -439,13 +432,18 @@ func (s *sampler) rowLevelSQL(sel string, rows int) (stmt, method string, full b
 	return sel + " WHERE " + d.random(frac) + lim, source.SampleBernoulli, false, 2 * rows
 }
 
-// distinctSampleSize is the rows the distinct estimates read: the request's, or
-// DistinctSampleFactor times the masks sample, within MaxSampleSize and within
-// MaxDistinctValues hashes over ncols columns; never fewer than the masks sample.
-func distinctSampleSize(req source.ProfileRequest, ncols int) int {
+// distinctSampleSize is the rows the distinct estimates read: the request's, or one row in
+// distinctSampleShare of the table, no fewer than the masks sample and no more than
+// DistinctSampleFactor times it; within MaxSampleSize and within MaxDistinctValues hashes
+// over ncols columns; never fewer than the masks sample.
+//
+// The share keeps the sampling rate — what the intervals' width depends on most — from
+// falling as tables grow, until the factor caps the rows read (and the rows' cost: a
+// sample drawn by key is one index lookup per row).
+func distinctSampleSize(req source.ProfileRequest, ncols int, rowCount int64) int {
 	n := req.DistinctSampleSize
 	if n <= 0 {
-		n = source.DistinctSampleFactor * req.SampleSize
+		n = int(min(max(rowCount/source.DistinctSampleShare, int64(req.SampleSize)), int64(source.DistinctSampleFactor*req.SampleSize)))
 	}
 	n = min(n, source.MaxSampleSize)
 	if ncols > 0 {

@@ -36,6 +36,32 @@ func newPostgres(tb testing.TB, stmts ...string) string {
 	return dsn
 }
 
+// newMySQL creates a fresh MariaDB/MySQL database holding stmts and returns its DSN.
+func newMySQL(tb testing.TB, stmts ...string) string {
+	tb.Helper()
+	admin, err := sql.Open("mysql", mysqlAdminDSN)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { admin.Close() })
+	if err := admin.Ping(); err != nil {
+		tb.Skipf("mysql not reachable: %v", err)
+	}
+	name := "src_test_" + randomSuffix(tb)
+	mustExec(tb, admin, "CREATE DATABASE "+name)
+	tb.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name) })
+	dsn := "root@tcp(127.0.0.1:3306)/" + name
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		mustExec(tb, db, s)
+	}
+	return dsn
+}
+
 // TestPostgresDistinctIsEstimatedOnRows checks the case a block sample gets wrong: a
 // column clustered on disk (a load date, 500 consecutive rows a day) looks, in whole
 // pages, like a column of few values. The distinct estimates come from a row-level
@@ -160,5 +186,93 @@ func TestPostgresSessionRunsWithoutJIT(t *testing.T) {
 	n, ok, err := src.QueryInt(context.Background(), "SELECT CASE WHEN current_setting('jit') = 'off' THEN 1 ELSE 0 END")
 	if err != nil || !ok || n != 1 {
 		t.Fatalf("jit off = %d, %v, %v; want 1", n, ok, err)
+	}
+}
+
+// TestDistinctHashesWholeValues checks that the distinct estimates see values whole: two
+// long texts that share their first sampleValueMax characters are two values, and so are
+// two bigints that hashint8extended would fold onto the same 32 bits (i·2³² + i folds to
+// 0 for every i). Both on a table read whole (exact) and on a sample (estimated).
+func TestDistinctHashesWholeValues(t *testing.T) {
+	const rows = 5000
+	prefix := strings.Repeat("x", 300)
+	pg := newPostgres(t,
+		`CREATE TABLE wide (folded bigint, long_text text, amount numeric(10,2), ratio real, flag boolean, born date)`,
+		`INSERT INTO wide SELECT (g::bigint << 32) | g, '`+prefix+`' || g, g / 100.0, g::real, g % 2 = 0, date '2000-01-01' + g
+		 FROM generate_series(1, 5000) g`,
+		`ANALYZE`)
+	lite := newSQLite(t, `CREATE TABLE wide (folded INTEGER, long_text TEXT, amount REAL, ratio REAL, flag INTEGER, born TEXT)`,
+		`WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 5000)
+		 INSERT INTO wide SELECT (i << 32) | i, '`+prefix+`' || i, i / 100.0, i * 1.0, i % 2 = 0, date('2000-01-01', '+' || i || ' days') FROM g`)
+	maria := newMySQL(t, `CREATE TABLE wide (folded bigint, long_text text, amount decimal(10,2), ratio double, flag boolean, born date)`,
+		`CREATE TABLE digits (d int)`, `INSERT INTO digits VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)`,
+		`INSERT INTO wide SELECT (i << 32) | i, CONCAT('`+prefix+`', i), i / 100.0, i, i % 2 = 0, DATE_ADD('2000-01-01', INTERVAL i DAY)
+		 FROM (SELECT 1 + a.d + 10 * b.d + 100 * c.d + 1000 * e.d AS i FROM digits a, digits b, digits c, digits e) g WHERE i <= 5000`)
+	truth := map[string]float64{"folded": rows, "long_text": rows, "amount": rows, "ratio": rows, "flag": 2, "born": rows}
+	for _, c := range []struct {
+		kind source.Kind
+		dsn  string
+	}{{source.Postgres, pg}, {source.SQLite, lite}, {source.MySQL, maria}} {
+		t.Run(string(c.kind), func(t *testing.T) {
+			src := mustOpen(t, c.kind, c.dsn, source.Options{})
+			tables, err := src.Discover(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sample := range []int{10000, 500} {
+				p, err := src.Profile(context.Background(), findTable(t, tables, "wide"), source.ProfileRequest{SampleSize: sample, DistinctSampleSize: 2500})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for col, want := range truth {
+					d := findProfile(t, p, col).Distinct
+					if d == nil {
+						t.Fatalf("sample %d: %s has no distinct estimate", sample, col)
+					}
+					if sample >= rows && (d.Estimated || d.Value != want) {
+						t.Errorf("table read whole: %s distinct %+v, want exactly %v", col, d, want)
+					}
+					if sample < rows && (want < d.CI95[0] || want > d.CI95[1]) {
+						t.Errorf("sample of %d: %s interval %v does not hold the true %v", p.DistinctSampleSize, col, d.CI95, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPostgresInfiniteDatesGiveFiniteExtremes checks that a date or timestamp column
+// holding infinity or -infinity reports the extremes among its finite values, asked in a
+// statement of their own only when an infinity came back from the aggregate.
+func TestPostgresInfiniteDatesGiveFiniteExtremes(t *testing.T) {
+	dsn := newPostgres(t,
+		`CREATE TABLE validade (id int PRIMARY KEY, ate date, desde timestamptz, criado timestamp)`,
+		`INSERT INTO validade VALUES (1, 'infinity', '-infinity', '2024-01-01 10:00'), (2, '2030-06-30', '2020-01-01 00:00+00', '2024-03-01 10:00'),
+		 (3, '2025-01-31', 'infinity', '2024-02-01 10:00'), (4, NULL, '2021-05-05 12:00+00', NULL)`)
+	rec := &recorder{}
+	src := mustOpen(t, source.Postgres, dsn, source.Options{Recorder: rec})
+	tables, err := src.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.take()
+	p, err := src.Profile(context.Background(), findTable(t, tables, "validade"), source.ProfileRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := func(s string) string { return s[:10] }
+	for col, want := range map[string][2]string{"ate": {"2025-01-31", "2030-06-30"}, "desde": {"2020-01-01", "2021-05-05"}, "criado": {"2024-01-01", "2024-03-01"}} {
+		c := findProfile(t, p, col)
+		if c.MinTime == nil || c.MaxTime == nil || day(c.MinTime.Format("2006-01-02")) != want[0] || day(c.MaxTime.Format("2006-01-02")) != want[1] {
+			t.Errorf("%s: min %v max %v, want %v", col, c.MinTime, c.MaxTime, want)
+		}
+	}
+	log := rec.take()
+	if len(log) < 2 || !strings.Contains(log[1].Statement, "isfinite") || strings.Contains(log[0].Statement, "isfinite") ||
+		strings.Contains(log[1].Statement, `"criado"`) {
+		for _, r := range log {
+			t.Logf("%.300s", r.Statement)
+		}
+		t.Fatalf("want the aggregate without filters, then the finite extremes of ate and desde only")
 	}
 }

@@ -251,10 +251,12 @@ func (sqliteDialect) numMin(q string) string {
 func (sqliteDialect) numMax(q string) string {
 	return "max(CASE WHEN typeof(" + q + ") IN ('integer', 'real') THEN " + q + " END)"
 }
-func (sqliteDialect) timeMin(q string) string   { return "min(" + q + ")" }
-func (sqliteDialect) timeMax(q string) string   { return "max(" + q + ")" }
-func (sqliteDialect) length(q string) string    { return "length(" + q + ")" }
-func (sqliteDialect) avgLength(q string) string { return "avg(length(" + q + "))" }
+func (sqliteDialect) timeMin(q string) string     { return "min(" + q + ")" }
+func (sqliteDialect) timeMax(q string) string     { return "max(" + q + ")" }
+func (sqliteDialect) finiteTimeMin(string) string { return "" }
+func (sqliteDialect) finiteTimeMax(string) string { return "" }
+func (sqliteDialect) length(q string) string      { return "length(" + q + ")" }
+func (sqliteDialect) avgLength(q string) string   { return "avg(length(" + q + "))" }
 func (sqliteDialect) sampleValue(q string) string {
 	return "substr(CAST(" + q + " AS TEXT), 1, " + strconv.Itoa(sampleValueMax) + ")"
 }
@@ -263,7 +265,12 @@ func (sqliteDialect) sampleValue(q string) string {
 func (sqliteDialect) random(p float64) string {
 	return "(random() & 1048575) < " + strconv.FormatInt(int64(math.Ceil(p*1048576)), 10)
 }
-func (sqliteDialect) hashValue(string) string                  { return "" }
+
+// hashValue is the whole value as text (SQLite has no hash function; the file is local),
+// hashed as it is read.
+func (sqliteDialect) hashValue(q string, _ source.Column) string {
+	return "CAST(" + q + " AS TEXT)"
+}
 func (sqliteDialect) tableSample(source.Table, float64) string { return "" }
 func (sqliteDialect) rowSample(source.Table, float64) string   { return "" }
 

@@ -50,6 +50,28 @@ func (e *estimator) blocks() []freqBlock {
 	return out
 }
 
+// model is what every set of constraints is written over, computed once per estimate:
+// the sample's frequency blocks, the grid of multiplicities, and for each grid point the
+// probability of each block.
+type model struct {
+	blocks []freqBlock
+	grid   []float64
+	probs  [][]float64 // probs[i][b]: a value occurring grid[i] times is seen in block b
+}
+
+func (e *estimator) model() *model {
+	if e.m != nil {
+		return e.m
+	}
+	m := &model{blocks: e.blocks(), grid: grid(e.bigN)}
+	m.probs = make([][]float64, len(m.grid))
+	for i, mult := range m.grid {
+		m.probs[i] = blockProbs(mult, e.q, m.blocks)
+	}
+	e.m = m
+	return m
+}
+
 // grid returns the multiplicities (rows per value) the confidence set is built on.
 func grid(population float64) []float64 {
 	var g []float64
@@ -105,7 +127,7 @@ func blockProbs(m, q float64, blocks []freqBlock) []float64 {
 // the sample cannot rule out at 95% (see the package comment), or false when the program
 // has no solution (which only numerical trouble can cause) or the sampling rate is 1.
 func (e *estimator) confidenceBounds() (lower, upper float64, ok bool) {
-	blocks := e.blocks()
+	blocks := e.model().blocks
 	// Bonferroni over the block constraints: each two-sided at 0.05/len(blocks). (Adding
 	// constraints on runs of blocks was tried: the wider per-constraint intervals it costs
 	// outweigh what it rules out.)
@@ -126,7 +148,7 @@ func singles(n int) [][]int {
 // closely: every block within z standard deviations, z the smallest of 0.5, 1, 2, 3 that
 // some population meets.
 func (e *estimator) likelyBounds() (lower, upper float64, ok bool) {
-	blocks := e.blocks()
+	blocks := e.model().blocks
 	for _, z := range []float64{0.5, 1, 2, 3} {
 		lo, hi, ok := e.bounds(blocks, singles(len(blocks)), func(k int) (float64, float64) {
 			sd := math.Sqrt(float64(k) + 1)
@@ -145,13 +167,9 @@ func (e *estimator) bounds(blocks []freqBlock, groups [][]int, band func(k int) 
 	if e.q >= 1 || e.q <= 0 {
 		return 0, 0, false
 	}
-	g := grid(e.bigN)
 	// Variable y_m is the share of the population's rows held by values occurring m times:
 	// that value count is h_m = N·y_m/m, and Σ y_m = 1 exactly (N is known).
-	probs := make([][]float64, len(g))
-	for i, m := range g {
-		probs[i] = blockProbs(m, e.q, blocks)
-	}
+	g, probs := e.model().grid, e.model().probs
 	rows := []lpRow{{a: ones(len(g)), sense: eq, b: 1}}
 	for _, group := range groups {
 		observed := 0
