@@ -43,6 +43,17 @@ func formatUUID(b [16]byte) string {
 	return string(s[:])
 }
 
+// ValidIDs returns the ids among ids that have the form ValidID checks, in order.
+func ValidIDs(ids []string) []string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if ValidID(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // ValidID reports whether s has the form of an id Vigia issues (a UUID). Anything
 // else can be answered 404 without a database round trip.
 func ValidID(s string) bool {

@@ -2,16 +2,11 @@ package app_test
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/vigia-data/vigia"
-	"github.com/vigia-data/vigia/app"
-	"github.com/vigia-data/vigia/app/apptest"
-	"github.com/vigia-data/vigia/scan"
 )
 
 // A scan that changes a member dataset's verdict, and so its domain's aggregated verdict,
@@ -21,59 +16,10 @@ import (
 // domain's consumers once (service.alerts, code consumer_sla_breached), whatever their
 // event kinds and scope.
 func TestDomainVerdictAndConsumerSLANotices(t *testing.T) {
-	root := t.TempDir()
-	cfg := webhookConfig(t)
-	cfg.SQLiteRoot = root
-	env := apptest.MustStart(t, cfg)
-	ws := env.MustWorkspace(t, "domainev")
-	admin := env.MustSession(t, ws, vigia.RoleAdmin)
-	tok := env.MustToken(t, ws)
-	ctx := app.AsAdmin(context.Background(), ws, "test")
-
-	path := filepath.Join(root, "vendas.db")
-	src, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := src.Exec(q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	now := time.Now().UTC()
-	for _, table := range []string{"encomendas", "clientes"} {
-		exec(`CREATE TABLE ` + table + ` (id INTEGER PRIMARY KEY, total REAL NOT NULL, criado_em TIMESTAMP NOT NULL)`)
-		for i := 1; i <= 200; i++ {
-			exec(`INSERT INTO `+table+` VALUES (?, ?, ?)`, i, float64(i%50)+0.5, now.Add(-time.Duration(i)*time.Minute))
-		}
-	}
-	r := env.Do(t, http.MethodPost, "/api/v1/connections", admin, map[string]any{"name": "vendas", "kind": "sqlite", "dsn": path})
-	if r.Status != http.StatusCreated {
-		t.Fatalf("connection: %d %s", r.Status, r.Body)
-	}
-	var conn map[string]any
-	r.JSON(t, &conn)
-	scanNow := func() string {
-		t.Helper()
-		r := env.Do(t, http.MethodPost, "/api/v1/scans", tok, map[string]any{"connection_id": conn["id"]})
-		var out map[string]any
-		r.JSON(t, &out)
-		sc, err := env.App.WaitScan(ctx, out["id"].(string), nil)
-		if err != nil || sc.Status != scan.StatusSucceeded {
-			t.Fatalf("scan: %v %+v", err, sc)
-		}
-		return sc.ID
-	}
-	datasetID := func(name string) string {
-		var ds []map[string]any
-		env.Do(t, http.MethodGet, "/api/v1/datasets?q="+name, tok, nil).JSON(t, &ds)
-		if len(ds) != 1 {
-			t.Fatalf("datasets %v", ds)
-		}
-		return ds[0]["id"].(string)
-	}
+	f := newSQLiteScans(t, "domainev", "vendas.db", "encomendas", "clientes")
+	env, ws, admin, tok := f.env, f.ws, f.admin, f.tok
+	scanNow := func() string { return f.scan(t) }
+	datasetID := func(name string) string { return f.datasetID(t, name) }
 
 	domainRcv := MustReceiver(t, receiverHost, status(http.StatusNoContent))
 	consumerRcv := MustReceiver(t, receiverHost, status(http.StatusNoContent))
@@ -87,7 +33,7 @@ func TestDomainVerdictAndConsumerSLANotices(t *testing.T) {
 
 	scanNow() // the baseline
 	encomendas, clientes := datasetID("encomendas"), datasetID("clientes")
-	r = env.Do(t, http.MethodPost, "/api/v1/domains", admin, map[string]any{"name": "Vendas", "dataset_ids": []string{encomendas, clientes}})
+	r := env.Do(t, http.MethodPost, "/api/v1/domains", admin, map[string]any{"name": "Vendas", "dataset_ids": []string{encomendas, clientes}})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("domain: %d %s", r.Status, r.Body)
 	}
@@ -101,7 +47,7 @@ func TestDomainVerdictAndConsumerSLANotices(t *testing.T) {
 	var before map[string]any
 	env.Do(t, http.MethodGet, "/api/v1/domains/"+domain+"/verdict", tok, nil).JSON(t, &before)
 
-	exec(`ALTER TABLE encomendas DROP COLUMN total`)
+	f.exec(t, `ALTER TABLE encomendas DROP COLUMN total`)
 	flip := scanNow()
 	settle(t, env, ws)
 
@@ -136,7 +82,7 @@ func TestDomainVerdictAndConsumerSLANotices(t *testing.T) {
 
 	// A critical issue of a member dataset open for 30 hours passes the 24-hour target.
 	issueID := vigia.NewID()
-	created := now.Add(-30 * time.Hour)
+	created := time.Now().UTC().Add(-30 * time.Hour)
 	pool := env.DB.Pool()
 	if _, err := pool.Exec(context.Background(), `INSERT INTO issues (id, workspace_id, dataset_id, type, severity, status, title, created_at, updated_at)
 		VALUES ($1, $2, $3, 'schema_drift', 'critical', 'open', 'Coluna removida', $4, $4)`, issueID, ws, clientes, created); err != nil {

@@ -2,19 +2,15 @@ package app_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigia-data/vigia"
-	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
-	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/webhook/delivery"
 )
 
@@ -46,59 +42,12 @@ func countDeliveries(tb testing.TB, env *apptest.Env, ws string) int {
 // service.dataset.verdict_changed per subscribed channel with the same Idempotency-Key;
 // rerunning sends nothing new; a muted dataset's alerts are held and listed.
 func TestScanVerdictChangeReachesSubscribedChannels(t *testing.T) {
-	root := t.TempDir()
-	cfg := webhookConfig(t)
-	cfg.SQLiteRoot = root
-	env := apptest.MustStart(t, cfg)
-	ws := env.MustWorkspace(t, "verdict")
-	admin := env.MustSession(t, ws, vigia.RoleAdmin)
-	tok := env.MustToken(t, ws)
-	ctx := app.AsAdmin(context.Background(), ws, "test")
-
-	path := filepath.Join(root, "loja.db")
-	src, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := src.Exec(q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	now := time.Now().UTC()
-	for _, table := range []string{"pedidos", "faturas"} {
-		exec(`CREATE TABLE ` + table + ` (id INTEGER PRIMARY KEY, total REAL NOT NULL, criado_em TIMESTAMP NOT NULL)`)
-		for i := 1; i <= 200; i++ {
-			exec(`INSERT INTO `+table+` VALUES (?, ?, ?)`, i, float64(i%50)+0.5, now.Add(-time.Duration(i)*time.Minute))
-		}
-	}
-	r := env.Do(t, http.MethodPost, "/api/v1/connections", admin, map[string]any{"name": "loja", "kind": "sqlite", "dsn": path})
-	if r.Status != http.StatusCreated {
-		t.Fatalf("connection: %d %s", r.Status, r.Body)
-	}
-	var conn map[string]any
-	r.JSON(t, &conn)
-	scanNow := func() string {
-		t.Helper()
-		r := env.Do(t, http.MethodPost, "/api/v1/scans", tok, map[string]any{"connection_id": conn["id"]})
-		var out map[string]any
-		r.JSON(t, &out)
-		sc, err := env.App.WaitScan(ctx, out["id"].(string), nil)
-		if err != nil || sc.Status != scan.StatusSucceeded {
-			t.Fatalf("scan: %v %+v", err, sc)
-		}
-		return sc.ID
-	}
-	datasetID := func(name string) string {
-		var ds []map[string]any
-		env.Do(t, http.MethodGet, "/api/v1/datasets?q="+name, tok, nil).JSON(t, &ds)
-		if len(ds) != 1 {
-			t.Fatalf("datasets %v", ds)
-		}
-		return ds[0]["id"].(string)
-	}
+	f := newSQLiteScans(t, "verdict", "loja.db", "pedidos", "faturas")
+	env, ws, admin, tok := f.env, f.ws, f.admin, f.tok
+	exec := func(q string) { f.exec(t, q) }
+	scanNow := func() string { return f.scan(t) }
+	datasetID := func(name string) string { return f.datasetID(t, name) }
+	conn := map[string]any{"id": f.connectionID}
 
 	both := MustReceiver(t, receiverHost, status(http.StatusNoContent))
 	verdictOnly := MustReceiver(t, receiverHost, status(http.StatusNoContent))

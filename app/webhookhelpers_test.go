@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"crypto/x509"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/scan"
 )
 
 // hookBound caps every wait of the webhook tests so that a broken delivery fails the
@@ -300,4 +303,83 @@ func requireAcceptedNothing(tb testing.TB, ln net.Listener) {
 	if conn.RemoteAddr().String() != sentinel.LocalAddr().String() {
 		tb.Fatalf("a connection reached the listener before the sentinel")
 	}
+}
+
+// sqliteScans is a workspace with a SQLite connection of tables of 200 rows (id, total,
+// criado_em), an admin session and an API token: the material of the tests where scans
+// change verdicts.
+type sqliteScans struct {
+	env            *apptest.Env
+	ws, admin, tok string
+	ctx            context.Context
+	src            *sql.DB
+	connectionID   string
+}
+
+// newSQLiteScans starts a server with the webhook test configuration and builds the
+// workspace and its connection over file (in the SQLite root) holding tables.
+func newSQLiteScans(t *testing.T, prefix, file string, tables ...string) *sqliteScans {
+	t.Helper()
+	root := t.TempDir()
+	cfg := webhookConfig(t)
+	cfg.SQLiteRoot = root
+	f := &sqliteScans{env: apptest.MustStart(t, cfg)}
+	f.ws = f.env.MustWorkspace(t, prefix)
+	f.admin, f.tok = f.env.MustSession(t, f.ws, vigia.RoleAdmin), f.env.MustToken(t, f.ws)
+	f.ctx = app.AsAdmin(context.Background(), f.ws, "test")
+	path := filepath.Join(root, file)
+	src, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	f.src = src
+	now := time.Now().UTC()
+	for _, table := range tables {
+		f.exec(t, `CREATE TABLE `+table+` (id INTEGER PRIMARY KEY, total REAL NOT NULL, criado_em TIMESTAMP NOT NULL)`)
+		for i := 1; i <= 200; i++ {
+			f.exec(t, `INSERT INTO `+table+` VALUES (?, ?, ?)`, i, float64(i%50)+0.5, now.Add(-time.Duration(i)*time.Minute))
+		}
+	}
+	r := f.env.Do(t, http.MethodPost, "/api/v1/connections", f.admin, map[string]any{"name": prefix, "kind": "sqlite", "dsn": path})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("connection: %d %s", r.Status, r.Body)
+	}
+	var conn map[string]any
+	r.JSON(t, &conn)
+	f.connectionID = conn["id"].(string)
+	return f
+}
+
+// exec runs a statement on the source.
+func (f *sqliteScans) exec(t *testing.T, q string, args ...any) {
+	t.Helper()
+	if _, err := f.src.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// scan triggers a scan through the API with the token, waits for it to succeed and
+// returns its id.
+func (f *sqliteScans) scan(t *testing.T) string {
+	t.Helper()
+	r := f.env.Do(t, http.MethodPost, "/api/v1/scans", f.tok, map[string]any{"connection_id": f.connectionID})
+	var out map[string]any
+	r.JSON(t, &out)
+	sc, err := f.env.App.WaitScan(f.ctx, out["id"].(string), nil)
+	if err != nil || sc.Status != scan.StatusSucceeded {
+		t.Fatalf("scan: %v %+v", err, sc)
+	}
+	return sc.ID
+}
+
+// datasetID finds the one dataset whose name matches q.
+func (f *sqliteScans) datasetID(t *testing.T, q string) string {
+	t.Helper()
+	var ds []map[string]any
+	f.env.Do(t, http.MethodGet, "/api/v1/datasets?q="+q, f.tok, nil).JSON(t, &ds)
+	if len(ds) != 1 {
+		t.Fatalf("datasets %v", ds)
+	}
+	return ds[0]["id"].(string)
 }

@@ -360,12 +360,7 @@ func (s *Service) DatasetDetails(ctx context.Context, ids []string, historyLimit
 	if err != nil {
 		return nil, err
 	}
-	valid := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if vigia.ValidID(id) {
-			valid = append(valid, id)
-		}
-	}
+	valid := vigia.ValidIDs(ids)
 	if historyLimit < 1 || historyLimit > 500 {
 		historyLimit = 30
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
-	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/scan"
 )
@@ -76,8 +76,8 @@ func toScan(s scan.Scan) model.Scan {
 type loaders struct {
 	details   *loader[string, catalog.Dataset]
 	histories *loader[string, []issue.HistoryEntry]
-	traverse *loader[traverseKey, lineage.TraverseResult]
-	impact   *loader[impactKey, impactAnswer]
+	traverse  *loader[traverseKey, lineage.TraverseResult]
+	impact    *loader[impactKey, impactAnswer]
 }
 
 type loadersKey struct{}

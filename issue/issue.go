@@ -384,12 +384,7 @@ func (s *Service) Histories(ctx context.Context, ids []string) (map[string][]His
 	if err != nil {
 		return nil, err
 	}
-	valid := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if vigia.ValidID(id) {
-			valid = append(valid, id)
-		}
-	}
+	valid := vigia.ValidIDs(ids)
 	return s.store.Histories(ctx, catalog.ViewerOf(p), valid)
 }
 

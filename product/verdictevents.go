@@ -36,9 +36,9 @@ type DomainVerdictChange struct {
 // come back sorted by id, changed datasets by name.
 func DomainVerdictChanges(members []MemberVerdict) []DomainVerdictChange {
 	type agg struct {
-		name           string
-		before, after  []quality.Verdict
-		changed        []DatasetVerdict
+		name          string
+		before, after []quality.Verdict
+		changed       []DatasetVerdict
 	}
 	byDomain := map[string]*agg{}
 	for _, m := range members {

@@ -6,8 +6,8 @@
 package scan
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 

@@ -31,12 +31,7 @@ func (s *LineageStore) DatasetInfos(ctx context.Context, v catalog.Viewer, ids [
 	if len(ids) == 0 {
 		return out, nil
 	}
-	valid := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if vigia.ValidID(id) {
-			valid = append(valid, id)
-		}
-	}
+	valid := vigia.ValidIDs(ids)
 	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.schema_name, d.table_name, d.connection_id::text, d.kind, `+VisibleSQL("d.id", 3, 4)+`
 		FROM datasets d WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL`, v.WorkspaceID, valid, v.TeamIDs, v.Admin)
 	if err != nil {

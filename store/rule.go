@@ -192,12 +192,7 @@ func (s *RuleStore) Rules(ctx context.Context, v catalog.Viewer, f rule.Filter) 
 // VisibleDatasetNames names the datasets among ids the viewer can see.
 func (s *RuleStore) VisibleDatasetNames(ctx context.Context, v catalog.Viewer, ids []string) (map[string]string, error) {
 	out := map[string]string{}
-	valid := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if vigia.ValidID(id) {
-			valid = append(valid, id)
-		}
-	}
+	valid := vigia.ValidIDs(ids)
 	if len(valid) == 0 {
 		return out, nil
 	}

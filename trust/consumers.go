@@ -437,12 +437,7 @@ func (s *Service) RecentConsumers(ctx context.Context, datasetIDs []string, sinc
 	if err != nil {
 		return nil, err
 	}
-	valid := make([]string, 0, len(datasetIDs))
-	for _, id := range datasetIDs {
-		if vigia.ValidID(id) {
-			valid = append(valid, id)
-		}
-	}
+	valid := vigia.ValidIDs(datasetIDs)
 	if len(valid) == 0 {
 		return map[string][]Exposure{}, nil
 	}

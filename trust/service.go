@@ -115,12 +115,7 @@ func (s *Service) facts(ctx context.Context, ids []string, now time.Time) (map[s
 	if err != nil {
 		return nil, err
 	}
-	valid := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if vigia.ValidID(id) {
-			valid = append(valid, id)
-		}
-	}
+	valid := vigia.ValidIDs(ids)
 	if len(valid) == 0 {
 		return map[string]Facts{}, nil
 	}

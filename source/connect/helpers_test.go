@@ -188,28 +188,60 @@ func insertClientes(tb testing.TB, db *sql.DB, table string, cols []string, rows
 	}
 }
 
+// freshPostgres creates a database that is dropped when the test ends, and returns its
+// DSN and a pool on it (closed at the end too); it skips the test without a server.
+func freshPostgres(tb testing.TB) (string, *sql.DB) {
+	tb.Helper()
+	admin, err := sql.Open("pgx", pgAdminDSN)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { admin.Close() })
+	if err := admin.Ping(); err != nil {
+		tb.Skipf("postgres not reachable: %v", err)
+	}
+	name := "src_test_" + randomSuffix(tb)
+	mustExec(tb, admin, "CREATE DATABASE "+name)
+	tb.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
+	dsn := "postgres://postgres@127.0.0.1:5432/" + name + "?sslmode=disable"
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return dsn, db
+}
+
+// freshMySQL is freshPostgres for MariaDB/MySQL; params are the pool's DSN parameters
+// ("?parseTime=true"), not part of the DSN returned.
+func freshMySQL(tb testing.TB, params string) (string, *sql.DB) {
+	tb.Helper()
+	admin, err := sql.Open("mysql", mysqlAdminDSN)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { admin.Close() })
+	if err := admin.Ping(); err != nil {
+		tb.Skipf("mysql not reachable: %v", err)
+	}
+	name := "src_test_" + randomSuffix(tb)
+	mustExec(tb, admin, "CREATE DATABASE "+name)
+	tb.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name) })
+	dsn := "root@tcp(127.0.0.1:3306)/" + name
+	db, err := sql.Open("mysql", dsn+params)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return dsn, db
+}
+
 func pgBackend() backend {
 	return backend{
 		kind: source.Postgres,
 		setup: func(tb testing.TB, rows []cliente) (string, *sql.DB) {
 			tb.Helper()
-			admin, err := sql.Open("pgx", pgAdminDSN)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			tb.Cleanup(func() { admin.Close() })
-			if err := admin.Ping(); err != nil {
-				tb.Skipf("postgres not reachable: %v", err)
-			}
-			name := "src_test_" + randomSuffix(tb)
-			mustExec(tb, admin, "CREATE DATABASE "+name)
-			tb.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
-			dsn := "postgres://postgres@127.0.0.1:5432/" + name + "?sslmode=disable"
-			db, err := sql.Open("pgx", dsn)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			tb.Cleanup(func() { db.Close() })
+			dsn, db := freshPostgres(tb)
 			mustExec(tb, db, `CREATE TABLE clientes (id integer PRIMARY KEY, nome text NOT NULL, email text,
 				telefone text, nif varchar(9), saldo numeric(12,2), criado_em timestamp,
 				"select ""x""" text, "cod`+"`"+`igo" integer, codigo_postal text, ativo boolean)`)
@@ -244,23 +276,7 @@ func mysqlBackend() backend {
 		kind: source.MySQL,
 		setup: func(tb testing.TB, rows []cliente) (string, *sql.DB) {
 			tb.Helper()
-			admin, err := sql.Open("mysql", mysqlAdminDSN)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			tb.Cleanup(func() { admin.Close() })
-			if err := admin.Ping(); err != nil {
-				tb.Skipf("mysql not reachable: %v", err)
-			}
-			name := "src_test_" + randomSuffix(tb)
-			mustExec(tb, admin, "CREATE DATABASE "+name)
-			tb.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name) })
-			dsn := "root@tcp(127.0.0.1:3306)/" + name
-			db, err := sql.Open("mysql", dsn+"?parseTime=true")
-			if err != nil {
-				tb.Fatal(err)
-			}
-			tb.Cleanup(func() { db.Close() })
+			dsn, db := freshMySQL(tb, "?parseTime=true")
 			mustExec(tb, db, "CREATE TABLE clientes (id int PRIMARY KEY, nome varchar(200) NOT NULL, email varchar(200),"+
 				" telefone varchar(30), nif varchar(9), saldo decimal(12,2), criado_em datetime,"+
 				" `select \"x\"` varchar(10), `cod``igo` int, codigo_postal varchar(8), ativo boolean)")

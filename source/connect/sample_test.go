@@ -2,7 +2,6 @@ package connect_test
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
 
@@ -13,23 +12,7 @@ import (
 // newPostgres creates a fresh database holding stmts and returns its DSN.
 func newPostgres(tb testing.TB, stmts ...string) string {
 	tb.Helper()
-	admin, err := sql.Open("pgx", pgAdminDSN)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { admin.Close() })
-	if err := admin.Ping(); err != nil {
-		tb.Skipf("postgres not reachable: %v", err)
-	}
-	name := "src_test_" + randomSuffix(tb)
-	mustExec(tb, admin, "CREATE DATABASE "+name)
-	tb.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
-	dsn := "postgres://postgres@127.0.0.1:5432/" + name + "?sslmode=disable"
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
+	dsn, db := freshPostgres(tb)
 	for _, s := range stmts {
 		mustExec(tb, db, s)
 	}
@@ -39,23 +22,7 @@ func newPostgres(tb testing.TB, stmts ...string) string {
 // newMySQL creates a fresh MariaDB/MySQL database holding stmts and returns its DSN.
 func newMySQL(tb testing.TB, stmts ...string) string {
 	tb.Helper()
-	admin, err := sql.Open("mysql", mysqlAdminDSN)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { admin.Close() })
-	if err := admin.Ping(); err != nil {
-		tb.Skipf("mysql not reachable: %v", err)
-	}
-	name := "src_test_" + randomSuffix(tb)
-	mustExec(tb, admin, "CREATE DATABASE "+name)
-	tb.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name) })
-	dsn := "root@tcp(127.0.0.1:3306)/" + name
-	db, err := sql.Open("mysql", dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
+	dsn, db := freshMySQL(tb, "")
 	for _, s := range stmts {
 		mustExec(tb, db, s)
 	}
