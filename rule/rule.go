@@ -84,7 +84,7 @@ const (
 	ReasonReferenceUnreachable     = "reference_unreachable"      // the reference table is gone from the source
 	ReasonReferenceColumnMissing   = "reference_column_missing"   // the reference column is gone
 	ReasonColumnMissing            = "column_missing"             // a column of the rule is gone
-	ReasonPatternUnsupported       = "pattern_unsupported"        // the source has no regular expressions (SQLite)
+	ReasonPatternUnsupported       = "pattern_unsupported"        // the source's dialect has no regular expressions
 	ReasonSQLNotReadOnly           = "sql_not_read_only"          // the custom SQL no longer passes the read-only check
 	ReasonNoValues                 = "no_values"                  // freshness: the column has no value to date
 	ReasonBadResult                = "bad_result"                 // custom_sql did not answer one integer

@@ -25,7 +25,7 @@ func CountSQL(r Rule, d Dialect) (sql string, ok bool, reason string, err error)
 	case TypeAcceptedValues:
 		q, err = g.acceptedValues()
 	case TypePattern:
-		if d == MSSQL || d == SQLite {
+		if d == MSSQL {
 			return "", false, ReasonPatternUnsupported, nil
 		}
 		q, err = g.pattern()

@@ -56,7 +56,7 @@ func TestCountSQLCountsLongValueLists(t *testing.T) {
 
 func TestCountSQLHasNoPatternWithoutRegex(t *testing.T) {
 	r := rulesql.Rule{Type: rulesql.TypePattern, Table: rulesql.Table{Name: "t"}, Columns: []string{"c"}, Pattern: "^a"}
-	if _, ok, reason, err := rulesql.CountSQL(r, rulesql.SQLite); err != nil || ok || reason != rulesql.ReasonPatternUnsupported {
+	if _, ok, reason, err := rulesql.CountSQL(r, rulesql.MSSQL); err != nil || ok || reason != rulesql.ReasonPatternUnsupported {
 		t.Fatalf("ok %v reason %q err %v", ok, reason, err)
 	}
 }

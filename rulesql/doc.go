@@ -16,9 +16,10 @@
 //   - pattern passes a value that contains a match (search, not full match), and
 //     matches case-sensitively in every dialect: MySQL's REGEXP would otherwise follow
 //     the column's usually case-insensitive collation, and Snowflake's REGEXP_LIKE
-//     anchors the pattern, so those two are written differently. SQL Server and SQLite
-//     have no regular expressions (SQLite's REGEXP needs a user function), so pattern
-//     has no query there: reason pattern_unsupported_in_dialect.
+//     anchors the pattern, so those two are written differently. SQLite's REGEXP calls
+//     a function the application provides (Vigia registers one on its connections, the
+//     sqlite3 shell has its own). SQL Server has no regular expressions, so pattern has
+//     no query there: reason pattern_unsupported_in_dialect.
 //   - freshness lists rows whose timestamp is older than the current time minus the
 //     allowed age, using each engine's own clock.
 //   - custom_sql has a row query only when it is a plain COUNT(*) over rows (see

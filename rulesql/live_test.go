@@ -15,6 +15,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/vigia-data/vigia/rulesql"
+	// The SQLite driver, with the REGEXP function Vigia's connections use.
+	_ "github.com/vigia-data/vigia/source/connect"
 )
 
 // The live tests run every generated query on a real engine holding the odd-names

@@ -142,7 +142,7 @@ func TestAcceptedValuesAtTheLimitStillHasAQuery(t *testing.T) {
 
 func TestPatternHasNoQueryWhereTheDialectHasNoRegex(t *testing.T) {
 	r := rulesql.Rule{Type: rulesql.TypePattern, Table: rulesql.Table{Name: "t"}, Columns: []string{"c"}, Pattern: "^a"}
-	for _, d := range []rulesql.Dialect{rulesql.MSSQL, rulesql.SQLite} {
+	for _, d := range []rulesql.Dialect{rulesql.MSSQL} {
 		_, ok, reason, err := rulesql.FailingRowsSQL(r, d, 10)
 		if err != nil || ok || reason != rulesql.ReasonPatternUnsupported {
 			t.Errorf("%s: got ok=%v reason=%q err=%v", d, ok, reason, err)

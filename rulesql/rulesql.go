@@ -31,7 +31,7 @@ const (
 	ReasonValueListTooLong     = "value_list_too_long"            // accepted_values over MaxValues values
 	ReasonCustomSQLNotRowLevel = "custom_sql_not_row_level"       // the custom SQL is not a plain COUNT over rows
 	ReasonUnsupportedRule      = "unsupported_rule"               // a rule type without a translation
-	ReasonPatternUnsupported   = "pattern_unsupported_in_dialect" // the dialect has no regular expressions
+	ReasonPatternUnsupported   = "pattern_unsupported_in_dialect" // the dialect has no regular expressions (SQL Server)
 )
 
 const (
@@ -107,7 +107,7 @@ func FailingRowsSQL(r Rule, d Dialect, limit int) (sql string, ok bool, reason s
 		}
 		q, err = g.acceptedValues()
 	case TypePattern:
-		if d == MSSQL || d == SQLite {
+		if d == MSSQL {
 			return "", false, ReasonPatternUnsupported, nil
 		}
 		q, err = g.pattern()
@@ -321,6 +321,11 @@ func (g gen) pattern() (query, error) {
 		cond = "REGEXP_INSTR(" + c + ", " + p + ") = 0"
 	case Databricks:
 		cond = "NOT (" + c + " RLIKE " + p + ")"
+	case SQLite:
+		// REGEXP calls the function regexp(pattern, value), which SQLite leaves to the
+		// application: Vigia's connections register one (Go regular expressions, see
+		// source/connect), and the sqlite3 shell has its own.
+		cond = c + " NOT REGEXP " + p
 	}
 	return query{sel: "*", from: t, where: []string{c + " IS NOT NULL", cond}}, nil
 }

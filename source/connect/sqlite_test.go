@@ -261,3 +261,26 @@ func TestDialIsUsedForEveryConnection(t *testing.T) {
 		})
 	}
 }
+
+// TestSQLiteRegexp checks the REGEXP function Vigia's SQLite connections carry: a search
+// (not a full match), case-sensitive, numbers read as text, NULL for a NULL operand, and
+// an error (not a silent false) for a pattern that does not compile.
+func TestSQLiteRegexp(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var search, anchored, upper, number int
+	var null sql.NullInt64
+	if err := db.QueryRow(`SELECT 'xabc' REGEXP 'ab', 'xabc' REGEXP '^ab', 'ABC' REGEXP '^[a-z]+$', 1234 REGEXP '^12', NULL REGEXP 'a'`).
+		Scan(&search, &anchored, &upper, &number, &null); err != nil {
+		t.Fatal(err)
+	}
+	if search != 1 || anchored != 0 || upper != 0 || number != 1 || null.Valid {
+		t.Fatalf("search %d anchored %d upper %d number %d null %v", search, anchored, upper, number, null)
+	}
+	if err := db.QueryRow(`SELECT 'a' REGEXP '('`).Scan(&search); err == nil {
+		t.Fatal("an invalid pattern matched nothing silently")
+	}
+}

@@ -44,7 +44,12 @@ WHERE "status" IS NOT NULL
 LIMIT 100;
 
 -- ==== pattern
--- no row-level query: pattern_unsupported_in_dialect
+-- Vigia failing rows: rule pattern on "sales"."orders" (dialect sqlite)
+SELECT *
+FROM "sales"."orders"
+WHERE "email" IS NOT NULL
+  AND "email" NOT REGEXP '^[a-z0-9._]+@[a-z0-9-]+\.pt$'
+LIMIT 100;
 
 -- ==== range
 -- Vigia failing rows: rule range on "sales"."orders" (dialect sqlite)
