@@ -92,7 +92,7 @@ func (a *App) SeedDemo(ctx context.Context, o DemoOptions) (DemoResult, error) {
 			}
 		}
 	}
-	_, res.Token, err = a.Identity.CreateAPIToken(ctx, w.ID, "demo", "demo")
+	_, res.Token, err = a.Identity.CreateAPIToken(ctx, w.ID, "demo", "demo", nil)
 	return res, err
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/identity"
 )
 
 type errorBody struct {
@@ -110,6 +111,29 @@ func TestTokens(t *testing.T) {
 		joined := strings.Join(actions, ",")
 		if !strings.Contains(joined, "api_token.created") || !strings.Contains(joined, "api_token.revoked") {
 			t.Fatalf("activity log = %v", actions)
+		}
+	})
+
+	t.Run("ExpiredIsRefusedAsRevoked", func(t *testing.T) {
+		for _, bad := range []time.Time{time.Now().Add(-time.Minute), time.Now().Add(identity.MaxTokenLifetime + time.Hour)} {
+			if _, _, err := env.App.Identity.CreateAPIToken(context.Background(), ws, "bad", "test", &bad); !vigia.IsKind(err, vigia.KindInvalid) {
+				t.Fatalf("expiry %v: %v", bad, err)
+			}
+		}
+		end := time.Now().Add(time.Hour)
+		tk, tok, err := env.App.Identity.CreateAPIToken(context.Background(), ws, "ci", "test", &end)
+		if err != nil || tk.ExpiresAt == nil || !tk.ExpiresAt.Equal(end.UTC()) {
+			t.Fatalf("create: %+v %v", tk, err)
+		}
+		if r := env.Do(t, http.MethodGet, "/api/v1/datasets", tok, nil); r.Status != 200 {
+			t.Fatalf("before its end: %d %s", r.Status, r.Body)
+		}
+		if _, err := env.DB.Pool().Exec(context.Background(), `UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE id = $1`, tk.ID); err != nil {
+			t.Fatal(err)
+		}
+		r := env.Do(t, http.MethodGet, "/api/v1/datasets", tok, nil)
+		if r.Status != 401 || decodeError(t, r).Code != "token_invalid" {
+			t.Fatalf("after its end: %d %s", r.Status, r.Body)
 		}
 	})
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/webhook"
 )
 
 // userOf returns the user id behind a session token.
@@ -299,6 +300,30 @@ func TestEscalationAndDigest(t *testing.T) {
 		if _, err := env.DB.Pool().Exec(ctx, `UPDATE issues SET assignee_team_id = $1 WHERE id = $2`, team, issue); err != nil {
 			t.Fatal(err)
 		}
+		// Tokens: one ends in the week after the slot (counted), one later, one revoked.
+		var tz string
+		if err := env.DB.Pool().QueryRow(ctx, `SELECT timezone FROM workspaces WHERE id = $1`, ws).Scan(&tz); err != nil {
+			t.Fatal(err)
+		}
+		loc, err := time.LoadLocation(tz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slot := webhook.WeeklySlot(time.Now(), loc)
+		for _, c := range []struct {
+			days    int
+			revoked bool
+		}{{2, false}, {10, false}, {1, true}} {
+			end := time.Now().Add(time.Hour)
+			tk, _, err := env.App.Identity.CreateAPIToken(ctx, ws, "expiring", "test", &end)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := env.DB.Pool().Exec(ctx, `UPDATE api_tokens SET expires_at = $2,
+				revoked_at = CASE WHEN $3 THEN now() END WHERE id = $1`, tk.ID, slot.AddDate(0, 0, c.days), c.revoked); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for range 2 {
 			if _, err := env.App.Webhooks.SendDigests(ctx); err != nil {
 				t.Fatal(err)
@@ -312,7 +337,8 @@ func TestEscalationAndDigest(t *testing.T) {
 		b := decodeBody(t, d[0].Body)
 		requireKeys(t, b)
 		if b["code"] != "digest_weekly" || fmt.Sprint(keysOf(b["params"].(map[string]any))) !=
-			"[critical expiring_tokens healthy new_signals steward_proposals warning]" {
+			"[critical expiring_tokens healthy new_signals steward_proposals warning]" ||
+			b["params"].(map[string]any)["expiring_tokens"] != float64(1) {
 			t.Fatalf("digest %v", b)
 		}
 		tb := decodeBody(t, td[0].Body)

@@ -58,7 +58,12 @@ type APIToken struct {
 	CreatedAt   time.Time
 	LastUsedAt  *time.Time
 	RevokedAt   *time.Time
+	// ExpiresAt is the end of the token's validity; nil: valid until revoked.
+	ExpiresAt *time.Time
 }
+
+// MaxTokenLifetime bounds how far in the future a token's validity may end.
+const MaxTokenLifetime = 3 * 366 * 24 * time.Hour
 
 // Session is a person's login; the secret itself is never stored.
 type Session struct {
@@ -209,15 +214,20 @@ func (s *Service) openSession(ctx context.Context, u User) (string, error) {
 }
 
 // CreateAPIToken creates an API token and returns it once; only its SHA-256 is kept.
-// The creation is written to the workspace activity log. Returns KindNotFound for an
-// unknown workspace.
-func (s *Service) CreateAPIToken(ctx context.Context, workspaceRef, name, actor string) (APIToken, string, error) {
+// expiresAt, when set, ends its validity (in the future, within MaxTokenLifetime). The
+// creation is written to the workspace activity log. Returns KindNotFound for an unknown
+// workspace and KindInvalid for a name over 100 characters or an end out of bounds.
+func (s *Service) CreateAPIToken(ctx context.Context, workspaceRef, name, actor string, expiresAt *time.Time) (APIToken, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		name = "api-token"
 	}
 	if len(name) > 100 {
 		return APIToken{}, "", vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": 100}, "body", "name"))
+	}
+	now := s.clock.Now()
+	if expiresAt != nil && (!expiresAt.After(now) || expiresAt.Sub(now) > MaxTokenLifetime) {
+		return APIToken{}, "", vigia.Invalid(vigia.Field("value_error", map[string]any{"max_days": int(MaxTokenLifetime.Hours() / 24)}, "body", "expires_at"))
 	}
 	var t APIToken
 	var secret string
@@ -228,13 +238,19 @@ func (s *Service) CreateAPIToken(ctx context.Context, workspaceRef, name, actor 
 		}
 		var hash []byte
 		secret, hash = newSecret(TokenPrefix)
-		t = APIToken{ID: vigia.NewID(), WorkspaceID: w.ID, Name: name, CreatedBy: actor, CreatedAt: s.clock.Now()}
+		t = APIToken{ID: vigia.NewID(), WorkspaceID: w.ID, Name: name, CreatedBy: actor, CreatedAt: now}
+		details := map[string]any{"name": name}
+		if expiresAt != nil {
+			end := expiresAt.UTC()
+			t.ExpiresAt = &end
+			details["expires_at"] = end.Format(time.RFC3339)
+		}
 		if err := s.store.CreateAPIToken(ctx, t, hash); err != nil {
 			return err
 		}
 		return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: actor,
 			Action: "api_token.created", SubjectType: "api_token", SubjectID: t.ID,
-			Details: map[string]any{"name": name}, CreatedAt: s.clock.Now()})
+			Details: details, CreatedAt: now})
 	})
 	return t, secret, err
 }

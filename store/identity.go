@@ -56,8 +56,8 @@ func (s *IdentityStore) CreateSession(ctx context.Context, sess identity.Session
 
 // CreateAPIToken inserts a token by the hash of its secret.
 func (s *IdentityStore) CreateAPIToken(ctx context.Context, t identity.APIToken, hash []byte) error {
-	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO api_tokens (id, workspace_id, name, token_hash, created_by, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, t.ID, t.WorkspaceID, t.Name, hash, t.CreatedBy, t.CreatedAt)
+	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO api_tokens (id, workspace_id, name, token_hash, created_by, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, t.ID, t.WorkspaceID, t.Name, hash, t.CreatedBy, t.CreatedAt, t.ExpiresAt)
 	return translate(err)
 }
 
@@ -66,8 +66,8 @@ func (s *IdentityStore) RevokeAPIToken(ctx context.Context, workspaceID string, 
 	var t identity.APIToken
 	err := s.db.q(ctx).QueryRow(ctx, `UPDATE api_tokens SET revoked_at = $3
 		WHERE workspace_id = $1 AND token_hash = $2 AND revoked_at IS NULL
-		RETURNING id::text, workspace_id::text, name, created_by, created_at, last_used_at, revoked_at`,
-		workspaceID, hash, at).Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.CreatedBy, &t.CreatedAt, &t.LastUsedAt, &t.RevokedAt)
+		RETURNING id::text, workspace_id::text, name, created_by, created_at, last_used_at, revoked_at, expires_at`,
+		workspaceID, hash, at).Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.CreatedBy, &t.CreatedAt, &t.LastUsedAt, &t.RevokedAt, &t.ExpiresAt)
 	return t, translate(err)
 }
 
@@ -75,7 +75,8 @@ func (s *IdentityStore) RevokeAPIToken(ctx context.Context, workspaceID string, 
 func (s *IdentityStore) CredentialByHash(ctx context.Context, hash []byte, now time.Time) (identity.Credential, error) {
 	var c identity.Credential
 	err := s.db.q(ctx).QueryRow(ctx, `
-		SELECT t.id::text, t.workspace_id::text, '', 'viewer', NULL::text, w.locale, w.suspended, t.last_used_at, false
+		SELECT t.id::text, t.workspace_id::text, '', 'viewer', NULL::text, w.locale, w.suspended, t.last_used_at,
+		       coalesce(t.expires_at <= $2, false)
 		  FROM api_tokens t JOIN workspaces w ON w.id = t.workspace_id
 		 WHERE t.token_hash = $1 AND t.revoked_at IS NULL
 		UNION ALL
@@ -108,14 +109,14 @@ func (s *IdentityStore) TouchAPIToken(ctx context.Context, id string, at, notBef
 
 // APITokens lists a workspace's tokens, newest first.
 func (s *IdentityStore) APITokens(ctx context.Context, workspaceID string) ([]identity.APIToken, error) {
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text, workspace_id::text, name, created_by, created_at, last_used_at, revoked_at
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text, workspace_id::text, name, created_by, created_at, last_used_at, revoked_at, expires_at
 		FROM api_tokens WHERE workspace_id = $1 ORDER BY created_at DESC`, workspaceID)
 	if err != nil {
 		return nil, translate(err)
 	}
 	ts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (identity.APIToken, error) {
 		var t identity.APIToken
-		err := r.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.CreatedBy, &t.CreatedAt, &t.LastUsedAt, &t.RevokedAt)
+		err := r.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.CreatedBy, &t.CreatedAt, &t.LastUsedAt, &t.RevokedAt, &t.ExpiresAt)
 		return t, err
 	})
 	return ts, translate(err)

@@ -665,9 +665,12 @@ func (s *WebhookStore) DigestCounts(ctx context.Context, workspaceID string, sin
 	var c webhook.DigestCounts
 	err := s.db.q(ctx).QueryRow(ctx, `SELECT
 		count(*) FILTER (WHERE v.verdict = 'pass'), count(*) FILTER (WHERE v.verdict = 'warn'), count(*) FILTER (WHERE v.verdict = 'fail'),
-		(SELECT count(*) FROM signals sg WHERE sg.workspace_id = $1 AND sg.anomalous AND sg.created_at >= $2 AND sg.created_at < $3)
+		(SELECT count(*) FROM signals sg WHERE sg.workspace_id = $1 AND sg.anomalous AND sg.created_at >= $2 AND sg.created_at < $3),
+		(SELECT count(*) FROM api_tokens t WHERE t.workspace_id = $1 AND t.revoked_at IS NULL
+		    AND t.expires_at > $3 AND t.expires_at <= $3 + interval '7 days')
 		FROM datasets d LEFT JOIN LATERAL (SELECT verdict FROM verdicts vv WHERE vv.dataset_id = d.id ORDER BY vv.seq DESC LIMIT 1) v ON true
-		WHERE d.workspace_id = $1 AND d.dropped_at IS NULL`, workspaceID, since, until).Scan(&c.Healthy, &c.Warning, &c.Critical, &c.NewSignals)
+		WHERE d.workspace_id = $1 AND d.dropped_at IS NULL`, workspaceID, since, until).
+		Scan(&c.Healthy, &c.Warning, &c.Critical, &c.NewSignals, &c.ExpiringTokens)
 	return c, translate(err)
 }
 

@@ -28,9 +28,10 @@ type DigestChannel struct {
 	Timezone string
 }
 
-// DigestCounts are the figures of a workspace's weekly digest. ExpiringTokens counts
-// API tokens that expire in the coming week and StewardProposals the steward's open
-// proposals; this build's API tokens do not expire and it has no steward, so both are 0.
+// DigestCounts are the figures of a workspace's weekly digest. ExpiringTokens counts the
+// live API tokens whose validity ends in the coming week (after the digest's slot, within
+// 7 days); StewardProposals the steward's open proposals, always 0: this build has no
+// steward.
 type DigestCounts struct {
 	Healthy, Warning, Critical int // datasets by last verdict: pass, warn, fail
 	NewSignals                 int // anomalous signals of the week

@@ -80,7 +80,7 @@ func (e *Env) MustWorkspace(tb testing.TB, prefix string) string {
 // MustToken creates an API token in the workspace.
 func (e *Env) MustToken(tb testing.TB, workspaceID string) string {
 	tb.Helper()
-	_, s, err := e.App.Identity.CreateAPIToken(context.Background(), workspaceID, "test", "test")
+	_, s, err := e.App.Identity.CreateAPIToken(context.Background(), workspaceID, "test", "test", nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func benchLineage(ctx context.Context, a *app.App, out io.Writer, n, iterations 
 		return err
 	}
 	fmt.Fprintf(out, "projected into the graph backend (with reach counts) in %s\n", time.Since(t0).Round(time.Millisecond))
-	_, tok, err := a.Identity.CreateAPIToken(ctx, w.ID, "bench", "bench")
+	_, tok, err := a.Identity.CreateAPIToken(ctx, w.ID, "bench", "bench", nil)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -207,11 +209,20 @@ func userCommand(stdout, stderr io.Writer) *cobra.Command {
 
 func tokenCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "token", Short: "Manage API tokens"}
-	var ws, name, secret string
+	var ws, name, secret, expiresIn string
 	create := &cobra.Command{Use: "create", Short: "Create an API token; prints it once",
 		RunE: func(c *cobra.Command, _ []string) error {
+			var expiresAt *time.Time
+			if expiresIn != "" {
+				d, err := parseLifetime(expiresIn)
+				if err != nil {
+					return err
+				}
+				end := time.Now().Add(d)
+				expiresAt = &end
+			}
 			return withApp(c.Context(), stderr, func(a *app.App) error {
-				_, s, err := a.Identity.CreateAPIToken(c.Context(), ws, name, "cli")
+				_, s, err := a.Identity.CreateAPIToken(c.Context(), ws, name, "cli", expiresAt)
 				if err != nil {
 					return err
 				}
@@ -221,6 +232,7 @@ func tokenCommand(stdout, stderr io.Writer) *cobra.Command {
 		}}
 	create.Flags().StringVar(&ws, "workspace", "", "workspace name or id")
 	create.Flags().StringVar(&name, "name", "", "a name to recognise the token by")
+	create.Flags().StringVar(&expiresIn, "expires-in", "", "end the token's validity after this long: 90d, 12h, 1h30m (default: until revoked)")
 	_ = create.MarkFlagRequired("workspace")
 	revoke := &cobra.Command{Use: "revoke", Short: "Revoke an API token at once",
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -239,6 +251,23 @@ func tokenCommand(stdout, stderr io.Writer) *cobra.Command {
 	_ = revoke.MarkFlagRequired("token")
 	cmd.AddCommand(create, revoke)
 	return cmd
+}
+
+// parseLifetime reads a token lifetime: a Go duration (12h, 1h30m) or a number of days
+// (90d).
+func parseLifetime(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 1 {
+			return 0, fmt.Errorf("--expires-in %q: want a positive number of days (90d) or a duration (12h)", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("--expires-in %q: want a positive number of days (90d) or a duration (12h)", s)
+	}
+	return d, nil
 }
 
 func openapiCommand(stdout io.Writer) *cobra.Command {
