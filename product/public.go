@@ -80,12 +80,7 @@ func (s *Service) EnableShare(ctx context.Context, id string) (ShareInfo, bool, 
 	var out ShareInfo
 	created := false
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
-		if vigia.ValidID(id) {
-			if err := s.store.LockDomain(ctx, id); err != nil {
-				return err
-			}
-		}
-		d, p, err := s.managed(ctx, id)
+		d, p, err := s.lockManaged(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -127,12 +122,7 @@ func (s *Service) newShare(d Domain, p vigia.Principal, rotated *time.Time) (Sha
 func (s *Service) RotateShare(ctx context.Context, id string) (ShareInfo, error) {
 	var out ShareInfo
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
-		if vigia.ValidID(id) {
-			if err := s.store.LockDomain(ctx, id); err != nil {
-				return err
-			}
-		}
-		d, p, err := s.managed(ctx, id)
+		d, p, err := s.lockManaged(ctx, id)
 		if err != nil {
 			return err
 		}

@@ -250,6 +250,17 @@ func (s *Service) domain(ctx context.Context, id string) (Domain, vigia.Principa
 	return d, p, err
 }
 
+// lockManaged locks the domain row until the transaction in ctx ends (when id is
+// well-formed: anything else is not found by managed), then loads it as managed does.
+func (s *Service) lockManaged(ctx context.Context, id string) (Domain, vigia.Principal, error) {
+	if vigia.ValidID(id) {
+		if err := s.store.LockDomain(ctx, id); err != nil {
+			return Domain{}, vigia.Principal{}, err
+		}
+	}
+	return s.managed(ctx, id)
+}
+
 // managed returns a domain the caller may change: a session of a workspace admin, or
 // of a member of a team with the manager grant on it. Returns KindNotFound when the
 // caller cannot see the domain, KindForbidden with token_read_only for an API token and
@@ -429,12 +440,7 @@ func (s *Service) CreateDomain(ctx context.Context, in DomainInput) (Domain, err
 func (s *Service) UpdateDomain(ctx context.Context, id string, patch DomainPatch) (Domain, error) {
 	var out Domain
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
-		if vigia.ValidID(id) {
-			if err := s.store.LockDomain(ctx, id); err != nil {
-				return err
-			}
-		}
-		d, p, err := s.managed(ctx, id)
+		d, p, err := s.lockManaged(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -566,12 +572,7 @@ func (s *Service) Publish(ctx context.Context, id string) (Domain, VersionRow, e
 	var out Domain
 	var row VersionRow
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
-		if vigia.ValidID(id) {
-			if err := s.store.LockDomain(ctx, id); err != nil {
-				return err
-			}
-		}
-		d, p, err := s.managed(ctx, id)
+		d, p, err := s.lockManaged(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -630,12 +631,7 @@ func (s *Service) Publish(ctx context.Context, id string) (Domain, VersionRow, e
 func (s *Service) Deprecate(ctx context.Context, id string) (Domain, error) {
 	var out Domain
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
-		if vigia.ValidID(id) {
-			if err := s.store.LockDomain(ctx, id); err != nil {
-				return err
-			}
-		}
-		d, p, err := s.managed(ctx, id)
+		d, p, err := s.lockManaged(ctx, id)
 		if err != nil {
 			return err
 		}

@@ -237,11 +237,7 @@ func (s *Server) handleConnectionGet(w http.ResponseWriter, r *http.Request, in 
 		return
 	}
 	c, err := s.deps.Connections.Connection(r.Context(), id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toConnectionOut(c))
+	s.reply(w, r, err, func() any { return toConnectionOut(c) })
 }
 
 func (s *Server) handleConnectionPatch(w http.ResponseWriter, r *http.Request, in *input) {
@@ -269,11 +265,7 @@ func (s *Server) handleConnectionPatch(w http.ResponseWriter, r *http.Request, i
 		u.DataCountry = &cc
 	}
 	c, err := s.deps.Connections.Update(r.Context(), id, u)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toConnectionOut(c))
+	s.reply(w, r, err, func() any { return toConnectionOut(c) })
 }
 
 func (s *Server) handleConnectionEngineering(w http.ResponseWriter, r *http.Request, in *input) {
@@ -398,9 +390,5 @@ func (s *Server) handleScheduleUpdate(w http.ResponseWriter, r *http.Request, in
 	}
 	c, err := s.deps.Connections.UpdateSchedule(r.Context(), id, connection.ScheduleUpdate{Timezone: body.Timezone, Hour: hour,
 		Minute: body.Minute, Enabled: body.Enabled})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toScheduleOut(c))
+	s.reply(w, r, err, func() any { return toScheduleOut(c) })
 }

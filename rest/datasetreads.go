@@ -271,11 +271,7 @@ func (s *Server) handleIncremental(w http.ResponseWriter, r *http.Request, in *i
 
 func (s *Server) handleTuning(w http.ResponseWriter, r *http.Request, in *input) {
 	t, err := s.deps.ScanReads.Tuning(r.Context(), in.Path("dataset_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, t)
+	s.reply(w, r, err, func() any { return t })
 }
 
 func (s *Server) handleParsing(w http.ResponseWriter, r *http.Request, in *input) {
@@ -298,11 +294,7 @@ func (s *Server) handleParsing(w http.ResponseWriter, r *http.Request, in *input
 
 func (s *Server) handleDataCountry(w http.ResponseWriter, r *http.Request, in *input) {
 	c, err := s.deps.ScanReads.DataCountry(r.Context(), in.Path("dataset_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, DataCountryOut{Own: c.Own, Effective: c.Effective, Source: c.Source})
+	s.reply(w, r, err, func() any { return DataCountryOut{Own: c.Own, Effective: c.Effective, Source: c.Source} })
 }
 
 func toIssueOut(is catalog.IssueSummary) IssueOut {

@@ -50,6 +50,16 @@ var allowedCtx = map[string]bool{"gt": true, "ge": true, "lt": true, "le": true,
 
 // writeError answers err with the contract envelope. Internal errors are logged with
 // the request id and answered with a fixed message.
+// reply answers 200 with what body returns, or the error when err is set (body is not
+// called then): the end of every read handler.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, err error, body func() any) {
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body())
+}
+
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := vigia.AsError(err)
 	ctx := r.Context()

@@ -434,11 +434,7 @@ func (s *Server) handleSLAReport(w http.ResponseWriter, r *http.Request, in *inp
 
 func (s *Server) handleIssueGet(w http.ResponseWriter, r *http.Request, in *input) {
 	is, err := s.deps.Workflow.Issues.Issue(r.Context(), in.Path("issue_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toIssueDetailOut(is))
+	s.reply(w, r, err, func() any { return toIssueDetailOut(is) })
 }
 
 func (s *Server) handleIssueAssign(w http.ResponseWriter, r *http.Request, in *input) {
@@ -452,11 +448,7 @@ func (s *Server) handleIssueAssign(w http.ResponseWriter, r *http.Request, in *i
 		return
 	}
 	is, err := s.deps.Workflow.Issues.Assign(r.Context(), in.Path("issue_id"), body.AssigneeTeamID.Value)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toIssueDetailOut(is))
+	s.reply(w, r, err, func() any { return toIssueDetailOut(is) })
 }
 
 // decodeOptional reads an optional JSON body: no body is an empty one.
@@ -478,11 +470,7 @@ func (s *Server) handleIssueAction(w http.ResponseWriter, r *http.Request, in *i
 		note = *body.Note
 	}
 	is, err := s.deps.Workflow.Issues.Transition(r.Context(), in.Path("issue_id"), action, note)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toIssueDetailOut(is))
+	s.reply(w, r, err, func() any { return toIssueDetailOut(is) })
 }
 
 func (s *Server) handleIssueIgnore(w http.ResponseWriter, r *http.Request, in *input) {
@@ -504,11 +492,7 @@ func (s *Server) handleIssueIgnore(w http.ResponseWriter, r *http.Request, in *i
 		note = *body.Note
 	}
 	is, err := s.deps.Workflow.Issues.Transition(r.Context(), in.Path("issue_id"), action, note)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toIssueDetailOut(is))
+	s.reply(w, r, err, func() any { return toIssueDetailOut(is) })
 }
 
 func (s *Server) handleIssueExplanation(w http.ResponseWriter, r *http.Request, in *input) {
@@ -541,11 +525,7 @@ func (s *Server) handleIssueExplanation(w http.ResponseWriter, r *http.Request, 
 
 func (s *Server) handleSLATargetsGet(w http.ResponseWriter, r *http.Request, _ *input) {
 	t, err := s.deps.Workflow.Issues.SLATargets(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toSLATargetOut(t))
+	s.reply(w, r, err, func() any { return toSLATargetOut(t) })
 }
 
 func (s *Server) handleSLATargetsPut(w http.ResponseWriter, r *http.Request, in *input) {
@@ -566,11 +546,7 @@ func (s *Server) handleSLATargetsPut(w http.ResponseWriter, r *http.Request, in 
 		return
 	}
 	t, err := s.deps.Workflow.Issues.SetSLATargets(r.Context(), issue.Targets{CriticalHours: body.CriticalHours.Value, WarningHours: body.WarningHours.Value})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toSLATargetOut(t))
+	s.reply(w, r, err, func() any { return toSLATargetOut(t) })
 }
 
 func (s *Server) handleRetuneDecision(w http.ResponseWriter, r *http.Request, in *input, approve bool) {

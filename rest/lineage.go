@@ -494,11 +494,7 @@ func (s *Server) handleTraverse(w http.ResponseWriter, r *http.Request, in *inpu
 		dir = lineage.Direction(*v)
 	}
 	res, err := s.deps.Lineage.Traverse(r.Context(), in.Path("dataset_id"), lineage.TraverseOpts{Direction: dir, Hops: in.Int("hops")})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toTraverseOut(res))
+	s.reply(w, r, err, func() any { return toTraverseOut(res) })
 }
 
 func (s *Server) handleImpact(w http.ResponseWriter, r *http.Request, in *input) {
@@ -577,11 +573,7 @@ func toBlastOut(v lineage.ImpactView) BlastRadiusOut {
 
 func (s *Server) handleIssueImpact(w http.ResponseWriter, r *http.Request, in *input) {
 	res, err := s.deps.Lineage.IssueImpact(r.Context(), in.Path("issue_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toBlastOut(res))
+	s.reply(w, r, err, func() any { return toBlastOut(res) })
 }
 
 func toIncidentOut(v lineage.IncidentView) IncidentOut {
@@ -605,11 +597,7 @@ func (s *Server) handleIncidentList(w http.ResponseWriter, r *http.Request, in *
 
 func (s *Server) handleIncidentGet(w http.ResponseWriter, r *http.Request, in *input) {
 	res, err := s.deps.Lineage.Incident(r.Context(), in.Path("incident_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toIncidentOut(res))
+	s.reply(w, r, err, func() any { return toIncidentOut(res) })
 }
 
 func toKnowledgeNodes(ns []lineage.KNode) []KnowledgeNodeOut {
@@ -792,11 +780,7 @@ func (s *Server) handleOpenLineage(w http.ResponseWriter, r *http.Request, _ *in
 		return
 	}
 	res, err := s.deps.Lineage.OpenLineageEvent(r.Context(), b)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toImportOut(res))
+	s.reply(w, r, err, func() any { return toImportOut(res) })
 }
 
 func (s *Server) handleDBTRunResults(w http.ResponseWriter, r *http.Request, _ *input) {

@@ -521,11 +521,7 @@ func (s *Server) handleDomainCreate(w http.ResponseWriter, r *http.Request, in *
 
 func (s *Server) handleDomainGet(w http.ResponseWriter, r *http.Request, in *input) {
 	d, err := s.deps.Products.Domain(r.Context(), in.Path("domain_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toDomainOut(d))
+	s.reply(w, r, err, func() any { return toDomainOut(d) })
 }
 
 func (s *Server) handleDomainUpdate(w http.ResponseWriter, r *http.Request, in *input) {
@@ -545,11 +541,7 @@ func (s *Server) handleDomainUpdate(w http.ResponseWriter, r *http.Request, in *
 		p.SLA = &sp
 	}
 	d, err := s.deps.Products.UpdateDomain(r.Context(), in.Path("domain_id"), p)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toDomainOut(d))
+	s.reply(w, r, err, func() any { return toDomainOut(d) })
 }
 
 func toVersionOut(v product.VersionRow) DomainVersionOut {
@@ -559,20 +551,12 @@ func toVersionOut(v product.VersionRow) DomainVersionOut {
 
 func (s *Server) handleDomainPublish(w http.ResponseWriter, r *http.Request, in *input) {
 	d, v, err := s.deps.Products.Publish(r.Context(), in.Path("domain_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, PublishOut{Domain: toDomainOut(d), Version: toVersionOut(v)})
+	s.reply(w, r, err, func() any { return PublishOut{Domain: toDomainOut(d), Version: toVersionOut(v)} })
 }
 
 func (s *Server) handleDomainDeprecate(w http.ResponseWriter, r *http.Request, in *input) {
 	d, err := s.deps.Products.Deprecate(r.Context(), in.Path("domain_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toDomainOut(d))
+	s.reply(w, r, err, func() any { return toDomainOut(d) })
 }
 
 func (s *Server) handleDomainVersions(w http.ResponseWriter, r *http.Request, in *input) {
@@ -765,20 +749,12 @@ func toMetadataOut(m product.MetadataQuality) MetadataQualityOut {
 
 func (s *Server) handleDomainMetadataQuality(w http.ResponseWriter, r *http.Request, in *input) {
 	m, err := s.deps.Products.MetadataQuality(r.Context(), in.Path("domain_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toMetadataOut(m))
+	s.reply(w, r, err, func() any { return toMetadataOut(m) })
 }
 
 func (s *Server) handleCatalogMetadataQuality(w http.ResponseWriter, r *http.Request, _ *input) {
 	m, err := s.deps.Products.CatalogMetadataQuality(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toMetadataOut(m))
+	s.reply(w, r, err, func() any { return toMetadataOut(m) })
 }
 
 func toShareOut(sh product.ShareInfo) PublicShareOut {

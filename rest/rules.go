@@ -199,11 +199,7 @@ func (s *Server) handleRuleCreate(w http.ResponseWriter, r *http.Request, in *in
 
 func (s *Server) handleRuleGet(w http.ResponseWriter, r *http.Request, in *input) {
 	ru, err := s.deps.Workflow.Rules.Rule(r.Context(), in.Path("rule_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toRuleOut(ru))
+	s.reply(w, r, err, func() any { return toRuleOut(ru) })
 }
 
 func (s *Server) handleRuleUpdate(w http.ResponseWriter, r *http.Request, in *input) {
@@ -214,11 +210,7 @@ func (s *Server) handleRuleUpdate(w http.ResponseWriter, r *http.Request, in *in
 	}
 	ru, err := s.deps.Workflow.Rules.UpdateRule(r.Context(), in.Path("rule_id"),
 		rule.Update{Name: body.Name, Severity: body.Severity, Params: body.Params, Active: body.Active})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toRuleOut(ru))
+	s.reply(w, r, err, func() any { return toRuleOut(ru) })
 }
 
 func (s *Server) handleRuleDelete(w http.ResponseWriter, r *http.Request, in *input) {

@@ -102,11 +102,7 @@ func (s *Server) handleScanTrigger(w http.ResponseWriter, r *http.Request, in *i
 
 func (s *Server) handleScanGet(w http.ResponseWriter, r *http.Request, in *input) {
 	sc, err := s.deps.Scans.Scan(r.Context(), in.Path("scan_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toScanOut(sc))
+	s.reply(w, r, err, func() any { return toScanOut(sc) })
 }
 
 func (s *Server) handleSignalList(w http.ResponseWriter, r *http.Request, in *input) {

@@ -98,11 +98,7 @@ func (s *Server) handleTeamCreate(w http.ResponseWriter, r *http.Request, in *in
 
 func (s *Server) handleTeamGet(w http.ResponseWriter, r *http.Request, in *input) {
 	t, err := s.deps.Workflow.Teams.Team(r.Context(), in.Path("team_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toTeamOut(t))
+	s.reply(w, r, err, func() any { return toTeamOut(t) })
 }
 
 func (s *Server) handleTeamRename(w http.ResponseWriter, r *http.Request, in *input) {
@@ -112,11 +108,7 @@ func (s *Server) handleTeamRename(w http.ResponseWriter, r *http.Request, in *in
 		return
 	}
 	t, err := s.deps.Workflow.Teams.RenameTeam(r.Context(), in.Path("team_id"), body.Name)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toTeamOut(t))
+	s.reply(w, r, err, func() any { return toTeamOut(t) })
 }
 
 func (s *Server) handleTeamDelete(w http.ResponseWriter, r *http.Request, in *input) {
@@ -134,11 +126,7 @@ func (s *Server) handleTeamMemberAdd(w http.ResponseWriter, r *http.Request, in 
 		return
 	}
 	t, err := s.deps.Workflow.Teams.AddMember(r.Context(), in.Path("team_id"), body.User)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toTeamOut(t))
+	s.reply(w, r, err, func() any { return toTeamOut(t) })
 }
 
 func (s *Server) handleTeamMemberRemove(w http.ResponseWriter, r *http.Request, in *input) {

@@ -429,11 +429,7 @@ func toTrustDecisionOut(d trust.Decision) TrustDecisionOut {
 
 func (s *Server) handleTrust(w http.ResponseWriter, r *http.Request, in *input) {
 	sc, err := s.deps.Trust.TrustScore(r.Context(), in.Path("dataset_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toTrustOut(sc))
+	s.reply(w, r, err, func() any { return toTrustOut(sc) })
 }
 
 func (s *Server) handleTrustDecision(w http.ResponseWriter, r *http.Request, in *input) {

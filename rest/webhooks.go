@@ -423,11 +423,7 @@ func (s *Server) handleChannelList(w http.ResponseWriter, r *http.Request, in *i
 
 func (s *Server) handleChannelGet(w http.ResponseWriter, r *http.Request, in *input) {
 	c, err := s.deps.Webhooks.Channel(r.Context(), in.Path("channel_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toChannelOut(c))
+	s.reply(w, r, err, func() any { return toChannelOut(c) })
 }
 
 func (s *Server) handleChannelPatch(w http.ResponseWriter, r *http.Request, in *input) {
@@ -458,11 +454,7 @@ func (s *Server) handleChannelPatch(w http.ResponseWriter, r *http.Request, in *
 		return
 	}
 	c, err := s.deps.Webhooks.UpdateChannel(r.Context(), in.Path("channel_id"), up)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toChannelOut(c))
+	s.reply(w, r, err, func() any { return toChannelOut(c) })
 }
 
 func (s *Server) handleChannelDelete(w http.ResponseWriter, r *http.Request, in *input) {
@@ -475,11 +467,7 @@ func (s *Server) handleChannelDelete(w http.ResponseWriter, r *http.Request, in 
 
 func (s *Server) handleChannelRotate(w http.ResponseWriter, r *http.Request, in *input) {
 	secret, err := s.deps.Webhooks.RotateSecret(r.Context(), in.Path("channel_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, SigningSecretOut{SigningSecret: secret})
+	s.reply(w, r, err, func() any { return SigningSecretOut{SigningSecret: secret} })
 }
 
 func (s *Server) handleChannelTest(w http.ResponseWriter, r *http.Request, in *input) {
@@ -494,11 +482,9 @@ func (s *Server) handleChannelTest(w http.ResponseWriter, r *http.Request, in *i
 
 func (s *Server) handleChannelPreview(w http.ResponseWriter, r *http.Request, in *input) {
 	p, err := s.deps.Webhooks.PreviewChannel(r.Context(), in.Path("channel_id"), in.Int("days"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, ChannelPreviewOut{Days: p.Days, Alerts: p.Alerts, Deliveries: p.Deliveries, Held: p.Held})
+	s.reply(w, r, err, func() any {
+		return ChannelPreviewOut{Days: p.Days, Alerts: p.Alerts, Deliveries: p.Deliveries, Held: p.Held}
+	})
 }
 
 func toDeliveryOut(d webhook.Delivery) DeliveryOut {
@@ -609,11 +595,7 @@ func toRotaOut(rt webhook.Rota) RotaOut {
 
 func (s *Server) handleRotaGet(w http.ResponseWriter, r *http.Request, _ *input) {
 	rt, err := s.deps.Webhooks.OnCallRota(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toRotaOut(rt))
+	s.reply(w, r, err, func() any { return toRotaOut(rt) })
 }
 
 func (s *Server) handleRotaSet(w http.ResponseWriter, r *http.Request, in *input) {
@@ -627,11 +609,7 @@ func (s *Server) handleRotaSet(w http.ResponseWriter, r *http.Request, in *input
 		levels = append(levels, webhook.RotaLevel{UserID: l.UserID, Minutes: l.Minutes})
 	}
 	rt, err := s.deps.Webhooks.SetOnCallRota(r.Context(), webhook.RotaInput{Levels: levels, TeamID: body.TeamID, MinSeverity: body.MinSeverity})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toRotaOut(rt))
+	s.reply(w, r, err, func() any { return toRotaOut(rt) })
 }
 
 func (s *Server) handleRotaDelete(w http.ResponseWriter, r *http.Request, _ *input) {
@@ -684,11 +662,7 @@ func (s *Server) handleTicketSync(w http.ResponseWriter, r *http.Request, in *in
 	}
 	t, err := s.deps.Webhooks.UpdateSync(r.Context(), in.Path("integration_id"), webhook.SyncInput{WebhookSecret: body.WebhookSecret,
 		IntervalMin: body.IntervalMin, Comment: body.Comment, Transition: body.Transition})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toIntegrationOut(t))
+	s.reply(w, r, err, func() any { return toIntegrationOut(t) })
 }
 
 func (s *Server) handleTicketLink(w http.ResponseWriter, r *http.Request, in *input) {
@@ -710,9 +684,5 @@ func (s *Server) handleTicketLink(w http.ResponseWriter, r *http.Request, in *in
 func (s *Server) handleTicketEvent(w http.ResponseWriter, r *http.Request, in *input) {
 	status, err := s.deps.Webhooks.ReceiveTicketEvent(r.Context(), webhook.InboundRequest{IntegrationID: in.Path("integration_id"),
 		ClientIP: clientIP(r), Header: r.Header, Body: r.Body})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, TicketEventOut{Status: status})
+	s.reply(w, r, err, func() any { return TicketEventOut{Status: status} })
 }

@@ -542,6 +542,22 @@ func (s *Service) oneDataset(ctx context.Context, workspaceID, id string) (Datas
 	return d, nil
 }
 
+// oneDomain loads the domain an event is about: id, else the event's subject; errSkip
+// when it is not an id or the domain no longer exists.
+func (s *Service) oneDomain(ctx context.Context, ev OutboxEvent, id string) (DomainFacts, error) {
+	if id == "" {
+		id = ev.SubjectID
+	}
+	if !vigia.ValidID(id) {
+		return DomainFacts{}, errSkip
+	}
+	dom, err := s.store.DomainFacts(ctx, ev.WorkspaceID, id)
+	if vigia.IsKind(err, vigia.KindNotFound) {
+		return DomainFacts{}, errSkip
+	}
+	return dom, err
+}
+
 func (s *Service) fanOutDatasetVerdict(ctx context.Context, w *wsCtx, ev OutboxEvent) error {
 	var p verdictPayload
 	if err := decode(ev.Payload, &p); err != nil {
@@ -587,16 +603,8 @@ func (s *Service) fanOutDomainVerdict(ctx context.Context, w *wsCtx, ev OutboxEv
 	if err := decode(ev.Payload, &p); err != nil {
 		return err
 	}
-	if p.DomainID == "" {
-		p.DomainID = ev.SubjectID
-	}
-	if !vigia.ValidID(p.DomainID) {
-		return errSkip
-	}
-	dom, err := s.store.DomainFacts(ctx, ev.WorkspaceID, p.DomainID)
-	if vigia.IsKind(err, vigia.KindNotFound) {
-		return errSkip
-	} else if err != nil {
+	dom, err := s.oneDomain(ctx, ev, p.DomainID)
+	if err != nil {
 		return err
 	}
 	var ids []string
@@ -831,16 +839,11 @@ func (s *Service) fanOutConsumerSLA(ctx context.Context, w *wsCtx, ev OutboxEven
 	if err := decode(ev.Payload, &p); err != nil {
 		return err
 	}
-	if p.DomainID == "" {
-		p.DomainID = ev.SubjectID
-	}
-	if !vigia.ValidID(p.DomainID) || len(p.ChannelIDs) == 0 {
+	if len(p.ChannelIDs) == 0 {
 		return errSkip
 	}
-	dom, err := s.store.DomainFacts(ctx, ev.WorkspaceID, p.DomainID)
-	if vigia.IsKind(err, vigia.KindNotFound) {
-		return errSkip
-	} else if err != nil {
+	dom, err := s.oneDomain(ctx, ev, p.DomainID)
+	if err != nil {
 		return err
 	}
 	params := map[string]any{"domain_id": dom.ID, "issues": p.Issues}

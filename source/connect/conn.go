@@ -289,3 +289,21 @@ func (c *conn) run(ctx context.Context, db queryer, op, phase, stmt string, args
 func (c *conn) resultError(phase string) *source.Error {
 	return newError(c.d.kind(), phase, source.ReasonResult, "")
 }
+
+// readViewDefinitions runs a discovery statement answering (schema, name, definition) and
+// keeps each view's definition, trimmed, on its table (index: schema and name → position
+// in tables).
+func (c *conn) readViewDefinitions(ctx context.Context, op, stmt string, index map[[2]string]int, tables []source.Table) error {
+	_, err := c.query(ctx, op, "discover", stmt, nil, func(rows *sql.Rows) error {
+		var schema, name string
+		var def sql.NullString
+		if err := rows.Scan(&schema, &name, &def); err != nil {
+			return c.resultError("discover")
+		}
+		if i, ok := index[[2]string{schema, name}]; ok {
+			tables[i].ViewDefinition = strings.TrimSpace(def.String)
+		}
+		return nil
+	})
+	return err
+}

@@ -181,18 +181,7 @@ func (d *mysqlDialect) discover(ctx context.Context, c *conn, op string) ([]sour
 	if err != nil {
 		return nil, err
 	}
-	_, err = c.query(ctx, op, "discover", mysqlDiscoverViews, nil, func(rows *sql.Rows) error {
-		var schema, name string
-		var def sql.NullString
-		if err := rows.Scan(&schema, &name, &def); err != nil {
-			return c.resultError("discover")
-		}
-		if i, ok := index[[2]string{schema, name}]; ok {
-			tables[i].ViewDefinition = strings.TrimSpace(def.String)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := c.readViewDefinitions(ctx, op, mysqlDiscoverViews, index, tables); err != nil {
 		return nil, err
 	}
 	_, err = c.query(ctx, op, "discover", mysqlDiscoverPartitions, nil, func(rows *sql.Rows) error {

@@ -190,18 +190,7 @@ func (d postgres) discover(ctx context.Context, c *conn, op string) ([]source.Ta
 	if err != nil {
 		return nil, err
 	}
-	_, err = c.query(ctx, op, "discover", pgDiscoverViews, nil, func(rows *sql.Rows) error {
-		var schema, name string
-		var def sql.NullString
-		if err := rows.Scan(&schema, &name, &def); err != nil {
-			return c.resultError("discover")
-		}
-		if i, ok := index[[2]string{schema, name}]; ok {
-			tables[i].ViewDefinition = strings.TrimSpace(def.String)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := c.readViewDefinitions(ctx, op, pgDiscoverViews, index, tables); err != nil {
 		return nil, err
 	}
 	_, err = c.query(ctx, op, "discover", pgDiscoverReads, nil, func(rows *sql.Rows) error {
