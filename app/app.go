@@ -84,6 +84,9 @@ type Config struct {
 	WebhookPerWorkspace  int
 	WebhookPerChannel    int
 	WebhookDispatchEvery time.Duration
+	// TicketPollBatch bounds the tickets a ticket integration's poll reads per run
+	// (default 50).
+	TicketPollBatch int
 	// PublicURL is the service's address in links sent out (trust_url).
 	PublicURL string
 	// Clock is the services' clock (default the system clock); tests inject one.

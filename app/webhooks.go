@@ -36,7 +36,7 @@ func newWebhooks(cfg Config, db *store.DB, box *secret.Box, msgs *i18n.Catalog, 
 	a.Webhooks = webhook.NewService(db.Webhooks(), db, deliveryJobs{a.WebhookJobs}, box, msgs, clock, a.Log,
 		db.WebhookIncidents(), ticketTransitions{a.Issues}, webhook.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, LegacyPrefix: cfg.WebhookLegacyPrefix, PublicURL: cfg.PublicURL,
-			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel})
+			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel, TicketPollBatch: cfg.TicketPollBatch})
 	a.WebhookJobs.Handle(webhook.JobKind, a.runDelivery)
 	a.WebhookJobs.Handle(webhook.TicketJobKind, a.runTicketSync)
 }

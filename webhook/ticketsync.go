@@ -43,7 +43,7 @@ const (
 	DefaultIntervalMin = 15
 	// MaxBackoff caps the doubling wait of an integration whose provider fails.
 	MaxBackoff = 6 * time.Hour
-	// pollBatch bounds the tickets read per run (oldest-polled first).
+	// pollBatch bounds the tickets read per run (oldest-polled first) by default.
 	pollBatch = 50
 	// writeBatch bounds the write-backs sent per run (oldest first).
 	writeBatch = 50
@@ -253,8 +253,8 @@ func (s *Service) EnqueueTicketSyncs(ctx context.Context) (int, error) {
 }
 
 // SyncTickets is one run of an integration's sync job. It sends the pending
-// write-backs, oldest first, then, when the poll is due, reads the state of up to 50
-// tickets linked to open or acknowledged issues (oldest-polled first) and resolves the
+// write-backs, oldest first, then, when the poll is due, reads the state of up to
+// Config.TicketPollBatch (50) tickets linked to open or acknowledged issues (oldest-polled first) and resolves the
 // issues of closed tickets through the inbound webhook's path (history origin
 // ticket:<provider>:<key>, audited as ticket_poll.applied). A ticket's own failure (404,
 // a bad answer) sends it to the end of the queue, or fails its write-back, and the run
@@ -376,7 +376,7 @@ func asTicketError(err error) (*ticketError, error) {
 
 // poll reads the due tickets; it returns the provider failure that ended it, if any.
 func (s *Service) poll(ctx context.Context, t TicketIntegration, api ticketAPI) (*ticketError, error) {
-	keys, err := s.store.PollTargets(ctx, t.ID, pollBatch)
+	keys, err := s.store.PollTargets(ctx, t.ID, s.cfg.TicketPollBatch)
 	if err != nil {
 		return nil, err
 	}

@@ -340,6 +340,8 @@ type Config struct {
 	Expire time.Duration
 	// ConsumerNoticeCap is the workspace's consumer notices per hour (default 20).
 	ConsumerNoticeCap int
+	// TicketPollBatch bounds the tickets an integration's poll reads per run (default 50).
+	TicketPollBatch int
 }
 
 // Service is the notification feature.
@@ -404,6 +406,9 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 	}
 	if cfg.ConsumerNoticeCap <= 0 {
 		cfg.ConsumerNoticeCap = 20
+	}
+	if cfg.TicketPollBatch <= 0 {
+		cfg.TicketPollBatch = pollBatch
 	}
 	policy := netguard.Policy{AllowHosts: cfg.AllowHosts}
 	client := netguard.NewHTTPClient(netguard.NewDialer(policy, cfg.Resolver), delivery.Timeout, cfg.RootCAs)
