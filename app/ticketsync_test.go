@@ -501,3 +501,76 @@ func TestTicketGenericContractExample(t *testing.T) {
 		t.Fatalf("generic: %s %q, issue %s", gotPath, gotAuth, issueStatus(t, env, issue))
 	}
 }
+
+// Scans write back too: a failed verification reopens the ticket, a passing one
+// verifies the resolution (the ticket is already closed: a comment, no transition).
+func TestTicketWriteBackFromScans(t *testing.T) {
+	root := t.TempDir()
+	cfg := webhookConfig(t)
+	cfg.SQLiteRoot = root
+	env := apptest.MustStart(t, cfg)
+	ws := env.MustWorkspace(t, "scanwb")
+	e := &wfEnv{Env: env, ws: ws, admin: env.MustSession(t, ws, vigia.RoleAdmin), member: env.MustSession(t, ws, vigia.RoleMember),
+		viewer: env.MustSession(t, ws, vigia.RoleViewer), tok: env.MustToken(t, ws), root: root}
+	rec := &recorder{env: env}
+	tracker := mustTracker(t)
+	id, conn, _, _, src := ruleIssue(t, e)
+	integration := rec.mustIntegration(t, e.admin, map[string]any{"name": "jira", "provider": "jira", "base_url": tracker.URL,
+		"project": "OPS", "credentials": map[string]any{"email": "bot@acme.example", "api_token": tokenMarker}})
+	if r := rec.do(t, http.MethodPut, "/api/v1/notification-channels/tickets/"+integration+"/sync", e.admin,
+		map[string]any{"transition": true}); r.Status != 200 {
+		t.Fatalf("sync settings: %d %s", r.Status, r.Body)
+	}
+	tracker.set("OPS-20", "indeterminate")
+	rec.mustLink(t, e.member, id, integration, "OPS-20", tracker.URL+"/browse/OPS-20")
+	sync := func() {
+		t.Helper()
+		if err := env.App.Webhooks.SyncTickets(context.Background(), integration); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changes := func() []string {
+		t.Helper()
+		rows, err := env.DB.Pool().Query(context.Background(), `SELECT change || ':' || status || ':' || split_part(origin, ':', 1)
+			FROM ticket_writes WHERE integration_id = $1 ORDER BY seq`, integration)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	if r := rec.do(t, http.MethodPost, "/api/v1/issues/"+id+"/resolve", e.member, nil); r.Status != 200 {
+		t.Fatalf("resolve: %d", r.Status)
+	}
+	e.scan(t, conn) // the rule still fails: the scan reopens the issue
+	sync()
+	if tracker.category("OPS-20") != "new" || issueStatus(t, env, id) != "open" {
+		t.Fatalf("after a failed verification the ticket is %s", tracker.category("OPS-20"))
+	}
+	if r := rec.do(t, http.MethodPost, "/api/v1/issues/"+id+"/resolve", e.member, nil); r.Status != 200 {
+		t.Fatalf("resolve: %d", r.Status)
+	}
+	src.exec(t, `UPDATE contas SET iban = 'z' WHERE iban IS NULL`)
+	e.scan(t, conn) // the rule passes: the resolution is verified
+	sync()
+	got := changes()
+	if !slices.Equal(got, []string{"resolved:done:user", "reopened:done:scan", "resolved:done:user", "verified:done:scan"}) {
+		t.Fatalf("write-backs %v", got)
+	}
+	if n := len(tracker.matching(http.MethodPost, "/OPS-20/comment")); n != 4 {
+		t.Fatalf("%d comments, want one per change", n)
+	}
+	// close, reopen, close; the verification finds the ticket closed already.
+	if n := len(tracker.matching(http.MethodPost, "/OPS-20/transitions")); n != 3 || tracker.category("OPS-20") != "done" {
+		t.Fatalf("%d transitions, ticket %s", n, tracker.category("OPS-20"))
+	}
+	rec.requireNoMarker(t, tokenMarker)
+}

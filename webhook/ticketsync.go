@@ -254,9 +254,10 @@ func (s *Service) EnqueueTicketSyncs(ctx context.Context) (int, error) {
 
 // SyncTickets is one run of an integration's sync job. It sends the pending
 // write-backs, oldest first, then, when the poll is due, reads the state of up to
-// Config.TicketPollBatch (50) tickets linked to open or acknowledged issues (oldest-polled first) and resolves the
-// issues of closed tickets through the inbound webhook's path (history origin
-// ticket:<provider>:<key>, audited as ticket_poll.applied). A ticket's own failure (404,
+// Config.TicketPollBatch (50) tickets linked to open or acknowledged issues
+// (oldest-polled first) and resolves the issues of closed tickets through the inbound
+// webhook's path (history origin ticket:<provider>:<key>, audited as
+// ticket_poll.applied). A ticket's own failure (404,
 // a bad answer) sends it to the end of the queue, or fails its write-back, and the run
 // goes on. A failure of the provider (429, 401, 403, 5xx, timeout, a refused
 // connection or destination) ends the run and delays the integration: the wait is the
