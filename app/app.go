@@ -84,8 +84,13 @@ type Config struct {
 	WebhookPerWorkspace  int
 	WebhookPerChannel    int
 	WebhookDispatchEvery time.Duration
+	// TicketPollBatch bounds the tickets a ticket integration's poll reads per run
+	// (default 50).
+	TicketPollBatch int
 	// PublicURL is the service's address in links sent out (trust_url).
 	PublicURL string
+	// Clock is the services' clock (default the system clock); tests inject one.
+	Clock vigia.Clock
 }
 
 // App is the wired service graph.
@@ -135,7 +140,10 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	if cfg.Workers == 0 {
 		cfg.Workers = 2
 	}
-	clock := vigia.SystemClock{}
+	var clock vigia.Clock = vigia.SystemClock{}
+	if cfg.Clock != nil {
+		clock = cfg.Clock
+	}
 	queue := jobs.New(db.Pool(), jobs.Options{Logger: log, Concurrency: map[string]int{jobs.DefaultQueue: cfg.Workers},
 		PerWorkspace: cfg.Workers, Heartbeat: cfg.JobHeartbeat, StaleAfter: cfg.JobStaleAfter})
 	a := &App{Config: cfg, Log: log, DB: db, Messages: msgs, Jobs: queue,

@@ -36,8 +36,22 @@ func newWebhooks(cfg Config, db *store.DB, box *secret.Box, msgs *i18n.Catalog, 
 	a.Webhooks = webhook.NewService(db.Webhooks(), db, deliveryJobs{a.WebhookJobs}, box, msgs, clock, a.Log,
 		db.WebhookIncidents(), ticketTransitions{a.Issues}, webhook.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, LegacyPrefix: cfg.WebhookLegacyPrefix, PublicURL: cfg.PublicURL,
-			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel})
+			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel, TicketPollBatch: cfg.TicketPollBatch})
 	a.WebhookJobs.Handle(webhook.JobKind, a.runDelivery)
+	a.WebhookJobs.Handle(webhook.TicketJobKind, a.runTicketSync)
+}
+
+// ticketSyncMaxAttempts bounds the runs of a ticket sync job: a run cut short by a dead
+// worker runs again; provider failures are not job failures (the integration backs off).
+const ticketSyncMaxAttempts = 3
+
+// runTicketSync is an integration's sync job: its pending write-backs, then its poll.
+func (a *App) runTicketSync(ctx context.Context, j jobs.Job) error {
+	var args webhook.TicketSyncJobArgs
+	if err := json.Unmarshal(j.Args, &args); err != nil {
+		return jobs.Permanent(jobs.WithCode("bad_args", err))
+	}
+	return a.Webhooks.SyncTickets(ctx, args.IntegrationID)
 }
 
 // runDelivery is the delivery job: one attempt, then the queue waits as the service asks.
@@ -58,7 +72,8 @@ func (a *App) runDelivery(ctx context.Context, j jobs.Job) error {
 	return nil
 }
 
-// deliveryJobs puts delivery jobs on the webhook queue, in the caller's transaction.
+// deliveryJobs puts delivery and ticket sync jobs on the webhook queue, in the caller's
+// transaction.
 type deliveryJobs struct{ q *jobs.Queue }
 
 // EnqueueDelivery enqueues a delivery's job once: a second call for the same delivery
@@ -66,6 +81,16 @@ type deliveryJobs struct{ q *jobs.Queue }
 func (d deliveryJobs) EnqueueDelivery(ctx context.Context, deliveryID, workspaceID string) error {
 	_, err := d.q.Enqueue(ctx, webhook.JobKind, webhook.DeliveryJobArgs{DeliveryID: deliveryID}, jobs.EnqueueOpts{
 		Queue: webhook.JobQueue, WorkspaceID: workspaceID, MaxAttempts: deliveryMaxAttempts, UniqueKey: "delivery:" + deliveryID})
+	if errors.Is(err, jobs.ErrDuplicate) {
+		return nil
+	}
+	return err
+}
+
+// EnqueueTicketSync queues an integration's sync job unless one is queued or running.
+func (d deliveryJobs) EnqueueTicketSync(ctx context.Context, integrationID, workspaceID string) error {
+	_, err := d.q.Enqueue(ctx, webhook.TicketJobKind, webhook.TicketSyncJobArgs{IntegrationID: integrationID}, jobs.EnqueueOpts{
+		Queue: webhook.JobQueue, WorkspaceID: workspaceID, MaxAttempts: ticketSyncMaxAttempts, UniqueKey: "ticket.sync:" + integrationID})
 	if errors.Is(err, jobs.ErrDuplicate) {
 		return nil
 	}

@@ -209,22 +209,39 @@ type TicketIntegrationIn struct {
 	Provider string  `json:"provider" enum:"jira,linear,generic"`
 	BaseURL  *string `json:"base_url,omitempty" maxLength:"2048"`
 	Project  *string `json:"project,omitempty" maxLength:"32" doc:"Project or team key tickets must belong to"`
+	// Credentials are optional here; PUT /api/v1/tickets/integrations/{integration_id}/credentials sets them later.
+	Credentials *TicketCredentialsIn `json:"credentials,omitempty" doc:"API credentials for polling and write-back; never returned"`
+}
+
+// TicketCredentialsIn sets a ticket integration's API credentials (write-only).
+type TicketCredentialsIn struct {
+	Email    *string `json:"email,omitempty" maxLength:"254" doc:"Jira only: the Atlassian account's email (HTTP Basic with api_token)"`
+	APIToken string  `json:"api_token" maxLength:"4096" doc:"Jira API token, Linear API key or the generic provider's bearer token; empty removes the credentials. Never returned"`
 }
 
 // TicketIntegrationOut is a ticket integration; its webhook secret is never returned.
 type TicketIntegrationOut struct {
-	ID               string    `json:"id"`
-	Name             string    `json:"name"`
-	Provider         string    `json:"provider" enum:"jira,linear,generic"`
-	BaseURL          *string   `json:"base_url"`
-	Project          *string   `json:"project"`
-	WebhookSecretSet bool      `json:"webhook_secret_set"`
-	WebhookPath      *string   `json:"webhook_path" doc:"Where the tracker posts events; null without a secret"`
-	IntervalMin      int       `json:"interval_min"`
-	Comment          bool      `json:"comment"`
-	Transition       bool      `json:"transition"`
-	CreatedAt        time.Time `json:"created_at"`
-	UpdatedAt        time.Time `json:"updated_at"`
+	ID               string     `json:"id"`
+	Name             string     `json:"name"`
+	Provider         string     `json:"provider" enum:"jira,linear,generic"`
+	BaseURL          *string    `json:"base_url"`
+	Project          *string    `json:"project"`
+	WebhookSecretSet bool       `json:"webhook_secret_set"`
+	WebhookPath      *string    `json:"webhook_path" doc:"Where the tracker posts events; null without a secret"`
+	IntervalMin      int        `json:"interval_min"`
+	Comment          bool       `json:"comment"`
+	Transition       bool       `json:"transition"`
+	CreatedAt        time.Time  `json:"created_at"`
+	UpdatedAt        time.Time  `json:"updated_at"`
+	CredentialsSet   bool       `json:"credentials_set" doc:"API credentials are set (they are never returned): polling and write-back run"`
+	LastPollAt       *time.Time `json:"last_poll_at"`
+	NextPollAt       *time.Time `json:"next_poll_at" doc:"null: due as soon as credentials are set"`
+	LastError        *string    `json:"last_error" doc:"Stable code of the last run's provider failure (http_429, http_401, http_5xx, timeout, destination_refused…); null after a good run"`
+	LastErrorAt      *time.Time `json:"last_error_at"`
+	BackoffUntil     *time.Time `json:"backoff_until" doc:"The provider failed: nothing is sent before; the wait doubles up to 6 hours"`
+	TicketErrors     int        `json:"ticket_errors" doc:"Linked tickets whose last read failed on their own (e.g. ticket_not_found)"`
+	PendingWrites    int        `json:"pending_writes" doc:"Comments and transitions waiting to be sent"`
+	FailedWrites     int        `json:"failed_writes" doc:"Comments and transitions that failed for good"`
 }
 
 // TicketSyncIn sets an integration's synchronisation; absent fields keep their value.
@@ -342,7 +359,18 @@ func (s *Server) webhookRoutes() {
 		Summary: "Ticket integrations of the workspace", List: true, Response: []TicketIntegrationOut{}}, s.handleIntegrationList)
 	s.register(operation{ID: "createTicketIntegration", Method: http.MethodPost, Path: "/api/v1/tickets/integrations", Tag: "tickets",
 		Summary: "Add a ticket integration (admins)", Body: TicketIntegrationIn{}, Response: TicketIntegrationOut{},
-		Status: http.StatusCreated}, s.handleIntegrationCreate)
+		Status: http.StatusCreated, Desc: "credentials (optional) are checked and sealed as PUT …/credentials does."}, s.handleIntegrationCreate)
+	s.register(operation{ID: "getTicketIntegration", Method: http.MethodGet, Path: "/api/v1/tickets/integrations/{integration_id}",
+		Tag: "tickets", Summary: "One ticket integration with its polling state", Params: []param{integrationIDParam},
+		Response: TicketIntegrationOut{}, Desc: "Credentials and the webhook secret are never returned, only credentials_set and " +
+			"webhook_secret_set."}, s.handleIntegrationGet)
+	s.register(operation{ID: "setTicketIntegrationCredentials", Method: http.MethodPut,
+		Path: "/api/v1/tickets/integrations/{integration_id}/credentials", Tag: "tickets",
+		Summary: "Set or remove the API credentials polling and write-back use (admins)", Params: []param{integrationIDParam},
+		Body: TicketCredentialsIn{}, Response: TicketIntegrationOut{}, Desc: "Jira: email and API token (HTTP Basic); Linear: API key; " +
+			"generic: bearer token. Sealed at rest and never returned, logged or audited; an empty api_token removes them. The base " +
+			"URL is checked as channel URLs are (https, public addresses; 422 on base_url). Setting them makes the first poll due " +
+			"now and ends any back-off. Session of an admin only: API tokens get 403."}, s.handleIntegrationCredentials)
 	s.register(operation{ID: "linkTicket", Method: http.MethodPost, Path: "/api/v1/tickets/link", Tag: "tickets",
 		Summary: "Link an issue to a ticket", Body: TicketLinkIn{}, Response: TicketLinkOut{}, Status: http.StatusCreated,
 		Desc: "The key must be the URL's key and belong to the integration's project (422 otherwise); without integration_id " +
@@ -623,7 +651,39 @@ func (s *Server) handleRotaDelete(w http.ResponseWriter, r *http.Request, _ *inp
 func toIntegrationOut(t webhook.TicketIntegration) TicketIntegrationOut {
 	return TicketIntegrationOut{ID: t.ID, Name: t.Name, Provider: t.Provider, BaseURL: t.BaseURL, Project: t.Project,
 		WebhookSecretSet: t.SecretSet, WebhookPath: t.WebhookPath(), IntervalMin: t.IntervalMin, Comment: t.Comment,
-		Transition: t.Transition, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+		Transition: t.Transition, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, CredentialsSet: t.CredentialsSet,
+		LastPollAt: t.LastPollAt, NextPollAt: t.NextPollAt, LastError: t.LastError, LastErrorAt: t.LastErrorAt,
+		BackoffUntil: t.BackoffUntil, TicketErrors: t.TicketErrors, PendingWrites: t.PendingWrites, FailedWrites: t.FailedWrites}
+}
+
+func toCredentialsInput(in *TicketCredentialsIn) *webhook.CredentialsInput {
+	if in == nil {
+		return nil
+	}
+	return &webhook.CredentialsInput{Email: in.Email, APIToken: in.APIToken}
+}
+
+func (s *Server) handleIntegrationGet(w http.ResponseWriter, r *http.Request, in *input) {
+	t, err := s.deps.Webhooks.Integration(r.Context(), in.Path("integration_id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toIntegrationOut(t))
+}
+
+func (s *Server) handleIntegrationCredentials(w http.ResponseWriter, r *http.Request, in *input) {
+	var body TicketCredentialsIn
+	if err := in.Decode(&body, 0); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	t, err := s.deps.Webhooks.SetCredentials(r.Context(), in.Path("integration_id"), *toCredentialsInput(&body))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toIntegrationOut(t))
 }
 
 func (s *Server) handleIntegrationList(w http.ResponseWriter, r *http.Request, _ *input) {
@@ -646,7 +706,7 @@ func (s *Server) handleIntegrationCreate(w http.ResponseWriter, r *http.Request,
 		return
 	}
 	t, err := s.deps.Webhooks.CreateIntegration(r.Context(), webhook.IntegrationInput{Name: body.Name, Provider: body.Provider,
-		BaseURL: body.BaseURL, Project: body.Project})
+		BaseURL: body.BaseURL, Project: body.Project, Credentials: toCredentialsInput(body.Credentials)})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

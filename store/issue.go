@@ -193,7 +193,10 @@ func (s *IssueStore) ApplyChange(ctx context.Context, c issue.Change) error {
 		WHERE id = $1`, c.IssueID, c.To, c.At, c.Reason, c.MakeCurrent); err != nil {
 		return translate(err)
 	}
-	return insertHistory(ctx, q, c)
+	if err := insertHistory(ctx, q, c); err != nil {
+		return err
+	}
+	return queueTicketWrites(ctx, q, c.WorkspaceID, c.IssueID, c.Event, c.Origin, c.At)
 }
 
 func insertHistory(ctx context.Context, q querier, c issue.Change) error {

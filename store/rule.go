@@ -127,6 +127,12 @@ func (s *RuleStore) DeleteRule(ctx context.Context, workspaceID, id, origin stri
 				VALUES ($1, $2, $3, $4, $5, $6, 'rule_deleted', $7)`, vigia.NewID(), issueID, workspaceID, status, to, origin, at); err != nil {
 				return translate(err)
 			}
+			if to != status {
+				// The deletion resolved the issue: its tickets hear of it.
+				if err := queueTicketWrites(ctx, q, workspaceID, issueID, "rule_deleted", origin, at); err != nil {
+					return err
+				}
+			}
 		case err != pgx.ErrNoRows:
 			return translate(err)
 		}

@@ -539,6 +539,9 @@ func saveRuleResults(ctx context.Context, q querier, r scan.DatasetResult) error
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, vigia.NewID(), t.IssueID, r.WorkspaceID, t.From, t.To, "scan:"+r.ScanID, t.Event, r.At); err != nil {
 			return translate(err)
 		}
+		if err := queueTicketWrites(ctx, q, r.WorkspaceID, t.IssueID, t.Event, "scan:"+r.ScanID, r.At); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -12,28 +12,37 @@ import (
 	"github.com/vigia-data/vigia/webhook"
 )
 
-const integrationSelect = `SELECT id::text, workspace_id::text, name, provider, base_url, project, webhook_secret_sealed,
-	interval_min, comment, transition, created_at, updated_at FROM ticket_integrations`
+const integrationSelect = `SELECT t.id::text, t.workspace_id::text, t.name, t.provider, t.base_url, t.project, t.webhook_secret_sealed,
+	t.interval_min, t.comment, t.transition, t.created_at, t.updated_at, t.credentials_sealed, t.last_poll_at, t.next_poll_at,
+	t.last_error, t.last_error_at, t.backoff_until, t.backoff_seconds,
+	(SELECT count(DISTINCT l.ticket_key) FROM ticket_links l WHERE l.integration_id = t.id AND l.poll_error IS NOT NULL),
+	(SELECT count(*) FROM ticket_writes w WHERE w.integration_id = t.id AND w.status = 'pending'),
+	(SELECT count(*) FROM ticket_writes w WHERE w.integration_id = t.id AND w.status = 'failed')
+	FROM ticket_integrations t`
 
 func scanIntegration(r pgx.Row) (webhook.TicketIntegration, error) {
 	var t webhook.TicketIntegration
 	err := r.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Provider, &t.BaseURL, &t.Project, &t.SealedSecret, &t.IntervalMin,
-		&t.Comment, &t.Transition, &t.CreatedAt, &t.UpdatedAt)
+		&t.Comment, &t.Transition, &t.CreatedAt, &t.UpdatedAt, &t.SealedCredentials, &t.LastPollAt, &t.NextPollAt,
+		&t.LastError, &t.LastErrorAt, &t.BackoffUntil, &t.BackoffSeconds, &t.TicketErrors, &t.PendingWrites, &t.FailedWrites)
 	t.SecretSet = t.SealedSecret != nil
+	t.CredentialsSet = t.SealedCredentials != nil
 	return t, err
 }
 
 // CreateIntegration inserts a ticket integration; KindConflict when its name is taken.
 func (s *WebhookStore) CreateIntegration(ctx context.Context, t webhook.TicketIntegration) error {
 	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO ticket_integrations (id, workspace_id, name, provider, base_url, project,
-		interval_min, comment, transition, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		t.ID, t.WorkspaceID, t.Name, t.Provider, t.BaseURL, t.Project, t.IntervalMin, t.Comment, t.Transition, t.CreatedAt, t.UpdatedAt)
+		interval_min, comment, transition, created_at, updated_at, credentials_sealed)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		t.ID, t.WorkspaceID, t.Name, t.Provider, t.BaseURL, t.Project, t.IntervalMin, t.Comment, t.Transition, t.CreatedAt, t.UpdatedAt,
+		t.SealedCredentials)
 	return translate(err)
 }
 
 // Integrations lists a workspace's ticket integrations by name.
 func (s *WebhookStore) Integrations(ctx context.Context, workspaceID string) ([]webhook.TicketIntegration, error) {
-	rows, err := s.db.q(ctx).Query(ctx, integrationSelect+` WHERE workspace_id = $1 ORDER BY name, id`, workspaceID)
+	rows, err := s.db.q(ctx).Query(ctx, integrationSelect+` WHERE t.workspace_id = $1 ORDER BY t.name, t.id`, workspaceID)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -43,13 +52,13 @@ func (s *WebhookStore) Integrations(ctx context.Context, workspaceID string) ([]
 
 // IntegrationByID returns one integration of the workspace.
 func (s *WebhookStore) IntegrationByID(ctx context.Context, workspaceID, id string) (webhook.TicketIntegration, error) {
-	t, err := scanIntegration(s.db.q(ctx).QueryRow(ctx, integrationSelect+` WHERE workspace_id = $1 AND id = $2`, workspaceID, id))
+	t, err := scanIntegration(s.db.q(ctx).QueryRow(ctx, integrationSelect+` WHERE t.workspace_id = $1 AND t.id = $2`, workspaceID, id))
 	return t, translate(err)
 }
 
 // IntegrationForInbound returns an integration by id alone.
 func (s *WebhookStore) IntegrationForInbound(ctx context.Context, id string) (webhook.TicketIntegration, error) {
-	t, err := scanIntegration(s.db.q(ctx).QueryRow(ctx, integrationSelect+` WHERE id = $1`, id))
+	t, err := scanIntegration(s.db.q(ctx).QueryRow(ctx, integrationSelect+` WHERE t.id = $1`, id))
 	return t, translate(err)
 }
 
@@ -137,7 +146,138 @@ func (s *TicketIssueStore) ResolveFromTicket(ctx context.Context, workspaceID, i
 			return translate(err)
 		}
 		changed = true
-		return nil
+		return queueTicketWrites(ctx, q, workspaceID, issueID, "resolved", origin, now)
 	})
 	return changed, err
+}
+
+// SetIntegrationCredentials saves (nil: removes) the sealed API credentials; the next
+// poll is due at once and any back-off ends.
+func (s *WebhookStore) SetIntegrationCredentials(ctx context.Context, workspaceID, id string, sealed []byte, at time.Time) error {
+	tag, err := s.db.q(ctx).Exec(ctx, `UPDATE ticket_integrations SET credentials_sealed = $3, updated_at = $4, next_poll_at = NULL,
+		backoff_until = NULL, backoff_seconds = 0, last_error = NULL, last_error_at = NULL
+		WHERE workspace_id = $1 AND id = $2`, workspaceID, id, sealed, at)
+	if err == nil && tag.RowsAffected() == 0 {
+		return vigia.NotFound()
+	}
+	return translate(err)
+}
+
+// DueTicketSyncs returns the integrations whose sync job should run at now, the most
+// overdue first.
+func (s *WebhookStore) DueTicketSyncs(ctx context.Context, now time.Time, limit int) ([]webhook.DueSync, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT t.id::text, t.workspace_id::text FROM ticket_integrations t
+		JOIN workspaces ws ON ws.id = t.workspace_id
+		WHERE t.credentials_sealed IS NOT NULL AND NOT ws.suspended AND (t.backoff_until IS NULL OR t.backoff_until <= $1)
+		  AND (t.next_poll_at IS NULL OR t.next_poll_at <= $1
+		       OR EXISTS (SELECT 1 FROM ticket_writes w WHERE w.integration_id = t.id AND w.status = 'pending'))
+		ORDER BY t.next_poll_at NULLS FIRST, t.id LIMIT $2`, now, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.DueSync, error) {
+		var d webhook.DueSync
+		return d, r.Scan(&d.ID, &d.WorkspaceID)
+	})
+	return out, translate(err)
+}
+
+// SaveSyncState stores a sync run's outcome.
+func (s *WebhookStore) SaveSyncState(ctx context.Context, id string, st webhook.SyncState) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE ticket_integrations SET last_poll_at = $2, next_poll_at = $3,
+		last_error = $4, last_error_at = coalesce($5, last_error_at), backoff_until = $6, backoff_seconds = $7 WHERE id = $1`,
+		id, st.LastPollAt, st.NextPollAt, st.LastError, st.LastErrorAt, st.BackoffUntil, st.BackoffSeconds)
+	return translate(err)
+}
+
+// PollTargets returns the integration's ticket keys linked to open or acknowledged
+// issues, least recently polled first.
+func (s *WebhookStore) PollTargets(ctx context.Context, integrationID string, limit int) ([]string, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT l.ticket_key FROM ticket_links l JOIN issues i ON i.id = l.issue_id
+		WHERE l.integration_id = $1 AND i.status IN ('open', 'acknowledged')
+		GROUP BY l.ticket_key ORDER BY max(l.polled_at) NULLS FIRST, min(l.created_at), l.ticket_key LIMIT $2`, integrationID, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, translate(err)
+}
+
+// MarkPolled sets when a ticket was read and its own error.
+func (s *WebhookStore) MarkPolled(ctx context.Context, integrationID, key string, errCode *string, at time.Time) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE ticket_links SET polled_at = $3, poll_error = $4
+		WHERE integration_id = $1 AND ticket_key = $2`, integrationID, key, at, errCode)
+	return translate(err)
+}
+
+// PendingWrites returns the integration's pending write-backs in the order of the changes.
+func (s *WebhookStore) PendingWrites(ctx context.Context, integrationID string, limit int) ([]webhook.TicketWrite, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text, workspace_id::text, integration_id::text, issue_id::text, ticket_key,
+		change, origin, comment_done, attempts FROM ticket_writes WHERE integration_id = $1 AND status = 'pending'
+		ORDER BY seq LIMIT $2`, integrationID, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.TicketWrite, error) {
+		var w webhook.TicketWrite
+		return w, r.Scan(&w.ID, &w.WorkspaceID, &w.IntegrationID, &w.IssueID, &w.Key, &w.Change, &w.Origin, &w.CommentDone, &w.Attempts)
+	})
+	return out, translate(err)
+}
+
+// FinishWrite ends a write-back.
+func (s *WebhookStore) FinishWrite(ctx context.Context, id, status string, errCode *string, at time.Time) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE ticket_writes SET status = $2, last_error = coalesce($3, last_error), finished_at = $4
+		WHERE id = $1`, id, status, errCode, at)
+	return translate(err)
+}
+
+// RecordWriteAttempt counts a failed attempt of a write-back.
+func (s *WebhookStore) RecordWriteAttempt(ctx context.Context, id, status, errCode string, at time.Time) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE ticket_writes SET attempts = attempts + 1, status = $2, last_error = $3,
+		finished_at = CASE WHEN $2 = 'pending' THEN NULL ELSE $4::timestamptz END WHERE id = $1`, id, status, errCode, at)
+	return translate(err)
+}
+
+// MarkWriteCommented records that a write-back's comment was posted.
+func (s *WebhookStore) MarkWriteCommented(ctx context.Context, id string) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE ticket_writes SET comment_done = true WHERE id = $1`, id)
+	return translate(err)
+}
+
+// queueTicketWrites writes, in the transaction of an issue's change (history event
+// event, origin origin), the write-backs its linked tickets receive (webhook.WritesTo):
+// every path that changes an issue's status calls it next to its history row.
+func queueTicketWrites(ctx context.Context, q querier, workspaceID, issueID, event, origin string, at time.Time) error {
+	change, ok := webhook.WriteBackChange(event)
+	if !ok {
+		return nil
+	}
+	rows, err := q.Query(ctx, `SELECT l.integration_id::text, l.ticket_key, t.provider, t.project, t.comment, t.transition,
+		t.credentials_sealed IS NOT NULL FROM ticket_links l JOIN ticket_integrations t ON t.id = l.integration_id
+		WHERE l.issue_id = $1 ORDER BY l.created_at, l.id`, issueID)
+	if err != nil {
+		return translate(err)
+	}
+	type target struct {
+		t   webhook.TicketIntegration
+		key string
+	}
+	targets, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (target, error) {
+		var tg target
+		return tg, r.Scan(&tg.t.ID, &tg.key, &tg.t.Provider, &tg.t.Project, &tg.t.Comment, &tg.t.Transition, &tg.t.CredentialsSet)
+	})
+	if err != nil {
+		return translate(err)
+	}
+	for _, tg := range targets {
+		if !webhook.WritesTo(tg.t, tg.key, origin) {
+			continue
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO ticket_writes (id, workspace_id, integration_id, issue_id, ticket_key, change, origin, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, vigia.NewID(), workspaceID, tg.t.ID, issueID, tg.key, change, origin, at); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
 }

@@ -215,9 +215,21 @@ func (s *Service) ReceiveTicketEvent(ctx context.Context, in InboundRequest) (st
 	if !st.Closed {
 		return InboundIgnored, audit(InboundIgnored, issues)
 	}
+	return s.resolveFromTicket(ctx, t, st.Key, issues, func(ctx context.Context, result string) error {
+		details := map[string]any{"result": result, "provider": t.Provider, "key": st.Key, "issues": issues}
+		return s.store.AddActivity(ctx, t.WorkspaceID, "ticket:"+t.Provider, "ticket_webhook."+result, "ticket_integration", t.ID, details, now)
+	})
+}
+
+// resolveFromTicket resolves the open or acknowledged issues linked to a closed ticket,
+// with history origin ticket:<provider>:<key>, and audits the result (applied when an
+// issue changed, else unchanged) in the same transaction. Inbound events and polling
+// both come here.
+func (s *Service) resolveFromTicket(ctx context.Context, t TicketIntegration, key string, issues []string,
+	audit func(ctx context.Context, result string) error) (string, error) {
 	result := InboundUnchanged
-	err = s.tx.InTx(ctx, func(ctx context.Context) error {
-		origin := "ticket:" + t.Provider + ":" + st.Key
+	err := s.tx.InTx(ctx, func(ctx context.Context) error {
+		origin := "ticket:" + t.Provider + ":" + key
 		for _, id := range issues {
 			changed, err := s.issues.ResolveFromTicket(ctx, t.WorkspaceID, id, origin)
 			if vigia.IsKind(err, vigia.KindNotFound) {
@@ -230,7 +242,7 @@ func (s *Service) ReceiveTicketEvent(ctx context.Context, in InboundRequest) (st
 				result = InboundApplied
 			}
 		}
-		return audit(result, issues)
+		return audit(ctx, result)
 	})
 	if err != nil {
 		return "", err

@@ -135,4 +135,28 @@ type TicketStore interface {
 	CreateLink(ctx context.Context, l TicketLink) (TicketLink, error)
 	// LinkedIssues returns the issues linked to a ticket key of an integration.
 	LinkedIssues(ctx context.Context, integrationID, key string) ([]string, error)
+
+	// SetIntegrationCredentials saves (nil: removes) the sealed API credentials, makes
+	// the next poll due now and ends any back-off.
+	SetIntegrationCredentials(ctx context.Context, workspaceID, id string, sealed []byte, at time.Time) error
+	// DueTicketSyncs returns up to limit integrations with credentials, of workspaces
+	// not suspended, not backing off at now, whose poll is due or with write-backs pending.
+	DueTicketSyncs(ctx context.Context, now time.Time, limit int) ([]DueSync, error)
+	// SaveSyncState stores a sync run's outcome on the integration.
+	SaveSyncState(ctx context.Context, id string, st SyncState) error
+	// PollTargets returns up to limit ticket keys of the integration linked to open or
+	// acknowledged issues, the least recently polled first (never polled first).
+	PollTargets(ctx context.Context, integrationID string, limit int) ([]string, error)
+	// MarkPolled sets when a ticket was read, and its own error (nil: none).
+	MarkPolled(ctx context.Context, integrationID, key string, errCode *string, at time.Time) error
+	// PendingWrites returns up to limit pending write-backs of the integration in the
+	// order of the changes.
+	PendingWrites(ctx context.Context, integrationID string, limit int) ([]TicketWrite, error)
+	// FinishWrite ends a write-back with a status and an error code (nil: none).
+	FinishWrite(ctx context.Context, id, status string, errCode *string, at time.Time) error
+	// RecordWriteAttempt counts a failed attempt, with its code, and sets the status
+	// (pending to try again, failed when it gives up).
+	RecordWriteAttempt(ctx context.Context, id, status, errCode string, at time.Time) error
+	// MarkWriteCommented records that a write-back's comment was posted.
+	MarkWriteCommented(ctx context.Context, id string) error
 }

@@ -23,22 +23,39 @@ const (
 // Providers lists the ticket providers.
 var Providers = []string{ProviderJira, ProviderLinear, ProviderGeneric}
 
-// TicketIntegration is a connection to an issue tracker. Its webhook secret is sealed
-// and never returned.
+// TicketIntegration is a connection to an issue tracker. Its webhook secret and API
+// credentials are sealed and never returned.
 type TicketIntegration struct {
-	ID           string
-	WorkspaceID  string
-	Name         string
-	Provider     string
-	BaseURL      *string
-	Project      *string
-	SecretSet    bool
-	IntervalMin  int
-	Comment      bool
-	Transition   bool
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	SealedSecret []byte
+	ID             string
+	WorkspaceID    string
+	Name           string
+	Provider       string
+	BaseURL        *string
+	Project        *string
+	SecretSet      bool
+	CredentialsSet bool
+	IntervalMin    int
+	Comment        bool
+	Transition     bool
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	SealedSecret   []byte
+
+	// SealedCredentials are the API credentials polling and write-back use.
+	SealedCredentials []byte
+	// Sync state: the last and next poll, the code of the last run's provider failure
+	// (nil after a good run), and the back-off it caused.
+	LastPollAt     *time.Time
+	NextPollAt     *time.Time
+	LastError      *string
+	LastErrorAt    *time.Time
+	BackoffUntil   *time.Time
+	BackoffSeconds int
+	// TicketErrors counts linked tickets whose last read failed on their own;
+	// PendingWrites and FailedWrites count write-backs.
+	TicketErrors  int
+	PendingWrites int
+	FailedWrites  int
 }
 
 // WebhookPath is where the tracker sends its events, or nil while the integration has
@@ -51,12 +68,13 @@ func (t TicketIntegration) WebhookPath() *string {
 	return &p
 }
 
-// IntegrationInput is a new ticket integration.
+// IntegrationInput is a new ticket integration, optionally with its API credentials.
 type IntegrationInput struct {
-	Name     string
-	Provider string
-	BaseURL  *string
-	Project  *string
+	Name        string
+	Provider    string
+	BaseURL     *string
+	Project     *string
+	Credentials *CredentialsInput
 }
 
 // SyncInput changes an integration's synchronisation; nil fields keep their value. An
@@ -99,9 +117,10 @@ var (
 // minWebhookSecret is the shortest webhook secret accepted.
 const minWebhookSecret = 16
 
-// CreateIntegration adds a ticket integration (admin sessions). Comments default on for
-// the issue trackers and off for the generic provider. It returns KindInvalid for a bad
-// name, provider, base URL or project and KindConflict for a name in use.
+// CreateIntegration adds a ticket integration (admin sessions), with its API credentials
+// when given (see SetCredentials). Comments default on for the issue trackers and off for
+// the generic provider. It returns KindInvalid for a bad name, provider, base URL,
+// project or credentials and KindConflict for a name in use.
 func (s *Service) CreateIntegration(ctx context.Context, in IntegrationInput) (TicketIntegration, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleAdmin)
 	if err != nil {
@@ -109,7 +128,7 @@ func (s *Service) CreateIntegration(ctx context.Context, in IntegrationInput) (T
 	}
 	now := s.clock.Now()
 	t := TicketIntegration{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Name: strings.TrimSpace(in.Name),
-		Provider: in.Provider, IntervalMin: 15, CreatedAt: now, UpdatedAt: now}
+		Provider: in.Provider, IntervalMin: DefaultIntervalMin, CreatedAt: now, UpdatedAt: now}
 	fields := checkName(t.Name)
 	if !slices.Contains(Providers, in.Provider) {
 		fields = append(fields, field("enum", nil, "provider"))
@@ -134,12 +153,18 @@ func (s *Service) CreateIntegration(ctx context.Context, in IntegrationInput) (T
 	if len(fields) > 0 {
 		return TicketIntegration{}, vigia.Invalid(fields...)
 	}
+	if in.Credentials != nil {
+		if t.SealedCredentials, err = s.sealCredentials(ctx, t, *in.Credentials); err != nil {
+			return TicketIntegration{}, err
+		}
+		t.CredentialsSet = t.SealedCredentials != nil
+	}
 	err = s.tx.InTx(ctx, func(ctx context.Context) error {
 		if err := s.store.CreateIntegration(ctx, t); err != nil {
 			return err
 		}
 		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "ticket_integration.create", "ticket_integration", t.ID,
-			map[string]any{"provider": t.Provider}, now)
+			map[string]any{"provider": t.Provider, "credentials_set": t.CredentialsSet}, now)
 	})
 	return t, err
 }

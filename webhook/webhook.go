@@ -297,9 +297,11 @@ type IssueTransitioner interface {
 	ResolveFromTicket(ctx context.Context, workspaceID, issueID, origin string) (changed bool, err error)
 }
 
-// Enqueuer puts delivery jobs on the job queue, inside the transaction in ctx.
+// Enqueuer puts delivery and ticket sync jobs on the job queue, inside the transaction
+// in ctx. A ticket sync job already queued or running for the integration is enough.
 type Enqueuer interface {
 	EnqueueDelivery(ctx context.Context, deliveryID, workspaceID string) error
+	EnqueueTicketSync(ctx context.Context, integrationID, workspaceID string) error
 }
 
 // Tx runs a function in a transaction carried by ctx.
@@ -338,6 +340,8 @@ type Config struct {
 	Expire time.Duration
 	// ConsumerNoticeCap is the workspace's consumer notices per hour (default 20).
 	ConsumerNoticeCap int
+	// TicketPollBatch bounds the tickets an integration's poll reads per run (default 50).
+	TicketPollBatch int
 }
 
 // Service is the notification feature.
@@ -355,8 +359,10 @@ type Service struct {
 	policy    netguard.Policy
 	resolver  netguard.Resolver
 	client    *http.Client
-	limits    *limiter
-	inbound   *windowLimiter
+	// ticketClient calls ticket providers: the same guard, its own timeout.
+	ticketClient *http.Client
+	limits       *limiter
+	inbound      *windowLimiter
 
 	dispatchMu sync.Mutex
 	failures   map[string]int // failing outbox rows and scans, guarded by dispatchMu
@@ -401,6 +407,9 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 	if cfg.ConsumerNoticeCap <= 0 {
 		cfg.ConsumerNoticeCap = 20
 	}
+	if cfg.TicketPollBatch <= 0 {
+		cfg.TicketPollBatch = pollBatch
+	}
 	policy := netguard.Policy{AllowHosts: cfg.AllowHosts}
 	client := netguard.NewHTTPClient(netguard.NewDialer(policy, cfg.Resolver), delivery.Timeout, cfg.RootCAs)
 	if t, ok := client.Transport.(*http.Transport); ok {
@@ -411,8 +420,12 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 	}
 	return &Service{store: store, tx: tx, jobs: jobs, box: box, msgs: msgs, clock: clock, log: log,
 		incidents: incidents, issues: issues, cfg: cfg, policy: policy, resolver: cfg.Resolver, client: client,
-		limits: newLimiter(cfg.PerWorkspace, cfg.PerChannel), inbound: newWindowLimiter(inboundLimit, time.Minute)}
+		ticketClient: netguard.NewHTTPClient(netguard.NewDialer(policy, cfg.Resolver), ticketCallTimeout, cfg.RootCAs),
+		limits:       newLimiter(cfg.PerWorkspace, cfg.PerChannel), inbound: newWindowLimiter(inboundLimit, time.Minute)}
 }
 
-// Close releases idle connections to receivers.
-func (s *Service) Close() { s.client.CloseIdleConnections() }
+// Close releases idle connections to receivers and ticket providers.
+func (s *Service) Close() {
+	s.client.CloseIdleConnections()
+	s.ticketClient.CloseIdleConnections()
+}

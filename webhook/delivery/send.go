@@ -154,6 +154,11 @@ func statusText(code int) string {
 	return "http " + strconv.Itoa(code)
 }
 
+// ErrorText is the stable text of an HTTP client error (one of the ErrText*
+// constants), for other outbound calls through the guarded client (ticket
+// providers): it never holds a URL, a host or an address.
+func ErrorText(err error) string { return errText(err) }
+
 // errText turns a client error into a stable text. err.Error() is never
 // used: it carries the URL (url.Error) and the address (net.OpError).
 func errText(err error) string {
