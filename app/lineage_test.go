@@ -644,6 +644,33 @@ func TestLineageFromViewSQLImpactIncidentsAndSnapshots(t *testing.T) {
 		if len(d.AddedEdges)+len(d.RemovedEdges) != 0 {
 			t.Fatalf("latest against latest: %+v", d)
 		}
+
+		// A dataset in a restricted-access domain is not counted for callers who cannot
+		// see it, in the history as in a diff's snapshots: one node fewer, and fewer edges.
+		if r := env.Do(t, http.MethodPost, "/api/v1/domains", le.admin, map[string]any{"name": "Finanças", "restricted": true,
+			"dataset_ids": []string{revenue}}); r.Status != http.StatusCreated {
+			t.Fatalf("restricted domain: %d %s", r.Status, r.Body)
+		}
+		var asAdmin, asToken []map[string]any
+		le.get(t, "/api/v1/knowledge/graph/history", le.admin, &asAdmin)
+		le.get(t, "/api/v1/knowledge/graph/history", le.tok, &asToken)
+		if len(asAdmin) != len(asToken) || len(asAdmin) == 0 {
+			t.Fatalf("history lengths %d and %d", len(asAdmin), len(asToken))
+		}
+		for i := range asAdmin {
+			an, ae := asAdmin[i]["nodes_count"].(float64), asAdmin[i]["edges_count"].(float64)
+			tn, te := asToken[i]["nodes_count"].(float64), asToken[i]["edges_count"].(float64)
+			if tn != an-1 || te >= ae {
+				t.Fatalf("snapshot %v: admin %v nodes %v edges, token %v nodes %v edges", asAdmin[i]["id"], an, ae, tn, te)
+			}
+		}
+		var diff struct {
+			From map[string]any `json:"from"`
+		}
+		le.get(t, "/api/v1/knowledge/graph/diff?from="+asToken[0]["id"].(string), le.tok, &diff)
+		if diff.From["nodes_count"] != asToken[0]["nodes_count"] || diff.From["edges_count"] != asToken[0]["edges_count"] {
+			t.Fatalf("diff snapshot counts %v, history %v", diff.From, asToken[0])
+		}
 	})
 }
 

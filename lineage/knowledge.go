@@ -350,6 +350,12 @@ type KnowledgeStore interface {
 	SnapshotAt(ctx context.Context, workspaceID string, at time.Time) (Snapshot, error)
 	// VisibleDatasets says which dataset ids (live or dropped) the viewer may see.
 	VisibleDatasets(ctx context.Context, v catalog.Viewer, ids []string) (map[string]bool, error)
+	// HiddenDatasets lists the workspace's datasets (live or dropped) the viewer may not
+	// see, as node ids (DatasetNodeID).
+	HiddenDatasets(ctx context.Context, v catalog.Viewer) ([]string, error)
+	// SnapshotCountsWithout counts, per snapshot among ids, the nodes that are not in
+	// hidden and the edges that touch none of them: [nodes, edges].
+	SnapshotCountsWithout(ctx context.Context, workspaceID string, ids, hidden []string) (map[string][2]int, error)
 	// DomainLinks returns the workspace's domain memberships and names.
 	DomainLinks(ctx context.Context, workspaceID string) (DomainLinks, error)
 	// ManagedDomains returns the domains on which one of the teams has a manager grant.
@@ -460,15 +466,38 @@ func (s *Service) TakeSnapshot(ctx context.Context) (Snapshot, bool, error) {
 }
 
 // SnapshotHistory lists the workspace's snapshots, newest first (at most 90 are kept).
+// Their node and edge counts are the caller's: datasets the caller cannot see, and the
+// edges that touch them, are not counted (as Diff leaves them out).
 func (s *Service) SnapshotHistory(ctx context.Context, page vigia.Page) (vigia.List[Snapshot], error) {
-	p, err := vigia.MustPrincipal(ctx)
+	_, v, err := principal(ctx)
 	if err != nil {
 		return vigia.List[Snapshot]{}, err
 	}
 	if page.Limit == 0 {
 		page.Limit = MaxSnapshots
 	}
-	return s.store.Snapshots(ctx, p.WorkspaceID, page)
+	list, err := s.store.Snapshots(ctx, v.WorkspaceID, page)
+	if err != nil || v.Admin || len(list.Items) == 0 {
+		return list, err
+	}
+	hidden, err := s.store.HiddenDatasets(ctx, v)
+	if err != nil || len(hidden) == 0 {
+		return list, err
+	}
+	ids := make([]string, len(list.Items))
+	for i, sn := range list.Items {
+		ids[i] = sn.ID
+	}
+	counts, err := s.store.SnapshotCountsWithout(ctx, v.WorkspaceID, ids, hidden)
+	if err != nil {
+		return list, err
+	}
+	for i, sn := range list.Items {
+		if c, ok := counts[sn.ID]; ok {
+			list.Items[i].NodesCount, list.Items[i].EdgesCount = c[0], c[1]
+		}
+	}
+	return list, nil
 }
 
 // RenamedNode is a node whose name changed between two snapshots.
@@ -477,6 +506,21 @@ type RenamedNode struct {
 	Kind NodeKind `json:"kind"`
 	From string   `json:"from"`
 	To   string   `json:"to"`
+}
+
+// visibleCounts counts a snapshot's nodes that ok accepts and its edges between them.
+func visibleCounts(b SnapshotBody, ok func(id string) bool) (nodes, edges int) {
+	for _, n := range b.Nodes {
+		if ok(n.ID) {
+			nodes++
+		}
+	}
+	for _, e := range b.Edges {
+		if ok(e.Source) && ok(e.Target) {
+			edges++
+		}
+	}
+	return nodes, edges
 }
 
 // DiffCounts counts a diff per kind.
@@ -544,6 +588,9 @@ func (s *Service) Diff(ctx context.Context, from string, to *string) (GraphDiff,
 	ok := func(id string) bool {
 		d, isDS := strings.CutPrefix(id, "dataset:")
 		return !isDS || vis[d]
+	}
+	for _, sn := range []*Snapshot{&a, &b} {
+		sn.NodesCount, sn.EdgesCount = visibleCounts(sn.Body, ok)
 	}
 	d := GraphDiff{From: a, To: b, AddedNodes: []KNode{}, RemovedNodes: []KNode{}, RenamedNodes: []RenamedNode{},
 		AddedEdges: []KEdge{}, RemovedEdges: []KEdge{}, ByKind: map[string]DiffCounts{}}

@@ -589,6 +589,41 @@ func (s *LineageStore) Snapshots(ctx context.Context, ws string, page vigia.Page
 	return out, translate(err)
 }
 
+// HiddenDatasets implements lineage.KnowledgeStore.
+func (s *LineageStore) HiddenDatasets(ctx context.Context, v catalog.Viewer) ([]string, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT 'dataset:' || d.id::text FROM datasets d
+		WHERE d.workspace_id = $1 AND NOT `+VisibleSQL("d.id", 2, 3), v.WorkspaceID, v.TeamIDs, v.Admin)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return ids, translate(err)
+}
+
+// SnapshotCountsWithout implements lineage.KnowledgeStore, reading the bodies where they
+// are stored rather than sending them.
+func (s *LineageStore) SnapshotCountsWithout(ctx context.Context, ws string, ids, hidden []string) (map[string][2]int, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT s.id::text,
+		(SELECT count(*) FROM jsonb_array_elements(s.body->'nodes') n WHERE NOT (n->>'id' = ANY($3::text[]))),
+		(SELECT count(*) FROM jsonb_array_elements(s.body->'edges') e
+		  WHERE NOT (e->>'source' = ANY($3::text[])) AND NOT (e->>'target' = ANY($3::text[])))
+		FROM graph_snapshots s WHERE s.workspace_id = $1 AND s.id = ANY($2::uuid[])`, ws, ids, hidden)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := make(map[string][2]int, len(ids))
+	for rows.Next() {
+		var id string
+		var c [2]int
+		if err := rows.Scan(&id, &c[0], &c[1]); err != nil {
+			return nil, translate(err)
+		}
+		out[id] = c
+	}
+	return out, translate(rows.Err())
+}
+
 // SnapshotByID returns a snapshot with its body.
 func (s *LineageStore) SnapshotByID(ctx context.Context, ws, id string) (lineage.Snapshot, error) {
 	sn, err := scanSnapshot(s.db.q(ctx).QueryRow(ctx, snapshotSelect+`, body FROM graph_snapshots WHERE workspace_id = $1 AND id = $2`, ws, id), true)
