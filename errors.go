@@ -133,6 +133,13 @@ func BadRequest(code, key string) *Error {
 	return &Error{Kind: KindBadRequest, Code: code, Key: key}
 }
 
+// BadGateway reports a 502: an external provider Vigia called on the caller's behalf
+// failed or was refused. cause is logged, never shown; params must hold no URL, token
+// or text of the provider.
+func BadGateway(code, key string, params map[string]any, cause error) *Error {
+	return &Error{Kind: KindBadGateway, Code: code, Key: key, Params: params, Err: cause}
+}
+
 // Internal wraps a cause that must be logged and never shown.
 func Internal(err error) *Error {
 	return &Error{Kind: KindInternal, Code: CodeInternal, Key: "error.internal", Err: err}

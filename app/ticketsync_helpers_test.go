@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -57,6 +58,28 @@ type fakeTracker struct {
 	missing map[string]bool
 	fail    []int
 	got     []trackerRequest
+	// projects are what target reads list: Jira's project search (one page of
+	// maxResults), Linear's teams (first 100, keys and names) and the generic
+	// GET /targets (everything; 404 while nil).
+	projects []fakeProject
+}
+
+// fakeProject is a project (or team) of a fake tracker with its issue types.
+type fakeProject struct {
+	Key, Name string
+	Types     []fakeIssueType
+}
+
+// fakeIssueType is an issue type of a fake project.
+type fakeIssueType struct {
+	ID, Name string
+	Subtask  bool
+}
+
+func (f *fakeTracker) setProjects(ps ...fakeProject) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.projects = ps
 }
 
 func mustTracker(tb testing.TB) *fakeTracker {
@@ -154,6 +177,34 @@ func (f *fakeTracker) serve(w http.ResponseWriter, r *http.Request) {
 		default:
 			w.WriteHeader(http.StatusMethodNotAllowed)
 		}
+	case path == "/rest/api/3/project/search" && r.Method == http.MethodGet:
+		start, _ := strconv.Atoi(r.URL.Query().Get("startAt"))
+		size, _ := strconv.Atoi(r.URL.Query().Get("maxResults"))
+		if size <= 0 {
+			size = 50
+		}
+		end := min(start+size, len(f.projects))
+		values := []any{}
+		for _, p := range f.projects[min(start, end):end] {
+			types := []any{}
+			for _, it := range p.Types {
+				types = append(types, map[string]any{"self": "https://x/" + it.ID, "id": it.ID, "name": it.Name, "subtask": it.Subtask,
+					"description": "d"})
+			}
+			values = append(values, map[string]any{"id": "100" + p.Key, "key": p.Key, "name": p.Name, "issueTypes": types})
+		}
+		reply(200, map[string]any{"startAt": start, "maxResults": size, "total": len(f.projects), "isLast": end == len(f.projects),
+			"values": values})
+	case path == "/targets" && f.projects != nil:
+		targets := []any{}
+		for _, p := range f.projects {
+			types := []any{}
+			for _, it := range p.Types {
+				types = append(types, map[string]any{"id": it.ID, "name": it.Name})
+			}
+			targets = append(targets, map[string]any{"key": p.Key, "name": p.Name, "issue_types": types})
+		}
+		reply(200, map[string]any{"targets": targets})
 	case path == "/graphql":
 		f.serveLinear(body, reply)
 	case strings.HasPrefix(path, "/tickets/"):
@@ -169,7 +220,7 @@ func (f *fakeTracker) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveLinear answers the three GraphQL operations Vigia sends Linear. Issue ids are
+// serveLinear answers the four GraphQL operations Vigia sends Linear. Issue ids are
 // "id-" + key; the team's states are s-unstarted, s-started and s-completed.
 func (f *fakeTracker) serveLinear(body []byte, reply func(int, any)) {
 	var in struct {
@@ -179,6 +230,13 @@ func (f *fakeTracker) serveLinear(body []byte, reply func(int, any)) {
 	_ = json.Unmarshal(body, &in)
 	types := map[string]string{"new": "unstarted", "indeterminate": "started", "done": "completed"}
 	switch {
+	case strings.Contains(in.Query, "teams(first: 100)"):
+		nodes := []any{}
+		for _, p := range f.projects[:min(100, len(f.projects))] {
+			nodes = append(nodes, map[string]any{"id": "team-" + p.Key, "key": p.Key, "name": p.Name})
+		}
+		reply(200, map[string]any{"data": map[string]any{"teams": map[string]any{"nodes": nodes,
+			"pageInfo": map[string]any{"hasNextPage": len(f.projects) > 100}}}})
 	case strings.Contains(in.Query, "commentCreate"):
 		reply(200, map[string]any{"data": map[string]any{"commentCreate": map[string]any{"success": true}}})
 	case strings.Contains(in.Query, "issueUpdate"):

@@ -244,6 +244,29 @@ type TicketIntegrationOut struct {
 	FailedWrites     int        `json:"failed_writes" doc:"Comments and transitions that failed for good"`
 }
 
+// TicketIssueTypeOut is an issue type of a ticket target.
+type TicketIssueTypeOut struct {
+	ID      string `json:"id" doc:"The provider's id of the issue type"`
+	Name    string `json:"name"`
+	Subtask bool   `json:"subtask" doc:"A Jira sub-task type (a ticket of it needs a parent); false elsewhere"`
+}
+
+// TicketTargetOut is where an integration's tickets live: a Jira project with its issue
+// types, a Linear team (no issue types) or a generic tracker's target.
+type TicketTargetOut struct {
+	Key        string               `json:"key" doc:"Project or team key (OPS, ENG)"`
+	Name       string               `json:"name"`
+	IssueTypes []TicketIssueTypeOut `json:"issue_types" doc:"Empty for Linear teams"`
+}
+
+// TicketTargetsOut is the targets of an integration, read from its provider.
+type TicketTargetsOut struct {
+	Targets          []TicketTargetOut   `json:"targets" maxItems:"100" doc:"At most 100, in the provider's order"`
+	Truncated        bool                `json:"truncated" doc:"The provider has more than the targets listed"`
+	DefaultProject   *string             `json:"default_project" doc:"The integration's project when it is among the targets, else null"`
+	DefaultIssueType *TicketIssueTypeOut `json:"default_issue_type" doc:"The default project's first type that is not a sub-task named Task (Tarefa, Tarea), else Bug, else its first type that is not a sub-task, else its first; null without a default project or for teams"`
+}
+
 // TicketSyncIn sets an integration's synchronisation; absent fields keep their value.
 type TicketSyncIn struct {
 	WebhookSecret *string `json:"webhook_secret,omitempty" maxLength:"256" doc:"16 or more characters; empty disables inbound webhooks"`
@@ -371,6 +394,16 @@ func (s *Server) webhookRoutes() {
 			"generic: bearer token. Sealed at rest and never returned, logged or audited; an empty api_token removes them. The base " +
 			"URL is checked as channel URLs are (https, public addresses; 422 on base_url). Setting them makes the first poll due " +
 			"now and ends any back-off. Session of an admin only: API tokens get 403."}, s.handleIntegrationCredentials)
+	s.register(operation{ID: "listTicketTargets", Method: http.MethodGet, Path: "/api/v1/tickets/integrations/{integration_id}/targets",
+		Tag: "tickets", Summary: "Projects (with issue types) or teams the integration's tracker offers, read from the provider",
+		Params: []param{integrationIDParam}, Response: TicketTargetsOut{}, Desc: "Up to 100 targets: Jira projects with their " +
+			"issue types, Linear teams (empty issue_types), the generic provider's GET {base_url}/targets (docs/webhooks.md), plus " +
+			"default_project and default_issue_type. Called with the integration's API credentials, which never come back; the " +
+			"read does not change the polling state. Vigia has no plans: this operation never answers 402.",
+		Errors: map[int]string{http.StatusConflict: "ticket_credentials_missing: the integration has no API credentials",
+			http.StatusBadGateway: "ticket_provider_failed (the provider answered 5xx, 401, 403, 429, a redirect or an undocumented " +
+				"answer, timed out or could not be reached) or ticket_destination_refused (anti-SSRF refused its address)"}},
+		s.handleTicketTargets)
 	s.register(operation{ID: "linkTicket", Method: http.MethodPost, Path: "/api/v1/tickets/link", Tag: "tickets",
 		Summary: "Link an issue to a ticket", Body: TicketLinkIn{}, Response: TicketLinkOut{}, Status: http.StatusCreated,
 		Desc: "The key must be the URL's key and belong to the integration's project (422 otherwise); without integration_id " +
@@ -670,6 +703,32 @@ func (s *Server) handleIntegrationGet(w http.ResponseWriter, r *http.Request, in
 		return
 	}
 	writeJSON(w, http.StatusOK, toIntegrationOut(t))
+}
+
+func (s *Server) handleTicketTargets(w http.ResponseWriter, r *http.Request, in *input) {
+	tt, err := s.deps.Webhooks.Targets(r.Context(), in.Path("integration_id"))
+	s.reply(w, r, err, func() any { return toTargetsOut(tt) })
+}
+
+func toIssueTypeOut(it webhook.TicketIssueType) TicketIssueTypeOut {
+	return TicketIssueTypeOut{ID: it.ID, Name: it.Name, Subtask: it.Subtask}
+}
+
+func toTargetsOut(tt webhook.TicketTargets) TicketTargetsOut {
+	out := TicketTargetsOut{Targets: make([]TicketTargetOut, 0, len(tt.Targets)), Truncated: tt.Truncated,
+		DefaultProject: tt.DefaultProject}
+	for _, tg := range tt.Targets {
+		types := make([]TicketIssueTypeOut, 0, len(tg.IssueTypes))
+		for _, it := range tg.IssueTypes {
+			types = append(types, toIssueTypeOut(it))
+		}
+		out.Targets = append(out.Targets, TicketTargetOut{Key: tg.Key, Name: tg.Name, IssueTypes: types})
+	}
+	if tt.DefaultIssueType != nil {
+		it := toIssueTypeOut(*tt.DefaultIssueType)
+		out.DefaultIssueType = &it
+	}
+	return out
 }
 
 func (s *Server) handleIntegrationCredentials(w http.ResponseWriter, r *http.Request, in *input) {

@@ -51,7 +51,7 @@ func integrationFailure(code string) *ticketError { return &ticketError{Code: co
 
 func ticketFailure(code string) *ticketError { return &ticketError{Code: code} }
 
-// ticketAPI is what polling and write-back ask of a provider.
+// ticketAPI is what polling, write-back and the targets read ask of a provider.
 type ticketAPI interface {
 	// Closed reports whether the ticket's status category is done.
 	Closed(ctx context.Context, key string) (bool, error)
@@ -59,6 +59,10 @@ type ticketAPI interface {
 	Comment(ctx context.Context, key, text string) error
 	// Move closes (close true) or reopens the ticket; a ticket already there is left alone.
 	Move(ctx context.Context, key string, close bool) error
+	// Targets lists where tickets can be created, as the provider sent them (one page
+	// of MaxTicketTargets asked for; Service.Targets keeps the first MaxTicketTargets),
+	// and whether the provider says it has more.
+	Targets(ctx context.Context) (targets []TicketTarget, truncated bool, err error)
 }
 
 // apiCredentials are an integration's sealed API credentials: Jira's account email and
