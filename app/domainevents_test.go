@@ -83,13 +83,21 @@ func TestDomainVerdictAndConsumerSLANotices(t *testing.T) {
 	// A critical issue of a member dataset open for 30 hours passes the 24-hour target.
 	issueID := vigia.NewID()
 	created := time.Now().UTC().Add(-30 * time.Hour)
-	pool := env.DB.Pool()
-	if _, err := pool.Exec(context.Background(), `INSERT INTO issues (id, workspace_id, dataset_id, type, severity, status, title, created_at, updated_at)
+	// One transaction: the workers' SLA timers must not see the issue without its history.
+	tx, err := env.DB.Pool().Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(context.Background(), `INSERT INTO issues (id, workspace_id, dataset_id, type, severity, status, title, created_at, updated_at)
 		VALUES ($1, $2, $3, 'schema_drift', 'critical', 'open', 'Coluna removida', $4, $4)`, issueID, ws, clientes, created); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Exec(context.Background(), `INSERT INTO issue_history (id, issue_id, workspace_id, to_status, origin, event, created_at)
+	if _, err := tx.Exec(context.Background(), `INSERT INTO issue_history (id, issue_id, workspace_id, to_status, origin, event, created_at)
 		VALUES ($1, $2, $3, 'open', 'scan:s', 'opened', $4)`, vigia.NewID(), issueID, ws, created); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 { // the second run finds nothing new to notify

@@ -35,11 +35,21 @@ func MustFinishedScan(tb testing.TB, env *apptest.Env, ws, connectionID string, 
 	tb.Helper()
 	id := vigia.NewID()
 	ctx := context.Background()
-	if _, err := env.DB.Pool().Exec(ctx, `INSERT INTO scans (id, workspace_id, connection_id, status, created_at, finished_at)
+	// One transaction, as a real scan finishes: a dispatcher running meanwhile must not
+	// see the finished scan before its issues.
+	tx, err := env.DB.Pool().Begin(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `INSERT INTO scans (id, workspace_id, connection_id, status, created_at, finished_at)
 		VALUES ($1, $2, $3, 'succeeded', now(), now())`, id, ws, connectionID); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := env.DB.Pool().Exec(ctx, `UPDATE issues SET first_scan_id = $1, last_scan_id = $1 WHERE id = ANY($2::uuid[])`, id, issues); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE issues SET first_scan_id = $1, last_scan_id = $1 WHERE id = ANY($2::uuid[])`, id, issues); err != nil {
+		tb.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
 		tb.Fatal(err)
 	}
 	return id
