@@ -14,6 +14,9 @@ const batchWait = 2 * time.Millisecond
 // caches the answers for the rest of the request.
 type loader[K comparable, V any] struct {
 	fetch func(ctx context.Context, keys []K) (map[K]V, error)
+	// gather, when set, replaces the batchWait pause before a fetch: it returns when the
+	// batch may go, given how many keys it holds so far (tests make batching certain).
+	gather func(pending func() int)
 
 	mu      sync.Mutex
 	pending *batch[K, V]
@@ -56,7 +59,15 @@ func (l *loader[K, V]) Load(ctx context.Context, key K) (V, bool, error) {
 }
 
 func (l *loader[K, V]) run(ctx context.Context, b *batch[K, V]) {
-	time.Sleep(batchWait)
+	if l.gather != nil {
+		l.gather(func() int {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			return len(b.keys)
+		})
+	} else {
+		time.Sleep(batchWait)
+	}
 	l.mu.Lock()
 	l.pending = nil
 	keys := b.keys
