@@ -37,23 +37,7 @@ func benchSQLite(b *testing.B) (source.Kind, string) {
 
 func benchPostgres(b *testing.B) (source.Kind, string) {
 	b.Helper()
-	admin, err := sql.Open("pgx", pgAdminDSN)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { admin.Close() })
-	if err := admin.Ping(); err != nil {
-		b.Skipf("postgres not reachable: %v", err)
-	}
-	name := "src_bench_" + randomSuffix(b)
-	mustExec(b, admin, "CREATE DATABASE "+name)
-	b.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
-	dsn := "postgres://postgres@127.0.0.1:5432/" + name + "?sslmode=disable"
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	dsn, db := freshPostgres(b)
 	mustExec(b, db, `CREATE TABLE clientes (id integer PRIMARY KEY, nome text, email text, telefone text,
 		nif text, saldo numeric(12,2), criado_em timestamp, segmento text, codigo integer)`)
 	mustExec(b, db, fmt.Sprintf(`INSERT INTO clientes SELECT i, 'Cliente ' || i,
@@ -67,23 +51,7 @@ func benchPostgres(b *testing.B) (source.Kind, string) {
 
 func benchMySQL(b *testing.B) (source.Kind, string) {
 	b.Helper()
-	admin, err := sql.Open("mysql", mysqlAdminDSN)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { admin.Close() })
-	if err := admin.Ping(); err != nil {
-		b.Skipf("mysql not reachable: %v", err)
-	}
-	name := "src_bench_" + randomSuffix(b)
-	mustExec(b, admin, "CREATE DATABASE "+name)
-	b.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name) })
-	dsn := "root@tcp(127.0.0.1:3306)/" + name
-	db, err := sql.Open("mysql", dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	dsn, db := freshMySQL(b, "")
 	mustExec(b, db, `CREATE TABLE clientes (id int PRIMARY KEY, nome varchar(100), email varchar(100), telefone varchar(20),
 		nif varchar(9), saldo decimal(12,2), criado_em datetime, segmento varchar(1), codigo int)`)
 	// Six cross-joined digit tables count to a million without recursion limits.
