@@ -335,9 +335,6 @@ type DomainSuggestionsOut struct {
 }
 
 func (s *Server) lineageRoutes() {
-	if s.deps.Lineage == nil {
-		return
-	}
 	s.register(operation{ID: "getDatasetLineage", Method: http.MethodGet, Path: "/api/v1/datasets/{dataset_id}/lineage", Tag: "lineage",
 		Summary: "Direct upstream and downstream, exposures and reach_total", Params: []param{datasetIDParam}, Response: LineageOut{},
 		Desc: "A neighbour the caller cannot see is restricted: true, without id, name, linking column or column map; it still counts in reach_total."},

@@ -118,4 +118,11 @@ func TestTokenCommands(t *testing.T) {
 	if code := run(ctx, []string{"openapi"}, &out, &errb); code != 0 || !strings.Contains(out.String(), `"openapi":"3.1.0"`) {
 		t.Fatalf("openapi: %d %.100s", code, out.String())
 	}
+	// The printed document is the whole API, every feature's routes included.
+	for _, path := range []string{"/api/v1/datasets/{dataset_id}/lineage", "/api/v1/domains/suggestions", "/api/v1/knowledge/graph",
+		"/api/v1/tickets/integrations/{integration_id}/targets", "/api/v1/domains/{domain_id}/verdict"} {
+		if !strings.Contains(out.String(), `"`+path+`"`) {
+			t.Errorf("vigia openapi leaves out %s", path)
+		}
+	}
 }
