@@ -80,10 +80,9 @@ func verdictOrUnknown(v string) quality.Verdict {
 // DomainVerdictEvent is the outbox row of a domain verdict change: its idempotency key is
 // the sha256 of domain, scan and type, the same on a repeated scan.
 type DomainVerdictEvent struct {
-	WorkspaceID, ScanID string
-	Change              DomainVerdictChange
-	IdempotencyKey      string
-	Payload             map[string]any
+	WorkspaceID, ScanID, DomainID string
+	IdempotencyKey                string
+	Payload                       map[string]any
 }
 
 // AfterScan runs at the end of every successful scan: every domain whose aggregated
@@ -101,7 +100,7 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, _, scanID string) 
 			for _, d := range c.Changed {
 				changed = append(changed, map[string]any{"dataset_id": d.DatasetID, "dataset_name": d.DatasetName})
 			}
-			ev := DomainVerdictEvent{WorkspaceID: workspaceID, ScanID: scanID, Change: c,
+			ev := DomainVerdictEvent{WorkspaceID: workspaceID, ScanID: scanID, DomainID: c.DomainID,
 				IdempotencyKey: scan.IdempotencyKey(c.DomainID, scanID, EventDomainVerdictChanged, ""),
 				Payload: map[string]any{"domain_id": c.DomainID, "domain_name": c.DomainName, "from": c.From, "to": c.To,
 					"scan_id": scanID, "datasets_changed": changed}}

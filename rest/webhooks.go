@@ -698,11 +698,7 @@ func toCredentialsInput(in *TicketCredentialsIn) *webhook.CredentialsInput {
 
 func (s *Server) handleIntegrationGet(w http.ResponseWriter, r *http.Request, in *input) {
 	t, err := s.deps.Webhooks.Integration(r.Context(), in.Path("integration_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toIntegrationOut(t))
+	s.reply(w, r, err, func() any { return toIntegrationOut(t) })
 }
 
 func (s *Server) handleTicketTargets(w http.ResponseWriter, r *http.Request, in *input) {
@@ -738,11 +734,7 @@ func (s *Server) handleIntegrationCredentials(w http.ResponseWriter, r *http.Req
 		return
 	}
 	t, err := s.deps.Webhooks.SetCredentials(r.Context(), in.Path("integration_id"), *toCredentialsInput(&body))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toIntegrationOut(t))
+	s.reply(w, r, err, func() any { return toIntegrationOut(t) })
 }
 
 func (s *Server) handleIntegrationList(w http.ResponseWriter, r *http.Request, _ *input) {

@@ -86,17 +86,8 @@ func (s *LineageStore) VisibleDatasets(ctx context.Context, v catalog.Viewer, id
 	if err != nil {
 		return nil, translate(err)
 	}
-	for rows.Next() {
-		var id string
-		var ok bool
-		if err := rows.Scan(&id, &ok); err != nil {
-			rows.Close()
-			return nil, translate(err)
-		}
-		out[id] = ok
-	}
-	if err := rows.Err(); err != nil {
-		return nil, translate(err)
+	if err := scanInto(rows, out); err != nil {
+		return nil, err
 	}
 	for _, id := range ids {
 		if _, ok := out[id]; !ok {
@@ -201,16 +192,7 @@ func (s *LineageStore) Reach(ctx context.Context, ws string, ids []string) (map[
 	if err != nil {
 		return nil, translate(err)
 	}
-	for rows.Next() {
-		var id string
-		var n int
-		if err := rows.Scan(&id, &n); err != nil {
-			rows.Close()
-			return nil, translate(err)
-		}
-		out[id] = n
-	}
-	return out, translate(rows.Err())
+	return out, scanInto(rows, out)
 }
 
 // SetReach replaces the workspace's reach counts (datasets not named count 0).

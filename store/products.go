@@ -203,15 +203,7 @@ func (s *ProductStore) TeamNames(ctx context.Context, workspaceID string, teamID
 	if err != nil {
 		return nil, translate(err)
 	}
-	for rows.Next() {
-		var id, name string
-		if err := rows.Scan(&id, &name); err != nil {
-			rows.Close()
-			return nil, translate(err)
-		}
-		out[id] = name
-	}
-	return out, translate(rows.Err())
+	return out, scanInto(rows, out)
 }
 
 // VisibleDatasetNames returns the names of the viewer's live datasets among ids.
@@ -223,15 +215,7 @@ func (s *ProductStore) VisibleDatasetNames(ctx context.Context, v catalog.Viewer
 	if err != nil {
 		return nil, translate(err)
 	}
-	for rows.Next() {
-		var id, name string
-		if err := rows.Scan(&id, &name); err != nil {
-			rows.Close()
-			return nil, translate(err)
-		}
-		out[id] = name
-	}
-	return out, translate(rows.Err())
+	return out, scanInto(rows, out)
 }
 
 // AllMembers lists every live member of a domain by name.
@@ -539,6 +523,6 @@ func (s *ProductStore) InsertDomainVerdictEvent(ctx context.Context, ev product.
 	}
 	_, err = s.db.q(ctx).Exec(ctx, `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, scan_id, idempotency_key, payload, created_at)
 		VALUES ($1, $2, $3, 'domain', $4, $5, $6, $7, $8) ON CONFLICT (workspace_id, idempotency_key) DO NOTHING`,
-		vigia.NewID(), ev.WorkspaceID, product.EventDomainVerdictChanged, ev.Change.DomainID, ev.ScanID, ev.IdempotencyKey, payload, at)
+		vigia.NewID(), ev.WorkspaceID, product.EventDomainVerdictChanged, ev.DomainID, ev.ScanID, ev.IdempotencyKey, payload, at)
 	return translate(err)
 }

@@ -202,3 +202,17 @@ func isCode(err error, code string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == code
 }
+
+// scanInto reads rows of (id, value) into out and closes them.
+func scanInto[V any](rows pgx.Rows, out map[string]V) error {
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var v V
+		if err := rows.Scan(&id, &v); err != nil {
+			return translate(err)
+		}
+		out[id] = v
+	}
+	return translate(rows.Err())
+}

@@ -527,6 +527,14 @@ func scanOf(ev OutboxEvent, fromPayload string) string {
 	return ""
 }
 
+// orSubject is the id a payload names, else the event's subject.
+func orSubject(id string, ev OutboxEvent) string {
+	if id == "" {
+		return ev.SubjectID
+	}
+	return id
+}
+
 func (s *Service) oneDataset(ctx context.Context, workspaceID, id string) (DatasetFacts, error) {
 	if !vigia.ValidID(id) {
 		return DatasetFacts{}, errSkip
@@ -545,9 +553,7 @@ func (s *Service) oneDataset(ctx context.Context, workspaceID, id string) (Datas
 // oneDomain loads the domain an event is about: id, else the event's subject; errSkip
 // when it is not an id or the domain no longer exists.
 func (s *Service) oneDomain(ctx context.Context, ev OutboxEvent, id string) (DomainFacts, error) {
-	if id == "" {
-		id = ev.SubjectID
-	}
+	id = orSubject(id, ev)
 	if !vigia.ValidID(id) {
 		return DomainFacts{}, errSkip
 	}
@@ -563,10 +569,7 @@ func (s *Service) fanOutDatasetVerdict(ctx context.Context, w *wsCtx, ev OutboxE
 	if err := decode(ev.Payload, &p); err != nil {
 		return err
 	}
-	if p.DatasetID == "" {
-		p.DatasetID = ev.SubjectID
-	}
-	d, err := s.oneDataset(ctx, ev.WorkspaceID, p.DatasetID)
+	d, err := s.oneDataset(ctx, ev.WorkspaceID, orSubject(p.DatasetID, ev))
 	if err != nil {
 		return err
 	}
@@ -653,10 +656,7 @@ func (s *Service) fanOutPolicy(ctx context.Context, w *wsCtx, ev OutboxEvent) er
 	if err := decode(ev.Payload, &p); err != nil {
 		return err
 	}
-	if p.DatasetID == "" {
-		p.DatasetID = ev.SubjectID
-	}
-	d, err := s.oneDataset(ctx, ev.WorkspaceID, p.DatasetID)
+	d, err := s.oneDataset(ctx, ev.WorkspaceID, orSubject(p.DatasetID, ev))
 	if err != nil {
 		return err
 	}
@@ -704,9 +704,7 @@ func (s *Service) fanOutSLABreach(ctx context.Context, w *wsCtx, ev OutboxEvent)
 	if err := decode(ev.Payload, &p); err != nil {
 		return err
 	}
-	if p.IssueID == "" {
-		p.IssueID = ev.SubjectID
-	}
+	p.IssueID = orSubject(p.IssueID, ev)
 	if !vigia.ValidID(p.IssueID) {
 		return errSkip
 	}
