@@ -224,7 +224,6 @@ func TestEscalationAndDigest(t *testing.T) {
 	ds := env.MustDataset(t, ws, env.MustConnection(t, ws, "pg"), "public", "pagamentos")
 	rcv := MustReceiver(t, receiverHost, status(http.StatusNoContent))
 	MustChannel(t, env, admin, map[string]any{"name": "oncall", "config": map[string]any{"webhook_url": rcv.URL}})
-	MustRunWorkers(t, env)
 
 	if r := env.Do(t, http.MethodPut, "/api/v1/oncall/rota", env.MustSession(t, ws, vigia.RoleMember),
 		map[string]any{"levels": []map[string]any{{"user_id": first, "minutes": 5}}}); r.Status != 403 {
@@ -248,6 +247,9 @@ func TestEscalationAndDigest(t *testing.T) {
 	if _, err := env.DB.Pool().Exec(ctx, `UPDATE issues SET status = 'acknowledged' WHERE id = $1`, acked); err != nil {
 		t.Fatal(err)
 	}
+	// The workers (their escalation loop too) start once the rota and the issues are set
+	// up: a loop run in the middle of the set-up saw a rota created just now.
+	MustRunWorkers(t, env)
 	for range 3 {
 		if _, err := env.App.Webhooks.Escalate(ctx); err != nil {
 			t.Fatal(err)
