@@ -187,6 +187,34 @@ func replaceColumns(ctx context.Context, q querier, datasetID string, cols []sou
 	return translate(err)
 }
 
+// RecordFailure records a dataset the scan could not profile.
+func (s *ScanStore) RecordFailure(ctx context.Context, scanID, workspaceID, datasetID, code string, at time.Time) error {
+	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO scan_failures (scan_id, dataset_id, workspace_id, code, failed_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scan_id, dataset_id) DO UPDATE SET code = EXCLUDED.code, failed_at = EXCLUDED.failed_at`,
+		scanID, datasetID, workspaceID, code, at)
+	return translate(err)
+}
+
+// ScanFailures lists a scan's failed datasets by name.
+func (s *ScanStore) ScanFailures(ctx context.Context, v catalog.Viewer, scanID string) ([]scan.Failure, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT f.dataset_id::text, CASE WHEN d.schema_name = '' THEN d.table_name
+		ELSE d.schema_name || '.' || d.table_name END, f.code, f.failed_at
+		FROM scan_failures f JOIN datasets d ON d.id = f.dataset_id
+		WHERE f.scan_id = $1 AND f.workspace_id = $2 AND `+VisibleSQL("d.id", 3, 4)+` ORDER BY 2, 1`, scanID, v.WorkspaceID, v.TeamIDs, v.Admin)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.Failure, error) {
+		var f scan.Failure
+		err := r.Scan(&f.DatasetID, &f.Name, &f.Code, &f.At)
+		return f, err
+	})
+	if out == nil {
+		out = []scan.Failure{}
+	}
+	return out, translate(err)
+}
+
 // HasProfile reports whether the scan already saved the dataset's result.
 func (s *ScanStore) HasProfile(ctx context.Context, datasetID, scanID string) (bool, error) {
 	var ok bool
@@ -309,7 +337,7 @@ func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult)
 		byName[c.Name] = c
 	}
 	for _, c := range r.Columns {
-		cp := toColumnProfile(byName[c.Name], p.RowCount)
+		cp := toColumnProfile(byName[c.Name], p.RowCount, p.Truncated)
 		stored = append(stored, storedColumn{Column: c, Profile: cp})
 		b, err := json.Marshal(cp)
 		if err != nil {
@@ -326,14 +354,18 @@ func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult)
 		return vigia.Internal(err)
 	}
 	if _, err := q.Exec(ctx, `INSERT INTO dataset_profiles (dataset_id, scan_id, workspace_id, seq, row_count, depth, sample_size,
-		columns, metrics, latest_timestamp, freshness_column, duration_ms, profiled_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, nullif($11, ''), $12, $13)`,
+		columns, metrics, latest_timestamp, freshness_column, duration_ms, profiled_at, row_count_exact)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, nullif($11, ''), $12, $13, $14)`,
 		r.DatasetID, r.ScanID, r.WorkspaceID, r.Seq, p.RowCount, p.Depth, p.SampleSize, cols, metrics,
-		p.LatestTimestamp, p.FreshnessColumn, r.DurationMS, r.At); err != nil {
+		p.LatestTimestamp, p.FreshnessColumn, r.DurationMS, r.At, !p.Truncated); err != nil {
 		return translate(err)
 	}
 	if err := replaceColumns(ctx, q, r.DatasetID, r.Columns, profiles); err != nil {
 		return err
+	}
+	// An earlier attempt of the scan may have failed on the dataset; this one did not.
+	if _, err := q.Exec(ctx, `DELETE FROM scan_failures WHERE scan_id = $1 AND dataset_id = $2`, r.ScanID, r.DatasetID); err != nil {
+		return translate(err)
 	}
 	score, err := json.Marshal(r.Score)
 	if err != nil {
@@ -438,10 +470,15 @@ func nullableID(id string) any {
 	return id
 }
 
-// toColumnProfile keeps a column's statistics in the catalog's stored form.
-func toColumnProfile(c source.ColumnProfile, rows int64) catalog.ColumnProfile {
+// toColumnProfile keeps a column's statistics in the catalog's stored form. Those of a
+// profile read over the first rows only (truncated) are marked estimated, with the
+// rows read as their sample size.
+func toColumnProfile(c source.ColumnProfile, rows int64, truncated bool) catalog.ColumnProfile {
 	out := catalog.ColumnProfile{NullCount: c.NullCount, Min: c.Min, Max: c.Max, MinTime: c.MinTime, MaxTime: c.MaxTime,
 		MinLength: c.MinLength, MaxLength: c.MaxLength, AvgLength: c.AvgLength}
+	if truncated {
+		out.Estimated, out.SampleSize = true, int(rows)
+	}
 	if rows > 0 {
 		out.NullRate = float64(c.NullCount) / float64(rows)
 	}
