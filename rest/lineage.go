@@ -70,6 +70,7 @@ type LineageNeighbourOut struct {
 	Restricted    bool            `json:"restricted"`
 	EdgeKinds     []string        `json:"edge_kinds"`
 	ColumnMap     []ColumnPairOut `json:"column_map,omitempty"`
+	ColumnLevel   bool            `json:"column_level" doc:"True when the link's column map is known (it may be empty: a table read only to filter or join); false when it is known at table level only, and for a restricted neighbour"`
 	LinkingColumn *string         `json:"linking_column,omitempty"`
 	InferredOnly  bool            `json:"inferred_only" doc:"Inference by name and key is the only evidence"`
 }
@@ -77,6 +78,7 @@ type LineageNeighbourOut struct {
 // LineageOut is a dataset's direct lineage.
 type LineageOut struct {
 	DatasetID  string                `json:"dataset_id"`
+	Unresolved []string              `json:"unresolved" doc:"Reason codes of the dataset's own parsed lineage: dynamic_sql (SQL inside a string: crosstab, dblink), unparsable, not_in_dependency_catalog, no_column_map, star_unknown_table, column_ambiguous ...; empty when nothing was left out"`
 	Upstream   []LineageNeighbourOut `json:"upstream"`
 	Downstream []LineageNeighbourOut `json:"downstream"`
 	Exposures  []ExposureOut         `json:"exposures" doc:"Direct, or via downstream datasets (3 hops)"`
@@ -445,7 +447,8 @@ func toNeighbours(ns []lineage.NeighbourView) []LineageNeighbourOut {
 	out := make([]LineageNeighbourOut, 0, len(ns))
 	for _, n := range ns {
 		o := LineageNeighbourOut{Ref: n.Ref, ID: optStr(n.ID), Name: optStr(n.Name), Restricted: n.Restricted, EdgeKinds: []string{},
-			ColumnMap: toColumnPairs(n.Columns), LinkingColumn: optStr(n.LinkingColumn), InferredOnly: n.InferredOnly}
+			ColumnMap: toColumnPairs(n.Columns), ColumnLevel: n.ColumnLevel && !n.Restricted, LinkingColumn: optStr(n.LinkingColumn),
+			InferredOnly: n.InferredOnly}
 		for _, k := range n.EdgeKinds {
 			o.EdgeKinds = append(o.EdgeKinds, string(k))
 		}
@@ -460,7 +463,7 @@ func (s *Server) handleLineage(w http.ResponseWriter, r *http.Request, in *input
 		s.writeError(w, r, err)
 		return
 	}
-	out := LineageOut{DatasetID: res.DatasetID, Upstream: toNeighbours(res.Upstream), Downstream: toNeighbours(res.Downstream),
+	out := LineageOut{DatasetID: res.DatasetID, Unresolved: res.Unresolved, Upstream: toNeighbours(res.Upstream), Downstream: toNeighbours(res.Downstream),
 		Exposures: make([]ExposureOut, 0, len(res.Exposures)), ReachTotal: res.ReachTotal, Truncated: res.Truncated}
 	for _, e := range res.Exposures {
 		out.Exposures = append(out.Exposures, toExposureOut(e))

@@ -164,7 +164,8 @@ type Table struct {
 
 // TableName is a schema-qualified name of a table or view.
 type TableName struct {
-	Schema, Name string
+	Schema string `json:"schema"`
+	Name   string `json:"name"`
 }
 
 // Column is a column of a table.

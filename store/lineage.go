@@ -32,15 +32,15 @@ func (s *LineageStore) DatasetInfos(ctx context.Context, v catalog.Viewer, ids [
 		return out, nil
 	}
 	valid := vigia.ValidIDs(ids)
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.schema_name, d.table_name, d.connection_id::text, d.kind, `+VisibleSQL("d.id", 3, 4)+`
-		FROM datasets d WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL`, v.WorkspaceID, valid, v.TeamIDs, v.Admin)
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.schema_name, d.table_name, d.connection_id::text, d.kind, `+VisibleSQL("d.id", 3, 4)+`,
+		d.lineage_notes FROM datasets d WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL`, v.WorkspaceID, valid, v.TeamIDs, v.Admin)
 	if err != nil {
 		return nil, translate(err)
 	}
 	for rows.Next() {
 		var d lineage.DatasetInfo
 		var schema, table string
-		if err := rows.Scan(&d.ID, &schema, &table, &d.ConnectionID, &d.Kind, &d.Visible); err != nil {
+		if err := rows.Scan(&d.ID, &schema, &table, &d.ConnectionID, &d.Kind, &d.Visible, &d.Notes); err != nil {
 			rows.Close()
 			return nil, translate(err)
 		}
@@ -367,16 +367,22 @@ func (s *LineageStore) ConnectionDatasets(ctx context.Context, connectionID stri
 	}
 	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.schema_name, d.table_name, d.kind, coalesce(d.view_definition, ''),
 		coalesce((SELECT json_agg(json_build_object('name', c.name, 'pk', c.primary_key) ORDER BY c.position, c.name)
-		          FROM dataset_columns c WHERE c.dataset_id = d.id), '[]')
+		          FROM dataset_columns c WHERE c.dataset_id = d.id), '[]'), d.view_depends_on
 		FROM datasets d WHERE d.connection_id = $1 AND d.dropped_at IS NULL ORDER BY d.schema_name, d.table_name`, connectionID)
 	if err != nil {
 		return c, translate(err)
 	}
 	c.Datasets, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.CatalogDataset, error) {
 		var d lineage.CatalogDataset
-		var cols []byte
-		if err := r.Scan(&d.ID, &d.Schema, &d.Table, &d.Kind, &d.ViewDefinition, &cols); err != nil {
+		var cols, deps []byte
+		if err := r.Scan(&d.ID, &d.Schema, &d.Table, &d.Kind, &d.ViewDefinition, &cols, &deps); err != nil {
 			return d, err
+		}
+		if deps != nil {
+			d.DependsOnKnown = true
+			if err := json.Unmarshal(deps, &d.DependsOn); err != nil {
+				return d, err
+			}
 		}
 		var cs []struct {
 			Name string `json:"name"`
@@ -391,6 +397,28 @@ func (s *LineageStore) ConnectionDatasets(ctx context.Context, connectionID stri
 		return d, nil
 	})
 	return c, translate(err)
+}
+
+// SetLineageNotes replaces the lineage notes of a connection's live datasets.
+func (s *LineageStore) SetLineageNotes(ctx context.Context, connectionID string, notes map[string][]string) error {
+	ids := make([]string, 0, len(notes))
+	vals := make([]string, 0, len(notes))
+	for id, ns := range notes {
+		b, err := json.Marshal(ns)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		ids = append(ids, id)
+		vals = append(vals, string(b))
+	}
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE datasets d SET lineage_notes = coalesce(
+			(SELECT ARRAY(SELECT jsonb_array_elements_text(n.v::jsonb)) FROM unnest($2::uuid[], $3::text[]) AS n(id, v) WHERE n.id = d.id),
+			'{}')
+		WHERE d.connection_id = $1 AND d.dropped_at IS NULL
+		  AND d.lineage_notes IS DISTINCT FROM coalesce(
+			(SELECT ARRAY(SELECT jsonb_array_elements_text(n.v::jsonb)) FROM unnest($2::uuid[], $3::text[]) AS n(id, v) WHERE n.id = d.id),
+			'{}')`, connectionID, ids, vals)
+	return translate(err)
 }
 
 // DroppedDatasets returns a connection's dropped datasets.

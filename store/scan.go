@@ -129,11 +129,21 @@ func (s *ScanStore) SyncDatasets(ctx context.Context, workspaceID, connectionID 
 			if t.ViewDefinition != "" {
 				viewDef = &t.ViewDefinition
 			}
+			var deps []byte
+			if t.DependsOnKnown {
+				refs := make([]source.TableName, 0, len(t.DependsOn))
+				refs = append(refs, t.DependsOn...)
+				var err error
+				if deps, err = json.Marshal(refs); err != nil {
+					return vigia.Internal(err)
+				}
+			}
 			err := q.QueryRow(ctx, `INSERT INTO datasets (id, workspace_id, connection_id, schema_name, table_name, kind, view_definition,
-				created_at, updated_at, usage_reads, usage_reads_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, CASE WHEN $9::bigint IS NULL THEN NULL ELSE $8::timestamptz END)
+				created_at, updated_at, usage_reads, usage_reads_at, view_depends_on)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, CASE WHEN $9::bigint IS NULL THEN NULL ELSE $8::timestamptz END, $10)
 				ON CONFLICT (connection_id, schema_name, table_name) DO UPDATE
-				   SET kind = EXCLUDED.kind, view_definition = EXCLUDED.view_definition, dropped_at = NULL, updated_at = EXCLUDED.updated_at,
+				   SET kind = EXCLUDED.kind, view_definition = EXCLUDED.view_definition, view_depends_on = EXCLUDED.view_depends_on,
+				       dropped_at = NULL, updated_at = EXCLUDED.updated_at,
 				       queries_per_day = CASE
 				           WHEN $9::bigint IS NULL THEN NULL
 				           WHEN datasets.usage_reads IS NULL OR $9 < datasets.usage_reads
@@ -148,7 +158,7 @@ func (s *ScanStore) SyncDatasets(ctx context.Context, workspaceID, connectionID 
 				                                  OR $9 < datasets.usage_reads THEN EXCLUDED.updated_at
 				                             ELSE datasets.usage_reads_at END
 				RETURNING id::text, workspace_id::text, schema_name, table_name, kind, depth, data_country, (xmax = 0)`,
-				vigia.NewID(), workspaceID, connectionID, t.Schema, t.Name, t.Kind, viewDef, at, t.Reads).
+				vigia.NewID(), workspaceID, connectionID, t.Schema, t.Name, t.Kind, viewDef, at, t.Reads, deps).
 				Scan(&d.ID, &d.WorkspaceID, &d.Schema, &d.Table, &d.Kind, &d.Depth, &d.DataCountry, &inserted)
 			if err != nil {
 				return translate(err)

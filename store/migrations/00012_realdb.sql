@@ -27,9 +27,13 @@ ALTER TABLE connections
     ADD COLUMN lineage_database text,
     ADD COLUMN lineage_aliases text[] NOT NULL DEFAULT '{}';
 
--- Reason codes of a view's own parsed lineage that no edge carries (dynamic_sql, a
--- definition the parser rejected ...): a view never has a silent empty upstream.
-ALTER TABLE datasets ADD COLUMN lineage_notes text[] NOT NULL DEFAULT '{}';
+-- Reason codes of a view's own parsed lineage (dynamic_sql, unparsable, what the SQL
+-- walker could not attribute): a view never has a silent empty upstream. And what the
+-- source's dependency catalog says a view reads ([{schema, name}]; null where the
+-- source keeps no such catalog), against which parsed table edges are checked.
+ALTER TABLE datasets
+    ADD COLUMN lineage_notes text[] NOT NULL DEFAULT '{}',
+    ADD COLUMN view_depends_on jsonb;
 
 -- What OpenLineage events told of each job, merged by eventTime whatever order they came
 -- in (see lineage.mergeOpenLineage).
@@ -43,7 +47,7 @@ CREATE TABLE openlineage_jobs (
 
 -- +goose Down
 DROP TABLE openlineage_jobs;
-ALTER TABLE datasets DROP COLUMN lineage_notes;
+ALTER TABLE datasets DROP COLUMN lineage_notes, DROP COLUMN view_depends_on;
 ALTER TABLE connections DROP COLUMN statement_timeout_s, DROP COLUMN lineage_namespace,
     DROP COLUMN lineage_database, DROP COLUMN lineage_aliases;
 DROP TABLE scan_failures;
