@@ -5,8 +5,6 @@ package connection
 
 import (
 	"context"
-	"net"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -401,7 +399,7 @@ func validAliases(in []string, loc ...string) ([]string, []vigia.FieldError) {
 	}
 	out := make([]string, 0, len(in))
 	for i, a := range in {
-		ns, ok := CanonicalNamespace(a)
+		ns, ok := vigia.CanonicalNamespace(a)
 		if !ok || len(a) > maxAliasLength {
 			return nil, []vigia.FieldError{vigia.Field("namespace_invalid", nil, append(loc, strconv.Itoa(i))...)}
 		}
@@ -410,40 +408,6 @@ func validAliases(in []string, loc ...string) ([]string, []vigia.FieldError) {
 		}
 	}
 	return out, nil
-}
-
-// defaultPorts are the servers' default ports by namespace scheme.
-var defaultPorts = map[string]string{"postgres": "5432", "mysql": "3306"}
-
-// CanonicalNamespace reads an OpenLineage dataset namespace of a database server,
-// scheme://host[:port], and returns it with the scheme's usual spelling (postgresql →
-// postgres, mariadb → mysql), a lower-case host and the default port filled in; a
-// sqlite: namespace is kept as it is. ok is false for anything else (a user, a password,
-// a path or a query, an unknown scheme).
-func CanonicalNamespace(ns string) (string, bool) {
-	ns = strings.TrimSpace(ns)
-	if strings.HasPrefix(ns, "sqlite:") {
-		return ns, len(ns) > len("sqlite:")
-	}
-	u, err := url.Parse(ns)
-	if err != nil || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Hostname() == "" {
-		return "", false
-	}
-	scheme := strings.ToLower(u.Scheme)
-	switch scheme {
-	case "postgresql":
-		scheme = "postgres"
-	case "mariadb":
-		scheme = "mysql"
-	}
-	port := u.Port()
-	if port == "" {
-		port = defaultPorts[scheme]
-	}
-	if _, known := defaultPorts[scheme]; !known {
-		return "", false
-	}
-	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port), true
 }
 
 // Update changes a connection's name, data country, scan time zone, statement timeout or

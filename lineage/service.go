@@ -98,6 +98,11 @@ type Store interface {
 	ConnectionDatasets(ctx context.Context, connectionID string) (ConnectionCatalog, error)
 	// DroppedDatasets returns the dataset ids of a connection marked dropped.
 	DroppedDatasets(ctx context.Context, connectionID string) ([]string, error)
+	// LockOpenLineageJobs returns the stored merge state of OpenLineage jobs by key
+	// (absent for a new job), locking them until the transaction in ctx ends.
+	LockOpenLineageJobs(ctx context.Context, workspaceID string, jobs []string) (map[string][]byte, error)
+	// PutOpenLineageJob stores a job's merge state.
+	PutOpenLineageJob(ctx context.Context, workspaceID, job string, state []byte) error
 	// SetLineageNotes replaces the lineage notes of a connection's datasets: those in
 	// notes get theirs, the others none.
 	SetLineageNotes(ctx context.Context, connectionID string, notes map[string][]string) error
@@ -114,9 +119,15 @@ type NamedDataset struct {
 	ID             string
 	ConnectionID   string
 	ConnectionName string
-	Database       string
-	Schema         string
-	Table          string
+	// ConnectionKind is postgres, mysql or sqlite.
+	ConnectionKind string
+	// Namespaces are the OpenLineage namespaces of the connection's server (the one its
+	// DSN names and the declared aliases), canonical (vigia.CanonicalNamespace), and
+	// Database the database its DSN names ("" when none).
+	Namespaces []string
+	Database   string
+	Schema     string
+	Table      string
 }
 
 // ConnectionCatalog is a connection's datasets as the parsed and inferred sources

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -399,6 +400,44 @@ func (s *LineageStore) ConnectionDatasets(ctx context.Context, connectionID stri
 	return c, translate(err)
 }
 
+// LockOpenLineageJobs returns the merge state of OpenLineage jobs, locking their rows (new
+// jobs get an empty row first, so that two events of a new job wait for each other).
+// Keys are locked in order, so concurrent batches cannot deadlock.
+func (s *LineageStore) LockOpenLineageJobs(ctx context.Context, ws string, jobs []string) (map[string][]byte, error) {
+	sorted := slices.Clone(jobs)
+	slices.Sort(sorted)
+	q := s.db.q(ctx)
+	if _, err := q.Exec(ctx, `INSERT INTO openlineage_jobs (workspace_id, job, state)
+		SELECT $1, j, '{}' FROM unnest($2::text[]) AS j ORDER BY j ON CONFLICT DO NOTHING`, ws, sorted); err != nil {
+		return nil, translate(err)
+	}
+	rows, err := q.Query(ctx, `SELECT job, state FROM openlineage_jobs WHERE workspace_id = $1 AND job = ANY($2::text[])
+		ORDER BY job FOR UPDATE`, ws, sorted)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var job string
+		var state []byte
+		if err := rows.Scan(&job, &state); err != nil {
+			return nil, translate(err)
+		}
+		if string(state) != "{}" {
+			out[job] = state
+		}
+	}
+	return out, translate(rows.Err())
+}
+
+// PutOpenLineageJob stores a job's merge state.
+func (s *LineageStore) PutOpenLineageJob(ctx context.Context, ws, job string, state []byte) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE openlineage_jobs SET state = $3, updated_at = now() WHERE workspace_id = $1 AND job = $2`,
+		ws, job, state)
+	return translate(err)
+}
+
 // SetLineageNotes replaces the lineage notes of a connection's live datasets.
 func (s *LineageStore) SetLineageNotes(ctx context.Context, connectionID string, notes map[string][]string) error {
 	ids := make([]string, 0, len(notes))
@@ -433,7 +472,9 @@ func (s *LineageStore) DroppedDatasets(ctx context.Context, connectionID string)
 
 // FindByName returns the workspace's live datasets with their name parts, by name.
 func (s *LineageStore) FindByName(ctx context.Context, ws string) ([]lineage.NamedDataset, error) {
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.connection_id::text, c.name, d.schema_name, d.table_name
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.connection_id::text, c.name, c.kind,
+		array_remove(array_prepend(c.lineage_namespace, c.lineage_aliases), NULL), coalesce(c.lineage_database, ''),
+		d.schema_name, d.table_name
 		FROM datasets d JOIN connections c ON c.id = d.connection_id
 		WHERE d.workspace_id = $1 AND d.dropped_at IS NULL ORDER BY d.schema_name, d.table_name, d.id`, ws)
 	if err != nil {
@@ -441,7 +482,7 @@ func (s *LineageStore) FindByName(ctx context.Context, ws string) ([]lineage.Nam
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.NamedDataset, error) {
 		var d lineage.NamedDataset
-		err := r.Scan(&d.ID, &d.ConnectionID, &d.ConnectionName, &d.Schema, &d.Table)
+		err := r.Scan(&d.ID, &d.ConnectionID, &d.ConnectionName, &d.ConnectionKind, &d.Namespaces, &d.Database, &d.Schema, &d.Table)
 		return d, err
 	})
 	return out, translate(err)
