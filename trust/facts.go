@@ -27,8 +27,14 @@ type Facts struct {
 	// Profiled is true once a scan has saved a profile of the dataset.
 	Profiled bool
 	// Verdict is the last verdict: pass, warn, fail or unknown.
-	Verdict         string
-	RowCount        *int64
+	Verdict  string
+	RowCount *int64
+	// EmptyExpected is true when an active row_count_min rule with min_rows 0 says the
+	// dataset may be empty (a staging table emptied by each load).
+	EmptyExpected bool
+	// LastFailure is the stable code of the last scan's failure to profile the dataset
+	// when it came after its last profile (not_populated, permission_denied ...).
+	LastFailure     *string
 	LatestTimestamp *time.Time // newest value of the measuring timestamp column
 	ProfiledAt      *time.Time
 	// CriticalIssues and WarningIssues count the standing issues (open, or acknowledged
