@@ -29,6 +29,9 @@ type Facts struct {
 	// Verdict is the last verdict: pass, warn, fail or unknown.
 	Verdict  string
 	RowCount *int64
+	// RowCountExact is false when the last profile read the first rows only (a
+	// cost-guarded view): RowCount is then the rows read, a lower bound.
+	RowCountExact *bool
 	// EmptyExpected is true when an active row_count_min rule with min_rows 0 says the
 	// dataset may be empty (a staging table emptied by each load).
 	EmptyExpected bool
