@@ -600,9 +600,9 @@ func TestRealisticPostgresSourceMatchesTheDatabase(t *testing.T) {
 			}
 			return map[string]any{"eventType": typ, "eventTime": at, "producer": "https://example.org/etl",
 				"schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-				"run": map[string]any{"runId": "01928f4e-0000-7000-8000-000000000001"},
-				"job": map[string]any{"namespace": "etl", "name": "copy_" + strings.ReplaceAll(namespace, "/", "_")},
-				"inputs": []any{map[string]any{"namespace": namespace, "name": name}}, "outputs": []any{out}}
+				"run":       map[string]any{"runId": "01928f4e-0000-7000-8000-000000000001"},
+				"job":       map[string]any{"namespace": "etl", "name": "copy_" + strings.ReplaceAll(namespace, "/", "_")},
+				"inputs":    []any{map[string]any{"namespace": namespace, "name": name}}, "outputs": []any{out}}
 		}
 		// Same schema.table, two servers: only ours links our dataset. The COMPLETE
 		// arrives before its START, and the START (fewer facets) must not erase its map.
