@@ -65,22 +65,30 @@ func (le *lineageEnv) get(t *testing.T, path, cred string, into any) *apptest.Re
 
 func (le *lineageEnv) scan(t *testing.T) {
 	t.Helper()
-	r := le.env.Do(t, http.MethodPost, "/api/v1/scans", le.tok, map[string]any{"connection_id": le.connID})
-	if r.Status != 202 {
-		t.Fatalf("trigger: %d %s", r.Status, r.Body)
-	}
-	var out map[string]any
-	r.JSON(t, &out)
-	sc, err := le.env.App.WaitScan(app.AsAdmin(context.Background(), le.ws, "test"), out["id"].(string), nil)
-	if err != nil || sc.Status != scan.StatusSucceeded {
-		t.Fatalf("scan %v: %+v", err, sc)
-	}
+	mustScanConnection(t, le.env, le.ws, le.tok, le.connID)
 	var ds []map[string]any
 	le.get(t, "/api/v1/datasets?connection_id="+le.connID, le.admin, &ds)
 	le.ids = map[string]string{}
 	for _, d := range ds {
 		le.ids[d["table"].(string)] = d["id"].(string)
 	}
+}
+
+// mustScanConnection triggers a scan of a connection through the API, works it to its
+// end and fails the test unless it succeeded.
+func mustScanConnection(t *testing.T, env *apptest.Env, ws, tok, connID string) scan.Scan {
+	t.Helper()
+	r := env.Do(t, http.MethodPost, "/api/v1/scans", tok, map[string]any{"connection_id": connID})
+	if r.Status != 202 {
+		t.Fatalf("trigger: %d %s", r.Status, r.Body)
+	}
+	var out map[string]any
+	r.JSON(t, &out)
+	sc, err := env.App.WaitScan(app.AsAdmin(context.Background(), ws, "test"), out["id"].(string), nil)
+	if err != nil || sc.Status != scan.StatusSucceeded {
+		t.Fatalf("scan %v: %+v", err, sc)
+	}
+	return sc
 }
 
 func newLineageEnv(t *testing.T, env *apptest.Env, ddl string) *lineageEnv {

@@ -16,7 +16,6 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
-	"github.com/vigia-data/vigia/scan"
 )
 
 // The regression fixture of issue 11: a source shaped like real ones — several schemas,
@@ -107,16 +106,7 @@ func newRealEnv(t *testing.T, env *apptest.Env, src *sourceDB) *realEnv {
 
 func (re *realEnv) rescan(t *testing.T) {
 	t.Helper()
-	r := re.env.Do(t, http.MethodPost, "/api/v1/scans", re.tok, map[string]any{"connection_id": re.connID})
-	if r.Status != 202 {
-		t.Fatalf("trigger: %d %s", r.Status, r.Body)
-	}
-	var out map[string]any
-	r.JSON(t, &out)
-	sc, err := re.env.App.WaitScan(app.AsAdmin(context.Background(), re.ws, "test"), out["id"].(string), nil)
-	if err != nil || sc.Status != scan.StatusSucceeded {
-		t.Fatalf("scan %v: %+v", err, sc)
-	}
+	sc := mustScanConnection(t, re.env, re.ws, re.tok, re.connID)
 	re.getJSON(t, "/api/v1/scans/"+sc.ID, &re.scan)
 	var ds []map[string]any
 	re.getJSON(t, "/api/v1/datasets?connection_id="+re.connID, &ds)

@@ -177,6 +177,24 @@ func (s *Service) putExposure(ctx context.Context, ws, origin string, kind EdgeK
 	return e, err
 }
 
+// replaceOrigin replaces an import origin's edges and exposures with these (exposures
+// of the origin not among them go, with their edges), in the tx in ctx; it returns how
+// many exposures the origin now has.
+func (s *Service) replaceOrigin(ctx context.Context, ws string, kind EdgeKind, origin string, edges []RecordEdge, exps []ExposureInput) (int, error) {
+	if _, err := s.replaceEdges(ctx, ws, kind, origin, edges, nil, nil); err != nil {
+		return 0, err
+	}
+	keep := make([]string, 0, len(exps))
+	for _, in := range exps {
+		e, err := s.putExposure(ctx, ws, origin, kind, in)
+		if err != nil {
+			return 0, err
+		}
+		keep = append(keep, e.ID)
+	}
+	return len(keep), s.dropExposures(ctx, ws, origin, kind, keep)
+}
+
 // dropExposures deletes exposures of an origin not in keep, with their edges.
 func (s *Service) dropExposures(ctx context.Context, ws, origin string, kind EdgeKind, keep []string) error {
 	gone, err := s.store.DeleteExposures(ctx, ws, origin, keep)
@@ -609,19 +627,8 @@ func (s *Service) ImportDBTManifest(ctx context.Context, manifest []byte, opts I
 			}
 			res.Replaced = true
 		}
-		if _, err := s.replaceEdges(ctx, p.WorkspaceID, KindDBT, origin, edges, nil, nil); err != nil {
-			return err
-		}
-		var keep []string
-		for _, in := range exps {
-			e, err := s.putExposure(ctx, p.WorkspaceID, origin, KindDBT, in)
-			if err != nil {
-				return err
-			}
-			keep = append(keep, e.ID)
-		}
-		res.Exposures = len(keep)
-		return s.dropExposures(ctx, p.WorkspaceID, origin, KindDBT, keep)
+		res.Exposures, err = s.replaceOrigin(ctx, p.WorkspaceID, KindDBT, origin, edges, exps)
+		return err
 	})
 	if err != nil {
 		return ImportResult{}, err

@@ -379,19 +379,7 @@ func (s *Service) OpenLineageEvents(ctx context.Context, events []json.RawMessag
 			if !changed[k] {
 				continue
 			}
-			origin := originOpenLineage + k
-			if _, err := s.replaceEdges(ctx, p.WorkspaceID, KindOpenLineage, origin, edges, nil, nil); err != nil {
-				return err
-			}
-			var keep []string
-			for _, d := range dests {
-				e, err := s.putExposure(ctx, p.WorkspaceID, origin, KindOpenLineage, d)
-				if err != nil {
-					return err
-				}
-				keep = append(keep, e.ID)
-			}
-			if err := s.dropExposures(ctx, p.WorkspaceID, origin, KindOpenLineage, keep); err != nil {
+			if _, err := s.replaceOrigin(ctx, p.WorkspaceID, KindOpenLineage, originOpenLineage+k, edges, dests); err != nil {
 				return err
 			}
 		}

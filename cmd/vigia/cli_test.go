@@ -86,14 +86,7 @@ func TestScanWaitExitStatus(t *testing.T) {
 	}
 	db.Close()
 	var out, errb bytes.Buffer
-	mustRun := func(args ...string) string {
-		t.Helper()
-		out.Reset()
-		if code := run(ctx, args, &out, &errb); code != 0 {
-			t.Fatalf("%v: exit %d\n%s", args, code, errb.String())
-		}
-		return strings.TrimSpace(out.String())
-	}
+	mustRun := func(args ...string) string { return mustRunCLI(t, ctx, &out, &errb, args...) }
 	mustRun("workspace", "create", "loja")
 	mustRun("connection", "add", "--workspace", "loja", "--name", "loja", "--kind", "sqlite", "--dsn", path)
 	got := mustRun("scan", "--workspace", "loja", "--connection", "loja", "--wait")
@@ -142,14 +135,7 @@ func TestScanWaitNamesFailedDatasets(t *testing.T) {
 	}
 	src.Close()
 	var out, errb bytes.Buffer
-	mustRun := func(args ...string) string {
-		t.Helper()
-		out.Reset()
-		if code := run(ctx, args, &out, &errb); code != 0 {
-			t.Fatalf("%v: exit %d\n%s", args, code, errb.String())
-		}
-		return strings.TrimSpace(out.String())
-	}
+	mustRun := func(args ...string) string { return mustRunCLI(t, ctx, &out, &errb, args...) }
 	mustRun("workspace", "create", name)
 	mustRun("connection", "add", "--workspace", name, "--name", "dw", "--kind", "postgres", "--dsn", dsn, "--statement-timeout", "2m")
 	out.Reset()
@@ -189,4 +175,15 @@ func TestDemoSaysWhyAScanFailed(t *testing.T) {
 	if code != exitScanFailed || !strings.Contains(out.String(), "permission_denied") || !strings.Contains(out.String(), other) {
 		t.Fatalf("demo with the files outside the root: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
+}
+
+// mustRunCLI runs the command line and fails the test unless it exits 0; it returns
+// what it printed, trimmed.
+func mustRunCLI(t *testing.T, ctx context.Context, out, errb *bytes.Buffer, args ...string) string {
+	t.Helper()
+	out.Reset()
+	if code := run(ctx, args, out, errb); code != 0 {
+		t.Fatalf("%v: exit %d\n%s", args, code, errb.String())
+	}
+	return strings.TrimSpace(out.String())
 }
