@@ -163,6 +163,16 @@ func TestDemoSaysWhyAScanFailed(t *testing.T) {
 	t.Setenv("VIGIA_SECRET_KEY", "demo-root-key")
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	ctx := context.Background()
+	// The demo workspace is shared with the other demo test of this package (and sealed
+	// with its key): start from none, and leave none.
+	pool := storetest.MustDB(t).Pool()
+	dropDemo := func() {
+		if _, err := pool.Exec(ctx, `DELETE FROM workspaces WHERE name = 'demo'`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dropDemo()
+	t.Cleanup(dropDemo)
 	var out, errb bytes.Buffer
 	if code := run(ctx, []string{"demo", "--pack", "erp"}, &out, &errb); code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out.String(), errb.String())
