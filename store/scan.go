@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -492,28 +491,23 @@ func toColumnProfile(c source.ColumnProfile, rows int64) catalog.ColumnProfile {
 
 // Signals lists the signals of live datasets v can see that match q, newest first.
 func (s *ScanStore) Signals(ctx context.Context, v catalog.Viewer, q scan.SignalQuery) (vigia.List[scan.Signal], error) {
-	where := []string{"sg.workspace_id = $1", "d.dropped_at IS NULL", VisibleSQL("d.id", 2, 3)}
-	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin}
-	add := func(cond string, val any) {
-		args = append(args, val)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
+	f := visibleFilter("sg.workspace_id", v)
 	if q.DatasetID != nil {
-		add("sg.dataset_id = $%d", *q.DatasetID)
+		f.add("sg.dataset_id = $%d", *q.DatasetID)
 	}
 	if len(q.Kinds) > 0 {
-		add("sg.kind = ANY($%d)", q.Kinds)
+		f.add("sg.kind = ANY($%d)", q.Kinds)
 	}
 	if len(q.Metrics) > 0 {
-		add("sg.metric = ANY($%d)", q.Metrics)
+		f.add("sg.metric = ANY($%d)", q.Metrics)
 	}
 	if q.Since != nil {
-		add("sg.created_at >= $%d", *q.Since)
+		f.add("sg.created_at >= $%d", *q.Since)
 	}
 	if q.Until != nil {
-		add("sg.created_at < $%d", *q.Until)
+		f.add("sg.created_at < $%d", *q.Until)
 	}
-	cond := strings.Join(where, " AND ")
+	cond, args := f.sql(), f.args
 	out := vigia.List[scan.Signal]{Items: []scan.Signal{}}
 	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM signals sg JOIN datasets d ON d.id = sg.dataset_id WHERE `+cond, args...).
 		Scan(&out.Total); err != nil {
