@@ -336,14 +336,15 @@ func monitor(key string, hist []Metrics, thresholds map[string]float64) Monitor 
 	m.HistorySize = len(values) - 1
 	a := quality.DetectAnomaly(quality.AnomalyInput{Metric: quality.Metric(key), History: values[:len(values)-1], Value: last, Threshold: m.Threshold})
 	switch {
-	case !a.Evaluated:
+	case !a.Evaluated || (a.ColdStart && !a.Anomalous):
+		// During a cold start only gross changes are judged: nothing flagged says little.
 		m.Status = "not_enough_history"
 	case a.Anomalous:
 		m.Status = "anomaly"
 	default:
 		m.Status = "ok"
 	}
-	if a.Evaluated {
+	if a.Evaluated && !a.ColdStart {
 		med := a.Median
 		m.Median = &med
 	}
