@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/source"
 )
@@ -92,7 +93,8 @@ type Store interface {
 	HasProfile(ctx context.Context, datasetID, scanID string) (bool, error)
 	PrevState(ctx context.Context, datasetID string) (PrevState, error)
 	SaveDatasetResult(ctx context.Context, r DatasetResult) error
-	Signals(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[Signal], error)
+	// Signals lists the signals of the datasets v can see that match q, newest first.
+	Signals(ctx context.Context, v catalog.Viewer, q SignalQuery) (vigia.List[Signal], error)
 	// ClaimDueSchedules marks, and returns, the connections whose daily scan is due at now
 	// in their own time zone and was not yet queued for that local day.
 	ClaimDueSchedules(ctx context.Context, now time.Time) ([]DueSchedule, error)
@@ -285,15 +287,6 @@ func (s *Service) Scan(ctx context.Context, id string) (Scan, error) {
 		return Scan{}, vigia.NotFound()
 	}
 	return s.store.ScanByID(ctx, p.WorkspaceID, id)
-}
-
-// Signals lists what scans measured and flagged, newest first.
-func (s *Service) Signals(ctx context.Context, page vigia.Page) (vigia.List[Signal], error) {
-	p, err := vigia.MustPrincipal(ctx)
-	if err != nil {
-		return vigia.List[Signal]{}, err
-	}
-	return s.store.Signals(ctx, p.WorkspaceID, page)
 }
 
 // depthFor picks the profiling depth: the dataset's own, else basic for cost-guarded
