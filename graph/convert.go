@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
@@ -76,6 +77,33 @@ func toScan(s scan.Scan) model.Scan {
 	return model.Scan{ID: s.ID, ConnectionID: s.ConnectionID, ConnectionName: s.ConnectionName, Status: s.Status, Trigger: s.Trigger,
 		DatasetsTotal: s.DatasetsTotal, DatasetsDone: s.DatasetsDone, DatasetsFailed: s.DatasetsFailed, ErrorCode: s.ErrorCode,
 		CreatedAt: s.CreatedAt, FinishedAt: s.FinishedAt}
+}
+
+func toSignal(sg scan.Signal) model.Signal {
+	out := model.Signal{ID: sg.ID, DatasetID: sg.DatasetID, DatasetName: sg.DatasetName, ScanID: sg.ScanID, Kind: sg.Kind,
+		Metric: sg.Metric, Observed: sg.Observed, Baseline: sg.Baseline, Z: sg.Z, Threshold: sg.Threshold, Method: sg.Method,
+		Anomalous: sg.Anomalous, IssueID: sg.IssueID, CreatedAt: sg.CreatedAt}
+	if sg.Column != "" {
+		c := sg.Column
+		out.Column = &c
+	}
+	if sg.Severity != "" {
+		sev := sg.Severity
+		out.Severity = &sev
+	}
+	if sg.CI95 != nil {
+		out.ObservedCi95 = []float64{sg.CI95[0], sg.CI95[1]}
+	}
+	return out
+}
+
+// rfc3339 formats an optional time argument the way the REST query carries it.
+func rfc3339(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := t.Format(time.RFC3339Nano)
+	return &s
 }
 
 // loaders are the per-request dataloaders resolvers share.

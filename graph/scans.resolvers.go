@@ -7,10 +7,12 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/scan"
 )
 
 // RowCount is the resolver for the rowCount field.
@@ -101,6 +103,24 @@ func (r *queryResolver) Scans(ctx context.Context, limit *int, offset *int) (*mo
 	out := &model.ScanPage{Total: res.Total, Items: make([]model.Scan, 0, len(res.Items))}
 	for _, s := range res.Items {
 		out.Items = append(out.Items, toScan(s))
+	}
+	return out, nil
+}
+
+// Signals is the resolver for the signals field.
+func (r *queryResolver) Signals(ctx context.Context, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) (*model.SignalPage, error) {
+	page, err := pageOf(limit, offset, 100)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.ScanService.Signals(ctx, scan.SignalFilter{DatasetID: datasetID, Types: typeArg, Metrics: metric,
+		Since: rfc3339(since), Until: rfc3339(until), Page: page})
+	if err != nil {
+		return nil, err
+	}
+	out := &model.SignalPage{Total: res.Total, Items: make([]model.Signal, 0, len(res.Items))}
+	for _, sg := range res.Items {
+		out.Items = append(out.Items, toSignal(sg))
 	}
 	return out, nil
 }

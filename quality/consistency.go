@@ -81,6 +81,13 @@ type Consistency struct {
 	DecayScans int              `json:"decay_scans"`
 	Model      string           `json:"model"`
 	Issues     []IssueDeduction `json:"issues"`
+	// Saturated is true when the deductions add up to more than 100: consistencia sits
+	// at its floor of 0 and cannot show them all. HiddenPoints is Deduction − 100, and
+	// BeyondFloor the issues whose points, counted oldest detection first, fall past
+	// the floor (the newest problems, which the score cannot show).
+	Saturated    bool     `json:"saturated,omitempty"`
+	HiddenPoints float64  `json:"hidden_points,omitempty"`
+	BeyondFloor  []string `json:"beyond_floor,omitempty"`
 }
 
 // IssuePoints is the deduction of one issue at one scan:
@@ -172,6 +179,28 @@ func DeductConsistency(issues []ConsistencyIssue, decayScans int) Consistency {
 		return a.IssueID < b.IssueID
 	})
 	out.Score = max(0, 100-out.Deduction)
+	if out.Deduction > 100 {
+		out.Saturated, out.HiddenPoints = true, out.Deduction-100
+		order := make([]IssueDeduction, 0, len(out.Issues))
+		for _, is := range out.Issues {
+			if is.PointsAfter > 0 {
+				order = append(order, is)
+			}
+		}
+		sort.SliceStable(order, func(i, j int) bool {
+			if order[i].AgeAfter != order[j].AgeAfter {
+				return order[i].AgeAfter > order[j].AgeAfter
+			}
+			return order[i].IssueID < order[j].IssueID
+		})
+		sum := 0.0
+		for _, is := range order {
+			sum += is.PointsAfter
+			if sum > 100 {
+				out.BeyondFloor = append(out.BeyondFloor, is.IssueID)
+			}
+		}
+	}
 	return out
 }
 

@@ -28,6 +28,15 @@ const (
 	// NoteWeightsChanged: the two scores used different dimension weights, so their
 	// overall values are not directly comparable; params before, after.
 	NoteWeightsChanged = "weights_changed"
+	// NoteDimensionSaturated: a dimension sits at its floor and cannot show everything
+	// that deducts from it (consistencia, when its deductions add up to more than 100);
+	// params dimension, deduction, floor, hidden_points, issues_beyond_floor (issue ids,
+	// the newest problems). Vigia's addition.
+	NoteDimensionSaturated = "dimension_saturated"
+	// NoteCompletudeWorstColumn: completude averages all cells, so one mostly empty
+	// column moves it little; params column, column_completude, cell_average. Vigia's
+	// addition.
+	NoteCompletudeWorstColumn = "completude_worst_column"
 )
 
 // Driver is one reason a score differs from the previous scan's.
@@ -56,6 +65,11 @@ type Explanation struct {
 // points first; present even without a previous score, as they are part of curr),
 // weight_changed (contract order of dimensions), dimension_changed (largest move first).
 // A previous score stored without weights is read as computed with the default weights.
+//
+// Notes say when the two scores are not comparable, then what the formulas cannot show,
+// whatever the previous score: a saturated consistencia (dimension_saturated, naming the
+// issues beyond its floor) and the emptiest column next to completude's cell average
+// (completude_worst_column).
 func Explain(curr Score, prev *Score) Explanation {
 	out := Explanation{Score: curr.Score, Drivers: []Driver{}, Notes: []Note{}}
 	for _, is := range curr.Consistency.Issues {
@@ -70,6 +84,7 @@ func Explain(curr Score, prev *Score) Explanation {
 		}})
 	}
 	if prev == nil {
+		out.Notes = append(out.Notes, blindSpots(curr)...)
 		return out
 	}
 	out.PreviousScore = prev.Score
@@ -121,6 +136,23 @@ func Explain(curr Score, prev *Score) Explanation {
 	sort.SliceStable(idx, func(i, j int) bool { return deltas[idx[i]] > deltas[idx[j]] })
 	for _, i := range idx {
 		out.Drivers = append(out.Drivers, moved[i])
+	}
+	out.Notes = append(out.Notes, blindSpots(curr)...)
+	return out
+}
+
+// blindSpots are the notes of what the score's formulas cannot show: a saturated
+// consistencia and the emptiest column behind completude's cell average.
+func blindSpots(curr Score) []Note {
+	var out []Note
+	if c := curr.Consistency; c.Saturated {
+		out = append(out, Note{Code: NoteDimensionSaturated, Params: map[string]any{
+			"dimension": string(Consistencia), "deduction": round2(c.Deduction), "floor": 0.0,
+			"hidden_points": round2(c.HiddenPoints), "issues_beyond_floor": append([]string{}, c.BeyondFloor...)}})
+	}
+	if w := curr.Meta[Completude].WorstColumn; w != nil && curr.Dimensions.Completude != nil {
+		out = append(out, Note{Code: NoteCompletudeWorstColumn, Params: map[string]any{
+			"column": w.Column, "column_completude": w.Completude, "cell_average": *curr.Dimensions.Completude}})
 	}
 	return out
 }

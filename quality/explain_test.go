@@ -10,6 +10,7 @@ import (
 
 func TestExplain(t *testing.T) {
 	columns := []quality.ColumnStats{{Name: "id", PrimaryKey: true, Distinct: fp(100)}, {Name: "b", NullCount: 20}}
+	worst := quality.Note{Code: "completude_worst_column", Params: map[string]any{"column": "b", "column_completude": 80.0, "cell_average": 90.0}}
 	prevIn := quality.ScoreInput{RowCount: 100, Columns: columns,
 		Consistency: []quality.ConsistencyIssue{{ID: "a1", Type: "anomaly", Severity: quality.SeverityWarning, Status: quality.IssueOpen, DetectedNow: true}}}
 	currIn := quality.ScoreInput{RowCount: 100, Columns: columns,
@@ -23,7 +24,7 @@ func TestExplain(t *testing.T) {
 			Kind: "consistency_issue", IssueID: "a1",
 			Params: map[string]any{"change": "opened", "age_before": nil, "age_after": 0, "points_before": 0.0,
 				"points_after": 15.0, "decay_scans": 5, "severity": "warning"},
-		}}, Notes: []quality.Note{}}
+		}}, Notes: []quality.Note{worst}}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("explanation (-want +got):\n%s", diff)
 		}
@@ -35,7 +36,7 @@ func TestExplain(t *testing.T) {
 			{Kind: "consistency_issue", IssueID: "a1", Params: map[string]any{"change": "decaying", "age_before": 0, "age_after": 1,
 				"points_before": 15.0, "points_after": 12.0, "decay_scans": 5, "severity": "warning"}},
 			{Kind: "dimension_changed", Params: map[string]any{"dimension": "consistencia", "before": 85.0, "after": 88.0, "delta": 3.0}},
-		}, Notes: []quality.Note{}}
+		}, Notes: []quality.Note{worst}}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("explanation (-want +got):\n%s", diff)
 		}
@@ -55,7 +56,7 @@ func TestExplain(t *testing.T) {
 		if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 			t.Errorf("drivers (-want +got):\n%s", diff)
 		}
-		if len(got.Notes) != 1 || got.Notes[0].Code != "weights_changed" {
+		if len(got.Notes) != 2 || got.Notes[0].Code != "weights_changed" || got.Notes[1].Code != worst.Code {
 			t.Fatalf("notes = %+v, want weights_changed", got.Notes)
 		}
 		wc := got.Drivers[1].Params
@@ -68,7 +69,7 @@ func TestExplain(t *testing.T) {
 		old := prev
 		old.Consistency.Model = ""
 		got := quality.Explain(curr, &old)
-		want := []quality.Note{{Code: "consistency_model_changed", Params: map[string]any{"from": nil, "to": "decay_v1_k5"}}}
+		want := []quality.Note{{Code: "consistency_model_changed", Params: map[string]any{"from": nil, "to": "decay_v1_k5"}}, worst}
 		if diff := cmp.Diff(want, got.Notes); diff != "" {
 			t.Fatalf("notes (-want +got):\n%s", diff)
 		}
@@ -77,8 +78,8 @@ func TestExplain(t *testing.T) {
 	t.Run("OldScoreWithoutWeightsReadAsDefault", func(t *testing.T) {
 		old := curr
 		old.Weights = nil
-		if got := quality.Explain(curr, &old); len(got.Notes) != 0 {
-			t.Fatalf("notes = %+v, want none", got.Notes)
+		if got := quality.Explain(curr, &old); len(got.Notes) != 1 || got.Notes[0].Code != worst.Code {
+			t.Fatalf("notes = %+v, want only the worst column", got.Notes)
 		}
 	})
 
@@ -97,6 +98,31 @@ func TestExplain(t *testing.T) {
 			t.Fatalf("dimension drivers (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// consistencia has a floor: once its deductions pass 100 the dimension cannot fall, so
+// the explanation says so and names the issues it hides, newest last.
+func TestExplainNamesTheIssuesBeyondASaturatedConsistencia(t *testing.T) {
+	var issues []quality.ConsistencyIssue
+	for i, age := range []int{2, 1, 1, 0, 0} {
+		issues = append(issues, quality.ConsistencyIssue{ID: string(rune('a' + i)), Type: "anomaly", Severity: quality.SeverityCritical,
+			Status: quality.IssueOpen, Age: age, PrevAge: vigia.Ptr(max(age-1, 0)), DetectedNow: age == 0})
+	}
+	// 18 + 24 + 24 + 30 + 30 = 126: the last 26 points (issue e, the newest; d reaches 96) do not show.
+	sc := mustScore(t, quality.ScoreInput{RowCount: 10, Columns: []quality.ColumnStats{{Name: "x"}}, Consistency: issues})
+	if *sc.Dimensions.Consistencia != 0 || !sc.Consistency.Saturated || sc.Consistency.HiddenPoints != 26 {
+		t.Fatalf("consistency %+v", sc.Consistency)
+	}
+	got := quality.Explain(sc, nil)
+	want := []quality.Note{{Code: "dimension_saturated", Params: map[string]any{"dimension": "consistencia", "deduction": 126.0,
+		"floor": 0.0, "hidden_points": 26.0, "issues_beyond_floor": []string{"e"}}}}
+	if diff := cmp.Diff(want, got.Notes); diff != "" {
+		t.Fatalf("notes (-want +got):\n%s", diff)
+	}
+	unsaturated := mustScore(t, quality.ScoreInput{RowCount: 10, Columns: []quality.ColumnStats{{Name: "x"}}, Consistency: issues[:3]})
+	if unsaturated.Consistency.Saturated || len(quality.Explain(unsaturated, nil).Notes) != 0 {
+		t.Fatalf("66 points saturate nothing: %+v", unsaturated.Consistency)
+	}
 }
 
 func asString(v any) string {

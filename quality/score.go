@@ -117,6 +117,18 @@ type DimensionMeta struct {
 	Reason   string      `json:"reason,omitempty"` // why the dimension is null
 	AgeHours *float64    `json:"age_hours,omitempty"`
 	SLAHours *float64    `json:"sla_hours,omitempty"`
+	// WorstColumn is, for completude, the column with the largest share of nulls (nil
+	// when no column has one): the average over all cells hides a column that is mostly
+	// empty.
+	WorstColumn *ColumnCompletude `json:"worst_column,omitempty"`
+}
+
+// ColumnCompletude is one column's completude: 100 × (1 − nulls / rows measured).
+type ColumnCompletude struct {
+	Column     string  `json:"column"`
+	Completude float64 `json:"completude"`
+	NullCount  int64   `json:"null_count"`
+	Rows       int64   `json:"rows"`
 }
 
 // Score is one scan's quality score of a dataset.
@@ -218,13 +230,20 @@ func ComputeScore(in ScoreInput) (Score, error) {
 
 	// completude
 	var cells, nulls float64
+	var worst *ColumnCompletude
+	worstShare := 0.0
 	for _, c := range in.Columns {
 		rows := columnRows(c, in.RowCount)
 		if rows <= 0 {
 			continue
 		}
+		n := clamp64(c.NullCount, 0, rows)
 		cells += float64(rows)
-		nulls += float64(clamp64(c.NullCount, 0, rows))
+		nulls += float64(n)
+		if share := float64(n) / float64(rows); n > 0 && share > worstShare {
+			worstShare = share
+			worst = &ColumnCompletude{Column: c.Name, Completude: round2(100 * (1 - share)), NullCount: n, Rows: rows}
+		}
 	}
 	switch {
 	case cells > 0:
@@ -330,6 +349,9 @@ func ComputeScore(in ScoreInput) (Score, error) {
 		if d == Atualidade {
 			slaH := round2(sla.Hours())
 			m.AgeHours, m.SLAHours = ageHours, &slaH
+		}
+		if d == Completude && m.Reason == "" {
+			m.WorstColumn = worst
 		}
 		meta[d] = m
 	}

@@ -328,3 +328,18 @@ func TestScoreJSONCarriesContractNames(t *testing.T) {
 		t.Errorf("atualidade = %v, want null", *got.Dimensions["atualidade"])
 	}
 }
+
+// completude averages every cell; its meta names the column with the largest share of
+// nulls, which the average hides.
+func TestCompletudeNamesItsWorstColumn(t *testing.T) {
+	cols := []quality.ColumnStats{{Name: "id"}, {Name: "email", NullCount: 200}, {Name: "nome", NullCount: 10}, {Name: "pais", NullCount: 200}}
+	sc := mustScore(t, quality.ScoreInput{RowCount: 1000, Columns: cols})
+	w := sc.Meta[quality.Completude].WorstColumn
+	if *sc.Dimensions.Completude != 89.75 || w == nil || *w != (quality.ColumnCompletude{Column: "email", Completude: 80, NullCount: 200, Rows: 1000}) {
+		t.Fatalf("completude %v, worst %+v", *sc.Dimensions.Completude, w)
+	}
+	clean := mustScore(t, quality.ScoreInput{RowCount: 1000, Columns: []quality.ColumnStats{{Name: "id"}}})
+	if clean.Meta[quality.Completude].WorstColumn != nil {
+		t.Fatalf("a table without nulls has no worst column: %+v", clean.Meta[quality.Completude])
+	}
+}

@@ -75,11 +75,12 @@ type VerdictResult struct {
 //     WarnBelow, or the dataset is empty (Empty: zero rows, and no rule expects it);
 //   - pass otherwise.
 //
-// An issue stands while it is open or acknowledged, except an acknowledged
-// schema_drift: acknowledging a schema change is how a team accepts it. Issues of type
-// modeling (table design advice) and bi_refresh (a downstream BI refresh) describe no
-// problem of the data and never change the verdict. not_evaluated rules never count. A
-// rule or issue without a severity counts as warning; info counts for nothing.
+// Issues are counted by CountStanding (open, or acknowledged except schema_drift;
+// modeling and bi_refresh never count), the same count the trust decision and readiness
+// read; the critical_issue and warning_issue reasons carry the issue ids. A failed rule
+// counts through its outcome (failed_rule_*), and its issue, while it stands, as an
+// issue. not_evaluated rules never count. A rule or issue without a severity counts as
+// warning; info counts for nothing.
 func DecideVerdict(in VerdictInput) VerdictResult {
 	out := VerdictResult{FailingRules: []RuleOutcome{}, Reasons: []VerdictReason{}}
 	for _, r := range in.Rules {
@@ -100,7 +101,7 @@ func DecideVerdict(in VerdictInput) VerdictResult {
 		return out
 	}
 
-	var critRules, warnRules, critIssues, warnIssues int
+	var critRules, warnRules int
 	for _, r := range out.FailingRules {
 		switch r.Severity.rank() {
 		case 0:
@@ -109,17 +110,8 @@ func DecideVerdict(in VerdictInput) VerdictResult {
 			warnRules++
 		}
 	}
-	for _, is := range in.Issues {
-		if !issueStands(is) {
-			continue
-		}
-		switch is.Severity.rank() {
-		case 0:
-			critIssues++
-		case 1:
-			warnIssues++
-		}
-	}
+	standing := CountStanding(in.Issues)
+	critIssues, warnIssues := standing.Critical, standing.Warning
 	add := func(code string, sev Severity, count int) {
 		if count > 0 {
 			out.Reasons = append(out.Reasons, VerdictReason{Code: code, Severity: sev, Params: map[string]any{"count": count}})
@@ -127,8 +119,14 @@ func DecideVerdict(in VerdictInput) VerdictResult {
 	}
 	add(ReasonCriticalRule, SeverityCritical, critRules)
 	add(ReasonCriticalIssue, SeverityCritical, critIssues)
+	if critIssues > 0 {
+		out.Reasons[len(out.Reasons)-1].Params["issue_ids"] = standing.CriticalIDs
+	}
 	add(ReasonWarningRule, SeverityWarning, warnRules)
 	add(ReasonWarningIssue, SeverityWarning, warnIssues)
+	if warnIssues > 0 {
+		out.Reasons[len(out.Reasons)-1].Params["issue_ids"] = standing.WarningIDs
+	}
 	limit := in.WarnBelow
 	if limit <= 0 {
 		limit = DefaultWarnBelow
@@ -153,7 +151,11 @@ func DecideVerdict(in VerdictInput) VerdictResult {
 	return out
 }
 
-func issueStands(is VerdictIssue) bool {
+// Stands reports whether the issue stands against its dataset: open, or acknowledged
+// except an acknowledged schema_drift (acknowledging a schema change is how a team
+// accepts it). Issues of type modeling (table design advice) and bi_refresh (a
+// downstream BI refresh) describe no problem of the data and never stand.
+func (is VerdictIssue) Stands() bool {
 	switch is.Type {
 	case IssueTypeModeling, IssueTypeBIRefresh:
 		return false
@@ -165,6 +167,50 @@ func issueStands(is VerdictIssue) bool {
 		return is.Type != IssueTypeSchemaDrift
 	}
 	return false
+}
+
+// IssueCounts are a dataset's standing issues by severity, with their ids (sorted).
+type IssueCounts struct {
+	Critical    int      `json:"critical"`
+	Warning     int      `json:"warning"`
+	CriticalIDs []string `json:"critical_issue_ids"`
+	WarningIDs  []string `json:"warning_issue_ids"`
+}
+
+// CountStanding counts the standing issues (see VerdictIssue.Stands) by severity. It is
+// the one count of a dataset's issues: the verdict, the trust score and decision, AI and
+// domain readiness and the score explanation all read it, so they never disagree. An
+// issue without a severity counts as warning; info issues count for nothing.
+func CountStanding(issues []VerdictIssue) IssueCounts {
+	out := IssueCounts{CriticalIDs: []string{}, WarningIDs: []string{}}
+	for _, is := range issues {
+		if !is.Stands() {
+			continue
+		}
+		switch is.Severity.rank() {
+		case 0:
+			out.Critical++
+			out.CriticalIDs = append(out.CriticalIDs, is.ID)
+		case 1:
+			out.Warning++
+			out.WarningIDs = append(out.WarningIDs, is.ID)
+		}
+	}
+	sort.Strings(out.CriticalIDs)
+	sort.Strings(out.WarningIDs)
+	return out
+}
+
+// HigherSeverity returns the more severe of a and b (critical, then warning, then
+// info). An issue's severity is the highest of its detections while it stays open.
+func HigherSeverity(a, b Severity) Severity {
+	if a == "" {
+		return b
+	}
+	if b != "" && b.rank() < a.rank() {
+		return b
+	}
+	return a
 }
 
 // verdictRank orders verdicts from worst to best for aggregation.

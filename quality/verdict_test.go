@@ -107,3 +107,57 @@ func TestVerdictChangedSkipsBaseline(t *testing.T) {
 		t.Error("pass → warn did not emit a change")
 	}
 }
+
+// One count of standing issues serves the verdict, the trust decision, readiness and the
+// score explanation: same statuses, same severities, ids named.
+func TestCountStandingIsTheOneCount(t *testing.T) {
+	issues := []quality.VerdictIssue{
+		{ID: "c2", Type: "anomaly", Severity: "critical", Status: "open"},
+		{ID: "c1", Type: "rule", Severity: "critical", Status: "acknowledged"},
+		{ID: "w1", Type: "schema_drift", Severity: "warning", Status: "open"},
+		{ID: "w2", Type: "anomaly", Severity: "", Status: "open"}, // no severity: a warning
+		{ID: "x1", Type: "schema_drift", Severity: "critical", Status: "acknowledged"},
+		{ID: "x2", Type: "modeling", Severity: "critical", Status: "open"},
+		{ID: "x3", Type: "bi_refresh", Severity: "warning", Status: "open"},
+		{ID: "x4", Type: "anomaly", Severity: "critical", Status: "resolved"},
+		{ID: "x5", Type: "anomaly", Severity: "info", Status: "open"},
+		{ID: "x6", Type: "anomaly", Severity: "warning", Status: "ignored"},
+	}
+	got := quality.CountStanding(issues)
+	want := quality.IssueCounts{Critical: 2, Warning: 2, CriticalIDs: []string{"c1", "c2"}, WarningIDs: []string{"w1", "w2"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("counts (-want +got):\n%s", diff)
+	}
+	v := quality.DecideVerdict(quality.VerdictInput{Profiled: true, Score: fp(90), Issues: issues})
+	if v.Verdict != quality.VerdictFail || len(v.Reasons) != 2 {
+		t.Fatalf("verdict %+v", v)
+	}
+	for _, r := range v.Reasons {
+		n, ids := r.Params["count"], r.Params["issue_ids"]
+		switch r.Code {
+		case "critical_issue":
+			if n != 2 || !cmp.Equal(ids, want.CriticalIDs) {
+				t.Errorf("critical reason %v", r.Params)
+			}
+		case "warning_issue":
+			if n != 2 || !cmp.Equal(ids, want.WarningIDs) {
+				t.Errorf("warning reason %v", r.Params)
+			}
+		}
+	}
+	if empty := quality.CountStanding(nil); empty.CriticalIDs == nil || empty.WarningIDs == nil {
+		t.Fatalf("ids must be lists: %+v", empty)
+	}
+}
+
+// An issue's severity is the highest of its detections.
+func TestHigherSeverity(t *testing.T) {
+	for _, c := range []struct{ a, b, want quality.Severity }{
+		{"warning", "critical", "critical"}, {"critical", "warning", "critical"}, {"warning", "info", "warning"},
+		{"info", "warning", "warning"}, {"", "warning", "warning"}, {"critical", "", "critical"},
+	} {
+		if got := quality.HigherSeverity(c.a, c.b); got != c.want {
+			t.Errorf("HigherSeverity(%q, %q) = %q, want %q", c.a, c.b, got, c.want)
+		}
+	}
+}

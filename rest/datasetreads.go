@@ -55,6 +55,7 @@ type ScoreExplainOut struct {
 	DimensionsMeta map[quality.Dimension]quality.DimensionMeta `json:"dimensions_meta"`
 	Drivers        []quality.Driver                            `json:"drivers"`
 	Notes          []quality.Note                              `json:"notes"`
+	OpenIssues     quality.IssueCounts                         `json:"open_issues" doc:"The dataset's standing issues now, counted as the verdict, the trust decision and readiness count them"`
 }
 
 // SchemaChangeOut is what one scan found changed in the columns.
@@ -203,7 +204,7 @@ func (s *Server) handleScoreExplain(w http.ResponseWriter, r *http.Request, in *
 	}
 	writeJSON(w, http.StatusOK, ScoreExplainOut{DatasetID: e.DatasetID, ScanID: e.ScanID, Score: e.Explanation.Score,
 		PreviousScore: e.Explanation.PreviousScore, Dimensions: e.Dimensions, DimensionsMeta: e.Meta,
-		Drivers: e.Explanation.Drivers, Notes: e.Explanation.Notes})
+		Drivers: e.Explanation.Drivers, Notes: e.Explanation.Notes, OpenIssues: e.OpenIssues})
 }
 
 func (s *Server) handleSchemaChanges(w http.ResponseWriter, r *http.Request, in *input) {

@@ -46,20 +46,23 @@ type ScanIn struct {
 
 // SignalOut is one scan measurement checked against the dataset's history.
 type SignalOut struct {
-	ID          string    `json:"id"`
-	DatasetID   string    `json:"dataset_id"`
-	DatasetName string    `json:"dataset_name"`
-	ScanID      string    `json:"scan_id"`
-	Kind        string    `json:"kind" enum:"anomaly,schema_drift"`
-	Metric      string    `json:"metric"`
-	Column      *string   `json:"column"`
-	Observed    *float64  `json:"observed"`
-	Baseline    *float64  `json:"baseline" doc:"Median of the dataset's history"`
-	Z           *float64  `json:"z" doc:"Robust z (0.6745 x (x - median) / MAD)"`
-	Threshold   *float64  `json:"threshold"`
-	Anomalous   bool      `json:"anomalous"`
-	IssueID     *string   `json:"issue_id"`
-	CreatedAt   time.Time `json:"created_at"`
+	ID          string     `json:"id"`
+	DatasetID   string     `json:"dataset_id"`
+	DatasetName string     `json:"dataset_name"`
+	ScanID      string     `json:"scan_id"`
+	Kind        string     `json:"kind" enum:"anomaly,schema_drift"`
+	Metric      string     `json:"metric" doc:"volume, null_rate, distinct_ratio, freshness_lag (anomaly) or schema (schema_drift)"`
+	Column      *string    `json:"column"`
+	Observed    *float64   `json:"observed"`
+	ObservedCI  *[]float64 `json:"observed_ci95" doc:"95% interval of observed when it was measured on a sample (null when exact); the signal is raised only when the whole interval lies outside the expected band"`
+	Baseline    *float64   `json:"baseline" doc:"Median of the dataset's history"`
+	Z           *float64   `json:"z" doc:"Robust z (0.6745 x (x - median) / MAD); null during a cold start or over a constant history"`
+	Threshold   *float64   `json:"threshold"`
+	Method      string     `json:"method" enum:"robust_z,gross_change,schema_diff" doc:"What raised it: the robust z over the history, a gross change (fixed thresholds; the only judge until the history has 5 scans), or the comparison of the columns with the previous scan's. See docs/scoring-over-time.md"`
+	Severity    *string    `json:"severity" doc:"warning or critical; null on signals recorded before severities were kept"`
+	Anomalous   bool       `json:"anomalous"`
+	IssueID     *string    `json:"issue_id"`
+	CreatedAt   time.Time  `json:"created_at"`
 }
 
 func (s *Server) scanRoutes() {
@@ -73,7 +76,17 @@ func (s *Server) scanRoutes() {
 		Summary: "One scan with its progress", Params: []param{{Name: "scan_id", In: "path", Type: "string", Required: true, MaxLen: 64}},
 		Response: ScanDetailOut{}}, s.handleScanGet)
 	s.register(operation{ID: "listSignals", Method: http.MethodGet, Path: "/api/v1/signals", Tag: "signals",
-		Summary: "What scans flagged against each dataset's history", List: true, Response: []SignalOut{}}, s.handleSignalList)
+		Summary: "What scans flagged against each dataset's history, newest first", List: true, Response: []SignalOut{},
+		Desc: "Signals of the datasets the caller can see. Filters combine (AND). A dataset the caller cannot see, or of " +
+			"another workspace, gives an empty list like an unknown one. An unknown type or metric, a timestamp that is not " +
+			"RFC 3339 or until not after since give 422.",
+		Params: []param{
+			{Name: "dataset_id", In: "query", Type: "string", MaxLen: 64, Desc: "Only this dataset's signals"},
+			{Name: "type", In: "query", Type: "string", MaxLen: 100, Desc: "anomaly, schema_drift; comma list"},
+			{Name: "metric", In: "query", Type: "string", MaxLen: 100, Desc: "volume, null_rate, distinct_ratio, freshness_lag, schema; comma list"},
+			{Name: "since", In: "query", Type: "string", MaxLen: 64, Desc: "RFC 3339 timestamp: signals raised at or after it"},
+			{Name: "until", In: "query", Type: "string", MaxLen: 64, Desc: "RFC 3339 timestamp: signals raised before it"},
+		}}, s.handleSignalList)
 }
 
 func toScanOut(sc scan.Scan) ScanOut {
@@ -127,20 +140,36 @@ func (s *Server) handleScanGet(w http.ResponseWriter, r *http.Request, in *input
 }
 
 func (s *Server) handleSignalList(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Scans.Signals(r.Context(), in.Page())
+	res, err := s.deps.Scans.Signals(r.Context(), scan.SignalFilter{DatasetID: in.String("dataset_id"), Types: commaList(in.String("type")),
+		Metrics: commaList(in.String("metric")), Since: in.String("since"), Until: in.String("until"), Page: in.Page()})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	out := make([]SignalOut, 0, len(res.Items))
 	for _, sg := range res.Items {
-		o := SignalOut{ID: sg.ID, DatasetID: sg.DatasetID, DatasetName: sg.DatasetName, ScanID: sg.ScanID, Kind: sg.Kind, Metric: sg.Metric,
-			Observed: sg.Observed, Baseline: sg.Baseline, Z: sg.Z, Threshold: sg.Threshold, Anomalous: sg.Anomalous, IssueID: sg.IssueID, CreatedAt: sg.CreatedAt}
-		if sg.Column != "" {
-			c := sg.Column
-			o.Column = &c
-		}
-		out = append(out, o)
+		out = append(out, toSignalOut(sg))
 	}
 	list(w, res.Total, out)
+}
+
+func toSignalOut(sg scan.Signal) SignalOut {
+	o := SignalOut{ID: sg.ID, DatasetID: sg.DatasetID, DatasetName: sg.DatasetName, ScanID: sg.ScanID, Kind: sg.Kind, Metric: sg.Metric,
+		Observed: sg.Observed, Baseline: sg.Baseline, Z: sg.Z, Threshold: sg.Threshold, Anomalous: sg.Anomalous, IssueID: sg.IssueID,
+		CreatedAt: sg.CreatedAt, Method: sg.Method, Severity: nonEmpty(sg.Severity)}
+	if sg.Column != "" {
+		c := sg.Column
+		o.Column = &c
+	}
+	if sg.CI95 != nil {
+		o.ObservedCI = &[]float64{sg.CI95[0], sg.CI95[1]}
+	}
+	return o
+}
+
+func nonEmpty(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
 }

@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -48,6 +46,13 @@ type KnownIssue struct {
 	// RuleID is set on issues of rules; RuleCurrent marks the rule's current issue.
 	RuleID      string
 	RuleCurrent bool
+	// Band is the expected range an anomaly issue was opened against (nil ends are
+	// unbounded; nil for issues opened before bands were kept), Direction its latest
+	// detection's, and CleanScans the consecutive scans since that found the metric back
+	// inside the band (see quality.RecoveryScans).
+	Band       *quality.Band
+	Direction  string
+	CleanScans int
 }
 
 // EvaluateInput is one dataset's fresh profile with its history.
@@ -90,6 +95,16 @@ type DatasetResult struct {
 	// issues of rules.
 	RuleResults []RuleResult
 	Transitions []IssueTransition
+	// Recovery sets the count of consecutive clean scans of open anomaly issues that were
+	// not detected again (a re-detection resets it to 0 itself).
+	Recovery []CleanScans
+}
+
+// CleanScans is an anomaly issue's count of consecutive scans with its metric back in
+// its band.
+type CleanScans struct {
+	IssueID string
+	Count   int
 }
 
 // NewIssue is an issue a scan opens.
@@ -107,13 +122,19 @@ type NewIssue struct {
 	Details     map[string]any
 	// RuleID is set on an issue a failed rule opens (it becomes the rule's current one).
 	RuleID string
+	// Band is the expected range of an anomaly's metric when it was opened.
+	Band *quality.Band
 }
 
-// Redetection is an open issue found again.
+// Redetection is an open issue found again. Severity is the issue's severity from now
+// on: the highest of its detections. Title and TitleParams, when set, replace the
+// issue's (an anomaly's title says its latest value).
 type Redetection struct {
-	IssueID  string
-	Severity string
-	Details  map[string]any
+	IssueID     string
+	Severity    string
+	Details     map[string]any
+	Title       string
+	TitleParams map[string]any
 }
 
 // SchemaChange is one column change a scan detected.
@@ -142,6 +163,11 @@ type Signal struct {
 	Anomalous   bool
 	IssueID     *string
 	CreatedAt   time.Time
+	// Method is what flagged it (quality.MethodRobustZ or MethodGross), Severity the
+	// anomaly's, and CI95 the observed value's 95% interval when measured on a sample.
+	Method   string
+	Severity string
+	CI95     *[2]float64
 }
 
 // Event is a state event written to the outbox.
@@ -171,7 +197,8 @@ func Evaluate(in EvaluateInput) (DatasetResult, error) {
 	d, p := in.Dataset, in.Profile
 	res := DatasetResult{DatasetID: d.ID, WorkspaceID: d.WorkspaceID, ScanID: in.ScanID, Seq: in.Prev.Seq + 1, At: in.Now,
 		Profile: p, Columns: in.Table.Columns, DurationMS: int(in.Duration.Milliseconds())}
-	res.Metrics = metricsOf(in.Now, p)
+	var intervals map[string][2]float64
+	res.Metrics, intervals = metricsOf(in.Now, p)
 
 	// Schema drift against the previous profile's columns.
 	curr := shapesOf(in.Table.Columns)
@@ -181,53 +208,9 @@ func Evaluate(in EvaluateInput) (DatasetResult, error) {
 		}
 	}
 
-	// Anomalies of each tracked metric against the dataset's own history.
-	open := map[string]KnownIssue{}
-	for _, is := range in.Prev.Issues {
-		if is.Type == "anomaly" && (is.Status == "open" || is.Status == "acknowledged") {
-			open[metricKey(is.Metric, is.Column)] = is
-		}
-	}
-	keys := make([]string, 0, len(res.Metrics))
-	for k := range res.Metrics {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		var hist []float64
-		for _, h := range in.Prev.History {
-			if v, ok := h[k]; ok {
-				hist = append(hist, v)
-			}
-		}
-		metric, column := splitKey(k)
-		threshold := 3.5
-		if t, ok := in.Prev.Thresholds[k]; ok {
-			threshold = t
-		}
-		a := quality.DetectAnomaly(quality.AnomalyInput{Metric: quality.Metric(metric), History: hist, Value: res.Metrics[k], Threshold: threshold})
-		if !a.Evaluated || !a.Anomalous {
-			continue
-		}
-		sig := Signal{ID: vigia.NewID(), WorkspaceID: d.WorkspaceID, DatasetID: d.ID, ScanID: in.ScanID, Kind: "anomaly",
-			Metric: metric, Column: column, Observed: vigia.Ptr(res.Metrics[k]), Baseline: vigia.Ptr(a.Median), Z: a.Z,
-			Threshold: vigia.Ptr(a.Threshold), Anomalous: true, CreatedAt: in.Now}
-		details := map[string]any{"metric": metric, "column": column, "observed": res.Metrics[k], "median": a.Median,
-			"mad": a.MAD, "z": a.Z, "threshold": a.Threshold, "direction": a.Direction, "history_size": a.HistorySize}
-		switch {
-		case in.Prev.Silenced[k]:
-			// Muted by tuning: the signal is kept, no issue.
-		case open[k].ID != "":
-			res.Redetected = append(res.Redetected, Redetection{IssueID: open[k].ID, Severity: string(a.Severity), Details: details})
-			id := open[k].ID
-			sig.IssueID = &id
-		default:
-			ni := anomalyIssue(d, metric, column, a, res.Metrics[k], details)
-			res.NewIssues = append(res.NewIssues, ni)
-			sig.IssueID = &ni.ID
-		}
-		res.Signals = append(res.Signals, sig)
-	}
+	// Anomalies of each tracked metric against the dataset's own history, and the
+	// recovery of the open ones.
+	res.judgeMetrics(in, intervals)
 
 	// Rules: their outcomes count in the score and the verdict; failures open issues.
 	ruleOutcomes := res.applyRules(in)
@@ -253,9 +236,7 @@ func Evaluate(in EvaluateInput) (DatasetResult, error) {
 			Status: quality.IssueStatus(is.Status), Structural: is.Structural, Age: res.Seq - is.LastDetectedSeq}
 		if sev, ok := redetected[is.ID]; ok {
 			ci.DetectedNow, ci.Age = true, 0
-			if sev != "" {
-				ci.Severity = quality.Severity(sev)
-			}
+			ci.Severity = quality.HigherSeverity(ci.Severity, quality.Severity(sev))
 		}
 		if pd, ok := prevDeduction[is.ID]; ok {
 			age := pd.AgeAfter
@@ -281,28 +262,9 @@ func Evaluate(in EvaluateInput) (DatasetResult, error) {
 	}
 	res.Score = score
 
-	// Verdict over the rules and the issues open after this scan. A rule's issue is left
-	// out: the rule itself counts through its outcome, and not at all when it could not
-	// be evaluated.
-	var vis []quality.VerdictIssue
-	for _, is := range in.Prev.Issues {
-		if is.Type == IssueTypeRule {
-			continue
-		}
-		if is.Status == "open" || is.Status == "acknowledged" {
-			sev := is.Severity
-			if s, ok := redetected[is.ID]; ok && s != "" {
-				sev = s
-			}
-			vis = append(vis, quality.VerdictIssue{ID: is.ID, Type: is.Type, Severity: quality.Severity(sev), Status: quality.IssueStatus(is.Status)})
-		}
-	}
-	for _, ni := range res.NewIssues {
-		if ni.Type == IssueTypeRule {
-			continue
-		}
-		vis = append(vis, quality.VerdictIssue{ID: ni.ID, Type: ni.Type, Severity: quality.Severity(ni.Severity), Status: quality.IssueOpen})
-	}
+	// Verdict over the rules and the issues that stand after this scan, counted the one
+	// way the trust decision and readiness count them (quality.CountStanding).
+	vis := res.issuesAfter(in.Prev.Issues)
 	res.Verdict = quality.DecideVerdict(quality.VerdictInput{Profiled: true, Score: score.Score, Rules: ruleOutcomes, Issues: vis,
 		Empty: p.RowCount == 0 && !emptyExpected(in.Rules)})
 	if quality.VerdictChanged(in.Prev.Verdict, res.Verdict.Verdict) {
@@ -362,55 +324,7 @@ func (res *DatasetResult) addDrift(d DatasetRef, drift quality.Drift) {
 			FromType: vigia.Ptr(c.From), ToType: vigia.Ptr(c.To), IssueID: id})
 	}
 	res.Signals = append(res.Signals, Signal{ID: vigia.NewID(), WorkspaceID: d.WorkspaceID, DatasetID: d.ID, ScanID: res.ScanID,
-		Kind: "schema_drift", Metric: "schema", Anomalous: true, IssueID: &id, CreatedAt: res.At})
-}
-
-func anomalyIssue(d DatasetRef, metric, column string, a quality.Anomaly, value float64, details map[string]any) NewIssue {
-	name := d.Name()
-	var title string
-	switch quality.Metric(metric) {
-	case quality.MetricVolume:
-		title = fmt.Sprintf("Anomalia de volume em %s: %.0f linhas (mediana %.0f)", name, value, a.Median)
-	case quality.MetricNullRate:
-		title = fmt.Sprintf("Anomalia de nulos em %s.%s: %.1f%% (mediana %.1f%%)", name, column, value*100, a.Median*100)
-	case quality.MetricFreshnessLag:
-		title = fmt.Sprintf("Dados desatualizados em %s: %.0f h sem linhas novas (mediana %.0f h)", name, value/3600, a.Median/3600)
-	case quality.MetricDistinctRatio:
-		title = fmt.Sprintf("Anomalia de valores distintos em %s.%s: %.1f%% (mediana %.1f%%)", name, column, value*100, a.Median*100)
-	default:
-		title = fmt.Sprintf("Anomalia em %s (%s)", name, metric)
-	}
-	sev := string(a.Severity)
-	if sev == "" {
-		sev = string(quality.SeverityWarning)
-	}
-	return NewIssue{ID: vigia.NewID(), Type: "anomaly", Subtype: metric, Severity: sev, Title: title,
-		TitleKey: "issue.anomaly." + metric, TitleParams: map[string]any{"dataset": name, "column": column, "value": value, "median": a.Median},
-		Metric: metric, Column: column, Details: details}
-}
-
-// metricsOf computes the tracked metrics of a profile. A basic-depth profile that read
-// only the first rows has no meaningful volume or distinct ratio.
-func metricsOf(now time.Time, p *source.TableProfile) Metrics {
-	m := Metrics{}
-	if !p.Truncated {
-		m[string(quality.MetricVolume)] = float64(p.RowCount)
-	}
-	if p.LatestTimestamp != nil {
-		m[string(quality.MetricFreshnessLag)] = math.Max(0, now.Sub(*p.LatestTimestamp).Seconds())
-	}
-	if p.RowCount == 0 {
-		return m
-	}
-	for _, c := range p.Columns {
-		m[metricKey(string(quality.MetricNullRate), c.Name)] = float64(c.NullCount) / float64(p.RowCount)
-		if c.Distinct != nil && !p.Truncated {
-			if nonNull := p.RowCount - c.NullCount; nonNull > 0 {
-				m[metricKey(string(quality.MetricDistinctRatio), c.Name)] = math.Min(1, c.Distinct.Value/float64(nonNull))
-			}
-		}
-	}
-	return m
+		Kind: SignalSchemaDrift, Metric: MetricSchema, Anomalous: true, IssueID: &id, CreatedAt: res.At, Method: MethodSchemaDiff, Severity: sev})
 }
 
 func metricKey(metric, column string) string {

@@ -18,6 +18,8 @@ type Reads interface {
 	LatestProfile(ctx context.Context, datasetID string) (ProfileRow, bool, error)
 	MetricHistory(ctx context.Context, datasetID string, n int) ([]Metrics, error)
 	Tunings(ctx context.Context, datasetID string) ([]TuningRow, error)
+	// OpenIssues returns the dataset's open and acknowledged issues.
+	OpenIssues(ctx context.Context, datasetID string) ([]quality.VerdictIssue, error)
 }
 
 // Datasets is what the reads need of the catalog: the visibility check.
@@ -141,9 +143,13 @@ type ScoreExplanation struct {
 	Explanation quality.Explanation
 	Dimensions  quality.Dimensions
 	Meta        map[quality.Dimension]quality.DimensionMeta
+	// OpenIssues are the dataset's standing issues now, counted by quality.CountStanding
+	// as the verdict, the trust decision and readiness count them.
+	OpenIssues quality.IssueCounts
 }
 
-// ExplainScore returns the drivers and notes of the latest score.
+// ExplainScore returns the drivers and notes of the latest score, and the standing
+// issues. Returns KindNotFound for a dataset the caller cannot see.
 func (s *ReadService) ExplainScore(ctx context.Context, datasetID string) (ScoreExplanation, error) {
 	d, err := s.datasets.Dataset(ctx, datasetID)
 	if err != nil {
@@ -153,7 +159,12 @@ func (s *ReadService) ExplainScore(ctx context.Context, datasetID string) (Score
 	if err != nil {
 		return ScoreExplanation{}, err
 	}
-	out := ScoreExplanation{DatasetID: d.ID, Explanation: quality.Explanation{Drivers: []quality.Driver{}, Notes: []quality.Note{}}}
+	open, err := s.reads.OpenIssues(ctx, d.ID)
+	if err != nil {
+		return ScoreExplanation{}, err
+	}
+	out := ScoreExplanation{DatasetID: d.ID, Explanation: quality.Explanation{Drivers: []quality.Driver{}, Notes: []quality.Note{}},
+		OpenIssues: quality.CountStanding(open)}
 	if len(scores) == 0 {
 		return out, nil
 	}
@@ -326,14 +337,15 @@ func monitor(key string, hist []Metrics, thresholds map[string]float64) Monitor 
 	m.HistorySize = len(values) - 1
 	a := quality.DetectAnomaly(quality.AnomalyInput{Metric: quality.Metric(key), History: values[:len(values)-1], Value: last, Threshold: m.Threshold})
 	switch {
-	case !a.Evaluated:
+	case !a.Evaluated || (a.ColdStart && !a.Anomalous):
+		// During a cold start only gross changes are judged: nothing flagged says little.
 		m.Status = "not_enough_history"
 	case a.Anomalous:
 		m.Status = "anomaly"
 	default:
 		m.Status = "ok"
 	}
-	if a.Evaluated {
+	if a.Evaluated && !a.ColdStart {
 		med := a.Median
 		m.Median = &med
 	}

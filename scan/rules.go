@@ -71,6 +71,8 @@ type IssueTransition struct {
 	From    string
 	To      string
 	Event   string
+	// Note is kept in the history row (why a scan resolved it).
+	Note string
 	// ClearCurrent ends the issue's turn as its rule's current issue.
 	ClearCurrent bool
 }
@@ -115,7 +117,8 @@ func (res *DatasetResult) applyRules(in EvaluateInput) []quality.RuleOutcome {
 				res.Transitions = append(res.Transitions, IssueTransition{IssueID: is.ID, From: is.Status,
 					To: string(quality.IssueOpen), Event: EventVerificationFailed})
 			}
-			res.Redetected = append(res.Redetected, Redetection{IssueID: is.ID, Severity: r.Severity, Details: details})
+			sev := quality.HigherSeverity(quality.Severity(is.Severity), quality.Severity(r.Severity))
+			res.Redetected = append(res.Redetected, Redetection{IssueID: is.ID, Severity: string(sev), Details: details})
 			continue
 		}
 		if !has {

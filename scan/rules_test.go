@@ -35,7 +35,9 @@ func TestRulesInEvaluate(t *testing.T) {
 		{"PassedResolvesTheOpenIssue", quality.RulePassed, []scan.KnownIssue{current("open")}, 0, 0, "resolved/auto_resolved", quality.VerdictPass, true},
 		{"PassedVerifiesAResolution", quality.RulePassed, []scan.KnownIssue{current("resolved")}, 0, 0, "resolved/verified", quality.VerdictPass, true},
 		{"PassedReleasesAnIgnoredIssue", quality.RulePassed, []scan.KnownIssue{current("ignored")}, 0, 0, "ignored/rule_passed", quality.VerdictPass, true},
-		{"NotEvaluatedChangesNothing", quality.RuleNotEvaluated, []scan.KnownIssue{current("open")}, 0, 0, "", quality.VerdictPass, false},
+		// Nothing changes, and the open issue still stands: the verdict counts it as the
+		// trust decision does (quality.CountStanding), the rule itself does not count.
+		{"NotEvaluatedKeepsTheOpenIssueStanding", quality.RuleNotEvaluated, []scan.KnownIssue{current("open")}, 0, 0, "", quality.VerdictFail, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -111,7 +111,8 @@ type Store interface {
 	RecordFailure(ctx context.Context, scanID, workspaceID, datasetID, code string, at time.Time) error
 	// ScanFailures lists a scan's failed datasets that v can see, by name.
 	ScanFailures(ctx context.Context, v catalog.Viewer, scanID string) ([]Failure, error)
-	Signals(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[Signal], error)
+	// Signals lists the signals of the datasets v can see that match q, newest first.
+	Signals(ctx context.Context, v catalog.Viewer, q SignalQuery) (vigia.List[Signal], error)
 	// ClaimDueSchedules marks, and returns, the connections whose daily scan is due at now
 	// in their own time zone and was not yet queued for that local day.
 	ClaimDueSchedules(ctx context.Context, now time.Time) ([]DueSchedule, error)
@@ -322,15 +323,6 @@ func SessionLabel(scanID string, attempt int) string {
 
 // SessionLabelPrefix is what every attempt's session label of a scan starts with.
 func SessionLabelPrefix(scanID string) string { return "vigia scan " + scanID + " " }
-
-// Signals lists what scans measured and flagged, newest first.
-func (s *Service) Signals(ctx context.Context, page vigia.Page) (vigia.List[Signal], error) {
-	p, err := vigia.MustPrincipal(ctx)
-	if err != nil {
-		return vigia.List[Signal]{}, err
-	}
-	return s.store.Signals(ctx, p.WorkspaceID, page)
-}
 
 // depthFor picks the profiling depth: the dataset's own, else basic for cost-guarded
 // views and external tables, else standard.

@@ -29,7 +29,7 @@ func TestEvaluateAppliesDomainWeights(t *testing.T) {
 		t.Fatalf("dimensions %+v score %v", d, *res.Score.Score)
 	}
 	notes := quality.Explain(res.Score, &prev.Score).Notes
-	if len(notes) != 1 || notes[0].Code != quality.NoteWeightsChanged {
+	if len(notes) != 2 || notes[0].Code != quality.NoteWeightsChanged || notes[1].Code != quality.NoteCompletudeWorstColumn {
 		t.Fatalf("notes %+v", notes)
 	}
 }

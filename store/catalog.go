@@ -339,6 +339,29 @@ func (s *CatalogStore) DatasetDetails(ctx context.Context, v catalog.Viewer, ids
 	return out, nil
 }
 
+// visibleFilter starts the WHERE clause of a list over the live datasets v can see: the
+// rows' workspace column (wsCol) is v's, the dataset d is not dropped and is visible; add
+// appends conditions with their parameters.
+func visibleFilter(wsCol string, v catalog.Viewer) *listFilter {
+	return &listFilter{where: []string{wsCol + " = $1", "d.dropped_at IS NULL", VisibleSQL("d.id", 2, 3)},
+		args: []any{v.WorkspaceID, v.TeamIDs, v.Admin}}
+}
+
+// listFilter is a WHERE clause built condition by condition.
+type listFilter struct {
+	where []string
+	args  []any
+}
+
+// add appends a condition whose one %d is the number of val's parameter.
+func (f *listFilter) add(cond string, val any) {
+	f.args = append(f.args, val)
+	f.where = append(f.where, fmt.Sprintf(cond, len(f.args)))
+}
+
+// sql is the conditions joined with AND.
+func (f *listFilter) sql() string { return strings.Join(f.where, " AND ") }
+
 // VisibleSQL is the visibility predicate for a dataset id expression, with the caller's
 // team ids and admin flag as query parameters $teams and $admin.
 func VisibleSQL(datasetExpr string, teamsParam, adminParam int) string {

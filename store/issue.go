@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,12 +50,8 @@ func scanIssue(r pgx.Row) (issue.Issue, error) {
 
 // issueWhere builds the filter of lists and the board.
 func issueWhere(v catalog.Viewer, f issue.StoreFilter) (string, []any) {
-	where := []string{"i.workspace_id = $1", "d.dropped_at IS NULL", VisibleSQL("d.id", 2, 3)}
-	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin}
-	add := func(cond string, val any) {
-		args = append(args, val)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
+	lf := visibleFilter("i.workspace_id", v)
+	add := lf.add
 	if len(f.Severities) > 0 {
 		add("i.severity = ANY($%d)", f.Severities)
 	}
@@ -71,14 +66,14 @@ func issueWhere(v catalog.Viewer, f issue.StoreFilter) (string, []any) {
 	}
 	switch {
 	case f.NoTeam:
-		where = append(where, "i.assignee_team_id IS NULL")
+		lf.where = append(lf.where, "i.assignee_team_id IS NULL")
 	case f.TeamIDs != nil:
 		add("i.assignee_team_id = ANY($%d::uuid[])", f.TeamIDs)
 	}
 	if f.SLABreached {
-		where = append(where, "i.sla_breached_at IS NOT NULL")
+		lf.where = append(lf.where, "i.sla_breached_at IS NOT NULL")
 	}
-	return strings.Join(where, " AND "), args
+	return lf.sql(), lf.args
 }
 
 // Issues lists issues of live datasets the viewer can see, newest first.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -156,12 +155,8 @@ func (s *RuleStore) RuleByID(ctx context.Context, v catalog.Viewer, id string) (
 
 // Rules lists the rules of live datasets the viewer can see, oldest first.
 func (s *RuleStore) Rules(ctx context.Context, v catalog.Viewer, f rule.Filter) (vigia.List[rule.Rule], error) {
-	where := []string{"r.workspace_id = $1", "d.dropped_at IS NULL", VisibleSQL("d.id", 2, 3)}
-	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin}
-	add := func(cond string, val any) {
-		args = append(args, val)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
+	lf := visibleFilter("r.workspace_id", v)
+	add := lf.add
 	if f.DatasetID != nil {
 		add("r.dataset_id = $%d", *f.DatasetID)
 	}
@@ -174,7 +169,7 @@ func (s *RuleStore) Rules(ctx context.Context, v catalog.Viewer, f rule.Filter) 
 	if f.Status != nil {
 		add("lr.status = $%d", *f.Status)
 	}
-	cond := strings.Join(where, " AND ")
+	cond, args := lf.sql(), lf.args
 	var out vigia.List[rule.Rule]
 	count := `SELECT count(*) FROM rules r JOIN datasets d ON d.id = r.dataset_id
 		LEFT JOIN LATERAL (SELECT status FROM rule_results WHERE rule_id = r.id ORDER BY evaluated_at DESC, scan_id DESC LIMIT 1) lr ON true

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -291,7 +292,7 @@ func (s *ScanStore) PrevState(ctx context.Context, datasetID string) (scan.PrevS
 		return st, translate(err)
 	}
 	rows, err = q.Query(ctx, `SELECT id::text, type, severity, status, metric, column_name, structural, last_detected_seq,
-		coalesce(rule_id::text, ''), rule_current
+		coalesce(rule_id::text, ''), rule_current, band, coalesce(details->>'direction', ''), clean_scans
 		FROM issues WHERE dataset_id = $1 AND (status IN ('open', 'acknowledged') OR rule_current
 		   OR (type IN ('schema_drift', 'anomaly') AND resolved_at >= $2))`, datasetID, scoreAt)
 	if err != nil {
@@ -299,8 +300,13 @@ func (s *ScanStore) PrevState(ctx context.Context, datasetID string) (scan.PrevS
 	}
 	st.Issues, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.KnownIssue, error) {
 		var k scan.KnownIssue
+		var band []byte
 		err := r.Scan(&k.ID, &k.Type, &k.Severity, &k.Status, &k.Metric, &k.Column, &k.Structural, &k.LastDetectedSeq,
-			&k.RuleID, &k.RuleCurrent)
+			&k.RuleID, &k.RuleCurrent, &band, &k.Direction, &k.CleanScans)
+		if err == nil && band != nil {
+			k.Band = &quality.Band{}
+			err = json.Unmarshal(band, k.Band)
+		}
 		return k, err
 	})
 	if err != nil {
@@ -416,12 +422,18 @@ func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult)
 		if err != nil {
 			return vigia.Internal(err)
 		}
+		var band []byte
+		if ni.Band != nil {
+			if band, err = json.Marshal(ni.Band); err != nil {
+				return vigia.Internal(err)
+			}
+		}
 		if _, err := q.Exec(ctx, `INSERT INTO issues (id, workspace_id, dataset_id, type, subtype, severity, title, title_key, title_params,
 			metric, column_name, structural, details, first_scan_id, last_scan_id, last_detected_seq, created_at, updated_at,
-			rule_id, rule_current)
-			VALUES ($1, $2, $3, $4, nullif($5, ''), $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15, $16, $16, $17, $17::uuid IS NOT NULL)`,
+			rule_id, rule_current, band)
+			VALUES ($1, $2, $3, $4, nullif($5, ''), $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15, $16, $16, $17, $17::uuid IS NOT NULL, $18)`,
 			ni.ID, r.WorkspaceID, r.DatasetID, ni.Type, ni.Subtype, ni.Severity, ni.Title, ni.TitleKey, params,
-			ni.Metric, ni.Column, ni.Structural, details, r.ScanID, r.Seq, r.At, nullableID(ni.RuleID)); err != nil {
+			ni.Metric, ni.Column, ni.Structural, details, r.ScanID, r.Seq, r.At, nullableID(ni.RuleID), band); err != nil {
 			return translate(err)
 		}
 		if _, err := q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, created_at)
@@ -437,9 +449,23 @@ func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult)
 		if err != nil {
 			return vigia.Internal(err)
 		}
+		var params []byte
+		if rd.TitleParams != nil {
+			if params, err = json.Marshal(rd.TitleParams); err != nil {
+				return vigia.Internal(err)
+			}
+		}
+		// The severity is the highest of the detections (the scan passes it); the title
+		// follows the latest one; the count of clean scans starts again.
 		if _, err := q.Exec(ctx, `UPDATE issues SET last_scan_id = $2, last_detected_seq = $3, detections = detections + 1,
-			severity = CASE WHEN $4 = 'critical' THEN 'critical' ELSE severity END, details = $5, updated_at = $6 WHERE id = $1`,
-			rd.IssueID, r.ScanID, r.Seq, rd.Severity, details, r.At); err != nil {
+			severity = CASE WHEN severity = 'critical' THEN severity ELSE $4 END, details = $5, updated_at = $6,
+			title = coalesce(nullif($7, ''), title), title_params = coalesce($8::jsonb, title_params), clean_scans = 0 WHERE id = $1`,
+			rd.IssueID, r.ScanID, r.Seq, rd.Severity, details, r.At, rd.Title, params); err != nil {
+			return translate(err)
+		}
+	}
+	for _, c := range r.Recovery {
+		if _, err := q.Exec(ctx, `UPDATE issues SET clean_scans = $2 WHERE id = $1`, c.IssueID, c.Count); err != nil {
 			return translate(err)
 		}
 	}
@@ -452,10 +478,15 @@ func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult)
 		}
 	}
 	for _, sg := range r.Signals {
+		var lo, hi *float64
+		if sg.CI95 != nil {
+			lo, hi = &sg.CI95[0], &sg.CI95[1]
+		}
 		if _, err := q.Exec(ctx, `INSERT INTO signals (id, workspace_id, dataset_id, scan_id, kind, metric, column_name, observed, baseline,
-			z, threshold, anomalous, issue_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			z, threshold, anomalous, issue_id, created_at, method, severity, ci95_low, ci95_high)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, nullif($16, ''), $17, $18)`,
 			sg.ID, r.WorkspaceID, r.DatasetID, r.ScanID, sg.Kind, sg.Metric, sg.Column, sg.Observed, sg.Baseline, sg.Z,
-			sg.Threshold, sg.Anomalous, sg.IssueID, r.At); err != nil {
+			sg.Threshold, sg.Anomalous, sg.IssueID, r.At, sg.Method, sg.Severity, lo, hi); err != nil {
 			return translate(err)
 		}
 	}
@@ -505,26 +536,54 @@ func toColumnProfile(c source.ColumnProfile, rows int64, truncated bool) catalog
 	return out
 }
 
-// Signals lists a workspace's signals, newest first.
-func (s *ScanStore) Signals(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[scan.Signal], error) {
-	var out vigia.List[scan.Signal]
-	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM signals WHERE workspace_id = $1`, workspaceID).Scan(&out.Total); err != nil {
+// Signals lists the signals of live datasets v can see that match q, newest first.
+func (s *ScanStore) Signals(ctx context.Context, v catalog.Viewer, q scan.SignalQuery) (vigia.List[scan.Signal], error) {
+	f := visibleFilter("sg.workspace_id", v)
+	if q.DatasetID != nil {
+		f.add("sg.dataset_id = $%d", *q.DatasetID)
+	}
+	if len(q.Kinds) > 0 {
+		f.add("sg.kind = ANY($%d)", q.Kinds)
+	}
+	if len(q.Metrics) > 0 {
+		f.add("sg.metric = ANY($%d)", q.Metrics)
+	}
+	if q.Since != nil {
+		f.add("sg.created_at >= $%d", *q.Since)
+	}
+	if q.Until != nil {
+		f.add("sg.created_at < $%d", *q.Until)
+	}
+	cond, args := f.sql(), f.args
+	out := vigia.List[scan.Signal]{Items: []scan.Signal{}}
+	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM signals sg JOIN datasets d ON d.id = sg.dataset_id WHERE `+cond, args...).
+		Scan(&out.Total); err != nil {
 		return out, translate(err)
 	}
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT sg.id::text, sg.workspace_id::text, sg.dataset_id::text,
+	args = append(args, q.Page.Limit, q.Page.Offset)
+	rows, err := s.db.q(ctx).Query(ctx, fmt.Sprintf(`SELECT sg.id::text, sg.workspace_id::text, sg.dataset_id::text,
 		d.schema_name || '.' || d.table_name, sg.scan_id::text, sg.kind, sg.metric, sg.column_name, sg.observed, sg.baseline,
-		sg.z, sg.threshold, sg.anomalous, sg.issue_id::text, sg.created_at
+		sg.z, sg.threshold, sg.anomalous, sg.issue_id::text, sg.created_at,
+		CASE WHEN sg.method <> '' THEN sg.method WHEN sg.kind = 'schema_drift' THEN 'schema_diff' ELSE 'robust_z' END,
+		coalesce(sg.severity, ''), sg.ci95_low, sg.ci95_high
 		FROM signals sg JOIN datasets d ON d.id = sg.dataset_id
-		WHERE sg.workspace_id = $1 ORDER BY sg.created_at DESC, sg.id DESC LIMIT $2 OFFSET $3`, workspaceID, page.Limit, page.Offset)
+		WHERE %s ORDER BY sg.created_at DESC, sg.id DESC LIMIT $%d OFFSET $%d`, cond, len(args)-1, len(args)), args...)
 	if err != nil {
 		return out, translate(err)
 	}
-	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.Signal, error) {
+	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.Signal, error) {
 		var sg scan.Signal
+		var lo, hi *float64
 		err := r.Scan(&sg.ID, &sg.WorkspaceID, &sg.DatasetID, &sg.DatasetName, &sg.ScanID, &sg.Kind, &sg.Metric, &sg.Column,
-			&sg.Observed, &sg.Baseline, &sg.Z, &sg.Threshold, &sg.Anomalous, &sg.IssueID, &sg.CreatedAt)
+			&sg.Observed, &sg.Baseline, &sg.Z, &sg.Threshold, &sg.Anomalous, &sg.IssueID, &sg.CreatedAt, &sg.Method, &sg.Severity, &lo, &hi)
+		if lo != nil && hi != nil {
+			sg.CI95 = &[2]float64{*lo, *hi}
+		}
 		return sg, err
 	})
+	if items != nil {
+		out.Items = items
+	}
 	return out, translate(err)
 }
 
@@ -582,8 +641,9 @@ func saveRuleResults(ctx context.Context, q querier, r scan.DatasetResult) error
 		if tag.RowsAffected() == 0 {
 			continue
 		}
-		if _, err := q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, vigia.NewID(), t.IssueID, r.WorkspaceID, t.From, t.To, "scan:"+r.ScanID, t.Event, r.At); err != nil {
+		if _, err := q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, note, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, vigia.NewID(), t.IssueID, r.WorkspaceID, t.From, t.To, "scan:"+r.ScanID,
+			t.Event, t.Note, r.At); err != nil {
 			return translate(err)
 		}
 		if err := queueTicketWrites(ctx, q, r.WorkspaceID, t.IssueID, t.Event, "scan:"+r.ScanID, r.At); err != nil {

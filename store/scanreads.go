@@ -14,6 +14,22 @@ import (
 
 var _ scan.Reads = (*ScanStore)(nil)
 
+// OpenIssues returns a dataset's open and acknowledged issues (the score explanation
+// counts the standing ones with quality.CountStanding).
+func (s *ScanStore) OpenIssues(ctx context.Context, datasetID string) ([]quality.VerdictIssue, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text, type, severity, status FROM issues
+		WHERE dataset_id = $1 AND status IN ('open', 'acknowledged') ORDER BY id`, datasetID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (quality.VerdictIssue, error) {
+		var is quality.VerdictIssue
+		err := r.Scan(&is.ID, &is.Type, &is.Severity, &is.Status)
+		return is, err
+	})
+	return out, translate(err)
+}
+
 // LatestVerdict returns a dataset's last verdict.
 func (s *ScanStore) LatestVerdict(ctx context.Context, datasetID string) (scan.VerdictRow, bool, error) {
 	var v scan.VerdictRow

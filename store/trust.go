@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -38,7 +39,8 @@ const usageSQL = `CASE WHEN qpd >= 100 OR c30 >= 100 THEN 'hot'
 	ELSE 'dead' END`
 
 // factsSQL reads every fact of a dataset in one statement: the latest verdict, score and
-// profile, profiles in 30 days, standing issues, reads, columns and domains.
+// profile, profiles in 30 days, open and acknowledged issues (trust counts the standing
+// ones with quality.CountStanding, as the verdict does), reads, columns and domains.
 const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text, d.schema_name, d.table_name, d.kind, d.created_at,
 	d.latest_score, d.last_scan_at, d.queries_per_day, ` + layerSQL + `,
 	v.verdict, sc.dims, p.row_count, p.row_count_exact, p.latest_timestamp, p.profiled_at, coalesce(p30.n, 0),
@@ -46,7 +48,7 @@ const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text
 		AND jsonb_typeof(r.params->'min_rows') = 'number' AND (r.params->>'min_rows')::numeric = 0),
 	(SELECT f.code FROM scan_failures f WHERE f.dataset_id = d.id AND f.failed_at > coalesce(p.profiled_at, '-infinity')
 		ORDER BY f.failed_at DESC LIMIT 1),
-	coalesce(iss.crit, 0), coalesce(iss.warn, 0), coalesce(iss.drift, 0), iss.oldest, coalesce(cs.n, 0), cs.last_at,
+	coalesce(iss.open, '[]'), coalesce(iss.drift, 0), iss.oldest, coalesce(cs.n, 0), cs.last_at,
 	coalesce((SELECT json_agg(json_build_object('name', c.name, 'type', c.data_type, 'pk', c.primary_key,
 			'semantic', coalesce(c.profile->'semantic'->>'type', ''), 'matches', coalesce((c.profile->'semantic'->>'matches')::int, 0),
 			'null_rate', (c.profile->>'null_rate')::float8) ORDER BY c.position, c.name)
@@ -62,8 +64,7 @@ const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text
 	LEFT JOIN LATERAL (SELECT count(*) AS n FROM dataset_profiles WHERE dataset_id = d.id
 		AND profiled_at >= $5::timestamptz - interval '30 days') p30 ON true
 	LEFT JOIN LATERAL (SELECT
-		count(*) FILTER (WHERE severity = 'critical' AND type NOT IN ('modeling', 'bi_refresh') AND (status = 'open' OR type <> 'schema_drift')) AS crit,
-		count(*) FILTER (WHERE severity = 'warning' AND type NOT IN ('modeling', 'bi_refresh') AND (status = 'open' OR type <> 'schema_drift')) AS warn,
+		json_agg(json_build_object('id', id, 'type', type, 'severity', severity, 'status', status) ORDER BY id) AS open,
 		count(*) FILTER (WHERE type = 'schema_drift' AND status = 'open') AS drift,
 		min(created_at) FILTER (WHERE type = 'schema_drift' AND status = 'open') AS oldest
 		FROM issues WHERE dataset_id = d.id AND status IN ('open', 'acknowledged')) iss ON true
@@ -71,7 +72,14 @@ const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text
 		max(created_at) AS last_at FROM consumption_datasets WHERE dataset_id = d.id) cs ON true
 	WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND ` + "vigia_dataset_visible(d.id, $3::uuid[], $4)"
 
-// factColumn and factDomain are the JSON aggregates of factsSQL.
+// factIssue, factColumn and factDomain are the JSON aggregates of factsSQL.
+type factIssue struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Severity string `json:"severity"`
+	Status   string `json:"status"`
+}
+
 type factColumn struct {
 	Name     string   `json:"name"`
 	Type     string   `json:"type"`
@@ -100,11 +108,11 @@ func (s *TrustStore) Facts(ctx context.Context, v catalog.Viewer, ids []string, 
 	for rows.Next() {
 		f := trust.Facts{Dimensions: map[string]*float64{}}
 		var verdict *string
-		var dims, cols, doms []byte
+		var dims, cols, doms, open []byte
 		var rowCount *int64
 		if err := rows.Scan(&f.DatasetID, &f.WorkspaceID, &f.ConnectionID, &f.Schema, &f.Table, &f.Kind, &f.CreatedAt,
 			&f.LatestScore, &f.LastScanAt, &f.QueriesPerDay, &f.Layer, &verdict, &dims, &rowCount, &f.RowCountExact, &f.LatestTimestamp, &f.ProfiledAt,
-			&f.Scans30d, &f.EmptyExpected, &f.LastFailure, &f.CriticalIssues, &f.WarningIssues, &f.UnackedSchemaChanges, &f.OldestUnackedSchemaChange,
+			&f.Scans30d, &f.EmptyExpected, &f.LastFailure, &open, &f.UnackedSchemaChanges, &f.OldestUnackedSchemaChange,
 			&f.Consumptions30d, &f.LastConsumedAt, &cols, &doms); err != nil {
 			return nil, translate(err)
 		}
@@ -117,6 +125,14 @@ func (s *TrustStore) Facts(ctx context.Context, v catalog.Viewer, ids []string, 
 			if err := json.Unmarshal(dims, &f.Dimensions); err != nil {
 				return nil, vigia.Internal(err)
 			}
+		}
+		var fi []factIssue
+		if err := json.Unmarshal(open, &fi); err != nil {
+			return nil, vigia.Internal(err)
+		}
+		for _, is := range fi {
+			f.Issues = append(f.Issues, quality.VerdictIssue{ID: is.ID, Type: is.Type, Severity: quality.Severity(is.Severity),
+				Status: quality.IssueStatus(is.Status)})
 		}
 		var fc []factColumn
 		if err := json.Unmarshal(cols, &fc); err != nil {

@@ -111,7 +111,8 @@ var actionOf = map[string]string{
 //
 //   - unknown when the dataset was never profiled (reason no_profile);
 //   - untrusted when a critical reason stands: critical_incident (standing critical
-//     issues), readiness_blocker (each blocker of the purpose's readiness other than the
+//     issues, counted as the verdict counts them and named in params.issue_ids),
+//     readiness_blocker (each blocker of the purpose's readiness other than the
 //     critical issues themselves), verdict_fail, contract_violation;
 //   - caution when only warning reasons stand: verdict_warn, warning_incident,
 //     readiness_warning (each warning of the purpose's readiness other than those);
@@ -145,7 +146,7 @@ func Decide(f Facts, r Readiness, purpose string, now time.Time, cfg Config) Dec
 	} else {
 		if f.CriticalIssues > 0 {
 			d.Reasons = append(d.Reasons, Reason{Code: ReasonCriticalIncident, Severity: SeverityCritical,
-				Params: map[string]any{"count": f.CriticalIssues}})
+				Params: map[string]any{"count": f.CriticalIssues, "issue_ids": idsOrEmpty(f.CriticalIssueIDs)}})
 		} else if f.Verdict == "fail" {
 			d.Reasons = append(d.Reasons, Reason{Code: ReasonVerdictFail, Severity: SeverityCritical, Params: map[string]any{}})
 		}
@@ -163,7 +164,7 @@ func Decide(f Facts, r Readiness, purpose string, now time.Time, cfg Config) Dec
 		}
 		if f.WarningIssues > 0 {
 			d.Reasons = append(d.Reasons, Reason{Code: ReasonWarningIncident, Severity: SeverityWarning,
-				Params: map[string]any{"count": f.WarningIssues}})
+				Params: map[string]any{"count": f.WarningIssues, "issue_ids": idsOrEmpty(f.WarningIssueIDs)}})
 		} else if f.Verdict == "warn" {
 			d.Reasons = append(d.Reasons, Reason{Code: ReasonVerdictWarn, Severity: SeverityWarning, Params: map[string]any{}})
 		}
@@ -211,4 +212,12 @@ func Decide(f Facts, r Readiness, purpose string, now time.Time, cfg Config) Dec
 		}
 	}
 	return d
+}
+
+// idsOrEmpty keeps a list of issue ids a JSON array, never null.
+func idsOrEmpty(ids []string) []string {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
 }

@@ -2,6 +2,8 @@ package trust
 
 import (
 	"regexp"
+
+	"github.com/vigia-data/vigia/quality"
 	"sort"
 	"strings"
 	"time"
@@ -40,10 +42,16 @@ type Facts struct {
 	LastFailure     *string
 	LatestTimestamp *time.Time // newest value of the measuring timestamp column
 	ProfiledAt      *time.Time
-	// CriticalIssues and WarningIssues count the standing issues (open, or acknowledged
-	// except acknowledged schema_drift; modeling and bi_refresh never count).
-	CriticalIssues int
-	WarningIssues  int
+	// Issues are the dataset's open and acknowledged issues, as the store loads them.
+	Issues []quality.VerdictIssue
+	// CriticalIssues and WarningIssues count the standing issues, and CriticalIssueIDs and
+	// WarningIssueIDs name them: quality.CountStanding over Issues (open, or acknowledged
+	// except acknowledged schema_drift; modeling and bi_refresh never count), the count
+	// the verdict reads too. See CountIssues.
+	CriticalIssues   int
+	WarningIssues    int
+	CriticalIssueIDs []string
+	WarningIssueIDs  []string
 	// UnackedSchemaChanges counts open (not acknowledged) schema_drift issues; the
 	// oldest was opened at OldestUnackedSchemaChange.
 	UnackedSchemaChanges      int
@@ -61,6 +69,14 @@ type Facts struct {
 	Layer *string
 	// UsageClass is hot, active, cold or dead (see Store.Facts).
 	UsageClass string
+}
+
+// CountIssues sets the standing-issue counts and ids from Issues with
+// quality.CountStanding: the verdict, the trust score and decision and readiness count
+// a dataset's issues the one same way.
+func (f *Facts) CountIssues() {
+	c := quality.CountStanding(f.Issues)
+	f.CriticalIssues, f.WarningIssues, f.CriticalIssueIDs, f.WarningIssueIDs = c.Critical, c.Warning, c.CriticalIDs, c.WarningIDs
 }
 
 // Name is schema.table.

@@ -136,6 +136,7 @@ func (s *Service) facts(ctx context.Context, ids []string, now time.Time) (map[s
 		return nil, err
 	}
 	for id, f := range fs {
+		f.CountIssues()
 		if c, ok := cs[id]; ok {
 			f.Contract = c
 		} else {

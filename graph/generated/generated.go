@@ -394,6 +394,7 @@ type ComplexityRoot struct {
 		Rule           func(childComplexity int, id string) int
 		Rules          func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
 		Scans          func(childComplexity int, limit *int, offset *int) int
+		Signals        func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
 		TrustDecision  func(childComplexity int, dataset string, purpose *string) int
 	}
 
@@ -510,6 +511,31 @@ type ComplexityRoot struct {
 		Type       func(childComplexity int) int
 	}
 
+	Signal struct {
+		Anomalous    func(childComplexity int) int
+		Baseline     func(childComplexity int) int
+		Column       func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		DatasetID    func(childComplexity int) int
+		DatasetName  func(childComplexity int) int
+		ID           func(childComplexity int) int
+		IssueID      func(childComplexity int) int
+		Kind         func(childComplexity int) int
+		Method       func(childComplexity int) int
+		Metric       func(childComplexity int) int
+		Observed     func(childComplexity int) int
+		ObservedCi95 func(childComplexity int) int
+		ScanID       func(childComplexity int) int
+		Severity     func(childComplexity int) int
+		Threshold    func(childComplexity int) int
+		Z            func(childComplexity int) int
+	}
+
+	SignalPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
 	TrustDecision struct {
 		AsOf                func(childComplexity int) int
 		ContractActive      func(childComplexity int) int
@@ -596,6 +622,7 @@ type QueryResolver interface {
 	Rules(ctx context.Context, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) (*model.RulePage, error)
 	Rule(ctx context.Context, id string) (*model.Rule, error)
 	Scans(ctx context.Context, limit *int, offset *int) (*model.ScanPage, error)
+	Signals(ctx context.Context, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) (*model.SignalPage, error)
 }
 type ScanResolver interface {
 	Failures(ctx context.Context, obj *model.Scan) ([]model.ScanFailure, error)
@@ -2267,6 +2294,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Scans(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.signals":
+		if e.ComplexityRoot.Query.Signals == nil {
+			break
+		}
+
+		args, err := ec.field_Query_signals_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Signals(childComplexity, args["datasetId"].(*string), args["type"].([]string), args["metric"].([]string), args["since"].(*time.Time), args["until"].(*time.Time), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.trustDecision":
 		if e.ComplexityRoot.Query.TrustDecision == nil {
 			break
@@ -2752,6 +2790,122 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Semantic.Type(childComplexity), true
+
+	case "Signal.anomalous":
+		if e.ComplexityRoot.Signal.Anomalous == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Anomalous(childComplexity), true
+	case "Signal.baseline":
+		if e.ComplexityRoot.Signal.Baseline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Baseline(childComplexity), true
+	case "Signal.column":
+		if e.ComplexityRoot.Signal.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Column(childComplexity), true
+	case "Signal.createdAt":
+		if e.ComplexityRoot.Signal.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.CreatedAt(childComplexity), true
+	case "Signal.datasetId":
+		if e.ComplexityRoot.Signal.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.DatasetID(childComplexity), true
+	case "Signal.datasetName":
+		if e.ComplexityRoot.Signal.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.DatasetName(childComplexity), true
+	case "Signal.id":
+		if e.ComplexityRoot.Signal.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.ID(childComplexity), true
+	case "Signal.issueId":
+		if e.ComplexityRoot.Signal.IssueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.IssueID(childComplexity), true
+	case "Signal.kind":
+		if e.ComplexityRoot.Signal.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Kind(childComplexity), true
+	case "Signal.method":
+		if e.ComplexityRoot.Signal.Method == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Method(childComplexity), true
+	case "Signal.metric":
+		if e.ComplexityRoot.Signal.Metric == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Metric(childComplexity), true
+	case "Signal.observed":
+		if e.ComplexityRoot.Signal.Observed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Observed(childComplexity), true
+	case "Signal.observedCi95":
+		if e.ComplexityRoot.Signal.ObservedCi95 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.ObservedCi95(childComplexity), true
+	case "Signal.scanId":
+		if e.ComplexityRoot.Signal.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.ScanID(childComplexity), true
+	case "Signal.severity":
+		if e.ComplexityRoot.Signal.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Severity(childComplexity), true
+	case "Signal.threshold":
+		if e.ComplexityRoot.Signal.Threshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Threshold(childComplexity), true
+	case "Signal.z":
+		if e.ComplexityRoot.Signal.Z == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Z(childComplexity), true
+
+	case "SignalPage.items":
+		if e.ComplexityRoot.SignalPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignalPage.Items(childComplexity), true
+	case "SignalPage.total":
+		if e.ComplexityRoot.SignalPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignalPage.Total(childComplexity), true
 
 	case "TrustDecision.asOf":
 		if e.ComplexityRoot.TrustDecision.AsOf == nil {
@@ -3729,9 +3883,45 @@ extend type Dataset {
   verdict: Verdict!
 }
 
+"A measurement a scan checked against the dataset's history and flagged (the REST /signals list)."
+type Signal {
+  id: ID!
+  datasetId: ID!
+  datasetName: String!
+  scanId: ID!
+  "anomaly, schema_drift"
+  kind: String!
+  "volume, null_rate, distinct_ratio, freshness_lag (anomaly) or schema (schema_drift)"
+  metric: String!
+  column: String
+  observed: Float
+  "95% interval of observed when it was measured on a sample; null when exact."
+  observedCi95: [Float!]
+  "Median of the dataset's history."
+  baseline: Float
+  "Robust z; null during a cold start or over a constant history."
+  z: Float
+  threshold: Float
+  "robust_z, gross_change or schema_diff: what raised it."
+  method: String!
+  "warning or critical; null on signals recorded before severities were kept."
+  severity: String
+  anomalous: Boolean!
+  issueId: ID
+  createdAt: Time!
+}
+
+"One page of signals."
+type SignalPage {
+  items: [Signal!]!
+  total: Int!
+}
+
 extend type Query {
   "Scans of the workspace, newest first; limit 1-500."
   scans(limit: Int = 100, offset: Int = 0): ScanPage!
+  "Signals of the datasets the caller can see, newest first; filters combine: type (anomaly, schema_drift), metric, since (inclusive) and until (exclusive); limit 1-500."
+  signals(datasetId: ID, type: [String!], metric: [String!], since: Time, until: Time, limit: Int = 100, offset: Int = 0): SignalPage!
 }
 
 type Mutation {
@@ -4628,6 +4818,56 @@ func (ec *executionContext) childFields_Semantic(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Semantic", field.Name)
 }
 
+func (ec *executionContext) childFields_Signal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Signal_id(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_Signal_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_Signal_datasetName(ctx, field)
+	case "scanId":
+		return ec.fieldContext_Signal_scanId(ctx, field)
+	case "kind":
+		return ec.fieldContext_Signal_kind(ctx, field)
+	case "metric":
+		return ec.fieldContext_Signal_metric(ctx, field)
+	case "column":
+		return ec.fieldContext_Signal_column(ctx, field)
+	case "observed":
+		return ec.fieldContext_Signal_observed(ctx, field)
+	case "observedCi95":
+		return ec.fieldContext_Signal_observedCi95(ctx, field)
+	case "baseline":
+		return ec.fieldContext_Signal_baseline(ctx, field)
+	case "z":
+		return ec.fieldContext_Signal_z(ctx, field)
+	case "threshold":
+		return ec.fieldContext_Signal_threshold(ctx, field)
+	case "method":
+		return ec.fieldContext_Signal_method(ctx, field)
+	case "severity":
+		return ec.fieldContext_Signal_severity(ctx, field)
+	case "anomalous":
+		return ec.fieldContext_Signal_anomalous(ctx, field)
+	case "issueId":
+		return ec.fieldContext_Signal_issueId(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Signal_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Signal", field.Name)
+}
+
+func (ec *executionContext) childFields_SignalPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SignalPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_SignalPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SignalPage", field.Name)
+}
+
 func (ec *executionContext) childFields_TrustDecision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "datasetId":
@@ -5441,6 +5681,68 @@ func (ec *executionContext) field_Query_scans_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_signals_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "metric",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["metric"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "until",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["until"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg6
 	return args, nil
 }
 
@@ -12130,6 +12432,50 @@ func (ec *executionContext) fieldContext_Query_scans(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_signals(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_signals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Signals(ctx, fc.Args["datasetId"].(*string), fc.Args["type"].([]string), fc.Args["metric"].([]string), fc.Args["since"].(*time.Time), fc.Args["until"].(*time.Time), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SignalPage) graphql.Marshaler {
+			return ec.marshalNSignalPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSignalPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_signals(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignalPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_signals_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14029,6 +14375,452 @@ func (ec *executionContext) _Semantic_sampleSize(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Semantic_sampleSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Semantic", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_id(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_scanId(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_kind(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_metric(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_metric(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metric, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_column(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_observed(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_observed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Observed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_observed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_observedCi95(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_observedCi95(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObservedCi95, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚕfloat64ᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_observedCi95(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_baseline(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_baseline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Baseline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_baseline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_z(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_z(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Z, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_z(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_threshold(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_threshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Threshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_threshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_method(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_method(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Method, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_method(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_severity(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_anomalous(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_anomalous(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Anomalous, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_anomalous(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_issueId(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_issueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_issueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SignalPage_items(ctx context.Context, field graphql.CollectedField, obj *model.SignalPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignalPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Signal) graphql.Marshaler {
+			return ec.marshalNSignal2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSignalᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignalPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SignalPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Signal(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SignalPage_total(ctx context.Context, field graphql.CollectedField, obj *model.SignalPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignalPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignalPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignalPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _TrustDecision_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
@@ -19072,6 +19864,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "signals":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_signals(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -19897,6 +20711,167 @@ func (ec *executionContext) _Semantic(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "sampleSize":
 			out.Values[i] = ec._Semantic_sampleSize(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var signalImplementors = []string{"Signal"}
+
+func (ec *executionContext) _Signal(ctx context.Context, sel ast.SelectionSet, obj *model.Signal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Signal")
+		case "id":
+			out.Values[i] = ec._Signal_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._Signal_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._Signal_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._Signal_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._Signal_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metric":
+			out.Values[i] = ec._Signal_metric(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._Signal_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "observed":
+			out.Values[i] = ec._Signal_observed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "observedCi95":
+			out.Values[i] = ec._Signal_observedCi95(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "baseline":
+			out.Values[i] = ec._Signal_baseline(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "z":
+			out.Values[i] = ec._Signal_z(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "threshold":
+			out.Values[i] = ec._Signal_threshold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "method":
+			out.Values[i] = ec._Signal_method(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._Signal_severity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "anomalous":
+			out.Values[i] = ec._Signal_anomalous(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueId":
+			out.Values[i] = ec._Signal_issueId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Signal_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var signalPageImplementors = []string{"SignalPage"}
+
+func (ec *executionContext) _SignalPage(ctx context.Context, sel ast.SelectionSet, obj *model.SignalPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signalPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SignalPage")
+		case "items":
+			out.Values[i] = ec._SignalPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._SignalPage_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -21345,6 +22320,36 @@ func (ec *executionContext) marshalNScorePoint2ᚕgithubᚗcomᚋvigiaᚑdataᚋ
 	return ret
 }
 
+func (ec *executionContext) marshalNSignal2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSignal(ctx context.Context, sel ast.SelectionSet, v model.Signal) graphql.Marshaler {
+	return ec._Signal(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSignal2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSignalᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Signal) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSignal2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSignal(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSignalPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSignalPage(ctx context.Context, sel ast.SelectionSet, v *model.SignalPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SignalPage(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -21668,6 +22673,41 @@ func (ec *executionContext) marshalODomain2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigi
 		return graphql.Null
 	}
 	return ec._Domain(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOFloat2ᚕfloat64ᚄ(ctx context.Context, v any) ([]float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]float64, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNFloat2float64(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOFloat2ᚕfloat64ᚄ(ctx context.Context, sel ast.SelectionSet, v []float64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNFloat2float64(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {

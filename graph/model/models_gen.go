@@ -582,6 +582,40 @@ type Semantic struct {
 	SampleSize int     `json:"sampleSize"`
 }
 
+// A measurement a scan checked against the dataset's history and flagged (the REST /signals list).
+type Signal struct {
+	ID          string `json:"id"`
+	DatasetID   string `json:"datasetId"`
+	DatasetName string `json:"datasetName"`
+	ScanID      string `json:"scanId"`
+	// anomaly, schema_drift
+	Kind string `json:"kind"`
+	// volume, null_rate, distinct_ratio, freshness_lag (anomaly) or schema (schema_drift)
+	Metric   string   `json:"metric"`
+	Column   *string  `json:"column,omitempty"`
+	Observed *float64 `json:"observed,omitempty"`
+	// 95% interval of observed when it was measured on a sample; null when exact.
+	ObservedCi95 []float64 `json:"observedCi95,omitempty"`
+	// Median of the dataset's history.
+	Baseline *float64 `json:"baseline,omitempty"`
+	// Robust z; null during a cold start or over a constant history.
+	Z         *float64 `json:"z,omitempty"`
+	Threshold *float64 `json:"threshold,omitempty"`
+	// robust_z, gross_change or schema_diff: what raised it.
+	Method string `json:"method"`
+	// warning or critical; null on signals recorded before severities were kept.
+	Severity  *string   `json:"severity,omitempty"`
+	Anomalous bool      `json:"anomalous"`
+	IssueID   *string   `json:"issueId,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// One page of signals.
+type SignalPage struct {
+	Items []Signal `json:"items"`
+	Total int      `json:"total"`
+}
+
 // May this dataset be used for this purpose now? The same answer as GET /datasets/{id}/trust-decision.
 type TrustDecision struct {
 	DatasetID string `json:"datasetId"`

@@ -59,7 +59,7 @@ type profileSQL interface {
 	// equal results, and distinct values distinct ones but for hash collisions.
 	hashValue(q string, c source.Column) string
 	// random is a condition true for each row with probability p.
-	random(p float64) string
+	random(t source.Table, p float64) string
 	// tableSample is the block-sampling clause for t at pct percent, "" when the dialect
 	// or the object cannot sample blocks. Blocks are cheap to read and fine for masks and
 	// semantic types (shares), not for distinct estimates.

@@ -420,7 +420,12 @@ func (*mysqlDialect) avgLength(q string) string   { return "AVG(CHAR_LENGTH(" + 
 func (*mysqlDialect) sampleValue(q string) string {
 	return "LEFT(CAST(" + q + " AS CHAR), " + strconv.Itoa(sampleValueMax) + ")"
 }
-func (*mysqlDialect) random(p float64) string { return "RAND() < " + fmtFloat(p) }
+
+// random draws with RAND(seed): a table's seed gives the same rows while the table and
+// the order MariaDB reads it in stay the same.
+func (*mysqlDialect) random(t source.Table, p float64) string {
+	return "RAND(" + sampleSeed31(t) + ") < " + fmtFloat(p)
+}
 
 // hashValue is 64 bits of two CRC32s computed by the server (MySQL and MariaDB have no
 // 64-bit hash function): the value's, and that of the value behind a prefix. Character

@@ -331,7 +331,7 @@ func (postgres) avgLength(q string) string {
 func (postgres) sampleValue(q string) string {
 	return "left(" + q + "::text, " + strconv.Itoa(sampleValueMax) + ")"
 }
-func (postgres) random(p float64) string { return "random() < " + fmtFloat(p) }
+func (postgres) random(_ source.Table, p float64) string { return "random() < " + fmtFloat(p) }
 
 // hashValue is one of Postgres's own 64-bit hash functions: the distinct sample never
 // carries values. Each type is hashed by its own function where that hashes the whole
@@ -383,20 +383,22 @@ WHERE pid <> pg_backend_pid() AND state = 'active' AND left(application_name, le
 	return n, err
 }
 
-// tableSample draws whole pages: only tables and materialized views support it.
+// tableSample draws whole pages: only tables and materialized views support it. REPEATABLE
+// with the table's seed draws the same pages while the table's storage is unchanged.
 func (postgres) tableSample(t source.Table, pct float64) string {
 	if t.Kind != source.TableKindTable && t.Kind != source.TableKindMaterializedView {
 		return ""
 	}
-	return "TABLESAMPLE SYSTEM (" + strconv.FormatFloat(min(pct, 100), 'g', 6, 64) + ")"
+	return "TABLESAMPLE SYSTEM (" + strconv.FormatFloat(min(pct, 100), 'g', 6, 64) + ") REPEATABLE (" + sampleSeed31(t) + ")"
 }
 
-// rowSample keeps rows one by one as the scan reads every page (TABLESAMPLE BERNOULLI).
+// rowSample keeps rows one by one as the scan reads every page (TABLESAMPLE BERNOULLI),
+// the same rows while the table is unchanged (REPEATABLE with the table's seed).
 func (postgres) rowSample(t source.Table, pct float64) string {
 	if t.Kind != source.TableKindTable && t.Kind != source.TableKindMaterializedView {
 		return ""
 	}
-	return "TABLESAMPLE BERNOULLI (" + strconv.FormatFloat(min(pct, 100), 'g', 6, 64) + ")"
+	return "TABLESAMPLE BERNOULLI (" + strconv.FormatFloat(min(pct, 100), 'g', 6, 64) + ") REPEATABLE (" + sampleSeed31(t) + ")"
 }
 
 // keyColumn is a single-column smallint, integer or bigint primary key of a table.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"github.com/vigia-data/vigia/source"
+	"hash/fnv"
 	"hash/maphash"
 	"math"
 	"math/rand/v2"
@@ -111,12 +112,16 @@ type sampleExpr struct {
 
 // sampler draws a profile's samples and reduces them.
 type sampler struct {
-	d     dialect
-	t     source.Table
-	cols  []source.Column
-	req   source.ProfileRequest
-	p     *source.TableProfile
-	seed  maphash.Seed
+	d    dialect
+	t    source.Table
+	cols []source.Column
+	req  source.ProfileRequest
+	p    *source.TableProfile
+	seed maphash.Seed
+	// rng draws what the sample chooses here (keys, the masks' share of a larger
+	// sample), seeded by the table's identity: the same table with the same bounds gets
+	// the same sample, so an unchanged table gives the same figures scan after scan.
+	rng   *rand.Rand
 	masks map[int]*maskAcc
 	dists map[int]*distinctAcc
 	// sampled are the columns read into the samples; distinctCols those of them that
@@ -125,7 +130,8 @@ type sampler struct {
 }
 
 func newSampler(d dialect, t source.Table, cols []source.Column, req source.ProfileRequest, p *source.TableProfile) *sampler {
-	s := &sampler{d: d, t: t, cols: cols, req: req, p: p, seed: maphash.MakeSeed(),
+	ts := SampleSeed(t)
+	s := &sampler{d: d, t: t, cols: cols, req: req, p: p, seed: maphash.MakeSeed(), rng: rand.New(rand.NewPCG(ts, ts^0x9e3779b97f4a7c15)),
 		masks: map[int]*maskAcc{}, dists: map[int]*distinctAcc{}}
 	for i, col := range cols {
 		if !d.sampleable(col) {
@@ -253,7 +259,7 @@ func (s *sampler) read(ctx context.Context, c *conn, st *sampleStmt) (rows, mask
 			return c.resultError("profile")
 		}
 		rows++
-		toMasks := st.maskRate >= 1 || (st.maskRate > 0 && rand.Float64() < st.maskRate)
+		toMasks := st.maskRate >= 1 || (st.maskRate > 0 && s.rng.Float64() < st.maskRate)
 		if toMasks {
 			maskRows++
 		}
@@ -378,8 +384,8 @@ func (st *sampleStmt) whole(got int, rowCount int64) bool {
 // returned p (row count, the key column's min/max; a profile Profile returned will do):
 // the masks and semantic
 // types sample, and the distinct estimates' sample when it is a statement of its own
-// ("" otherwise). A key sample draws new keys on every call. It is the seam for replaying
-// the sample phase step by step.
+// ("" otherwise). A key sample draws the same keys for the same table and bounds (see
+// SampleSeed). It is the seam for replaying the sample phase step by step.
 func SampleSQL(kind source.Kind, t source.Table, p *source.TableProfile, req source.ProfileRequest) (masks, distinctSQL string, err error) {
 	d, err := dialectFor(kind)
 	if err != nil {
@@ -421,7 +427,7 @@ func (s *sampler) rowLevelSQL(sel string, rows int) (stmt, method string, full b
 	}
 	frac := float64(rows) / float64(p.RowCount)
 	if frac <= keysMaxShare {
-		if stmt, ok := keySampleSQL(d, s.t, p, sel, rows); ok {
+		if stmt, ok := keySampleSQL(d, s.t, p, sel, rows, s.rng); ok {
 			return stmt, source.SampleKeys, false, 0
 		}
 	}
@@ -429,7 +435,7 @@ func (s *sampler) rowLevelSQL(sel string, rows int) (stmt, method string, full b
 	if rs := d.rowSample(s.t, 100*frac); rs != "" {
 		return sel + " " + rs + lim, source.SampleBernoulli, false, 2 * rows
 	}
-	return sel + " WHERE " + d.random(frac) + lim, source.SampleBernoulli, false, 2 * rows
+	return sel + " WHERE " + d.random(s.t, frac) + lim, source.SampleBernoulli, false, 2 * rows
 }
 
 // distinctSampleSize is the rows the distinct estimates read: the request's, or one row in
@@ -494,7 +500,7 @@ func finishDistinct(a *distinctAcc, cp *source.ColumnProfile, full bool, rowCoun
 
 // keySampleSQL builds the key-method statement: m distinct keys drawn uniformly between
 // the key's min and max, m chosen so that about n of them exist given the table's density.
-func keySampleSQL(d dialect, t source.Table, p *source.TableProfile, sel string, n int) (string, bool) {
+func keySampleSQL(d dialect, t source.Table, p *source.TableProfile, sel string, n int, rng *rand.Rand) (string, bool) {
 	k := d.keyColumn(t)
 	if k < 0 || k >= len(p.Columns) || p.Columns[k].Min == nil || p.Columns[k].Max == nil {
 		return "", false
@@ -509,7 +515,7 @@ func keySampleSQL(d dialect, t source.Table, p *source.TableProfile, sel string,
 	if m > int64(keysMaxFactor*n) || m >= span {
 		return "", false
 	}
-	keys := drawDistinct(lo, span, int(m))
+	keys := drawDistinct(rng, lo, span, int(m))
 	var b strings.Builder
 	b.Grow(len(sel) + len(keys)*12)
 	b.WriteString(sel)
@@ -528,11 +534,11 @@ func keySampleSQL(d dialect, t source.Table, p *source.TableProfile, sel string,
 
 // drawDistinct returns m distinct integers drawn uniformly from [lo, lo+span), sorted
 // (Floyd's algorithm: m draws, no rejection loop).
-func drawDistinct(lo, span int64, m int) []int64 {
+func drawDistinct(rng *rand.Rand, lo, span int64, m int) []int64 {
 	seen := make(map[int64]struct{}, m)
 	out := make([]int64, 0, m)
 	for j := span - int64(m); j < span; j++ {
-		v := rand.Int64N(j + 1)
+		v := rng.Int64N(j + 1)
 		if _, dup := seen[v]; dup {
 			v = j
 		}
@@ -541,4 +547,21 @@ func drawDistinct(lo, span int64, m int) []int64 {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// SampleSeed is the seed of a table's samples: a hash of its schema and name. Samples are
+// deterministic where the source allows — the keys a key sample draws, the rows a
+// Postgres TABLESAMPLE keeps (REPEATABLE), MySQL's RAND(seed) — so rescanning an unchanged
+// table measures the same figures (SQLite's random() takes no seed).
+func SampleSeed(t source.Table) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(t.Schema))
+	h.Write([]byte{0})
+	h.Write([]byte(t.Name))
+	return h.Sum64()
+}
+
+// sampleSeed31 is SampleSeed in the range of a SQL integer seed.
+func sampleSeed31(t source.Table) string {
+	return strconv.FormatUint(SampleSeed(t)%(1<<31), 10)
 }

@@ -244,3 +244,76 @@ func TestPostgresInfiniteDatesGiveFiniteExtremes(t *testing.T) {
 		t.Fatalf("want the aggregate without filters, then the finite extremes of ate and desde only")
 	}
 }
+
+// TestRescanningAnUnchangedTableMeasuresTheSame checks deterministic sampling: two
+// profiles of an unchanged table draw the same sample (the same keys; TABLESAMPLE
+// REPEATABLE on Postgres; RAND(seed) on MariaDB) and report the same distinct estimates
+// and masks, so that a metric measured on a sample does not move between scans of
+// unchanged data. Another table draws another sample.
+func TestRescanningAnUnchangedTableMeasuresTheSame(t *testing.T) {
+	fill := `SELECT g, md5((g % 30000)::text), (g * 7919) % 5000 FROM generate_series(1, 120000) g`
+	pg := newPostgres(t,
+		`CREATE TABLE with_key (id bigint PRIMARY KEY, ukey text, code integer)`, `INSERT INTO with_key `+fill,
+		`CREATE TABLE without_key (id bigint, ukey text, code integer)`, `INSERT INTO without_key `+fill, `ANALYZE`)
+	my := newMySQL(t, `CREATE TABLE without_key (id bigint, ukey varchar(40), code integer)`,
+		`INSERT INTO without_key SELECT seq, md5(seq % 20000), (seq * 7919) % 5000 FROM seq_1_to_60000`)
+	cases := []struct {
+		kind         source.Kind
+		dsn, table   string
+		method       string
+		sampleStatem int // the statement that draws the distinct sample
+	}{
+		{source.Postgres, pg, "with_key", source.SampleKeys, 2},
+		{source.Postgres, pg, "without_key", source.SampleBernoulli, 2},
+		{source.MySQL, my, "without_key", source.SampleBernoulli, 1},
+	}
+	for _, c := range cases {
+		t.Run(string(c.kind)+"/"+c.table, func(t *testing.T) {
+			rec := &recorder{}
+			src := mustOpen(t, c.kind, c.dsn, source.Options{Recorder: rec})
+			tables, err := src.Discover(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl := findTable(t, tables, c.table)
+			req := source.ProfileRequest{SampleSize: 1000, DistinctSampleSize: 4000}
+			var stmts []string
+			var estimates []map[string]source.Estimate
+			for range 2 {
+				rec.take()
+				p, err := src.Profile(context.Background(), tbl, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.DistinctSampleMethod != c.method {
+					t.Fatalf("distinct sample method %s; want %s", p.DistinctSampleMethod, c.method)
+				}
+				log := rec.take()
+				if len(log) <= c.sampleStatem {
+					t.Fatalf("%d statements", len(log))
+				}
+				stmts = append(stmts, log[c.sampleStatem].Statement)
+				est := map[string]source.Estimate{}
+				for _, col := range []string{"ukey", "code"} {
+					d := findProfile(t, p, col).Distinct
+					if d == nil || !d.Estimated {
+						t.Fatalf("%s distinct %+v", col, d)
+					}
+					est[col] = *d
+				}
+				estimates = append(estimates, est)
+			}
+			if estimates[0]["ukey"] != estimates[1]["ukey"] || estimates[0]["code"] != estimates[1]["code"] {
+				t.Fatalf("the same table measured twice: %+v then %+v", estimates[0], estimates[1])
+			}
+			if c.method == source.SampleKeys && stmts[0] != stmts[1] {
+				t.Fatal("the key sample drew other keys on an unchanged table")
+			}
+		})
+	}
+	a := connect.SampleSeed(source.Table{Schema: "public", Name: "with_key"})
+	b := connect.SampleSeed(source.Table{Schema: "public", Name: "without_key"})
+	if a == b || a != connect.SampleSeed(source.Table{Schema: "public", Name: "with_key"}) {
+		t.Fatalf("seeds %d, %d", a, b)
+	}
+}

@@ -266,7 +266,7 @@ func (sqliteDialect) sampleValue(q string) string {
 }
 
 // random compares 20 random bits with p·2^20 (abs(random()) can overflow).
-func (sqliteDialect) random(p float64) string {
+func (sqliteDialect) random(_ source.Table, p float64) string {
 	return "(random() & 1048575) < " + strconv.FormatInt(int64(math.Ceil(p*1048576)), 10)
 }
 
