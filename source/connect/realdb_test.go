@@ -369,18 +369,22 @@ func TestTakeoverCancelsTheDeadAttemptsStatements(t *testing.T) {
 					_, _, errs[i] = s.QueryInt(context.Background(), c.sleep)
 				}()
 			}
-			var n int
-			var err error
-			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-				if n, err = next.CancelLabelled(context.Background(), "vigia scan abc "); err != nil || n > 0 {
-					break
+			// cancel retries until the statement labelled prefix has started (the
+			// goroutines above may not have sent it yet).
+			cancel := func(prefix string) (int, error) {
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+					n, err := next.CancelLabelled(context.Background(), prefix)
+					if err != nil || n > 0 || time.Now().After(deadline) {
+						return n, err
+					}
 				}
 			}
-			if err != nil || n != 1 {
+			if n, err := cancel("vigia scan abc "); err != nil || n != 1 {
 				t.Fatalf("cancelled %d statements, err %v; want the dead attempt's one", n, err)
 			}
-			// The other scan's statement still runs: cancel it ourselves to end the test.
-			if m, err := next.CancelLabelled(context.Background(), "vigia scan xyz "); err != nil || m != 1 {
+			// The other scan's statement was left running: cancel it ourselves to end the
+			// test (it was not among those cancelled above, or this would find none).
+			if m, err := cancel("vigia scan xyz "); err != nil || m != 1 {
 				t.Fatalf("other scan: %d %v", m, err)
 			}
 			wg.Wait()
