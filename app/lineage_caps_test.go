@@ -304,13 +304,7 @@ func TestParsedLineageOnMariaDBAndSQLite(t *testing.T) {
 			} {
 				le.src.exec(t, q)
 			}
-			r := env.Do(t, http.MethodPost, "/api/v1/connections", le.admin, map[string]any{"name": "src", "kind": kind, "dsn": le.src.dsn})
-			if r.Status != 201 {
-				t.Fatalf("connection: %d %s", r.Status, r.Body)
-			}
-			var c map[string]any
-			r.JSON(t, &c)
-			le.connID = c["id"].(string)
+			le.connID = mustCreateConnection(t, env, le.admin, map[string]any{"name": "src", "kind": kind, "dsn": le.src.dsn})
 			le.scan(t)
 			var tr traverseOut
 			le.get(t, "/api/v1/datasets/"+le.ids["orders"]+"/lineage/traverse?direction=downstream", le.tok, &tr)
@@ -328,13 +322,7 @@ func TestParsedLineageOnMariaDBAndSQLite(t *testing.T) {
 				t.Fatalf("Customers → CustomerNames: %+v", tr.Edges)
 			}
 			// Column impact follows both hops, with the names the database reports.
-			var im struct {
-				Columns []struct {
-					DatasetName string `json:"dataset_name"`
-					Column      string `json:"column"`
-					Hops        int    `json:"hops"`
-				} `json:"columns"`
-			}
+			var im impactColumnsOut
 			le.get(t, "/api/v1/datasets/"+le.ids["Customers"]+"/lineage/impact?column=CustomerName", le.tok, &im)
 			got = fmt.Sprint(im.Columns)
 			if !strings.Contains(got, "CustomerNames CustomerName 1}") || !strings.Contains(got, "ShortNames Short 2}") {

@@ -97,14 +97,8 @@ func newRealEnv(t *testing.T, env *apptest.Env, src *sourceDB) *realEnv {
 	re := &realEnv{env: env, ws: env.MustWorkspace(t, "realdb"), src: src}
 	re.admin = env.MustSession(t, re.ws, vigia.RoleAdmin)
 	re.tok = env.MustToken(t, re.ws)
-	r := env.Do(t, http.MethodPost, "/api/v1/connections", re.admin, map[string]any{"name": "dw", "kind": src.kind, "dsn": src.dsn,
+	re.connID = mustCreateConnection(t, env, re.admin, map[string]any{"name": "dw", "kind": src.kind, "dsn": src.dsn,
 		"statement_timeout_s": 120})
-	if r.Status != 201 {
-		t.Fatalf("connection: %d %s", r.Status, r.Body)
-	}
-	var c map[string]any
-	r.JSON(t, &c)
-	re.connID = c["id"].(string)
 	re.rescan(t)
 	return re
 }
@@ -119,6 +113,27 @@ func (re *realEnv) rescan(t *testing.T) {
 	for _, d := range ds {
 		re.byName[d["name"].(string)] = d["id"].(string)
 	}
+}
+
+// impactColumnsOut is the columns list of /lineage/impact?column=.
+type impactColumnsOut struct {
+	Columns []struct {
+		DatasetName string `json:"dataset_name"`
+		Column      string `json:"column"`
+		Hops        int    `json:"hops"`
+	} `json:"columns"`
+}
+
+// mustCreateConnection adds a connection through the API and returns its id.
+func mustCreateConnection(t *testing.T, env *apptest.Env, admin string, body map[string]any) string {
+	t.Helper()
+	r := env.Do(t, http.MethodPost, "/api/v1/connections", admin, body)
+	if r.Status != 201 {
+		t.Fatalf("connection: %d %s", r.Status, r.Body)
+	}
+	var c map[string]any
+	r.JSON(t, &c)
+	return c["id"].(string)
 }
 
 // detailOut is the part of the dataset detail the comparison reads; numbers stay raw
@@ -471,13 +486,7 @@ func TestRealisticPostgresSourceMatchesTheDatabase(t *testing.T) {
 	})
 
 	t.Run("ColumnImpactCarriesThroughEveryHop", func(t *testing.T) {
-		var im struct {
-			Columns []struct {
-				DatasetName string `json:"dataset_name"`
-				Column      string `json:"column"`
-				Hops        int    `json:"hops"`
-			} `json:"columns"`
-		}
+		var im impactColumnsOut
 		re.getJSON(t, "/api/v1/datasets/"+re.byName["public.customer"]+"/lineage/impact?column=city", &im)
 		got := map[string]bool{}
 		for _, c := range im.Columns {
