@@ -63,6 +63,10 @@ type Error struct {
 	Fields []FieldError   // 422 items
 	// RetryAfter is the number of seconds a client should wait (429).
 	RetryAfter int
+	// Detail holds members of a structured detail beside its code and message (names
+	// the caller needs to act, e.g. the unmatched names of a refused import); never a
+	// secret or a source value.
+	Detail map[string]any
 	// Err is the internal cause: logged, never returned to a client.
 	Err error
 }

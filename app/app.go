@@ -344,14 +344,20 @@ func newSources(cfg Config) sources {
 		opts: source.Options{StatementTimeout: cfg.StatementTimeout, SQLiteRoot: cfg.SQLiteRoot}}
 }
 
-func (s sources) Open(ctx context.Context, kind source.Kind, dsn string, rec source.Recorder) (source.Source, error) {
-	o := s.opts
-	o.Dial, o.Recorder = s.dialer.DialContext, rec
+func (s sources) Open(ctx context.Context, kind source.Kind, dsn string, o source.Options) (source.Source, error) {
+	if o.StatementTimeout <= 0 {
+		o.StatementTimeout = s.opts.StatementTimeout
+	}
+	o.Dial, o.SQLiteRoot = s.dialer.DialContext, s.opts.SQLiteRoot
 	return connect.Open(ctx, kind, dsn, o)
 }
 
 func (s sources) ValidateDSN(kind source.Kind, dsn string) error {
 	return connect.ValidateDSN(kind, dsn)
+}
+
+func (s sources) ServerIdentity(kind source.Kind, dsn string) (string, string, bool) {
+	return connect.ServerIdentity(kind, dsn)
 }
 
 func demoPacks() []connection.DemoPack {

@@ -295,16 +295,16 @@ func TestParsedLineageOnMariaDBAndSQLite(t *testing.T) {
 				`CREATE TABLE orders (id INTEGER PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(10))`,
 				`INSERT INTO orders VALUES (1, 10.5, 'paid'), (2, 20, 'open')`,
 				`CREATE VIEW paid_orders AS SELECT id AS order_id, amount * 2 AS doubled FROM orders WHERE status = 'paid'`,
+				// Names as users write them: the database reports CustomerName, and so must
+				// lineage (a lower-cased name would be a column asking about answers 422).
+				`CREATE TABLE Customers (CustomerID INTEGER PRIMARY KEY, CustomerName VARCHAR(40), Country VARCHAR(2))`,
+				`INSERT INTO Customers VALUES (1, 'Ana', 'PT'), (2, 'Rui', 'ES')`,
+				`CREATE VIEW CustomerNames AS SELECT CustomerID, CustomerName FROM Customers`,
+				`CREATE VIEW ShortNames AS SELECT CustomerName AS Short FROM CustomerNames WHERE CustomerID > 1 UNION ALL SELECT CustomerName FROM CustomerNames`,
 			} {
 				le.src.exec(t, q)
 			}
-			r := env.Do(t, http.MethodPost, "/api/v1/connections", le.admin, map[string]any{"name": "src", "kind": kind, "dsn": le.src.dsn})
-			if r.Status != 201 {
-				t.Fatalf("connection: %d %s", r.Status, r.Body)
-			}
-			var c map[string]any
-			r.JSON(t, &c)
-			le.connID = c["id"].(string)
+			le.connID = mustCreateConnection(t, env, le.admin, map[string]any{"name": "src", "kind": kind, "dsn": le.src.dsn})
 			le.scan(t)
 			var tr traverseOut
 			le.get(t, "/api/v1/datasets/"+le.ids["orders"]+"/lineage/traverse?direction=downstream", le.tok, &tr)
@@ -315,6 +315,25 @@ func TestParsedLineageOnMariaDBAndSQLite(t *testing.T) {
 			got := fmt.Sprint(e.ColumnMap)
 			if !strings.Contains(got, "{id order_id true}") || !strings.Contains(got, "{amount doubled false}") {
 				t.Fatalf("column map: %s", got)
+			}
+			le.get(t, "/api/v1/datasets/"+le.ids["Customers"]+"/lineage/traverse?direction=downstream&hops=2", le.tok, &tr)
+			if e := hasEdge(tr.Edges, le.ids["Customers"], le.ids["CustomerNames"], "parsed"); e == nil ||
+				!strings.Contains(fmt.Sprint(e.ColumnMap), "{CustomerName CustomerName true}") {
+				t.Fatalf("Customers → CustomerNames: %+v", tr.Edges)
+			}
+			// Column impact follows both hops, with the names the database reports.
+			var im impactColumnsOut
+			le.get(t, "/api/v1/datasets/"+le.ids["Customers"]+"/lineage/impact?column=CustomerName", le.tok, &im)
+			got = fmt.Sprint(im.Columns)
+			if !strings.Contains(got, "CustomerNames CustomerName 1}") || !strings.Contains(got, "ShortNames Short 2}") {
+				t.Fatalf("impact of CustomerName: %s", got)
+			}
+			for _, c := range im.Columns {
+				r := env.Do(t, http.MethodGet, "/api/v1/datasets/"+le.ids[c.DatasetName[strings.LastIndex(c.DatasetName, ".")+1:]]+
+					"/lineage/impact?column="+c.Column, le.tok, nil)
+				if r.Status != 200 {
+					t.Fatalf("asking about %s.%s, which impact named: %d", c.DatasetName, c.Column, r.Status)
+				}
 			}
 		})
 	}

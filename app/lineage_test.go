@@ -65,22 +65,30 @@ func (le *lineageEnv) get(t *testing.T, path, cred string, into any) *apptest.Re
 
 func (le *lineageEnv) scan(t *testing.T) {
 	t.Helper()
-	r := le.env.Do(t, http.MethodPost, "/api/v1/scans", le.tok, map[string]any{"connection_id": le.connID})
-	if r.Status != 202 {
-		t.Fatalf("trigger: %d %s", r.Status, r.Body)
-	}
-	var out map[string]any
-	r.JSON(t, &out)
-	sc, err := le.env.App.WaitScan(app.AsAdmin(context.Background(), le.ws, "test"), out["id"].(string), nil)
-	if err != nil || sc.Status != scan.StatusSucceeded {
-		t.Fatalf("scan %v: %+v", err, sc)
-	}
+	mustScanConnection(t, le.env, le.ws, le.tok, le.connID)
 	var ds []map[string]any
 	le.get(t, "/api/v1/datasets?connection_id="+le.connID, le.admin, &ds)
 	le.ids = map[string]string{}
 	for _, d := range ds {
 		le.ids[d["table"].(string)] = d["id"].(string)
 	}
+}
+
+// mustScanConnection triggers a scan of a connection through the API, works it to its
+// end and fails the test unless it succeeded.
+func mustScanConnection(t *testing.T, env *apptest.Env, ws, tok, connID string) scan.Scan {
+	t.Helper()
+	r := env.Do(t, http.MethodPost, "/api/v1/scans", tok, map[string]any{"connection_id": connID})
+	if r.Status != 202 {
+		t.Fatalf("trigger: %d %s", r.Status, r.Body)
+	}
+	var out map[string]any
+	r.JSON(t, &out)
+	sc, err := env.App.WaitScan(app.AsAdmin(context.Background(), ws, "test"), out["id"].(string), nil)
+	if err != nil || sc.Status != scan.StatusSucceeded {
+		t.Fatalf("scan %v: %+v", err, sc)
+	}
+	return sc
 }
 
 func newLineageEnv(t *testing.T, env *apptest.Env, ddl string) *lineageEnv {
@@ -290,14 +298,26 @@ func TestLineageFromViewSQLImpactIncidentsAndSnapshots(t *testing.T) {
 		if run.Lineage.Edges != 1 || run.Lineage.Exposures != 1 || run.Lineage.Unmatched != 1 {
 			t.Fatalf("dbt import: %s", r.Body)
 		}
+		// The pipeline reaches the server as db:5432 (a proxy): declared as an alias.
+		r = env.Do(t, http.MethodPatch, "/api/v1/connections/"+le.connID, le.admin, map[string]any{"lineage_aliases": []string{"postgres://db:5432"}})
+		if r.Status != 200 {
+			t.Fatalf("aliases: %d %s", r.Status, r.Body)
+		}
+		var conn struct {
+			OpenLineage struct {
+				Database string `json:"database"`
+			} `json:"openlineage"`
+		}
+		r.JSON(t, &conn)
+		shopDB := conn.OpenLineage.Database
 		event := map[string]any{"eventType": "COMPLETE", "eventTime": "2026-11-21T10:00:00Z",
 			"run":    map[string]any{"runId": "d8b1c2f0-0000-4000-8000-000000000001"},
 			"job":    map[string]any{"namespace": "etl", "name": "load_customer_orders"},
-			"inputs": []any{map[string]any{"namespace": "postgres://db:5432", "name": "shop.public.customers"}},
+			"inputs": []any{map[string]any{"namespace": "postgres://db:5432", "name": shopDB + ".public.customers"}},
 			"outputs": []any{
-				map[string]any{"namespace": "postgres://db:5432", "name": "shop.public.customer_orders", "facets": map[string]any{
+				map[string]any{"namespace": "postgres://db:5432", "name": shopDB + ".public.customer_orders", "facets": map[string]any{
 					"columnLineage": map[string]any{"fields": map[string]any{"customer_name": map[string]any{
-						"inputFields": []any{map[string]any{"namespace": "postgres://db:5432", "name": "shop.public.customers", "field": "name"}}}}}}},
+						"inputFields": []any{map[string]any{"namespace": "postgres://db:5432", "name": shopDB + ".public.customers", "field": "name"}}}}}}},
 				map[string]any{"namespace": "s3://exports", "name": "customers.csv"}},
 			"producer": "https://example.org/producer", "schemaURL": "https://openlineage.io/spec/1-0-5/OpenLineage.json#/definitions/RunEvent"}
 		r = env.Do(t, http.MethodPost, "/api/v1/lineage/openlineage", le.tok, event)

@@ -47,6 +47,22 @@ type Dataset struct {
 	Grants []DomainGrant
 	// Trust holds the trust blockers and warnings; filled by DatasetDetail only.
 	Trust *TrustBrief
+	// RowCount is the last profile's row count (nil before one); RowCountExact is false
+	// when that profile read the first rows only (a cost-guarded view), so RowCount
+	// counts the rows read, a lower bound. Filled on the detail.
+	RowCount      *int64
+	RowCountExact *bool
+	// LastFailure says why the last scan that tried could not profile the dataset, when
+	// that happened after its last profile (or before any). Filled on the detail.
+	LastFailure *ProfileFailure
+}
+
+// ProfileFailure is a scan's failure to profile a dataset, with its stable code
+// (not_populated, permission_denied, timeout, query_failed ...).
+type ProfileFailure struct {
+	ScanID string
+	Code   string
+	At     time.Time
 }
 
 // DomainGrant is one of the caller's team grants on a domain the dataset belongs to.
@@ -199,18 +215,22 @@ type Column struct {
 // ColumnProfile is the stored last profile of a column: counts, statistics and masks,
 // never values of text columns.
 type ColumnProfile struct {
-	NullCount int64      `json:"null_count"`
-	NullRate  float64    `json:"null_rate"`
-	Min       *float64   `json:"min,omitempty"`
-	Max       *float64   `json:"max,omitempty"`
-	MinTime   *time.Time `json:"min_time,omitempty"`
-	MaxTime   *time.Time `json:"max_time,omitempty"`
-	MinLength *int       `json:"min_length,omitempty"`
-	MaxLength *int       `json:"max_length,omitempty"`
-	AvgLength *float64   `json:"avg_length,omitempty"`
-	Distinct  *Estimate  `json:"distinct,omitempty"`
-	Masks     []Mask     `json:"masks,omitempty"`
-	Semantic  *Semantic  `json:"semantic,omitempty"`
+	NullCount int64   `json:"null_count"`
+	NullRate  float64 `json:"null_rate"`
+	// Estimated is true when the counts and extremes come from the first SampleSize rows
+	// only (a cost-guarded view read over its first rows), not the whole dataset.
+	Estimated  bool           `json:"estimated,omitempty"`
+	SampleSize int            `json:"sample_size,omitempty"`
+	Min        *vigia.Decimal `json:"min,omitempty"`
+	Max        *vigia.Decimal `json:"max,omitempty"`
+	MinTime    *time.Time     `json:"min_time,omitempty"`
+	MaxTime    *time.Time     `json:"max_time,omitempty"`
+	MinLength  *int           `json:"min_length,omitempty"`
+	MaxLength  *int           `json:"max_length,omitempty"`
+	AvgLength  *float64       `json:"avg_length,omitempty"`
+	Distinct   *Estimate      `json:"distinct,omitempty"`
+	Masks      []Mask         `json:"masks,omitempty"`
+	Semantic   *Semantic      `json:"semantic,omitempty"`
 }
 
 // Estimate is a number that may come from a sample.

@@ -6,6 +6,8 @@ package connection
 import (
 	"context"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,13 +26,41 @@ type Connection struct {
 	ScanTimezone     string
 	Schedule         Schedule
 	EngineeringOptIn bool
-	CreatedAt        time.Time
+	// StatementTimeout is how long one statement may run on the source, in seconds
+	// (every profile query carries it); nil: the installation's default.
+	StatementTimeout *int
+	// Lineage is the connection's identity in OpenLineage events.
+	Lineage   LineageIdentity
+	CreatedAt time.Time
 	// Read-side extras.
 	WorkspaceCountry string
 	DatasetsCount    int
 	LastScanAt       *time.Time
 	LastScanStatus   *string
 }
+
+// LineageIdentity is how OpenLineage events name the connection's server: the namespace
+// and database derived from the DSN by the naming spec (postgres://host:port and its
+// database, mysql://host:port ...; nothing secret), and aliases: other namespaces the
+// pipelines use for the same server (a proxy, a DNS alias), declared by an admin.
+type LineageIdentity struct {
+	Namespace string // "" until derived (before the first scan of an older connection)
+	Database  string
+	Aliases   []string
+}
+
+// DSNForms names the connection-string forms the connectors read, for messages that
+// must say what is accepted without repeating what was sent.
+const DSNForms = "PostgreSQL postgres://user:password@host:5432/database?sslmode=require or key=value pairs; " +
+	"MySQL/MariaDB mysql://user:password@host:3306/database?params or user:password@tcp(host:3306)/database?params; " +
+	"SQLite a file path inside the SQLite root"
+
+// Bounds of the per-connection settings.
+const (
+	MaxStatementTimeout = 86400 // seconds
+	MaxLineageAliases   = 20
+	maxAliasLength      = 200
+)
 
 // Schedule is a daily scan at Hour:Minute in the connection's time zone.
 type Schedule struct {
@@ -57,6 +87,10 @@ type AddInput struct {
 	DSN          string
 	DataCountry  *string
 	ScanTimezone *string
+	// StatementTimeout in seconds (1-86400); nil: the default.
+	StatementTimeout *int
+	// LineageAliases are extra OpenLineage namespaces of the server.
+	LineageAliases []string
 	// Test opens the source and pings it before saving.
 	Test bool
 }
@@ -76,6 +110,12 @@ type Update struct {
 	DataCountry      *string
 	ClearDataCountry bool
 	ScanTimezone     *string
+	// StatementTimeout sets the timeout in seconds; ClearStatementTimeout goes back to
+	// the default.
+	StatementTimeout      *int
+	ClearStatementTimeout bool
+	// LineageAliases replaces the aliases when set.
+	LineageAliases *[]string
 }
 
 // QueryLogFilter selects query-log entries.
@@ -124,6 +164,8 @@ type Store interface {
 	SealedDSN(ctx context.Context, workspaceID, id string) ([]byte, error)
 	UpdateSchedule(ctx context.Context, c Connection) error
 	UpdateConnection(ctx context.Context, c Connection) error
+	// SetLineageIdentity stores the namespace and database derived from the DSN.
+	SetLineageIdentity(ctx context.Context, workspaceID, id, namespace, database string) error
 	QueryLog(ctx context.Context, workspaceID, connectionID string, f QueryLogFilter, since *time.Time) (vigia.List[QueryLogEntry], error)
 	RecordQueries(ctx context.Context, workspaceID, connectionID string, scanID *string, qs []source.QueryRecord, at time.Time) error
 	Engineering(ctx context.Context, workspaceID, connectionID string) (Engineering, error)
@@ -132,9 +174,14 @@ type Store interface {
 // Sources opens customers' databases; the wiring passes the connectors with the guarded
 // dialer, so this package imports no driver.
 type Sources interface {
-	Open(ctx context.Context, kind source.Kind, dsn string, rec source.Recorder) (source.Source, error)
+	// Open connects with o's recorder, label and statement timeout (0: the
+	// installation's default); the wiring adds the dialer and the SQLite root.
+	Open(ctx context.Context, kind source.Kind, dsn string, o source.Options) (source.Source, error)
 	// ValidateDSN parses a DSN without connecting; its error never contains the DSN.
 	ValidateDSN(kind source.Kind, dsn string) error
+	// ServerIdentity is the OpenLineage namespace and database a DSN names (no
+	// credential); ok false when it names none (a socket).
+	ServerIdentity(kind source.Kind, dsn string) (namespace, database string, ok bool)
 }
 
 // DemoPack is an industry seed pack a newcomer can scan.
@@ -230,8 +277,12 @@ func (s *Service) Add(ctx context.Context, in AddInput) (Connection, error) {
 	} else if in.DSN == "" {
 		fields = append(fields, vigia.Field("missing", nil, "body", "dsn"))
 	} else if err := s.open.ValidateDSN(source.Kind(in.Kind), in.DSN); err != nil {
+		// The message lists the forms each kind accepts; the DSN itself is never echoed.
 		fields = append(fields, vigia.Field("dsn_invalid", nil, "body", "dsn"))
 	}
+	fields = append(fields, validStatementTimeout(in.StatementTimeout, "body", "statement_timeout_s")...)
+	aliases, afields := validAliases(in.LineageAliases, "body", "lineage_aliases")
+	fields = append(fields, afields...)
 	if in.DataCountry != nil {
 		c := strings.ToUpper(*in.DataCountry)
 		in.DataCountry = &c
@@ -255,7 +306,11 @@ func (s *Service) Add(ctx context.Context, in AddInput) (Connection, error) {
 		}
 	}
 	c := Connection{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Name: in.Name, Kind: in.Kind,
-		DataCountry: in.DataCountry, ScanTimezone: tz, CreatedAt: s.clock.Now()}
+		DataCountry: in.DataCountry, ScanTimezone: tz, StatementTimeout: in.StatementTimeout, CreatedAt: s.clock.Now(),
+		Lineage: LineageIdentity{Aliases: aliases}}
+	if ns, db, ok := s.open.ServerIdentity(source.Kind(in.Kind), in.DSN); ok {
+		c.Lineage.Namespace, c.Lineage.Database = ns, db
+	}
 	sealed, err := s.box.Seal([]byte(in.DSN), []byte(c.ID))
 	if err != nil {
 		return Connection{}, vigia.Internal(err)
@@ -267,7 +322,7 @@ func (s *Service) Add(ctx context.Context, in AddInput) (Connection, error) {
 }
 
 func (s *Service) ping(ctx context.Context, kind source.Kind, dsn string) error {
-	src, err := s.open.Open(ctx, kind, dsn, nil)
+	src, err := s.open.Open(ctx, kind, dsn, source.Options{})
 	if err == nil {
 		defer src.Close()
 		err = src.Ping(ctx)
@@ -301,9 +356,12 @@ func (s *Service) Connection(ctx context.Context, ref string) (Connection, error
 	return s.store.ConnectionByRef(ctx, p.WorkspaceID, ref)
 }
 
-// Open opens the connection's source with its sealed DSN; rec receives every statement.
-// For the scan worker: the DSN lives only in this call.
-func (s *Service) Open(ctx context.Context, c Connection, rec source.Recorder) (source.Source, error) {
+// Open opens the connection's source with its sealed DSN, under the connection's
+// statement timeout; rec receives every statement and label names the sessions on the
+// source (see source.Options.Label). For the scan worker: the DSN lives only in this
+// call. It also keeps the connection's OpenLineage identity in step with the DSN
+// (connections made before it existed get it here).
+func (s *Service) Open(ctx context.Context, c Connection, rec source.Recorder, label string) (source.Source, error) {
 	sealed, err := s.store.SealedDSN(ctx, c.WorkspaceID, c.ID)
 	if err != nil {
 		return nil, err
@@ -312,10 +370,48 @@ func (s *Service) Open(ctx context.Context, c Connection, rec source.Recorder) (
 	if err != nil {
 		return nil, vigia.Internal(err)
 	}
-	return s.open.Open(ctx, source.Kind(c.Kind), string(dsn), rec)
+	kind := source.Kind(c.Kind)
+	if ns, db, ok := s.open.ServerIdentity(kind, string(dsn)); ok && (ns != c.Lineage.Namespace || db != c.Lineage.Database) {
+		if err := s.store.SetLineageIdentity(ctx, c.WorkspaceID, c.ID, ns, db); err != nil {
+			return nil, err
+		}
+	}
+	o := source.Options{Recorder: rec, Label: label}
+	if c.StatementTimeout != nil {
+		o.StatementTimeout = time.Duration(*c.StatementTimeout) * time.Second
+	}
+	return s.open.Open(ctx, kind, string(dsn), o)
 }
 
-// Update changes a connection's name, data country or scan time zone; admins only.
+func validStatementTimeout(v *int, loc ...string) []vigia.FieldError {
+	if v != nil && (*v < 1 || *v > MaxStatementTimeout) {
+		return []vigia.FieldError{vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": MaxStatementTimeout}, loc...)}
+	}
+	return nil
+}
+
+// validAliases checks OpenLineage namespaces declared for a server: at most
+// MaxLineageAliases, each scheme://host[:port] of at most 200 characters (no user,
+// password, path or query); they are kept canonical (lower-case host, default port).
+func validAliases(in []string, loc ...string) ([]string, []vigia.FieldError) {
+	if len(in) > MaxLineageAliases {
+		return nil, []vigia.FieldError{vigia.Field("too_long", map[string]any{"max_length": MaxLineageAliases}, loc...)}
+	}
+	out := make([]string, 0, len(in))
+	for i, a := range in {
+		ns, ok := vigia.CanonicalNamespace(a)
+		if !ok || len(a) > maxAliasLength {
+			return nil, []vigia.FieldError{vigia.Field("namespace_invalid", nil, append(loc, strconv.Itoa(i))...)}
+		}
+		if !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	return out, nil
+}
+
+// Update changes a connection's name, data country, scan time zone, statement timeout or
+// OpenLineage aliases; admins only.
 // The next scan reads semantic types with the new country. Returns KindInvalid for bad
 // values, KindNotFound for another workspace's connection, KindConflict for a taken name.
 func (s *Service) Update(ctx context.Context, id string, u Update) (Connection, error) {
@@ -350,6 +446,18 @@ func (s *Service) Update(ctx context.Context, id string, u Update) (Connection, 
 			fields = append(fields, vigia.Field("timezone", nil, "body", "scan_timezone"))
 		}
 		c.ScanTimezone = *u.ScanTimezone
+	}
+	switch {
+	case u.ClearStatementTimeout:
+		c.StatementTimeout = nil
+	case u.StatementTimeout != nil:
+		fields = append(fields, validStatementTimeout(u.StatementTimeout, "body", "statement_timeout_s")...)
+		c.StatementTimeout = u.StatementTimeout
+	}
+	if u.LineageAliases != nil {
+		aliases, afields := validAliases(*u.LineageAliases, "body", "lineage_aliases")
+		fields = append(fields, afields...)
+		c.Lineage.Aliases = aliases
 	}
 	if len(fields) > 0 {
 		return Connection{}, vigia.Invalid(fields...)

@@ -31,6 +31,12 @@ func toColumns(cols []catalog.Column) []model.Column {
 		if p := c.Profile; p != nil {
 			n := int(p.NullCount)
 			mc.NullCount, mc.NullRate = &n, &p.NullRate
+			mc.Min, mc.Max = (*string)(p.Min), (*string)(p.Max)
+			if p.Estimated {
+				mc.ProfileEstimated = true
+				size := p.SampleSize
+				mc.ProfileSampleSize = &size
+			}
 			if s := p.Semantic; s != nil {
 				ms := &model.Semantic{Type: s.Type, Estimated: s.Estimated, SampleSize: s.SampleSize}
 				if s.Region != "" {

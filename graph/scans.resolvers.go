@@ -15,6 +15,34 @@ import (
 	"github.com/vigia-data/vigia/scan"
 )
 
+// RowCount is the resolver for the rowCount field.
+func (r *datasetResolver) RowCount(ctx context.Context, obj *model.Dataset) (*int, error) {
+	d, err := r.detail(ctx, obj.ID)
+	if err != nil || d.RowCount == nil {
+		return nil, err
+	}
+	n := int(*d.RowCount)
+	return &n, nil
+}
+
+// RowCountExact is the resolver for the rowCountExact field.
+func (r *datasetResolver) RowCountExact(ctx context.Context, obj *model.Dataset) (*bool, error) {
+	d, err := r.detail(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return d.RowCountExact, nil
+}
+
+// LastFailure is the resolver for the lastFailure field.
+func (r *datasetResolver) LastFailure(ctx context.Context, obj *model.Dataset) (*model.ProfileFailure, error) {
+	d, err := r.detail(ctx, obj.ID)
+	if err != nil || d.LastFailure == nil {
+		return nil, err
+	}
+	return &model.ProfileFailure{ScanID: d.LastFailure.ScanID, Code: d.LastFailure.Code, FailedAt: d.LastFailure.At}, nil
+}
+
 // ScoreHistory is the resolver for the scoreHistory field.
 func (r *datasetResolver) ScoreHistory(ctx context.Context, obj *model.Dataset, limit *int) ([]model.ScorePoint, error) {
 	d, err := r.detail(ctx, obj.ID)
@@ -97,7 +125,26 @@ func (r *queryResolver) Signals(ctx context.Context, datasetID *string, typeArg 
 	return out, nil
 }
 
+// Failures is the resolver for the failures field.
+func (r *scanResolver) Failures(ctx context.Context, obj *model.Scan) ([]model.ScanFailure, error) {
+	s, err := r.ScanService.Scan(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]model.ScanFailure, 0, len(s.Failures))
+	for _, f := range s.Failures {
+		out = append(out, model.ScanFailure{DatasetID: f.DatasetID, Name: f.Name, Code: f.Code, FailedAt: f.At})
+	}
+	return out, nil
+}
+
 // Mutation returns generated.MutationResolver implementation.
 func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
 
-type mutationResolver struct{ *Resolver }
+// Scan returns generated.ScanResolver implementation.
+func (r *Resolver) Scan() generated.ScanResolver { return &scanResolver{r} }
+
+type (
+	mutationResolver struct{ *Resolver }
+	scanResolver     struct{ *Resolver }
+)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/goccy/go-yaml"
 
@@ -26,11 +28,27 @@ const maxImportBytes = 32 << 20
 type ImportResult struct {
 	Edges     int `json:"edges"`
 	Exposures int `json:"exposures"`
-	// Unmatched counts names that match no dataset of the workspace (or several).
-	Unmatched int `json:"unmatched"`
+	// Unmatched counts names that match no dataset of the workspace (or several);
+	// UnmatchedNames lists them (dbt unique ids, at most 100).
+	Unmatched      int      `json:"unmatched"`
+	UnmatchedNames []string `json:"unmatched_names"`
 	// Destinations counts outputs outside the warehouse, kept as destination exposures.
 	Destinations int `json:"destinations"`
+	// Replaced reports that the import replaced the project's previous lineage although
+	// it matched far less of it (the replace option).
+	Replaced bool `json:"replaced"`
 }
+
+// ImportOptions changes how an import treats the lineage it replaces.
+type ImportOptions struct {
+	// Replace lets an import replace the project's edges and exposures even when it
+	// matches nothing or far fewer than there are (see ImportDBTManifest).
+	Replace bool
+}
+
+// CodeDBTImportWouldErase is the conflict code of a dbt import that would silently
+// erase most of a project's lineage.
+const CodeDBTImportWouldErase = "dbt_import_would_erase"
 
 // DeclaredEdge is an edge declared by an admin: source and target dataset ids, and an
 // optional column map.
@@ -157,6 +175,24 @@ func (s *Service) putExposure(ctx context.Context, ws, origin string, kind EdgeK
 	_, err = s.replaceEdges(ctx, ws, kind, origin+":"+id, edges,
 		[]Node{{ID: node, Kind: NodeExposure, Name: e.Name, Type: e.Type}}, nil)
 	return e, err
+}
+
+// replaceOrigin replaces an import origin's edges and exposures with these (exposures
+// of the origin not among them go, with their edges), in the tx in ctx; it returns how
+// many exposures the origin now has.
+func (s *Service) replaceOrigin(ctx context.Context, ws string, kind EdgeKind, origin string, edges []RecordEdge, exps []ExposureInput) (int, error) {
+	if _, err := s.replaceEdges(ctx, ws, kind, origin, edges, nil, nil); err != nil {
+		return 0, err
+	}
+	keep := make([]string, 0, len(exps))
+	for _, in := range exps {
+		e, err := s.putExposure(ctx, ws, origin, kind, in)
+		if err != nil {
+			return 0, err
+		}
+		keep = append(keep, e.ID)
+	}
+	return len(keep), s.dropExposures(ctx, ws, origin, kind, keep)
 }
 
 // dropExposures deletes exposures of an origin not in keep, with their edges.
@@ -443,10 +479,14 @@ var dbtExposureTypes = map[string]string{"dashboard": "dashboard", "notebook": "
 
 // ImportDBTManifest reads a dbt manifest: depends_on between models, seeds, snapshots
 // and sources become dbt edges (with column lineage where the manifest has it), and
-// dbt exposures become exposures. The import replaces the previous one of the same
-// project. Session admins and API tokens (the run-results endpoint is a marked write)
-// may call it. Returns KindInvalid for a body that is not a manifest.
-func (s *Service) ImportDBTManifest(ctx context.Context, manifest []byte) (ImportResult, error) {
+// dbt exposures become exposures (their owner's name, else their owner's email). The
+// import replaces the previous one of the same project, but never silently erases it:
+// when the project has lineage and the manifest matches no dataset at all, or gives
+// fewer than half its current edges and exposures, the import is refused with
+// KindConflict (CodeDBTImportWouldErase, the unmatched names in the detail) unless
+// opts.Replace is set. Session admins and API tokens (the run-results endpoint is a
+// marked write) may call it. Returns KindInvalid for a body that is not a manifest.
+func (s *Service) ImportDBTManifest(ctx context.Context, manifest []byte, opts ImportOptions) (ImportResult, error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
 		return ImportResult{}, err
@@ -465,13 +505,14 @@ func (s *Service) ImportDBTManifest(ctx context.Context, manifest []byte) (Impor
 	if err != nil {
 		return ImportResult{}, err
 	}
-	var res ImportResult
+	res := ImportResult{UnmatchedNames: []string{}}
+	var unmatched []string
 	dataset := map[string]string{} // unique_id → dataset id
 	resolve := func(uid string, n dbtNode) {
 		if id, ok := names.ref(n.relation()); ok {
 			dataset[uid] = id
 		} else {
-			res.Unmatched++
+			unmatched = append(unmatched, uid)
 		}
 	}
 	for uid, n := range m.Sources {
@@ -516,47 +557,78 @@ func (s *Service) ImportDBTManifest(ctx context.Context, manifest []byte) (Impor
 			}
 		}
 	}
+	slices.SortFunc(order, func(a, b pair) int { return strings.Compare(a.src+a.dst, b.src+b.dst) })
 	var edges []RecordEdge
 	for _, k := range order {
-		edges = append(edges, RecordEdge{Edge: Edge{Source: k.src, Target: k.dst, Columns: cols[k], ColumnLevel: len(cols[k]) > 0}})
+		c := cols[k]
+		slices.SortFunc(c, func(a, b ColumnPair) int { return strings.Compare(a.To+"\x00"+a.From, b.To+"\x00"+b.From) })
+		edges = append(edges, RecordEdge{Edge: Edge{Source: k.src, Target: k.dst, Columns: c, ColumnLevel: len(c) > 0}})
 	}
+	var exps []ExposureInput
+	expIDs := make([]string, 0, len(m.Exposures))
+	for id := range m.Exposures {
+		expIDs = append(expIDs, id)
+	}
+	sort.Strings(expIDs)
+	for _, uid := range expIDs {
+		x := m.Exposures[uid]
+		t, ok := dbtExposureTypes[x.Type]
+		if !ok {
+			t = "application"
+		}
+		name := x.Label
+		if name == "" {
+			name = x.Name
+		}
+		owner := x.Owner.Name
+		if strings.TrimSpace(owner) == "" {
+			owner = x.Owner.Email
+		}
+		in := ExposureInput{Name: name, Type: t, URL: x.URL, Owner: owner}
+		for _, dep := range x.DependsOn.Nodes {
+			if id, ok := dataset[dep]; ok {
+				in.DatasetIDs = append(in.DatasetIDs, id)
+			}
+		}
+		if validExposure(in) != nil {
+			unmatched = append(unmatched, uid)
+			continue
+		}
+		exps = append(exps, in)
+	}
+	sort.Strings(unmatched)
+	res.Unmatched = len(unmatched)
+	res.UnmatchedNames = listNames(unmatched)
 	project := m.Metadata.ProjectName
 	if project == "" {
 		project = "default"
 	}
 	origin := originDBT + project
 	err = s.tx.InTx(ctx, func(ctx context.Context) error {
-		if _, err := s.replaceEdges(ctx, p.WorkspaceID, KindDBT, origin, edges, nil, nil); err != nil {
+		current, err := s.store.Edges(ctx, p.WorkspaceID, KindDBT, origin)
+		if err != nil {
 			return err
 		}
-		var keep []string
-		for _, x := range m.Exposures {
-			t, ok := dbtExposureTypes[x.Type]
-			if !ok {
-				t = "application"
-			}
-			name := x.Label
-			if name == "" {
-				name = x.Name
-			}
-			in := ExposureInput{Name: name, Type: t, URL: x.URL, Owner: x.Owner.Name}
-			for _, dep := range x.DependsOn.Nodes {
-				if id, ok := dataset[dep]; ok {
-					in.DatasetIDs = append(in.DatasetIDs, id)
-				}
-			}
-			if validExposure(in) != nil {
-				res.Unmatched++
-				continue
-			}
-			e, err := s.putExposure(ctx, p.WorkspaceID, origin, KindDBT, in)
-			if err != nil {
-				return err
-			}
-			keep = append(keep, e.ID)
+		currentExps, err := s.store.ListExposures(ctx, p.WorkspaceID)
+		if err != nil {
+			return err
 		}
-		res.Exposures = len(keep)
-		return s.dropExposures(ctx, p.WorkspaceID, origin, KindDBT, keep)
+		had := len(current)
+		for _, e := range currentExps {
+			if e.Origin == origin {
+				had++
+			}
+		}
+		// A manifest that matches nothing, or far less than the project has, is more
+		// likely the wrong workspace or a partial manifest than the project's new shape.
+		if gives := len(edges) + len(exps); had > 0 && (len(dataset) == 0 || 2*gives < had) {
+			if !opts.Replace {
+				return wouldErase(had, gives, unmatched)
+			}
+			res.Replaced = true
+		}
+		res.Exposures, err = s.replaceOrigin(ctx, p.WorkspaceID, KindDBT, origin, edges, exps)
+		return err
 	})
 	if err != nil {
 		return ImportResult{}, err
@@ -564,6 +636,36 @@ func (s *Service) ImportDBTManifest(ctx context.Context, manifest []byte) (Impor
 	res.Edges = len(edges)
 	s.projectNow(ctx, p.WorkspaceID)
 	return res, nil
+}
+
+// wouldErase is the refusal of an import that would erase most of a project's lineage:
+// how much there is, how much the manifest gives, and the names it could not match.
+func wouldErase(had, gives int, unmatched []string) error {
+	return &vigia.Error{Kind: vigia.KindConflict, Code: CodeDBTImportWouldErase, Key: "error.dbt_import_would_erase",
+		Params: map[string]any{"current": had, "matched": gives, "unmatched": len(unmatched)},
+		Detail: map[string]any{"unmatched_names": listNames(unmatched)}}
+}
+
+// listNames keeps at most maxUnmatchedNames names for a listing, each cut to 200
+// characters, with anything but letters, digits and . _ - $ : / @ replaced: they are
+// the caller's own names, echoed only so that they can be fixed.
+func listNames(names []string) []string {
+	out := make([]string, 0, min(len(names), maxUnmatchedNames))
+	for _, n := range names {
+		if len(out) == maxUnmatchedNames {
+			break
+		}
+		if len(n) > 200 {
+			n = n[:200]
+		}
+		out = append(out, strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-$:/@", r) {
+				return r
+			}
+			return '?'
+		}, n))
+	}
+	return out
 }
 
 // RunResults is what POST /integrations/dbt/run-results receives: dbt's
@@ -582,9 +684,10 @@ type RunSummary struct {
 }
 
 // DBTRunResults reads a dbt run's results (a marked write for tokens) and, when the
-// manifest comes along, imports its lineage. Returns KindInvalid for bodies that are
-// not dbt artefacts.
-func (s *Service) DBTRunResults(ctx context.Context, in RunResults) (RunSummary, error) {
+// manifest comes along, imports its lineage with opts (see ImportDBTManifest). Returns
+// KindInvalid for bodies that are not dbt artefacts, KindConflict when the import would
+// erase the project's lineage.
+func (s *Service) DBTRunResults(ctx context.Context, in RunResults, opts ImportOptions) (RunSummary, error) {
 	if _, err := vigia.MustPrincipal(ctx); err != nil {
 		return RunSummary{}, err
 	}
@@ -609,139 +712,13 @@ func (s *Service) DBTRunResults(ctx context.Context, in RunResults) (RunSummary,
 		out.ByStatus[st]++
 	}
 	if len(in.Manifest) > 0 {
-		res, err := s.ImportDBTManifest(ctx, in.Manifest)
+		res, err := s.ImportDBTManifest(ctx, in.Manifest, opts)
 		if err != nil {
 			return RunSummary{}, err
 		}
 		out.Lineage = &res
 	}
 	return out, nil
-}
-
-// olEvent is the part of an OpenLineage run event lineage reads.
-type olEvent struct {
-	EventType string `json:"eventType"`
-	Job       struct {
-		Namespace string `json:"namespace"`
-		Name      string `json:"name"`
-	} `json:"job"`
-	Inputs  []olDataset `json:"inputs"`
-	Outputs []olDataset `json:"outputs"`
-}
-
-type olDataset struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	Facets    struct {
-		ColumnLineage *struct {
-			Fields map[string]struct {
-				InputFields []struct {
-					Namespace string `json:"namespace"`
-					Name      string `json:"name"`
-					Field     string `json:"field"`
-				} `json:"inputFields"`
-			} `json:"fields"`
-		} `json:"columnLineage"`
-	} `json:"facets"`
-}
-
-// OpenLineageEvent reads an OpenLineage run event (a marked write for tokens): every
-// input feeds every output through an openlineage edge with the columnLineage facet's
-// column map; an output that is no dataset of the workspace is a destination outside
-// the warehouse. The edges of a job replace that job's previous ones. Returns
-// KindInvalid for a body that is not a run event.
-func (s *Service) OpenLineageEvent(ctx context.Context, body []byte) (ImportResult, error) {
-	p, err := vigia.MustPrincipal(ctx)
-	if err != nil {
-		return ImportResult{}, err
-	}
-	var ev olEvent
-	if err := json.Unmarshal(body, &ev); err != nil {
-		return ImportResult{}, vigia.Invalid(vigia.Field("json_invalid", nil, "body"))
-	}
-	if ev.Job.Name == "" || len(ev.Job.Name) > 500 || len(ev.Job.Namespace) > 500 {
-		return ImportResult{}, vigia.Invalid(vigia.Field("missing", nil, "body", "job", "name"))
-	}
-	if ev.EventType == "ABORT" || ev.EventType == "FAIL" {
-		return ImportResult{}, nil // a failed run tells nothing about lineage
-	}
-	names, err := s.nameIndex(ctx, p.WorkspaceID)
-	if err != nil {
-		return ImportResult{}, err
-	}
-	var res ImportResult
-	match := func(d olDataset) (string, bool) {
-		parts := strings.Split(d.Name, ".")
-		if len(parts) >= 2 {
-			if id, ok := names.ref(parts[len(parts)-2] + "." + parts[len(parts)-1]); ok {
-				return id, true
-			}
-		}
-		return names.ref(parts[len(parts)-1])
-	}
-	inputs := map[string]string{} // namespace/name → dataset id
-	var inIDs []string
-	for _, in := range ev.Inputs {
-		if id, ok := match(in); ok {
-			inputs[in.Namespace+"/"+in.Name] = id
-			inIDs = append(inIDs, id)
-		} else {
-			res.Unmatched++
-		}
-	}
-	inIDs = dedupe(inIDs)
-	origin := originOpenLineage + ev.Job.Namespace + "/" + ev.Job.Name
-	var edges []RecordEdge
-	var dests []ExposureInput
-	for _, out := range ev.Outputs {
-		cols := map[string][]ColumnPair{}
-		if cl := out.Facets.ColumnLineage; cl != nil {
-			for field, f := range cl.Fields {
-				for _, inf := range f.InputFields {
-					if src, ok := inputs[inf.Namespace+"/"+inf.Name]; ok && inf.Field != "" {
-						cols[src] = append(cols[src], ColumnPair{From: inf.Field, To: field})
-					}
-				}
-			}
-		}
-		dst, ok := match(out)
-		if !ok {
-			name := out.Namespace + "/" + out.Name
-			if len(name) > 200 {
-				name = name[len(name)-200:]
-			}
-			dests = append(dests, ExposureInput{Name: name, Type: ExposureTypeDestination, DatasetIDs: inIDs})
-			continue
-		}
-		for _, src := range inIDs {
-			if src == dst {
-				continue
-			}
-			c := cols[src]
-			slices.SortFunc(c, func(a, b ColumnPair) int { return strings.Compare(a.To+"\x00"+a.From, b.To+"\x00"+b.From) })
-			edges = append(edges, RecordEdge{Edge: Edge{Source: src, Target: dst, Columns: c, ColumnLevel: len(c) > 0}})
-		}
-	}
-	err = s.tx.InTx(ctx, func(ctx context.Context) error {
-		if _, err := s.replaceEdges(ctx, p.WorkspaceID, KindOpenLineage, origin, edges, nil, nil); err != nil {
-			return err
-		}
-		var keep []string
-		for _, d := range dests {
-			e, err := s.putExposure(ctx, p.WorkspaceID, origin, KindOpenLineage, d)
-			if err != nil {
-				return err
-			}
-			keep = append(keep, e.ID)
-		}
-		return s.dropExposures(ctx, p.WorkspaceID, origin, KindOpenLineage, keep)
-	})
-	if err != nil {
-		return ImportResult{}, err
-	}
-	res.Edges, res.Destinations = len(edges), len(dests)
-	s.projectNow(ctx, p.WorkspaceID)
-	return res, nil
 }
 
 func itoa(i int) string {

@@ -80,7 +80,10 @@ type NeighbourView struct {
 
 // LineageResult answers GET /datasets/{id}/lineage.
 type LineageResult struct {
-	DatasetID  string
+	DatasetID string
+	// Unresolved are the reason codes of the dataset's own parsed lineage (a view whose
+	// SQL could not be attributed, runs dynamic SQL, or did not parse).
+	Unresolved []string
 	Upstream   []NeighbourView
 	Downstream []NeighbourView
 	Exposures  []ExposureView
@@ -361,7 +364,8 @@ func (s *Service) Lineage(ctx context.Context, datasetID string) (LineageResult,
 	if err != nil {
 		return LineageResult{}, err
 	}
-	if _, err := s.visibleRoot(ctx, v, datasetID); err != nil {
+	root, err := s.visibleRoot(ctx, v, datasetID)
+	if err != nil {
 		return LineageResult{}, err
 	}
 	ws := v.WorkspaceID
@@ -385,7 +389,7 @@ func (s *Service) Lineage(ctx context.Context, datasetID string) (LineageResult,
 		return LineageResult{}, err
 	}
 	m := newMasker(info)
-	res := LineageResult{DatasetID: datasetID}
+	res := LineageResult{DatasetID: datasetID, Unresolved: append([]string{}, root.Notes...)}
 	res.Upstream, res.Truncated = neighbours(up, func(e Edge) string { return e.Source }, info, m)
 	var t bool
 	res.Downstream, t = neighbours(down, func(e Edge) string { return e.Target }, info, m)

@@ -34,6 +34,9 @@ type DatasetInfo struct {
 	Kind         string
 	Visible      bool
 	Columns      []string
+	// Notes are the reason codes of the dataset's own parsed lineage (a view's SQL):
+	// what could not be attributed, dynamic_sql, unparsable.
+	Notes []string
 }
 
 // Exposure is a dashboard, ML model, application or destination reading datasets.
@@ -95,6 +98,14 @@ type Store interface {
 	ConnectionDatasets(ctx context.Context, connectionID string) (ConnectionCatalog, error)
 	// DroppedDatasets returns the dataset ids of a connection marked dropped.
 	DroppedDatasets(ctx context.Context, connectionID string) ([]string, error)
+	// LockOpenLineageJobs returns the stored merge state of OpenLineage jobs by key
+	// (absent for a new job), locking them until the transaction in ctx ends.
+	LockOpenLineageJobs(ctx context.Context, workspaceID string, jobs []string) (map[string][]byte, error)
+	// PutOpenLineageJob stores a job's merge state.
+	PutOpenLineageJob(ctx context.Context, workspaceID, job string, state []byte) error
+	// SetLineageNotes replaces the lineage notes of a connection's datasets: those in
+	// notes get theirs, the others none.
+	SetLineageNotes(ctx context.Context, connectionID string, notes map[string][]string) error
 	// ResolveDatasets finds live datasets of the workspace by schema and table name
 	// (case-insensitive), optionally within a connection by name.
 	FindByName(ctx context.Context, workspaceID string) ([]NamedDataset, error)
@@ -108,9 +119,15 @@ type NamedDataset struct {
 	ID             string
 	ConnectionID   string
 	ConnectionName string
-	Database       string
-	Schema         string
-	Table          string
+	// ConnectionKind is postgres, mysql or sqlite.
+	ConnectionKind string
+	// Namespaces are the OpenLineage namespaces of the connection's server (the one its
+	// DSN names and the declared aliases), canonical (vigia.CanonicalNamespace), and
+	// Database the database its DSN names ("" when none).
+	Namespaces []string
+	Database   string
+	Schema     string
+	Table      string
 }
 
 // ConnectionCatalog is a connection's datasets as the parsed and inferred sources
@@ -130,6 +147,16 @@ type CatalogDataset struct {
 	Kind           string
 	ViewDefinition string
 	Columns        []CatalogColumn
+	// DependsOn is what the source's dependency catalog says a view reads;
+	// DependsOnKnown is false where the source keeps no such catalog.
+	DependsOn      []TableName
+	DependsOnKnown bool
+}
+
+// TableName is a schema-qualified table or view name as a source spells it.
+type TableName struct {
+	Schema string `json:"schema"`
+	Name   string `json:"name"`
 }
 
 // CatalogColumn is a declared column.

@@ -39,7 +39,7 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 			dropped = nil
 		}
 	}
-	parsed := s.ParseViews(cat)
+	parsed, viewNotes := s.ParseViews(cat)
 	inferred := InferKeys(cat)
 	nodes := make([]Node, 0, len(cat.Datasets))
 	for _, d := range cat.Datasets {
@@ -54,6 +54,9 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 		}
 		c2, err := s.replaceEdges(ctx, workspaceID, KindInferred, originKeys+connectionID, inferred, nil, nil)
 		if err != nil {
+			return err
+		}
+		if err := s.store.SetLineageNotes(ctx, connectionID, viewNotes); err != nil {
 			return err
 		}
 		if len(stale) > 0 {
@@ -86,69 +89,189 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 	return errors.Join(errs...)
 }
 
+// Reason codes of a view's own lineage beyond the SQL walker's (sqllineage.Reason*).
+const (
+	// ReasonUnparsable: the dialect's parser rejected the view's definition; its table
+	// edges come from the dependency catalog where the source keeps one.
+	ReasonUnparsable = "unparsable"
+	// ReasonNotInDependencyCatalog: the SQL named a table the source's dependency
+	// catalog says the view does not read; no edge was made to it.
+	ReasonNotInDependencyCatalog = "not_in_dependency_catalog"
+	// ReasonNoColumnMap: the dependency catalog records a table the SQL walker did not
+	// find; its edge is table level only.
+	ReasonNoColumnMap = "no_column_map"
+)
+
 // ParseViews turns the view definitions of a connection into parsed edges: one per
-// table or view each view reads, with its column map. A definition the parser rejects
-// gives no edge (and is logged without its SQL); what the walker could not attribute
-// is kept in the edge's notes, and a view without any column map has ColumnLevel false.
-func (s *Service) ParseViews(cat ConnectionCatalog) []RecordEdge {
+// table or view each view reads, with its column map, and the reason codes of each
+// view's own lineage (by dataset id) for the views that have some.
+//
+// Names resolve as the database resolved them: a qualified name is that schema's
+// table; an unqualified one is the view's own schema (Postgres definitions are read with
+// an empty search path, so every table name comes qualified; MySQL/MariaDB qualify with
+// the database; SQLite has one schema), never a same-named table elsewhere. Where the
+// source keeps a dependency catalog (pg_depend, VIEW_TABLE_USAGE) it decides the table
+// edges: a table the SQL names but the catalog does not is left out, and one the catalog
+// records but the walker missed (SQL it could not parse or attribute) is a table-level
+// edge. Column maps come from the parser, with the view's columns and the source
+// columns spelled as the database reports them.
+func (s *Service) ParseViews(cat ConnectionCatalog) ([]RecordEdge, map[string][]string) {
 	dialect := sqllineage.Dialect(cat.Dialect)
+	fold := dialect != sqllineage.Postgres
 	mc := sqllineage.MapCatalog{}
+	byID := make(map[string]CatalogDataset, len(cat.Datasets))
 	for _, d := range cat.Datasets {
 		cols := make([]string, 0, len(d.Columns))
 		for _, c := range d.Columns {
 			cols = append(cols, c.Name)
 		}
 		mc[datasetName(d.Schema, d.Table)] = cols
+		byID[d.ID] = d
 	}
 	var out []RecordEdge
+	notes := map[string][]string{}
 	for _, v := range cat.Datasets {
-		if v.ViewDefinition == "" {
+		if v.ViewDefinition == "" && !v.DependsOnKnown {
 			continue
 		}
-		res, err := sqllineage.Analyze(dialect, v.ViewDefinition, mc)
-		if err != nil {
+		var viewNotes []string
+		parsed := map[string]*RecordEdge{}
+		var order []string
+		res, err := sqllineage.Analyze(dialect, v.ViewDefinition, viewCatalog{mc: mc, schema: v.Schema})
+		switch {
+		case v.ViewDefinition == "":
+		case err != nil:
 			s.log.Warn("view definition not parsed", "dataset_id", v.ID, "dialect", cat.Dialect, "cause", err.Error())
-			continue
+			viewNotes = append(viewNotes, ReasonUnparsable)
+		default:
+			viewNotes = append(viewNotes, res.Unresolved...)
+			outNames := viewColumnNames(res, v)
+			for _, e := range res.Edges() {
+				src, ok := resolveTable(cat, e.Source, v.Schema, fold)
+				if !ok || src == v.ID {
+					continue
+				}
+				re, seen := parsed[src]
+				if !seen {
+					re = &RecordEdge{Edge: Edge{Source: src, Target: v.ID, ColumnLevel: res.ColumnLevel, Columns: []ColumnPair{}}, Notes: res.Unresolved}
+					parsed[src] = re
+					order = append(order, src)
+				}
+				for _, p := range e.Columns {
+					re.Columns = append(re.Columns, ColumnPair{From: columnSpelling(byID[src], p.From), To: outNames[p.To], Direct: p.Direct})
+				}
+			}
 		}
-		for _, e := range res.Edges() {
-			src, ok := resolveTable(cat, e.Source, v.Schema)
-			if !ok || src == v.ID {
-				continue
+		if v.DependsOnKnown {
+			deps := map[string]bool{}
+			var depOrder []string
+			for _, d := range v.DependsOn {
+				id, ok := resolveTable(cat, sqllineage.TableRef{Schema: d.Schema, Name: d.Name}, v.Schema, fold)
+				if ok && id != v.ID && !deps[id] {
+					deps[id] = true
+					depOrder = append(depOrder, id)
+				}
 			}
-			re := RecordEdge{Edge: Edge{Source: src, Target: v.ID, ColumnLevel: res.ColumnLevel, Columns: []ColumnPair{}}, Notes: res.Unresolved}
-			for _, p := range e.Columns {
-				re.Columns = append(re.Columns, ColumnPair{From: p.From, To: p.To, Direct: p.Direct})
+			for _, id := range order {
+				if !deps[id] {
+					viewNotes = append(viewNotes, ReasonNotInDependencyCatalog)
+				}
 			}
-			out = append(out, re)
+			for _, id := range depOrder {
+				if re, ok := parsed[id]; ok {
+					out = append(out, *re)
+					continue
+				}
+				out = append(out, RecordEdge{Edge: Edge{Source: id, Target: v.ID, Columns: []ColumnPair{}},
+					Notes: dedupe(append(append([]string{}, viewNotes...), ReasonNoColumnMap))})
+			}
+		} else {
+			for _, id := range order {
+				out = append(out, *parsed[id])
+			}
+		}
+		if len(viewNotes) > 0 {
+			notes[v.ID] = dedupe(viewNotes)
+		}
+	}
+	return out, notes
+}
+
+// viewCatalog serves the parser the columns of the connection's tables, reading an
+// unqualified name as a table of the view's own schema.
+type viewCatalog struct {
+	mc     sqllineage.MapCatalog
+	schema string
+}
+
+// Columns implements sqllineage.Catalog.
+func (c viewCatalog) Columns(t sqllineage.TableRef) ([]string, bool) {
+	if t.Schema == "" && c.schema != "" {
+		if cols, ok := c.mc.Columns(sqllineage.TableRef{Schema: c.schema, Name: t.Name}); ok {
+			return cols, true
+		}
+	}
+	return c.mc.Columns(t)
+}
+
+// viewColumnNames maps the parser's output column names to the view's columns as the
+// database reports them, by position when the counts agree (SQLite definitions go
+// through the Postgres parser, which folds unquoted names to lower case), else to
+// themselves.
+func viewColumnNames(res sqllineage.Result, v CatalogDataset) map[string]string {
+	out := make(map[string]string, len(res.Columns))
+	same := len(res.Columns) == len(v.Columns)
+	for i, c := range res.Columns {
+		out[c.Name] = c.Name
+		if same {
+			out[c.Name] = v.Columns[i].Name
 		}
 	}
 	return out
 }
 
-// resolveTable finds the dataset a view's SQL names: schema and name as written
-// (without regard to case), else the view's own schema or public for an unqualified
-// name, else the one table of that name in the connection.
-func resolveTable(cat ConnectionCatalog, t sqllineage.TableRef, viewSchema string) (string, bool) {
-	match := func(schema string) (string, bool) {
-		for _, d := range cat.Datasets {
-			if strings.EqualFold(d.Schema, schema) && strings.EqualFold(d.Table, t.Name) {
-				return d.ID, true
-			}
+// columnSpelling is a source column as its table spells it: the parser may have folded
+// its case (SQLite definitions go through the Postgres parser, and MySQL and SQLite
+// compare column names without regard to case). An exact name wins; else the one column
+// of that name ignoring case.
+func columnSpelling(d CatalogDataset, name string) string {
+	var found string
+	n := 0
+	for _, c := range d.Columns {
+		if c.Name == name {
+			return name
 		}
+		if strings.EqualFold(c.Name, name) {
+			found = c.Name
+			n++
+		}
+	}
+	if n == 1 {
+		return found
+	}
+	return name
+}
+
+// resolveTable finds the dataset a view's SQL (or its dependency catalog) names: the
+// schema and name as written, else, for an unqualified name, the view's own schema.
+// Where names compare without regard to case (fold: MySQL, SQLite) the exact spelling
+// wins, then a unique match ignoring case; Postgres names compare exactly.
+func resolveTable(cat ConnectionCatalog, t sqllineage.TableRef, viewSchema string, fold bool) (string, bool) {
+	schema := t.Schema
+	if schema == "" {
+		schema = viewSchema
+	}
+	for _, d := range cat.Datasets {
+		if d.Schema == schema && d.Table == t.Name {
+			return d.ID, true
+		}
+	}
+	if !fold {
 		return "", false
-	}
-	if t.Schema != "" {
-		return match(t.Schema)
-	}
-	if id, ok := match(viewSchema); ok {
-		return id, true
-	}
-	if id, ok := match("public"); ok {
-		return id, true
 	}
 	var found []string
 	for _, d := range cat.Datasets {
-		if strings.EqualFold(d.Table, t.Name) {
+		if strings.EqualFold(d.Schema, schema) && strings.EqualFold(d.Table, t.Name) {
 			found = append(found, d.ID)
 		}
 	}

@@ -35,6 +35,9 @@ type VerdictInput struct {
 	Issues []VerdictIssue
 	// WarnBelow is the score threshold; 0 means DefaultWarnBelow.
 	WarnBelow float64
+	// Empty is true when the profile counted no row and no rule says that is expected:
+	// nothing was measured, so the dataset does not pass.
+	Empty bool
 }
 
 // Reason codes of a verdict.
@@ -45,6 +48,7 @@ const (
 	ReasonWarningRule     = "failed_rule_warning"
 	ReasonWarningIssue    = "warning_issue"
 	ReasonScoreBelowLimit = "score_below_threshold"
+	ReasonEmptyDataset    = "empty_dataset"
 )
 
 // VerdictReason is one cause of a verdict other than pass.
@@ -67,8 +71,8 @@ type VerdictResult struct {
 //
 //   - unknown when the dataset has no profile;
 //   - fail when a critical rule failed or a critical issue stands;
-//   - warn when a warning rule failed, a warning issue stands or the score is below
-//     WarnBelow;
+//   - warn when a warning rule failed, a warning issue stands, the score is below
+//     WarnBelow, or the dataset is empty (Empty: zero rows, and no rule expects it);
 //   - pass otherwise.
 //
 // Issues are counted by CountStanding (open, or acknowledged except schema_drift;
@@ -132,11 +136,14 @@ func DecideVerdict(in VerdictInput) VerdictResult {
 		out.Reasons = append(out.Reasons, VerdictReason{Code: ReasonScoreBelowLimit, Severity: SeverityWarning,
 			Params: map[string]any{"score": *in.Score, "threshold": limit}})
 	}
+	if in.Empty {
+		out.Reasons = append(out.Reasons, VerdictReason{Code: ReasonEmptyDataset, Severity: SeverityWarning, Params: map[string]any{}})
+	}
 
 	switch {
 	case critRules > 0 || critIssues > 0:
 		out.Verdict = VerdictFail
-	case warnRules > 0 || warnIssues > 0 || low:
+	case warnRules > 0 || warnIssues > 0 || low || in.Empty:
 		out.Verdict = VerdictWarn
 	default:
 		out.Verdict = VerdictPass

@@ -23,6 +23,7 @@ func TestDecideVerdict(t *testing.T) {
 		{"UnknownWithoutProfile", quality.VerdictInput{Rules: []quality.RuleOutcome{failed("r", "critical")}}, quality.VerdictUnknown, []string{"no_profile"}},
 		{"PassWhenClean", quality.VerdictInput{Profiled: true, Score: fp(95)}, quality.VerdictPass, nil},
 		{"PassWithoutScore", quality.VerdictInput{Profiled: true}, quality.VerdictPass, nil},
+		{"EmptyDatasetDoesNotPass", quality.VerdictInput{Profiled: true, Score: fp(100), Empty: true}, quality.VerdictWarn, []string{"empty_dataset"}},
 		{"FailOnCriticalRule", quality.VerdictInput{Profiled: true, Score: fp(99), Rules: []quality.RuleOutcome{failed("r", "critical")}}, quality.VerdictFail, []string{"failed_rule_critical"}},
 		{"FailOnOpenCriticalIssue", quality.VerdictInput{Profiled: true, Issues: []quality.VerdictIssue{issue("anomaly", "critical", "open")}}, quality.VerdictFail, []string{"critical_issue"}},
 		{"FailOnAcknowledgedCriticalAnomaly", quality.VerdictInput{Profiled: true, Issues: []quality.VerdictIssue{issue("anomaly", "critical", "acknowledged")}}, quality.VerdictFail, []string{"critical_issue"}},

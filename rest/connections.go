@@ -24,7 +24,18 @@ type ConnectionOut struct {
 	DatasetsCount  int         `json:"datasets_count"`
 	LastScanAt     *time.Time  `json:"last_scan_at"`
 	LastScanStatus *string     `json:"last_scan_status"`
-	CreatedAt      time.Time   `json:"created_at"`
+	// StatementTimeoutS bounds every statement sent to the source.
+	StatementTimeoutS *int             `json:"statement_timeout_s" doc:"Seconds one statement may run on the source (profile queries carry it as statement_timeout / max_statement_time); null: the installation's default"`
+	OpenLineage       OpenLineageIDOut `json:"openlineage" doc:"How OpenLineage events name this connection's server (see docs/lineage.md)"`
+	CreatedAt         time.Time        `json:"created_at"`
+}
+
+// OpenLineageIDOut is a connection's identity in OpenLineage events: the namespace and
+// database its DSN names (no credential), and the extra namespaces declared for it.
+type OpenLineageIDOut struct {
+	Namespace *string  `json:"namespace" doc:"postgres://host:port or mysql://host:port (the naming spec's form) or sqlite:file:///path; null until known (the next scan derives it)"`
+	Database  *string  `json:"database" doc:"The database dataset names start with (postgres: {database}.{schema}.{table}; mysql: {database}.{table}, where {database} is the schema); null when the DSN names none"`
+	Aliases   []string `json:"aliases" doc:"Other namespaces of the same server (a proxy, a DNS alias) that pipelines use"`
 }
 
 // ScheduleOut is a daily scan at hour:minute in the connection's zone.
@@ -43,7 +54,10 @@ type ConnectionIn struct {
 	DSN          string  `json:"dsn" doc:"Connection string; stored encrypted, never returned"`
 	DataCountry  *string `json:"data_country,omitempty"`
 	ScanTimezone *string `json:"scan_timezone,omitempty"`
-	Test         *bool   `json:"test,omitempty" doc:"Connect before saving (default true)"`
+	// StatementTimeoutS and LineageAliases: see ConnectionOut.
+	StatementTimeoutS *int     `json:"statement_timeout_s,omitempty" minimum:"1" maximum:"86400" doc:"Seconds one statement may run on the source; default the installation's"`
+	LineageAliases    []string `json:"lineage_aliases,omitempty" maxItems:"20" doc:"Other OpenLineage namespaces of the server, e.g. postgres://pgbouncer.internal:6432"`
+	Test              *bool    `json:"test,omitempty" doc:"Connect before saving (default true)"`
 }
 
 // ConnectionPatchIn changes a connection; absent fields keep their value, a null
@@ -52,6 +66,9 @@ type ConnectionPatchIn struct {
 	Name         *string         `json:"name,omitempty" maxLength:"100"`
 	DataCountry  json.RawMessage `json:"data_country,omitempty" doc:"ISO 3166-1 alpha-2, or null to inherit"`
 	ScanTimezone *string         `json:"scan_timezone,omitempty"`
+	// StatementTimeoutS: seconds, or null for the default.
+	StatementTimeoutS json.RawMessage `json:"statement_timeout_s,omitempty" doc:"Seconds (1-86400), or null for the installation's default"`
+	LineageAliases    *[]string       `json:"lineage_aliases,omitempty" maxItems:"20" doc:"Replaces the OpenLineage aliases"`
 }
 
 // ScheduleIn changes a schedule; absent fields keep their value.
@@ -145,7 +162,7 @@ func (s *Server) connectionRoutes() {
 	s.register(operation{ID: "getConnection", Method: http.MethodGet, Path: "/api/v1/connections/{connection_id}", Tag: "connections",
 		Summary: "One connection", Params: []param{connectionIDParam}, Response: ConnectionOut{}}, s.handleConnectionGet)
 	s.register(operation{ID: "updateConnection", Method: http.MethodPatch, Path: "/api/v1/connections/{connection_id}", Tag: "connections",
-		Summary: "Change name, data country or scan time zone (admin session)", Params: []param{connectionIDParam},
+		Summary: "Change name, data country, scan time zone, statement timeout or OpenLineage aliases (admin session)", Params: []param{connectionIDParam},
 		Body: ConnectionPatchIn{}, Response: ConnectionOut{}}, s.handleConnectionPatch)
 	s.register(operation{ID: "connectionEngineering", Method: http.MethodGet, Path: "/api/v1/connections/{connection_id}/engineering",
 		Tag: "connections", Summary: "Opt-in, last scan, open issues", Params: []param{connectionIDParam}, Response: EngineeringOut{}},
@@ -165,7 +182,11 @@ func (s *Server) connectionRoutes() {
 func toConnectionOut(c connection.Connection) ConnectionOut {
 	out := ConnectionOut{ID: c.ID, Name: c.Name, Kind: c.Kind, DataCountry: c.DataCountry, ScanTimezone: c.ScanTimezone,
 		Schedule: toScheduleOut(c), DatasetsCount: c.DatasetsCount, LastScanAt: c.LastScanAt, LastScanStatus: c.LastScanStatus,
-		CreatedAt: c.CreatedAt, Country: CountryOut{Effective: c.EffectiveCountry(), Source: "workspace"}}
+		CreatedAt: c.CreatedAt, Country: CountryOut{Effective: c.EffectiveCountry(), Source: "workspace"}, StatementTimeoutS: c.StatementTimeout,
+		OpenLineage: OpenLineageIDOut{Namespace: optStr(c.Lineage.Namespace), Database: optStr(c.Lineage.Database), Aliases: c.Lineage.Aliases}}
+	if out.OpenLineage.Aliases == nil {
+		out.OpenLineage.Aliases = []string{}
+	}
 	if c.DataCountry != nil {
 		out.Country.Source = "connection"
 	}
@@ -197,7 +218,8 @@ func (s *Server) handleConnectionCreate(w http.ResponseWriter, r *http.Request, 
 	}
 	test := body.Test == nil || *body.Test
 	c, err := s.deps.Connections.Add(r.Context(), connection.AddInput{Name: body.Name, Kind: body.Kind, DSN: body.DSN,
-		DataCountry: body.DataCountry, ScanTimezone: body.ScanTimezone, Test: test})
+		DataCountry: body.DataCountry, ScanTimezone: body.ScanTimezone, StatementTimeout: body.StatementTimeoutS,
+		LineageAliases: body.LineageAliases, Test: test})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -264,6 +286,19 @@ func (s *Server) handleConnectionPatch(w http.ResponseWriter, r *http.Request, i
 		}
 		u.DataCountry = &cc
 	}
+	switch raw := strings.TrimSpace(string(body.StatementTimeoutS)); {
+	case raw == "":
+	case raw == "null":
+		u.ClearStatementTimeout = true
+	default:
+		var n int
+		if err := json.Unmarshal(body.StatementTimeoutS, &n); err != nil {
+			s.writeError(w, r, invalid("int_parsing", "body", "statement_timeout_s"))
+			return
+		}
+		u.StatementTimeout = &n
+	}
+	u.LineageAliases = body.LineageAliases
 	c, err := s.deps.Connections.Update(r.Context(), id, u)
 	s.reply(w, r, err, func() any { return toConnectionOut(c) })
 }

@@ -131,13 +131,15 @@ type IncrementalProfilingOut struct {
 
 // ProfileRunOut is how the last profile ran.
 type ProfileRunOut struct {
-	ScanID     string    `json:"scan_id"`
-	Mode       string    `json:"mode"`
-	Depth      string    `json:"depth" enum:"basic,standard,deep"`
-	RowCount   int64     `json:"row_count"`
-	SampleSize int       `json:"sample_size"`
-	DurationMS int       `json:"duration_ms"`
-	ProfiledAt time.Time `json:"profiled_at"`
+	ScanID   string `json:"scan_id"`
+	Mode     string `json:"mode"`
+	Depth    string `json:"depth" enum:"basic,standard,deep"`
+	RowCount int64  `json:"row_count"`
+	// RowCountExact: see DatasetDetailOut.
+	RowCountExact bool      `json:"row_count_exact" doc:"False when the profile read the first rows only (depth basic of a cost-guarded view): row_count is then the rows read, a lower bound"`
+	SampleSize    int       `json:"sample_size"`
+	DurationMS    int       `json:"duration_ms"`
+	ProfiledAt    time.Time `json:"profiled_at"`
 }
 
 // ParsingOut is the parsing report.
@@ -264,7 +266,7 @@ func (s *Server) handleIncremental(w http.ResponseWriter, r *http.Request, in *i
 	out := IncrementalProfilingOut{Enabled: p.Enabled, TemporalColumn: p.TemporalColumn}
 	if p.LastRun != nil {
 		lr := p.LastRun
-		out.LastRun = &ProfileRunOut{ScanID: lr.ScanID, Mode: lr.Mode, Depth: lr.Depth, RowCount: lr.RowCount, SampleSize: lr.SampleSize,
+		out.LastRun = &ProfileRunOut{ScanID: lr.ScanID, Mode: lr.Mode, Depth: lr.Depth, RowCount: lr.RowCount, RowCountExact: lr.RowCountExact, SampleSize: lr.SampleSize,
 			DurationMS: lr.DurationMS, ProfiledAt: lr.ProfiledAt}
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -33,11 +33,21 @@ type DatasetOut struct {
 // DatasetDetailOut is one dataset with its columns and context.
 type DatasetDetailOut struct {
 	DatasetOut
-	AccessRole   string      `json:"access_role" enum:"viewer,editor,owner"`
-	Country      CountryOut  `json:"country"`
-	Columns      []ColumnOut `json:"columns"`
-	ScoreHistory []ScoreOut  `json:"score_history" doc:"Newest first, with the five dimensions"`
-	Issues       []IssueOut  `json:"issues" doc:"Open and acknowledged issues"`
+	RowCount      *int64             `json:"row_count" doc:"Rows counted by the last profile; null before one"`
+	RowCountExact *bool              `json:"row_count_exact" doc:"False when the last profile read the first rows only (a cost-guarded view): row_count is then the rows read, a lower bound; null before a profile"`
+	LastFailure   *ProfileFailureOut `json:"last_failure" doc:"Why the last scan that tried could not profile the dataset, when that happened after its last profile; null otherwise"`
+	AccessRole    string             `json:"access_role" enum:"viewer,editor,owner"`
+	Country       CountryOut         `json:"country"`
+	Columns       []ColumnOut        `json:"columns"`
+	ScoreHistory  []ScoreOut         `json:"score_history" doc:"Newest first, with the five dimensions"`
+	Issues        []IssueOut         `json:"issues" doc:"Open and acknowledged issues"`
+}
+
+// ProfileFailureOut is a scan's failure to profile a dataset.
+type ProfileFailureOut struct {
+	ScanID   string    `json:"scan_id"`
+	Code     string    `json:"code" doc:"Stable: not_populated (a materialized view never refreshed), permission_denied, not_found, timeout, canceled, unreachable, query_failed, bad_result, internal"`
+	FailedAt time.Time `json:"failed_at"`
 }
 
 // CountryOut is the data country scans use and where it comes from.
@@ -69,17 +79,19 @@ type SemanticOut struct {
 
 // ProfileOut holds a column's statistics: counts and masks, never text values.
 type ProfileOut struct {
-	NullCount int64        `json:"null_count"`
-	NullRate  float64      `json:"null_rate"`
-	Min       *float64     `json:"min,omitempty"`
-	Max       *float64     `json:"max,omitempty"`
-	MinTime   *time.Time   `json:"min_time,omitempty"`
-	MaxTime   *time.Time   `json:"max_time,omitempty"`
-	MinLength *int         `json:"min_length,omitempty"`
-	MaxLength *int         `json:"max_length,omitempty"`
-	AvgLength *float64     `json:"avg_length,omitempty"`
-	Distinct  *EstimateOut `json:"distinct,omitempty"`
-	Masks     []MaskOut    `json:"masks,omitempty"`
+	NullCount  int64        `json:"null_count"`
+	NullRate   float64      `json:"null_rate"`
+	Estimated  bool         `json:"estimated" doc:"True when null_count, null_rate, min/max and masks were measured on the first sample_size rows only (a cost-guarded view), not the whole dataset"`
+	SampleSize *int         `json:"sample_size" doc:"Rows the estimated figures were measured on; null when they cover the whole dataset"`
+	Min        *NumberOut   `json:"min,omitempty"`
+	Max        *NumberOut   `json:"max,omitempty"`
+	MinTime    *time.Time   `json:"min_time,omitempty"`
+	MaxTime    *time.Time   `json:"max_time,omitempty"`
+	MinLength  *int         `json:"min_length,omitempty"`
+	MaxLength  *int         `json:"max_length,omitempty"`
+	AvgLength  *float64     `json:"avg_length,omitempty"`
+	Distinct   *EstimateOut `json:"distinct,omitempty"`
+	Masks      []MaskOut    `json:"masks,omitempty"`
 }
 
 // EstimateOut is a number that may come from a sample, with its 95% interval.
@@ -164,8 +176,11 @@ func toDatasetOut(d catalog.Dataset) DatasetOut {
 
 func toDatasetDetailOut(d catalog.Dataset, accessRole string) DatasetDetailOut {
 	c := d.Country()
-	out := DatasetDetailOut{DatasetOut: toDatasetOut(d), AccessRole: accessRole,
+	out := DatasetDetailOut{DatasetOut: toDatasetOut(d), AccessRole: accessRole, RowCount: d.RowCount, RowCountExact: d.RowCountExact,
 		Country: CountryOut{Effective: c.Effective, Source: c.Source}, Columns: make([]ColumnOut, 0, len(d.Columns))}
+	if f := d.LastFailure; f != nil {
+		out.LastFailure = &ProfileFailureOut{ScanID: f.ScanID, Code: f.Code, FailedAt: f.At}
+	}
 	if d.Trust != nil {
 		out.Trust = toTrustBriefOut(*d.Trust)
 	}
@@ -197,8 +212,12 @@ func toColumnOut(c catalog.Column) ColumnOut {
 		}
 		out.Semantic = so
 	}
-	po := &ProfileOut{NullCount: p.NullCount, NullRate: p.NullRate, Min: p.Min, Max: p.Max, MinTime: p.MinTime,
-		MaxTime: p.MaxTime, MinLength: p.MinLength, MaxLength: p.MaxLength, AvgLength: p.AvgLength}
+	po := &ProfileOut{NullCount: p.NullCount, NullRate: p.NullRate, Estimated: p.Estimated, Min: toNumberOut(p.Min),
+		Max: toNumberOut(p.Max), MinTime: p.MinTime, MaxTime: p.MaxTime, MinLength: p.MinLength, MaxLength: p.MaxLength, AvgLength: p.AvgLength}
+	if p.Estimated {
+		n := p.SampleSize
+		po.SampleSize = &n
+	}
 	if p.Distinct != nil {
 		po.Distinct = &EstimateOut{Value: p.Distinct.Value, Estimated: p.Distinct.Estimated, SampleSize: p.Distinct.SampleSize, CI95: p.Distinct.CI95}
 	}

@@ -74,17 +74,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	lang := vigia.Lang(ctx)
 	out := ErrorOut{Code: e.Code, RequestID: vigia.RequestID(ctx)}
 	if e.Kind == vigia.KindInvalid {
-		items := make([]ValidationItem, 0, len(e.Fields))
-		for _, f := range e.Fields {
-			c := map[string]any{}
-			for k, v := range f.Ctx {
-				if allowedCtx[k] {
-					c[k] = v
-				}
+		out.Detail = s.validationItems(lang, e.Fields)
+	} else if e.Detail != nil {
+		d := map[string]any{"code": e.Code, "message": s.msgs.Message(lang, e.Key, e.Params)}
+		for k, v := range e.Detail {
+			if k != "code" && k != "message" {
+				d[k] = v
 			}
-			items = append(items, ValidationItem{Type: f.Type, Loc: f.Loc, Msg: s.msgs.Message(lang, "validation."+f.Type, c), Ctx: c})
 		}
-		out.Detail = items
+		out.Detail = d
 	} else {
 		out.Detail = s.msgs.Message(lang, e.Key, e.Params)
 	}
@@ -97,6 +95,21 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(ra))
 	}
 	writeJSON(w, status, out)
+}
+
+// validationItems renders 422 items in a language: ctx keeps the rule's bounds only.
+func (s *Server) validationItems(lang string, fields []vigia.FieldError) []ValidationItem {
+	items := make([]ValidationItem, 0, len(fields))
+	for _, f := range fields {
+		c := map[string]any{}
+		for k, v := range f.Ctx {
+			if allowedCtx[k] {
+				c[k] = v
+			}
+		}
+		items = append(items, ValidationItem{Type: f.Type, Loc: f.Loc, Msg: s.msgs.Message(lang, "validation."+f.Type, c), Ctx: c})
+	}
+	return items
 }
 
 func causeOf(e *vigia.Error) string {

@@ -1,12 +1,17 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/lineage"
@@ -70,6 +75,7 @@ type LineageNeighbourOut struct {
 	Restricted    bool            `json:"restricted"`
 	EdgeKinds     []string        `json:"edge_kinds"`
 	ColumnMap     []ColumnPairOut `json:"column_map,omitempty"`
+	ColumnLevel   bool            `json:"column_level" doc:"True when the link's column map is known (it may be empty: a table read only to filter or join); false when it is known at table level only, and for a restricted neighbour"`
 	LinkingColumn *string         `json:"linking_column,omitempty"`
 	InferredOnly  bool            `json:"inferred_only" doc:"Inference by name and key is the only evidence"`
 }
@@ -77,6 +83,7 @@ type LineageNeighbourOut struct {
 // LineageOut is a dataset's direct lineage.
 type LineageOut struct {
 	DatasetID  string                `json:"dataset_id"`
+	Unresolved []string              `json:"unresolved" doc:"Reason codes of the dataset's own parsed lineage: dynamic_sql (SQL inside a string: crosstab, dblink), unparsable, not_in_dependency_catalog, no_column_map, star_unknown_table, column_ambiguous ...; empty when nothing was left out"`
 	Upstream   []LineageNeighbourOut `json:"upstream"`
 	Downstream []LineageNeighbourOut `json:"downstream"`
 	Exposures  []ExposureOut         `json:"exposures" doc:"Direct, or via downstream datasets (3 hops)"`
@@ -275,20 +282,36 @@ type ExposureIn struct {
 
 // ImportResultOut says what an import changed.
 type ImportResultOut struct {
-	Edges        int `json:"edges"`
-	Exposures    int `json:"exposures"`
-	Destinations int `json:"destinations"`
-	Unmatched    int `json:"unmatched" doc:"Names matching no dataset of the workspace, or several"`
+	Edges          int      `json:"edges"`
+	Exposures      int      `json:"exposures"`
+	Destinations   int      `json:"destinations"`
+	Unmatched      int      `json:"unmatched" doc:"Names matching no dataset of the workspace, or several"`
+	UnmatchedNames []string `json:"unmatched_names" doc:"Those names (dbt unique ids; at most 100)"`
+	Replaced       bool     `json:"replaced" doc:"True when replace=true let the import replace a project's lineage it matched far less of"`
 }
 
-// OpenLineageEventIn is an OpenLineage run event (other fields are accepted and ignored).
+// OpenLineageEventIn is an OpenLineage event: a RunEvent (run and job), a JobEvent (job,
+// no run: static lineage) or a DatasetEvent (dataset); other fields are accepted and
+// ignored.
 type OpenLineageEventIn struct {
-	EventType string           `json:"eventType,omitempty"`
-	EventTime string           `json:"eventTime,omitempty"`
+	EventType string           `json:"eventType,omitempty" doc:"RunEvent: START, RUNNING, COMPLETE, ABORT, FAIL, OTHER"`
+	EventTime string           `json:"eventTime" doc:"ISO 8601; the merge orders a job's events by it"`
 	Run       map[string]any   `json:"run,omitempty"`
-	Job       map[string]any   `json:"job"`
+	Job       map[string]any   `json:"job,omitempty" doc:"namespace and name (RunEvent, JobEvent)"`
+	Dataset   map[string]any   `json:"dataset,omitempty" doc:"namespace, name and facets (DatasetEvent: its columnLineage facet is its static lineage)"`
 	Inputs    []map[string]any `json:"inputs,omitempty"`
 	Outputs   []map[string]any `json:"outputs,omitempty"`
+}
+
+// OpenLineageBodyIn is the body of POST /lineage/openlineage: one event or a JSON array
+// of events (NDJSON is read too, with its own content type).
+type OpenLineageBodyIn struct{}
+
+// Schema documents both JSON forms.
+func (OpenLineageBodyIn) Schema(r huma.Registry) *huma.Schema {
+	ev := r.Schema(reflect.TypeOf(OpenLineageEventIn{}), true, "OpenLineageEventIn")
+	max := lineage.MaxOpenLineageBatch
+	return &huma.Schema{OneOf: []*huma.Schema{ev, {Type: huma.TypeArray, Items: ev, MaxItems: &max}}}
 }
 
 // DBTRunResultsIn carries dbt's run_results.json and, for lineage, its manifest.json.
@@ -390,11 +413,21 @@ func (s *Server) lineageRoutes() {
 		Summary: "Declare (or replace) an exposure by type and name (admin session)", Body: ExposureIn{}, Response: ExposureOut{},
 		Status: http.StatusCreated}, s.handleDeclareExposure)
 	s.register(operation{ID: "postOpenLineageEvent", Method: http.MethodPost, Path: "/api/v1/lineage/openlineage", Tag: "lineage",
-		TokenWrite: true, Summary: "OpenLineage run event (a marked write: API tokens may call it)", Body: OpenLineageEventIn{},
-		Response: ImportResultOut{}, Desc: "Inputs feed outputs through openlineage edges with the columnLineage facet's column map; " +
-			"outputs that are no dataset are destinations outside the warehouse. Unknown fields are ignored."}, s.handleOpenLineage)
+		TokenWrite: true, Summary: "OpenLineage events, one or a batch (a marked write: API tokens may call it)", Body: OpenLineageBodyIn{},
+		Response: OpenLineageOut{}, Desc: "The body is one event (RunEvent, JobEvent or DatasetEvent), a JSON array of up to 1000 events, " +
+			"or NDJSON (Content-Type application/x-ndjson, one event a line), up to 16 MiB. Events may come in any order and repeat: " +
+			"each job keeps the lineage of its latest COMPLETE run (or JobEvent) by eventTime, plus what newer START/RUNNING events add; " +
+			"every input feeds every output through openlineage edges with the columnLineage facet's column map (direct for " +
+			"DIRECT/IDENTITY transformations). A dataset is one of the workspace's only when its namespace names the connection's " +
+			"server (postgres://host:port, mysql://host:port, or a declared alias) and its name the database, schema and table " +
+			"(see docs/lineage.md); outputs that are no dataset are destinations outside the warehouse. Unknown fields are ignored. " +
+			"A body that is no RunEvent, JobEvent or DatasetEvent is 422 openlineage_kind_unsupported."}, s.handleOpenLineage)
 	s.register(operation{ID: "postDBTRunResults", Method: http.MethodPost, Path: "/api/v1/integrations/dbt/run-results", Tag: "orchestrators",
 		TokenWrite: true, Summary: "dbt run results, with the manifest for lineage (a marked write)", Body: DBTRunResultsIn{},
+		Params: []param{{Name: "replace", In: "query", Type: "boolean", Default: false,
+			Desc: "Replace the project's lineage even when the manifest matches nothing or fewer than half its current edges and exposures"}},
+		Errors: map[int]string{http.StatusConflict: "dbt_import_would_erase: the manifest matches nothing, or fewer than half the project's current " +
+			"edges and exposures; detail is {code, message, unmatched_names}; nothing changed (send replace=true to replace anyway)"},
 		Response: DBTRunOut{}}, s.handleDBTRunResults)
 	s.register(operation{ID: "getDomainSuggestions", Method: http.MethodGet, Path: "/api/v1/domains/suggestions", Tag: "catalog",
 		Summary: "Suggested domains for datasets without one, by majority of lineage links", Response: DomainSuggestionsOut{},
@@ -445,7 +478,8 @@ func toNeighbours(ns []lineage.NeighbourView) []LineageNeighbourOut {
 	out := make([]LineageNeighbourOut, 0, len(ns))
 	for _, n := range ns {
 		o := LineageNeighbourOut{Ref: n.Ref, ID: optStr(n.ID), Name: optStr(n.Name), Restricted: n.Restricted, EdgeKinds: []string{},
-			ColumnMap: toColumnPairs(n.Columns), LinkingColumn: optStr(n.LinkingColumn), InferredOnly: n.InferredOnly}
+			ColumnMap: toColumnPairs(n.Columns), ColumnLevel: n.ColumnLevel && !n.Restricted, LinkingColumn: optStr(n.LinkingColumn),
+			InferredOnly: n.InferredOnly}
 		for _, k := range n.EdgeKinds {
 			o.EdgeKinds = append(o.EdgeKinds, string(k))
 		}
@@ -460,7 +494,7 @@ func (s *Server) handleLineage(w http.ResponseWriter, r *http.Request, in *input
 		s.writeError(w, r, err)
 		return
 	}
-	out := LineageOut{DatasetID: res.DatasetID, Upstream: toNeighbours(res.Upstream), Downstream: toNeighbours(res.Downstream),
+	out := LineageOut{DatasetID: res.DatasetID, Unresolved: res.Unresolved, Upstream: toNeighbours(res.Upstream), Downstream: toNeighbours(res.Downstream),
 		Exposures: make([]ExposureOut, 0, len(res.Exposures)), ReachTotal: res.ReachTotal, Truncated: res.Truncated}
 	for _, e := range res.Exposures {
 		out.Exposures = append(out.Exposures, toExposureOut(e))
@@ -766,21 +800,108 @@ func readRaw(r *http.Request, max int64) ([]byte, error) {
 	return b, nil
 }
 
-func toImportOut(res lineage.ImportResult) ImportResultOut {
-	return ImportResultOut{Edges: res.Edges, Exposures: res.Exposures, Destinations: res.Destinations, Unmatched: res.Unmatched}
+func (s *Server) toOpenLineageOut(lang string, res lineage.OpenLineageResult) OpenLineageOut {
+	out := OpenLineageOut{Events: res.Events, Accepted: res.Accepted, Refused: make([]RefusedEventOut, 0, len(res.Refused)),
+		Edges: res.Edges, Destinations: res.Destinations, Unmatched: res.Unmatched, UnmatchedNames: res.UnmatchedNames}
+	for _, rf := range res.Refused {
+		out.Refused = append(out.Refused, RefusedEventOut{Index: rf.Index, Detail: s.validationItems(lang, rf.Fields)})
+	}
+	return out
 }
 
+func toImportOut(res lineage.ImportResult) ImportResultOut {
+	names := res.UnmatchedNames
+	if names == nil {
+		names = []string{}
+	}
+	return ImportResultOut{Edges: res.Edges, Exposures: res.Exposures, Destinations: res.Destinations, Unmatched: res.Unmatched,
+		UnmatchedNames: names, Replaced: res.Replaced}
+}
+
+// maxOpenLineageBody bounds the body of POST /lineage/openlineage (one event or a batch).
+const maxOpenLineageBody = 16 << 20
+
 func (s *Server) handleOpenLineage(w http.ResponseWriter, r *http.Request, _ *input) {
-	b, err := readRaw(r, 4<<20)
+	events, single, err := readOpenLineage(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := s.deps.Lineage.OpenLineageEvent(r.Context(), b)
-	s.reply(w, r, err, func() any { return toImportOut(res) })
+	res, err := s.deps.Lineage.OpenLineageEvents(r.Context(), events, single)
+	s.reply(w, r, err, func() any { return s.toOpenLineageOut(vigia.Lang(r.Context()), res) })
 }
 
-func (s *Server) handleDBTRunResults(w http.ResponseWriter, r *http.Request, _ *input) {
+// readOpenLineage reads one event (a JSON object), a batch (a JSON array of events), or
+// NDJSON (one event a line, with Content-Type application/x-ndjson or application/jsonl).
+func readOpenLineage(r *http.Request) ([]json.RawMessage, bool, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxOpenLineageBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, false, &vigia.Error{Kind: vigia.KindTooLarge, Code: vigia.CodePayloadTooLarge, Key: "error.payload_too_large"}
+		}
+		return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil, "body"))
+	}
+	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	ct = strings.ToLower(strings.TrimSpace(ct))
+	if ct == "application/x-ndjson" || ct == "application/jsonl" || ct == "application/json-lines" {
+		var events []json.RawMessage
+		for i, line := range bytes.Split(b, []byte("\n")) {
+			line = bytes.TrimSpace(line)
+			if len(line) == 0 {
+				continue
+			}
+			if len(events) == lineage.MaxOpenLineageBatch {
+				return nil, false, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": lineage.MaxOpenLineageBatch}, "body"))
+			}
+			if !json.Valid(line) {
+				return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil, "body", strconv.Itoa(i)))
+			}
+			events = append(events, line)
+		}
+		if len(events) == 0 {
+			return nil, false, vigia.Invalid(vigia.Field("missing", nil, "body"))
+		}
+		return events, false, nil
+	}
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0:
+		return nil, false, vigia.Invalid(vigia.Field("missing", nil, "body"))
+	case !json.Valid(b):
+		return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil, "body"))
+	case b[0] == '[':
+		var events []json.RawMessage
+		if err := json.Unmarshal(b, &events); err != nil {
+			return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil, "body"))
+		}
+		if len(events) > lineage.MaxOpenLineageBatch {
+			return nil, false, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": lineage.MaxOpenLineageBatch}, "body"))
+		}
+		return events, false, nil
+	}
+	return []json.RawMessage{b}, true, nil
+}
+
+// OpenLineageOut says what one event or a batch changed.
+type OpenLineageOut struct {
+	Events         int               `json:"events" doc:"Events in the body"`
+	Accepted       int               `json:"accepted" doc:"Events read (a failed or aborted run, or a dataset event without columnLineage, is read and changes nothing)"`
+	Refused        []RefusedEventOut `json:"refused" doc:"Events of a batch that were not read, by index, with why; a single refused event answers 422 instead"`
+	Edges          int               `json:"edges" doc:"openlineage edges the jobs of the accepted events now give"`
+	Exposures      int               `json:"exposures" doc:"Always 0 (kept for clients of the single-event answer)"`
+	Destinations   int               `json:"destinations" doc:"Outputs that are no dataset of the workspace: destinations outside the warehouse"`
+	Unmatched      int               `json:"unmatched" doc:"Inputs that are no dataset of the workspace: another server (namespace), another database, or a table Vigia does not watch"`
+	UnmatchedNames []string          `json:"unmatched_names" doc:"namespace/name of those inputs (at most 100)"`
+}
+
+// RefusedEventOut is a refused event of a batch: its index and the 422 items.
+type RefusedEventOut struct {
+	Index  int              `json:"index"`
+	Detail []ValidationItem `json:"detail"`
+}
+
+func (s *Server) handleDBTRunResults(w http.ResponseWriter, r *http.Request, in *input) {
 	b, err := readRaw(r, 32<<20)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -794,7 +915,9 @@ func (s *Server) handleDBTRunResults(w http.ResponseWriter, r *http.Request, _ *
 		s.writeError(w, r, vigia.Invalid(vigia.Field("json_invalid", nil, "body")))
 		return
 	}
-	res, err := s.deps.Lineage.DBTRunResults(r.Context(), lineage.RunResults{RunResults: body.RunResults, Manifest: body.Manifest})
+	replace := in.Bool("replace")
+	res, err := s.deps.Lineage.DBTRunResults(r.Context(), lineage.RunResults{RunResults: body.RunResults, Manifest: body.Manifest},
+		lineage.ImportOptions{Replace: replace != nil && *replace})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

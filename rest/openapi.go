@@ -58,9 +58,14 @@ func (s *Server) errorSchemas(reg huma.Registry) errorRefs {
 	item := reg.Schema(reflect.TypeOf(ValidationItem{}), true, "ValidationItem")
 	str := func(doc string) *huma.Schema { return &huma.Schema{Type: "string", Description: doc} }
 	retry := &huma.Schema{Type: "integer", Description: "Seconds to wait (429 only)"}
+	// detail is a string, or {code, message, ...} when structured (a refused dbt import
+	// lists unmatched_names there).
+	structured := &huma.Schema{Type: "object", Required: []string{"code", "message"}, Properties: map[string]*huma.Schema{
+		"code": str("Stable code"), "message": str("Human-readable reason in the response language"),
+	}, Description: "Structured detail; other members name what the caller needs to act (e.g. unmatched_names)"}
 	plain := &huma.Schema{Type: "object", Required: []string{"detail", "code", "request_id"}, Properties: map[string]*huma.Schema{
-		"detail": str("Human-readable reason in the response language"), "code": str("Stable code"),
-		"request_id": str("Equals the X-Request-ID header"), "retry_after": retry,
+		"detail": {OneOf: []*huma.Schema{str("Human-readable reason in the response language"), structured}},
+		"code":   str("Stable code"), "request_id": str("Equals the X-Request-ID header"), "retry_after": retry,
 	}}
 	validation := &huma.Schema{Type: "object", Required: []string{"detail", "code", "request_id"}, Properties: map[string]*huma.Schema{
 		"detail":     {Type: "array", Items: item, Description: "One item per invalid parameter or field"},

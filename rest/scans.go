@@ -25,6 +25,20 @@ type ScanOut struct {
 	FinishedAt     *time.Time `json:"finished_at"`
 }
 
+// ScanDetailOut is one scan with the datasets it could not profile.
+type ScanDetailOut struct {
+	ScanOut
+	Failures []ScanFailureOut `json:"failures" doc:"The datasets the scan could not profile, with why (datasets the caller cannot see are left out)"`
+}
+
+// ScanFailureOut is a dataset a scan could not profile.
+type ScanFailureOut struct {
+	DatasetID string    `json:"dataset_id"`
+	Name      string    `json:"name" doc:"schema.table"`
+	Code      string    `json:"code" doc:"Stable: not_populated (a materialized view never refreshed), permission_denied, not_found, timeout, canceled, unreachable, query_failed, bad_result, internal"`
+	FailedAt  time.Time `json:"failed_at"`
+}
+
 // ScanIn triggers a scan.
 type ScanIn struct {
 	ConnectionID string `json:"connection_id" maxLength:"64"`
@@ -60,7 +74,7 @@ func (s *Server) scanRoutes() {
 			"429 scan_queue_full with Retry-After when the workspace has too many scans queued or running."}, s.handleScanTrigger)
 	s.register(operation{ID: "getScan", Method: http.MethodGet, Path: "/api/v1/scans/{scan_id}", Tag: "scans",
 		Summary: "One scan with its progress", Params: []param{{Name: "scan_id", In: "path", Type: "string", Required: true, MaxLen: 64}},
-		Response: ScanOut{}}, s.handleScanGet)
+		Response: ScanDetailOut{}}, s.handleScanGet)
 	s.register(operation{ID: "listSignals", Method: http.MethodGet, Path: "/api/v1/signals", Tag: "signals",
 		Summary: "What scans flagged against each dataset's history, newest first", List: true, Response: []SignalOut{},
 		Desc: "Signals of the datasets the caller can see. Filters combine (AND). A dataset the caller cannot see, or of " +
@@ -115,7 +129,14 @@ func (s *Server) handleScanTrigger(w http.ResponseWriter, r *http.Request, in *i
 
 func (s *Server) handleScanGet(w http.ResponseWriter, r *http.Request, in *input) {
 	sc, err := s.deps.Scans.Scan(r.Context(), in.Path("scan_id"))
-	s.reply(w, r, err, func() any { return toScanOut(sc) })
+	s.reply(w, r, err, func() any {
+		out := ScanDetailOut{ScanOut: toScanOut(sc)}
+		out.Failures = make([]ScanFailureOut, 0, len(sc.Failures))
+		for _, f := range sc.Failures {
+			out.Failures = append(out.Failures, ScanFailureOut{DatasetID: f.DatasetID, Name: f.Name, Code: f.Code, FailedAt: f.At})
+		}
+		return out
+	})
 }
 
 func (s *Server) handleSignalList(w http.ResponseWriter, r *http.Request, in *input) {

@@ -54,7 +54,7 @@ type TrustBriefOut struct {
 
 // TrustReasonOut is one cause of a decision.
 type TrustReasonOut struct {
-	Code      string         `json:"code" doc:"Stable: readiness_blocker, critical_incident, verdict_fail, verdict_warn, warning_incident, readiness_warning, contract_violation, no_profile"`
+	Code      string         `json:"code" doc:"Stable: readiness_blocker, critical_incident, verdict_fail, verdict_warn, warning_incident, readiness_warning, contract_violation, no_profile, profile_failed (params code)"`
 	Severity  string         `json:"severity" enum:"critical,warning"`
 	MessagePT string         `json:"message_pt"`
 	Params    map[string]any `json:"params"`
@@ -183,7 +183,8 @@ type ContextOut struct {
 	Kind          string              `json:"kind"`
 	Layer         *string             `json:"layer" enum:"bronze,silver,gold"`
 	UsageClass    string              `json:"usage_class" enum:"hot,active,cold,dead"`
-	RowCount      *int64              `json:"row_count"`
+	RowCount      *int64              `json:"row_count" doc:"Rows counted by the last profile; null before one"`
+	RowCountExact *bool               `json:"row_count_exact" doc:"False when the last profile read the first rows only (a cost-guarded view): row_count is then the rows read, a lower bound"`
 	Columns       []ContextColumnOut  `json:"columns"`
 	PIIColumns    []string            `json:"pii_columns"`
 	Domains       []DomainRefOut      `json:"domains"`
@@ -244,6 +245,7 @@ type DatasetFactsBodyOut struct {
 	Domains       []DomainRefOut      `json:"domains"`
 	LastScanAt    *time.Time          `json:"last_scan_at"`
 	RowCount      *int64              `json:"row_count"`
+	RowCountExact *bool               `json:"row_count_exact" doc:"False when row_count counts the first rows only (a cost-guarded view)"`
 	Usage         UsageOut            `json:"usage"`
 }
 
@@ -513,7 +515,7 @@ func (s *Server) handleContext(w http.ResponseWriter, r *http.Request, in *input
 	}
 	sla := c.FreshnessSLA
 	src := "default"
-	out := ContextOut{DatasetID: c.DatasetID, Name: c.Name, Kind: c.Kind, Layer: c.Layer, UsageClass: c.UsageClass, RowCount: c.RowCount,
+	out := ContextOut{DatasetID: c.DatasetID, Name: c.Name, Kind: c.Kind, Layer: c.Layer, UsageClass: c.UsageClass, RowCount: c.RowCount, RowCountExact: c.RowCountExact,
 		PIIColumns: nonNilStrings(c.PIIColumns), Domains: toDomainRefs(c.Domains), Verdict: c.Verdict, Score: c.Score,
 		Dimensions: nonNilDims(c.Dimensions), Trust: TrustGradeOut{Score: c.TrustScore, Grade: c.TrustGrade},
 		OpenIncidents: OpenIncidentsOut{Critical: c.OpenCritical, Warning: c.OpenWarning},
@@ -549,7 +551,7 @@ func (s *Server) handleDatasetTrustFacts(w http.ResponseWriter, r *http.Request,
 			Freshness:     TrustFreshnessOut{ObservedAgeHours: f.FreshnessAge, SLAHours: &sla, SLASource: &src, Met: f.FreshnessMet},
 			PII:           PIIOut{Columns: nonNilStrings(f.Readiness.PIIColumns), Unmasked: nonNilStrings(f.Readiness.PIIUnmasked)},
 			Contract:      ContractStateOut{Active: fa.Contract.Active, Valid: fa.Contract.Valid}, Domains: toDomainRefs(fa.Domains),
-			LastScanAt: fa.LastScanAt, RowCount: fa.RowCount,
+			LastScanAt: fa.LastScanAt, RowCount: fa.RowCount, RowCountExact: fa.RowCountExact,
 			Usage: UsageOut{QueriesPerDay: fa.QueriesPerDay, Consumptions30d: fa.Consumptions30d, LastConsumedAt: fa.LastConsumedAt}}}
 	writeJSON(w, http.StatusOK, out)
 }

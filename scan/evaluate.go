@@ -180,6 +180,17 @@ type Event struct {
 	Payload        map[string]any
 }
 
+// emptyExpected reports whether a rule says the dataset may be empty: a row_count_min
+// rule asking for at least 0 rows (a staging table each load empties).
+func emptyExpected(rules []RuleResult) bool {
+	for _, r := range rules {
+		if r.RuleType == "row_count_min" && r.Threshold != nil && *r.Threshold == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Evaluate turns a fresh profile and the dataset's history into this scan's result:
 // drift, anomalies, the score with the consistencia decay, the verdict and its event.
 func Evaluate(in EvaluateInput) (DatasetResult, error) {
@@ -254,7 +265,8 @@ func Evaluate(in EvaluateInput) (DatasetResult, error) {
 	// Verdict over the rules and the issues that stand after this scan, counted the one
 	// way the trust decision and readiness count them (quality.CountStanding).
 	vis := res.issuesAfter(in.Prev.Issues)
-	res.Verdict = quality.DecideVerdict(quality.VerdictInput{Profiled: true, Score: score.Score, Rules: ruleOutcomes, Issues: vis})
+	res.Verdict = quality.DecideVerdict(quality.VerdictInput{Profiled: true, Score: score.Score, Rules: ruleOutcomes, Issues: vis,
+		Empty: p.RowCount == 0 && !emptyExpected(in.Rules)})
 	if quality.VerdictChanged(in.Prev.Verdict, res.Verdict.Verdict) {
 		from := string(*in.Prev.Verdict)
 		to := string(res.Verdict.Verdict)

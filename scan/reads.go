@@ -58,6 +58,7 @@ type ProfileRow struct {
 	ScanID          string
 	Seq             int
 	RowCount        int64
+	RowCountExact   bool
 	Depth           string
 	SampleSize      int
 	Columns         []ProfiledColumn
@@ -399,13 +400,15 @@ type IncrementalProfiling struct {
 
 // ProfileRun is how the last profile ran.
 type ProfileRun struct {
-	ScanID     string
-	Mode       string // full
-	Depth      string
-	RowCount   int64
-	SampleSize int
-	DurationMS int
-	ProfiledAt time.Time
+	ScanID   string
+	Mode     string // full
+	Depth    string
+	RowCount int64
+	// RowCountExact is false when the profile read the first rows only.
+	RowCountExact bool
+	SampleSize    int
+	DurationMS    int
+	ProfiledAt    time.Time
 }
 
 // IncrementalProfiling reports the flag (profiles read the whole table: incremental
@@ -422,7 +425,7 @@ func (s *ReadService) IncrementalProfiling(ctx context.Context, datasetID string
 		return out, err
 	}
 	out.TemporalColumn = prof.FreshnessColumn
-	out.LastRun = &ProfileRun{ScanID: prof.ScanID, Mode: "full", Depth: prof.Depth, RowCount: prof.RowCount,
+	out.LastRun = &ProfileRun{ScanID: prof.ScanID, Mode: "full", Depth: prof.Depth, RowCount: prof.RowCount, RowCountExact: prof.RowCountExact,
 		SampleSize: prof.SampleSize, DurationMS: prof.DurationMS, ProfiledAt: prof.ProfiledAt}
 	return out, nil
 }

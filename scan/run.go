@@ -65,11 +65,21 @@ func (s *Service) run(ctx context.Context, sc Scan) (string, error) {
 			s.log.WarnContext(ctx, "query log flush failed", "scan_id", sc.ID, "cause", err.Error())
 		}
 	}()
-	src, err := s.conns.Open(ctx, c, rec)
+	src, err := s.conns.Open(ctx, c, rec, SessionLabel(sc.ID, sc.Attempt))
 	if err != nil {
 		return sourceCode("source_open_failed", err), err
 	}
 	defer src.Close()
+	if sc.Attempt > 1 {
+		// A takeover: the dead attempt's statements may still run on the source (its
+		// process died, its queries did not). End them before profiling again.
+		n, err := src.CancelLabelled(source.WithOperation(ctx, source.OpScan), SessionLabelPrefix(sc.ID))
+		if err != nil {
+			s.log.WarnContext(ctx, "cancelling the previous attempt's statements failed", "scan_id", sc.ID, "cause", err.Error())
+		} else if n > 0 {
+			s.log.InfoContext(ctx, "cancelled the previous attempt's statements", "scan_id", sc.ID, "statements", n)
+		}
+	}
 	tables, err := src.Discover(source.WithOperation(ctx, source.OpDiscover))
 	if err != nil {
 		return sourceCode("discovery_failed", err), err
@@ -103,7 +113,11 @@ func (s *Service) run(ctx context.Context, sc Scan) (string, error) {
 				return "interrupted", err
 			}
 			failed++
-			s.log.WarnContext(ctx, "dataset profile failed", "scan_id", sc.ID, "dataset_id", d.ID, "cause", err.Error())
+			code := failureCode(err)
+			s.log.WarnContext(ctx, "dataset profile failed", "scan_id", sc.ID, "dataset_id", d.ID, "code", code, "cause", err.Error())
+			if err := s.store.RecordFailure(ctx, sc.ID, sc.WorkspaceID, d.ID, code, s.clock.Now()); err != nil {
+				return "internal", err
+			}
 		} else {
 			done++
 		}
@@ -183,6 +197,10 @@ func (s *Service) domainWeights(ctx context.Context, datasetID string) (quality.
 	}
 	return nil, nil
 }
+
+// failureCode is the stable code of a dataset's failure: the source's reason, else
+// internal (a fault of ours, logged).
+func failureCode(err error) string { return sourceCode(source.ReasonInternalError, err) }
 
 // sourceCode keeps a source error's stable reason as the scan's error code.
 func sourceCode(def string, err error) string {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/vigia-data/vigia"
@@ -47,6 +48,18 @@ type Scan struct {
 	CreatedAt      time.Time
 	StartedAt      *time.Time
 	FinishedAt     *time.Time
+	// Failures are the datasets the scan could not profile, with why (filled by Scan,
+	// the detail read).
+	Failures []Failure
+}
+
+// Failure is a dataset a scan could not profile: its stable code is the source's reason
+// (not_populated, permission_denied, timeout, query_failed ...) or internal.
+type Failure struct {
+	DatasetID string
+	Name      string
+	Code      string
+	At        time.Time
 }
 
 // Finished reports whether the scan reached a final status.
@@ -93,6 +106,11 @@ type Store interface {
 	HasProfile(ctx context.Context, datasetID, scanID string) (bool, error)
 	PrevState(ctx context.Context, datasetID string) (PrevState, error)
 	SaveDatasetResult(ctx context.Context, r DatasetResult) error
+	// RecordFailure records that the scan could not profile a dataset (a re-run's
+	// failure of the same dataset replaces the earlier one).
+	RecordFailure(ctx context.Context, scanID, workspaceID, datasetID, code string, at time.Time) error
+	// ScanFailures lists a scan's failed datasets that v can see, by name.
+	ScanFailures(ctx context.Context, v catalog.Viewer, scanID string) ([]Failure, error)
 	// Signals lists the signals of the datasets v can see that match q, newest first.
 	Signals(ctx context.Context, v catalog.Viewer, q SignalQuery) (vigia.List[Signal], error)
 	// ClaimDueSchedules marks, and returns, the connections whose daily scan is due at now
@@ -119,7 +137,8 @@ type Enqueuer interface {
 // Connections is what scans need of the connection service.
 type Connections interface {
 	Connection(ctx context.Context, ref string) (connection.Connection, error)
-	Open(ctx context.Context, c connection.Connection, rec source.Recorder) (source.Source, error)
+	// Open connects to the connection's source; label names its sessions there.
+	Open(ctx context.Context, c connection.Connection, rec source.Recorder, label string) (source.Source, error)
 	Recorder(c connection.Connection, scanID *string) *connection.Recorder
 }
 
@@ -286,8 +305,24 @@ func (s *Service) Scan(ctx context.Context, id string) (Scan, error) {
 	if !vigia.ValidID(id) {
 		return Scan{}, vigia.NotFound()
 	}
-	return s.store.ScanByID(ctx, p.WorkspaceID, id)
+	sc, err := s.store.ScanByID(ctx, p.WorkspaceID, id)
+	if err != nil {
+		return Scan{}, err
+	}
+	// A dataset the caller cannot see (a restricted domain) is neither named nor counted.
+	sc.Failures, err = s.store.ScanFailures(ctx, catalog.ViewerOf(p), sc.ID)
+	return sc, err
 }
+
+// SessionLabel names a scan attempt's sessions on the source: "vigia scan <id> <attempt>".
+// Every attempt of a scan shares the prefix SessionLabelPrefix(id), by which a takeover
+// finds the dead attempt's statements still running.
+func SessionLabel(scanID string, attempt int) string {
+	return SessionLabelPrefix(scanID) + strconv.Itoa(attempt)
+}
+
+// SessionLabelPrefix is what every attempt's session label of a scan starts with.
+func SessionLabelPrefix(scanID string) string { return "vigia scan " + scanID + " " }
 
 // depthFor picks the profiling depth: the dataset's own, else basic for cost-guarded
 // views and external tables, else standard.

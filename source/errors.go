@@ -7,18 +7,21 @@ import (
 
 // Reasons an operation on a source fails. They are stable snake_case codes.
 const (
-	ReasonInvalidDSN    = "invalid_dsn" // the DSN does not parse, or uses a refused option
-	ReasonUnsupported   = "unsupported" // unknown kind
-	ReasonUnreachable   = "unreachable" // the network connection failed (or the dialer refused the address)
-	ReasonAuth          = "auth_failed" // the source refused the credentials
-	ReasonNotFound      = "not_found"   // database, file, schema or table does not exist
-	ReasonPermission    = "permission_denied"
-	ReasonTimeout       = "timeout" // the statement timeout or the context deadline expired
-	ReasonCanceled      = "canceled"
-	ReasonQuery         = "query_failed" // the source rejected a statement
-	ReasonResult        = "bad_result"   // the source answered something this package cannot read
-	ReasonClosed        = "closed"
-	ReasonInvalidTable  = "invalid_table" // the Table given to Profile is unusable
+	ReasonInvalidDSN   = "invalid_dsn" // the DSN does not parse, or uses a refused option
+	ReasonUnsupported  = "unsupported" // unknown kind
+	ReasonUnreachable  = "unreachable" // the network connection failed (or the dialer refused the address)
+	ReasonAuth         = "auth_failed" // the source refused the credentials
+	ReasonNotFound     = "not_found"   // database, file, schema or table does not exist
+	ReasonPermission   = "permission_denied"
+	ReasonTimeout      = "timeout" // the statement timeout or the context deadline expired
+	ReasonCanceled     = "canceled"
+	ReasonQuery        = "query_failed" // the source rejected a statement
+	ReasonResult       = "bad_result"   // the source answered something this package cannot read
+	ReasonClosed       = "closed"
+	ReasonInvalidTable = "invalid_table" // the Table given to Profile is unusable
+	// ReasonNotPopulated: a materialized view that was never refreshed (Postgres 55000)
+	// cannot be read until REFRESH MATERIALIZED VIEW runs.
+	ReasonNotPopulated  = "not_populated"
 	ReasonInternalError = "internal"
 )
 

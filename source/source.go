@@ -10,6 +10,8 @@ import (
 	"context"
 	"net"
 	"time"
+
+	"github.com/vigia-data/vigia"
 )
 
 // Kind names a connector.
@@ -102,6 +104,11 @@ type Options struct {
 	// SQLiteRoot, when set, is the directory SQLite database files must be inside
 	// (after resolving symbolic links); a DSN pointing elsewhere is refused.
 	SQLiteRoot string
+	// Label names the sessions of this connection on the source (at most 63 bytes of
+	// [A-Za-z0-9 _./:-]): Postgres' application_name, and a comment leading every
+	// MySQL/MariaDB statement. CancelLabelled finds another process's sessions by it.
+	// Empty: "vigia".
+	Label string
 }
 
 // Source is an open connection to a customer database.
@@ -124,6 +131,12 @@ type Source interface {
 	// given a source value. It returns an *Error: ReasonResult when the answer is not one
 	// row of one integer column, ReasonTimeout, ReasonNotFound, ReasonQuery...
 	QueryInt(ctx context.Context, stmt string) (value int64, ok bool, err error)
+	// CancelLabelled cancels the statements running on the source in other sessions
+	// whose label (Options.Label) starts with prefix and is not this connection's own:
+	// pg_cancel_backend on Postgres, KILL QUERY on MySQL/MariaDB, nothing on SQLite
+	// (a file has no other sessions Vigia can reach). It returns how many statements it
+	// cancelled; sessions the source does not let this user see or signal are skipped.
+	CancelLabelled(ctx context.Context, prefix string) (int, error)
 	Close() error
 }
 
@@ -140,6 +153,19 @@ type Table struct {
 	// statistics were last reset (Postgres: seq_scan + idx_scan), nil when the source keeps
 	// no such counter. It counts every reader, Vigia's profiles included.
 	Reads *int64
+	// DependsOn lists the tables and views a view reads as the source's own dependency
+	// catalog records them (Postgres pg_depend over pg_rewrite, MySQL
+	// information_schema.VIEW_TABLE_USAGE); DependsOnKnown is false when the source keeps
+	// no such catalog (MariaDB before VIEW_TABLE_USAGE, SQLite), and then lineage relies
+	// on the view's SQL alone.
+	DependsOn      []TableName
+	DependsOnKnown bool
+}
+
+// TableName is a schema-qualified name of a table or view.
+type TableName struct {
+	Schema string `json:"schema"`
+	Name   string `json:"name"`
 }
 
 // Column is a column of a table.
@@ -151,6 +177,9 @@ type Column struct {
 	Class string
 	// What the source declares about the column.
 	Nullable, PrimaryKey, Partition, Clustering bool
+	// Collation is the column's collation where the source reports one per column
+	// (MySQL/MariaDB); distinct counts follow its equality.
+	Collation string `json:",omitempty"`
 }
 
 // ProfileRequest says how to profile a table.
@@ -195,8 +224,9 @@ type ColumnProfile struct {
 	Name      string
 	Class     string
 	NullCount int64
-	// Min and Max are set for numeric columns only.
-	Min, Max *float64
+	// Min and Max are set for numeric columns only, exactly as the source printed them
+	// (bigint, numeric and unsigned 64-bit values keep every digit).
+	Min, Max *vigia.Decimal
 	// MinTime and MaxTime are set for temporal columns only.
 	MinTime, MaxTime *time.Time
 	// Lengths of text columns (never min/max values of text).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -145,8 +146,49 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 		return d, err
 	}
 	d.Grants = grants[id]
-	d.Issues, err = s.openIssues(ctx, id)
-	return d, err
+	if d.Issues, err = s.openIssues(ctx, id); err != nil {
+		return d, err
+	}
+	m := map[string]catalog.Dataset{id: d}
+	if err := s.lastRuns(ctx, []string{id}, m); err != nil {
+		return d, err
+	}
+	return m[id], nil
+}
+
+// lastRuns fills the row count of the last profile and the last failure (when newer
+// than that profile) of the datasets among ids, in one query.
+func (s *CatalogStore) lastRuns(ctx context.Context, ids []string, out map[string]catalog.Dataset) error {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, p.row_count, p.row_count_exact, f.scan_id::text, f.code, f.failed_at
+		FROM unnest($1::uuid[]) AS d(id)
+		LEFT JOIN LATERAL (SELECT row_count, row_count_exact, profiled_at FROM dataset_profiles
+			WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) p ON true
+		LEFT JOIN LATERAL (SELECT scan_id, code, failed_at FROM scan_failures
+			WHERE dataset_id = d.id ORDER BY failed_at DESC LIMIT 1) f ON f.failed_at > coalesce(p.profiled_at, '-infinity')`, ids)
+	if err != nil {
+		return translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var rc *int64
+		var exact *bool
+		var scanID, code *string
+		var at *time.Time
+		if err := rows.Scan(&id, &rc, &exact, &scanID, &code, &at); err != nil {
+			return translate(err)
+		}
+		d, ok := out[id]
+		if !ok {
+			continue
+		}
+		d.RowCount, d.RowCountExact = rc, exact
+		if scanID != nil && code != nil && at != nil {
+			d.LastFailure = &catalog.ProfileFailure{ScanID: *scanID, Code: *code, At: *at}
+		}
+		out[id] = d
+	}
+	return translate(rows.Err())
 }
 
 func (s *CatalogStore) scoreHistory(ctx context.Context, datasetID string, n int) ([]catalog.ScorePoint, error) {
@@ -290,6 +332,9 @@ func (s *CatalogStore) DatasetDetails(ctx context.Context, v catalog.Viewer, ids
 		d := out[id]
 		d.Grants = gs
 		out[id] = d
+	}
+	if err := s.lastRuns(ctx, live, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

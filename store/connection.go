@@ -23,13 +23,16 @@ var _ connection.Store = (*ConnectionStore)(nil)
 
 // CreateConnection inserts a connection with its sealed DSN.
 func (s *ConnectionStore) CreateConnection(ctx context.Context, c connection.Connection, sealedDSN []byte) error {
-	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO connections (id, workspace_id, name, kind, dsn_encrypted, data_country, scan_timezone, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, c.ID, c.WorkspaceID, c.Name, c.Kind, sealedDSN, c.DataCountry, c.ScanTimezone, c.CreatedAt)
+	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO connections (id, workspace_id, name, kind, dsn_encrypted, data_country, scan_timezone, created_at,
+		statement_timeout_s, lineage_namespace, lineage_database, lineage_aliases)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, nullif($10, ''), $11, $12)`, c.ID, c.WorkspaceID, c.Name, c.Kind, sealedDSN, c.DataCountry,
+		c.ScanTimezone, c.CreatedAt, c.StatementTimeout, c.Lineage.Namespace, c.Lineage.Database, nonNilStrings(c.Lineage.Aliases))
 	return translate(err)
 }
 
 const connectionSelect = `SELECT c.id::text, c.workspace_id::text, c.name, c.kind, c.data_country, c.scan_timezone,
 	c.schedule_enabled, c.schedule_hour, c.schedule_minute, c.engineering_opt_in, c.created_at, w.data_country,
+	c.statement_timeout_s, coalesce(c.lineage_namespace, ''), coalesce(c.lineage_database, ''), c.lineage_aliases,
 	(SELECT count(*) FROM datasets d WHERE d.connection_id = c.id AND d.dropped_at IS NULL),
 	ls.created_at, ls.status
 	FROM connections c JOIN workspaces w ON w.id = c.workspace_id
@@ -38,7 +41,8 @@ const connectionSelect = `SELECT c.id::text, c.workspace_id::text, c.name, c.kin
 func scanConnection(r pgx.Row) (connection.Connection, error) {
 	var c connection.Connection
 	err := r.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.Kind, &c.DataCountry, &c.ScanTimezone, &c.Schedule.Enabled,
-		&c.Schedule.Hour, &c.Schedule.Minute, &c.EngineeringOptIn, &c.CreatedAt, &c.WorkspaceCountry, &c.DatasetsCount,
+		&c.Schedule.Hour, &c.Schedule.Minute, &c.EngineeringOptIn, &c.CreatedAt, &c.WorkspaceCountry,
+		&c.StatementTimeout, &c.Lineage.Namespace, &c.Lineage.Database, &c.Lineage.Aliases, &c.DatasetsCount,
 		&c.LastScanAt, &c.LastScanStatus)
 	return c, err
 }
@@ -80,11 +84,27 @@ func (s *ConnectionStore) UpdateSchedule(ctx context.Context, c connection.Conne
 	return translate(err)
 }
 
-// UpdateConnection saves name, data country and time zone.
+// UpdateConnection saves name, data country, time zone, statement timeout and
+// OpenLineage aliases.
 func (s *ConnectionStore) UpdateConnection(ctx context.Context, c connection.Connection) error {
-	_, err := s.db.q(ctx).Exec(ctx, `UPDATE connections SET name = $3, data_country = $4, scan_timezone = $5
-		WHERE workspace_id = $1 AND id = $2`, c.WorkspaceID, c.ID, c.Name, c.DataCountry, c.ScanTimezone)
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE connections SET name = $3, data_country = $4, scan_timezone = $5,
+		statement_timeout_s = $6, lineage_aliases = $7 WHERE workspace_id = $1 AND id = $2`,
+		c.WorkspaceID, c.ID, c.Name, c.DataCountry, c.ScanTimezone, c.StatementTimeout, nonNilStrings(c.Lineage.Aliases))
 	return translate(err)
+}
+
+// SetLineageIdentity stores the OpenLineage namespace and database derived from the DSN.
+func (s *ConnectionStore) SetLineageIdentity(ctx context.Context, workspaceID, id, namespace, database string) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE connections SET lineage_namespace = nullif($3, ''), lineage_database = $4
+		WHERE workspace_id = $1 AND id = $2`, workspaceID, id, namespace, database)
+	return translate(err)
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // RecordQueries appends statements to the query log in one batch.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,15 +33,15 @@ func (s *LineageStore) DatasetInfos(ctx context.Context, v catalog.Viewer, ids [
 		return out, nil
 	}
 	valid := vigia.ValidIDs(ids)
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.schema_name, d.table_name, d.connection_id::text, d.kind, `+VisibleSQL("d.id", 3, 4)+`
-		FROM datasets d WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL`, v.WorkspaceID, valid, v.TeamIDs, v.Admin)
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.schema_name, d.table_name, d.connection_id::text, d.kind, `+VisibleSQL("d.id", 3, 4)+`,
+		d.lineage_notes FROM datasets d WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL`, v.WorkspaceID, valid, v.TeamIDs, v.Admin)
 	if err != nil {
 		return nil, translate(err)
 	}
 	for rows.Next() {
 		var d lineage.DatasetInfo
 		var schema, table string
-		if err := rows.Scan(&d.ID, &schema, &table, &d.ConnectionID, &d.Kind, &d.Visible); err != nil {
+		if err := rows.Scan(&d.ID, &schema, &table, &d.ConnectionID, &d.Kind, &d.Visible, &d.Notes); err != nil {
 			rows.Close()
 			return nil, translate(err)
 		}
@@ -367,16 +368,22 @@ func (s *LineageStore) ConnectionDatasets(ctx context.Context, connectionID stri
 	}
 	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.schema_name, d.table_name, d.kind, coalesce(d.view_definition, ''),
 		coalesce((SELECT json_agg(json_build_object('name', c.name, 'pk', c.primary_key) ORDER BY c.position, c.name)
-		          FROM dataset_columns c WHERE c.dataset_id = d.id), '[]')
+		          FROM dataset_columns c WHERE c.dataset_id = d.id), '[]'), d.view_depends_on
 		FROM datasets d WHERE d.connection_id = $1 AND d.dropped_at IS NULL ORDER BY d.schema_name, d.table_name`, connectionID)
 	if err != nil {
 		return c, translate(err)
 	}
 	c.Datasets, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.CatalogDataset, error) {
 		var d lineage.CatalogDataset
-		var cols []byte
-		if err := r.Scan(&d.ID, &d.Schema, &d.Table, &d.Kind, &d.ViewDefinition, &cols); err != nil {
+		var cols, deps []byte
+		if err := r.Scan(&d.ID, &d.Schema, &d.Table, &d.Kind, &d.ViewDefinition, &cols, &deps); err != nil {
 			return d, err
+		}
+		if deps != nil {
+			d.DependsOnKnown = true
+			if err := json.Unmarshal(deps, &d.DependsOn); err != nil {
+				return d, err
+			}
 		}
 		var cs []struct {
 			Name string `json:"name"`
@@ -393,6 +400,66 @@ func (s *LineageStore) ConnectionDatasets(ctx context.Context, connectionID stri
 	return c, translate(err)
 }
 
+// LockOpenLineageJobs returns the merge state of OpenLineage jobs, locking their rows (new
+// jobs get an empty row first, so that two events of a new job wait for each other).
+// Keys are locked in order, so concurrent batches cannot deadlock.
+func (s *LineageStore) LockOpenLineageJobs(ctx context.Context, ws string, jobs []string) (map[string][]byte, error) {
+	sorted := slices.Clone(jobs)
+	slices.Sort(sorted)
+	q := s.db.q(ctx)
+	if _, err := q.Exec(ctx, `INSERT INTO openlineage_jobs (workspace_id, job, state)
+		SELECT $1, j, '{}' FROM unnest($2::text[]) AS j ORDER BY j ON CONFLICT DO NOTHING`, ws, sorted); err != nil {
+		return nil, translate(err)
+	}
+	rows, err := q.Query(ctx, `SELECT job, state FROM openlineage_jobs WHERE workspace_id = $1 AND job = ANY($2::text[])
+		ORDER BY job FOR UPDATE`, ws, sorted)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var job string
+		var state []byte
+		if err := rows.Scan(&job, &state); err != nil {
+			return nil, translate(err)
+		}
+		if string(state) != "{}" {
+			out[job] = state
+		}
+	}
+	return out, translate(rows.Err())
+}
+
+// PutOpenLineageJob stores a job's merge state.
+func (s *LineageStore) PutOpenLineageJob(ctx context.Context, ws, job string, state []byte) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE openlineage_jobs SET state = $3, updated_at = now() WHERE workspace_id = $1 AND job = $2`,
+		ws, job, state)
+	return translate(err)
+}
+
+// SetLineageNotes replaces the lineage notes of a connection's live datasets.
+func (s *LineageStore) SetLineageNotes(ctx context.Context, connectionID string, notes map[string][]string) error {
+	ids := make([]string, 0, len(notes))
+	vals := make([]string, 0, len(notes))
+	for id, ns := range notes {
+		b, err := json.Marshal(ns)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		ids = append(ids, id)
+		vals = append(vals, string(b))
+	}
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE datasets d SET lineage_notes = coalesce(
+			(SELECT ARRAY(SELECT jsonb_array_elements_text(n.v::jsonb)) FROM unnest($2::uuid[], $3::text[]) AS n(id, v) WHERE n.id = d.id),
+			'{}')
+		WHERE d.connection_id = $1 AND d.dropped_at IS NULL
+		  AND d.lineage_notes IS DISTINCT FROM coalesce(
+			(SELECT ARRAY(SELECT jsonb_array_elements_text(n.v::jsonb)) FROM unnest($2::uuid[], $3::text[]) AS n(id, v) WHERE n.id = d.id),
+			'{}')`, connectionID, ids, vals)
+	return translate(err)
+}
+
 // DroppedDatasets returns a connection's dropped datasets.
 func (s *LineageStore) DroppedDatasets(ctx context.Context, connectionID string) ([]string, error) {
 	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text FROM datasets WHERE connection_id = $1 AND dropped_at IS NOT NULL ORDER BY id`, connectionID)
@@ -405,7 +472,9 @@ func (s *LineageStore) DroppedDatasets(ctx context.Context, connectionID string)
 
 // FindByName returns the workspace's live datasets with their name parts, by name.
 func (s *LineageStore) FindByName(ctx context.Context, ws string) ([]lineage.NamedDataset, error) {
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.connection_id::text, c.name, d.schema_name, d.table_name
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.connection_id::text, c.name, c.kind,
+		array_remove(array_prepend(c.lineage_namespace, c.lineage_aliases), NULL), coalesce(c.lineage_database, ''),
+		d.schema_name, d.table_name
 		FROM datasets d JOIN connections c ON c.id = d.connection_id
 		WHERE d.workspace_id = $1 AND d.dropped_at IS NULL ORDER BY d.schema_name, d.table_name, d.id`, ws)
 	if err != nil {
@@ -413,7 +482,7 @@ func (s *LineageStore) FindByName(ctx context.Context, ws string) ([]lineage.Nam
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.NamedDataset, error) {
 		var d lineage.NamedDataset
-		err := r.Scan(&d.ID, &d.ConnectionID, &d.ConnectionName, &d.Schema, &d.Table)
+		err := r.Scan(&d.ID, &d.ConnectionID, &d.ConnectionName, &d.ConnectionKind, &d.Namespaces, &d.Database, &d.Schema, &d.Table)
 		return d, err
 	})
 	return out, translate(err)

@@ -130,11 +130,21 @@ func (s *ScanStore) SyncDatasets(ctx context.Context, workspaceID, connectionID 
 			if t.ViewDefinition != "" {
 				viewDef = &t.ViewDefinition
 			}
+			var deps []byte
+			if t.DependsOnKnown {
+				refs := make([]source.TableName, 0, len(t.DependsOn))
+				refs = append(refs, t.DependsOn...)
+				var err error
+				if deps, err = json.Marshal(refs); err != nil {
+					return vigia.Internal(err)
+				}
+			}
 			err := q.QueryRow(ctx, `INSERT INTO datasets (id, workspace_id, connection_id, schema_name, table_name, kind, view_definition,
-				created_at, updated_at, usage_reads, usage_reads_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, CASE WHEN $9::bigint IS NULL THEN NULL ELSE $8::timestamptz END)
+				created_at, updated_at, usage_reads, usage_reads_at, view_depends_on)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, CASE WHEN $9::bigint IS NULL THEN NULL ELSE $8::timestamptz END, $10)
 				ON CONFLICT (connection_id, schema_name, table_name) DO UPDATE
-				   SET kind = EXCLUDED.kind, view_definition = EXCLUDED.view_definition, dropped_at = NULL, updated_at = EXCLUDED.updated_at,
+				   SET kind = EXCLUDED.kind, view_definition = EXCLUDED.view_definition, view_depends_on = EXCLUDED.view_depends_on,
+				       dropped_at = NULL, updated_at = EXCLUDED.updated_at,
 				       queries_per_day = CASE
 				           WHEN $9::bigint IS NULL THEN NULL
 				           WHEN datasets.usage_reads IS NULL OR $9 < datasets.usage_reads
@@ -149,7 +159,7 @@ func (s *ScanStore) SyncDatasets(ctx context.Context, workspaceID, connectionID 
 				                                  OR $9 < datasets.usage_reads THEN EXCLUDED.updated_at
 				                             ELSE datasets.usage_reads_at END
 				RETURNING id::text, workspace_id::text, schema_name, table_name, kind, depth, data_country, (xmax = 0)`,
-				vigia.NewID(), workspaceID, connectionID, t.Schema, t.Name, t.Kind, viewDef, at, t.Reads).
+				vigia.NewID(), workspaceID, connectionID, t.Schema, t.Name, t.Kind, viewDef, at, t.Reads, deps).
 				Scan(&d.ID, &d.WorkspaceID, &d.Schema, &d.Table, &d.Kind, &d.Depth, &d.DataCountry, &inserted)
 			if err != nil {
 				return translate(err)
@@ -186,6 +196,34 @@ func replaceColumns(ctx context.Context, q querier, datasetID string, cols []sou
 		[]string{"dataset_id", "name", "position", "data_type", "class", "nullable", "primary_key", "partition", "clustering", "profile"},
 		pgx.CopyFromRows(rows))
 	return translate(err)
+}
+
+// RecordFailure records a dataset the scan could not profile.
+func (s *ScanStore) RecordFailure(ctx context.Context, scanID, workspaceID, datasetID, code string, at time.Time) error {
+	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO scan_failures (scan_id, dataset_id, workspace_id, code, failed_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scan_id, dataset_id) DO UPDATE SET code = EXCLUDED.code, failed_at = EXCLUDED.failed_at`,
+		scanID, datasetID, workspaceID, code, at)
+	return translate(err)
+}
+
+// ScanFailures lists a scan's failed datasets by name.
+func (s *ScanStore) ScanFailures(ctx context.Context, v catalog.Viewer, scanID string) ([]scan.Failure, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT f.dataset_id::text, CASE WHEN d.schema_name = '' THEN d.table_name
+		ELSE d.schema_name || '.' || d.table_name END, f.code, f.failed_at
+		FROM scan_failures f JOIN datasets d ON d.id = f.dataset_id
+		WHERE f.scan_id = $1 AND f.workspace_id = $2 AND `+VisibleSQL("d.id", 3, 4)+` ORDER BY 2, 1`, scanID, v.WorkspaceID, v.TeamIDs, v.Admin)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.Failure, error) {
+		var f scan.Failure
+		err := r.Scan(&f.DatasetID, &f.Name, &f.Code, &f.At)
+		return f, err
+	})
+	if out == nil {
+		out = []scan.Failure{}
+	}
+	return out, translate(err)
 }
 
 // HasProfile reports whether the scan already saved the dataset's result.
@@ -315,7 +353,7 @@ func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult)
 		byName[c.Name] = c
 	}
 	for _, c := range r.Columns {
-		cp := toColumnProfile(byName[c.Name], p.RowCount)
+		cp := toColumnProfile(byName[c.Name], p.RowCount, p.Truncated)
 		stored = append(stored, storedColumn{Column: c, Profile: cp})
 		b, err := json.Marshal(cp)
 		if err != nil {
@@ -332,14 +370,18 @@ func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult)
 		return vigia.Internal(err)
 	}
 	if _, err := q.Exec(ctx, `INSERT INTO dataset_profiles (dataset_id, scan_id, workspace_id, seq, row_count, depth, sample_size,
-		columns, metrics, latest_timestamp, freshness_column, duration_ms, profiled_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, nullif($11, ''), $12, $13)`,
+		columns, metrics, latest_timestamp, freshness_column, duration_ms, profiled_at, row_count_exact)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, nullif($11, ''), $12, $13, $14)`,
 		r.DatasetID, r.ScanID, r.WorkspaceID, r.Seq, p.RowCount, p.Depth, p.SampleSize, cols, metrics,
-		p.LatestTimestamp, p.FreshnessColumn, r.DurationMS, r.At); err != nil {
+		p.LatestTimestamp, p.FreshnessColumn, r.DurationMS, r.At, !p.Truncated); err != nil {
 		return translate(err)
 	}
 	if err := replaceColumns(ctx, q, r.DatasetID, r.Columns, profiles); err != nil {
 		return err
+	}
+	// An earlier attempt of the scan may have failed on the dataset; this one did not.
+	if _, err := q.Exec(ctx, `DELETE FROM scan_failures WHERE scan_id = $1 AND dataset_id = $2`, r.ScanID, r.DatasetID); err != nil {
+		return translate(err)
 	}
 	score, err := json.Marshal(r.Score)
 	if err != nil {
@@ -469,10 +511,15 @@ func nullableID(id string) any {
 	return id
 }
 
-// toColumnProfile keeps a column's statistics in the catalog's stored form.
-func toColumnProfile(c source.ColumnProfile, rows int64) catalog.ColumnProfile {
+// toColumnProfile keeps a column's statistics in the catalog's stored form. Those of a
+// profile read over the first rows only (truncated) are marked estimated, with the
+// rows read as their sample size.
+func toColumnProfile(c source.ColumnProfile, rows int64, truncated bool) catalog.ColumnProfile {
 	out := catalog.ColumnProfile{NullCount: c.NullCount, Min: c.Min, Max: c.Max, MinTime: c.MinTime, MaxTime: c.MaxTime,
 		MinLength: c.MinLength, MaxLength: c.MaxLength, AvgLength: c.AvgLength}
+	if truncated {
+		out.Estimated, out.SampleSize = true, int(rows)
+	}
 	if rows > 0 {
 		out.NullRate = float64(c.NullCount) / float64(rows)
 	}

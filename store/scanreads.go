@@ -85,9 +85,9 @@ func (s *ScanStore) SchemaChanges(ctx context.Context, datasetID string) ([]scan
 func (s *ScanStore) LatestProfile(ctx context.Context, datasetID string) (scan.ProfileRow, bool, error) {
 	var p scan.ProfileRow
 	var cols []byte
-	err := s.db.q(ctx).QueryRow(ctx, `SELECT scan_id::text, seq, row_count, depth, sample_size, columns, latest_timestamp,
+	err := s.db.q(ctx).QueryRow(ctx, `SELECT scan_id::text, seq, row_count, row_count_exact, depth, sample_size, columns, latest_timestamp,
 		freshness_column, duration_ms, profiled_at FROM dataset_profiles WHERE dataset_id = $1 ORDER BY seq DESC LIMIT 1`, datasetID).
-		Scan(&p.ScanID, &p.Seq, &p.RowCount, &p.Depth, &p.SampleSize, &cols, &p.LatestTimestamp, &p.FreshnessColumn, &p.DurationMS, &p.ProfiledAt)
+		Scan(&p.ScanID, &p.Seq, &p.RowCount, &p.RowCountExact, &p.Depth, &p.SampleSize, &cols, &p.LatestTimestamp, &p.FreshnessColumn, &p.DurationMS, &p.ProfiledAt)
 	if err == pgx.ErrNoRows {
 		return p, false, nil
 	}

@@ -43,7 +43,11 @@ const usageSQL = `CASE WHEN qpd >= 100 OR c30 >= 100 THEN 'hot'
 // ones with quality.CountStanding, as the verdict does), reads, columns and domains.
 const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text, d.schema_name, d.table_name, d.kind, d.created_at,
 	d.latest_score, d.last_scan_at, d.queries_per_day, ` + layerSQL + `,
-	v.verdict, sc.dims, p.row_count, p.latest_timestamp, p.profiled_at, coalesce(p30.n, 0),
+	v.verdict, sc.dims, p.row_count, p.row_count_exact, p.latest_timestamp, p.profiled_at, coalesce(p30.n, 0),
+	EXISTS (SELECT 1 FROM rules r WHERE r.dataset_id = d.id AND r.active AND r.rule_type = 'row_count_min'
+		AND jsonb_typeof(r.params->'min_rows') = 'number' AND (r.params->>'min_rows')::numeric = 0),
+	(SELECT f.code FROM scan_failures f WHERE f.dataset_id = d.id AND f.failed_at > coalesce(p.profiled_at, '-infinity')
+		ORDER BY f.failed_at DESC LIMIT 1),
 	coalesce(iss.open, '[]'), coalesce(iss.drift, 0), iss.oldest, coalesce(cs.n, 0), cs.last_at,
 	coalesce((SELECT json_agg(json_build_object('name', c.name, 'type', c.data_type, 'pk', c.primary_key,
 			'semantic', coalesce(c.profile->'semantic'->>'type', ''), 'matches', coalesce((c.profile->'semantic'->>'matches')::int, 0),
@@ -55,7 +59,7 @@ const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text
 	FROM datasets d
 	LEFT JOIN LATERAL (SELECT verdict FROM verdicts WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) v ON true
 	LEFT JOIN LATERAL (SELECT detail->'dimensions' AS dims FROM scores WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) sc ON true
-	LEFT JOIN LATERAL (SELECT row_count, latest_timestamp, profiled_at FROM dataset_profiles WHERE dataset_id = d.id
+	LEFT JOIN LATERAL (SELECT row_count, row_count_exact, latest_timestamp, profiled_at FROM dataset_profiles WHERE dataset_id = d.id
 		ORDER BY seq DESC LIMIT 1) p ON true
 	LEFT JOIN LATERAL (SELECT count(*) AS n FROM dataset_profiles WHERE dataset_id = d.id
 		AND profiled_at >= $5::timestamptz - interval '30 days') p30 ON true
@@ -107,8 +111,8 @@ func (s *TrustStore) Facts(ctx context.Context, v catalog.Viewer, ids []string, 
 		var dims, cols, doms, open []byte
 		var rowCount *int64
 		if err := rows.Scan(&f.DatasetID, &f.WorkspaceID, &f.ConnectionID, &f.Schema, &f.Table, &f.Kind, &f.CreatedAt,
-			&f.LatestScore, &f.LastScanAt, &f.QueriesPerDay, &f.Layer, &verdict, &dims, &rowCount, &f.LatestTimestamp, &f.ProfiledAt,
-			&f.Scans30d, &open, &f.UnackedSchemaChanges, &f.OldestUnackedSchemaChange,
+			&f.LatestScore, &f.LastScanAt, &f.QueriesPerDay, &f.Layer, &verdict, &dims, &rowCount, &f.RowCountExact, &f.LatestTimestamp, &f.ProfiledAt,
+			&f.Scans30d, &f.EmptyExpected, &f.LastFailure, &open, &f.UnackedSchemaChanges, &f.OldestUnackedSchemaChange,
 			&f.Consumptions30d, &f.LastConsumedAt, &cols, &doms); err != nil {
 			return nil, translate(err)
 		}

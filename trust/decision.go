@@ -31,6 +31,8 @@ const (
 	ReasonReadinessWarning  = "readiness_warning"
 	ReasonContractViolation = "contract_violation"
 	ReasonNoProfile         = "no_profile"
+	// ReasonProfileFailed replaces no_profile when scans tried and failed (params code).
+	ReasonProfileFailed = "profile_failed"
 )
 
 // Severities of a reason.
@@ -90,6 +92,8 @@ var actionOf = map[string]string{
 	ReasonVerdictWarn:             "review_warnings",
 	ReasonWarningIncident:         "resolve_warning_issues",
 	ReasonNoProfile:               "run_scan",
+	ReasonProfileFailed:           "fix_profile_failure",
+	KeyEmptyDataset:               "load_data",
 	KeyPIIUnmasked:                "mask_pii_columns",
 	KeyStaleData:                  "refresh_data",
 	KeySchemaChangeUnacknowledged: "acknowledge_schema_changes",
@@ -134,7 +138,11 @@ func Decide(f Facts, r Readiness, purpose string, now time.Time, cfg Config) Dec
 	}
 
 	if !f.Profiled {
-		d.Reasons = append(d.Reasons, Reason{Code: ReasonNoProfile, Severity: SeverityWarning, Params: map[string]any{}})
+		r := Reason{Code: ReasonNoProfile, Severity: SeverityWarning, Params: map[string]any{}}
+		if fd, ok := failureFinding(f); ok {
+			r = Reason{Code: ReasonProfileFailed, Severity: SeverityWarning, Params: fd.Params}
+		}
+		d.Reasons = append(d.Reasons, r)
 	} else {
 		if f.CriticalIssues > 0 {
 			d.Reasons = append(d.Reasons, Reason{Code: ReasonCriticalIncident, Severity: SeverityCritical,

@@ -29,8 +29,17 @@ type Facts struct {
 	// Profiled is true once a scan has saved a profile of the dataset.
 	Profiled bool
 	// Verdict is the last verdict: pass, warn, fail or unknown.
-	Verdict         string
-	RowCount        *int64
+	Verdict  string
+	RowCount *int64
+	// RowCountExact is false when the last profile read the first rows only (a
+	// cost-guarded view): RowCount is then the rows read, a lower bound.
+	RowCountExact *bool
+	// EmptyExpected is true when an active row_count_min rule with min_rows 0 says the
+	// dataset may be empty (a staging table emptied by each load).
+	EmptyExpected bool
+	// LastFailure is the stable code of the last scan's failure to profile the dataset
+	// when it came after its last profile (not_populated, permission_denied ...).
+	LastFailure     *string
 	LatestTimestamp *time.Time // newest value of the measuring timestamp column
 	ProfiledAt      *time.Time
 	// Issues are the dataset's open and acknowledged issues, as the store loads them.

@@ -132,6 +132,7 @@ type Context struct {
 	Layer          *string
 	UsageClass     string
 	RowCount       *int64
+	RowCountExact  *bool
 	Columns        []ContextColumn
 	PIIColumns     []string
 	Domains        []DomainFact
@@ -167,7 +168,7 @@ func (s *Service) DatasetContext(ctx context.Context, datasetID string) (Context
 	r := ComputeReadiness(f, now, s.cfg.Rules)
 	age, met := FreshnessOf(f, now, s.cfg.Rules.FreshnessSLA)
 	out := Context{DatasetID: f.DatasetID, Name: f.Name(), Kind: f.Kind, Layer: f.Layer, UsageClass: f.UsageClass, RowCount: f.RowCount,
-		PIIColumns: r.PIIColumns, Domains: f.Domains, Verdict: f.Verdict, Score: f.LatestScore, Dimensions: f.Dimensions,
+		RowCountExact: f.RowCountExact, PIIColumns: r.PIIColumns, Domains: f.Domains, Verdict: f.Verdict, Score: f.LatestScore, Dimensions: f.Dimensions,
 		TrustScore: sc.Score, TrustGrade: sc.Grade, OpenCritical: f.CriticalIssues, OpenWarning: f.WarningIssues,
 		FreshnessAge: age, FreshnessSLA: round2(s.cfg.Rules.FreshnessSLA.Hours()), FreshnessMet: met, LastScanAt: f.LastScanAt,
 		Consumers30d: f.Consumptions30d, Readiness: map[string]string{}, GeneratedAt: now, QueriesPerDay: f.QueriesPerDay,

@@ -99,8 +99,10 @@ func (r Readiness) UseCase(purpose string) UseCase {
 
 // ComputeReadiness judges a dataset for rag, treino (training), agente (agents acting on
 // it) and bi, without an LLM. Every use case is blocked when the dataset was never
-// profiled, has a standing critical issue, a failing verdict or a violated active
-// contract. Then, per use case:
+// profiled (profile_failed with the reason when the last scan failed on it), is empty
+// (empty_dataset, unless a row_count_min rule with min_rows 0 says empty is expected),
+// has a standing critical issue, a failing verdict or a violated active contract. A
+// failed scan after a profile is a warning. Then, per use case:
 //
 //   - rag: unmasked PII and stale data are warnings;
 //   - treino: unmasked PII blocks (personal data must not be learned); fewer than 1000
@@ -126,10 +128,19 @@ func ComputeReadiness(f Facts, now time.Time, cfg Config) Readiness {
 	}
 
 	var common, commonWarn []Finding
+	failed, hasFailure := failureFinding(f)
 	switch {
+	case !f.Profiled && hasFailure:
+		common = append(common, failed)
 	case !f.Profiled:
 		common = append(common, Finding{Key: KeyNoProfile, Params: map[string]any{}})
 	default:
+		if hasFailure {
+			commonWarn = append(commonWarn, failed)
+		}
+		if fd, ok := emptyBlocker(f); ok {
+			common = append(common, fd)
+		}
 		if f.CriticalIssues > 0 {
 			common = append(common, Finding{Key: KeyCriticalIssue, Params: map[string]any{"count": f.CriticalIssues}})
 		} else if f.Verdict == "fail" {

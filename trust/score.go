@@ -14,7 +14,30 @@ const (
 	KeyNoProfile                  = "no_profile"
 	KeyWarningIssue               = "warning_issue"
 	KeyStaleData                  = "stale_data"
+	// KeyEmptyDataset: the last profile counted no row (and no rule says that is
+	// expected): nothing in it can be used, whatever its other scores.
+	KeyEmptyDataset = "empty_dataset"
+	// KeyProfileFailed: the last scan could not profile the dataset (params code: the
+	// stable reason, e.g. not_populated); what is known of it predates that scan.
+	KeyProfileFailed = "profile_failed"
 )
+
+// emptyBlocker is the empty_dataset finding when it applies: profiled, zero rows, and no
+// rule saying empty is expected.
+func emptyBlocker(f Facts) (Finding, bool) {
+	if !f.Profiled || f.RowCount == nil || *f.RowCount != 0 || f.EmptyExpected {
+		return Finding{}, false
+	}
+	return Finding{Key: KeyEmptyDataset, Params: map[string]any{}}, true
+}
+
+// failureFinding is the profile_failed finding when the last scan failed on the dataset.
+func failureFinding(f Facts) (Finding, bool) {
+	if f.LastFailure == nil {
+		return Finding{}, false
+	}
+	return Finding{Key: KeyProfileFailed, Params: map[string]any{"code": *f.LastFailure}}, true
+}
 
 // Component keys of the trust score, with their weights in percent (sum 100).
 const (
@@ -245,8 +268,18 @@ func ComputeScore(f Facts, now time.Time, cfg Config) Score {
 	}
 
 	// Blockers and warnings.
-	if !f.Profiled {
+	failed, hasFailure := failureFinding(f)
+	switch {
+	case !f.Profiled && hasFailure:
+		// Not "not analysed yet": analysed, and failed, for this reason.
+		out.Blockers = append(out.Blockers, failed)
+	case !f.Profiled:
 		out.Blockers = append(out.Blockers, Finding{Key: KeyNoProfile, Params: map[string]any{}})
+	case hasFailure:
+		out.Warnings = append(out.Warnings, failed)
+	}
+	if fd, ok := emptyBlocker(f); ok {
+		out.Blockers = append(out.Blockers, fd)
 	}
 	if f.CriticalIssues > 0 {
 		out.Blockers = append(out.Blockers, Finding{Key: KeyCriticalIssue, Params: map[string]any{"count": f.CriticalIssues}})

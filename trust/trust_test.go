@@ -217,6 +217,13 @@ func TestDecide(t *testing.T) {
 		{"ContractViolation", func(f *trust.Facts) { f.Contract = trust.ContractFact{Active: true, Valid: false} }, "bi", "untrusted",
 			"[contract_violation]", 2 * time.Minute, "[restore_contract]"},
 		{"Unknown", func(f *trust.Facts) { *f = trust.Facts{DatasetID: "d"} }, "rag", "unknown", "[no_profile]", time.Minute, "[run_scan]"},
+		{"EmptyIsNotTrusted", func(f *trust.Facts) { f.RowCount = ptr(int64(0)) }, "bi", "untrusted", "[readiness_blocker]",
+			2 * time.Minute, "[load_data]"},
+		{"EmptyExpectedByARule", func(f *trust.Facts) { f.RowCount, f.EmptyExpected = ptr(int64(0)), true }, "bi", "trusted", "[]",
+			15 * time.Minute, "[]"},
+		{"FailedBeforeAnyProfile", func(f *trust.Facts) {
+			*f = trust.Facts{DatasetID: "d", LastFailure: ptr("not_populated")}
+		}, "bi", "unknown", "[profile_failed]", time.Minute, "[fix_profile_failure]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

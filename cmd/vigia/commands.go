@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/rest"
 )
 
@@ -52,6 +53,9 @@ func userMessage(err error) string {
 			msg := "invalid input:"
 			for _, f := range e.Fields {
 				msg += fmt.Sprintf(" %v (%s)", f.Loc, f.Type)
+				if f.Type == "dsn_invalid" {
+					msg += "; accepted: " + connection.DSNForms
+				}
 			}
 			return msg
 		}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,11 +51,13 @@ func TestScanSurvivesKill9(t *testing.T) {
 	connID := cli("connection", "add", "--workspace", "crash", "--name", "slow", "--kind", "postgres", "--dsn", srcURL)
 
 	addr := freeAddr(t)
+	var logs *syncBuffer
 	start := func() *exec.Cmd {
 		t.Helper()
 		cmd := exec.Command(bin, "serve", "--addr", addr)
 		cmd.Env = env
-		cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, &bytes.Buffer{}
+		logs = &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, logs
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -147,6 +150,21 @@ func TestScanSurvivesKill9(t *testing.T) {
 		t.Fatalf("after kill: status %s, slow view profiled %v", status, slowProfiled)
 	}
 	assertWhole("after kill")
+	// The dead worker's statement goes on running on the source: its process died, its
+	// query did not.
+	label := "vigia scan " + scanID + " 1"
+	running := func() bool {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'`, label).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+	if !running() {
+		t.Fatal("the killed worker's profile query is not running on the source")
+	}
+	killed := time.Now()
 
 	server = start()
 	defer func() { _ = server.Process.Signal(os.Interrupt); _ = server.Wait() }()
@@ -160,6 +178,10 @@ func TestScanSurvivesKill9(t *testing.T) {
 	}
 	if final["status"] != "succeeded" || final["attempt"].(float64) < 2 || final["datasets_done"].(float64) != 3 {
 		t.Fatalf("after restart: %v", final)
+	}
+	// The takeover cancelled it, long before the seconds it had left.
+	if !strings.Contains(logs.String(), "cancelled the previous attempt's statements") {
+		t.Fatalf("the takeover did not cancel the dead attempt's statement (%s after the kill); server log:\n%s", time.Since(killed), logs.String())
 	}
 	assertWhole("after restart")
 	var perDataset int
@@ -196,7 +218,9 @@ func slowSource(t *testing.T) string {
 	for _, q := range []string{
 		`CREATE TABLE a_fast AS SELECT g AS id, 'x' || g AS label FROM generate_series(1, 500) g`,
 		`CREATE TABLE z_fast AS SELECT g AS id, now() - g * interval '1 minute' AS created_at FROM generate_series(1, 500) g`,
-		`CREATE FUNCTION slow_id(i int) RETURNS int LANGUAGE sql AS $$ SELECT pg_sleep(0.004); SELECT i $$`,
+		// 8 s a statement: longer than a takeover takes, so the dead attempt's statement
+		// is still running when the next attempt starts.
+		`CREATE FUNCTION slow_id(i int) RETURNS int LANGUAGE sql AS $$ SELECT pg_sleep(0.008); SELECT i $$`,
 		`CREATE VIEW slow_view AS SELECT slow_id(g) AS id FROM generate_series(1, 1000) g`,
 	} {
 		if _, err := db.Exec(q); err != nil {
@@ -214,4 +238,22 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// syncBuffer is a goroutine-safe buffer a child process writes its log to.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

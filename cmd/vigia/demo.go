@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,14 +46,20 @@ func runDemo(ctx context.Context, a *app.App, cfg config, packs []string, dsn st
 	}
 	base := "http://" + cfg.Addr
 	var failed []string
-	for k, sc := range res.Scans {
-		if sc.Status != scan.StatusSucceeded {
-			failed = append(failed, k)
-		}
+	keys := make([]string, 0, len(res.Scans))
+	for k := range res.Scans {
+		keys = append(keys, k)
 	}
+	sort.Strings(keys)
 	fmt.Fprintf(out, "\nDemo workspace ready: %d datasets scanned in %d packs.\n", res.Datasets, len(res.Scans))
-	if len(failed) > 0 {
-		fmt.Fprintf(out, "Scans that failed: %s\n", strings.Join(failed, ", "))
+	for _, k := range keys {
+		sc := res.Scans[k]
+		if sc.Status == scan.StatusSucceeded && sc.DatasetsFailed == 0 {
+			continue
+		}
+		failed = append(failed, k)
+		fmt.Fprintf(out, "Pack %s: %s\n", k, scanFailureReason(sc, cfg, dsn == ""))
+		printFailures(out, sc)
 	}
 	fmt.Fprintf(out, "API token (shown once): %s\n\n", res.Token)
 	if !serving {
@@ -64,7 +71,24 @@ func runDemo(ctx context.Context, a *app.App, cfg config, packs []string, dsn st
 	fmt.Fprintf(out, "  Scan again to see the schema drift planted for the next scan:\n")
 	fmt.Fprintf(out, "    vigia scan --workspace demo --connection demo-erp --wait\n")
 	if len(failed) > 0 {
-		return exitError{code: 3, msg: "some demo scans failed"}
+		return exitError{code: exitScanFailed, msg: "some demo scans failed: " + strings.Join(failed, ", ")}
 	}
 	return nil
+}
+
+// scanFailureReason says why a demo scan did not profile everything: its stable code,
+// and for a SQLite file refused by the SQLite root, the root it had to be under.
+func scanFailureReason(sc scan.Scan, cfg config, sqlite bool) string {
+	if sc.Status == scan.StatusSucceeded {
+		return fmt.Sprintf("%d of %d datasets could not be profiled", sc.DatasetsFailed, sc.DatasetsTotal)
+	}
+	code := "unknown"
+	if sc.ErrorCode != nil {
+		code = *sc.ErrorCode
+	}
+	msg := "scan failed: " + code
+	if code == "permission_denied" && sqlite {
+		msg += fmt.Sprintf(" (SQLite files must be inside VIGIA_SQLITE_ROOT=%s)", cfg.SQLiteRoot)
+	}
+	return msg
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/lineage"
 )
@@ -48,14 +50,16 @@ func graphCommand(stdout, stderr io.Writer) *cobra.Command {
 func lineageCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "lineage", Short: "Import and declare lineage"}
 	var ws string
+	var replace bool
 	importDBT := &cobra.Command{Use: "import-dbt MANIFEST.json", Short: "Import dbt lineage (depends_on, column lineage, exposures) from a manifest",
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runImport(c.Context(), stdout, stderr, ws, args[0], func(ctx context.Context, a *app.App, b []byte) (lineage.ImportResult, error) {
-				return a.Lineage.ImportDBTManifest(ctx, b)
+				return a.Lineage.ImportDBTManifest(ctx, b, lineage.ImportOptions{Replace: replace})
 			})
 		}}
 	importDBT.Flags().StringVar(&ws, "workspace", "", "workspace name or id")
+	importDBT.Flags().BoolVar(&replace, "replace", false, "replace the project's lineage even when the manifest matches nothing or far less of it")
 	_ = importDBT.MarkFlagRequired("workspace")
 	var declWS string
 	declare := &cobra.Command{Use: "declare FILE.yaml", Short: "Replace the declared edges and exposures with a YAML file",
@@ -71,6 +75,17 @@ func lineageCommand(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
+// printUnmatched lists the names an import matched to no dataset.
+func printUnmatched(out io.Writer, total any, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "unmatched (%v):\n", total)
+	for _, n := range names {
+		fmt.Fprintf(out, "  %s\n", n)
+	}
+}
+
 func runImport(ctx context.Context, stdout, stderr io.Writer, ws, path string,
 	fn func(ctx context.Context, a *app.App, b []byte) (lineage.ImportResult, error)) error {
 	b, err := os.ReadFile(path)
@@ -83,10 +98,23 @@ func runImport(ctx context.Context, stdout, stderr io.Writer, ws, path string,
 			return err
 		}
 		res, err := fn(app.AsAdmin(ctx, w.ID, "cli"), a, b)
+		var ve *vigia.Error
+		if errors.As(err, &ve) && ve.Code == lineage.CodeDBTImportWouldErase {
+			fmt.Fprintf(stdout, "refused: the manifest gives %v of the project's %v edges and exposures; nothing changed (--replace replaces anyway)\n",
+				ve.Params["matched"], ve.Params["current"])
+			if names, _ := ve.Detail["unmatched_names"].([]string); len(names) > 0 {
+				printUnmatched(stdout, ve.Params["unmatched"], names)
+			}
+			return exitError{code: 1, msg: lineage.CodeDBTImportWouldErase}
+		}
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "edges %d, exposures %d, destinations %d, unmatched %d\n", res.Edges, res.Exposures, res.Destinations, res.Unmatched)
+		if res.Replaced {
+			fmt.Fprintln(stdout, "replaced the project's previous lineage (--replace)")
+		}
+		printUnmatched(stdout, res.Unmatched, res.UnmatchedNames)
 		return nil
 	})
 }

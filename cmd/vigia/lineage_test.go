@@ -48,6 +48,51 @@ func TestLineageCommandsImportDeclareAndRebuild(t *testing.T) {
 	if code := run(ctx, []string{"lineage", "import-dbt", "--workspace", ws, manifest}, &out, &errb); code != 0 || !strings.Contains(out.String(), "edges 1") {
 		t.Fatalf("import-dbt: exit %d %s %s", code, out.String(), errb.String())
 	}
+	// A manifest of another project layout matches nothing: the import is refused, the
+	// edge stays, and the names that matched nothing are listed.
+	wrong := filepath.Join(dir, "wrong.json")
+	if err := os.WriteFile(wrong, []byte(`{"metadata": {"project_name": "dw"},
+		"nodes": {
+		  "model.dw.stg_orders": {"resource_type": "model", "schema": "dbt_prod", "name": "stg_orders", "depends_on": {"nodes": []}},
+		  "model.dw.orders": {"resource_type": "model", "schema": "dbt_prod", "name": "orders", "depends_on": {"nodes": ["model.dw.stg_orders"]}}},
+		"sources": {}, "exposures": {"exposure.dw.painel": {"name": "painel", "type": "dashboard", "owner": {"email": "bi@example.pt"},
+		  "depends_on": {"nodes": ["model.dw.orders"]}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dbtEdges := func() int {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM lineage_edges WHERE workspace_id = $1 AND kind = 'dbt'`, ws).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(ctx, []string{"lineage", "import-dbt", "--workspace", ws, wrong}, &out, &errb); code == 0 ||
+		!strings.Contains(out.String(), "refused") || !strings.Contains(out.String(), "model.dw.orders") ||
+		!strings.Contains(out.String(), "model.dw.stg_orders") || !strings.Contains(errb.String(), "dbt_import_would_erase") {
+		t.Fatalf("import of a manifest matching nothing: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if n := dbtEdges(); n != 1 {
+		t.Fatalf("a refused import changed the edges: %d", n)
+	}
+	out.Reset()
+	if code := run(ctx, []string{"lineage", "import-dbt", "--workspace", ws, "--replace", wrong}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "edges 0") || !strings.Contains(out.String(), "replaced") {
+		t.Fatalf("--replace: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if n := dbtEdges(); n != 0 {
+		t.Fatalf("--replace kept %d dbt edges", n)
+	}
+	var owner string
+	if err := pool.QueryRow(ctx, `SELECT owner FROM lineage_exposures WHERE workspace_id = $1 AND name = 'painel'`, ws).Scan(&owner); err != nil ||
+		owner != "bi@example.pt" {
+		t.Fatalf("exposure owner given by email: %q (%v)", owner, err)
+	}
+	out.Reset()
+	if code := run(ctx, []string{"lineage", "import-dbt", "--workspace", ws, manifest}, &out, &errb); code != 0 || !strings.Contains(out.String(), "edges 1") {
+		t.Fatalf("import-dbt again: exit %d %s %s", code, out.String(), errb.String())
+	}
 	decl := filepath.Join(dir, "lineage.yaml")
 	if err := os.WriteFile(decl, []byte("edges:\n  - from: dw/analytics.orders\n    to: dw/analytics.revenue\nexposures:\n  - name: Receita\n    type: dashboard\n    depends_on: [analytics.revenue]\n"), 0o600); err != nil {
 		t.Fatal(err)

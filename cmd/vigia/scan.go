@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -19,6 +20,8 @@ func connectionCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "connection", Short: "Manage connections to source databases"}
 	var ws, name, kind, dsn, country, tz string
 	var noTest bool
+	var timeout time.Duration
+	var aliases []string
 	add := &cobra.Command{Use: "add", Short: "Add a connection; prints its id (the DSN is stored encrypted)",
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withApp(c.Context(), stderr, func(a *app.App) error {
@@ -26,7 +29,11 @@ func connectionCommand(stdout, stderr io.Writer) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				in := connection.AddInput{Name: name, Kind: kind, DSN: dsn, Test: !noTest}
+				in := connection.AddInput{Name: name, Kind: kind, DSN: dsn, Test: !noTest, LineageAliases: aliases}
+				if timeout > 0 {
+					secs := int(timeout.Round(time.Second) / time.Second)
+					in.StatementTimeout = &secs
+				}
 				if country != "" {
 					in.DataCountry = &country
 				}
@@ -48,10 +55,13 @@ func connectionCommand(stdout, stderr io.Writer) *cobra.Command {
 	add.Flags().StringVar(&country, "country", "", "data country (ISO 3166-1 alpha-2); default inherited from the workspace")
 	add.Flags().StringVar(&tz, "timezone", "", "IANA zone schedules are read in (default UTC)")
 	add.Flags().BoolVar(&noTest, "no-test", false, "save without connecting first")
+	add.Flags().DurationVar(&timeout, "statement-timeout", 0, "how long one statement may run on the source (e.g. 2m); default the installation's")
+	add.Flags().StringSliceVar(&aliases, "lineage-alias", nil, "another OpenLineage namespace of the server, e.g. postgres://pgbouncer:6432 (repeatable)")
 	for _, f := range []string{"workspace", "name", "kind", "dsn"} {
 		_ = add.MarkFlagRequired(f)
 	}
-	var setWS, setConn, setCountry, setTZ string
+	var setWS, setConn, setCountry, setTZ, setTimeout string
+	var setAliases []string
 	set := &cobra.Command{Use: "set", Short: "Change a connection's data country or time zone",
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withApp(c.Context(), stderr, func(a *app.App) error {
@@ -70,6 +80,21 @@ func connectionCommand(stdout, stderr io.Writer) *cobra.Command {
 				if setTZ != "" {
 					u.ScanTimezone = &setTZ
 				}
+				switch setTimeout {
+				case "":
+				case "default":
+					u.ClearStatementTimeout = true
+				default:
+					d, err := time.ParseDuration(setTimeout)
+					if err != nil {
+						return fmt.Errorf("--statement-timeout: a duration such as 90s or 5m, or default")
+					}
+					secs := int(d.Round(time.Second) / time.Second)
+					u.StatementTimeout = &secs
+				}
+				if c.Flags().Changed("lineage-alias") {
+					u.LineageAliases = &setAliases
+				}
 				conn, err := a.Connections.Update(app.AsAdmin(c.Context(), w.ID, "cli"), setConn, u)
 				if err != nil {
 					return err
@@ -82,6 +107,8 @@ func connectionCommand(stdout, stderr io.Writer) *cobra.Command {
 	set.Flags().StringVar(&setConn, "connection", "", "connection name or id")
 	set.Flags().StringVar(&setCountry, "country", "", "ISO 3166-1 alpha-2, or inherit")
 	set.Flags().StringVar(&setTZ, "timezone", "", "IANA zone")
+	set.Flags().StringVar(&setTimeout, "statement-timeout", "", "a duration such as 5m, or default")
+	set.Flags().StringSliceVar(&setAliases, "lineage-alias", nil, "OpenLineage namespaces of the server under other names (replaces the list; --lineage-alias= empties it)")
 	_ = set.MarkFlagRequired("workspace")
 	_ = set.MarkFlagRequired("connection")
 	cmd.AddCommand(add, set)
@@ -126,12 +153,39 @@ func followScan(ctx context.Context, a *app.App, scanID string, out io.Writer) e
 		return err
 	}
 	fmt.Fprintf(out, "scan %s %s: %d datasets profiled, %d failed\n", sc.ID, sc.Status, sc.DatasetsDone, sc.DatasetsFailed)
+	printFailures(out, sc)
+	return scanExit(sc)
+}
+
+// Exit statuses of `vigia scan --wait` (and of `vigia demo` for its scans).
+const (
+	exitScanFailed       = 3 // the scan itself failed (source unreachable, discovery failed, every dataset failed ...)
+	exitDatasetsFailed   = 4 // the scan finished but some datasets could not be profiled
+	scanFailureListLimit = 50
+)
+
+// printFailures names each dataset the scan could not profile, with its stable code.
+func printFailures(out io.Writer, sc scan.Scan) {
+	for i, f := range sc.Failures {
+		if i == scanFailureListLimit {
+			fmt.Fprintf(out, "  ... and %d more (GET /api/v1/scans/%s lists them all)\n", len(sc.Failures)-i, sc.ID)
+			break
+		}
+		fmt.Fprintf(out, "  failed: %s (%s)\n", f.Name, f.Code)
+	}
+}
+
+// scanExit is the exit status a finished scan gives: 0 when every dataset was profiled.
+func scanExit(sc scan.Scan) error {
 	if sc.Status != scan.StatusSucceeded {
 		code := "unknown"
 		if sc.ErrorCode != nil {
 			code = *sc.ErrorCode
 		}
-		return exitError{code: 3, msg: "scan failed: " + code}
+		return exitError{code: exitScanFailed, msg: "scan failed: " + code}
+	}
+	if sc.DatasetsFailed > 0 {
+		return exitError{code: exitDatasetsFailed, msg: fmt.Sprintf("scan finished: %d datasets could not be profiled", sc.DatasetsFailed)}
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ type ResolverRoot interface {
 	Issue() IssueResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Scan() ScanResolver
 }
 
 type DirectiveRoot struct {
@@ -41,16 +42,20 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	Column struct {
-		Clustering func(childComplexity int) int
-		DataType   func(childComplexity int) int
-		Name       func(childComplexity int) int
-		NullCount  func(childComplexity int) int
-		NullRate   func(childComplexity int) int
-		Nullable   func(childComplexity int) int
-		Partition  func(childComplexity int) int
-		Position   func(childComplexity int) int
-		PrimaryKey func(childComplexity int) int
-		Semantic   func(childComplexity int) int
+		Clustering        func(childComplexity int) int
+		DataType          func(childComplexity int) int
+		Max               func(childComplexity int) int
+		Min               func(childComplexity int) int
+		Name              func(childComplexity int) int
+		NullCount         func(childComplexity int) int
+		NullRate          func(childComplexity int) int
+		Nullable          func(childComplexity int) int
+		Partition         func(childComplexity int) int
+		Position          func(childComplexity int) int
+		PrimaryKey        func(childComplexity int) int
+		ProfileEstimated  func(childComplexity int) int
+		ProfileSampleSize func(childComplexity int) int
+		Semantic          func(childComplexity int) int
 	}
 
 	ColumnPair struct {
@@ -95,11 +100,14 @@ type ComplexityRoot struct {
 		Impact         func(childComplexity int, column *string) int
 		Issues         func(childComplexity int) int
 		Kind           func(childComplexity int) int
+		LastFailure    func(childComplexity int) int
 		LastScanAt     func(childComplexity int) int
 		LatestScore    func(childComplexity int) int
 		Lineage        func(childComplexity int, direction *model.LineageDirection, hops *int) int
 		Name           func(childComplexity int) int
 		Path           func(childComplexity int, to string) int
+		RowCount       func(childComplexity int) int
+		RowCountExact  func(childComplexity int) int
 		Schema         func(childComplexity int) int
 		ScoreHistory   func(childComplexity int, limit *int) int
 		Table          func(childComplexity int) int
@@ -367,6 +375,12 @@ type ComplexityRoot struct {
 		UpdateRule       func(childComplexity int, id string, input model.UpdateRuleInput) int
 	}
 
+	ProfileFailure struct {
+		Code     func(childComplexity int) int
+		FailedAt func(childComplexity int) int
+		ScanID   func(childComplexity int) int
+	}
+
 	Query struct {
 		Consumers      func(childComplexity int, limit *int, offset *int) int
 		Dataset        func(childComplexity int, id string) int
@@ -460,10 +474,18 @@ type ComplexityRoot struct {
 		DatasetsFailed func(childComplexity int) int
 		DatasetsTotal  func(childComplexity int) int
 		ErrorCode      func(childComplexity int) int
+		Failures       func(childComplexity int) int
 		FinishedAt     func(childComplexity int) int
 		ID             func(childComplexity int) int
 		Status         func(childComplexity int) int
 		Trigger        func(childComplexity int) int
+	}
+
+	ScanFailure struct {
+		Code      func(childComplexity int) int
+		DatasetID func(childComplexity int) int
+		FailedAt  func(childComplexity int) int
+		Name      func(childComplexity int) int
 	}
 
 	ScanPage struct {
@@ -561,6 +583,9 @@ type DatasetResolver interface {
 	Lineage(ctx context.Context, obj *model.Dataset, direction *model.LineageDirection, hops *int) (*model.LineageGraph, error)
 	Impact(ctx context.Context, obj *model.Dataset, column *string) (*model.LineageImpact, error)
 	Path(ctx context.Context, obj *model.Dataset, to string) (*model.LineagePath, error)
+	RowCount(ctx context.Context, obj *model.Dataset) (*int, error)
+	RowCountExact(ctx context.Context, obj *model.Dataset) (*bool, error)
+	LastFailure(ctx context.Context, obj *model.Dataset) (*model.ProfileFailure, error)
 	ScoreHistory(ctx context.Context, obj *model.Dataset, limit *int) ([]model.ScorePoint, error)
 	Issues(ctx context.Context, obj *model.Dataset) ([]model.IssueSummary, error)
 	Verdict(ctx context.Context, obj *model.Dataset) (*model.Verdict, error)
@@ -599,6 +624,9 @@ type QueryResolver interface {
 	Scans(ctx context.Context, limit *int, offset *int) (*model.ScanPage, error)
 	Signals(ctx context.Context, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) (*model.SignalPage, error)
 }
+type ScanResolver interface {
+	Failures(ctx context.Context, obj *model.Scan) ([]model.ScanFailure, error)
+}
 
 // endregion ************************** generated!.gotpl **************************
 
@@ -630,6 +658,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Column.DataType(childComplexity), true
+	case "Column.max":
+		if e.ComplexityRoot.Column.Max == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Column.Max(childComplexity), true
+	case "Column.min":
+		if e.ComplexityRoot.Column.Min == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Column.Min(childComplexity), true
 	case "Column.name":
 		if e.ComplexityRoot.Column.Name == nil {
 			break
@@ -672,6 +712,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Column.PrimaryKey(childComplexity), true
+	case "Column.profileEstimated":
+		if e.ComplexityRoot.Column.ProfileEstimated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Column.ProfileEstimated(childComplexity), true
+	case "Column.profileSampleSize":
+		if e.ComplexityRoot.Column.ProfileSampleSize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Column.ProfileSampleSize(childComplexity), true
 	case "Column.semantic":
 		if e.ComplexityRoot.Column.Semantic == nil {
 			break
@@ -862,6 +914,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Kind(childComplexity), true
+	case "Dataset.lastFailure":
+		if e.ComplexityRoot.Dataset.LastFailure == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.LastFailure(childComplexity), true
 	case "Dataset.lastScanAt":
 		if e.ComplexityRoot.Dataset.LastScanAt == nil {
 			break
@@ -902,6 +960,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Path(childComplexity, args["to"].(string)), true
+	case "Dataset.rowCount":
+		if e.ComplexityRoot.Dataset.RowCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.RowCount(childComplexity), true
+	case "Dataset.rowCountExact":
+		if e.ComplexityRoot.Dataset.RowCountExact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.RowCountExact(childComplexity), true
 	case "Dataset.schema":
 		if e.ComplexityRoot.Dataset.Schema == nil {
 			break
@@ -2072,6 +2142,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateRule(childComplexity, args["id"].(string), args["input"].(model.UpdateRuleInput)), true
 
+	case "ProfileFailure.code":
+		if e.ComplexityRoot.ProfileFailure.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileFailure.Code(childComplexity), true
+	case "ProfileFailure.failedAt":
+		if e.ComplexityRoot.ProfileFailure.FailedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileFailure.FailedAt(childComplexity), true
+	case "ProfileFailure.scanId":
+		if e.ComplexityRoot.ProfileFailure.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileFailure.ScanID(childComplexity), true
+
 	case "Query.consumers":
 		if e.ComplexityRoot.Query.Consumers == nil {
 			break
@@ -2559,6 +2648,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Scan.ErrorCode(childComplexity), true
+	case "Scan.failures":
+		if e.ComplexityRoot.Scan.Failures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Scan.Failures(childComplexity), true
 	case "Scan.finishedAt":
 		if e.ComplexityRoot.Scan.FinishedAt == nil {
 			break
@@ -2583,6 +2678,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Scan.Trigger(childComplexity), true
+
+	case "ScanFailure.code":
+		if e.ComplexityRoot.ScanFailure.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScanFailure.Code(childComplexity), true
+	case "ScanFailure.datasetId":
+		if e.ComplexityRoot.ScanFailure.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScanFailure.DatasetID(childComplexity), true
+	case "ScanFailure.failedAt":
+		if e.ComplexityRoot.ScanFailure.FailedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScanFailure.FailedAt(childComplexity), true
+	case "ScanFailure.name":
+		if e.ComplexityRoot.ScanFailure.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScanFailure.Name(childComplexity), true
 
 	case "ScanPage.items":
 		if e.ComplexityRoot.ScanPage.Items == nil {
@@ -3095,6 +3215,13 @@ type Column {
   semantic: Semantic
   nullCount: Int
   nullRate: Float
+  "Smallest value of a numeric column as exact decimal text: a bigint or numeric keeps every digit."
+  min: String
+  "Largest value of a numeric column as exact decimal text."
+  max: String
+  "True when nullCount, nullRate, min and max were measured on the first profileSampleSize rows only (a cost-guarded view)."
+  profileEstimated: Boolean!
+  profileSampleSize: Int
 }
 
 "A semantic type measured on a sample."
@@ -3391,7 +3518,7 @@ extend type Query {
 
 "One cause of a trust decision."
 type TrustReason {
-  "Stable: readiness_blocker, critical_incident, verdict_fail, verdict_warn, warning_incident, readiness_warning, contract_violation, no_profile"
+  "Stable: readiness_blocker, critical_incident, verdict_fail, verdict_warn, warning_incident, readiness_warning, contract_violation, no_profile, profile_failed"
   code: String!
   "critical or warning"
   severity: String!
@@ -3684,6 +3811,25 @@ type Scan {
   errorCode: String
   createdAt: Time!
   finishedAt: Time
+  "The datasets the scan could not profile, with why (datasets the caller cannot see are left out)."
+  failures: [ScanFailure!]!
+}
+
+"A dataset a scan could not profile."
+type ScanFailure {
+  datasetId: ID!
+  "schema.table"
+  name: String!
+  "Stable: not_populated, permission_denied, not_found, timeout, canceled, unreachable, query_failed, bad_result, internal"
+  code: String!
+  failedAt: Time!
+}
+
+"Why the last scan that tried could not profile a dataset."
+type ProfileFailure {
+  scanId: ID!
+  code: String!
+  failedAt: Time!
 }
 
 "One page of scans."
@@ -3724,6 +3870,12 @@ type Verdict {
 }
 
 extend type Dataset {
+  "Rows counted by the last profile; null before one."
+  rowCount: Int
+  "False when the last profile read the first rows only (a cost-guarded view): rowCount is then the rows read, a lower bound."
+  rowCountExact: Boolean
+  "Why the last scan that tried could not profile the dataset, when that happened after its last profile."
+  lastFailure: ProfileFailure
   "Newest first."
   scoreHistory(limit: Int = 30): [ScorePoint!]!
   "Open and acknowledged issues."
@@ -3806,6 +3958,14 @@ func (ec *executionContext) childFields_Column(ctx context.Context, field graphq
 		return ec.fieldContext_Column_nullCount(ctx, field)
 	case "nullRate":
 		return ec.fieldContext_Column_nullRate(ctx, field)
+	case "min":
+		return ec.fieldContext_Column_min(ctx, field)
+	case "max":
+		return ec.fieldContext_Column_max(ctx, field)
+	case "profileEstimated":
+		return ec.fieldContext_Column_profileEstimated(ctx, field)
+	case "profileSampleSize":
+		return ec.fieldContext_Column_profileSampleSize(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Column", field.Name)
 }
@@ -3908,6 +4068,12 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_impact(ctx, field)
 	case "path":
 		return ec.fieldContext_Dataset_path(ctx, field)
+	case "rowCount":
+		return ec.fieldContext_Dataset_rowCount(ctx, field)
+	case "rowCountExact":
+		return ec.fieldContext_Dataset_rowCountExact(ctx, field)
+	case "lastFailure":
+		return ec.fieldContext_Dataset_lastFailure(ctx, field)
 	case "scoreHistory":
 		return ec.fieldContext_Dataset_scoreHistory(ctx, field)
 	case "issues":
@@ -4414,6 +4580,18 @@ func (ec *executionContext) childFields_LineagePath(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type LineagePath", field.Name)
 }
 
+func (ec *executionContext) childFields_ProfileFailure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scanId":
+		return ec.fieldContext_ProfileFailure_scanId(ctx, field)
+	case "code":
+		return ec.fieldContext_ProfileFailure_code(ctx, field)
+	case "failedAt":
+		return ec.fieldContext_ProfileFailure_failedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProfileFailure", field.Name)
+}
+
 func (ec *executionContext) childFields_ReadinessItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "code":
@@ -4574,8 +4752,24 @@ func (ec *executionContext) childFields_Scan(ctx context.Context, field graphql.
 		return ec.fieldContext_Scan_createdAt(ctx, field)
 	case "finishedAt":
 		return ec.fieldContext_Scan_finishedAt(ctx, field)
+	case "failures":
+		return ec.fieldContext_Scan_failures(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Scan", field.Name)
+}
+
+func (ec *executionContext) childFields_ScanFailure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_ScanFailure_datasetId(ctx, field)
+	case "name":
+		return ec.fieldContext_ScanFailure_name(ctx, field)
+	case "code":
+		return ec.fieldContext_ScanFailure_code(ctx, field)
+	case "failedAt":
+		return ec.fieldContext_ScanFailure_failedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScanFailure", field.Name)
 }
 
 func (ec *executionContext) childFields_ScanPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5873,6 +6067,98 @@ func (ec *executionContext) fieldContext_Column_nullRate(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Column", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _Column_min(ctx context.Context, field graphql.CollectedField, obj *model.Column) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Column_min(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Min, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Column_min(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Column", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Column_max(ctx context.Context, field graphql.CollectedField, obj *model.Column) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Column_max(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Max, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Column_max(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Column", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Column_profileEstimated(ctx context.Context, field graphql.CollectedField, obj *model.Column) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Column_profileEstimated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProfileEstimated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Column_profileEstimated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Column", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Column_profileSampleSize(ctx context.Context, field graphql.CollectedField, obj *model.Column) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Column_profileSampleSize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProfileSampleSize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Column_profileSampleSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Column", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _ColumnPair_from(ctx context.Context, field graphql.CollectedField, obj *model.ColumnPair) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6787,6 +7073,84 @@ func (ec *executionContext) fieldContext_Dataset_path(ctx context.Context, field
 	if fc.Args, err = ec.field_Dataset_path_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_rowCount(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_rowCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().RowCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_rowCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dataset", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Dataset_rowCountExact(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_rowCountExact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().RowCountExact(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_rowCountExact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dataset", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Dataset_lastFailure(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_lastFailure(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().LastFailure(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ProfileFailure) graphql.Marshaler {
+			return ec.marshalOProfileFailure2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐProfileFailure(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_lastFailure(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProfileFailure(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -11427,6 +11791,75 @@ func (ec *executionContext) fieldContext_Mutation_deleteRule(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _ProfileFailure_scanId(ctx context.Context, field graphql.CollectedField, obj *model.ProfileFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileFailure_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileFailure_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileFailure", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileFailure_code(ctx context.Context, field graphql.CollectedField, obj *model.ProfileFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileFailure_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileFailure_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileFailure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileFailure_failedAt(ctx context.Context, field graphql.CollectedField, obj *model.ProfileFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileFailure_failedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileFailure_failedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileFailure", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Query_datasets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13487,6 +13920,130 @@ func (ec *executionContext) _Scan_finishedAt(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Scan_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Scan", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Scan_failures(ctx context.Context, field graphql.CollectedField, obj *model.Scan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Scan_failures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Scan().Failures(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ScanFailure) graphql.Marshaler {
+			return ec.marshalNScanFailure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScanFailureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Scan_failures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Scan",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScanFailure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScanFailure_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.ScanFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScanFailure_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScanFailure_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScanFailure", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ScanFailure_name(ctx context.Context, field graphql.CollectedField, obj *model.ScanFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScanFailure_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScanFailure_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScanFailure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScanFailure_code(ctx context.Context, field graphql.CollectedField, obj *model.ScanFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScanFailure_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScanFailure_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScanFailure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScanFailure_failedAt(ctx context.Context, field graphql.CollectedField, obj *model.ScanFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScanFailure_failedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScanFailure_failedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScanFailure", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _ScanPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ScanPage) (ret graphql.Marshaler) {
@@ -16278,6 +16835,26 @@ func (ec *executionContext) _Column(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "min":
+			out.Values[i] = ec._Column_min(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "max":
+			out.Values[i] = ec._Column_max(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "profileEstimated":
+			out.Values[i] = ec._Column_profileEstimated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "profileSampleSize":
+			out.Values[i] = ec._Column_profileSampleSize(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16728,6 +17305,120 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 				}()
 				res = ec._Dataset_path(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "rowCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_rowCount(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "rowCountExact":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_rowCountExact(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "lastFailure":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_lastFailure(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -18819,6 +19510,54 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
+var profileFailureImplementors = []string{"ProfileFailure"}
+
+func (ec *executionContext) _ProfileFailure(ctx context.Context, sel ast.SelectionSet, obj *model.ProfileFailure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, profileFailureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProfileFailure")
+		case "scanId":
+			out.Values[i] = ec._ProfileFailure_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._ProfileFailure_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failedAt":
+			out.Values[i] = ec._ProfileFailure_failedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -19663,56 +20402,147 @@ func (ec *executionContext) _Scan(ctx context.Context, sel ast.SelectionSet, obj
 		case "id":
 			out.Values[i] = ec._Scan_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "connectionId":
 			out.Values[i] = ec._Scan_connectionId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "connectionName":
 			out.Values[i] = ec._Scan_connectionName(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._Scan_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trigger":
 			out.Values[i] = ec._Scan_trigger(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "datasetsTotal":
 			out.Values[i] = ec._Scan_datasetsTotal(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "datasetsDone":
 			out.Values[i] = ec._Scan_datasetsDone(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "datasetsFailed":
 			out.Values[i] = ec._Scan_datasetsFailed(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "errorCode":
 			out.Values[i] = ec._Scan_errorCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Scan_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "finishedAt":
 			out.Values[i] = ec._Scan_finishedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failures":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Scan_failures(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scanFailureImplementors = []string{"ScanFailure"}
+
+func (ec *executionContext) _ScanFailure(ctx context.Context, sel ast.SelectionSet, obj *model.ScanFailure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scanFailureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScanFailure")
+		case "datasetId":
+			out.Values[i] = ec._ScanFailure_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ScanFailure_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._ScanFailure_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failedAt":
+			out.Values[i] = ec._ScanFailure_failedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -21440,6 +22270,26 @@ func (ec *executionContext) marshalNScan2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigia�
 	return ec._Scan(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNScanFailure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScanFailure(ctx context.Context, sel ast.SelectionSet, v model.ScanFailure) graphql.Marshaler {
+	return ec._ScanFailure(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNScanFailure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScanFailureᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ScanFailure) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScanFailure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScanFailure(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNScanPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScanPage(ctx context.Context, sel ast.SelectionSet, v *model.ScanPage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -21941,6 +22791,13 @@ func (ec *executionContext) marshalOLineageImpact2ᚖgithubᚗcomᚋvigiaᚑdata
 		return graphql.Null
 	}
 	return ec._LineageImpact(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOProfileFailure2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐProfileFailure(ctx context.Context, sel ast.SelectionSet, v *model.ProfileFailure) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProfileFailure(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRule(ctx context.Context, sel ast.SelectionSet, v *model.Rule) graphql.Marshaler {

@@ -22,6 +22,13 @@ type Column struct {
 	Semantic   *Semantic `json:"semantic,omitempty"`
 	NullCount  *int      `json:"nullCount,omitempty"`
 	NullRate   *float64  `json:"nullRate,omitempty"`
+	// Smallest value of a numeric column as exact decimal text: a bigint or numeric keeps every digit.
+	Min *string `json:"min,omitempty"`
+	// Largest value of a numeric column as exact decimal text.
+	Max *string `json:"max,omitempty"`
+	// True when nullCount, nullRate, min and max were measured on the first profileSampleSize rows only (a cost-guarded view).
+	ProfileEstimated  bool `json:"profileEstimated"`
+	ProfileSampleSize *int `json:"profileSampleSize,omitempty"`
 }
 
 // One entry of an edge's column map.
@@ -100,6 +107,12 @@ type Dataset struct {
 	Impact *LineageImpact `json:"impact,omitempty"`
 	// Shortest path to another dataset; an invisible target is not_found.
 	Path *LineagePath `json:"path"`
+	// Rows counted by the last profile; null before one.
+	RowCount *int `json:"rowCount,omitempty"`
+	// False when the last profile read the first rows only (a cost-guarded view): rowCount is then the rows read, a lower bound.
+	RowCountExact *bool `json:"rowCountExact,omitempty"`
+	// Why the last scan that tried could not profile the dataset, when that happened after its last profile.
+	LastFailure *ProfileFailure `json:"lastFailure,omitempty"`
 	// Newest first.
 	ScoreHistory []ScorePoint `json:"scoreHistory"`
 	// Open and acknowledged issues.
@@ -404,6 +417,13 @@ type LineagePath struct {
 type Mutation struct {
 }
 
+// Why the last scan that tried could not profile a dataset.
+type ProfileFailure struct {
+	ScanID   string    `json:"scanId"`
+	Code     string    `json:"code"`
+	FailedAt time.Time `json:"failedAt"`
+}
+
 type Query struct {
 }
 
@@ -521,6 +541,18 @@ type Scan struct {
 	ErrorCode      *string    `json:"errorCode,omitempty"`
 	CreatedAt      time.Time  `json:"createdAt"`
 	FinishedAt     *time.Time `json:"finishedAt,omitempty"`
+	// The datasets the scan could not profile, with why (datasets the caller cannot see are left out).
+	Failures []ScanFailure `json:"failures"`
+}
+
+// A dataset a scan could not profile.
+type ScanFailure struct {
+	DatasetID string `json:"datasetId"`
+	// schema.table
+	Name string `json:"name"`
+	// Stable: not_populated, permission_denied, not_found, timeout, canceled, unreachable, query_failed, bad_result, internal
+	Code     string    `json:"code"`
+	FailedAt time.Time `json:"failedAt"`
 }
 
 // One page of scans.
@@ -615,7 +647,7 @@ type TrustDecision struct {
 
 // One cause of a trust decision.
 type TrustReason struct {
-	// Stable: readiness_blocker, critical_incident, verdict_fail, verdict_warn, warning_incident, readiness_warning, contract_violation, no_profile
+	// Stable: readiness_blocker, critical_incident, verdict_fail, verdict_warn, warning_incident, readiness_warning, contract_violation, no_profile, profile_failed
 	Code string `json:"code"`
 	// critical or warning
 	Severity  string `json:"severity"`

@@ -277,7 +277,7 @@ func TestAnalyzeCTEsAndSubqueries(t *testing.T) {
 			want: want{columns: []col{derived("n"), copied("a", "shop.orders.amount")}, sources: []string{"shop.orders"}}},
 		{name: "RecursiveCTEMixingColumns", dialect: pg,
 			sql:  `WITH RECURSIVE r(a, b) AS (SELECT id, amount FROM orders UNION ALL SELECT b, a FROM r) SELECT a, b FROM r`,
-			want: want{columns: []col{derived("a", "orders.id", "orders.amount"), derived("b", "orders.amount", "orders.id")}}},
+			want: want{columns: []col{copiedEach("a", "orders.id", "orders.amount"), copiedEach("b", "orders.amount", "orders.id")}}},
 		{name: "DerivedTable", dialect: pg,
 			sql: `SELECT t.cid, t.total FROM (SELECT customer_id AS cid, sum(amount) AS total FROM orders GROUP BY customer_id) t`,
 			want: want{
@@ -331,19 +331,22 @@ func TestAnalyzeSetOperations(t *testing.T) {
 	runAnalyzeCases(t, []analyzeCase{
 		{name: "UnionAll", dialect: pg,
 			sql:  " SELECT orders.id,\n    orders.amount\n   FROM orders\nUNION ALL\n SELECT customers.id,\n    NULL::numeric AS amount\n   FROM customers;",
-			want: want{columns: []col{derived("id", "orders.id", "customers.id"), derived("amount", "orders.amount")}}},
+			want: want{columns: []col{copiedEach("id", "orders.id", "customers.id"), derived("amount", "orders.amount")}}},
 		{name: "UnionAll", dialect: my,
 			sql:  "select `shop`.`orders`.`id` AS `id`,`shop`.`orders`.`amount` AS `amount` from `shop`.`orders` union all select `shop`.`customers`.`id` AS `id`,NULL AS `NULL` from `shop`.`customers`",
-			want: want{columns: []col{derived("id", "shop.orders.id", "shop.customers.id"), derived("amount", "shop.orders.amount")}}},
+			want: want{columns: []col{copiedEach("id", "shop.orders.id", "shop.customers.id"), derived("amount", "shop.orders.amount")}}},
 		{name: "UnionOfSameColumnStaysDirect", dialect: pg,
 			sql:  `SELECT amount FROM orders WHERE status = 'a' UNION SELECT amount FROM orders WHERE status = 'b' ORDER BY amount`,
 			want: want{columns: []col{copied("amount", "orders.amount")}, filters: []string{"orders.status", "orders.amount"}}},
+		{name: "UnionOfCopiesAndAnExpressionIsNotDirect", dialect: pg,
+			sql:  `SELECT id FROM orders UNION ALL SELECT id + 1 FROM customers`,
+			want: want{columns: []col{derived("id", "orders.id", "customers.id")}}},
 		{name: "IntersectExcept", dialect: pg,
 			sql:  `SELECT id FROM orders INTERSECT SELECT id FROM customers EXCEPT SELECT customer_id FROM orders`,
-			want: want{columns: []col{derived("id", "orders.id", "customers.id", "orders.customer_id")}}},
+			want: want{columns: []col{copiedEach("id", "orders.id", "customers.id", "orders.customer_id")}}},
 		{name: "IntersectExcept", dialect: my,
 			sql:  "select `shop`.`orders`.`id` AS `id` from `shop`.`orders` intersect select `shop`.`customers`.`id` AS `id` from `shop`.`customers` except select `shop`.`orders`.`customer_id` AS `customer_id` from `shop`.`orders`",
-			want: want{columns: []col{derived("id", "shop.orders.id", "shop.customers.id", "shop.orders.customer_id")}}},
+			want: want{columns: []col{copiedEach("id", "shop.orders.id", "shop.customers.id", "shop.orders.customer_id")}}},
 	})
 }
 
@@ -560,5 +563,24 @@ func TestAnalyzeSQLite(t *testing.T) {
 		{name: "BareSelect", dialect: lite,
 			sql:  "SELECT id FROM orders",
 			want: want{columns: []col{copied("id", "orders.id")}}},
+	})
+}
+
+func TestAnalyzeSaysWhenSQLHidesInAString(t *testing.T) {
+	runAnalyzeCases(t, []analyzeCase{
+		{name: "Crosstab", dialect: pg,
+			sql: `SELECT * FROM public.crosstab('SELECT status, customer_id, sum(amount) FROM public.orders GROUP BY 1, 2 ORDER BY 1, 2')
+				AS ct(status text, c1 numeric, c2 numeric)`,
+			want: want{columns: []col{derived("status"), derived("c1"), derived("c2")}, sources: []string{},
+				unresolved: []string{sqllineage.ReasonDynamicSQL}}},
+		{name: "Dblink", dialect: pg,
+			sql:  `SELECT t.id FROM dblink('dbname=other', 'SELECT id FROM remote_table') AS t(id int)`,
+			want: want{columns: []col{derived("id")}, sources: []string{}, unresolved: []string{sqllineage.ReasonDynamicSQL}}},
+		{name: "QueryAsTextToAFunction", dialect: pg,
+			sql:  `SELECT o.id, run_report('select * from orders where id > 0') AS r FROM orders o`,
+			want: want{columns: []col{copied("id", "orders.id"), derived("r")}, unresolved: []string{sqllineage.ReasonDynamicSQL}}},
+		{name: "PlainTextArgumentIsNotSQL", dialect: pg,
+			sql:  `SELECT o.id, format('select %s', o.status) AS f FROM orders o`,
+			want: want{columns: []col{copied("id", "orders.id"), derived("f", "orders.status")}}},
 	})
 }

@@ -47,6 +47,12 @@ func copied(name, from string) col {
 	return col{name: name, direct: true, resolved: true, from: []string{from}}
 }
 
+// copiedEach is a column that is, in each branch of a set operation, a plain copy of
+// one of the given columns.
+func copiedEach(name string, from ...string) col {
+	return col{name: name, direct: true, resolved: true, from: from}
+}
+
 // derived is a resolved column computed from the given columns (none for literals).
 func derived(name string, from ...string) col { return col{name: name, resolved: true, from: from} }
 

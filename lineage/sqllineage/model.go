@@ -10,6 +10,9 @@ type statement struct {
 	q *query
 	// viewCols are the column names of CREATE VIEW v (a, b, ...), which rename outputs.
 	viewCols []string
+	// dynamic is set when the SQL runs SQL held in a string (crosstab, dblink, a query
+	// passed as text): what that SQL reads is invisible to the parser.
+	dynamic bool
 }
 
 // query is a query expression: a SELECT, VALUES, or a set operation, with its WITH.

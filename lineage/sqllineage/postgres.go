@@ -2,6 +2,7 @@ package sqllineage
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,13 +51,55 @@ func parsePostgres(sql, original string, d Dialect) (*statement, error) {
 	default:
 		return nil, ErrNotAQuery
 	}
+	st.dynamic = c.dynamic
 	return st, nil
+}
+
+// dynamicSQLFuncs run SQL given as text (tablefunc, dblink, the SQL/XML mapping
+// functions): what that SQL reads is not in the view's parse tree.
+var dynamicSQLFuncs = map[string]bool{
+	"crosstab": true, "crosstab2": true, "crosstab3": true, "crosstab4": true, "connectby": true,
+	"dblink": true, "dblink_exec": true, "dblink_open": true, "dblink_send_query": true,
+	"query_to_xml": true, "query_to_xmlschema": true, "query_to_xml_and_xmlschema": true,
+	"table_to_xml": true, "table_to_xmlschema": true, "table_to_xml_and_xmlschema": true,
+}
+
+// dynamicSQLFunc reports whether a call runs SQL held in a string: a known function, or
+// any function given a string literal that reads as a query (SELECT, WITH, TABLE,
+// VALUES ...), the way a user-defined function running EXECUTE is called.
+func dynamicSQLFunc(name string, args []*pg.Node) bool {
+	if dynamicSQLFuncs[strings.ToLower(name)] {
+		return true
+	}
+	for _, a := range args {
+		if sv := a.GetAConst().GetSval(); sv != nil && looksLikeQuery(sv.GetSval()) {
+			return true
+		}
+	}
+	return false
+}
+
+// looksLikeQuery reports whether text reads as a query that reads tables: SELECT or
+// WITH ... FROM, or TABLE name.
+func looksLikeQuery(text string) bool {
+	f := strings.Fields(strings.ToLower(strings.TrimLeft(text, " \t\r\n(")))
+	if len(f) < 2 {
+		return false
+	}
+	switch f[0] {
+	case "select", "with":
+		return slices.Contains(f[2:], "from")
+	case "table":
+		return true
+	}
+	return false
 }
 
 type pgConv struct {
 	d        Dialect
 	src      string
 	original string
+	dynamic  bool            // a call runs SQL held in a string (see dynamicSQLFunc)
 	tokens   []*pg.ScanToken // scanned on first need (SQLite column names)
 	scanned  bool
 }
@@ -337,6 +380,9 @@ func (c *pgConv) walk(n *pg.Node, e *expr, shape bool) {
 		}
 	case *pg.Node_FuncCall:
 		fc := v.FuncCall
+		if dynamicSQLFunc(lastString(fc.GetFuncname()), fc.GetArgs()) {
+			c.dynamic = true
+		}
 		for _, a := range fc.GetArgs() {
 			c.walk(a, e, shape)
 		}

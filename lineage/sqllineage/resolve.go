@@ -138,6 +138,9 @@ func resolveStatement(d Dialect, st *statement, cat Catalog) Result {
 		sqliteUniqueNames(out.cols)
 	}
 
+	if st.dynamic {
+		a.reason(ReasonDynamicSQL)
+	}
 	res := Result{FilterColumns: a.filters, Unresolved: a.reasons}
 	// Sources are ordered by where they appear in the SQL, not by the order the
 	// resolver met them (it reads FROM before the select list).
@@ -150,7 +153,7 @@ func resolveStatement(d Dialect, st *statement, cat Catalog) Result {
 		res.Columns = append(res.Columns, OutputColumn{
 			Name:     name,
 			From:     append([]ColumnRef(nil), l.from...),
-			Direct:   l.direct && l.resolved && len(l.from) == 1,
+			Direct:   l.direct && l.resolved && len(l.from) > 0,
 			Resolved: l.resolved,
 		})
 		if l.resolved || len(l.from) > 0 {
@@ -358,13 +361,14 @@ func (a *analyzer) resolveQuery(q *query, outer *scope, env *cteEnv) *rel {
 	return out
 }
 
-// unionLin combines column i of two set-operation branches: still direct when both
-// copy the same single column.
+// unionLin combines column i of two set-operation branches: still direct when each
+// branch copies a column as it is (every row's value is then a plain copy of one of
+// them, whichever branch it came from).
 func unionLin(x, y lin) lin {
 	l := lin{resolved: true}
 	l.add(x)
 	l.add(y)
-	l.direct = x.direct && y.direct && len(l.from) == 1
+	l.direct = x.direct && y.direct
 	return l
 }
 

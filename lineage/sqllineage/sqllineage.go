@@ -71,8 +71,9 @@ type OutputColumn struct {
 	// From lists the source columns whose values flow into this column, directly or
 	// through expressions, aggregates, CASE branches and conditions, scalar subqueries.
 	From []ColumnRef
-	// Direct is true when the column is a plain copy (possibly renamed) of exactly one
-	// source column.
+	// Direct is true when every row's value is a plain copy (possibly renamed) of one
+	// source column: one column, or, through a UNION/INTERSECT/EXCEPT, one column in
+	// each branch (From then lists them all).
 	Direct bool
 	// Resolved is false when some reference could not be attributed; From then holds
 	// only what was attributed with certainty.
@@ -124,6 +125,11 @@ const (
 	// ReasonTooComplex: the definition needed more work than one analysis may spend
 	// (deeply nested recursive CTEs); what was left is unresolved.
 	ReasonTooComplex = "too_complex"
+	// ReasonDynamicSQL: the view runs SQL held in a string (crosstab('…'), dblink,
+	// query_to_xml, a query passed as text to a function): the tables that SQL reads
+	// are not in the parse tree; only the database's dependency catalog can name
+	// them, where it records them.
+	ReasonDynamicSQL = "dynamic_sql"
 )
 
 // Errors returned by Analyze. Their messages are fixed and never contain SQL text.

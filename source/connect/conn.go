@@ -19,8 +19,13 @@ type dialect interface {
 	// quote quotes an identifier for the dialect.
 	quote(ident string) string
 	// wrap applies the statement timeout to a statement where the source takes it per
-	// statement (MariaDB SET STATEMENT, MySQL optimizer hint); others return stmt.
-	wrap(stmt string) string
+	// statement (MariaDB SET STATEMENT, MySQL optimizer hint) and the connection's label
+	// where the source has no session name for it (a leading comment on MySQL); others
+	// return stmt.
+	wrap(stmt, label string) string
+	// cancelLabelled cancels other sessions' statements labelled with prefix (see
+	// source.Source.CancelLabelled).
+	cancelLabelled(ctx context.Context, c *conn, prefix string) (int, error)
 	// grace is added to the statement timeout for the context deadline: the server-side
 	// timeout fires first where there is one, the deadline catches a hung network.
 	grace() time.Duration
@@ -81,6 +86,7 @@ type conn struct {
 	db      *sql.DB
 	rec     source.Recorder
 	timeout time.Duration
+	label   string
 	closed  atomic.Bool
 }
 
@@ -93,7 +99,28 @@ func newConn(d dialect, db *sql.DB, opts source.Options) *conn {
 	db.SetMaxIdleConns(maxConns)
 	db.SetConnMaxIdleTime(time.Minute)
 	db.SetConnMaxLifetime(30 * time.Minute)
-	return &conn{d: d, db: db, rec: opts.Recorder, timeout: statementTimeout(opts)}
+	return &conn{d: d, db: db, rec: opts.Recorder, timeout: statementTimeout(opts), label: labelOf(opts)}
+}
+
+// DefaultLabel names Vigia's sessions when the caller gives no label.
+const DefaultLabel = "vigia"
+
+// labelOf is the connection's label: Options.Label when it is safe to put in a session
+// name and a comment (at most 63 bytes of letters, digits, space and _ . / : -), else
+// DefaultLabel.
+func labelOf(opts source.Options) string {
+	l := opts.Label
+	if l == "" || len(l) > 63 {
+		return DefaultLabel
+	}
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(" _./:-", c) >= 0
+		if !ok {
+			return DefaultLabel
+		}
+	}
+	return l
 }
 
 func statementTimeout(opts source.Options) time.Duration {
@@ -130,6 +157,18 @@ func (c *conn) Profile(ctx context.Context, t source.Table, req source.ProfileRe
 		return nil, newError(c.d.kind(), "profile", source.ReasonClosed, "")
 	}
 	return profile(ctx, c, t, req)
+}
+
+// CancelLabelled cancels other sessions' running statements labelled with prefix; see
+// source.Source.
+func (c *conn) CancelLabelled(ctx context.Context, prefix string) (int, error) {
+	if c.closed.Load() {
+		return 0, newError(c.d.kind(), "cancel", source.ReasonClosed, "")
+	}
+	if prefix == "" {
+		return 0, nil
+	}
+	return c.d.cancelLabelled(ctx, c, prefix)
 }
 
 // Close closes every connection to the source.
@@ -236,7 +275,7 @@ func (c *conn) run(ctx context.Context, db queryer, op, phase, stmt string, args
 	if c.closed.Load() {
 		return 0, newError(c.d.kind(), phase, source.ReasonClosed, "")
 	}
-	sent := c.d.wrap(stmt)
+	sent := c.d.wrap(stmt, c.label)
 	qctx, cancel := context.WithTimeout(ctx, c.timeout+c.d.grace())
 	defer cancel()
 	start := time.Now()
@@ -292,9 +331,9 @@ func (c *conn) resultError(phase string) *source.Error {
 
 // readViewDefinitions runs a discovery statement answering (schema, name, definition) and
 // keeps each view's definition, trimmed, on its table (index: schema and name → position
-// in tables).
-func (c *conn) readViewDefinitions(ctx context.Context, op, stmt string, index map[[2]string]int, tables []source.Table) error {
-	_, err := c.query(ctx, op, "discover", stmt, nil, func(rows *sql.Rows) error {
+// in tables). db is the pool or a transaction that set up the session first.
+func (c *conn) readViewDefinitions(ctx context.Context, db queryer, op, stmt string, index map[[2]string]int, tables []source.Table) error {
+	_, err := c.run(ctx, db, op, "discover", stmt, nil, func(rows *sql.Rows) error {
 		var schema, name string
 		var def sql.NullString
 		if err := rows.Scan(&schema, &name, &def); err != nil {
@@ -306,4 +345,39 @@ func (c *conn) readViewDefinitions(ctx context.Context, op, stmt string, index m
 		return nil
 	})
 	return err
+}
+
+// readDependencies runs a discovery statement answering (view schema, view name, schema,
+// name) of what each view reads, as the source's dependency catalog records it, and
+// keeps the list on each view (every view then has DependsOnKnown set).
+func (c *conn) readDependencies(ctx context.Context, op, stmt string, index map[[2]string]int, tables []source.Table) error {
+	for i := range tables {
+		if tables[i].Kind == source.TableKindView || tables[i].Kind == source.TableKindMaterializedView {
+			tables[i].DependsOnKnown = true
+		}
+	}
+	_, err := c.query(ctx, op, "discover", stmt, nil, func(rows *sql.Rows) error {
+		var vs, vn, ts, tn string
+		if err := rows.Scan(&vs, &vn, &ts, &tn); err != nil {
+			return c.resultError("discover")
+		}
+		if i, ok := index[[2]string{vs, vn}]; ok {
+			tables[i].DependsOn = append(tables[i].DependsOn, source.TableName{Schema: ts, Name: tn})
+		}
+		return nil
+	})
+	return err
+}
+
+// inReadTx runs fn in a read-only transaction living inside one statement's deadline
+// (a source that hangs on BEGIN is cut off like one that hangs on a statement).
+func (c *conn) inReadTx(ctx context.Context, phase string, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	tctx, cancel := context.WithTimeout(ctx, c.timeout+c.d.grace())
+	defer cancel()
+	tx, err := c.db.BeginTx(tctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return translate(tctx, c.d.kind(), phase, err, c.d.classify)
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(tctx, tx)
 }

@@ -1,16 +1,20 @@
 package connect
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"github.com/vigia-data/vigia/source"
+	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/vigia-data/vigia/source"
 )
 
 // mysqlDialect serves MySQL and MariaDB; the flavor, read from VERSION() when the source is
@@ -28,22 +32,122 @@ func (*mysqlDialect) quote(ident string) string {
 	return "`" + strings.ReplaceAll(ident, "`", "``") + "`"
 }
 
-func (d *mysqlDialect) wrap(stmt string) string {
+// wrap puts the statement timeout on the statement and the connection's label in a
+// leading comment, where the process list shows it (MySQL and MariaDB have no session
+// name a client sets for every server version). KILL is sent as it is.
+func (d *mysqlDialect) wrap(stmt, label string) string {
+	if strings.HasPrefix(stmt, "KILL ") {
+		return stmt
+	}
 	switch {
 	case d.mariadb:
-		return "SET STATEMENT max_statement_time=" + fmtFloat(d.timeout.Seconds()) + " FOR " + stmt
+		stmt = "SET STATEMENT max_statement_time=" + fmtFloat(d.timeout.Seconds()) + " FOR " + stmt
 	case d.hint && strings.HasPrefix(stmt, "SELECT "):
-		return "SELECT /*+ MAX_EXECUTION_TIME(" + strconv.FormatInt(d.timeout.Milliseconds(), 10) + ") */ " + stmt[len("SELECT "):]
+		stmt = "SELECT /*+ MAX_EXECUTION_TIME(" + strconv.FormatInt(d.timeout.Milliseconds(), 10) + ") */ " + stmt[len("SELECT "):]
 	}
-	return stmt
+	return mysqlLabelComment(label) + stmt
 }
 
+// mysqlLabelComment is the comment leading every statement of a connection labelled
+// label (labels hold no "*/": see labelOf).
+func mysqlLabelComment(label string) string { return "/* " + label + " */ " }
+
+// cancelLabelled kills the running statements of other connections whose leading comment
+// carries a label starting with prefix (KILL QUERY: the connection stays, the statement
+// ends). The process list shows a user's own connections, or all with PROCESS.
+func (d *mysqlDialect) cancelLabelled(ctx context.Context, c *conn, prefix string) (int, error) {
+	op := source.OperationFrom(ctx, source.OpScan)
+	const stmt = `SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND COMMAND = 'Query' AND INFO IS NOT NULL`
+	var ids []int64
+	want, own := mysqlLabelComment(prefix), mysqlLabelComment(c.label)
+	_, err := c.query(ctx, op, "cancel", stmt, nil, func(rows *sql.Rows) error {
+		var id int64
+		var info sql.RawBytes
+		if err := rows.Scan(&id, &info); err != nil {
+			return c.resultError("cancel")
+		}
+		// The statement text is compared here and dropped: it may hold values.
+		if bytes.HasPrefix(info, []byte(want[:len(want)-len(" */ ")])) && !bytes.HasPrefix(info, []byte(own)) {
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		if _, err := c.query(ctx, op, "cancel", "KILL QUERY "+strconv.FormatInt(id, 10), nil, nil); err != nil {
+			if source.IsReason(err, source.ReasonNotFound) || source.IsReason(err, source.ReasonPermission) {
+				continue // ended meanwhile, or not ours to stop
+			}
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// mysqlParse reads a DSN in either form users paste: the URL form
+// mysql://user:password@host:port/database?params (or mariadb://) and the driver's own
+// user:password@tcp(host:port)/database?params. Its error never holds the DSN.
 func mysqlParse(dsn string) (*mysql.Config, error) {
+	invalid := newError(source.MySQL, "validate", source.ReasonInvalidDSN, "")
+	if scheme, _, ok := strings.Cut(dsn, "://"); ok && (strings.EqualFold(scheme, "mysql") || strings.EqualFold(scheme, "mariadb")) {
+		cfg, err := mysqlURL(dsn)
+		if err != nil {
+			return nil, invalid
+		}
+		return cfg, nil
+	}
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, newError(source.MySQL, "validate", source.ReasonInvalidDSN, "")
+		return nil, invalid
 	}
 	return cfg, nil
+}
+
+// mysqlURL reads mysql://user:password@host[:port]/database?params: user and password
+// are percent-decoded, the port defaults to 3306, the query holds the driver's params
+// (tls, charset, timeout...). A URL without a host is refused (sockets take the driver
+// form).
+func mysqlURL(dsn string) (*mysql.Config, error) {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Host == "" || u.Opaque != "" || u.Fragment != "" {
+		return nil, errors.New("not a mysql URL")
+	}
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		return nil, errors.New("no host")
+	}
+	if port == "" {
+		port = "3306"
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return nil, errors.New("bad port")
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	if strings.Contains(db, "/") {
+		return nil, errors.New("bad database")
+	}
+	// The driver's own parser reads the params (and refuses unknown values); address and
+	// database go in escaped so that nothing in them is read as DSN syntax.
+	cfg, err := mysql.ParseDSN("tcp(" + net.JoinHostPort(host, port) + ")/" + url.PathEscape(db) + mysqlQuery(u.RawQuery))
+	if err != nil {
+		return nil, err
+	}
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	return cfg, nil
+}
+
+func mysqlQuery(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	return "?" + raw
 }
 
 func openMySQL(ctx context.Context, dsn string, opts source.Options) (source.Source, error) {
@@ -140,7 +244,7 @@ func mysqlFilter(alias string) string {
 
 var (
 	mysqlDiscoverColumns = `SELECT t.TABLE_SCHEMA, t.TABLE_NAME, t.TABLE_TYPE, COALESCE(t.ENGINE, ''),
- c.COLUMN_NAME, c.ORDINAL_POSITION, c.COLUMN_TYPE, c.IS_NULLABLE, s.COLUMN_NAME IS NOT NULL
+ c.COLUMN_NAME, c.ORDINAL_POSITION, c.COLUMN_TYPE, c.IS_NULLABLE, s.COLUMN_NAME IS NOT NULL, COALESCE(c.COLLATION_NAME, '')
 FROM information_schema.TABLES t
 JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME
 LEFT JOIN information_schema.STATISTICS s ON s.TABLE_SCHEMA = c.TABLE_SCHEMA AND s.TABLE_NAME = c.TABLE_NAME
@@ -149,6 +253,12 @@ WHERE ` + mysqlFilter("t") + ` AND t.TABLE_TYPE IN ('BASE TABLE', 'VIEW', 'SYSTE
 ORDER BY t.TABLE_SCHEMA, t.TABLE_NAME, c.ORDINAL_POSITION`
 
 	mysqlDiscoverViews = `SELECT v.TABLE_SCHEMA, v.TABLE_NAME, v.VIEW_DEFINITION FROM information_schema.VIEWS v WHERE ` + mysqlFilter("v")
+
+	mysqlHasViewTableUsage = `SELECT COUNT(*) FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = 'VIEW_TABLE_USAGE'`
+
+	mysqlDiscoverDependencies = `SELECT u.VIEW_SCHEMA, u.VIEW_NAME, u.TABLE_SCHEMA, u.TABLE_NAME
+FROM information_schema.VIEW_TABLE_USAGE u WHERE ` + strings.ReplaceAll(mysqlFilter("u"), "u.TABLE_SCHEMA", "u.VIEW_SCHEMA")
 
 	mysqlDiscoverPartitions = `SELECT DISTINCT p.TABLE_SCHEMA, p.TABLE_NAME, COALESCE(p.PARTITION_EXPRESSION, ''),
  COALESCE(p.SUBPARTITION_EXPRESSION, '')
@@ -159,10 +269,10 @@ func (d *mysqlDialect) discover(ctx context.Context, c *conn, op string) ([]sour
 	var tables []source.Table
 	index := map[[2]string]int{}
 	_, err := c.query(ctx, op, "discover", mysqlDiscoverColumns, nil, func(rows *sql.Rows) error {
-		var schema, name, typ, engine, col, colType, nullable string
+		var schema, name, typ, engine, col, colType, nullable, collation string
 		var pos int
 		var pk bool
-		if err := rows.Scan(&schema, &name, &typ, &engine, &col, &pos, &colType, &nullable, &pk); err != nil {
+		if err := rows.Scan(&schema, &name, &typ, &engine, &col, &pos, &colType, &nullable, &pk, &collation); err != nil {
 			return c.resultError("discover")
 		}
 		key := [2]string{schema, name}
@@ -174,15 +284,29 @@ func (d *mysqlDialect) discover(ctx context.Context, c *conn, op string) ([]sour
 		}
 		tables[i].Columns = append(tables[i].Columns, source.Column{
 			Name: col, Position: pos, DataType: colType, Class: d.classOf(colType),
-			Nullable: strings.EqualFold(nullable, "YES"), PrimaryKey: pk,
+			Nullable: strings.EqualFold(nullable, "YES"), PrimaryKey: pk, Collation: collation,
 		})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := c.readViewDefinitions(ctx, op, mysqlDiscoverViews, index, tables); err != nil {
+	if err := c.readViewDefinitions(ctx, c.db, op, mysqlDiscoverViews, index, tables); err != nil {
 		return nil, err
+	}
+	// MySQL 8.0.13 and later record what each view reads; MariaDB does not (through
+	// 11.x), and then lineage reads the view's SQL with the view's database as default.
+	var hasUsage int64
+	_, err = c.query(ctx, op, "discover", mysqlHasViewTableUsage, nil, func(rows *sql.Rows) error {
+		return rows.Scan(&hasUsage)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if hasUsage > 0 {
+		if err := c.readDependencies(ctx, op, mysqlDiscoverDependencies, index, tables); err != nil {
+			return nil, err
+		}
 	}
 	_, err = c.query(ctx, op, "discover", mysqlDiscoverPartitions, nil, func(rows *sql.Rows) error {
 		var schema, name, expr, subExpr string
@@ -283,8 +407,10 @@ func (d *mysqlDialect) table(t source.Table) string {
 	return d.quote(t.Schema) + "." + d.quote(t.Name)
 }
 
-func (*mysqlDialect) numMin(q string) string      { return "MIN(" + q + ")" }
-func (*mysqlDialect) numMax(q string) string      { return "MAX(" + q + ")" }
+// numMin and numMax answer the extremes as the server prints them (the driver would read
+// a FLOAT as float32 and widen it, printing digits the server never held).
+func (*mysqlDialect) numMin(q string) string      { return "CAST(MIN(" + q + ") AS CHAR)" }
+func (*mysqlDialect) numMax(q string) string      { return "CAST(MAX(" + q + ") AS CHAR)" }
 func (*mysqlDialect) timeMin(q string) string     { return "MIN(" + q + ")" }
 func (*mysqlDialect) timeMax(q string) string     { return "MAX(" + q + ")" }
 func (*mysqlDialect) finiteTimeMin(string) string { return "" }
@@ -302,9 +428,29 @@ func (*mysqlDialect) random(t source.Table, p float64) string {
 }
 
 // hashValue is 64 bits of two CRC32s computed by the server (MySQL and MariaDB have no
-// 64-bit hash function): the value's, and that of the value behind a prefix.
-func (*mysqlDialect) hashValue(q string, _ source.Column) string {
-	return "(CRC32(" + q + ") << 32 | CRC32(CONCAT('#', " + q + ")))"
+// 64-bit hash function): the value's, and that of the value behind a prefix. Character
+// columns are hashed on their collation's sort key (WEIGHT_STRING), so values the
+// collation calls equal (case or accents under a _ci or _ai collation) hash equal, as
+// COUNT(DISTINCT) counts them; under a PAD SPACE collation (all but the NO PAD ones)
+// trailing spaces do not count either, and WEIGHT_STRING keeps them, so they go first.
+func (d *mysqlDialect) hashValue(q string, c source.Column) string {
+	v := q
+	switch mysqlBaseType(c.DataType) {
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
+		if mysqlPadSpace(c.Collation) {
+			v = "WEIGHT_STRING(TRIM(TRAILING ' ' FROM " + q + "))"
+		} else {
+			v = "WEIGHT_STRING(" + q + ")"
+		}
+	}
+	return "(CRC32(" + v + ") << 32 | CRC32(CONCAT('#', " + v + ")))"
+}
+
+// mysqlPadSpace reports whether a collation compares with PAD SPACE: every collation but
+// MariaDB's _nopad_ ones and MySQL 8's UCA 9.0.0 (_0900_) ones, and binary.
+func mysqlPadSpace(collation string) bool {
+	c := strings.ToLower(collation)
+	return !(strings.Contains(c, "nopad") || strings.Contains(c, "_0900_") || c == "binary")
 }
 func (*mysqlDialect) tableSample(source.Table, float64) string { return "" }
 func (*mysqlDialect) rowSample(source.Table, float64) string   { return "" }

@@ -2,6 +2,12 @@ package connect
 
 import (
 	"context"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+
 	"github.com/vigia-data/vigia/source"
 )
 
@@ -54,4 +60,43 @@ func dialectFor(kind source.Kind) (dialect, error) {
 		return sqliteDialect{}, nil
 	}
 	return nil, newError(kind, "validate", source.ReasonUnsupported, "")
+}
+
+// ServerIdentity names a source's server and database the way the OpenLineage naming
+// spec names datasets: Postgres postgres://{host}:{port} and database {database} (dataset
+// names {database}.{schema}.{table}); MySQL/MariaDB mysql://{host}:{port} and the DSN's
+// database ("" when it names none: every database of the server is a schema here);
+// SQLite sqlite:{file URI} (the form Spark's JDBC integration writes) and no database.
+// Host names are lower-cased; ports are the server's defaults when the DSN has none. No
+// credential is part of it. ok is false for a DSN that does not parse or names a socket.
+func ServerIdentity(kind source.Kind, dsn string) (namespace, database string, ok bool) {
+	switch kind {
+	case source.Postgres:
+		cfg, _, err := pgParse(dsn)
+		if err != nil || cfg.Host == "" || strings.HasPrefix(cfg.Host, "/") {
+			return "", "", false
+		}
+		return "postgres://" + net.JoinHostPort(strings.ToLower(cfg.Host), strconv.Itoa(int(cfg.Port))), cfg.Database, true
+	case source.MySQL:
+		cfg, err := mysqlParse(dsn)
+		if err != nil || cfg.Net != "tcp" {
+			return "", "", false
+		}
+		host, port, err := net.SplitHostPort(cfg.Addr)
+		if err != nil {
+			host, port = cfg.Addr, "3306"
+		}
+		return "mysql://" + net.JoinHostPort(strings.ToLower(host), port), cfg.DBName, true
+	case source.SQLite:
+		p, err := sqlitePath(dsn)
+		if err != nil {
+			return "", "", false
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", "", false
+		}
+		return "sqlite:" + (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String(), "", true
+	}
+	return "", "", false
 }

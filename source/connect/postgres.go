@@ -25,9 +25,12 @@ var pgAllowedKeys = []string{
 
 type postgres struct{}
 
-func (postgres) kind() source.Kind       { return source.Postgres }
-func (postgres) grace() time.Duration    { return 2 * time.Second }
-func (postgres) wrap(stmt string) string { return stmt } // statement_timeout is a session setting
+func (postgres) kind() source.Kind    { return source.Postgres }
+func (postgres) grace() time.Duration { return 2 * time.Second }
+
+// wrap leaves statements alone: statement_timeout and application_name are session
+// settings.
+func (postgres) wrap(stmt, _ string) string { return stmt }
 
 func (postgres) quote(ident string) string {
 	return `"` + strings.ReplaceAll(ident, `"`, `""`) + `"`
@@ -68,9 +71,9 @@ func openPostgres(ctx context.Context, dsn string, opts source.Options) (source.
 	timeout := statementTimeout(opts)
 	cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(timeout.Milliseconds(), 10)
 	cfg.RuntimeParams["default_transaction_read_only"] = "on"
-	if cfg.RuntimeParams["application_name"] == "" {
-		cfg.RuntimeParams["application_name"] = "vigia"
-	}
+	// The label, not the DSN's application_name: a takeover finds a dead worker's
+	// sessions by it (CancelLabelled).
+	cfg.RuntimeParams["application_name"] = labelOf(opts)
 	cfg.AfterConnect = disableJIT
 	// One round trip per statement, no server-side prepared statements to leak across
 	// poolers, and no statement cache: every profile statement is different.
@@ -115,6 +118,10 @@ func (postgres) classify(err error) (reason, code string) {
 			return source.ReasonNotFound, code
 		case code == "42501":
 			return source.ReasonPermission, code
+		case code == "55000":
+			// object_not_in_prerequisite_state: what a SELECT meets is a materialized
+			// view that was never populated.
+			return source.ReasonNotPopulated, code
 		case code == "57014" || code == "55P03":
 			return source.ReasonTimeout, code
 		case strings.HasPrefix(code, "08") || strings.HasPrefix(code, "57P") || code == "53300":
@@ -134,13 +141,17 @@ func (postgres) classify(err error) (reason, code string) {
 
 // pgDiscoverColumns lists every column of the relations the user can read, outside the
 // system schemas, with what the catalog declares about them. Partitions are left out:
-// their parent is the dataset.
+// their parent is the dataset. Key and clustering columns are an index's key columns
+// only (the first indnkeyatts of indkey): INCLUDE columns ride along in the index but
+// are no part of the key.
 const pgDiscoverColumns = `SELECT n.nspname, c.relname, c.relkind::text, a.attname, a.attnum::int,
  format_type(a.atttypid, a.atttypmod), coalesce(bt.typname, t.typname)::text,
  coalesce(bt.typcategory, t.typcategory)::text, NOT a.attnotnull,
- EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary AND a.attnum = ANY (i.indkey)),
+ EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary
+   AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1])),
  EXISTS (SELECT 1 FROM pg_partitioned_table pt WHERE pt.partrelid = c.oid AND a.attnum = ANY (pt.partattrs)),
- EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisclustered AND a.attnum = ANY (i.indkey))
+ EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisclustered
+   AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1]))
 FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -154,12 +165,34 @@ WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
 ORDER BY n.nspname, c.relname, a.attnum`
 
 // pgDiscoverViews returns the definitions of views (pg_views) and materialized views
-// (pg_matviews) in one pass over pg_class.
+// (pg_matviews) in one pass over pg_class. It runs with an empty search_path
+// (pgEmptySearchPath, in the same transaction): pg_get_viewdef leaves out the schema of
+// every name visible on the reading session's search_path, so a view of schema legacy
+// reading public.rental would otherwise come back as FROM rental and read as
+// legacy.rental. With nothing on the path, every name comes back qualified.
 const pgDiscoverViews = `SELECT n.nspname, c.relname, pg_get_viewdef(c.oid, true)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('v', 'm')
  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
  AND has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT')`
+
+// pgEmptySearchPath empties the search path for the rest of the transaction.
+const pgEmptySearchPath = `SELECT set_config('search_path', '', true)`
+
+// pgDiscoverDependencies lists, for every view and materialized view, the relations its
+// rewrite rule depends on as pg_depend records them: what the view reads, whatever its
+// SQL looks like. A partition read directly counts as its partitioned root, the dataset.
+const pgDiscoverDependencies = `SELECT DISTINCT vn.nspname, v.relname, tn.nspname, t.relname
+FROM pg_rewrite r
+JOIN pg_class v ON v.oid = r.ev_class
+JOIN pg_namespace vn ON vn.oid = v.relnamespace
+JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass
+JOIN pg_class p ON p.oid = d.refobjid
+JOIN pg_class t ON t.oid = coalesce(pg_partition_root(p.oid), p.oid)
+JOIN pg_namespace tn ON tn.oid = t.relnamespace
+WHERE v.relkind IN ('v', 'm') AND t.oid <> v.oid AND t.relkind IN ('r', 'p', 'v', 'm', 'f')
+ AND vn.nspname NOT IN ('pg_catalog', 'information_schema')
+ AND has_schema_privilege(vn.oid, 'USAGE') AND has_table_privilege(v.oid, 'SELECT')`
 
 // pgDiscoverReads reads the cumulative scan counters of the tables, for usage.
 const pgDiscoverReads = `SELECT schemaname, relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_user_tables`
@@ -190,7 +223,16 @@ func (d postgres) discover(ctx context.Context, c *conn, op string) ([]source.Ta
 	if err != nil {
 		return nil, err
 	}
-	if err := c.readViewDefinitions(ctx, op, pgDiscoverViews, index, tables); err != nil {
+	err = c.inReadTx(ctx, "discover", func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := c.run(ctx, tx, op, "discover", pgEmptySearchPath, nil, nil); err != nil {
+			return err
+		}
+		return c.readViewDefinitions(ctx, tx, op, pgDiscoverViews, index, tables)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.readDependencies(ctx, op, pgDiscoverDependencies, index, tables); err != nil {
 		return nil, err
 	}
 	_, err = c.query(ctx, op, "discover", pgDiscoverReads, nil, func(rows *sql.Rows) error {
@@ -264,8 +306,11 @@ func (d postgres) table(t source.Table) string {
 	return d.quote(t.Schema) + "." + d.quote(t.Name)
 }
 
-func (postgres) numMin(q string) string { return "min(" + q + ")::float8" }
-func (postgres) numMax(q string) string { return "max(" + q + ")::float8" }
+// numMin and numMax answer the extremes as the server prints them: numeric and bigint
+// keep every digit (a float8 cast would round past 2^53), float8 prints its shortest
+// exact form.
+func (postgres) numMin(q string) string { return "min(" + q + ")::text" }
+func (postgres) numMax(q string) string { return "max(" + q + ")::text" }
 
 func (postgres) timeMin(q string) string { return "min(" + q + ")" }
 func (postgres) timeMax(q string) string { return "max(" + q + ")" }
@@ -311,8 +356,31 @@ func (postgres) hashValue(q string, c source.Column) string {
 		return "uuid_hash_extended(" + q + ", 0)"
 	case t == "boolean":
 		return "hashint4extended(" + q + "::int4, 0)"
+	case t == "citext":
+		// citext compares lower-cased: so must its hash, or case variants count apart.
+		return "hashtextextended(lower(" + q + "::text), 0)"
+	case t == "text" || strings.HasPrefix(t, "character") || strings.HasPrefix(t, "varchar"):
+		// No cast for text types: the column's collation rides along, and under a
+		// nondeterministic collation hashtextextended hashes the sort key, so values the
+		// collation calls equal hash equal (as count(DISTINCT) counts them).
+		return "hashtextextended(" + q + ", 0)"
 	}
 	return "hashtextextended(" + q + "::text, 0)"
+}
+
+// cancelLabelled cancels the active statements of other backends whose application_name
+// starts with prefix (sessions of the same role, or any with pg_signal_backend).
+func (postgres) cancelLabelled(ctx context.Context, c *conn, prefix string) (int, error) {
+	const stmt = `SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM pg_stat_activity
+WHERE pid <> pg_backend_pid() AND state = 'active' AND left(application_name, length($1)) = $1 AND application_name <> $2`
+	var n int
+	_, err := c.query(ctx, source.OperationFrom(ctx, source.OpScan), "cancel", stmt, []any{prefix, c.label}, func(rows *sql.Rows) error {
+		if err := rows.Scan(&n); err != nil {
+			return c.resultError("cancel")
+		}
+		return nil
+	})
+	return n, err
 }
 
 // tableSample draws whole pages: only tables and materialized views support it. REPEATABLE

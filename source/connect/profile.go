@@ -3,12 +3,13 @@ package connect
 import (
 	"context"
 	"database/sql"
-	"github.com/vigia-data/vigia/source"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/source"
 	"github.com/vigia-data/vigia/source/distinct"
 )
 
@@ -105,9 +106,11 @@ func buildAggregate(d dialect, t source.Table, cols []source.Column, req source.
 		}})
 		switch c.Class {
 		case source.ClassNumeric:
-			lo, hi := new(sql.NullFloat64), new(sql.NullFloat64)
-			add(i, aggPart{expr: d.numMin(q), dest: lo, apply: func(p *source.ColumnProfile, _ int64) { p.Min = finite(lo) }})
-			add(i, aggPart{expr: d.numMax(q), dest: hi, apply: func(p *source.ColumnProfile, _ int64) { p.Max = finite(hi) }})
+			// Extremes are read as the driver hands them over (text, or an integer or a
+			// float the source holds as such) and kept as exact decimal text.
+			lo, hi := new(any), new(any)
+			add(i, aggPart{expr: d.numMin(q), dest: lo, apply: func(p *source.ColumnProfile, _ int64) { p.Min = decimalOf(*lo) }})
+			add(i, aggPart{expr: d.numMax(q), dest: hi, apply: func(p *source.ColumnProfile, _ int64) { p.Max = decimalOf(*hi) }})
 		case source.ClassTemporal:
 			lo, hi := new(any), new(any)
 			add(i, aggPart{expr: d.timeMin(q), dest: lo, finite: d.finiteTimeMin(q),
@@ -266,6 +269,35 @@ func finite(v *sql.NullFloat64) *float64 {
 	}
 	f := v.Float64
 	return &f
+}
+
+// decimalOf reads a numeric extreme exactly: text as the source printed it (Postgres
+// ::text, MySQL's text protocol), an integer, or a float the source stores as binary
+// floating point (SQLite REAL), in its shortest exact form. NaN, infinities and anything
+// unreadable give nil.
+func decimalOf(v any) *vigia.Decimal {
+	var d vigia.Decimal
+	var ok bool
+	switch x := v.(type) {
+	case []byte:
+		d, ok = vigia.ParseDecimal(string(x))
+	case string:
+		d, ok = vigia.ParseDecimal(x)
+	case int64:
+		d, ok = vigia.DecimalFromInt(x), true
+	case int32:
+		d, ok = vigia.DecimalFromInt(int64(x)), true
+	case uint64:
+		d, ok = vigia.Decimal(strconv.FormatUint(x, 10)), true
+	case float64:
+		d, ok = vigia.DecimalFromFloat(x)
+	case float32:
+		d, ok = vigia.DecimalFromFloat(float64(x))
+	}
+	if !ok {
+		return nil
+	}
+	return &d
 }
 
 func intPtr(v *sql.NullInt64) *int {

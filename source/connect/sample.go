@@ -26,9 +26,9 @@ const keysMaxFactor = 4
 // costs many sequential row reads, so above it a scan keeping each row is cheaper.
 const keysMaxShare = 0.05
 
-// maxExactKey is the largest key the key method draws: min/max come back as float64,
-// exact up to 2^53.
-const maxExactKey = 1 << 53
+// maxKeySpan bounds the key range the key method draws from, so that span arithmetic
+// never overflows int64.
+const maxKeySpan = 1 << 62
 
 // rawValue scans any driver value into reused bytes; nothing is kept past the row.
 type rawValue struct {
@@ -505,16 +505,17 @@ func keySampleSQL(d dialect, t source.Table, p *source.TableProfile, sel string,
 	if k < 0 || k >= len(p.Columns) || p.Columns[k].Min == nil || p.Columns[k].Max == nil {
 		return "", false
 	}
-	lo, hi := *p.Columns[k].Min, *p.Columns[k].Max
-	if lo != math.Trunc(lo) || hi != math.Trunc(hi) || math.Abs(lo) > maxExactKey || math.Abs(hi) > maxExactKey || hi < lo {
+	lo, err1 := strconv.ParseInt(string(*p.Columns[k].Min), 10, 64)
+	hi, err2 := strconv.ParseInt(string(*p.Columns[k].Max), 10, 64)
+	if err1 != nil || err2 != nil || hi < lo || hi/2-lo/2 >= maxKeySpan/2 {
 		return "", false
 	}
-	span := int64(hi) - int64(lo) + 1
+	span := hi - lo + 1
 	m := int64(math.Ceil(float64(n) * float64(span) / float64(p.RowCount)))
 	if m > int64(keysMaxFactor*n) || m >= span {
 		return "", false
 	}
-	keys := drawDistinct(rng, int64(lo), span, int(m))
+	keys := drawDistinct(rng, lo, span, int(m))
 	var b strings.Builder
 	b.Grow(len(sel) + len(keys)*12)
 	b.WriteString(sel)

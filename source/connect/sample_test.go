@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/source"
 	"github.com/vigia-data/vigia/source/connect"
 )
@@ -132,13 +133,13 @@ func TestSQLiteOneRowSampleFeedsBoth(t *testing.T) {
 func TestSampleSQLReplaysProfile(t *testing.T) {
 	table := source.Table{Schema: "public", Name: "t", Kind: source.TableKindTable, Columns: []source.Column{
 		{Name: "id", DataType: "bigint", PrimaryKey: true}, {Name: "v", DataType: "text"}}}
-	lo, hi := 1.0, 1e6
+	lo, hi := vigia.Decimal("1"), vigia.Decimal("1000000")
 	p := &source.TableProfile{RowCount: 1_000_000, Columns: []source.ColumnProfile{{Name: "id", Min: &lo, Max: &hi}, {Name: "v"}}}
 	masks, dist, err := connect.SampleSQL(source.Postgres, table, p, source.ProfileRequest{SampleSize: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(masks, "TABLESAMPLE SYSTEM") || !strings.Contains(dist, `hashtextextended("v"::text, 0)`) || !strings.Contains(dist, `WHERE "id" IN (`) {
+	if !strings.Contains(masks, "TABLESAMPLE SYSTEM") || !strings.Contains(dist, `hashtextextended("v", 0)`) || !strings.Contains(dist, `WHERE "id" IN (`) {
 		t.Fatalf("masks %q\ndistinct %.200q", masks, dist)
 	}
 	if _, _, err := connect.SampleSQL("nosuchkind", table, p, source.ProfileRequest{}); err == nil {

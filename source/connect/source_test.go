@@ -127,7 +127,7 @@ func TestSources(t *testing.T) {
 				}
 				lo, hi := minMaxSaldo(rows)
 				saldo := findProfile(t, std, "saldo")
-				if saldo.Min == nil || saldo.Max == nil || math.Abs(*saldo.Min-lo) > 1e-6 || math.Abs(*saldo.Max-hi) > 1e-6 {
+				if saldo.Min == nil || saldo.Max == nil || math.Abs(saldo.Min.Float64()-lo) > 1e-6 || math.Abs(saldo.Max.Float64()-hi) > 1e-6 {
 					t.Errorf("saldo min/max %v %v; want %v %v", saldo.Min, saldo.Max, lo, hi)
 				}
 				cr := findProfile(t, std, "criado_em")

@@ -22,8 +22,12 @@ func (sqliteDialect) kind() source.Kind { return source.SQLite }
 
 // grace is zero: SQLite has no server-side timeout, the context deadline is the timeout
 // (the driver interrupts the statement when it expires).
-func (sqliteDialect) grace() time.Duration    { return 0 }
-func (sqliteDialect) wrap(stmt string) string { return stmt }
+func (sqliteDialect) grace() time.Duration       { return 0 }
+func (sqliteDialect) wrap(stmt, _ string) string { return stmt }
+
+// cancelLabelled has nothing to cancel: a SQLite file has no sessions of other processes
+// this connection could reach (a dead worker's statements died with it).
+func (sqliteDialect) cancelLabelled(context.Context, *conn, string) (int, error) { return 0, nil }
 
 func (sqliteDialect) quote(ident string) string {
 	return `"` + strings.ReplaceAll(ident, `"`, `""`) + `"`
