@@ -202,11 +202,6 @@ func TestProductVersionsSharesConsumers(t *testing.T) {
 	if ok, err := s.DeleteManualConsumer(f.ctx, dom, bot); err != nil || !ok {
 		t.Fatalf("delete consumer %v %v", ok, err)
 	}
-	f.must(s.AddActivity(f.ctx, product.Activity{ID: vigia.NewID(), WorkspaceID: ws, Actor: "ana", Action: "domain.share", SubjectType: "domain",
-		SubjectID: dom, Details: map[string]any{"rotated": true}, CreatedAt: t0}))
-	if a, _ := f.db.Identity().Activities(f.ctx, ws, vigia.Page{Limit: 5}); a.Total != 1 || a.Items[0].Details["rotated"] != true {
-		t.Fatalf("domain activity %+v", a)
-	}
 }
 
 func TestProductCoverageAndVerdictEvents(t *testing.T) {
