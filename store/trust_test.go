@@ -17,7 +17,9 @@ func TestTrustFactsAndFind(t *testing.T) {
 	v := f.workspace()
 	ws := v.WorkspaceID
 	conn := f.connection(ws, "warehouse")
-	col := func(n string) []source.Column { return []source.Column{{Name: n, Position: 1, DataType: "text", Class: "text"}} }
+	col := func(n string) []source.Column {
+		return []source.Column{{Name: n, Position: 1, DataType: "text", Class: "text"}}
+	}
 	refs, err := f.db.Scans().SyncDatasets(f.ctx, ws, conn, []source.Table{
 		{Schema: "mart", Name: "fct_sales", Kind: "table", Columns: col("amount")},
 		{Schema: "raw", Name: "customers", Kind: "table", Columns: col("email")},
