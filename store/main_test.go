@@ -224,3 +224,6 @@ type (
 func scanVerdictPass() quality.VerdictResult {
 	return quality.VerdictResult{Verdict: quality.VerdictPass, FailingRules: []quality.RuleOutcome{}, Reasons: []quality.VerdictReason{}}
 }
+
+// storeTx reports whether ctx carries a transaction.
+func storeTx(ctx context.Context) (pgx.Tx, bool) { return store.Tx(ctx) }
