@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/issue"
+	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
@@ -211,6 +212,10 @@ func TestIssueTargetsAndBreaches(t *testing.T) {
 	})
 	conn := f.connection(ws, "warehouse")
 	ds := f.tables(ws, conn, "orders")[0]
+	// The dataset's domain has a consumer with a channel: a critical breach tells it.
+	dom := f.domain(ws, "sales", false, ds)
+	f.must(f.db.Products().AddManualConsumer(f.ctx, product.DomainConsumer{ID: vigia.NewID(), DomainID: dom, WorkspaceID: ws, Name: "CFO", Kind: "user",
+		ChannelID: vigia.Ptr(f.channel(ws, "cfo", 0, nil)), CreatedBy: "ana", CreatedAt: t0}))
 	crit := f.issue(ws, conn, ds, "critical", 0, nil)
 	f.issue(ws, conn, ds, "warning", 0, nil) // no warning target: never due
 	acked := f.issue(ws, conn, ds, "critical", 0, nil)
@@ -229,6 +234,9 @@ func TestIssueTargetsAndBreaches(t *testing.T) {
 	}
 	if n := f.count(`SELECT count(*) FROM events WHERE workspace_id = $1 AND type = $2 AND subject_id = $3`, ws, issue.EventSLABreached, crit); n != 1 {
 		t.Fatalf("%d breach events", n)
+	}
+	if n := f.count(`SELECT count(*) FROM events WHERE workspace_id = $1 AND type = $2 AND subject_id = $3`, ws, issue.EventConsumerSLABreached, dom); n != 1 {
+		t.Fatalf("%d consumer breach events", n)
 	}
 	l, err := s.Issues(f.ctx, v, issue.StoreFilter{SLABreached: true, Page: vigia.Page{Limit: 10}})
 	f.must(err)
