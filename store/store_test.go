@@ -115,8 +115,8 @@ func TestOpenPingAndNames(t *testing.T) {
 	// Errors never carry the URL or its password.
 	for _, dsn := range []string{
 		"postgres://vigia:s3cr3t-pw@127.0.0.1:1/x?sslmode=disable&connect_timeout=2", // nothing listens
-		"postgres://nobody:s3cr3t-pw@" + pu.Host + "/x?sslmode=disable",            // refused by the server
-		"postgres://vigia:s3cr3t-pw@[::1", // not a URL
+		"postgres://nobody:s3cr3t-pw@" + pu.Host + "/x?sslmode=disable",              // refused by the server
+		"postgres://vigia:s3cr3t-pw@[::1",                                            // not a URL
 	} {
 		_, err := store.Open(ctx, dsn)
 		if err == nil {
