@@ -16,10 +16,8 @@ import (
 func TestIssuesListAndChange(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Issues()
-	v := f.workspace()
+	v, conn, ds := f.warehouse("orders", "secret")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "secret")
 	f.restrict(ws, ds[1:])
 	data := f.team(ws, "data")
 	a := f.issue(ws, conn, ds[0], "critical", 1, nil)
@@ -121,9 +119,8 @@ func TestIssuesListAndChange(t *testing.T) {
 func TestIssueRuleCurrentAndTuning(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Issues()
-	ws := f.workspace().WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders")[0]
+	v, conn, dss := f.warehouse("orders")
+	ws, ds := v.WorkspaceID, dss[0]
 	rid := f.newRule(ws, ds, "not_null", "critical", 1, rule.Params{Column: "id"})
 	first := f.issue(ws, conn, ds, "critical", 2, func(ni *scan.NewIssue) { ni.Type, ni.RuleID = "rule", rid })
 	if other, err := s.OtherCurrentIssue(f.ctx, rid, first); err != nil || other {

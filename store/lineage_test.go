@@ -223,10 +223,8 @@ func TestLineageOutboxAndProjectionLock(t *testing.T) {
 func TestLineageSnapshotsAndKnowledge(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Lineage()
-	v := f.workspace()
+	v, conn, ds := f.warehouse("orders", "secret")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "secret")
 	tm := f.team(ws, "finance")
 	dom := f.restrict(ws, ds[1:], tm)
 	f.exec(`UPDATE domain_grants SET role = 'manager' WHERE domain_id = $1`, dom)
@@ -315,10 +313,8 @@ func TestLineageSnapshotsAndKnowledge(t *testing.T) {
 func TestLineageIncidents(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Lineage()
-	v := f.workspace()
+	v, conn, ds := f.warehouse("orders", "secret")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "secret")
 	f.restrict(ws, ds[1:])
 	i1 := f.issue(ws, conn, ds[0], "critical", 1, nil)
 	i2 := f.issue(ws, conn, ds[1], "warning", 2, nil)

@@ -227,3 +227,12 @@ func scanVerdictPass() quality.VerdictResult {
 
 // storeTx reports whether ctx carries a transaction.
 func storeTx(ctx context.Context) (pgx.Tx, bool) { return store.Tx(ctx) }
+
+// warehouse creates a workspace with a connection "warehouse" that has discovered the
+// tables; it returns the workspace's admin viewer, the connection id and the dataset ids.
+func (f *fx) warehouse(tables ...string) (catalog.Viewer, string, []string) {
+	f.t.Helper()
+	v := f.workspace()
+	conn := f.connection(v.WorkspaceID, "warehouse")
+	return v, conn, f.tables(v.WorkspaceID, conn, tables...)
+}

@@ -22,10 +22,8 @@ func (f *fx) newRule(ws, datasetID, typ, severity string, n int, p rule.Params) 
 func TestRules(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Rules()
-	v := f.workspace()
+	v, conn, ds := f.warehouse("orders", "customers", "secret")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "customers", "secret")
 	f.restrict(ws, ds[2:])
 	notNull := f.newRule(ws, ds[0], "not_null", "critical", 1, rule.Params{Column: "id"})
 	ref := f.newRule(ws, ds[0], "referential", "warning", 2, rule.Params{Column: "name", RefDatasetID: ds[1], RefColumn: "id"})

@@ -25,11 +25,9 @@ func (f *fx) integration(ws, name, provider string, creds bool) string {
 func TestTicketIntegrationsAndLinks(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Webhooks()
-	v := f.workspace()
+	v, conn, ds := f.warehouse("orders", "secret")
 	ws := v.WorkspaceID
 	other := f.workspace().WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "secret")
 	f.restrict(ws, ds[1:])
 	jira := f.integration(ws, "jira", "jira", true)
 	f.integration(ws, "generic", "generic", false)
@@ -134,10 +132,8 @@ func TestTicketIntegrationsAndLinks(t *testing.T) {
 func TestTicketWriteBacks(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Webhooks()
-	v := f.workspace()
-	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders")[0]
+	v, conn, dss := f.warehouse("orders")
+	ws, ds := v.WorkspaceID, dss[0]
 	jira := f.integration(ws, "jira", "jira", true)
 	quiet := f.integration(ws, "quiet", "jira", false) // no credentials: no writes
 	a := f.issue(ws, conn, ds, "critical", 1, nil)

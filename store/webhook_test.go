@@ -26,11 +26,9 @@ func (f *fx) channel(ws, name string, n int, edit func(c *webhook.Channel)) stri
 func TestWebhookChannels(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Webhooks()
-	v := f.workspace()
+	v, conn, ds := f.warehouse("orders", "secret")
 	ws := v.WorkspaceID
 	other := f.workspace().WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "secret")
 	fin := f.team(ws, "finance")
 	ops := f.team(ws, "ops")
 	dom := f.restrict(ws, ds[1:], fin)
@@ -144,10 +142,8 @@ func TestWebhookChannels(t *testing.T) {
 func TestWebhookNotificationsAndDeliveries(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Webhooks()
-	v := f.workspace()
+	v, _, ds := f.warehouse("orders", "secret")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "secret")
 	dom := f.restrict(ws, ds[1:])
 	ch := f.channel(ws, "ops", 1, nil)
 	note := func(key, event string, n int, dsIDs []string, domain *string, held bool) string {
@@ -248,9 +244,8 @@ func TestWebhookNotificationsAndDeliveries(t *testing.T) {
 func TestWebhookOutboxAndScans(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Webhooks()
-	ws := f.workspace().WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders")[0]
+	v, conn, dss := f.warehouse("orders")
+	ws, ds := v.WorkspaceID, dss[0]
 	crit := f.issue(ws, conn, ds, "critical", 1, nil)
 	f.issue(ws, conn, ds, "info", 2, nil) // info issues do not alert
 	sc := f.newScan(ws, conn, 3)
@@ -309,10 +304,8 @@ func TestWebhookOutboxAndScans(t *testing.T) {
 func TestWebhookMutesRotaDigests(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Webhooks()
-	v := f.workspace()
+	v, conn, ds := f.warehouse("orders", "secret")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "secret")
 	f.restrict(ws, ds[1:])
 	mute := func(scope string, dataset *string, ends int) string {
 		id := vigia.NewID()
