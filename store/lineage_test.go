@@ -297,7 +297,14 @@ func TestLineageSnapshotsAndKnowledge(t *testing.T) {
 			t.Fatalf("%v: %d nodes with %d edges", p.Kinds(), len(nodes), len(edges))
 		}
 		for _, n := range nodes {
+			if !slices.Contains(p.Kinds(), n.Kind) {
+				t.Fatalf("a provider of %v gave a %s node", p.Kinds(), n.Kind)
+			}
 			kinds[n.Kind] = append(kinds[n.Kind], n.Name)
+		}
+		// Connections, domains and rules are the graph's structure; issues and signals are not.
+		if want := !slices.Contains(p.Kinds(), lineage.NodeIssue) && !slices.Contains(p.Kinds(), lineage.NodeSignal); p.Structural() != want {
+			t.Fatalf("%v structural: %v", p.Kinds(), p.Structural())
 		}
 		if on, _, _ := p.Nodes(f.ctx, f.workspace().WorkspaceID, ds); len(on) != 0 {
 			t.Fatalf("%v nodes for another workspace", p.Kinds())
