@@ -16,6 +16,8 @@ func edge(src, dst string, kind lineage.EdgeKind, origin string) lineage.RecordE
 		Columns: []lineage.ColumnPair{{From: "id", To: "id", Direct: true}}}}
 }
 
+func sorted(s ...string) []string { slices.Sort(s); return s }
+
 func edgeKey(e lineage.RecordEdge) string { return e.Source + ">" + e.Target + ":" + string(e.Kind) }
 
 func TestLineageEdgesExposuresReach(t *testing.T) {
@@ -35,10 +37,19 @@ func TestLineageEdgesExposuresReach(t *testing.T) {
 
 	all, err := s.AllEdges(f.ctx, ws)
 	f.must(err)
-	if got := names(all, edgeKey); !slices.Equal(got, []string{a + ">" + b + ":parsed", a + ">" + c + ":dbt", b + ">" + c + ":dbt"}) {
+	// Ordered by source then target: dataset ids made in one millisecond need not sort in
+	// the order they were made, so the expectation is sorted too.
+	want := []string{a + ">" + b + ":parsed", a + ">" + c + ":dbt", b + ">" + c + ":dbt"}
+	slices.Sort(want)
+	if got := names(all, edgeKey); !slices.Equal(got, want) {
 		t.Fatalf("all edges %v", got)
 	}
-	if all[0].ColumnLevel || len(all[0].Columns) != 0 || !slices.Equal(all[0].Notes, []string{"unparsed"}) || len(all[1].Columns) != 1 {
+	byKey := map[string]lineage.RecordEdge{}
+	for _, e := range all {
+		byKey[edgeKey(e)] = e
+	}
+	if ab := byKey[a+">"+b+":parsed"]; ab.ColumnLevel || len(ab.Columns) != 0 || !slices.Equal(ab.Notes, []string{"unparsed"}) ||
+		len(byKey[b+">"+c+":dbt"].Columns) != 1 {
 		t.Fatalf("edges read back %+v", all)
 	}
 	dbt, err := s.Edges(f.ctx, ws, lineage.KindDBT, "dbt:p1")
@@ -68,7 +79,7 @@ func TestLineageEdgesExposuresReach(t *testing.T) {
 	f.must(s.UpsertEdges(f.ctx, ws, []lineage.RecordEdge{edge(c, "exposure:"+dash, lineage.KindDBT, "dbt:p1"), edge(b, "exposure:"+dash, lineage.KindDBT, "dbt:p1")}))
 	ex, err := s.Exposures(f.ctx, ws, []string{dash, "nope", vigia.NewID()})
 	f.must(err)
-	if len(ex) != 1 || ex[dash].URL != "https://bi/2" || ex[dash].Owner != "bea" || !slices.Equal(ex[dash].DatasetIDs, []string{b, c}) {
+	if len(ex) != 1 || ex[dash].URL != "https://bi/2" || ex[dash].Owner != "bea" || !slices.Equal(ex[dash].DatasetIDs, sorted(b, c)) {
 		t.Fatalf("exposures %+v", ex)
 	}
 	if ox, _ := s.Exposures(f.ctx, other, []string{dash}); len(ox) != 0 {
