@@ -31,7 +31,8 @@ func domainVisibleSQL(domainExpr string, teamsParam, adminParam int) string {
 
 const domainSelect = `SELECT dm.id::text, dm.workspace_id::text, dm.name, dm.description, dm.restricted, dm.status, dm.version_major,
 	dm.version_minor, dm.published_at, dm.sla, dm.owner_name, dm.created_at, dm.updated_at,
-	(SELECT max(g.role) FROM domain_grants g WHERE g.domain_id = dm.id AND g.team_id = ANY($2::uuid[]))
+	(SELECT CASE WHEN bool_or(g.role = 'manager') THEN 'manager' WHEN count(*) > 0 THEN 'member' END
+	   FROM domain_grants g WHERE g.domain_id = dm.id AND g.team_id = ANY($2::uuid[]))
 	FROM domains dm`
 
 func scanDomain(r pgx.Row) (product.Domain, error) {
@@ -44,7 +45,7 @@ func scanDomain(r pgx.Row) (product.Domain, error) {
 		return d, err
 	}
 	if role != nil {
-		d.CallerRole = *role // "member" < "manager" in text order, so max is the best grant
+		d.CallerRole = *role // manager when any of the caller's teams manages the domain
 	}
 	if err := json.Unmarshal(sla, &d.SLA); err != nil {
 		return d, err

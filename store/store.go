@@ -159,6 +159,12 @@ func Tx(ctx context.Context) (pgx.Tx, bool) {
 	return tx, ok
 }
 
+// WithTx returns ctx carrying tx: the store's queries with that ctx run in tx, and InTx
+// joins it. Tests use it to run each case in a transaction they roll back.
+func WithTx(ctx context.Context, tx pgx.Tx) context.Context {
+	return context.WithValue(ctx, txKey{}, tx)
+}
+
 // InTx runs fn in a transaction carried by ctx. A nested call joins the outer
 // transaction. fn's error rolls back; a panic rolls back and re-panics.
 func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
@@ -170,7 +176,7 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) erro
 		return translate(err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := fn(context.WithValue(ctx, txKey{}, tx)); err != nil {
+	if err := fn(WithTx(ctx, tx)); err != nil {
 		return err
 	}
 	return translate(tx.Commit(ctx))

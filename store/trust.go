@@ -189,7 +189,7 @@ func (s *TrustStore) FindDatasets(ctx context.Context, v catalog.Viewer, f trust
 	if f.UsageClass != nil {
 		outer = append(outer, fmt.Sprintf("usage = $%d", arg(*f.UsageClass)))
 	}
-	exact := "qpd < 0" // no query: no exact match ranks first
+	exact := "id IS NULL" // no query: no exact match ranks first (never NULL, so every row ties)
 	if f.Query != nil {
 		exact = fmt.Sprintf("lower(schema_name || '.' || table_name) = lower($%d) OR lower(table_name) = lower($%d)", arg(*f.Query), len(args))
 	}
