@@ -212,11 +212,11 @@ var allowedParams = map[string]struct{ allowed, required []string }{
 func ParseParams(ruleType string, raw map[string]any) (Params, []vigia.FieldError) {
 	spec, ok := allowedParams[ruleType]
 	if !ok {
-		return Params{}, []vigia.FieldError{vigia.Field("enum", nil, "body", "rule_type")}
+		return Params{}, []vigia.FieldError{vigia.Field("enum", nil, "rule_type")}
 	}
 	var fields []vigia.FieldError
 	fail := func(typ string, ctx map[string]any, name ...string) {
-		fields = append(fields, vigia.Field(typ, ctx, append([]string{"body", "params"}, name...)...))
+		fields = append(fields, vigia.Field(typ, ctx, append([]string{"params"}, name...)...))
 	}
 	allowed := map[string]bool{}
 	for _, k := range spec.allowed {
