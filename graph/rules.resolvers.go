@@ -34,7 +34,8 @@ func (r *mutationResolver) CreateRule(ctx context.Context, input model.CreateRul
 func (r *mutationResolver) UpdateRule(ctx context.Context, id string, input model.UpdateRuleInput) (*model.Rule, error) {
 	u := rule.Update{Name: input.Name, Severity: input.Severity, Active: input.Active}
 	if input.Params != nil {
-		u.Params = ruleParams(input.Params)
+		p := ruleParams(input.Params)
+		u.Params = &p
 	}
 	ru, err := r.RuleService.UpdateRule(ctx, id, u)
 	if err != nil {

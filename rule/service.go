@@ -59,7 +59,7 @@ type CreateInput struct {
 	RuleType  string
 	Severity  string // default warning
 	Name      string
-	Params    map[string]any
+	Params    ParamsIn
 	Active    *bool // default true
 }
 
@@ -67,7 +67,7 @@ type CreateInput struct {
 type Update struct {
 	Name     *string
 	Severity *string
-	Params   map[string]any
+	Params   *ParamsIn
 	Active   *bool
 }
 
@@ -141,7 +141,7 @@ func (s *Service) UpdateRule(ctx context.Context, id string, u Update) (Rule, er
 		if err != nil {
 			return Rule{}, err
 		}
-		if r.Params, err = s.checkParams(ctx, d, r.Type, u.Params); err != nil {
+		if r.Params, err = s.checkParams(ctx, d, r.Type, *u.Params); err != nil {
 			return Rule{}, err
 		}
 	}
@@ -387,8 +387,8 @@ func (s *Service) sqlRule(ctx context.Context, v catalog.Viewer, r Rule, source 
 // checkParams parses a rule's parameters and checks them against the dataset: its
 // columns, the reference dataset (visible, with its column) and, for custom_sql, the
 // read-only check in the source's dialect.
-func (s *Service) checkParams(ctx context.Context, d catalog.Dataset, ruleType string, raw map[string]any) (Params, error) {
-	params, fields := ParseParams(ruleType, raw)
+func (s *Service) checkParams(ctx context.Context, d catalog.Dataset, ruleType string, in ParamsIn) (Params, error) {
+	params, fields := in.Check(ruleType)
 	if len(fields) > 0 {
 		return Params{}, vigia.Invalid(fields...)
 	}
