@@ -329,6 +329,10 @@ func (s *Service) DatasetDetail(ctx context.Context, id string) (Dataset, error)
 // NewService returns the catalog service.
 func NewService(store Store) *Service { return &Service{store: store} }
 
+// DatasetPageDefault is the page size of the dataset list when limit is not given
+// (contract: 500).
+const DatasetPageDefault = 500
+
 // FindDatasets lists the datasets the caller can see. Returns KindInvalid for a bad
 // filter (the transports validate bounds first; this guards the service's own rules).
 func (s *Service) FindDatasets(ctx context.Context, f DatasetFilter) (vigia.List[Dataset], error) {
@@ -339,10 +343,7 @@ func (s *Service) FindDatasets(ctx context.Context, f DatasetFilter) (vigia.List
 	if f.Sort == "" {
 		f.Sort = SortName
 	}
-	if f.Page.Limit == 0 {
-		f.Page.Limit = 500
-	}
-	if err := validatePage(f.Page); err != nil {
+	if err := f.Page.Validate(); err != nil {
 		return vigia.List[Dataset]{}, err
 	}
 	if f.Q != nil {
@@ -385,20 +386,4 @@ func (s *Service) DatasetDetails(ctx context.Context, ids []string, historyLimit
 		historyLimit = 30
 	}
 	return s.store.DatasetDetails(ctx, ViewerOf(p), valid, historyLimit)
-}
-
-func validatePage(p vigia.Page) error {
-	var fields []vigia.FieldError
-	if p.Limit < 1 {
-		fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 1}, "query", "limit"))
-	} else if p.Limit > 500 {
-		fields = append(fields, vigia.Field("less_than_equal", map[string]any{"le": 500}, "query", "limit"))
-	}
-	if p.Offset < 0 {
-		fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 0}, "query", "offset"))
-	}
-	if len(fields) > 0 {
-		return vigia.Invalid(fields...)
-	}
-	return nil
 }

@@ -147,10 +147,10 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, country string) (Wo
 	country = strings.ToUpper(country)
 	var fields []vigia.FieldError
 	if name == "" || len(name) > 100 {
-		fields = append(fields, vigia.Field("string_too_long", map[string]any{"min_length": 1, "max_length": 100}, "body", "name"))
+		fields = append(fields, vigia.Field("string_too_long", map[string]any{"min_length": 1, "max_length": 100}, "name"))
 	}
 	if !countryRE.MatchString(country) {
-		fields = append(fields, vigia.Field("country", nil, "body", "country"))
+		fields = append(fields, vigia.Field("country", nil, "country"))
 	}
 	if len(fields) > 0 {
 		return Workspace{}, vigia.Invalid(fields...)
@@ -174,10 +174,10 @@ func (s *Service) CreateUser(ctx context.Context, workspaceRef, email string, ro
 	email = strings.ToLower(strings.TrimSpace(email))
 	var fields []vigia.FieldError
 	if !strings.Contains(email, "@") || len(email) > 254 {
-		fields = append(fields, vigia.Field("value_error", nil, "body", "email"))
+		fields = append(fields, vigia.Field("value_error", nil, "email"))
 	}
 	if !role.Valid() {
-		fields = append(fields, vigia.Field("enum", nil, "body", "role"))
+		fields = append(fields, vigia.Field("enum", nil, "role"))
 	}
 	if len(fields) > 0 {
 		return User{}, "", vigia.Invalid(fields...)
@@ -223,11 +223,11 @@ func (s *Service) CreateAPIToken(ctx context.Context, workspaceRef, name, actor 
 		name = "api-token"
 	}
 	if len(name) > 100 {
-		return APIToken{}, "", vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": 100}, "body", "name"))
+		return APIToken{}, "", vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": 100}, "name"))
 	}
 	now := s.clock.Now()
 	if expiresAt != nil && (!expiresAt.After(now) || expiresAt.Sub(now) > MaxTokenLifetime) {
-		return APIToken{}, "", vigia.Invalid(vigia.Field("value_error", map[string]any{"max_days": int(MaxTokenLifetime.Hours() / 24)}, "body", "expires_at"))
+		return APIToken{}, "", vigia.Invalid(vigia.Field("value_error", map[string]any{"max_days": int(MaxTokenLifetime.Hours() / 24)}, "expires_at"))
 	}
 	var t APIToken
 	var secret string

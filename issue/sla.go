@@ -70,9 +70,9 @@ func (s *Service) SetSLATargets(ctx context.Context, t Targets) (Targets, error)
 			continue
 		}
 		if *h < 1 {
-			fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 1}, "body", name))
+			fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 1}, name))
 		} else if *h > MaxTargetHours {
-			fields = append(fields, vigia.Field("less_than_equal", map[string]any{"le": MaxTargetHours}, "body", name))
+			fields = append(fields, vigia.Field("less_than_equal", map[string]any{"le": MaxTargetHours}, name))
 		}
 	}
 	if len(fields) > 0 {
@@ -250,12 +250,12 @@ func (s *Service) SLAReport(ctx context.Context, period, groupBy string) (SLARep
 	var fields []vigia.FieldError
 	m := periodRE.FindStringSubmatch(period)
 	if m == nil {
-		fields = append(fields, vigia.Field("string_pattern_mismatch", nil, "query", "period"))
+		fields = append(fields, vigia.Field("string_pattern_mismatch", nil, "period"))
 	}
 	switch groupBy {
 	case GroupByDomain, GroupByTeam, GroupBySeverity:
 	default:
-		fields = append(fields, vigia.Field("enum", nil, "query", "group_by"))
+		fields = append(fields, vigia.Field("enum", nil, "group_by"))
 	}
 	if len(fields) > 0 {
 		return SLAReport{}, vigia.Invalid(fields...)
@@ -263,7 +263,7 @@ func (s *Service) SLAReport(ctx context.Context, period, groupBy string) (SLARep
 	y, _ := strconv.Atoi(m[1])
 	mo, _ := strconv.Atoi(m[2])
 	if y < 1970 {
-		return SLAReport{}, vigia.Invalid(vigia.Field("string_pattern_mismatch", nil, "query", "period"))
+		return SLAReport{}, vigia.Invalid(vigia.Field("string_pattern_mismatch", nil, "period"))
 	}
 	return s.store.SLAReport(ctx, catalog.ViewerOf(p), ReportQuery{WorkspaceID: p.WorkspaceID, Year: y, Month: mo,
 		GroupBy: groupBy, Now: s.clock.Now()})

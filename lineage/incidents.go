@@ -295,14 +295,12 @@ func (s *Service) Incidents(ctx context.Context, f IncidentFilter) (vigia.List[I
 	if err != nil {
 		return vigia.List[IncidentView]{}, err
 	}
-	if f.Page.Limit == 0 {
-		f.Page.Limit = 100
-	}
-	if f.Page.Limit < 1 || f.Page.Limit > 500 || f.Page.Offset < 0 {
-		return vigia.List[IncidentView]{}, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": 500}, "query", "limit"))
-	}
+	fields := vigia.FieldsOf(f.Page.Validate())
 	if f.Status != nil && *f.Status != IncidentOpen && *f.Status != IncidentResolved {
-		return vigia.List[IncidentView]{}, vigia.Invalid(vigia.Field("enum", nil, "query", "status"))
+		fields = append(fields, vigia.Field("enum", nil, "status"))
+	}
+	if len(fields) > 0 {
+		return vigia.List[IncidentView]{}, vigia.Invalid(fields...)
 	}
 	res, err := s.store.Incidents(ctx, v, f)
 	if err != nil {

@@ -11,18 +11,26 @@ import (
 
 // Caps of the contract (part 8 and the lineage rows of part 4).
 const (
-	MaxHops           = 3
-	MaxTraverseNodes  = 40 // datasets of a traversal, the starting one included
-	MaxTraverseEdges  = 60
-	MaxImpactNodes    = 40
-	MaxPathHops       = 6
-	MaxGraphNodes     = 1500
-	MaxFocusNodes     = 400
-	MaxDiffItems      = 1000
-	MaxSnapshots      = 90
-	pathVisitCap      = 50000 // nodes a path search may visit before giving up
-	maxColumnParam    = 200
-	maxTargetIDLength = 64
+	MaxHops = 3
+	// DefaultTraverseHops and DefaultKnowledgeHops are what a traversal and a focused
+	// knowledge graph walk when hops is not given; the transports document these.
+	DefaultTraverseHops  = 1
+	DefaultKnowledgeHops = 2
+	// IncidentPageDefault and SnapshotPageDefault are the page sizes of the incident
+	// and snapshot lists when limit is not given.
+	IncidentPageDefault = 100
+	SnapshotPageDefault = MaxSnapshots
+	MaxTraverseNodes    = 40 // datasets of a traversal, the starting one included
+	MaxTraverseEdges    = 60
+	MaxImpactNodes      = 40
+	MaxPathHops         = 6
+	MaxGraphNodes       = 1500
+	MaxFocusNodes       = 400
+	MaxDiffItems        = 1000
+	MaxSnapshots        = 90
+	pathVisitCap        = 50000 // nodes a path search may visit before giving up
+	maxColumnParam      = 200
+	maxTargetIDLength   = 64
 )
 
 // DatasetInfo is what traversals need to know of a dataset: its name, whether the

@@ -279,10 +279,16 @@ func (s *Service) managed(ctx context.Context, id string) (Domain, vigia.Princip
 	return d, p, nil
 }
 
+// DomainPageDefault is the page size of the domain list when limit is not given.
+const DomainPageDefault = 500
+
 // Domains lists the domains the caller can see, by name.
 func (s *Service) Domains(ctx context.Context, page vigia.Page) (vigia.List[Domain], error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
+		return vigia.List[Domain]{}, err
+	}
+	if err := page.Validate(); err != nil {
 		return vigia.List[Domain]{}, err
 	}
 	return s.store.Domains(ctx, catalog.ViewerOf(p), page)
@@ -300,24 +306,24 @@ func (s *Service) validateText(name, description *string, owner Opt[string]) []v
 	if name != nil {
 		switch n := strings.TrimSpace(*name); {
 		case n == "":
-			fields = append(fields, vigia.Field("string_too_short", map[string]any{"min_length": 1}, "body", "name"))
+			fields = append(fields, vigia.Field("string_too_short", map[string]any{"min_length": 1}, "name"))
 		case !validText(n, maxDomainName) || strings.ContainsAny(n, "\n\t"):
-			fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxDomainName}, "body", "name"))
+			fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxDomainName}, "name"))
 		}
 	}
 	if description != nil && !validText(*description, maxDescription) {
-		fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxDescription}, "body", "description"))
+		fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxDescription}, "description"))
 	}
 	if owner.Set && owner.Value != nil {
 		o := strings.TrimSpace(*owner.Value)
 		switch {
 		case o == "":
-			fields = append(fields, vigia.Field("string_too_short", map[string]any{"min_length": 1}, "body", "owner_name"))
+			fields = append(fields, vigia.Field("string_too_short", map[string]any{"min_length": 1}, "owner_name"))
 		case !validText(o, maxOwnerName) || strings.ContainsAny(o, "\n\t"):
-			fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxOwnerName}, "body", "owner_name"))
+			fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxOwnerName}, "owner_name"))
 		case strings.Contains(o, "@"):
 			// An owner is shown on the public page: a name, never an email address.
-			fields = append(fields, vigia.Field("owner_name_email", nil, "body", "owner_name"))
+			fields = append(fields, vigia.Field("owner_name_email", nil, "owner_name"))
 		}
 	}
 	return fields
@@ -330,7 +336,7 @@ func (s *Service) grants(ctx context.Context, workspaceID string, in []TeamGrant
 		if g.Role == "" {
 			in[i].Role = RoleMember
 		} else if g.Role != RoleMember && g.Role != RoleManager {
-			return nil, vigia.Invalid(vigia.Field("enum", nil, "body", "teams", "role"))
+			return nil, vigia.Invalid(vigia.Field("enum", nil, "teams", "role"))
 		}
 		if !vigia.ValidID(g.TeamID) {
 			return nil, vigia.NotFound()
@@ -361,7 +367,7 @@ func (s *Service) grants(ctx context.Context, workspaceID string, in []TeamGrant
 // otherwise) and returns them without duplicates.
 func (s *Service) members(ctx context.Context, v catalog.Viewer, ids []string) ([]string, error) {
 	if len(ids) > maxDatasetsEdit {
-		return nil, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": maxDatasetsEdit}, "body", "dataset_ids"))
+		return nil, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": maxDatasetsEdit}, "dataset_ids"))
 	}
 	uniq := make([]string, 0, len(ids))
 	seen := map[string]bool{}
@@ -398,7 +404,7 @@ func (s *Service) CreateDomain(ctx context.Context, in DomainInput) (Domain, err
 		return Domain{}, err
 	}
 	fields := s.validateText(&in.Name, &in.Description, Opt[string]{Set: in.OwnerName != nil, Value: in.OwnerName})
-	sla, err := in.SLA.apply(SLA{DimensionTargets: map[string]float64{}}, "body", "sla")
+	sla, err := in.SLA.apply(SLA{DimensionTargets: map[string]float64{}}, "sla")
 	if err != nil {
 		fields = append(fields, vigia.AsError(err).Fields...)
 	}
@@ -451,7 +457,7 @@ func (s *Service) UpdateDomain(ctx context.Context, id string, patch DomainPatch
 		}
 		fields := s.validateText(patch.Name, patch.Description, patch.OwnerName)
 		if patch.SLA != nil {
-			sla, err := patch.SLA.apply(d.SLA, "body", "sla")
+			sla, err := patch.SLA.apply(d.SLA, "sla")
 			if err != nil {
 				fields = append(fields, vigia.AsError(err).Fields...)
 			}
@@ -708,16 +714,16 @@ func (s *Service) DiffVersions(ctx context.Context, id, from, to string) (DiffRe
 	fromV, fromOK := ParseVersion(from)
 	switch {
 	case from == "current":
-		fields = append(fields, vigia.Field("version_current_as_source", nil, "path", "from_version"))
+		fields = append(fields, vigia.Field("version_current_as_source", nil, "from_version"))
 	case from != "latest" && !fromOK:
-		fields = append(fields, vigia.Field("version_format", nil, "path", "from_version"))
+		fields = append(fields, vigia.Field("version_format", nil, "from_version"))
 	}
 	toV, toOK := ParseVersion(to)
 	switch {
 	case to == "latest":
-		fields = append(fields, vigia.Field("version_latest_as_target", nil, "path", "to_version"))
+		fields = append(fields, vigia.Field("version_latest_as_target", nil, "to_version"))
 	case to != "current" && !toOK:
-		fields = append(fields, vigia.Field("version_format", nil, "path", "to_version"))
+		fields = append(fields, vigia.Field("version_format", nil, "to_version"))
 	}
 	if len(fields) > 0 {
 		return DiffResult{}, vigia.Invalid(fields...)

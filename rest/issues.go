@@ -263,7 +263,7 @@ var issueIDParam = param{Name: "issue_id", In: "path", Type: "string", Required:
 var assigneeTeamParam = param{Name: "assignee_team", In: "query", Type: "string", MaxLen: 64, Desc: "A team id, mine (the caller's teams) or none"}
 
 func (s *Server) issueRoutes() {
-	s.register(operation{ID: "listIssues", Method: http.MethodGet, Path: "/api/v1/issues", Tag: "issues", List: true, ListDefault: 100,
+	s.register(operation{ID: "listIssues", Method: http.MethodGet, Path: "/api/v1/issues", Tag: "issues", List: true, ListDefault: issue.PageDefault,
 		Summary: "Issues of the datasets the caller can see, newest first", Response: []IssueItemOut{},
 		Params: []param{
 			{Name: "severity", In: "query", Type: "string", MaxLen: 100, Desc: "critical, warning, info; comma list"},
@@ -444,7 +444,7 @@ func (s *Server) handleIssueAssign(w http.ResponseWriter, r *http.Request, in *i
 		return
 	}
 	if !body.AssigneeTeamID.Set {
-		s.writeError(w, r, invalid("missing", "body", "assignee_team_id"))
+		s.writeError(w, r, invalid("missing", "assignee_team_id"))
 		return
 	}
 	is, err := s.deps.Workflow.Issues.Assign(r.Context(), in.Path("issue_id"), body.AssigneeTeamID.Value)
@@ -482,7 +482,7 @@ func (s *Server) handleIssueIgnore(w http.ResponseWriter, r *http.Request, in *i
 	action := issue.ActionIgnore
 	if body.Reason != nil {
 		if *body.Reason != issue.ReasonExpected {
-			s.writeError(w, r, invalid("enum", "body", "reason"))
+			s.writeError(w, r, invalid("enum", "reason"))
 			return
 		}
 		action = issue.ActionIgnoreExpected
@@ -536,10 +536,10 @@ func (s *Server) handleSLATargetsPut(w http.ResponseWriter, r *http.Request, in 
 	}
 	var missing []vigia.FieldError
 	if !body.CriticalHours.Set {
-		missing = append(missing, vigia.Field("missing", nil, "body", "critical_hours"))
+		missing = append(missing, vigia.Field("missing", nil, "critical_hours"))
 	}
 	if !body.WarningHours.Set {
-		missing = append(missing, vigia.Field("missing", nil, "body", "warning_hours"))
+		missing = append(missing, vigia.Field("missing", nil, "warning_hours"))
 	}
 	if len(missing) > 0 {
 		s.writeError(w, r, vigia.Invalid(missing...))

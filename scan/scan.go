@@ -287,10 +287,20 @@ func (s *Service) EnqueueDue(ctx context.Context, now time.Time) (int, error) {
 	return n, err
 }
 
+// ScanPageDefault and SignalPageDefault are the page sizes of the scan and signal lists
+// when limit is not given (the REST value; the contract does not show one).
+const (
+	ScanPageDefault   = 500
+	SignalPageDefault = 500
+)
+
 // Scans lists the workspace's scans, newest first.
 func (s *Service) Scans(ctx context.Context, page vigia.Page) (vigia.List[Scan], error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
+		return vigia.List[Scan]{}, err
+	}
+	if err := page.Validate(); err != nil {
 		return vigia.List[Scan]{}, err
 	}
 	return s.store.Scans(ctx, p.WorkspaceID, page)

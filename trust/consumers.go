@@ -191,40 +191,40 @@ func (in *ConsumptionInput) validate() (string, error) {
 	in.Consumer.Name = strings.TrimSpace(in.Consumer.Name)
 	switch {
 	case in.Consumer.Name == "":
-		fields = append(fields, vigia.Field("missing", nil, "body", "consumer", "name"))
+		fields = append(fields, vigia.Field("missing", nil, "consumer", "name"))
 	case utf8.RuneCountInString(in.Consumer.Name) > maxNameLen:
-		fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxNameLen}, "body", "consumer", "name"))
+		fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxNameLen}, "consumer", "name"))
 	case !validName(in.Consumer.Name, maxNameLen):
-		fields = append(fields, vigia.Field("consumer_name", nil, "body", "consumer", "name"))
+		fields = append(fields, vigia.Field("consumer_name", nil, "consumer", "name"))
 	}
 	if !validKind(in.Consumer.Kind) {
-		fields = append(fields, vigia.Field("enum", nil, "body", "consumer", "kind"))
+		fields = append(fields, vigia.Field("enum", nil, "consumer", "kind"))
 	}
 	if in.Consumer.RunRef != nil && !validRunRef(*in.Consumer.RunRef) {
 		fields = append(fields, vigia.Field("string_pattern_mismatch", map[string]any{"min_length": 1, "max_length": maxRunRefLen},
-			"body", "consumer", "run_ref"))
+			"consumer", "run_ref"))
 	}
 	if in.Consumer.Framework != nil {
 		fw := strings.TrimSpace(*in.Consumer.Framework)
 		in.Consumer.Framework = &fw
 		if !validName(fw, 100) {
-			fields = append(fields, vigia.Field("consumer_name", map[string]any{"max_length": 100}, "body", "consumer", "framework"))
+			fields = append(fields, vigia.Field("consumer_name", map[string]any{"max_length": 100}, "consumer", "framework"))
 		}
 	}
 	switch {
 	case len(in.DatasetIDs) == 0:
-		fields = append(fields, vigia.Field("too_short", map[string]any{"min_length": 1}, "body", "datasets"))
+		fields = append(fields, vigia.Field("too_short", map[string]any{"min_length": 1}, "datasets"))
 	case len(in.DatasetIDs) > MaxBatch:
-		fields = append(fields, vigia.Field("too_long", map[string]any{"max_length": MaxBatch}, "body", "datasets"))
+		fields = append(fields, vigia.Field("too_long", map[string]any{"max_length": MaxBatch}, "datasets"))
 	}
 	purpose, ok := NormalizePurpose(in.Purpose)
 	if in.Purpose == "" {
-		fields = append(fields, vigia.Field("missing", nil, "body", "purpose"))
+		fields = append(fields, vigia.Field("missing", nil, "purpose"))
 	} else if !ok {
-		fields = append(fields, vigia.Field("enum", nil, "body", "purpose"))
+		fields = append(fields, vigia.Field("enum", nil, "purpose"))
 	}
 	if in.DecisionSeen != nil && !ValidDecision(in.DecisionSeen.Decision) {
-		fields = append(fields, vigia.Field("enum", nil, "body", "decision_seen", "decision"))
+		fields = append(fields, vigia.Field("enum", nil, "decision_seen", "decision"))
 	}
 	if len(fields) > 0 {
 		return "", vigia.Invalid(fields...)
@@ -389,11 +389,17 @@ func (s *Service) notifyUntrusted(ctx context.Context, consumer Consumer, c Cons
 		IdempotencyKey: delivery.IdempotencyKey(consumer.ID, c.ID, EventUntrustedRead, ""), Payload: payload, CreatedAt: now})
 }
 
+// ConsumerPageDefault is the page size of the consumer list when limit is not given.
+const ConsumerPageDefault = 500
+
 // Consumers lists the workspace's consumers, by name, with counters over the datasets
 // the caller can see.
 func (s *Service) Consumers(ctx context.Context, page vigia.Page) (vigia.List[Consumer], error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
+		return vigia.List[Consumer]{}, err
+	}
+	if err := page.Validate(); err != nil {
 		return vigia.List[Consumer]{}, err
 	}
 	return s.store.Consumers(ctx, catalog.ViewerOf(p), ConsumerFilter{Page: page}, s.clock.Now())

@@ -267,7 +267,7 @@ func invalidPurpose(loc ...string) error {
 func (s *Service) Decide(ctx context.Context, datasetID, purpose string) (Decision, error) {
 	pp, ok := NormalizePurpose(purpose)
 	if !ok {
-		return Decision{}, invalidPurpose("query", "purpose")
+		return Decision{}, invalidPurpose("purpose")
 	}
 	now := s.clock.Now()
 	f, err := s.one(ctx, datasetID, now)
@@ -301,13 +301,13 @@ type Batch struct {
 func (s *Service) DecideBatch(ctx context.Context, ids []string, purpose string) (Batch, error) {
 	pp, ok := NormalizePurpose(purpose)
 	if !ok {
-		return Batch{}, invalidPurpose("body", "purpose")
+		return Batch{}, invalidPurpose("purpose")
 	}
 	if len(ids) == 0 {
-		return Batch{}, vigia.Invalid(vigia.Field("too_short", map[string]any{"min_length": 1}, "body", "dataset_ids"))
+		return Batch{}, vigia.Invalid(vigia.Field("too_short", map[string]any{"min_length": 1}, "dataset_ids"))
 	}
 	if len(ids) > MaxBatch {
-		return Batch{}, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": MaxBatch}, "body", "dataset_ids"))
+		return Batch{}, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": MaxBatch}, "dataset_ids"))
 	}
 	now := s.clock.Now()
 	uniq := dedupe(ids)

@@ -62,7 +62,7 @@ type ChannelUpdate struct {
 }
 
 func field(typ string, ctx map[string]any, loc ...string) vigia.FieldError {
-	return vigia.Field(typ, ctx, append([]string{"body"}, loc...)...)
+	return vigia.Field(typ, ctx, loc...)
 }
 
 // CreateChannel adds a webhook channel and returns it with its signing secret, which is

@@ -198,7 +198,7 @@ func (s *Service) PreviewChannel(ctx context.Context, id string, days int) (Prev
 		return Preview{}, err
 	}
 	if days < 1 || days > 366 {
-		return Preview{}, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": 366}, "query", "days"))
+		return Preview{}, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": 366}, "days"))
 	}
 	ch, err := s.channel(ctx, p.WorkspaceID, id)
 	if err != nil {
