@@ -27,6 +27,7 @@ import (
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/lineage/neo4jgraph"
 	"github.com/vigia-data/vigia/lineage/pggraph"
+	"github.com/vigia-data/vigia/lineage/sqllineage"
 	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rest"
@@ -228,7 +229,7 @@ func (a *App) wireLineage(ctx context.Context, cfg Config, db *store.DB, queue *
 		}
 		g, a.closeGraph = ng, ng.Close
 	}
-	a.Lineage = lineage.NewService(db.Lineage(), g, db, lineageJobs{queue}, clock, log)
+	a.Lineage = lineage.NewService(db.Lineage(), g, sqllineage.Parser{}, db, lineageJobs{queue}, clock, log)
 	for _, p := range db.KnowledgeProviders() {
 		a.Lineage.AddProvider(p)
 	}

@@ -198,6 +198,7 @@ type ConsumerExposure struct {
 type Service struct {
 	store     Store
 	graph     Graph
+	views     ViewParser
 	tx        Tx
 	jobs      Enqueuer
 	clock     vigia.Clock
@@ -206,13 +207,13 @@ type Service struct {
 	consumers ConsumerSource
 }
 
-// NewService returns the lineage service over the record, a graph backend and the job
-// queue.
-func NewService(store Store, graph Graph, tx Tx, jobs Enqueuer, clock vigia.Clock, log *slog.Logger) *Service {
+// NewService returns the lineage service over the record, a graph backend, the view
+// parser and the job queue.
+func NewService(store Store, graph Graph, views ViewParser, tx Tx, jobs Enqueuer, clock vigia.Clock, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{store: store, graph: graph, tx: tx, jobs: jobs, clock: clock, log: log}
+	return &Service{store: store, graph: graph, views: views, tx: tx, jobs: jobs, clock: clock, log: log}
 }
 
 // AddProvider plugs a knowledge-graph node provider in (connections, domains, issues,
