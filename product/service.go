@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -45,18 +46,6 @@ type DomainConsumer struct {
 	LastConsumedAt *time.Time
 	CreatedBy      string
 	CreatedAt      time.Time
-}
-
-// Activity is one line of the workspace activity log.
-type Activity struct {
-	ID          string
-	WorkspaceID string
-	Actor       string
-	Action      string
-	SubjectType string
-	SubjectID   string
-	Details     map[string]any
-	CreatedAt   time.Time
 }
 
 // DatasetMeta is what the metadata-quality read knows of a dataset.
@@ -105,7 +94,7 @@ type Store interface {
 	// an owner (an owner of one of their domains).
 	DatasetMeta(ctx context.Context, v catalog.Viewer) ([]DatasetMeta, error)
 	// AddActivity appends to the workspace activity log.
-	AddActivity(ctx context.Context, a Activity) error
+	AddActivity(ctx context.Context, a event.Activity) error
 	// ScanMemberVerdicts lists every member of the domains holding a dataset whose
 	// verdict the scan changed (a dataset.verdict_changed event of the scan), whoever can
 	// see them.
@@ -200,7 +189,7 @@ func (s *Service) log(ctx context.Context, p vigia.Principal, action, domainID s
 	if details == nil {
 		details = map[string]any{}
 	}
-	return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: p.UserID, Action: action,
+	return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: p.UserID, Action: action,
 		SubjectType: "domain", SubjectID: domainID, Details: details, CreatedAt: s.clock.Now()})
 }
 

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/webhook"
 )
 
@@ -23,8 +23,8 @@ func (db *DB) Webhooks() *WebhookStore { return &WebhookStore{db: db} }
 var _ webhook.Store = (*WebhookStore)(nil)
 
 // AddActivity appends to the workspace activity log.
-func (s *WebhookStore) AddActivity(ctx context.Context, workspaceID, actor, action, subjectType, subjectID string, details map[string]any, at time.Time) error {
-	return addActivity(ctx, s.db, vigia.NewID(), workspaceID, actor, action, subjectType, subjectID, details, at)
+func (s *WebhookStore) AddActivity(ctx context.Context, a event.Activity) error {
+	return s.db.AddActivity(ctx, a)
 }
 
 // WorkspaceInfo returns a workspace's locale, time zone and suspension.

@@ -13,19 +13,8 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 )
-
-// Activity is one line of the workspace audit trail.
-type Activity struct {
-	ID          string
-	WorkspaceID string
-	Actor       string
-	Action      string
-	SubjectType string
-	SubjectID   string
-	Details     map[string]any
-	CreatedAt   time.Time
-}
 
 // Store is the persistence trust needs. Every read is scoped to the viewer's workspace
 // and visibility (the vigia_dataset_visible rule).
@@ -34,7 +23,7 @@ type Store interface {
 	// in a fixed number of queries; invisible or unknown ids are absent.
 	Facts(ctx context.Context, v catalog.Viewer, ids []string, now time.Time) (map[string]Facts, error)
 	// AddActivity appends to the audit trail.
-	AddActivity(ctx context.Context, a Activity) error
+	AddActivity(ctx context.Context, a event.Activity) error
 	// FindDatasets searches the viewer's datasets; at most limit, in relevance order,
 	// truncated when more matched.
 	FindDatasets(ctx context.Context, v catalog.Viewer, f FindFilter, now time.Time, limit int) ([]Found, bool, error)
@@ -362,7 +351,7 @@ func (s *Service) audit(ctx context.Context, action, subjectType, subjectID stri
 	if err != nil || !p.IsToken() {
 		return err
 	}
-	return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: "token:" + p.TokenID,
+	return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: "token:" + p.TokenID,
 		Action: action, SubjectType: subjectType, SubjectID: subjectID, Details: details, CreatedAt: now})
 }
 
