@@ -109,21 +109,6 @@ type Trust interface {
 	ConsumersOf(ctx context.Context, datasetIDs []string, since time.Time) ([]trust.Consumer, error)
 }
 
-// ContractColumns is the port to data contracts: the columns of each dataset's active
-// contract, which a version snapshot keeps so that a vanished column bumps major.
-// Contracts are another feature; until it exists NoContractColumns answers none.
-type ContractColumns interface {
-	ActiveContractColumns(ctx context.Context, datasetIDs []string) (map[string][]string, error)
-}
-
-// NoContractColumns is the ContractColumns of a workspace without data contracts.
-type NoContractColumns struct{}
-
-// ActiveContractColumns returns no columns.
-func (NoContractColumns) ActiveContractColumns(context.Context, []string) (map[string][]string, error) {
-	return map[string][]string{}, nil
-}
-
 // Reach is the port to lineage: how many datasets lie downstream of each dataset.
 // Lineage is another feature; until it is wired NoReach answers 0 for all, and lists
 // ordered by reach fall back to names.
@@ -160,28 +145,24 @@ type Config struct {
 
 // Service manages and reads data products for the principal in ctx.
 type Service struct {
-	store     Store
-	tx        Tx
-	trust     Trust
-	contracts ContractColumns
-	reach     Reach
-	sealer    Sealer
-	clock     vigia.Clock
-	cfg       Config
+	store  Store
+	tx     Tx
+	trust  Trust
+	reach  Reach
+	sealer Sealer
+	clock  vigia.Clock
+	cfg    Config
 }
 
-// NewService returns the data product service; contracts and reach may be nil.
-func NewService(store Store, tx Tx, tr Trust, contracts ContractColumns, reach Reach, sealer Sealer, clock vigia.Clock, cfg Config) *Service {
-	if contracts == nil {
-		contracts = NoContractColumns{}
-	}
+// NewService returns the data product service; reach may be nil.
+func NewService(store Store, tx Tx, tr Trust, reach Reach, sealer Sealer, clock vigia.Clock, cfg Config) *Service {
 	if reach == nil {
 		reach = NoReach{}
 	}
 	if cfg.HistoryDays <= 0 {
 		cfg.HistoryDays = 365
 	}
-	return &Service{store: store, tx: tx, trust: tr, contracts: contracts, reach: reach, sealer: sealer, clock: clock, cfg: cfg}
+	return &Service{store: store, tx: tx, trust: tr, reach: reach, sealer: sealer, clock: clock, cfg: cfg}
 }
 
 // log writes a domain change to the activity log, in the transaction in ctx.
@@ -192,12 +173,6 @@ func (s *Service) log(ctx context.Context, p vigia.Principal, action, domainID s
 	return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: p.UserID, Action: action,
 		SubjectType: "domain", SubjectID: domainID, Details: details, CreatedAt: s.clock.Now()})
 }
-
-// UseReach wires the lineage feature's downstream reach.
-func (s *Service) UseReach(r Reach) { s.reach = r }
-
-// UseContracts wires the contract feature's active-contract columns.
-func (s *Service) UseContracts(c ContractColumns) { s.contracts = c }
 
 // TeamGrantInput is a team's grant in a create or update.
 type TeamGrantInput struct {
@@ -510,16 +485,9 @@ func (s *Service) snapshot(ctx context.Context, d Domain) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	ids := make([]string, 0, len(members))
-	for _, m := range members {
-		ids = append(ids, m.ID)
-	}
-	cols, err := s.contracts.ActiveContractColumns(ctx, ids)
-	if err != nil {
-		return Snapshot{}, err
-	}
 	for i := range members {
-		members[i].ContractColumns = sortedStrings(cols[members[i].ID])
+		// No dataset has a data contract until the contracts feature lands.
+		members[i].ContractColumns = []string{}
 	}
 	return Snapshot{Name: d.Name, Description: d.Description, OwnerName: d.OwnerName, Restricted: d.Restricted,
 		Status: StatusPublished, SLA: d.SLA.Clone(), Datasets: members}, nil
