@@ -11,6 +11,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/event"
+	"github.com/vigia-data/vigia/internal/pgtx"
 	"github.com/vigia-data/vigia/webhook"
 )
 
@@ -449,7 +450,7 @@ func (s *WebhookStore) RecordAttempt(ctx context.Context, id string, rec webhook
 		attempt_log = attempt_log || $3::jsonb, status = $4, next_attempt_at = $5, finished_at = $6,
 		last_status_code = $7, last_error = nullif($8, '') WHERE id = $1`
 	args := []any{id, rec.N, entry, status, next, finished, code, rec.Error}
-	if _, inTx := Tx(ctx); inTx {
+	if _, inTx := pgtx.From(ctx); inTx {
 		_, err = s.db.q(ctx).Exec(ctx, update, args...)
 		return translate(err)
 	}
