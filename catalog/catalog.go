@@ -45,7 +45,7 @@ type Dataset struct {
 	// Grants are the caller's team grants on the dataset's domains (filled by the store
 	// for the viewer who reads); they raise the access role.
 	Grants []DomainGrant
-	// Trust holds the trust blockers and warnings; filled by DatasetDetail only.
+	// Trust holds the trust blockers and warnings; filled by trust.Service.DatasetDetail only.
 	Trust *TrustBrief
 	// RowCount is the last profile's row count (nil before one); RowCountExact is false
 	// when that profile read the first rows only (a cost-guarded view), so RowCount
@@ -85,11 +85,6 @@ type TrustItem struct {
 	Key     string
 	Message string
 	Params  map[string]any
-}
-
-// TrustReader computes the trust brief of a dataset (the trust feature).
-type TrustReader interface {
-	DatasetTrustBrief(ctx context.Context, datasetID string) (TrustBrief, error)
 }
 
 // ScorePoint is one scan's score with its five dimensions.
@@ -305,25 +300,6 @@ type Store interface {
 // Service answers catalog reads for the principal in ctx.
 type Service struct {
 	store Store
-	trust TrustReader
-}
-
-// UseTrust sets the trust feature that fills the trust brief of DatasetDetail.
-func (s *Service) UseTrust(t TrustReader) { s.trust = t }
-
-// DatasetDetail returns one dataset like Dataset, with its trust brief when the trust
-// feature is wired. Returns KindNotFound if it does not exist or the caller cannot see it.
-func (s *Service) DatasetDetail(ctx context.Context, id string) (Dataset, error) {
-	d, err := s.Dataset(ctx, id)
-	if err != nil || s.trust == nil {
-		return d, err
-	}
-	tb, err := s.trust.DatasetTrustBrief(ctx, d.ID)
-	if err != nil {
-		return d, err
-	}
-	d.Trust = &tb
-	return d, nil
 }
 
 // NewService returns the catalog service.

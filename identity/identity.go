@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/event"
 )
 
 // Credential prefixes: API tokens (the contract's) and person sessions (ours).
@@ -73,18 +74,6 @@ type Session struct {
 	ExpiresAt   time.Time
 }
 
-// Activity is one line of the workspace activity log.
-type Activity struct {
-	ID          string
-	WorkspaceID string
-	Actor       string
-	Action      string
-	SubjectType string
-	SubjectID   string
-	Details     map[string]any
-	CreatedAt   time.Time
-}
-
 // Credential is what a bearer secret's hash resolves to.
 type Credential struct {
 	ID                 string
@@ -114,8 +103,8 @@ type Store interface {
 	// TouchAPIToken records a use unless one was recorded after notBefore.
 	TouchAPIToken(ctx context.Context, id string, at, notBefore time.Time) error
 	APITokens(ctx context.Context, workspaceID string) ([]APIToken, error)
-	AddActivity(ctx context.Context, a Activity) error
-	Activities(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[Activity], error)
+	AddActivity(ctx context.Context, a event.Activity) error
+	Activities(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[event.Activity], error)
 }
 
 // Tx runs a function in a transaction carried by ctx.
@@ -197,7 +186,7 @@ func (s *Service) CreateUser(ctx context.Context, workspaceRef, email string, ro
 		if err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: "cli",
+		return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: "cli",
 			Action: "user.created", SubjectType: "user", SubjectID: u.ID,
 			Details: map[string]any{"role": string(role)}, CreatedAt: s.clock.Now()})
 	})
@@ -248,7 +237,7 @@ func (s *Service) CreateAPIToken(ctx context.Context, workspaceRef, name, actor 
 		if err := s.store.CreateAPIToken(ctx, t, hash); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: actor,
+		return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: actor,
 			Action: "api_token.created", SubjectType: "api_token", SubjectID: t.ID,
 			Details: details, CreatedAt: now})
 	})
@@ -271,7 +260,7 @@ func (s *Service) RevokeAPIToken(ctx context.Context, workspaceRef, secret, acto
 		if err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: actor,
+		return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: actor,
 			Action: "api_token.revoked", SubjectType: "api_token", SubjectID: t.ID,
 			Details: map[string]any{"name": t.Name}, CreatedAt: s.clock.Now()})
 	})
@@ -288,10 +277,10 @@ func (s *Service) APITokens(ctx context.Context, workspaceRef string) ([]APIToke
 }
 
 // Activities lists the workspace activity log, newest first, for a session.
-func (s *Service) Activities(ctx context.Context, page vigia.Page) (vigia.List[Activity], error) {
+func (s *Service) Activities(ctx context.Context, page vigia.Page) (vigia.List[event.Activity], error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
-		return vigia.List[Activity]{}, err
+		return vigia.List[event.Activity]{}, err
 	}
 	return s.store.Activities(ctx, p.WorkspaceID, page)
 }

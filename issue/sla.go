@@ -9,7 +9,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
-	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/event"
 )
 
 // Default resolution targets in hours, used by a workspace that never set its own.
@@ -108,7 +108,7 @@ func BreachPayload(b Breach, datasetID, datasetName, title string) map[string]an
 
 // BreachIdempotencyKey is the outbox key of an issue's breach: one per issue, ever.
 func BreachIdempotencyKey(issueID string) string {
-	return scan.IdempotencyKey(issueID, "", EventSLABreached, "")
+	return event.IdempotencyKey(issueID, "", EventSLABreached, "")
 }
 
 // EventConsumerSLABreached is the outbox event of a data product whose SLA was breached
@@ -127,7 +127,7 @@ func ConsumerSLAPayload(domainID, domainName string, issueIDs, channelIDs []stri
 // ConsumerSLAIdempotencyKey is the outbox key of a consumer notice: one per domain and set
 // of breached issues.
 func ConsumerSLAIdempotencyKey(domainID string, issueIDs []string) string {
-	return scan.IdempotencyKey(domainID, "", EventConsumerSLABreached, strings.Join(issueIDs, ","))
+	return event.IdempotencyKey(domainID, "", EventConsumerSLABreached, strings.Join(issueIDs, ","))
 }
 
 // MarkSLABreaches is the SLA timers' work: every open or acknowledged critical or

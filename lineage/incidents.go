@@ -451,15 +451,47 @@ func (s *Service) maskImpact(ctx context.Context, v catalog.Viewer, b Blast, dat
 		for _, n := range b.Nodes {
 			reached = append(reached, n.ID)
 		}
-		cs, err := s.consumers.Consumers(ctx, v.WorkspaceID, dedupe(reached))
+		byDataset, err := s.consumers.RecentConsumers(ctx, dedupe(reached), s.clock.Now().Add(-ConsumerWindow))
 		if err != nil {
 			return ImpactView{}, err
 		}
-		for _, c := range cs {
+		for _, c := range mergeConsumers(byDataset) {
 			out.Exposures = append(out.Exposures, IncidentExposure{Node: "consumer", ID: c.ID, Name: c.Name, Type: c.Type,
 				Framework: c.Framework, Consumptions7d: c.Consumptions7d, LastDecision: c.LastDecision, LastConsumedAt: c.LastConsumedAt})
 		}
 	}
 	out.ExposuresCount = len(out.Exposures)
 	return out, nil
+}
+
+// mergeConsumers turns the recent consumers of each dataset into one exposure per
+// consumer with the datasets it read, by consumer id.
+func mergeConsumers(byDataset map[string][]RecentConsumer) []ConsumerExposure {
+	merged := map[string]*ConsumerExposure{}
+	var order []string
+	for datasetID, exps := range byDataset {
+		for _, e := range exps {
+			c, ok := merged[e.ConsumerID]
+			if !ok {
+				c = &ConsumerExposure{ID: e.ConsumerID, Name: e.Name, Type: e.Kind, Consumptions7d: e.Consumptions7d,
+					LastConsumedAt: e.LastConsumedAt}
+				if e.Framework != nil {
+					c.Framework = *e.Framework
+				}
+				if e.LastDecision != nil {
+					c.LastDecision = *e.LastDecision
+				}
+				merged[e.ConsumerID] = c
+				order = append(order, e.ConsumerID)
+			}
+			c.DatasetIDs = append(c.DatasetIDs, datasetID)
+		}
+	}
+	sort.Strings(order)
+	out := make([]ConsumerExposure, 0, len(order))
+	for _, id := range order {
+		sort.Strings(merged[id].DatasetIDs)
+		out = append(out, *merged[id])
+	}
+	return out
 }

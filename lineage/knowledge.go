@@ -37,7 +37,7 @@ func (e KEdge) key() string {
 }
 
 // NodeProvider builds the nodes of some kinds from the tables that hold them, attached
-// to datasets. Providers are plugged in with Service.AddProvider, so a feature that
+// to datasets. Providers are given to NewService (Deps.Providers), so a feature that
 // brings a new kind (rules, knowledge entries, terms) adds its own.
 type NodeProvider interface {
 	// Kinds are the node kinds the provider gives.

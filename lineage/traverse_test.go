@@ -47,7 +47,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{g: lineagetest.NewMemGraph(), store: &fakeStore{names: map[string]string{}, hidden: map[string]bool{}}, ws: vigia.NewID()}
-	f.svc = lineage.NewService(f.store, f.g, nil, nil, vigia.SystemClock{}, nil)
+	f.svc = lineage.NewService(lineage.Deps{Store: f.store, Graph: f.g, Clock: vigia.SystemClock{}})
 	f.ctx = vigia.WithPrincipal(context.Background(), vigia.Principal{WorkspaceID: f.ws, UserID: "u", Role: vigia.RoleMember})
 	return f
 }

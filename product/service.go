@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -45,18 +46,6 @@ type DomainConsumer struct {
 	LastConsumedAt *time.Time
 	CreatedBy      string
 	CreatedAt      time.Time
-}
-
-// Activity is one line of the workspace activity log.
-type Activity struct {
-	ID          string
-	WorkspaceID string
-	Actor       string
-	Action      string
-	SubjectType string
-	SubjectID   string
-	Details     map[string]any
-	CreatedAt   time.Time
 }
 
 // DatasetMeta is what the metadata-quality read knows of a dataset.
@@ -105,7 +94,7 @@ type Store interface {
 	// an owner (an owner of one of their domains).
 	DatasetMeta(ctx context.Context, v catalog.Viewer) ([]DatasetMeta, error)
 	// AddActivity appends to the workspace activity log.
-	AddActivity(ctx context.Context, a Activity) error
+	AddActivity(ctx context.Context, a event.Activity) error
 	// ScanMemberVerdicts lists every member of the domains holding a dataset whose
 	// verdict the scan changed (a dataset.verdict_changed event of the scan), whoever can
 	// see them.
@@ -118,21 +107,6 @@ type Store interface {
 type Trust interface {
 	Assess(ctx context.Context, ids []string) (map[string]trust.Assessment, error)
 	ConsumersOf(ctx context.Context, datasetIDs []string, since time.Time) ([]trust.Consumer, error)
-}
-
-// ContractColumns is the port to data contracts: the columns of each dataset's active
-// contract, which a version snapshot keeps so that a vanished column bumps major.
-// Contracts are another feature; until it exists NoContractColumns answers none.
-type ContractColumns interface {
-	ActiveContractColumns(ctx context.Context, datasetIDs []string) (map[string][]string, error)
-}
-
-// NoContractColumns is the ContractColumns of a workspace without data contracts.
-type NoContractColumns struct{}
-
-// ActiveContractColumns returns no columns.
-func (NoContractColumns) ActiveContractColumns(context.Context, []string) (map[string][]string, error) {
-	return map[string][]string{}, nil
 }
 
 // Reach is the port to lineage: how many datasets lie downstream of each dataset.
@@ -171,28 +145,24 @@ type Config struct {
 
 // Service manages and reads data products for the principal in ctx.
 type Service struct {
-	store     Store
-	tx        Tx
-	trust     Trust
-	contracts ContractColumns
-	reach     Reach
-	sealer    Sealer
-	clock     vigia.Clock
-	cfg       Config
+	store  Store
+	tx     Tx
+	trust  Trust
+	reach  Reach
+	sealer Sealer
+	clock  vigia.Clock
+	cfg    Config
 }
 
-// NewService returns the data product service; contracts and reach may be nil.
-func NewService(store Store, tx Tx, tr Trust, contracts ContractColumns, reach Reach, sealer Sealer, clock vigia.Clock, cfg Config) *Service {
-	if contracts == nil {
-		contracts = NoContractColumns{}
-	}
+// NewService returns the data product service; reach may be nil.
+func NewService(store Store, tx Tx, tr Trust, reach Reach, sealer Sealer, clock vigia.Clock, cfg Config) *Service {
 	if reach == nil {
 		reach = NoReach{}
 	}
 	if cfg.HistoryDays <= 0 {
 		cfg.HistoryDays = 365
 	}
-	return &Service{store: store, tx: tx, trust: tr, contracts: contracts, reach: reach, sealer: sealer, clock: clock, cfg: cfg}
+	return &Service{store: store, tx: tx, trust: tr, reach: reach, sealer: sealer, clock: clock, cfg: cfg}
 }
 
 // log writes a domain change to the activity log, in the transaction in ctx.
@@ -200,15 +170,9 @@ func (s *Service) log(ctx context.Context, p vigia.Principal, action, domainID s
 	if details == nil {
 		details = map[string]any{}
 	}
-	return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: p.UserID, Action: action,
+	return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: p.UserID, Action: action,
 		SubjectType: "domain", SubjectID: domainID, Details: details, CreatedAt: s.clock.Now()})
 }
-
-// UseReach wires the lineage feature's downstream reach.
-func (s *Service) UseReach(r Reach) { s.reach = r }
-
-// UseContracts wires the contract feature's active-contract columns.
-func (s *Service) UseContracts(c ContractColumns) { s.contracts = c }
 
 // TeamGrantInput is a team's grant in a create or update.
 type TeamGrantInput struct {
@@ -527,16 +491,9 @@ func (s *Service) snapshot(ctx context.Context, d Domain) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	ids := make([]string, 0, len(members))
-	for _, m := range members {
-		ids = append(ids, m.ID)
-	}
-	cols, err := s.contracts.ActiveContractColumns(ctx, ids)
-	if err != nil {
-		return Snapshot{}, err
-	}
 	for i := range members {
-		members[i].ContractColumns = sortedStrings(cols[members[i].ID])
+		// No dataset has a data contract until the contracts feature lands.
+		members[i].ContractColumns = []string{}
 	}
 	return Snapshot{Name: d.Name, Description: d.Description, OwnerName: d.OwnerName, Restricted: d.Restricted,
 		Status: StatusPublished, SLA: d.SLA.Clone(), Datasets: members}, nil

@@ -159,7 +159,7 @@ func (s *Server) handleDatasetList(w http.ResponseWriter, r *http.Request, in *i
 }
 
 func (s *Server) handleDatasetGet(w http.ResponseWriter, r *http.Request, in *input) {
-	d, err := s.deps.Catalog.DatasetDetail(r.Context(), in.Path("dataset_id"))
+	d, err := s.deps.Trust.DatasetDetail(r.Context(), in.Path("dataset_id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -11,15 +11,13 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/quality"
-	"github.com/vigia-data/vigia/rule"
-	"github.com/vigia-data/vigia/team"
 )
 
 // WorkflowDeps are the services of rules, issues and teams.
 type WorkflowDeps struct {
-	Rules  *rule.Service
-	Issues *issue.Service
-	Teams  *team.Service
+	Rules  RuleService
+	Issues IssueService
+	Teams  TeamService
 }
 
 // workflowRoutes registers rules, issues, teams and the workspace SLA targets.

@@ -34,6 +34,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/rulesql"
 )
 
@@ -567,16 +568,6 @@ type RefDataset struct {
 	Columns      []string
 }
 
-// Activity is an audit line the rule service writes.
-type Activity struct {
-	WorkspaceID string
-	Actor       string
-	Action      string
-	SubjectID   string
-	Details     map[string]any
-	At          time.Time
-}
-
 // Store is the persistence rules need. Reads are scoped to a workspace and to the
 // datasets the viewer can see.
 type Store interface {
@@ -596,5 +587,5 @@ type Store interface {
 	// ActiveRulesOf lists a dataset's active rules for a scan (no visibility: the scan
 	// acts for the workspace).
 	ActiveRulesOf(ctx context.Context, datasetID string) ([]ScanRule, error)
-	AddActivity(ctx context.Context, a Activity) error
+	AddActivity(ctx context.Context, a event.Activity) error
 }

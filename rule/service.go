@@ -8,6 +8,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/rulesql"
 )
 
@@ -350,8 +351,8 @@ func (s *Service) FailingRowsSQL(ctx context.Context, id string, dialect *string
 	if out.Reason != "" {
 		details["reason"] = out.Reason
 	}
-	if err := s.store.AddActivity(ctx, Activity{WorkspaceID: p.WorkspaceID, Actor: actor, Action: ActionFailingRowsRead,
-		SubjectID: r.ID, Details: details, At: s.clock.Now()}); err != nil {
+	if err := s.store.AddActivity(ctx, event.Activity{WorkspaceID: p.WorkspaceID, Actor: actor, Action: ActionFailingRowsRead,
+		SubjectType: "rule", SubjectID: r.ID, Details: details, CreatedAt: s.clock.Now()}); err != nil {
 		return FailingRows{}, err
 	}
 	return out, nil

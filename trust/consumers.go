@@ -11,7 +11,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
-	"github.com/vigia-data/vigia/webhook/delivery"
+	"github.com/vigia-data/vigia/event"
 )
 
 // Consumer kinds (contract part 6, consumer_read).
@@ -341,11 +341,11 @@ func (s *Service) notifyUntrusted(ctx context.Context, consumer Consumer, c Cons
 	if err != nil {
 		return err
 	}
-	var fresh []delivery.DatasetRef
+	var fresh []event.DatasetRef
 	var freshIDs []string
 	for _, d := range untrusted {
 		if !done[d.DatasetID] {
-			fresh = append(fresh, delivery.DatasetRef{DatasetID: d.DatasetID, DatasetName: d.DatasetName})
+			fresh = append(fresh, event.DatasetRef{DatasetID: d.DatasetID, DatasetName: d.DatasetName})
 			freshIDs = append(freshIDs, d.DatasetID)
 		}
 	}
@@ -370,9 +370,9 @@ func (s *Service) notifyUntrusted(ctx context.Context, consumer Consumer, c Cons
 	}
 	eventID := vigia.NewID()
 	payload := map[string]any{
-		"code":   delivery.CodeConsumerUntrustedRead,
+		"code":   event.CodeConsumerUntrustedRead,
 		"params": params,
-		"consumer_read": delivery.ConsumerRead{ConsumerID: consumer.ID, ConsumerName: consumer.Name, ConsumerKind: consumer.Kind,
+		"consumer_read": event.ConsumerRead{ConsumerID: consumer.ID, ConsumerName: consumer.Name, ConsumerKind: consumer.Kind,
 			Purpose: c.Purpose, Decision: DecisionUntrusted, RunRef: c.RunRef, Datasets: fresh},
 		"severity":     "warning",
 		"dataset_ids":  freshIDs,
@@ -386,7 +386,7 @@ func (s *Service) notifyUntrusted(ctx context.Context, consumer Consumer, c Cons
 		"workspace_id": c.WorkspaceID,
 	}
 	return s.store.InsertNotice(ctx, Notice{EventID: eventID, WorkspaceID: c.WorkspaceID, ConsumerID: consumer.ID, DatasetIDs: freshIDs,
-		IdempotencyKey: delivery.IdempotencyKey(consumer.ID, c.ID, EventUntrustedRead, ""), Payload: payload, CreatedAt: now})
+		IdempotencyKey: event.IdempotencyKey(consumer.ID, c.ID, EventUntrustedRead, ""), Payload: payload, CreatedAt: now})
 }
 
 // ConsumerPageDefault is the page size of the consumer list when limit is not given.
