@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/webhook/delivery"
 )
 
@@ -216,7 +217,7 @@ func verdictEvent(tb testing.TB, env *apptest.Env, ws string) (datasetID, eventI
 	datasetID = env.MustDataset(tb, ws, env.MustConnection(tb, ws, "c-"+vigia.NewUUID()[:6]), "public", "vendas")
 	scanID := vigia.NewID()
 	eventID = MustEvent(tb, env, ws, "dataset.verdict_changed", "dataset", datasetID,
-		delivery.IdempotencyKey(datasetID, scanID, "dataset.verdict_changed", ""),
+		event.IdempotencyKey(datasetID, scanID, "dataset.verdict_changed", ""),
 		map[string]any{"dataset_id": datasetID, "from": "pass", "to": "fail", "score": 41.5, "scan_id": scanID})
 	return datasetID, eventID
 }
