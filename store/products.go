@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/quality"
 )
@@ -479,14 +479,8 @@ func (s *ProductStore) DomainWeights(ctx context.Context, datasetID string) ([]q
 }
 
 // AddActivity appends to the workspace activity log.
-func (s *ProductStore) AddActivity(ctx context.Context, a product.Activity) error {
-	details, err := json.Marshal(a.Details)
-	if err != nil {
-		return vigia.Internal(err)
-	}
-	_, err = s.db.q(ctx).Exec(ctx, `INSERT INTO activity_log (id, workspace_id, actor, action, subject_type, subject_id, details, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.ID, a.WorkspaceID, a.Actor, a.Action, a.SubjectType, a.SubjectID, details, a.CreatedAt)
-	return translate(err)
+func (s *ProductStore) AddActivity(ctx context.Context, a event.Activity) error {
+	return s.db.AddActivity(ctx, a)
 }
 
 // ScanMemberVerdicts implements product.Store.

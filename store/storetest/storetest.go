@@ -20,6 +20,7 @@ import (
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/vigia-data/vigia/internal/pgtx"
 	"github.com/vigia-data/vigia/store"
 )
 
@@ -69,7 +70,7 @@ func MustTx(tb testing.TB) (context.Context, pgx.Tx) {
 		tb.Fatalf("storetest: begin: %v", err)
 	}
 	tb.Cleanup(func() { _ = tx.Rollback(context.Background()) })
-	return store.WithTx(context.Background(), tx), tx
+	return pgtx.With(context.Background(), tx), tx
 }
 
 // Savepoint runs fn in a savepoint of the transaction riding in ctx and rolls the
@@ -77,7 +78,7 @@ func MustTx(tb testing.TB) (context.Context, pgx.Tx) {
 // then leaves the test's transaction usable.
 func Savepoint(tb testing.TB, ctx context.Context, fn func(ctx context.Context) error) error {
 	tb.Helper()
-	tx, ok := store.Tx(ctx)
+	tx, ok := pgtx.From(ctx)
 	if !ok {
 		tb.Fatalf("storetest: Savepoint needs the context of MustTx")
 	}
@@ -86,7 +87,7 @@ func Savepoint(tb testing.TB, ctx context.Context, fn func(ctx context.Context) 
 		tb.Fatalf("storetest: savepoint: %v", err)
 	}
 	defer func() { _ = sp.Rollback(context.WithoutCancel(ctx)) }()
-	return fn(store.WithTx(ctx, sp))
+	return fn(pgtx.With(ctx, sp))
 }
 
 // MustURL returns the URL of the package's database (for tests that start a server
