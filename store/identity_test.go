@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/identity"
 )
 
@@ -125,11 +126,11 @@ func TestIdentityActivityPages(t *testing.T) {
 	s := f.db.Identity()
 	ws := f.workspace()
 	for i := range 5 {
-		f.must(s.AddActivity(f.ctx, identity.Activity{ID: vigia.NewID(), WorkspaceID: ws.WorkspaceID, Actor: "u", Action: "token.create",
+		f.must(s.AddActivity(f.ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: ws.WorkspaceID, Actor: "u", Action: "token.create",
 			SubjectType: "token", SubjectID: string(rune('a' + i)), Details: map[string]any{"n": i}, CreatedAt: at(i)}))
 	}
 	other := f.workspace()
-	f.must(s.AddActivity(f.ctx, identity.Activity{ID: vigia.NewID(), WorkspaceID: other.WorkspaceID, Actor: "u", Action: "x",
+	f.must(s.AddActivity(f.ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: other.WorkspaceID, Actor: "u", Action: "x",
 		SubjectType: "token", SubjectID: "z", CreatedAt: at(9)}))
 	p1, err := s.Activities(f.ctx, ws.WorkspaceID, vigia.Page{Limit: 2})
 	f.must(err)
@@ -137,7 +138,7 @@ func TestIdentityActivityPages(t *testing.T) {
 	f.must(err)
 	p3, err := s.Activities(f.ctx, ws.WorkspaceID, vigia.Page{Limit: 2, Offset: 4})
 	f.must(err)
-	subj := func(a identity.Activity) string { return a.SubjectID }
+	subj := func(a event.Activity) string { return a.SubjectID }
 	got := append(append(names(p1.Items, subj), names(p2.Items, subj)...), names(p3.Items, subj)...)
 	if p1.Total != 5 || !slices.Equal(got, []string{"e", "d", "c", "b", "a"}) {
 		t.Fatalf("activity pages: total %d, %v", p1.Total, got)
@@ -146,6 +147,6 @@ func TestIdentityActivityPages(t *testing.T) {
 		t.Fatalf("details %v", p1.Items[0].Details)
 	}
 	f.fails(vigia.KindNotFound, "activity of a workspace that does not exist", func(ctx ctxT) error {
-		return s.AddActivity(ctx, identity.Activity{ID: vigia.NewID(), WorkspaceID: vigia.NewID(), Actor: "u", Action: "x", SubjectType: "t", SubjectID: "s", CreatedAt: t0})
+		return s.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: vigia.NewID(), Actor: "u", Action: "x", SubjectType: "t", SubjectID: "s", CreatedAt: t0})
 	})
 }

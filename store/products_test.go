@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/scan"
@@ -211,7 +212,7 @@ func TestProductCoverageAndVerdictEvents(t *testing.T) {
 	sc := f.newScan(ws, conn, 10)
 	f.result(ws, ds[0], sc, 10, 75, func(r *scan.DatasetResult) {
 		r.Verdict.Verdict = quality.VerdictWarn
-		r.Events = []scan.Event{{ID: vigia.NewID(), Type: "dataset.verdict_changed", SubjectType: "dataset", SubjectID: ds[0], IdempotencyKey: "v1",
+		r.Events = []event.Event{{ID: vigia.NewID(), Type: "dataset.verdict_changed", SubjectType: "dataset", SubjectID: ds[0], IdempotencyKey: "v1",
 			Payload: map[string]any{"from": "pass", "to": "warn"}}}
 	})
 	f.must(f.db.Scans().FinishScan(f.ctx, sc, "succeeded", nil, at(11)))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/source"
 )
@@ -156,7 +157,7 @@ func TestScanResultsAndReads(t *testing.T) {
 		r.NewIssues = []scan.NewIssue{{ID: anomaly, Type: "anomaly", Severity: "warning", Title: "t", Metric: "volume"}}
 		r.SchemaChanges = []scan.SchemaChange{{Change: "add", Column: "email", ToType: &added}}
 		r.Signals = []scan.Signal{{ID: vigia.NewID(), Kind: "anomaly", Metric: "volume", Observed: vigia.Ptr(200.0), Anomalous: true, IssueID: &anomaly, CI95: &[2]float64{1, 2}}}
-		r.Events = []scan.Event{{ID: vigia.NewID(), Type: "issue.opened", SubjectType: "issue", SubjectID: anomaly, IdempotencyKey: "k1", Payload: map[string]any{"a": 1}},
+		r.Events = []event.Event{{ID: vigia.NewID(), Type: "issue.opened", SubjectType: "issue", SubjectID: anomaly, IdempotencyKey: "k1", Payload: map[string]any{"a": 1}},
 			{ID: vigia.NewID(), Type: "issue.opened", SubjectType: "issue", SubjectID: anomaly, IdempotencyKey: "k1", Payload: map[string]any{}}}
 	})
 	if n := f.count(`SELECT count(*) FROM events WHERE workspace_id = $1`, ws); n != 1 {
