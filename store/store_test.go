@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/identity"
+	"github.com/vigia-data/vigia/internal/pgtx"
 	"github.com/vigia-data/vigia/store"
 	"github.com/vigia-data/vigia/store/storetest"
 )
@@ -37,7 +38,7 @@ func TestInTx(t *testing.T) {
 	committed, rolledBack, panicked := newWS(), newWS(), newWS()
 	written = append(written, committed.ID, rolledBack.ID, panicked.ID)
 	f := func(ctx context.Context) error {
-		if _, ok := store.Tx(ctx); !ok {
+		if _, ok := pgtx.From(ctx); !ok {
 			t.Error("no transaction in fn's context")
 		}
 		// A nested call joins the outer transaction.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/webhook"
@@ -252,7 +253,7 @@ func TestWebhookOutboxAndScans(t *testing.T) {
 	warn := vigia.NewID()
 	f.result(ws, ds, sc, 3, 80, func(r *scan.DatasetResult) {
 		r.NewIssues = []scan.NewIssue{{ID: warn, Type: "anomaly", Severity: "warning", Title: "w", Metric: "null_rate"}}
-		r.Events = []scan.Event{{ID: vigia.NewID(), Type: "issue.opened", SubjectType: "issue", SubjectID: warn, IdempotencyKey: "e1", Payload: map[string]any{}},
+		r.Events = []event.Event{{ID: vigia.NewID(), Type: "issue.opened", SubjectType: "issue", SubjectID: warn, IdempotencyKey: "e1", Payload: map[string]any{}},
 			{ID: vigia.NewID(), Type: "issue.opened", SubjectType: "issue", SubjectID: crit, IdempotencyKey: "e2", Payload: map[string]any{}}}
 	})
 	evs, err := s.ClaimEvents(f.ctx, 1)
