@@ -84,10 +84,8 @@ func TestCatalogFindDatasets(t *testing.T) {
 func TestCatalogDatasetDetail(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Catalog()
-	v := f.workspace()
+	v, conn, ds := f.warehouse("orders", "secret", "gone")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "secret", "gone")
 	f.restrict(ws, ds[1:2])
 	sc := f.newScan(ws, conn, 1)
 	f.result(ws, ds[0], sc, 1, 88, nil)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/issue"
+	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
@@ -15,10 +16,8 @@ import (
 func TestIssuesListAndChange(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Issues()
-	v := f.workspace()
+	v, conn, ds := f.warehouse("orders", "secret")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "secret")
 	f.restrict(ws, ds[1:])
 	data := f.team(ws, "data")
 	a := f.issue(ws, conn, ds[0], "critical", 1, nil)
@@ -120,9 +119,8 @@ func TestIssuesListAndChange(t *testing.T) {
 func TestIssueRuleCurrentAndTuning(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Issues()
-	ws := f.workspace().WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders")[0]
+	v, conn, dss := f.warehouse("orders")
+	ws, ds := v.WorkspaceID, dss[0]
 	rid := f.newRule(ws, ds, "not_null", "critical", 1, rule.Params{Column: "id"})
 	first := f.issue(ws, conn, ds, "critical", 2, func(ni *scan.NewIssue) { ni.Type, ni.RuleID = "rule", rid })
 	if other, err := s.OtherCurrentIssue(f.ctx, rid, first); err != nil || other {
@@ -211,6 +209,10 @@ func TestIssueTargetsAndBreaches(t *testing.T) {
 	})
 	conn := f.connection(ws, "warehouse")
 	ds := f.tables(ws, conn, "orders")[0]
+	// The dataset's domain has a consumer with a channel: a critical breach tells it.
+	dom := f.domain(ws, "sales", false, ds)
+	f.must(f.db.Products().AddManualConsumer(f.ctx, product.DomainConsumer{ID: vigia.NewID(), DomainID: dom, WorkspaceID: ws, Name: "CFO", Kind: "user",
+		ChannelID: vigia.Ptr(f.channel(ws, "cfo", 0, nil)), CreatedBy: "ana", CreatedAt: t0}))
 	crit := f.issue(ws, conn, ds, "critical", 0, nil)
 	f.issue(ws, conn, ds, "warning", 0, nil) // no warning target: never due
 	acked := f.issue(ws, conn, ds, "critical", 0, nil)
@@ -229,6 +231,9 @@ func TestIssueTargetsAndBreaches(t *testing.T) {
 	}
 	if n := f.count(`SELECT count(*) FROM events WHERE workspace_id = $1 AND type = $2 AND subject_id = $3`, ws, issue.EventSLABreached, crit); n != 1 {
 		t.Fatalf("%d breach events", n)
+	}
+	if n := f.count(`SELECT count(*) FROM events WHERE workspace_id = $1 AND type = $2 AND subject_id = $3`, ws, issue.EventConsumerSLABreached, dom); n != 1 {
+		t.Fatalf("%d consumer breach events", n)
 	}
 	l, err := s.Issues(f.ctx, v, issue.StoreFilter{SLABreached: true, Page: vigia.Page{Limit: 10}})
 	f.must(err)

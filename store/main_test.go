@@ -12,6 +12,7 @@ import (
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/identity"
+	"github.com/vigia-data/vigia/internal/pgtx"
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/source"
@@ -223,4 +224,16 @@ type (
 
 func scanVerdictPass() quality.VerdictResult {
 	return quality.VerdictResult{Verdict: quality.VerdictPass, FailingRules: []quality.RuleOutcome{}, Reasons: []quality.VerdictReason{}}
+}
+
+// storeTx reports whether ctx carries a transaction.
+func storeTx(ctx context.Context) (pgx.Tx, bool) { return pgtx.From(ctx) }
+
+// warehouse creates a workspace with a connection "warehouse" that has discovered the
+// tables; it returns the workspace's admin viewer, the connection id and the dataset ids.
+func (f *fx) warehouse(tables ...string) (catalog.Viewer, string, []string) {
+	f.t.Helper()
+	v := f.workspace()
+	conn := f.connection(v.WorkspaceID, "warehouse")
+	return v, conn, f.tables(v.WorkspaceID, conn, tables...)
 }

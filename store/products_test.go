@@ -23,10 +23,8 @@ func (f *fx) domain(ws, name string, restricted bool, datasetIDs ...string) stri
 func TestProductDomains(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Products()
-	v := f.workspace()
+	v, _, ds := f.warehouse("orders", "customers", "ledger")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "customers", "ledger")
 	fin, ops := f.team(ws, "finance"), f.team(ws, "ops")
 	sales := f.domain(ws, "sales", false, ds[0], ds[1])
 	finance := f.domain(ws, "finance", true, ds[2], ds[0])
@@ -208,10 +206,8 @@ func TestProductVersionsSharesConsumers(t *testing.T) {
 func TestProductCoverageAndVerdictEvents(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Products()
-	v := f.workspace()
+	v, conn, ds := f.warehouse("orders", "customers")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "customers")
 	dom := f.domain(ws, "sales", false, ds...)
 	sc := f.newScan(ws, conn, 10)
 	f.result(ws, ds[0], sc, 10, 75, func(r *scan.DatasetResult) {

@@ -22,10 +22,8 @@ func (f *fx) newRule(ws, datasetID, typ, severity string, n int, p rule.Params) 
 func TestRules(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Rules()
-	v := f.workspace()
+	v, conn, ds := f.warehouse("orders", "customers", "secret")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "customers", "secret")
 	f.restrict(ws, ds[2:])
 	notNull := f.newRule(ws, ds[0], "not_null", "critical", 1, rule.Params{Column: "id"})
 	ref := f.newRule(ws, ds[0], "referential", "warning", 2, rule.Params{Column: "name", RefDatasetID: ds[1], RefColumn: "id"})
@@ -119,16 +117,33 @@ func TestRules(t *testing.T) {
 		t.Fatalf("a referential rule's reference %+v", act)
 	}
 
+	// A scan's transition applies while the issue still has the status the scan read.
+	sc2 := f.newScan(ws, conn, 8)
+	f.result(ws, ds[0], sc2, 8, 90, func(r *scan.DatasetResult) {
+		r.Transitions = []scan.IssueTransition{{IssueID: issueID, From: "acknowledged", To: "resolved", Event: "auto_resolved"}}
+	})
+	if is, _ := f.db.Issues().IssueByID(f.ctx, v, issueID); is.Status != "open" || len(is.History) != 1 {
+		t.Fatalf("a stale transition applied: %+v", is)
+	}
+	sc3 := f.newScan(ws, conn, 9)
+	f.result(ws, ds[0], sc3, 9, 90, func(r *scan.DatasetResult) {
+		r.Transitions = []scan.IssueTransition{{IssueID: issueID, From: "open", To: "resolved", Event: "auto_resolved", Note: "passed", ClearCurrent: false}}
+	})
+	if is, _ := f.db.Issues().IssueByID(f.ctx, v, issueID); is.Status != "resolved" || !is.RuleCurrent || is.History[1].Note != "passed" ||
+		is.History[1].Origin != "scan:"+sc3 {
+		t.Fatalf("a scan's transition: %+v", is)
+	}
+
 	// Deleting resolves the current issue with its history; another workspace cannot.
 	f.fails(vigia.KindNotFound, "deleting from another workspace", func(ctx ctxT) error {
 		return s.DeleteRule(ctx, f.workspace().WorkspaceID, notNull, "user:x", at(8))
 	})
-	f.must(s.DeleteRule(f.ctx, ws, notNull, "user:tester", at(8)))
+	f.must(s.DeleteRule(f.ctx, ws, notNull, "user:tester", at(10)))
 	f.fails(vigia.KindNotFound, "a deleted rule", func(ctx ctxT) error { _, err := s.RuleByID(ctx, v, notNull); return err })
-	f.fails(vigia.KindNotFound, "deleting twice", func(ctx ctxT) error { return s.DeleteRule(ctx, ws, notNull, "user:tester", at(9)) })
+	f.fails(vigia.KindNotFound, "deleting twice", func(ctx ctxT) error { return s.DeleteRule(ctx, ws, notNull, "user:tester", at(11)) })
 	is, err := f.db.Issues().IssueByID(f.ctx, v, issueID)
 	f.must(err)
-	if is.Status != "resolved" || is.RuleCurrent || len(is.History) != 2 || is.History[1].Event != "rule_deleted" || is.History[1].Origin != "user:tester" {
+	if is.Status != "resolved" || is.RuleCurrent || len(is.History) != 3 || is.History[2].Event != "rule_deleted" || is.History[2].Origin != "user:tester" {
 		t.Fatalf("the deleted rule's issue %+v", is)
 	}
 }

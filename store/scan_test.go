@@ -125,10 +125,8 @@ func TestScanSyncDatasets(t *testing.T) {
 func TestScanResultsAndReads(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Scans()
-	v := f.workspace()
-	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders")[0]
+	v, conn, dss := f.warehouse("orders")
+	ws, ds := v.WorkspaceID, dss[0]
 	st, err := s.PrevState(f.ctx, ds)
 	f.must(err)
 	if st.Seq != 0 || st.Score != nil || st.Verdict != nil || len(st.History) != 0 {
@@ -227,10 +225,8 @@ func TestScanResultsAndReads(t *testing.T) {
 func TestScanSignals(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Scans()
-	v := f.workspace()
+	v, conn, ds := f.warehouse("orders", "secret")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "secret")
 	tm := f.team(ws, "finance")
 	f.restrict(ws, ds[1:], tm)
 	for i, d := range []string{ds[0], ds[0], ds[1]} {

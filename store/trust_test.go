@@ -99,10 +99,8 @@ func TestTrustFactsAndFind(t *testing.T) {
 func TestTrustConsumers(t *testing.T) {
 	f := newFx(t)
 	s := f.db.Trust()
-	v := f.workspace()
+	v, _, ds := f.warehouse("orders", "secret")
 	ws := v.WorkspaceID
-	conn := f.connection(ws, "warehouse")
-	ds := f.tables(ws, conn, "orders", "secret")
 	f.restrict(ws, ds[1:])
 	f.must(s.LockWorkspace(f.ctx, ws))
 	bot, err := s.EnsureConsumer(f.ctx, trust.Consumer{ID: vigia.NewID(), WorkspaceID: ws, Name: "pricing", Kind: "agent", CreatedAt: t0})
