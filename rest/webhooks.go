@@ -216,7 +216,7 @@ type TicketIntegrationIn struct {
 // TicketCredentialsIn sets a ticket integration's API credentials (write-only).
 type TicketCredentialsIn struct {
 	Email    *string `json:"email,omitempty" maxLength:"254" doc:"Jira only: the Atlassian account's email (HTTP Basic with api_token)"`
-	APIToken string  `json:"api_token" maxLength:"4096" doc:"Jira API token, Linear API key or the generic provider's bearer token; empty removes the credentials. Never returned"`
+	APIToken *string `json:"api_token" maxLength:"4096" doc:"Required: Jira API token, Linear API key or the generic provider's bearer token; empty removes the credentials. Never returned"`
 }
 
 // TicketIntegrationOut is a ticket integration; its webhook secret is never returned.
@@ -693,7 +693,11 @@ func toCredentialsInput(in *TicketCredentialsIn) *webhook.CredentialsInput {
 	if in == nil {
 		return nil
 	}
-	return &webhook.CredentialsInput{Email: in.Email, APIToken: in.APIToken}
+	c := &webhook.CredentialsInput{Email: in.Email}
+	if in.APIToken != nil {
+		c.APIToken = *in.APIToken
+	}
+	return c
 }
 
 func (s *Server) handleIntegrationGet(w http.ResponseWriter, r *http.Request, in *input) {
@@ -729,7 +733,11 @@ func toTargetsOut(tt webhook.TicketTargets) TicketTargetsOut {
 
 func (s *Server) handleIntegrationCredentials(w http.ResponseWriter, r *http.Request, in *input) {
 	var body TicketCredentialsIn
-	if err := in.Decode(&body, 0); err != nil {
+	err := in.Decode(&body, 0)
+	if err == nil {
+		err = required(present("api_token", body.APIToken != nil))
+	}
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
