@@ -39,7 +39,7 @@ const (
 	MaxSelections = 600
 	// MaxComplexity bounds what a query may ask for (see fieldCost): 422
 	// query_too_complex above.
-	MaxComplexity = 50000
+	MaxComplexity = 1000000
 	// Deadline bounds the whole request; resolvers see it as their context's deadline.
 	Deadline = 15 * time.Second
 )

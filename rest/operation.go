@@ -50,7 +50,10 @@ type operation struct {
 	// Errors documents error statuses beyond the usual ones (status → description).
 	Errors map[int]string
 	// MaxBody is the largest request body the operation reads (maxBody by default).
-	MaxBody    int64
+	MaxBody int64
+	// RawBody leaves the body to the service, which bounds and checks it after its own
+	// rate limit and signature (the inbound ticket webhook).
+	RawBody    bool
 	Deprecated *deprecation
 	handler    func(w http.ResponseWriter, r *http.Request, in *input)
 }
@@ -288,7 +291,7 @@ func (s *Server) register(op operation, h func(w http.ResponseWriter, r *http.Re
 // with 422 value_error at the string's loc, before any handler or service sees it.
 // The handler reads the same bytes afterwards.
 func (op *operation) checkBody(r *http.Request) error {
-	if r.Body == nil || r.Body == http.NoBody {
+	if r.Body == nil || r.Body == http.NoBody || op.RawBody {
 		return nil
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, op.bodyLimit()))
