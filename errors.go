@@ -3,6 +3,7 @@ package vigia
 import (
 	"errors"
 	"fmt"
+	"net/http"
 )
 
 // Kind classifies an error; each transport maps a kind to its status once.
@@ -29,11 +30,33 @@ const (
 // Fault reports whether k is a failure on Vigia's side or of a provider it called
 // (the 5xx answers): every transport logs its cause, and never shows it.
 func (k Kind) Fault() bool {
-	switch k {
-	case KindInternal, KindNotImplemented, KindBadGateway, KindUnavailable:
-		return true
+	return HTTPStatus(k) >= http.StatusInternalServerError
+}
+
+// statusByKind is the one table from error kind to HTTP status, for both transports.
+var statusByKind = map[Kind]int{
+	KindInternal:         http.StatusInternalServerError,
+	KindInvalid:          http.StatusUnprocessableEntity,
+	KindBadRequest:       http.StatusBadRequest,
+	KindUnauthenticated:  http.StatusUnauthorized,
+	KindPaymentRequired:  http.StatusPaymentRequired,
+	KindForbidden:        http.StatusForbidden,
+	KindNotFound:         http.StatusNotFound,
+	KindConflict:         http.StatusConflict,
+	KindTooLarge:         http.StatusRequestEntityTooLarge,
+	KindRateLimited:      http.StatusTooManyRequests,
+	KindNotImplemented:   http.StatusNotImplemented,
+	KindBadGateway:       http.StatusBadGateway,
+	KindUnavailable:      http.StatusServiceUnavailable,
+	KindMethodNotAllowed: http.StatusMethodNotAllowed,
+}
+
+// HTTPStatus is the HTTP status of an error kind (500 for an unknown one).
+func HTTPStatus(k Kind) int {
+	if s, ok := statusByKind[k]; ok {
+		return s
 	}
-	return false
+	return http.StatusInternalServerError
 }
 
 // Stable error codes of the contract (part 7) and of Vigia's own catalogue.

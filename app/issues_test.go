@@ -224,7 +224,7 @@ func TestIssueListBoardAndTeams(t *testing.T) {
 			t.Fatalf("assign: %d %s", r.Status, r.Body)
 		}
 	}
-	if r := e.Do(t, http.MethodPatch, "/api/v1/issues/"+b, e.member, map[string]any{"assignee_team_id": vigia.NewID()}); r.Status != 422 {
+	if r := e.Do(t, http.MethodPatch, "/api/v1/issues/"+b, e.member, map[string]any{"assignee_team_id": vigia.NewID()}); r.Status != 404 {
 		t.Fatalf("unknown team: %d %s", r.Status, r.Body)
 	}
 	if r := e.Do(t, http.MethodPatch, "/api/v1/issues/"+b, e.member, map[string]any{}); r.Status != 422 {

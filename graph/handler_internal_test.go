@@ -45,7 +45,7 @@ func TestPresentErrorLikeREST(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			out := presentError(ctx, c.err, nil, msgs, slog.New(slog.NewJSONHandler(&logs, nil)))
+			out := presentError(ctx, c.err, nil, msgs, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
 			if out.Extensions["code"] != c.code || out.Extensions["request_id"] != "req-present" {
 				t.Fatalf("extensions %v", out.Extensions)
 			}
@@ -71,7 +71,7 @@ func TestPresentErrorLikeREST(t *testing.T) {
 
 	t.Run("ValidationShowsBoundsOnly", func(t *testing.T) {
 		err := vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": 500, "input": "value-sent", "reason": "text-sent"}, "limit"))
-		out := presentError(ctx, err, nil, msgs, slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)))
+		out := presentError(ctx, err, nil, msgs, slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)), nil)
 		shown, _ := json.Marshal(out)
 		if strings.Contains(string(shown), "value-sent") || strings.Contains(string(shown), "text-sent") {
 			t.Fatalf("ctx not filtered: %s", shown)
@@ -84,7 +84,8 @@ func TestPresentErrorLikeREST(t *testing.T) {
 		if len(c) != 2 || c["ge"] != 1 || c["le"] != 500 {
 			t.Fatalf("ctx %v", items[0]["ctx"])
 		}
-		if loc, _ := items[0]["loc"].([]string); len(loc) != 2 || loc[0] != "args" || loc[1] != "limit" {
+		// No field ran (no field context): the loc is the edge's own, as given.
+		if loc, _ := items[0]["loc"].([]string); len(loc) != 1 || loc[0] != "limit" {
 			t.Fatalf("loc %v", items[0]["loc"])
 		}
 	})

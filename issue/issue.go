@@ -224,8 +224,8 @@ type Store interface {
 	ApplyChange(ctx context.Context, c Change) error
 	// SetAssignee sets or clears an issue's team and writes an assigned history row.
 	SetAssignee(ctx context.Context, c Change, teamID *string) error
-	// TeamExists reports whether the workspace has the team.
-	TeamExists(ctx context.Context, workspaceID, teamID string) (bool, error)
+	// Refs checks the ids a body names (vigia.CheckRefs).
+	vigia.Refs
 	Board(ctx context.Context, v catalog.Viewer, f StoreFilter) ([]BoardRow, error)
 
 	// LockTuning returns (creating it at the calibrated default) a metric's tuning,
@@ -500,14 +500,11 @@ func (s *Service) Assign(ctx context.Context, id string, teamID *string) (Issue,
 			return err
 		}
 		if teamID != nil {
-			ok := vigia.ValidID(*teamID)
-			if ok {
-				if ok, err = s.store.TeamExists(ctx, p.WorkspaceID, *teamID); err != nil {
-					return err
-				}
-			}
-			if !ok {
+			if !vigia.ValidID(*teamID) {
 				return vigia.Invalid(vigia.Field("value_error", nil, "assignee_team_id"))
+			}
+			if err := vigia.CheckRefs(ctx, s.store, p.WorkspaceID, vigia.Ref{Kind: vigia.RefTeam, ID: *teamID}); err != nil {
+				return err
 			}
 		}
 		note := ""

@@ -232,7 +232,8 @@ var consumerNameRE = regexp.MustCompile(`^[\p{L}\p{M}\p{N} _.:/\-]+$`)
 // AddConsumer registers a consumer of the domain by hand (a manager's or admin's
 // session); a channel_id names the notification channel that receives critical SLA
 // breach notices. Returns KindInvalid for a bad name or kind, KindConflict when the
-// name and kind are taken, KindNotFound and KindForbidden as UpdateDomain.
+// name and kind are taken, KindNotFound for a channel not in the workspace, and
+// KindNotFound and KindForbidden as UpdateDomain.
 func (s *Service) AddConsumer(ctx context.Context, id string, in ConsumerInput) (DomainConsumer, error) {
 	var fields []vigia.FieldError
 	in.Name = strings.TrimSpace(in.Name)
@@ -252,6 +253,9 @@ func (s *Service) AddConsumer(ctx context.Context, id string, in ConsumerInput) 
 	}
 	d, p, err := s.managed(ctx, id)
 	if err != nil {
+		return DomainConsumer{}, err
+	}
+	if err := vigia.CheckRefs(ctx, s.store, d.WorkspaceID, vigia.RefOf(vigia.RefChannel, in.ChannelID)...); err != nil {
 		return DomainConsumer{}, err
 	}
 	c := DomainConsumer{ID: vigia.NewID(), DomainID: d.ID, WorkspaceID: d.WorkspaceID, Name: in.Name, Kind: in.Kind, Source: SourceManual,

@@ -60,6 +60,8 @@ type DatasetMeta struct {
 // apply the visibility rule: a restricted-access domain, and its datasets, are visible
 // only with a team grant (admins see everything).
 type Store interface {
+	// Refs checks the ids a body names (vigia.CheckRefs).
+	vigia.Refs
 	CreateDomain(ctx context.Context, d Domain, datasetIDs []string) error
 	// DomainByID returns a domain with its teams, the member datasets v can see and v's
 	// grant role; KindNotFound when absent, in another workspace or invisible to v.

@@ -9,24 +9,6 @@ import (
 	"github.com/vigia-data/vigia"
 )
 
-// statusByKind is the one table from error kind to HTTP status.
-var statusByKind = map[vigia.Kind]int{
-	vigia.KindInternal:         http.StatusInternalServerError,
-	vigia.KindInvalid:          http.StatusUnprocessableEntity,
-	vigia.KindBadRequest:       http.StatusBadRequest,
-	vigia.KindUnauthenticated:  http.StatusUnauthorized,
-	vigia.KindPaymentRequired:  http.StatusPaymentRequired,
-	vigia.KindForbidden:        http.StatusForbidden,
-	vigia.KindNotFound:         http.StatusNotFound,
-	vigia.KindConflict:         http.StatusConflict,
-	vigia.KindTooLarge:         http.StatusRequestEntityTooLarge,
-	vigia.KindRateLimited:      http.StatusTooManyRequests,
-	vigia.KindNotImplemented:   http.StatusNotImplemented,
-	vigia.KindBadGateway:       http.StatusBadGateway,
-	vigia.KindUnavailable:      http.StatusServiceUnavailable,
-	vigia.KindMethodNotAllowed: http.StatusMethodNotAllowed,
-}
-
 // ErrorOut is the contract's error envelope (part 7).
 type ErrorOut struct {
 	Detail     any    `json:"detail" doc:"Human-readable reason: a string, or on 422 a list of ValidationItem"`
@@ -59,10 +41,7 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, err error, body f
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := vigia.AsError(err)
 	ctx := r.Context()
-	status, ok := statusByKind[e.Kind]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
+	status := vigia.HTTPStatus(e.Kind)
 	if status >= 500 {
 		s.log.ErrorContext(ctx, "request failed", "request_id", vigia.RequestID(ctx),
 			"method", r.Method, "route", routePattern(r), "code", e.Code, "cause", causeOf(e))
@@ -126,5 +105,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func notFound() error { return vigia.NotFound() }
 
 func validID(id string) bool { return vigia.ValidID(id) }
+
+// presence is whether a required body field was sent.
+type presence struct {
+	name string
+	ok   bool
+}
+
+func present(name string, ok bool) presence { return presence{name, ok} }
+
+// required answers 422 with a missing item for every required body field not sent.
+func required(fields ...presence) error {
+	var items []vigia.FieldError
+	for _, f := range fields {
+		if !f.ok {
+			items = append(items, vigia.Field("missing", nil, f.name))
+		}
+	}
+	if len(items) > 0 {
+		return vigia.Invalid(items...)
+	}
+	return nil
+}
 
 func invalid(typ string, loc ...string) error { return vigia.Invalid(vigia.Field(typ, nil, loc...)) }

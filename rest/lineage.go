@@ -414,6 +414,7 @@ func (s *Server) lineageRoutes() {
 		Status: http.StatusCreated}, s.handleDeclareExposure)
 	s.register(operation{ID: "postOpenLineageEvent", Method: http.MethodPost, Path: "/api/v1/lineage/openlineage", Tag: "lineage",
 		TokenWrite: true, Summary: "OpenLineage events, one or a batch (a marked write: API tokens may call it)", Body: OpenLineageBodyIn{},
+		MaxBody:  maxOpenLineageBody,
 		Response: OpenLineageOut{}, Desc: "The body is one event (RunEvent, JobEvent or DatasetEvent), a JSON array of up to 1000 events, " +
 			"or NDJSON (Content-Type application/x-ndjson, one event a line), up to 16 MiB. Events may come in any order and repeat: " +
 			"each job keeps the lineage of its latest COMPLETE run (or JobEvent) by eventTime, plus what newer START/RUNNING events add; " +
@@ -424,6 +425,7 @@ func (s *Server) lineageRoutes() {
 			"A body that is no RunEvent, JobEvent or DatasetEvent is 422 openlineage_kind_unsupported."}, s.handleOpenLineage)
 	s.register(operation{ID: "postDBTRunResults", Method: http.MethodPost, Path: "/api/v1/integrations/dbt/run-results", Tag: "orchestrators",
 		TokenWrite: true, Summary: "dbt run results, with the manifest for lineage (a marked write)", Body: DBTRunResultsIn{},
+		MaxBody: maxDBTRunResultsBody,
 		Params: []param{{Name: "replace", In: "query", Type: "boolean", Default: false,
 			Desc: "Replace the project's lineage even when the manifest matches nothing or fewer than half its current edges and exposures"}},
 		Errors: map[int]string{http.StatusConflict: "dbt_import_would_erase: the manifest matches nothing, or fewer than half the project's current " +
@@ -723,7 +725,11 @@ func (s *Server) handleSnapshotTake(w http.ResponseWriter, r *http.Request, _ *i
 
 func (s *Server) handleDeclareEdge(w http.ResponseWriter, r *http.Request, in *input) {
 	var body DeclaredEdgeIn
-	if err := in.Decode(&body, 0); err != nil {
+	err := in.Decode(&body, 0)
+	if err == nil {
+		err = required(present("source_id", body.SourceID != ""), present("target_id", body.TargetID != ""))
+	}
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -786,9 +792,10 @@ func (s *Server) handleDeclareExposure(w http.ResponseWriter, r *http.Request, i
 	writeJSON(w, http.StatusCreated, toExposureRecordOut(e))
 }
 
-// readRaw reads a JSON body of at most max bytes without decoding it.
-func readRaw(r *http.Request, max int64) ([]byte, error) {
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, max))
+// readRaw reads a JSON body without decoding it; the edge (checkBody) has bounded it
+// by the operation's MaxBody and refused bad text in it already.
+func readRaw(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -823,6 +830,9 @@ func toImportOut(res lineage.ImportResult) ImportResultOut {
 		UnmatchedNames: names, Replaced: res.Replaced}
 }
 
+// maxDBTRunResultsBody bounds the body of POST /integrations/dbt/run-results.
+const maxDBTRunResultsBody = 32 << 20
+
 // maxOpenLineageBody bounds the body of POST /lineage/openlineage (one event or a batch).
 const maxOpenLineageBody = 16 << 20
 
@@ -839,7 +849,7 @@ func (s *Server) handleOpenLineage(w http.ResponseWriter, r *http.Request, _ *in
 // readOpenLineage reads one event (a JSON object), a batch (a JSON array of events), or
 // NDJSON (one event a line, with Content-Type application/x-ndjson or application/jsonl).
 func readOpenLineage(r *http.Request) ([]json.RawMessage, bool, error) {
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxOpenLineageBody))
+	b, err := io.ReadAll(r.Body) // bounded by the operation's MaxBody at the edge
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -907,7 +917,7 @@ type RefusedEventOut struct {
 }
 
 func (s *Server) handleDBTRunResults(w http.ResponseWriter, r *http.Request, in *input) {
-	b, err := readRaw(r, 32<<20)
+	b, err := readRaw(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -137,7 +137,7 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 		o.Responses["422"] = errResp("validation_error", errs.validation)
 	}
 	if op.Body != nil {
-		o.Responses["413"] = errResp("payload_too_large", errs.plain)
+		o.Responses["413"] = errResp("payload_too_large: the body is over "+strconv.FormatInt(op.bodyLimit(), 10)+" bytes", errs.plain)
 	}
 	for code, desc := range op.Errors {
 		o.Responses[strconv.Itoa(code)] = errResp(desc, errs.plain)

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -48,7 +49,12 @@ type operation struct {
 	// Headers documents response headers of the success answers (name → description).
 	Headers map[string]string
 	// Errors documents error statuses beyond the usual ones (status → description).
-	Errors     map[int]string
+	Errors map[int]string
+	// MaxBody is the largest request body the operation reads (maxBody by default).
+	MaxBody int64
+	// RawBody leaves the body to the service, which bounds and checks it after its own
+	// rate limit and signature (the inbound ticket webhook).
+	RawBody    bool
 	Deprecated *deprecation
 	handler    func(w http.ResponseWriter, r *http.Request, in *input)
 }
@@ -142,7 +148,7 @@ func (in *input) Decode(dst any, max int64) error {
 			return vigia.Invalid(vigia.Field("value_error", nil, strings.Split(typeErr.Field, ".")...))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return vigia.Invalid(vigia.Field("extra_forbidden", nil, safeName(name)))
+			return vigia.Invalid(vigia.Field("extra_forbidden", nil, vigia.SafeName(name)))
 		default:
 			return vigia.Invalid(vigia.Field("json_invalid", nil))
 		}
@@ -151,20 +157,6 @@ func (in *input) Decode(dst any, max int64) error {
 		return vigia.Invalid(vigia.Field("json_invalid", nil))
 	}
 	return nil
-}
-
-// safeName keeps a field name only when it looks like one, so a crafted key cannot
-// carry a value into the response.
-func safeName(s string) string {
-	if len(s) > 64 {
-		return "?"
-	}
-	for _, c := range s {
-		if !(c == '_' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return "?"
-		}
-	}
-	return s
 }
 
 // parse validates the operation's parameters; the error lists every bad one.
@@ -191,6 +183,10 @@ func (op *operation) parse(r *http.Request) (*input, error) {
 			} else if p.Default != nil {
 				in.values[p.Name] = p.Default
 			}
+			continue
+		}
+		if vigia.BadText(raw) {
+			fields = append(fields, vigia.Field("value_error", nil, p.Name))
 			continue
 		}
 		v, f := p.check(raw)
@@ -315,12 +311,44 @@ func (s *Server) register(op operation, h func(w http.ResponseWriter, r *http.Re
 			setDeprecation(w, o.Deprecated)
 		}
 		in, err := o.parse(r)
+		if err == nil {
+			err = o.checkBody(r)
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		o.handler(w, r, in)
 	}))
+}
+
+// checkBody reads the request body once at the edge (at most MaxBody bytes: 413 above)
+// and refuses a NUL character, invalid UTF-8 or a lone surrogate in any of its strings
+// with 422 value_error at the string's loc, before any handler or service sees it.
+// The handler reads the same bytes afterwards.
+func (op *operation) checkBody(r *http.Request) error {
+	if r.Body == nil || r.Body == http.NoBody || op.RawBody {
+		return nil
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, op.bodyLimit()))
+	_ = r.Body.Close()
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return &vigia.Error{Kind: vigia.KindTooLarge, Code: vigia.CodePayloadTooLarge, Key: "error.payload_too_large"}
+		}
+		return vigia.Invalid(vigia.Field("json_invalid", nil))
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	return vigia.CheckJSONText(raw)
+}
+
+// bodyLimit is the largest body the operation reads.
+func (op *operation) bodyLimit() int64 {
+	if op.MaxBody > 0 {
+		return op.MaxBody
+	}
+	return maxBody
 }
 
 func setDeprecation(w http.ResponseWriter, d *deprecation) {

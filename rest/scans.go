@@ -110,7 +110,11 @@ func (s *Server) handleScanList(w http.ResponseWriter, r *http.Request, in *inpu
 
 func (s *Server) handleScanTrigger(w http.ResponseWriter, r *http.Request, in *input) {
 	var body ScanIn
-	if err := in.Decode(&body, 0); err != nil {
+	err := in.Decode(&body, 0)
+	if err == nil {
+		err = required(present("connection_id", body.ConnectionID != ""))
+	}
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -216,7 +216,7 @@ type TicketIntegrationIn struct {
 // TicketCredentialsIn sets a ticket integration's API credentials (write-only).
 type TicketCredentialsIn struct {
 	Email    *string `json:"email,omitempty" maxLength:"254" doc:"Jira only: the Atlassian account's email (HTTP Basic with api_token)"`
-	APIToken string  `json:"api_token" maxLength:"4096" doc:"Jira API token, Linear API key or the generic provider's bearer token; empty removes the credentials. Never returned"`
+	APIToken *string `json:"api_token" maxLength:"4096" doc:"Required: Jira API token, Linear API key or the generic provider's bearer token; empty removes the credentials. Never returned"`
 }
 
 // TicketIntegrationOut is a ticket integration; its webhook secret is never returned.
@@ -352,7 +352,7 @@ func (s *Server) webhookRoutes() {
 			"transition true."}, s.handleTicketSync)
 	s.register(operation{ID: "receiveTicketEvent", Method: http.MethodPost, Path: "/api/v1/webhooks/tickets/{integration_id}", Tag: "tickets",
 		Public: true, Summary: "Signed inbound tracker event about a linked ticket",
-		Params: []param{{Name: "integration_id", In: "path", Type: "string", Required: true}}, Body: GenericTicketEventIn{},
+		Params: []param{{Name: "integration_id", In: "path", Type: "string", Required: true}}, Body: GenericTicketEventIn{}, RawBody: true,
 		Response: TicketEventOut{}, Desc: "Checks in order: 429 (120 per minute per integration and IP), 413 (1 MB), 401 " +
 			"signature_invalid (bad signature, unknown integration or no secret: identical answers), 400 timestamp_invalid " +
 			"(missing or older than 5 minutes), then applies: a closed ticket resolves its linked issues. Jira signs X-Hub-Signature: " +
@@ -693,7 +693,11 @@ func toCredentialsInput(in *TicketCredentialsIn) *webhook.CredentialsInput {
 	if in == nil {
 		return nil
 	}
-	return &webhook.CredentialsInput{Email: in.Email, APIToken: in.APIToken}
+	c := &webhook.CredentialsInput{Email: in.Email}
+	if in.APIToken != nil {
+		c.APIToken = *in.APIToken
+	}
+	return c
 }
 
 func (s *Server) handleIntegrationGet(w http.ResponseWriter, r *http.Request, in *input) {
@@ -729,7 +733,11 @@ func toTargetsOut(tt webhook.TicketTargets) TicketTargetsOut {
 
 func (s *Server) handleIntegrationCredentials(w http.ResponseWriter, r *http.Request, in *input) {
 	var body TicketCredentialsIn
-	if err := in.Decode(&body, 0); err != nil {
+	err := in.Decode(&body, 0)
+	if err == nil {
+		err = required(present("api_token", body.APIToken != nil))
+	}
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -209,13 +209,6 @@ func (s *IssueStore) SetAssignee(ctx context.Context, c issue.Change, teamID *st
 	return insertHistory(ctx, q, c)
 }
 
-// TeamExists reports whether the workspace has the team.
-func (s *IssueStore) TeamExists(ctx context.Context, workspaceID, teamID string) (bool, error) {
-	var ok bool
-	err := s.db.q(ctx).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM teams WHERE id = $1 AND workspace_id = $2)`, teamID, workspaceID).Scan(&ok)
-	return ok, translate(err)
-}
-
 // Board groups the visible issues by status, severity and team.
 func (s *IssueStore) Board(ctx context.Context, v catalog.Viewer, f issue.StoreFilter) ([]issue.BoardRow, error) {
 	cond, args := issueWhere(v, f)

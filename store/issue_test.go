@@ -63,11 +63,11 @@ func TestIssuesListAndChange(t *testing.T) {
 		Origin: "user:ana", Note: "looking", At: at(10)}))
 	f.must(s.ApplyChange(f.ctx, issue.Change{IssueID: a, WorkspaceID: ws, From: "acknowledged", To: "resolved", Event: "resolved",
 		Origin: "user:ana", Reason: vigia.Ptr("expected"), At: at(11)}))
-	if ok, err := s.TeamExists(f.ctx, ws, data); err != nil || !ok {
-		t.Fatalf("team exists %v %v", ok, err)
+	if n, err := f.db.CountRefs(f.ctx, ws, vigia.RefTeam, []string{data}); err != nil || n != 1 {
+		t.Fatalf("own team counted %d, %v", n, err)
 	}
-	if ok, _ := s.TeamExists(f.ctx, f.workspace().WorkspaceID, data); ok {
-		t.Fatal("another workspace's team exists")
+	if n, _ := f.db.CountRefs(f.ctx, f.workspace().WorkspaceID, vigia.RefTeam, []string{data}); n != 0 {
+		t.Fatal("another workspace's team counted")
 	}
 	f.must(s.SetAssignee(f.ctx, issue.Change{IssueID: b, WorkspaceID: ws, From: "open", To: "open", Event: "assigned", Origin: "user:ana", At: at(12)}, &data))
 	got, err := s.IssueByID(f.ctx, v, a)

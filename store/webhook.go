@@ -152,21 +152,6 @@ func (s *WebhookStore) TeamReadsWithin(ctx context.Context, workspaceID, teamID 
 	return ok, translate(err)
 }
 
-// TeamExists reports whether the team belongs to the workspace.
-func (s *WebhookStore) TeamExists(ctx context.Context, workspaceID, teamID string) (bool, error) {
-	var ok bool
-	err := s.db.q(ctx).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM teams WHERE workspace_id = $1 AND id = $2)`, workspaceID, teamID).Scan(&ok)
-	return ok, translate(err)
-}
-
-// UsersExist reports whether every user belongs to the workspace.
-func (s *WebhookStore) UsersExist(ctx context.Context, workspaceID string, userIDs []string) (bool, error) {
-	var n int
-	err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM users WHERE workspace_id = $1 AND id = ANY($2::uuid[])`,
-		workspaceID, nonNil(userIDs)).Scan(&n)
-	return n == len(userIDs), translate(err)
-}
-
 // ScopeVisible reports whether every scoped domain, connection and dataset is in the
 // viewer's workspace and visible to the viewer.
 func (s *WebhookStore) ScopeVisible(ctx context.Context, v catalog.Viewer, sc webhook.Scope) (bool, error) {

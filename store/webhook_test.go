@@ -110,14 +110,14 @@ func TestWebhookChannels(t *testing.T) {
 	if g, _ := s.TeamGrants(f.ctx, other, []string{fin}); len(g) != 0 {
 		t.Fatalf("grants through another workspace %v", g)
 	}
-	if ok, _ := s.TeamExists(f.ctx, other, fin); ok {
+	if n, _ := f.db.CountRefs(f.ctx, other, vigia.RefTeam, []string{fin}); n != 0 {
 		t.Fatal("another workspace's team exists")
 	}
 	ana := f.user(ws, "ana@example.com", vigia.RoleAdmin)
-	if ok, _ := s.UsersExist(f.ctx, ws, []string{ana}); !ok {
+	if n, _ := f.db.CountRefs(f.ctx, ws, vigia.RefUser, []string{ana}); n != 1 {
 		t.Fatal("the workspace's user does not exist")
 	}
-	if ok, _ := s.UsersExist(f.ctx, other, []string{ana}); ok {
+	if n, _ := f.db.CountRefs(f.ctx, other, vigia.RefUser, []string{ana}); n != 0 {
 		t.Fatal("a user exists in another workspace")
 	}
 	facts, err := s.DatasetFacts(f.ctx, ws, ds)

@@ -375,14 +375,8 @@ func (s *Service) canManage(ctx context.Context, p vigia.Principal, c Channel) e
 // checkReferences answers KindNotFound, the same as for an unknown id, when the team or
 // a scoped domain, connection or dataset is not one the caller can see.
 func (s *Service) checkReferences(ctx context.Context, p vigia.Principal, c Channel) error {
-	if c.TeamID != nil {
-		ok, err := s.store.TeamExists(ctx, p.WorkspaceID, *c.TeamID)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return vigia.NotFound()
-		}
+	if err := vigia.CheckRefs(ctx, s.store, p.WorkspaceID, vigia.RefOf(vigia.RefTeam, c.TeamID)...); err != nil {
+		return err
 	}
 	ok, err := s.store.ScopeVisible(ctx, viewerOf(p), c.Scope)
 	if err != nil {

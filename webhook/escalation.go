@@ -93,18 +93,9 @@ func (s *Service) SetOnCallRota(ctx context.Context, in RotaInput) (Rota, error)
 	if len(fields) > 0 {
 		return Rota{}, vigia.Invalid(fields...)
 	}
-	ok, err := s.store.UsersExist(ctx, p.WorkspaceID, users)
-	if err != nil {
+	if err := vigia.CheckRefs(ctx, s.store, p.WorkspaceID,
+		append(vigia.RefsOf(vigia.RefUser, users...), vigia.RefOf(vigia.RefTeam, r.TeamID)...)...); err != nil {
 		return Rota{}, err
-	}
-	if ok && r.TeamID != nil {
-		ok, err = s.store.TeamExists(ctx, p.WorkspaceID, *r.TeamID)
-		if err != nil {
-			return Rota{}, err
-		}
-	}
-	if !ok {
-		return Rota{}, vigia.NotFound()
 	}
 	now := s.clock.Now()
 	err = s.tx.InTx(ctx, func(ctx context.Context) error {

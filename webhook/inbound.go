@@ -176,6 +176,9 @@ func (s *Service) ReceiveTicketEvent(ctx context.Context, in InboundRequest) (st
 	if len(body) > MaxInboundBody {
 		return "", &vigia.Error{Kind: vigia.KindTooLarge, Code: vigia.CodePayloadTooLarge, Key: "error.payload_too_large"}
 	}
+	if err := vigia.CheckJSONText(body, "body"); err != nil {
+		return "", err
+	}
 	t, secret, err := s.inboundIntegration(ctx, in.IntegrationID)
 	if err != nil {
 		return "", err

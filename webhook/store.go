@@ -41,8 +41,8 @@ type ChannelStore interface {
 	// TeamReadsWithin reports whether every restricted domain the team reads is one
 	// the viewer's teams read too.
 	TeamReadsWithin(ctx context.Context, workspaceID, teamID string, viewerTeams []string) (bool, error)
-	TeamExists(ctx context.Context, workspaceID, teamID string) (bool, error)
-	UsersExist(ctx context.Context, workspaceID string, userIDs []string) (bool, error)
+	// Refs checks the ids a body names (vigia.CheckRefs).
+	vigia.Refs
 	// ScopeVisible reports whether every domain, connection and dataset of the scope is
 	// in the viewer's workspace and visible to the viewer.
 	ScopeVisible(ctx context.Context, v catalog.Viewer, sc Scope) (bool, error)
