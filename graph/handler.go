@@ -56,7 +56,9 @@ func presentError(ctx context.Context, err error, msgs *i18n.Catalog, log *slog.
 		return gqlErr
 	}
 	e := vigia.AsError(err)
-	if e.Kind == vigia.KindInternal {
+	if vigia.ClientClosed(ctx, err) {
+		log.InfoContext(ctx, "client_closed", "request_id", vigia.RequestID(ctx))
+	} else if e.Kind == vigia.KindInternal {
 		log.ErrorContext(ctx, "graphql resolver failed", "request_id", vigia.RequestID(ctx), "cause", causeText(e))
 	}
 	lang := vigia.Lang(ctx)

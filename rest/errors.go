@@ -67,6 +67,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if !ok {
 		status = http.StatusInternalServerError
 	}
+	if vigia.ClientClosed(ctx, err) {
+		// The caller disconnected: nothing to answer, and not a server error.
+		s.log.InfoContext(ctx, "client_closed", "request_id", vigia.RequestID(ctx), "method", r.Method, "route", routePattern(r))
+		return
+	}
 	if status >= 500 {
 		s.log.ErrorContext(ctx, "request failed", "request_id", vigia.RequestID(ctx),
 			"method", r.Method, "route", routePattern(r), "code", e.Code, "cause", causeOf(e))

@@ -29,6 +29,9 @@ type operation struct {
 	Desc    string
 	// Public operations need no credential.
 	Public bool
+	// Probe marks liveness, readiness and version: exempt from the per-IP limit, bounded
+	// by their own generous one.
+	Probe bool
 	// TokenWrite marks a write an API token may call (contract part 5).
 	TokenWrite bool
 	Params     []param
@@ -47,9 +50,18 @@ type operation struct {
 	// Headers documents response headers of the success answers (name → description).
 	Headers map[string]string
 	// Errors documents error statuses beyond the usual ones (status → description).
-	Errors     map[int]string
+	Errors map[int]string
+	// Also documents further non-error answers (e.g. 201 on a first write, 503 from
+	// readiness) with their body prototype (nil: no body).
+	Also       map[int]alsoAnswer
 	Deprecated *deprecation
 	handler    func(w http.ResponseWriter, r *http.Request, in *input)
+}
+
+// alsoAnswer is a documented answer besides the operation's success status.
+type alsoAnswer struct {
+	Desc string
+	Body any
 }
 
 // deprecation marks an operation deprecated (RFC 9745, RFC 8594).

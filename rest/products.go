@@ -806,7 +806,7 @@ func (s *Server) handleShareDelete(w http.ResponseWriter, r *http.Request, in *i
 
 // publicAllowed applies the public pages' own per-IP limit.
 func (s *Server) publicAllowed(w http.ResponseWriter, r *http.Request) bool {
-	q := s.publicLimiter.take("public:" + clientIP(r))
+	q := s.publicLimiter.take("public:" + s.clientAddr.of(r))
 	setRateHeaders(w, q)
 	if !q.Allowed {
 		s.writeError(w, r, vigia.RateLimited(vigia.CodeRateLimited, secondsUntil(q.Reset, s.now())))

@@ -794,6 +794,6 @@ func (s *Server) handleTicketLink(w http.ResponseWriter, r *http.Request, in *in
 
 func (s *Server) handleTicketEvent(w http.ResponseWriter, r *http.Request, in *input) {
 	status, err := s.deps.Webhooks.ReceiveTicketEvent(r.Context(), webhook.InboundRequest{IntegrationID: in.Path("integration_id"),
-		ClientIP: clientIP(r), Header: r.Header, Body: r.Body})
+		ClientIP: s.clientAddr.of(r), Header: r.Header, Body: r.Body})
 	s.reply(w, r, err, func() any { return TicketEventOut{Status: status} })
 }

@@ -82,7 +82,7 @@ func withApp(ctx context.Context, logOut io.Writer, fn func(a *app.App) error) e
 	if err != nil {
 		return err
 	}
-	a, err := openApp(ctx, cfg, logOut)
+	a, err := openCLIApp(ctx, cfg, logOut)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func demoCommand(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := openApp(c.Context(), cfg, stderr)
+			a, err := openCLIApp(c.Context(), cfg, stderr)
 			if err != nil {
 				return err
 			}
