@@ -67,7 +67,7 @@ func presentError(ctx context.Context, err error, msgs *i18n.Catalog, log *slog.
 	if e.Kind == vigia.KindInvalid {
 		items := make([]map[string]any, 0, len(e.Fields))
 		for _, f := range e.Fields {
-			items = append(items, map[string]any{"type": f.Type, "loc": f.Loc, "msg": msgs.Message(lang, "validation."+f.Type, f.Ctx), "ctx": f.Ctx})
+			items = append(items, map[string]any{"type": f.Type, "loc": f.Loc, "msg": msgs.FieldMessage(lang, f.Type, f.Ctx), "ctx": f.Ctx})
 		}
 		out.Extensions["detail"] = items
 	}

@@ -112,7 +112,7 @@ func (s *Server) validationItems(lang string, fields []vigia.FieldError) []Valid
 				c[k] = v
 			}
 		}
-		items = append(items, ValidationItem{Type: f.Type, Loc: f.Loc, Msg: s.msgs.Message(lang, "validation."+f.Type, c), Ctx: c})
+		items = append(items, ValidationItem{Type: f.Type, Loc: f.Loc, Msg: s.msgs.FieldMessage(lang, f.Type, f.Ctx), Ctx: c})
 	}
 	return items
 }

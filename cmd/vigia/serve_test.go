@@ -270,3 +270,42 @@ func TestDevelopmentKeyNoticeInWords(t *testing.T) {
 		t.Fatalf("a JSON warning is printed:\n%s", errb.String())
 	}
 }
+
+// Errors on the command line name the object, say why in words and give the stable
+// code; nothing the person typed as a secret is repeated.
+func TestCommandErrorsNameObjectAndReason(t *testing.T) {
+	t.Setenv("DATABASE_URL", storetest.MustURL(t))
+	t.Setenv("VIGIA_SECRET_KEY", "cli-errors-key")
+	t.Setenv("LC_ALL", "")
+	t.Setenv("LC_MESSAGES", "")
+	t.Setenv("LANG", "en_GB.UTF-8")
+	ctx := context.Background()
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"workspace", "create", "cli-errors"}, &out, &errb); code != 0 {
+		t.Fatalf("workspace create: %d %s", code, errb.String())
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scan", "--workspace", "no-such-workspace", "--connection", "x"},
+			`vigia: workspace "no-such-workspace": Resource not found. (not_found)`},
+		{[]string{"connection", "add", "--workspace", "cli-errors", "--name", "down", "--kind", "postgres",
+			"--dsn", "postgres://u:s3cret-pw@127.0.0.1:1/db?sslmode=disable&connect_timeout=5"},
+			`vigia: connection "down": dsn: Could not connect to the source: the host did not answer or the address is refused (check host, port and firewall). (connection_failed: unreachable)`},
+		{[]string{"scan", "--workspace", "cli-errors", "--connection", "no-such-connection"},
+			`vigia: scan of connection "no-such-connection": Resource not found. (not_found)`},
+	}
+	for _, tc := range cases {
+		errb.Reset()
+		if code := run(ctx, tc.args, &out, &errb); code == 0 {
+			t.Fatalf("%v succeeded", tc.args)
+		}
+		if got := strings.TrimSpace(errb.String()); got != tc.want {
+			t.Errorf("%v:\n got %s\nwant %s", tc.args, got, tc.want)
+		}
+		if strings.Contains(errb.String(), "s3cret-pw") {
+			t.Fatalf("a secret was echoed: %s", errb.String())
+		}
+	}
+}
