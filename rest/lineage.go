@@ -400,6 +400,7 @@ func (s *Server) lineageRoutes() {
 			{Name: "to", In: "query", Type: "string", MaxLen: 64, Desc: "Like from; latest by default"}}}, s.handleSnapshotDiff)
 	s.register(operation{ID: "takeGraphSnapshot", Method: http.MethodPost, Path: "/api/v1/knowledge/graph/snapshot", Tag: "knowledge",
 		Summary: "Snapshot the knowledge graph (admin)", Response: SnapshotOut{}, Status: http.StatusCreated,
+		Also: map[int]alsoAnswer{http.StatusOK: {Desc: "The graph did not change: the last snapshot", Body: SnapshotOut{}}},
 		Desc: "201 with a new snapshot, or 200 with the last one when the graph did not change."}, s.handleSnapshotTake)
 	s.register(operation{ID: "declareLineageEdge", Method: http.MethodPost, Path: "/api/v1/lineage/edges", Tag: "lineage",
 		Summary: "Declare an edge between two datasets (admin session)", Body: DeclaredEdgeIn{}, Status: http.StatusNoContent}, s.handleDeclareEdge)

@@ -180,8 +180,10 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 		o.Responses["401"] = errResp("auth_required or token_invalid", errs.plain)
 		o.Responses["403"] = errResp("token_read_only, workspace_suspended or forbidden", errs.plain)
 	}
-	if strings.Contains(op.Path, "{") {
-		o.Responses["404"] = errResp("Not found, in another workspace, or invisible to the caller", errs.plain)
+	if strings.Contains(op.Path, "{") || op.Body != nil {
+		// A write's body names other objects (datasets, channels, teams ...): one that is
+		// missing or in another workspace is 404 too.
+		o.Responses["404"] = errResp("Not found, in another workspace, or invisible to the caller (in the path or the body)", errs.plain)
 	}
 	if len(op.allParams()) > 0 || op.Body != nil {
 		o.Responses["422"] = errResp("validation_error", errs.validation)

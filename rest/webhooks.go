@@ -353,7 +353,9 @@ func (s *Server) webhookRoutes() {
 	s.register(operation{ID: "receiveTicketEvent", Method: http.MethodPost, Path: "/api/v1/webhooks/tickets/{integration_id}", Tag: "tickets",
 		Public: true, Summary: "Signed inbound tracker event about a linked ticket",
 		Params: []param{{Name: "integration_id", In: "path", Type: "string", Required: true}}, Body: GenericTicketEventIn{},
-		Response: TicketEventOut{}, Desc: "Checks in order: 429 (120 per minute per integration and IP), 413 (1 MB), 401 " +
+		Response: TicketEventOut{}, Errors: map[int]string{http.StatusUnauthorized: "signature_invalid: bad signature, unknown integration or no secret",
+			http.StatusBadRequest: "timestamp_invalid: missing or older than 5 minutes"},
+		Desc: "Checks in order: 429 (120 per minute per integration and IP), 413 (1 MB), 401 " +
 			"signature_invalid (bad signature, unknown integration or no secret: identical answers), 400 timestamp_invalid " +
 			"(missing or older than 5 minutes), then applies: a closed ticket resolves its linked issues. Jira signs X-Hub-Signature: " +
 			"sha256=<hex>, Linear Linear-Signature: <hex>, the generic provider X-Ticket-Signature (docs/webhooks.md)."},
