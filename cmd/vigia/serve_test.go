@@ -244,7 +244,7 @@ func TestServeDrainDropsNothingUnderLoad(t *testing.T) {
 	if dropped.Load() != 0 {
 		t.Fatalf("%d of %d requests dropped across the drain: %v", dropped.Load(), answered.Load()+dropped.Load(), drops)
 	}
-	if answered.Load() < 100 || answeredDuringDrain.Load() == 0 {
+	if answered.Load() < 20 || answeredDuringDrain.Load() == 0 {
 		t.Fatalf("too little load across the drain: %d answered, %d while draining", answered.Load(), answeredDuringDrain.Load())
 	}
 	t.Logf("%d requests answered, %d during the drain, none dropped", answered.Load(), answeredDuringDrain.Load())
