@@ -28,21 +28,29 @@ type syncBuf struct {
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
+// startServe runs `vigia serve` on a free local port; cancel stands for SIGTERM, done
+// receives the exit status.
+func startServe(t *testing.T) (addr string, cancel context.CancelFunc, logs *syncBuf, done chan int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	logs = &syncBuf{}
+	done = make(chan int, 1)
+	go func() { done <- run(ctx, []string{"serve", "--addr", addr}, &bytes.Buffer{}, logs) }()
+	return addr, cancel, logs, done
+}
+
 // On SIGTERM (ctx cancelled) serve fails readiness first, keeps answering in-flight
 // and new requests during the drain delay, then exits cleanly.
 func TestServeDrainsOnSignal(t *testing.T) {
 	t.Setenv("DATABASE_URL", storetest.MustURL(t))
 	t.Setenv("VIGIA_DRAIN_SECONDS", "2")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuf{}
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"serve", "--addr", addr}, &bytes.Buffer{}, logs) }()
+	addr, cancel, logs, done := startServe(t)
 
 	get := func(path string) int {
 		res, err := http.Get("http://" + addr + path)
@@ -140,17 +148,8 @@ func TestServeDrainDropsNothingUnderLoad(t *testing.T) {
 	t.Setenv("DATABASE_URL", storetest.MustURL(t))
 	t.Setenv("VIGIA_DRAIN_SECONDS", "2")
 	t.Setenv("VIGIA_RATE_LIMIT_IP", "1000000")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
+	addr, cancel, logs, done := startServe(t)
 	defer cancel()
-	logs := &syncBuf{}
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"serve", "--addr", addr}, &bytes.Buffer{}, logs) }()
 	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
 	ready := func() bool {
 		res, err := probe.Get("http://" + addr + "/api/v1/health/ready")
