@@ -26,6 +26,16 @@ const (
 	KindMethodNotAllowed             // 405
 )
 
+// Fault reports whether k is a failure on Vigia's side or of a provider it called
+// (the 5xx answers): every transport logs its cause, and never shows it.
+func (k Kind) Fault() bool {
+	switch k {
+	case KindInternal, KindNotImplemented, KindBadGateway, KindUnavailable:
+		return true
+	}
+	return false
+}
+
 // Stable error codes of the contract (part 7) and of Vigia's own catalogue.
 const (
 	CodeAuthRequired       = "auth_required"
@@ -50,8 +60,24 @@ const (
 // the received value is never kept.
 type FieldError struct {
 	Type string         // stable type, e.g. less_than_equal, missing, int_parsing
-	Loc  []string       // where: ["query", "limit"], ["body", "name"]
+	Loc  []string       // the field, named by the service: ["limit"], ["params", "column"]; the transport prefixes where it came from
 	Ctx  map[string]any // bounds only
+}
+
+// boundKeys are the ctx keys a 422 item may show: the rule's bounds.
+var boundKeys = map[string]bool{"gt": true, "ge": true, "lt": true, "le": true, "multiple_of": true,
+	"min_length": true, "max_length": true, "max_digits": true, "decimal_places": true}
+
+// Bounds returns the item's ctx restricted to the rule's bounds, what a transport may
+// show; never nil.
+func (f FieldError) Bounds() map[string]any {
+	out := map[string]any{}
+	for k, v := range f.Ctx {
+		if boundKeys[k] {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Error is the one error type services return to transports.
@@ -147,6 +173,16 @@ func BadGateway(code, key string, params map[string]any, cause error) *Error {
 // Internal wraps a cause that must be logged and never shown.
 func Internal(err error) *Error {
 	return &Error{Kind: KindInternal, Code: CodeInternal, Key: "error.internal", Err: err}
+}
+
+// FieldsOf returns the 422 items of err (none when err is nil or of another kind), so a
+// service can gather one check's items with its own.
+func FieldsOf(err error) []FieldError {
+	var e *Error
+	if errors.As(err, &e) && e.Kind == KindInvalid {
+		return e.Fields
+	}
+	return nil
 }
 
 // Field builds a 422 item.

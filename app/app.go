@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"sort"
 	"time"
 
 	"github.com/vigia-data/vigia"
@@ -28,6 +27,7 @@ import (
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/lineage/neo4jgraph"
 	"github.com/vigia-data/vigia/lineage/pggraph"
+	"github.com/vigia-data/vigia/lineage/sqllineage"
 	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rest"
@@ -159,100 +159,92 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	}
 	queue := jobs.New(db.Pool(), jobs.Options{Logger: log, Concurrency: map[string]int{jobs.DefaultQueue: cfg.Workers},
 		PerWorkspace: cfg.Workers, Heartbeat: cfg.JobHeartbeat, StaleAfter: cfg.JobStaleAfter})
-	a := &App{Config: cfg, Log: log, DB: db, Messages: msgs, Jobs: queue,
-		Identity: identity.NewService(db.Identity(), db, clock),
-		Catalog:  catalog.NewService(db.Catalog()),
+	graph, closeGraph, err := lineageGraph(context.Background(), cfg, db)
+	if err != nil {
+		return nil, err
 	}
+	// Every service in one pass, in dependency order: each gets the others it calls as
+	// constructor parameters.
+	a := &App{Config: cfg, Log: log, DB: db, Messages: msgs, Jobs: queue, closeGraph: closeGraph}
+	a.Identity = identity.NewService(db.Identity(), db, clock)
+	a.Catalog = catalog.NewService(db.Catalog())
 	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans}
-	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, clock, log, scanCfg)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, scanCfg)
-	a.wireWorkflow(clock)
-	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, nil, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute})
-	a.Catalog.UseTrust(a.Trust)
-	a.Scans.UseDomainWeights(db.Products())
-	queue.Handle(scan.JobKind, func(ctx context.Context, j jobs.Job) error {
+	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
+	a.Issues = issue.NewService(db.Issues(), db, clock)
+	a.Teams = team.NewService(db.Teams(), clock)
+	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute})
+	// Incidents list the consumers that read a dataset recently.
+	a.Lineage = lineage.NewService(lineage.Deps{Store: db.Lineage(), Graph: graph, Views: sqllineage.Parser{}, Tx: db,
+		Jobs: lineageJobs{queue}, Consumers: recentConsumers{a.Trust}, Providers: db.KnowledgeProviders(), Clock: clock, Log: log})
+	// Products order by lineage reach.
+	a.Products = product.NewService(db.Products(), db, a.Trust, a.Lineage, box, clock, product.Config{})
+	// After a scan: lineage and incidents, then the domains' verdicts (one event per
+	// domain whose aggregated verdict the scan's verdicts changed).
+	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
+		Weights: db.Products(), After: scan.Finishers{a.Lineage, a.Products}}, clock, log, scanCfg)
+	a.Webhooks, a.WebhookJobs = newWebhooks(cfg, db, box, msgs, clock, a.Issues, log)
+	a.handleJobs()
+	return a, nil
+}
+
+// handleJobs registers the job handlers of the scan queue and the webhook queue.
+func (a *App) handleJobs() {
+	a.Jobs.Handle(scan.JobKind, func(ctx context.Context, j jobs.Job) error {
 		var args scanJobArgs
 		if err := json.Unmarshal(j.Args, &args); err != nil {
 			return jobs.Permanent(err)
 		}
 		return a.Scans.Run(ctx, args.ScanID)
 	})
-	if err := a.wireLineage(context.Background(), cfg, db, queue, clock, log); err != nil {
-		return nil, err
-	}
-	// The features meet through their ports: products order by lineage reach, incidents
-	// list the consumers that read a dataset recently.
-	a.Products = product.NewService(db.Products(), db, a.Trust, nil, a.Lineage, box, clock, product.Config{})
-	// After lineage (incidents) the domains' verdicts: one event per domain whose
-	// aggregated verdict the scan's verdict changes changed.
-	a.Scans.SetFinisher(scan.Finishers{a.Lineage, a.Products})
-	a.Lineage.SetConsumers(recentConsumers{a.Trust})
-	newWebhooks(cfg, db, box, msgs, clock, a)
-	return a, nil
-}
-
-// recentConsumers gives lineage the consumers of datasets with reads in the last 30 days,
-// as incidents' exposures.
-type recentConsumers struct{ trust *trust.Service }
-
-func (r recentConsumers) Consumers(ctx context.Context, _ string, datasetIDs []string) ([]lineage.ConsumerExposure, error) {
-	byDataset, err := r.trust.RecentConsumers(ctx, datasetIDs, time.Now().Add(-30*24*time.Hour))
-	if err != nil {
-		return nil, err
-	}
-	merged := map[string]*lineage.ConsumerExposure{}
-	var order []string
-	for datasetID, exps := range byDataset {
-		for _, e := range exps {
-			c, ok := merged[e.ConsumerID]
-			if !ok {
-				c = &lineage.ConsumerExposure{ID: e.ConsumerID, Name: e.Name, Type: e.Kind, Consumptions7d: e.Consumptions7d,
-					LastConsumedAt: e.LastConsumedAt}
-				if e.Framework != nil {
-					c.Framework = *e.Framework
-				}
-				if e.LastDecision != nil {
-					c.LastDecision = *e.LastDecision
-				}
-				merged[e.ConsumerID] = c
-				order = append(order, e.ConsumerID)
-			}
-			c.DatasetIDs = append(c.DatasetIDs, datasetID)
-		}
-	}
-	sort.Strings(order)
-	out := make([]lineage.ConsumerExposure, 0, len(order))
-	for _, id := range order {
-		sort.Strings(merged[id].DatasetIDs)
-		out = append(out, *merged[id])
-	}
-	return out, nil
-}
-
-// wireLineage builds the lineage service over the chosen graph backend (one Neo4j
-// driver per process when NEO4J_URI is set), its projector job and the after-scan hook.
-func (a *App) wireLineage(ctx context.Context, cfg Config, db *store.DB, queue *jobs.Queue, clock vigia.Clock, log *slog.Logger) error {
-	var g lineage.Graph = pggraph.New(db.Pool())
-	if cfg.Neo4j.URI != "" {
-		ng, err := neo4jgraph.New(ctx, cfg.Neo4j)
-		if err != nil {
-			return err
-		}
-		g, a.closeGraph = ng, ng.Close
-	}
-	a.Lineage = lineage.NewService(db.Lineage(), g, db, lineageJobs{queue}, clock, log)
-	for _, p := range db.KnowledgeProviders() {
-		a.Lineage.AddProvider(p)
-	}
-	queue.Handle(lineage.ProjectionJobKind, func(ctx context.Context, j jobs.Job) error {
+	a.Jobs.Handle(lineage.ProjectionJobKind, func(ctx context.Context, j jobs.Job) error {
 		var args projectionArgs
 		if err := json.Unmarshal(j.Args, &args); err != nil {
 			return jobs.Permanent(err)
 		}
 		return a.Lineage.Project(ctx, args.WorkspaceID)
 	})
-	return nil
+	a.Jobs.Handle(issue.SLAJobKind, func(ctx context.Context, _ jobs.Job) error {
+		n, err := a.Issues.MarkSLABreaches(ctx)
+		if n > 0 {
+			a.Log.Info("issues past their resolution target", "count", n)
+		}
+		return err
+	})
+	a.WebhookJobs.Handle(webhook.JobKind, a.runDelivery)
+	a.WebhookJobs.Handle(webhook.TicketJobKind, a.runTicketSync)
+}
+
+// recentConsumers gives lineage the trust feature's recent consumers of datasets.
+type recentConsumers struct{ trust *trust.Service }
+
+func (r recentConsumers) RecentConsumers(ctx context.Context, datasetIDs []string, since time.Time) (map[string][]lineage.RecentConsumer, error) {
+	byDataset, err := r.trust.RecentConsumers(ctx, datasetIDs, since)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]lineage.RecentConsumer, len(byDataset))
+	for id, exps := range byDataset {
+		for _, e := range exps {
+			out[id] = append(out[id], lineage.RecentConsumer{ConsumerID: e.ConsumerID, Name: e.Name, Kind: e.Kind,
+				Framework: e.Framework, Consumptions7d: e.Consumptions7d, LastDecision: e.LastDecision, LastConsumedAt: e.LastConsumedAt})
+		}
+	}
+	return out, nil
+}
+
+// lineageGraph opens the chosen graph backend: Neo4j (one driver per process, closed
+// by the returned func) when NEO4J_URI is set, else the Postgres tables.
+func lineageGraph(ctx context.Context, cfg Config, db *store.DB) (lineage.Graph, func(context.Context) error, error) {
+	if cfg.Neo4j.URI == "" {
+		return pggraph.New(db.Pool()), nil, nil
+	}
+	ng, err := neo4jgraph.New(ctx, cfg.Neo4j)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ng, ng.Close, nil
 }
 
 // Close releases what the app holds besides the database (the Neo4j driver).

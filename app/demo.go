@@ -58,7 +58,7 @@ func (a *App) SeedDemo(ctx context.Context, o DemoOptions) (DemoResult, error) {
 	actx := AsAdmin(ctx, w.ID, "demo")
 	for _, key := range o.Packs {
 		if _, ok := demo.PackByKey(key); !ok {
-			return res, vigia.Invalid(vigia.Field("enum", nil, "query", "pack"))
+			return res, vigia.Invalid(vigia.Field("enum", nil, "pack"))
 		}
 		kind, dsn, fresh, err := a.buildPack(ctx, o, key)
 		if err != nil {

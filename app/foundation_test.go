@@ -267,6 +267,33 @@ func TestValidationNeverEchoesInput(t *testing.T) {
 			}
 		})
 	}
+	// GraphQL checks windows and hops by the same rules as REST, located under args.
+	t.Run("GraphQLWindowsAndHops", func(t *testing.T) {
+		for _, c := range []struct{ query, want string }{
+			{`{ datasets(limit: 0) { total } }`, "greater_than_equal [args limit] map[ge:1]"},
+			{`{ scans(limit: 501) { total } }`, "less_than_equal [args limit] map[le:500]"},
+			{`{ incidents(limit: 0, offset: -1) { total } }`, "greater_than_equal [args limit] map[ge:1] greater_than_equal [args offset] map[ge:0]"},
+			{`{ signals(offset: -2) { total } }`, "greater_than_equal [args offset] map[ge:0]"},
+			{`{ knowledgeGraph(hops: 0) { hops } }`, "greater_than_equal [args hops] map[ge:1]"},
+			{`{ knowledgeGraph(hops: 4) { hops } }`, "less_than_equal [args hops] map[le:3]"},
+		} {
+			g := env.GraphQL(t, tok, c.query, nil)
+			errs, _ := g["errors"].([]any)
+			if len(errs) != 1 {
+				t.Fatalf("%s: %v", c.query, g)
+			}
+			ext, _ := errs[0].(map[string]any)["extensions"].(map[string]any)
+			items, _ := ext["detail"].([]any)
+			var got []string
+			for _, it := range items {
+				m := it.(map[string]any)
+				got = append(got, fmt.Sprint(m["type"], " ", m["loc"], " ", m["ctx"]))
+			}
+			if ext["code"] != "validation_error" || strings.Join(got, " ") != c.want {
+				t.Errorf("%s: %v, want %s", c.query, got, c.want)
+			}
+		}
+	})
 	t.Run("MarkerInPathAndHeadersNowhere", func(t *testing.T) {
 		for _, p := range []string{"/api/v1/datasets/" + marker, "/api/v1/" + marker, "/api/v1/datasets?connection_id=" + marker} {
 			r := env.Do(t, http.MethodGet, p, tok, nil, "X-Request-ID: "+marker+" x")

@@ -7,7 +7,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"image/png"
-	"io"
 	"math"
 	"net/http"
 	"os"
@@ -17,9 +16,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
@@ -745,15 +741,7 @@ func TestSLOAttainmentOfSeededMonth(t *testing.T) {
 // The trust and data product reads answer what the OpenAPI document says.
 func TestTrustAndProductResponsesMatchTheDocument(t *testing.T) {
 	env := apptest.MustStart(t, app.Config{})
-	r := env.Do(t, http.MethodGet, "/api/v1/openapi.json", "", nil)
-	doc, err := libopenapi.NewDocument(r.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	val, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	doc := env.Document(t)
 	ws := env.MustWorkspace(t, "oas-trust")
 	admin := env.MustSession(t, ws, vigia.RoleAdmin)
 	tok := env.MustToken(t, ws)
@@ -792,41 +780,8 @@ func TestTrustAndProductResponsesMatchTheDocument(t *testing.T) {
 		call{"GET", "/api/v1/datasets/find?has_pii=true&min_score=10", tok, nil}, call{"GET", "/api/v1/public/domains/" + share["token"].(string), "", nil},
 		call{"GET", "/api/v1/datasets/find?layer=x", tok, nil}, call{"GET", base + "/versions/current/diff/1.0", admin, nil})
 	for _, c := range calls {
-		var rd *bytes.Reader
-		if c.body != nil {
-			b, _ := json.Marshal(c.body)
-			rd = bytes.NewReader(b)
-		} else {
-			rd = bytes.NewReader(nil)
-		}
-		req, _ := http.NewRequest(c.method, env.Server.URL+c.path, rd)
-		if c.body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		if c.cred != "" {
-			req.Header.Set("Authorization", "Bearer "+c.cred)
-		}
-		res, err := env.Server.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode >= 500 {
-			t.Fatalf("%s %s: %d %s", c.method, c.path, res.StatusCode, body)
-		}
-		res.Body = io.NopCloser(bytes.NewReader(body))
-		if c.body != nil {
-			b, _ := json.Marshal(c.body)
-			req.Body = io.NopCloser(bytes.NewReader(b))
-		}
-		if ok, verrs := val.ValidateHttpResponse(req, res); !ok {
-			for _, e := range verrs {
-				t.Errorf("%s %s (%d): %s: %s", c.method, c.path, res.StatusCode, e.Message, e.Reason)
-				for _, se := range e.SchemaValidationErrors {
-					t.Errorf("  %s at %s", se.Reason, se.Location)
-				}
-			}
+		if r := doc.Do(t, c.method, c.path, c.cred, c.body); r.Status >= 500 {
+			t.Fatalf("%s %s: %d %s", c.method, c.path, r.Status, r.Body)
 		}
 	}
 }

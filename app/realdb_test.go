@@ -1,12 +1,10 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/big"
 	"net/http"
 	"slices"
@@ -14,9 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
@@ -655,20 +650,20 @@ func TestRealisticPostgresSourceMatchesTheDatabase(t *testing.T) {
 	})
 
 	t.Run("AnswersMatchTheOpenAPIDocument", func(t *testing.T) {
-		dc := newDocumentCheck(t, re.env)
+		doc := re.env.Document(t)
 		for _, name := range []string{"sales.orders", "legacy.big_rentals", "analytics.monthly", "staging.empty_load"} {
 			id := re.byName[name]
 			// (/context is left out: its null layer is outside the document's enum, a
 			// document fault issue 12 owns.)
 			for _, suffix := range []string{"", "/lineage", "/incremental-profiling", "/trust", "/trust-decision?purpose=bi", "/verdict"} {
-				dc.check(t, http.MethodGet, "/api/v1/datasets/"+id+suffix, re.tok, "", "")
+				doc.Do(t, http.MethodGet, "/api/v1/datasets/"+id+suffix, re.tok, nil)
 			}
 		}
-		dc.check(t, http.MethodGet, "/api/v1/scans/"+re.scan["id"].(string), re.tok, "", "")
-		dc.check(t, http.MethodGet, "/api/v1/connections/"+re.connID, re.tok, "", "")
+		doc.Do(t, http.MethodGet, "/api/v1/scans/"+re.scan["id"].(string), re.tok, nil)
+		doc.Do(t, http.MethodGet, "/api/v1/connections/"+re.connID, re.tok, nil)
 		batch := `[{"eventType":"RUNNING","eventTime":"2026-11-21T11:00:00Z","run":{"runId":"x"},"job":{"namespace":"etl","name":"j"}},{"producer":"x"}]`
-		if b := dc.check(t, http.MethodPost, "/api/v1/lineage/openlineage", re.tok, "application/json", batch); !strings.Contains(string(b), `"refused":[{"index":1`) {
-			t.Fatalf("batch with a refused event: %s", b)
+		if r := doc.Do(t, http.MethodPost, "/api/v1/lineage/openlineage", re.tok, batch); !strings.Contains(string(r.Body), `"refused":[{"index":1`) {
+			t.Fatalf("batch with a refused event: %s", r.Body)
 		}
 	})
 }
@@ -702,7 +697,7 @@ func TestDBTImportNeverErasesSilently(t *testing.T) {
 		// The refusal's structured detail is what the document says.
 		manifest := `{"run_results": {"results": []}, "manifest": {"metadata": {"project_name": "dw"}, "sources": {},
 			"nodes": {"model.dw.orders": {"resource_type": "model", "schema": "dbt_prod", "name": "orders", "depends_on": {"nodes": []}}}}}`
-		newDocumentCheck(t, re.env).check(t, http.MethodPost, "/api/v1/integrations/dbt/run-results", re.tok, "application/json", manifest)
+		re.env.Document(t).Do(t, http.MethodPost, "/api/v1/integrations/dbt/run-results", re.tok, manifest)
 	}
 	var refused struct {
 		Code   string `json:"code"`
@@ -732,53 +727,6 @@ func TestDBTImportNeverErasesSilently(t *testing.T) {
 	if r.Status != 200 || !res.Lineage.Replaced || res.Lineage.Edges != 0 || len(res.Lineage.UnmatchedNames) != 2 || len(edges()) != 0 {
 		t.Fatalf("replace=true: %d %s, edges %v", r.Status, r.Body, edges())
 	}
-}
-
-// documentCheck validates real answers against the served OpenAPI document.
-type documentCheck struct {
-	env *apptest.Env
-	val validator.Validator
-}
-
-func newDocumentCheck(t *testing.T, env *apptest.Env) *documentCheck {
-	t.Helper()
-	r := env.Do(t, http.MethodGet, "/api/v1/openapi.json", "", nil)
-	doc, err := libopenapi.NewDocument(r.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	val, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		t.Fatalf("validator: %v", errs)
-	}
-	return &documentCheck{env: env, val: val}
-}
-
-// check sends a request and fails the test unless its answer matches the document.
-func (dc *documentCheck) check(t *testing.T, method, path, tok, contentType, body string) []byte {
-	t.Helper()
-	req, _ := http.NewRequest(method, dc.env.Server.URL+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+tok)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	res, err := dc.env.Server.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	res.Body = io.NopCloser(bytes.NewReader(b))
-	req.Body = io.NopCloser(strings.NewReader(body))
-	if ok, verrs := dc.val.ValidateHttpResponse(req, res); !ok {
-		for _, e := range verrs {
-			t.Errorf("%s %s (%d): %s: %s", method, path, res.StatusCode, e.Message, e.Reason)
-			for _, se := range e.SchemaValidationErrors {
-				t.Errorf("  %s at %s", se.Reason, se.Location)
-			}
-		}
-	}
-	return b
 }
 
 func nameKeys[V any](m map[string]V) []string {

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -333,6 +334,33 @@ func TestRuleChangesNeedAMemberSession(t *testing.T) {
 			if r.Status != 422 || decodeError(t, r).Code != "validation_error" || strings.Contains(string(r.Body), "DELETE") ||
 				strings.Contains(string(r.Body), "nao_existe") {
 				t.Errorf("%s: %d %s", name, r.Status, r.Body)
+			}
+		}
+	})
+	// The service names the field; REST says it came in the body, GraphQL in the input.
+	t.Run("ItemsSayWhereTheFieldCameFrom", func(t *testing.T) {
+		for name, c := range map[string]struct {
+			params map[string]any
+			want   string
+		}{
+			"UnknownColumn":  {map[string]any{"column": "nao_existe"}, "unknown_column@params.column"},
+			"ExtraParam":     {map[string]any{"column": "estado", "values": []string{"x"}}, "extra_forbidden@params.values"},
+			"MissingColumn":  {map[string]any{}, "missing@params.column"},
+			"ColumnNotAText": {map[string]any{"column": 3}, "string_type@params.column"},
+		} {
+			r := e.Do(t, http.MethodPost, "/api/v1/rules", e.member, map[string]any{"dataset_id": ds, "rule_type": "not_null", "params": c.params})
+			var items []struct {
+				Type string   `json:"type"`
+				Loc  []string `json:"loc"`
+			}
+			if err := json.Unmarshal(decodeError(t, r).Detail, &items); err != nil || len(items) == 0 ||
+				items[0].Type+"@"+strings.Join(items[0].Loc, ".") != strings.Replace(c.want, "@", "@body.", 1) {
+				t.Errorf("REST %s: %d %s", name, r.Status, r.Body)
+			}
+			g := e.GraphQL(t, e.member, `mutation($i: CreateRuleInput!){ createRule(input: $i){ id } }`,
+				map[string]any{"i": map[string]any{"datasetId": ds, "ruleType": "not_null", "params": c.params}})
+			if got := fmt.Sprint(g["errors"]); !strings.Contains(got, "loc:[args input "+strings.ReplaceAll(strings.SplitN(c.want, "@", 2)[1], ".", " ")+"]") {
+				t.Errorf("GraphQL %s: %s", name, got)
 			}
 		}
 	})

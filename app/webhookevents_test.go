@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/webhook/delivery"
 )
 
@@ -228,7 +229,7 @@ func TestOutboxEventBodies(t *testing.T) {
 	}
 
 	t.Run("DomainVerdictChanged", func(t *testing.T) {
-		MustEvent(t, env, ws, "domain.verdict_changed", "domain", domain, delivery.IdempotencyKey(domain, scanID, "domain.verdict_changed", ""),
+		MustEvent(t, env, ws, "domain.verdict_changed", "domain", domain, event.IdempotencyKey(domain, scanID, "domain.verdict_changed", ""),
 			map[string]any{"domain_id": domain, "from": "pass", "to": "warn", "scan_id": scanID,
 				"datasets_changed": []map[string]any{{"dataset_id": ds, "dataset_name": "public.clientes"}}})
 		b := one("service.domain.verdict_changed")
@@ -242,7 +243,7 @@ func TestOutboxEventBodies(t *testing.T) {
 	})
 	t.Run("PolicyViolationOpenedAndResolved", func(t *testing.T) {
 		for _, typ := range []string{"policy.violation_opened", "policy.violation_resolved"} {
-			MustEvent(t, env, ws, typ, "dataset", ds, delivery.IdempotencyKey(ds, scanID, typ, "pii_retention_max_age"),
+			MustEvent(t, env, ws, typ, "dataset", ds, event.IdempotencyKey(ds, scanID, typ, "pii_retention_max_age"),
 				map[string]any{"dataset_id": ds, "scan_id": scanID, "rule": "pii_retention_max_age", "label": "Retenção de dados pessoais",
 					"severity": "critical", "source": "domain:Vendas", "source_domain": "Vendas", "verdict": "fail", "score": 55.0})
 			b := one("service." + typ)
@@ -306,11 +307,11 @@ func TestOutboxEventBodies(t *testing.T) {
 			t.Fatalf("mute: %d %s", r.Status, r.Body)
 		}
 		scan2 := vigia.NewID()
-		MustEvent(t, env, ws, "policy.violation_opened", "dataset", ds, delivery.IdempotencyKey(ds, scan2, "policy.violation_opened", "r2"),
+		MustEvent(t, env, ws, "policy.violation_opened", "dataset", ds, event.IdempotencyKey(ds, scan2, "policy.violation_opened", "r2"),
 			map[string]any{"dataset_id": ds, "scan_id": scan2, "rule": "r2", "severity": "warning", "verdict": "warn"})
-		MustEvent(t, env, ws, "dataset.verdict_changed", "dataset", ds, delivery.IdempotencyKey(ds, scan2, "dataset.verdict_changed", ""),
+		MustEvent(t, env, ws, "dataset.verdict_changed", "dataset", ds, event.IdempotencyKey(ds, scan2, "dataset.verdict_changed", ""),
 			map[string]any{"dataset_id": ds, "from": "pass", "to": "warn", "scan_id": scan2})
-		MustEvent(t, env, ws, "domain.verdict_changed", "domain", domain, delivery.IdempotencyKey(domain, scan2, "domain.verdict_changed", ""),
+		MustEvent(t, env, ws, "domain.verdict_changed", "domain", domain, event.IdempotencyKey(domain, scan2, "domain.verdict_changed", ""),
 			map[string]any{"domain_id": domain, "from": "warn", "to": "fail", "scan_id": scan2})
 		settle(t, env, ws)
 		if len(rcv.ofEvent("service.policy.violation_opened")) != 1 || len(rcv.ofEvent("service.dataset.verdict_changed")) != 1 ||
@@ -323,7 +324,7 @@ func TestOutboxEventBodies(t *testing.T) {
 			t.Fatalf("workspace mute: %d", r.Status)
 		}
 		scan3 := vigia.NewID()
-		MustEvent(t, env, ws, "domain.verdict_changed", "domain", domain, delivery.IdempotencyKey(domain, scan3, "domain.verdict_changed", ""),
+		MustEvent(t, env, ws, "domain.verdict_changed", "domain", domain, event.IdempotencyKey(domain, scan3, "domain.verdict_changed", ""),
 			map[string]any{"domain_id": domain, "from": "fail", "to": "pass", "scan_id": scan3})
 		settle(t, env, ws)
 		if len(rcv.ofEvent("service.domain.verdict_changed")) != 2 {

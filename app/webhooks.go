@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/vigia-data/vigia/issue"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/i18n"
+	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/jobs"
 	"github.com/vigia-data/vigia/secret"
 	"github.com/vigia-data/vigia/store"
@@ -26,19 +27,17 @@ var errDeliveryRetry = errors.New("webhook delivery will be retried")
 // newWebhooks wires the notification feature and its own job queue: deliveries run
 // apart from scans, many at once (a send mostly waits on the network), with a short poll
 // so that a worker restarted during back-off keeps the retry schedule.
-func newWebhooks(cfg Config, db *store.DB, box *secret.Box, msgs *i18n.Catalog, clock vigia.Clock, a *App) {
+func newWebhooks(cfg Config, db *store.DB, box *secret.Box, msgs *i18n.Catalog, clock vigia.Clock, issues *issue.Service, log *slog.Logger) (*webhook.Service, *jobs.Queue) {
 	workers := cfg.WebhookWorkers
 	if workers <= 0 {
 		workers = 64
 	}
-	a.WebhookJobs = jobs.New(db.Pool(), jobs.Options{Logger: a.Log, Concurrency: map[string]int{webhook.JobQueue: workers},
+	queue := jobs.New(db.Pool(), jobs.Options{Logger: log, Concurrency: map[string]int{webhook.JobQueue: workers},
 		Heartbeat: cfg.JobHeartbeat, StaleAfter: cfg.JobStaleAfter, Poll: 250 * time.Millisecond})
-	a.Webhooks = webhook.NewService(db.Webhooks(), db, deliveryJobs{a.WebhookJobs}, box, msgs, clock, a.Log,
-		db.WebhookIncidents(), ticketTransitions{a.Issues}, webhook.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
+	return webhook.NewService(db.Webhooks(), db, deliveryJobs{queue}, box, msgs, clock, log,
+		db.WebhookIncidents(), ticketTransitions{issues}, webhook.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, LegacyPrefix: cfg.WebhookLegacyPrefix, PublicURL: cfg.PublicURL,
-			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel, TicketPollBatch: cfg.TicketPollBatch})
-	a.WebhookJobs.Handle(webhook.JobKind, a.runDelivery)
-	a.WebhookJobs.Handle(webhook.TicketJobKind, a.runTicketSync)
+			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel, TicketPollBatch: cfg.TicketPollBatch}), queue
 }
 
 // ticketSyncMaxAttempts bounds the runs of a ticket sync job: a run cut short by a dead

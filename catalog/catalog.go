@@ -45,7 +45,7 @@ type Dataset struct {
 	// Grants are the caller's team grants on the dataset's domains (filled by the store
 	// for the viewer who reads); they raise the access role.
 	Grants []DomainGrant
-	// Trust holds the trust blockers and warnings; filled by DatasetDetail only.
+	// Trust holds the trust blockers and warnings; filled by trust.Service.DatasetDetail only.
 	Trust *TrustBrief
 	// RowCount is the last profile's row count (nil before one); RowCountExact is false
 	// when that profile read the first rows only (a cost-guarded view), so RowCount
@@ -85,11 +85,6 @@ type TrustItem struct {
 	Key     string
 	Message string
 	Params  map[string]any
-}
-
-// TrustReader computes the trust brief of a dataset (the trust feature).
-type TrustReader interface {
-	DatasetTrustBrief(ctx context.Context, datasetID string) (TrustBrief, error)
 }
 
 // ScorePoint is one scan's score with its five dimensions.
@@ -305,29 +300,14 @@ type Store interface {
 // Service answers catalog reads for the principal in ctx.
 type Service struct {
 	store Store
-	trust TrustReader
-}
-
-// UseTrust sets the trust feature that fills the trust brief of DatasetDetail.
-func (s *Service) UseTrust(t TrustReader) { s.trust = t }
-
-// DatasetDetail returns one dataset like Dataset, with its trust brief when the trust
-// feature is wired. Returns KindNotFound if it does not exist or the caller cannot see it.
-func (s *Service) DatasetDetail(ctx context.Context, id string) (Dataset, error) {
-	d, err := s.Dataset(ctx, id)
-	if err != nil || s.trust == nil {
-		return d, err
-	}
-	tb, err := s.trust.DatasetTrustBrief(ctx, d.ID)
-	if err != nil {
-		return d, err
-	}
-	d.Trust = &tb
-	return d, nil
 }
 
 // NewService returns the catalog service.
 func NewService(store Store) *Service { return &Service{store: store} }
+
+// DatasetPageDefault is the page size of the dataset list when limit is not given
+// (contract: 500).
+const DatasetPageDefault = 500
 
 // FindDatasets lists the datasets the caller can see. Returns KindInvalid for a bad
 // filter (the transports validate bounds first; this guards the service's own rules).
@@ -339,10 +319,7 @@ func (s *Service) FindDatasets(ctx context.Context, f DatasetFilter) (vigia.List
 	if f.Sort == "" {
 		f.Sort = SortName
 	}
-	if f.Page.Limit == 0 {
-		f.Page.Limit = 500
-	}
-	if err := validatePage(f.Page); err != nil {
+	if err := f.Page.Validate(); err != nil {
 		return vigia.List[Dataset]{}, err
 	}
 	if f.Q != nil {
@@ -385,20 +362,4 @@ func (s *Service) DatasetDetails(ctx context.Context, ids []string, historyLimit
 		historyLimit = 30
 	}
 	return s.store.DatasetDetails(ctx, ViewerOf(p), valid, historyLimit)
-}
-
-func validatePage(p vigia.Page) error {
-	var fields []vigia.FieldError
-	if p.Limit < 1 {
-		fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 1}, "query", "limit"))
-	} else if p.Limit > 500 {
-		fields = append(fields, vigia.Field("less_than_equal", map[string]any{"le": 500}, "query", "limit"))
-	}
-	if p.Offset < 0 {
-		fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 0}, "query", "offset"))
-	}
-	if len(fields) > 0 {
-		return vigia.Invalid(fields...)
-	}
-	return nil
 }

@@ -118,6 +118,10 @@ type Update struct {
 	LineageAliases *[]string
 }
 
+// QueryLogPageDefault is the page size of the query log when limit is not given
+// (contract: 100).
+const QueryLogPageDefault = 100
+
 // QueryLogFilter selects query-log entries.
 type QueryLogFilter struct {
 	ScanID    *string
@@ -266,35 +270,35 @@ func (s *Service) Add(ctx context.Context, in AddInput) (Connection, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	var fields []vigia.FieldError
 	if in.Name == "" || len([]rune(in.Name)) > 100 {
-		fields = append(fields, vigia.Field("string_too_long", map[string]any{"min_length": 1, "max_length": 100}, "body", "name"))
+		fields = append(fields, vigia.Field("string_too_long", map[string]any{"min_length": 1, "max_length": 100}, "name"))
 	}
 	kindOK := false
 	for _, k := range source.Kinds() {
 		kindOK = kindOK || string(k) == in.Kind
 	}
 	if !kindOK {
-		fields = append(fields, vigia.Field("enum", nil, "body", "kind"))
+		fields = append(fields, vigia.Field("enum", nil, "kind"))
 	} else if in.DSN == "" {
-		fields = append(fields, vigia.Field("missing", nil, "body", "dsn"))
+		fields = append(fields, vigia.Field("missing", nil, "dsn"))
 	} else if err := s.open.ValidateDSN(source.Kind(in.Kind), in.DSN); err != nil {
 		// The message lists the forms each kind accepts; the DSN itself is never echoed.
-		fields = append(fields, vigia.Field("dsn_invalid", nil, "body", "dsn"))
+		fields = append(fields, vigia.Field("dsn_invalid", nil, "dsn"))
 	}
-	fields = append(fields, validStatementTimeout(in.StatementTimeout, "body", "statement_timeout_s")...)
-	aliases, afields := validAliases(in.LineageAliases, "body", "lineage_aliases")
+	fields = append(fields, validStatementTimeout(in.StatementTimeout, "statement_timeout_s")...)
+	aliases, afields := validAliases(in.LineageAliases, "lineage_aliases")
 	fields = append(fields, afields...)
 	if in.DataCountry != nil {
 		c := strings.ToUpper(*in.DataCountry)
 		in.DataCountry = &c
 		if !countryRE.MatchString(c) {
-			fields = append(fields, vigia.Field("country", nil, "body", "data_country"))
+			fields = append(fields, vigia.Field("country", nil, "data_country"))
 		}
 	}
 	tz := "UTC"
 	if in.ScanTimezone != nil {
 		tz = *in.ScanTimezone
 		if _, err := time.LoadLocation(tz); err != nil || tz == "" || tz == "Local" {
-			fields = append(fields, vigia.Field("timezone", nil, "body", "scan_timezone"))
+			fields = append(fields, vigia.Field("timezone", nil, "scan_timezone"))
 		}
 	}
 	if len(fields) > 0 {
@@ -332,7 +336,7 @@ func (s *Service) ping(ctx context.Context, kind source.Kind, dsn string) error 
 		if se, ok := err.(*source.Error); ok && se.Reason != "" {
 			reason = se.Reason
 		}
-		return vigia.Invalid(vigia.FieldError{Type: "connection_failed", Loc: []string{"body", "dsn"}, Ctx: map[string]any{"reason": reason}})
+		return vigia.Invalid(vigia.FieldError{Type: "connection_failed", Loc: []string{"dsn"}, Ctx: map[string]any{"reason": reason}})
 	}
 	return nil
 }
@@ -427,7 +431,7 @@ func (s *Service) Update(ctx context.Context, id string, u Update) (Connection, 
 	if u.Name != nil {
 		n := strings.TrimSpace(*u.Name)
 		if n == "" || len([]rune(n)) > 100 {
-			fields = append(fields, vigia.Field("string_too_long", map[string]any{"min_length": 1, "max_length": 100}, "body", "name"))
+			fields = append(fields, vigia.Field("string_too_long", map[string]any{"min_length": 1, "max_length": 100}, "name"))
 		}
 		c.Name = n
 	}
@@ -437,13 +441,13 @@ func (s *Service) Update(ctx context.Context, id string, u Update) (Connection, 
 	case u.DataCountry != nil:
 		cc := strings.ToUpper(*u.DataCountry)
 		if !countryRE.MatchString(cc) {
-			fields = append(fields, vigia.Field("country", nil, "body", "data_country"))
+			fields = append(fields, vigia.Field("country", nil, "data_country"))
 		}
 		c.DataCountry = &cc
 	}
 	if u.ScanTimezone != nil {
 		if _, err := time.LoadLocation(*u.ScanTimezone); err != nil || *u.ScanTimezone == "" || *u.ScanTimezone == "Local" {
-			fields = append(fields, vigia.Field("timezone", nil, "body", "scan_timezone"))
+			fields = append(fields, vigia.Field("timezone", nil, "scan_timezone"))
 		}
 		c.ScanTimezone = *u.ScanTimezone
 	}
@@ -451,11 +455,11 @@ func (s *Service) Update(ctx context.Context, id string, u Update) (Connection, 
 	case u.ClearStatementTimeout:
 		c.StatementTimeout = nil
 	case u.StatementTimeout != nil:
-		fields = append(fields, validStatementTimeout(u.StatementTimeout, "body", "statement_timeout_s")...)
+		fields = append(fields, validStatementTimeout(u.StatementTimeout, "statement_timeout_s")...)
 		c.StatementTimeout = u.StatementTimeout
 	}
 	if u.LineageAliases != nil {
-		aliases, afields := validAliases(*u.LineageAliases, "body", "lineage_aliases")
+		aliases, afields := validAliases(*u.LineageAliases, "lineage_aliases")
 		fields = append(fields, afields...)
 		c.Lineage.Aliases = aliases
 	}
@@ -482,20 +486,20 @@ func (s *Service) UpdateSchedule(ctx context.Context, id string, u ScheduleUpdat
 	var fields []vigia.FieldError
 	if u.Timezone != nil {
 		if _, err := time.LoadLocation(*u.Timezone); err != nil || *u.Timezone == "" || *u.Timezone == "Local" {
-			fields = append(fields, vigia.Field("timezone", nil, "body", "timezone"))
+			fields = append(fields, vigia.Field("timezone", nil, "timezone"))
 		} else {
 			c.ScanTimezone = *u.Timezone
 		}
 	}
 	if u.Hour != nil {
 		if *u.Hour < 0 || *u.Hour > 23 {
-			fields = append(fields, vigia.Field("less_than_equal", map[string]any{"ge": 0, "le": 23}, "body", "hour"))
+			fields = append(fields, vigia.Field("less_than_equal", map[string]any{"ge": 0, "le": 23}, "hour"))
 		}
 		c.Schedule.Hour = u.Hour
 	}
 	if u.Minute != nil {
 		if *u.Minute < 0 || *u.Minute > 59 {
-			fields = append(fields, vigia.Field("less_than_equal", map[string]any{"ge": 0, "le": 59}, "body", "minute"))
+			fields = append(fields, vigia.Field("less_than_equal", map[string]any{"ge": 0, "le": 59}, "minute"))
 		}
 		c.Schedule.Minute = *u.Minute
 	}
@@ -503,7 +507,7 @@ func (s *Service) UpdateSchedule(ctx context.Context, id string, u ScheduleUpdat
 		c.Schedule.Enabled = *u.Enabled
 	}
 	if c.Schedule.Enabled && c.Schedule.Hour == nil {
-		fields = append(fields, vigia.Field("missing", nil, "body", "hour"))
+		fields = append(fields, vigia.Field("missing", nil, "hour"))
 	}
 	if len(fields) > 0 {
 		return Connection{}, vigia.Invalid(fields...)

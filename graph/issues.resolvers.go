@@ -93,10 +93,7 @@ func (r *mutationResolver) AssignIssue(ctx context.Context, id string, teamID *s
 
 // Issues is the resolver for the issues field.
 func (r *queryResolver) Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error) {
-	page, err := pageOf(limit, offset, 100)
-	if err != nil {
-		return nil, err
-	}
+	page := vigia.PageOf(limit, offset, issue.PageDefault)
 	f := issue.Filter{Severities: severity, Statuses: status, Types: typeArg, DatasetID: datasetID, AssigneeTeam: assigneeTeam,
 		SLABreached: slaBreached != nil && *slaBreached, Page: page}
 	res, err := r.IssueService.Issues(ctx, f)

@@ -21,19 +21,23 @@ type traverseKey struct {
 // trip per hop, not 40 traversals.
 func (r *Resolver) newTraverseLoader() *loader[traverseKey, lineage.TraverseResult] {
 	return newLoader(func(ctx context.Context, keys []traverseKey) (map[traverseKey]lineage.TraverseResult, error) {
-		groups := map[lineage.TraverseOpts][]string{}
+		type opts struct {
+			dir  lineage.Direction
+			hops int
+		}
+		groups := map[opts][]string{}
 		for _, k := range keys {
-			o := lineage.TraverseOpts{Direction: k.Dir, Hops: k.Hops}
+			o := opts{k.Dir, k.Hops}
 			groups[o] = append(groups[o], k.ID)
 		}
 		out := map[traverseKey]lineage.TraverseResult{}
 		for o, ids := range groups {
-			res, err := r.LineageService.TraverseMany(ctx, ids, o)
+			res, err := r.LineageService.TraverseMany(ctx, ids, lineage.TraverseOpts{Direction: o.dir, Hops: &o.hops})
 			if err != nil {
 				return nil, err
 			}
 			for id, t := range res {
-				out[traverseKey{ID: id, Dir: o.Direction, Hops: o.Hops}] = t
+				out[traverseKey{ID: id, Dir: o.dir, Hops: o.hops}] = t
 			}
 		}
 		return out, nil
@@ -47,10 +51,11 @@ func (r *Resolver) traverse(ctx context.Context, id string, o lineage.TraverseOp
 		return r.LineageService.Traverse(ctx, id, o)
 	}
 	// Options are checked here so that a bad hops is the caller's error, not the batch's.
-	if o.Hops < 1 || o.Hops > lineage.MaxHops {
-		return lineage.TraverseResult{}, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": lineage.MaxHops}, "args", "hops"))
+	dir, hops, err := lineage.CheckTraverse(o)
+	if err != nil {
+		return lineage.TraverseResult{}, err
 	}
-	res, found, err := l.traverse.Load(ctx, traverseKey{ID: id, Dir: o.Direction, Hops: o.Hops})
+	res, found, err := l.traverse.Load(ctx, traverseKey{ID: id, Dir: dir, Hops: hops})
 	if err != nil {
 		return res, err
 	}

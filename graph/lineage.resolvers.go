@@ -15,12 +15,9 @@ import (
 
 // Lineage is the resolver for the lineage field.
 func (r *datasetResolver) Lineage(ctx context.Context, obj *model.Dataset, direction *model.LineageDirection, hops *int) (*model.LineageGraph, error) {
-	o := lineage.TraverseOpts{Direction: lineage.Both, Hops: 1}
+	o := lineage.TraverseOpts{Hops: hops}
 	if direction != nil {
 		o.Direction = lineage.Direction(*direction)
-	}
-	if hops != nil {
-		o.Hops = *hops
 	}
 	res, err := r.traverse(ctx, obj.ID, o)
 	if err != nil {
@@ -49,16 +46,7 @@ func (r *datasetResolver) Path(ctx context.Context, obj *model.Dataset, to strin
 
 // Incidents is the resolver for the incidents field.
 func (r *queryResolver) Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error) {
-	f := lineage.IncidentFilter{Status: status, Page: vigia.Page{Limit: 100}}
-	if limit != nil {
-		f.Page.Limit = *limit
-		if *limit == 0 {
-			f.Page.Limit = -1 // explicit 0 is out of bounds, not "default"
-		}
-	}
-	if offset != nil {
-		f.Page.Offset = *offset
-	}
+	f := lineage.IncidentFilter{Status: status, Page: vigia.PageOf(limit, offset, lineage.IncidentPageDefault)}
 	res, err := r.LineageService.Incidents(ctx, f)
 	if err != nil {
 		return nil, err
@@ -72,13 +60,7 @@ func (r *queryResolver) Incidents(ctx context.Context, status *string, limit *in
 
 // KnowledgeGraph is the resolver for the knowledgeGraph field.
 func (r *queryResolver) KnowledgeGraph(ctx context.Context, focus *string, hops *int, kinds []string) (*model.KnowledgeGraph, error) {
-	o := lineage.KnowledgeOpts{Focus: focus, Kinds: kinds}
-	if hops != nil {
-		o.Hops = *hops
-		if *hops == 0 {
-			o.Hops = -1 // explicit 0 is out of bounds, not "default"
-		}
-	}
+	o := lineage.KnowledgeOpts{Focus: focus, Hops: hops, Kinds: kinds}
 	g, err := r.LineageService.KnowledgeGraph(ctx, o)
 	if err != nil {
 		return nil, err

@@ -8,8 +8,11 @@ package graph
 import (
 	"context"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/trust"
 )
 
 // Readiness is the resolver for the readiness field.
@@ -45,10 +48,7 @@ func (r *queryResolver) TrustDecision(ctx context.Context, dataset string, purpo
 
 // Domains is the resolver for the domains field.
 func (r *queryResolver) Domains(ctx context.Context, limit *int, offset *int) (*model.DomainPage, error) {
-	page, err := pageOf(limit, offset, 500)
-	if err != nil {
-		return nil, err
-	}
+	page := vigia.PageOf(limit, offset, product.DomainPageDefault)
 	res, err := r.Products.Domains(ctx, page)
 	if err != nil {
 		return nil, err
@@ -72,10 +72,7 @@ func (r *queryResolver) Domain(ctx context.Context, id string) (*model.Domain, e
 
 // Consumers is the resolver for the consumers field.
 func (r *queryResolver) Consumers(ctx context.Context, limit *int, offset *int) (*model.ConsumerPage, error) {
-	page, err := pageOf(limit, offset, 500)
-	if err != nil {
-		return nil, err
-	}
+	page := vigia.PageOf(limit, offset, trust.ConsumerPageDefault)
 	res, err := r.Trust.Consumers(ctx, page)
 	if err != nil {
 		return nil, err

@@ -2,26 +2,18 @@
 // call (the same as the REST handler's) and converts the result.
 package graph
 
-import (
-	"github.com/vigia-data/vigia/catalog"
-	"github.com/vigia-data/vigia/issue"
-	"github.com/vigia-data/vigia/lineage"
-	"github.com/vigia-data/vigia/product"
-	"github.com/vigia-data/vigia/rule"
-	"github.com/vigia-data/vigia/scan"
-	"github.com/vigia-data/vigia/trust"
-)
+import ()
 
 // Resolver holds the services resolvers call.
 type Resolver struct {
-	Catalog      *catalog.Service
-	ScanService  *scan.Service
-	ScanReads    *scan.ReadService
-	RuleService  *rule.Service
-	IssueService *issue.Service
+	Catalog      CatalogService
+	ScanService  ScanService
+	ScanReads    ScanReadService
+	RuleService  RuleService
+	IssueService IssueService
 
 	// LineageService answers lineage, incidents and the knowledge graph.
-	LineageService *lineage.Service
-	Trust          *trust.Service
-	Products       *product.Service
+	LineageService LineageService
+	Trust          TrustService
+	Products       ProductService
 }

@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/graph/model"
 	"github.com/vigia-data/vigia/rule"
 )
@@ -33,7 +34,8 @@ func (r *mutationResolver) CreateRule(ctx context.Context, input model.CreateRul
 func (r *mutationResolver) UpdateRule(ctx context.Context, id string, input model.UpdateRuleInput) (*model.Rule, error) {
 	u := rule.Update{Name: input.Name, Severity: input.Severity, Active: input.Active}
 	if input.Params != nil {
-		u.Params = ruleParams(input.Params)
+		p := ruleParams(input.Params)
+		u.Params = &p
 	}
 	ru, err := r.RuleService.UpdateRule(ctx, id, u)
 	if err != nil {
@@ -53,10 +55,7 @@ func (r *mutationResolver) DeleteRule(ctx context.Context, id string) (bool, err
 
 // Rules is the resolver for the rules field.
 func (r *queryResolver) Rules(ctx context.Context, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) (*model.RulePage, error) {
-	page, err := pageOf(limit, offset, 100)
-	if err != nil {
-		return nil, err
-	}
+	page := vigia.PageOf(limit, offset, rule.PageDefault)
 	res, err := r.RuleService.Rules(ctx, rule.Filter{DatasetID: datasetID, RuleType: ruleType, Severity: severity, Status: status, Page: page})
 	if err != nil {
 		return nil, err

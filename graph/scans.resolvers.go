@@ -52,7 +52,7 @@ func (r *datasetResolver) ScoreHistory(ctx context.Context, obj *model.Dataset, 
 	n := historyLimit
 	if limit != nil {
 		if *limit < 1 || *limit > historyLimit {
-			return nil, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": historyLimit}, "args", "limit"))
+			return nil, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": historyLimit}, "limit"))
 		}
 		n = *limit
 	}
@@ -92,10 +92,7 @@ func (r *mutationResolver) TriggerScan(ctx context.Context, connectionID string)
 
 // Scans is the resolver for the scans field.
 func (r *queryResolver) Scans(ctx context.Context, limit *int, offset *int) (*model.ScanPage, error) {
-	page, err := pageOf(limit, offset, 100)
-	if err != nil {
-		return nil, err
-	}
+	page := vigia.PageOf(limit, offset, scan.ScanPageDefault)
 	res, err := r.ScanService.Scans(ctx, page)
 	if err != nil {
 		return nil, err
@@ -109,10 +106,7 @@ func (r *queryResolver) Scans(ctx context.Context, limit *int, offset *int) (*mo
 
 // Signals is the resolver for the signals field.
 func (r *queryResolver) Signals(ctx context.Context, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) (*model.SignalPage, error) {
-	page, err := pageOf(limit, offset, 100)
-	if err != nil {
-		return nil, err
-	}
+	page := vigia.PageOf(limit, offset, scan.SignalPageDefault)
 	res, err := r.ScanService.Signals(ctx, scan.SignalFilter{DatasetID: datasetID, Types: typeArg, Metrics: metric,
 		Since: rfc3339(since), Until: rfc3339(until), Page: page})
 	if err != nil {

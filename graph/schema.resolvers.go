@@ -25,18 +25,9 @@ func (r *datasetResolver) Columns(ctx context.Context, obj *model.Dataset) ([]mo
 
 // Datasets is the resolver for the datasets field.
 func (r *queryResolver) Datasets(ctx context.Context, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) (*model.DatasetPage, error) {
-	f := catalog.DatasetFilter{Q: q, ConnectionID: connectionID, Sort: catalog.SortName, Page: vigia.Page{Limit: 500}}
+	f := catalog.DatasetFilter{Q: q, ConnectionID: connectionID, Sort: catalog.SortName, Page: vigia.PageOf(limit, offset, catalog.DatasetPageDefault)}
 	if sort != nil {
 		f.Sort = string(*sort)
-	}
-	if limit != nil {
-		f.Page.Limit = *limit
-		if *limit == 0 {
-			f.Page.Limit = -1 // explicit 0 is out of bounds, not "default"
-		}
-	}
-	if offset != nil {
-		f.Page.Offset = *offset
 	}
 	res, err := r.Catalog.FindDatasets(ctx, f)
 	if err != nil {

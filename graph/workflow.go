@@ -54,44 +54,13 @@ func toRule(r rule.Rule) model.Rule {
 
 // ruleParams turns GraphQL parameters into the raw parameters the service checks: only
 // the fields sent.
-func ruleParams(in *model.RuleParamsInput) map[string]any {
-	out := map[string]any{}
+func ruleParams(in *model.RuleParamsInput) rule.ParamsIn {
 	if in == nil {
-		return out
+		return rule.ParamsIn{}
 	}
-	setS := func(k string, v *string) {
-		if v != nil {
-			out[k] = *v
-		}
-	}
-	setF := func(k string, v *float64) {
-		if v != nil {
-			out[k] = *v
-		}
-	}
-	list := func(k string, v []string) {
-		if v != nil {
-			items := make([]any, len(v))
-			for i, s := range v {
-				items[i] = s
-			}
-			out[k] = items
-		}
-	}
-	setS("column", in.Column)
-	list("columns", in.Columns)
-	list("values", in.Values)
-	setS("pattern", in.Pattern)
-	setF("min", in.Min)
-	setF("max", in.Max)
-	setS("ref_dataset_id", in.RefDatasetID)
-	setS("ref_column", in.RefColumn)
-	setF("max_orphan_pct", in.MaxOrphanPct)
-	setF("max_age_hours", in.MaxAgeHours)
-	setF("min_rows", in.MinRows)
-	setS("sql", in.SQL)
-	setF("max_failing", in.MaxFailing)
-	return out
+	return rule.ParamsIn{Column: in.Column, Columns: in.Columns, Values: in.Values, Pattern: in.Pattern, Min: in.Min, Max: in.Max,
+		RefDatasetID: in.RefDatasetID, RefColumn: in.RefColumn, MaxOrphanPct: in.MaxOrphanPct, MaxAgeHours: in.MaxAgeHours,
+		MinRows: in.MinRows, SQL: in.SQL, MaxFailing: in.MaxFailing}
 }
 
 func toIssue(is issue.Issue, withHistory bool) model.Issue {

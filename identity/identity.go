@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/event"
 )
 
 // Credential prefixes: API tokens (the contract's) and person sessions (ours).
@@ -73,18 +74,6 @@ type Session struct {
 	ExpiresAt   time.Time
 }
 
-// Activity is one line of the workspace activity log.
-type Activity struct {
-	ID          string
-	WorkspaceID string
-	Actor       string
-	Action      string
-	SubjectType string
-	SubjectID   string
-	Details     map[string]any
-	CreatedAt   time.Time
-}
-
 // Credential is what a bearer secret's hash resolves to.
 type Credential struct {
 	ID                 string
@@ -114,8 +103,8 @@ type Store interface {
 	// TouchAPIToken records a use unless one was recorded after notBefore.
 	TouchAPIToken(ctx context.Context, id string, at, notBefore time.Time) error
 	APITokens(ctx context.Context, workspaceID string) ([]APIToken, error)
-	AddActivity(ctx context.Context, a Activity) error
-	Activities(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[Activity], error)
+	AddActivity(ctx context.Context, a event.Activity) error
+	Activities(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[event.Activity], error)
 }
 
 // Tx runs a function in a transaction carried by ctx.
@@ -147,10 +136,10 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, country string) (Wo
 	country = strings.ToUpper(country)
 	var fields []vigia.FieldError
 	if name == "" || len(name) > 100 {
-		fields = append(fields, vigia.Field("string_too_long", map[string]any{"min_length": 1, "max_length": 100}, "body", "name"))
+		fields = append(fields, vigia.Field("string_too_long", map[string]any{"min_length": 1, "max_length": 100}, "name"))
 	}
 	if !countryRE.MatchString(country) {
-		fields = append(fields, vigia.Field("country", nil, "body", "country"))
+		fields = append(fields, vigia.Field("country", nil, "country"))
 	}
 	if len(fields) > 0 {
 		return Workspace{}, vigia.Invalid(fields...)
@@ -174,10 +163,10 @@ func (s *Service) CreateUser(ctx context.Context, workspaceRef, email string, ro
 	email = strings.ToLower(strings.TrimSpace(email))
 	var fields []vigia.FieldError
 	if !strings.Contains(email, "@") || len(email) > 254 {
-		fields = append(fields, vigia.Field("value_error", nil, "body", "email"))
+		fields = append(fields, vigia.Field("value_error", nil, "email"))
 	}
 	if !role.Valid() {
-		fields = append(fields, vigia.Field("enum", nil, "body", "role"))
+		fields = append(fields, vigia.Field("enum", nil, "role"))
 	}
 	if len(fields) > 0 {
 		return User{}, "", vigia.Invalid(fields...)
@@ -197,7 +186,7 @@ func (s *Service) CreateUser(ctx context.Context, workspaceRef, email string, ro
 		if err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: "cli",
+		return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: "cli",
 			Action: "user.created", SubjectType: "user", SubjectID: u.ID,
 			Details: map[string]any{"role": string(role)}, CreatedAt: s.clock.Now()})
 	})
@@ -223,11 +212,11 @@ func (s *Service) CreateAPIToken(ctx context.Context, workspaceRef, name, actor 
 		name = "api-token"
 	}
 	if len(name) > 100 {
-		return APIToken{}, "", vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": 100}, "body", "name"))
+		return APIToken{}, "", vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": 100}, "name"))
 	}
 	now := s.clock.Now()
 	if expiresAt != nil && (!expiresAt.After(now) || expiresAt.Sub(now) > MaxTokenLifetime) {
-		return APIToken{}, "", vigia.Invalid(vigia.Field("value_error", map[string]any{"max_days": int(MaxTokenLifetime.Hours() / 24)}, "body", "expires_at"))
+		return APIToken{}, "", vigia.Invalid(vigia.Field("value_error", map[string]any{"max_days": int(MaxTokenLifetime.Hours() / 24)}, "expires_at"))
 	}
 	var t APIToken
 	var secret string
@@ -248,7 +237,7 @@ func (s *Service) CreateAPIToken(ctx context.Context, workspaceRef, name, actor 
 		if err := s.store.CreateAPIToken(ctx, t, hash); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: actor,
+		return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: actor,
 			Action: "api_token.created", SubjectType: "api_token", SubjectID: t.ID,
 			Details: details, CreatedAt: now})
 	})
@@ -271,7 +260,7 @@ func (s *Service) RevokeAPIToken(ctx context.Context, workspaceRef, secret, acto
 		if err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: actor,
+		return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: actor,
 			Action: "api_token.revoked", SubjectType: "api_token", SubjectID: t.ID,
 			Details: map[string]any{"name": t.Name}, CreatedAt: s.clock.Now()})
 	})
@@ -288,10 +277,10 @@ func (s *Service) APITokens(ctx context.Context, workspaceRef string) ([]APIToke
 }
 
 // Activities lists the workspace activity log, newest first, for a session.
-func (s *Service) Activities(ctx context.Context, page vigia.Page) (vigia.List[Activity], error) {
+func (s *Service) Activities(ctx context.Context, page vigia.Page) (vigia.List[event.Activity], error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
-		return vigia.List[Activity]{}, err
+		return vigia.List[event.Activity]{}, err
 	}
 	return s.store.Activities(ctx, p.WorkspaceID, page)
 }

@@ -290,6 +290,9 @@ func Actions() []string {
 	return []string{ActionAcknowledge, ActionResolve, ActionIgnore, ActionIgnoreExpected, ActionReopen}
 }
 
+// PageDefault is the page size of the issue list when limit is not given.
+const PageDefault = 100
+
 // Issues lists the issues the caller can see with the total. Returns KindInvalid for a
 // bad filter value or page.
 func (s *Service) Issues(ctx context.Context, f Filter) (vigia.List[Issue], error) {
@@ -315,7 +318,7 @@ func resolveFilter(p vigia.Principal, f Filter, paged bool) (StoreFilter, bool, 
 				ok = ok || v == a
 			}
 			if !ok {
-				fields = append(fields, vigia.Field("enum", nil, "query", name))
+				fields = append(fields, vigia.Field("enum", nil, name))
 				return
 			}
 		}
@@ -324,17 +327,12 @@ func resolveFilter(p vigia.Principal, f Filter, paged bool) (StoreFilter, bool, 
 	check("status", f.Statuses, StatusOpen, StatusAcknowledged, StatusResolved, StatusIgnored)
 	for _, t := range f.Types {
 		if t == "" || len(t) > 64 {
-			fields = append(fields, vigia.Field("value_error", nil, "query", "type"))
+			fields = append(fields, vigia.Field("value_error", nil, "type"))
 			break
 		}
 	}
 	if paged {
-		if f.Page.Limit < 1 || f.Page.Limit > 500 {
-			fields = append(fields, vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": 500}, "query", "limit"))
-		}
-		if f.Page.Offset < 0 {
-			fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 0}, "query", "offset"))
-		}
+		fields = append(fields, vigia.FieldsOf(f.Page.Validate())...)
 	}
 	sf := StoreFilter{Severities: f.Severities, Statuses: f.Statuses, Types: f.Types, SLABreached: f.SLABreached, Page: f.Page}
 	empty := false
@@ -348,7 +346,7 @@ func resolveFilter(p vigia.Principal, f Filter, paged bool) (StoreFilter, bool, 
 		case vigia.ValidID(t):
 			sf.TeamIDs = []string{t}
 		default:
-			fields = append(fields, vigia.Field("value_error", nil, "query", "assignee_team"))
+			fields = append(fields, vigia.Field("value_error", nil, "assignee_team"))
 		}
 	}
 	if f.DatasetID != nil {
@@ -402,7 +400,7 @@ func (s *Service) Transition(ctx context.Context, id, action, note string) (Issu
 		return Issue{}, err
 	}
 	if len([]rune(note)) > MaxNote {
-		return Issue{}, vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": MaxNote}, "body", "note"))
+		return Issue{}, vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": MaxNote}, "note"))
 	}
 	if !vigia.ValidID(id) {
 		return Issue{}, vigia.NotFound()
@@ -437,7 +435,7 @@ func (s *Service) transition(ctx context.Context, workspaceID string, v *catalog
 		valid = valid || a == action
 	}
 	if !valid {
-		return vigia.Invalid(vigia.Field("enum", nil, "path", "action"))
+		return vigia.Invalid(vigia.Field("enum", nil, "action"))
 	}
 	return s.tx.InTx(ctx, func(ctx context.Context) error {
 		is, err := s.store.LockIssue(ctx, workspaceID, v, id)
@@ -509,7 +507,7 @@ func (s *Service) Assign(ctx context.Context, id string, teamID *string) (Issue,
 				}
 			}
 			if !ok {
-				return vigia.Invalid(vigia.Field("value_error", nil, "body", "assignee_team_id"))
+				return vigia.Invalid(vigia.Field("value_error", nil, "assignee_team_id"))
 			}
 		}
 		note := ""

@@ -9,7 +9,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
-	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/event"
 )
 
 // Default resolution targets in hours, used by a workspace that never set its own.
@@ -70,9 +70,9 @@ func (s *Service) SetSLATargets(ctx context.Context, t Targets) (Targets, error)
 			continue
 		}
 		if *h < 1 {
-			fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 1}, "body", name))
+			fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 1}, name))
 		} else if *h > MaxTargetHours {
-			fields = append(fields, vigia.Field("less_than_equal", map[string]any{"le": MaxTargetHours}, "body", name))
+			fields = append(fields, vigia.Field("less_than_equal", map[string]any{"le": MaxTargetHours}, name))
 		}
 	}
 	if len(fields) > 0 {
@@ -108,7 +108,7 @@ func BreachPayload(b Breach, datasetID, datasetName, title string) map[string]an
 
 // BreachIdempotencyKey is the outbox key of an issue's breach: one per issue, ever.
 func BreachIdempotencyKey(issueID string) string {
-	return scan.IdempotencyKey(issueID, "", EventSLABreached, "")
+	return event.IdempotencyKey(issueID, "", EventSLABreached, "")
 }
 
 // EventConsumerSLABreached is the outbox event of a data product whose SLA was breached
@@ -127,7 +127,7 @@ func ConsumerSLAPayload(domainID, domainName string, issueIDs, channelIDs []stri
 // ConsumerSLAIdempotencyKey is the outbox key of a consumer notice: one per domain and set
 // of breached issues.
 func ConsumerSLAIdempotencyKey(domainID string, issueIDs []string) string {
-	return scan.IdempotencyKey(domainID, "", EventConsumerSLABreached, strings.Join(issueIDs, ","))
+	return event.IdempotencyKey(domainID, "", EventConsumerSLABreached, strings.Join(issueIDs, ","))
 }
 
 // MarkSLABreaches is the SLA timers' work: every open or acknowledged critical or
@@ -250,12 +250,12 @@ func (s *Service) SLAReport(ctx context.Context, period, groupBy string) (SLARep
 	var fields []vigia.FieldError
 	m := periodRE.FindStringSubmatch(period)
 	if m == nil {
-		fields = append(fields, vigia.Field("string_pattern_mismatch", nil, "query", "period"))
+		fields = append(fields, vigia.Field("string_pattern_mismatch", nil, "period"))
 	}
 	switch groupBy {
 	case GroupByDomain, GroupByTeam, GroupBySeverity:
 	default:
-		fields = append(fields, vigia.Field("enum", nil, "query", "group_by"))
+		fields = append(fields, vigia.Field("enum", nil, "group_by"))
 	}
 	if len(fields) > 0 {
 		return SLAReport{}, vigia.Invalid(fields...)
@@ -263,7 +263,7 @@ func (s *Service) SLAReport(ctx context.Context, period, groupBy string) (SLARep
 	y, _ := strconv.Atoi(m[1])
 	mo, _ := strconv.Atoi(m[2])
 	if y < 1970 {
-		return SLAReport{}, vigia.Invalid(vigia.Field("string_pattern_mismatch", nil, "query", "period"))
+		return SLAReport{}, vigia.Invalid(vigia.Field("string_pattern_mismatch", nil, "period"))
 	}
 	return s.store.SLAReport(ctx, catalog.ViewerOf(p), ReportQuery{WorkspaceID: p.WorkspaceID, Year: y, Month: mo,
 		GroupBy: groupBy, Now: s.clock.Now()})

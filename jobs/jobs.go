@@ -38,7 +38,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/vigia-data/vigia"
-	"github.com/vigia-data/vigia/store"
+	"github.com/vigia-data/vigia/internal/pgtx"
 )
 
 // DefaultQueue is the queue of jobs enqueued without EnqueueOpts.Queue.
@@ -270,9 +270,9 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// db returns the transaction riding in ctx (store.DB.InTx), else the pool.
+// db returns the transaction riding in ctx (store.DB.InTx, via pgtx), else the pool.
 func (q *Queue) db(ctx context.Context) querier {
-	if tx, ok := store.Tx(ctx); ok {
+	if tx, ok := pgtx.From(ctx); ok {
 		return tx
 	}
 	return q.pool

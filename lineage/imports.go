@@ -79,11 +79,11 @@ func (s *Service) DeclareEdge(ctx context.Context, in DeclaredEdge) error {
 		return err
 	}
 	if in.SourceID == in.TargetID {
-		return vigia.Invalid(vigia.Field("value_error", nil, "body", "target_id"))
+		return vigia.Invalid(vigia.Field("value_error", nil, "target_id"))
 	}
 	for i, c := range in.Columns {
 		if strings.TrimSpace(c.From) == "" || strings.TrimSpace(c.To) == "" || len(c.From) > 200 || len(c.To) > 200 {
-			return vigia.Invalid(vigia.Field("value_error", nil, "body", "columns", itoa(i)))
+			return vigia.Invalid(vigia.Field("value_error", nil, "columns", itoa(i)))
 		}
 	}
 	e := RecordEdge{Edge: Edge{Source: in.SourceID, Target: in.TargetID, Kind: KindDeclared, Origin: OriginDeclaredAPI,
@@ -140,7 +140,7 @@ func (s *Service) DeclareExposure(ctx context.Context, in ExposureInput) (Exposu
 	if err != nil {
 		return Exposure{}, err
 	}
-	if err := validExposure(in, "body"); err != nil {
+	if err := validExposure(in); err != nil {
 		return Exposure{}, err
 	}
 	if err := s.checkDatasets(ctx, in.DatasetIDs); err != nil {
@@ -499,7 +499,7 @@ func (s *Service) ImportDBTManifest(ctx context.Context, manifest []byte, opts I
 	}
 	var m dbtManifest
 	if err := json.Unmarshal(manifest, &m); err != nil || (m.Nodes == nil && m.Sources == nil) {
-		return ImportResult{}, vigia.Invalid(vigia.Field("value_error", nil, "body", "manifest"))
+		return ImportResult{}, vigia.Invalid(vigia.Field("value_error", nil, "manifest"))
 	}
 	names, err := s.nameIndex(ctx, p.WorkspaceID)
 	if err != nil {
@@ -701,7 +701,7 @@ func (s *Service) DBTRunResults(ctx context.Context, in RunResults, opts ImportO
 		} `json:"results"`
 	}
 	if len(in.RunResults) == 0 || json.Unmarshal(in.RunResults, &rr) != nil || rr.Results == nil {
-		return RunSummary{}, vigia.Invalid(vigia.Field("value_error", nil, "body", "run_results"))
+		return RunSummary{}, vigia.Invalid(vigia.Field("value_error", nil, "run_results"))
 	}
 	out := RunSummary{InvocationID: rr.Metadata.InvocationID, Results: len(rr.Results), ByStatus: map[string]int{}}
 	for _, r := range rr.Results {

@@ -295,14 +295,12 @@ func (s *Service) Incidents(ctx context.Context, f IncidentFilter) (vigia.List[I
 	if err != nil {
 		return vigia.List[IncidentView]{}, err
 	}
-	if f.Page.Limit == 0 {
-		f.Page.Limit = 100
-	}
-	if f.Page.Limit < 1 || f.Page.Limit > 500 || f.Page.Offset < 0 {
-		return vigia.List[IncidentView]{}, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": 500}, "query", "limit"))
-	}
+	fields := vigia.FieldsOf(f.Page.Validate())
 	if f.Status != nil && *f.Status != IncidentOpen && *f.Status != IncidentResolved {
-		return vigia.List[IncidentView]{}, vigia.Invalid(vigia.Field("enum", nil, "query", "status"))
+		fields = append(fields, vigia.Field("enum", nil, "status"))
+	}
+	if len(fields) > 0 {
+		return vigia.List[IncidentView]{}, vigia.Invalid(fields...)
 	}
 	res, err := s.store.Incidents(ctx, v, f)
 	if err != nil {
@@ -453,15 +451,47 @@ func (s *Service) maskImpact(ctx context.Context, v catalog.Viewer, b Blast, dat
 		for _, n := range b.Nodes {
 			reached = append(reached, n.ID)
 		}
-		cs, err := s.consumers.Consumers(ctx, v.WorkspaceID, dedupe(reached))
+		byDataset, err := s.consumers.RecentConsumers(ctx, dedupe(reached), s.clock.Now().Add(-ConsumerWindow))
 		if err != nil {
 			return ImpactView{}, err
 		}
-		for _, c := range cs {
+		for _, c := range mergeConsumers(byDataset) {
 			out.Exposures = append(out.Exposures, IncidentExposure{Node: "consumer", ID: c.ID, Name: c.Name, Type: c.Type,
 				Framework: c.Framework, Consumptions7d: c.Consumptions7d, LastDecision: c.LastDecision, LastConsumedAt: c.LastConsumedAt})
 		}
 	}
 	out.ExposuresCount = len(out.Exposures)
 	return out, nil
+}
+
+// mergeConsumers turns the recent consumers of each dataset into one exposure per
+// consumer with the datasets it read, by consumer id.
+func mergeConsumers(byDataset map[string][]RecentConsumer) []ConsumerExposure {
+	merged := map[string]*ConsumerExposure{}
+	var order []string
+	for datasetID, exps := range byDataset {
+		for _, e := range exps {
+			c, ok := merged[e.ConsumerID]
+			if !ok {
+				c = &ConsumerExposure{ID: e.ConsumerID, Name: e.Name, Type: e.Kind, Consumptions7d: e.Consumptions7d,
+					LastConsumedAt: e.LastConsumedAt}
+				if e.Framework != nil {
+					c.Framework = *e.Framework
+				}
+				if e.LastDecision != nil {
+					c.LastDecision = *e.LastDecision
+				}
+				merged[e.ConsumerID] = c
+				order = append(order, e.ConsumerID)
+			}
+			c.DatasetIDs = append(c.DatasetIDs, datasetID)
+		}
+	}
+	sort.Strings(order)
+	out := make([]ConsumerExposure, 0, len(order))
+	for _, id := range order {
+		sort.Strings(merged[id].DatasetIDs)
+		out = append(out, *merged[id])
+	}
+	return out
 }

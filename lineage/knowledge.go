@@ -37,7 +37,7 @@ func (e KEdge) key() string {
 }
 
 // NodeProvider builds the nodes of some kinds from the tables that hold them, attached
-// to datasets. Providers are plugged in with Service.AddProvider, so a feature that
+// to datasets. Providers are given to NewService (Deps.Providers), so a feature that
 // brings a new kind (rules, knowledge entries, terms) adds its own.
 type NodeProvider interface {
 	// Kinds are the node kinds the provider gives.
@@ -75,7 +75,7 @@ type KStats struct {
 // 1-3 (default 2), kinds (node kinds to keep; empty keeps all).
 type KnowledgeOpts struct {
 	Focus *string
-	Hops  int
+	Hops  *int // nil: DefaultKnowledgeHops
 	Kinds []string
 }
 
@@ -88,13 +88,11 @@ func (s *Service) KnowledgeGraph(ctx context.Context, o KnowledgeOpts) (KGraph, 
 	if err != nil {
 		return KGraph{}, err
 	}
-	if o.Hops == 0 {
-		o.Hops = 2
+	hops := DefaultKnowledgeHops
+	if o.Hops != nil {
+		hops = *o.Hops
 	}
-	var fields []vigia.FieldError
-	if o.Hops < 1 || o.Hops > MaxHops {
-		fields = append(fields, vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": MaxHops}, "query", "hops"))
-	}
+	fields := checkHops(hops)
 	kinds := map[NodeKind]bool{}
 	for _, k := range o.Kinds {
 		k = strings.TrimSpace(k)
@@ -102,7 +100,7 @@ func (s *Service) KnowledgeGraph(ctx context.Context, o KnowledgeOpts) (KGraph, 
 			continue
 		}
 		if !slices.Contains(NodeKinds(), NodeKind(k)) {
-			fields = append(fields, vigia.Field("enum", nil, "query", "kinds"))
+			fields = append(fields, vigia.Field("enum", nil, "kinds"))
 			break
 		}
 		kinds[NodeKind(k)] = true
@@ -111,7 +109,7 @@ func (s *Service) KnowledgeGraph(ctx context.Context, o KnowledgeOpts) (KGraph, 
 	if o.Focus != nil {
 		id, ok := strings.CutPrefix(*o.Focus, "dataset:")
 		if !ok || id == "" || len(id) > maxTargetIDLength {
-			fields = append(fields, vigia.Field("value_error", nil, "query", "focus"))
+			fields = append(fields, vigia.Field("value_error", nil, "focus"))
 		}
 		focusID = id
 	}
@@ -119,7 +117,7 @@ func (s *Service) KnowledgeGraph(ctx context.Context, o KnowledgeOpts) (KGraph, 
 		return KGraph{}, vigia.Invalid(fields...)
 	}
 	g := &kbuilder{seen: map[string]bool{}, edgeSeen: map[string]bool{}, kinds: kinds}
-	out := KGraph{Focus: o.Focus, Hops: o.Hops}
+	out := KGraph{Focus: o.Focus, Hops: hops}
 	var visible []string
 	if o.Focus != nil {
 		if _, err := s.visibleRoot(ctx, v, focusID); err != nil {
@@ -127,7 +125,7 @@ func (s *Service) KnowledgeGraph(ctx context.Context, o KnowledgeOpts) (KGraph, 
 		}
 		g.cap = MaxFocusNodes
 		w := newWalk(focusID, MaxFocusNodes, 0)
-		if err := expand(ctx, s.graph, v.WorkspaceID, []*walk{w}, []Direction{Downstream, Upstream}, o.Hops); err != nil {
+		if err := expand(ctx, s.graph, v.WorkspaceID, []*walk{w}, []Direction{Downstream, Upstream}, hops); err != nil {
 			return KGraph{}, err
 		}
 		info, err := s.store.DatasetInfos(ctx, v, w.order, false)
@@ -473,8 +471,8 @@ func (s *Service) SnapshotHistory(ctx context.Context, page vigia.Page) (vigia.L
 	if err != nil {
 		return vigia.List[Snapshot]{}, err
 	}
-	if page.Limit == 0 {
-		page.Limit = MaxSnapshots
+	if err := page.Validate(); err != nil {
+		return vigia.List[Snapshot]{}, err
 	}
 	list, err := s.store.Snapshots(ctx, v.WorkspaceID, page)
 	if err != nil || v.Admin || len(list.Items) == 0 {
@@ -676,5 +674,5 @@ func (s *Service) resolveSnapshot(ctx context.Context, ws, ref, param string) (S
 	if t, err := time.Parse("2006-01-02", ref); err == nil {
 		return s.store.SnapshotAt(ctx, ws, t.Add(24*time.Hour-time.Nanosecond))
 	}
-	return Snapshot{}, vigia.Invalid(vigia.Field("value_error", nil, "query", param))
+	return Snapshot{}, vigia.Invalid(vigia.Field("value_error", nil, param))
 }

@@ -299,13 +299,13 @@ func (s *Service) OpenLineageEvents(ctx context.Context, events []json.RawMessag
 	}
 	res := OpenLineageResult{Events: len(events), Refused: []RefusedEvent{}, UnmatchedNames: []string{}}
 	if len(events) > MaxOpenLineageBatch {
-		return res, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": MaxOpenLineageBatch}, "body"))
+		return res, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": MaxOpenLineageBatch}))
 	}
 	var valid []olEvent
 	for i, raw := range events {
-		loc := []string{"body"}
+		var loc []string
 		if !single {
-			loc = append(loc, itoa(i))
+			loc = []string{itoa(i)}
 		}
 		ev, fields := decodeOpenLineage(raw, loc)
 		if len(fields) > 0 {

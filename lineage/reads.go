@@ -91,10 +91,11 @@ type LineageResult struct {
 	Truncated  bool
 }
 
-// TraverseOpts are the parameters of a traversal.
+// TraverseOpts are the parameters of a traversal: an empty direction is both, a nil
+// Hops is DefaultTraverseHops.
 type TraverseOpts struct {
 	Direction Direction
-	Hops      int
+	Hops      *int
 }
 
 // TraverseResult answers GET /datasets/{id}/lineage/traverse.
@@ -243,27 +244,37 @@ func exposureViews(w *walk, m *masker, exps map[string]Exposure) []ExposureView 
 	return out
 }
 
-// parseOpts validates a traversal's direction and hops. Returns KindInvalid.
-func parseOpts(o TraverseOpts) (TraverseOpts, error) {
-	if o.Direction == "" {
-		o.Direction = Both
+// CheckTraverse resolves a traversal's options (the defaults of what is not given) and
+// checks them: the one check a transport may run before batching traversals. Returns
+// KindInvalid with items named direction and hops.
+func CheckTraverse(o TraverseOpts) (Direction, int, error) {
+	dir, hops := o.Direction, DefaultTraverseHops
+	if dir == "" {
+		dir = Both
 	}
-	if o.Hops == 0 {
-		o.Hops = 1
+	if o.Hops != nil {
+		hops = *o.Hops
 	}
 	var fields []vigia.FieldError
-	if o.Direction != Upstream && o.Direction != Downstream && o.Direction != Both {
-		fields = append(fields, vigia.Field("enum", nil, "query", "direction"))
+	if dir != Upstream && dir != Downstream && dir != Both {
+		fields = append(fields, vigia.Field("enum", nil, "direction"))
 	}
-	if o.Hops < 1 {
-		fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 1}, "query", "hops"))
-	} else if o.Hops > MaxHops {
-		fields = append(fields, vigia.Field("less_than_equal", map[string]any{"le": MaxHops}, "query", "hops"))
-	}
+	fields = append(fields, checkHops(hops)...)
 	if len(fields) > 0 {
-		return o, vigia.Invalid(fields...)
+		return dir, hops, vigia.Invalid(fields...)
 	}
-	return o, nil
+	return dir, hops, nil
+}
+
+// checkHops is the one bound of hops (1-MaxHops) of traversals and the knowledge graph.
+func checkHops(hops int) []vigia.FieldError {
+	if hops < 1 {
+		return []vigia.FieldError{vigia.Field("greater_than_equal", map[string]any{"ge": 1}, "hops")}
+	}
+	if hops > MaxHops {
+		return []vigia.FieldError{vigia.Field("less_than_equal", map[string]any{"le": MaxHops}, "hops")}
+	}
+	return nil
 }
 
 // Traverse walks the lineage of a dataset up to 3 hops: at most 40 datasets and 60
@@ -289,7 +300,8 @@ func (s *Service) TraverseMany(ctx context.Context, ids []string, o TraverseOpts
 	if err != nil {
 		return nil, err
 	}
-	if o, err = parseOpts(o); err != nil {
+	dir, hops, err := CheckTraverse(o)
+	if err != nil {
 		return nil, err
 	}
 	var valid []string
@@ -309,11 +321,11 @@ func (s *Service) TraverseMany(ctx context.Context, ids []string, o TraverseOpts
 	if len(walks) == 0 {
 		return out, nil
 	}
-	dirs := []Direction{o.Direction}
-	if o.Direction == Both {
+	dirs := []Direction{dir}
+	if dir == Both {
 		dirs = []Direction{Downstream, Upstream}
 	}
-	if err := expand(ctx, s.graph, v.WorkspaceID, walks, dirs, o.Hops); err != nil {
+	if err := expand(ctx, s.graph, v.WorkspaceID, walks, dirs, hops); err != nil {
 		return nil, err
 	}
 	var all []string
@@ -338,7 +350,7 @@ func (s *Service) TraverseMany(ctx context.Context, ids []string, o TraverseOpts
 	for _, w := range walks {
 		w.prune(info)
 		m := newMasker(info)
-		r := TraverseResult{DatasetID: w.root, Direction: o.Direction, Hops: o.Hops, Truncated: w.truncated,
+		r := TraverseResult{DatasetID: w.root, Direction: dir, Hops: hops, Truncated: w.truncated,
 			Nodes: make([]NodeView, 0, len(w.order)), Edges: make([]EdgeView, 0, len(w.edges))}
 		for _, id := range w.order {
 			n := w.nodes[id]
@@ -501,7 +513,7 @@ func (s *Service) ImpactMany(ctx context.Context, ids []string, column *string) 
 		return nil, nil, err
 	}
 	if column != nil && len([]rune(*column)) > maxColumnParam {
-		return nil, nil, vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": maxColumnParam}, "query", "column"))
+		return nil, nil, vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": maxColumnParam}, "column"))
 	}
 	ids = dedupe(ids)
 	var valid []string
@@ -523,7 +535,7 @@ func (s *Service) ImpactMany(ctx context.Context, ids []string, column *string) 
 		case !found || !d.Visible:
 			errs[id] = vigia.NotFound()
 		case column != nil && !slices.Contains(d.Columns, *column):
-			errs[id] = vigia.Invalid(vigia.Field("value_error", nil, "query", "column"))
+			errs[id] = vigia.Invalid(vigia.Field("value_error", nil, "column"))
 		default:
 			ok = append(ok, id)
 			if column != nil {
@@ -725,7 +737,7 @@ func (s *Service) Path(ctx context.Context, datasetID, targetID string) (PathRes
 		return PathResult{}, err
 	}
 	if len(targetID) > maxTargetIDLength {
-		return PathResult{}, vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": maxTargetIDLength}, "query", "target_id"))
+		return PathResult{}, vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": maxTargetIDLength}, "target_id"))
 	}
 	if _, err := s.visibleRoot(ctx, v, datasetID); err != nil {
 		return PathResult{}, err

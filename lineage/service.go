@@ -11,18 +11,26 @@ import (
 
 // Caps of the contract (part 8 and the lineage rows of part 4).
 const (
-	MaxHops           = 3
-	MaxTraverseNodes  = 40 // datasets of a traversal, the starting one included
-	MaxTraverseEdges  = 60
-	MaxImpactNodes    = 40
-	MaxPathHops       = 6
-	MaxGraphNodes     = 1500
-	MaxFocusNodes     = 400
-	MaxDiffItems      = 1000
-	MaxSnapshots      = 90
-	pathVisitCap      = 50000 // nodes a path search may visit before giving up
-	maxColumnParam    = 200
-	maxTargetIDLength = 64
+	MaxHops = 3
+	// DefaultTraverseHops and DefaultKnowledgeHops are what a traversal and a focused
+	// knowledge graph walk when hops is not given; the transports document these.
+	DefaultTraverseHops  = 1
+	DefaultKnowledgeHops = 2
+	// IncidentPageDefault and SnapshotPageDefault are the page sizes of the incident
+	// and snapshot lists when limit is not given.
+	IncidentPageDefault = 100
+	SnapshotPageDefault = MaxSnapshots
+	MaxTraverseNodes    = 40 // datasets of a traversal, the starting one included
+	MaxTraverseEdges    = 60
+	MaxImpactNodes      = 40
+	MaxPathHops         = 6
+	MaxGraphNodes       = 1500
+	MaxFocusNodes       = 400
+	MaxDiffItems        = 1000
+	MaxSnapshots        = 90
+	pathVisitCap        = 50000 // nodes a path search may visit before giving up
+	maxColumnParam      = 200
+	maxTargetIDLength   = 64
 )
 
 // DatasetInfo is what traversals need to know of a dataset: its name, whether the
@@ -176,11 +184,26 @@ type Enqueuer interface {
 }
 
 // ConsumerSource is the port for consumers as exposures (registered through the trust
-// feature): the consumers of datasets with consumptions in the last 30 days. The
-// lineage service lists them next to declared exposures when one is set.
+// feature): per dataset among datasetIDs the caller can see, the consumers that read it
+// since since, with their reads of it in the last 7 days and their last decision.
 type ConsumerSource interface {
-	Consumers(ctx context.Context, workspaceID string, datasetIDs []string) ([]ConsumerExposure, error)
+	RecentConsumers(ctx context.Context, datasetIDs []string, since time.Time) (map[string][]RecentConsumer, error)
 }
+
+// RecentConsumer is a consumer that read a dataset recently.
+type RecentConsumer struct {
+	ConsumerID     string
+	Name           string
+	Kind           string // agent, application, pipeline, notebook
+	Framework      *string
+	Consumptions7d int
+	LastDecision   *string
+	LastConsumedAt *time.Time
+}
+
+// ConsumerWindow is how recently a consumer must have read a dataset to appear among an
+// incident's exposures (contract: consumers that consumed in the last 30 days).
+const ConsumerWindow = 30 * 24 * time.Hour
 
 // ConsumerExposure is a consumer as an incident's exposure (contract: Incident).
 type ConsumerExposure struct {
@@ -198,6 +221,7 @@ type ConsumerExposure struct {
 type Service struct {
 	store     Store
 	graph     Graph
+	views     ViewParser
 	tx        Tx
 	jobs      Enqueuer
 	clock     vigia.Clock
@@ -206,21 +230,32 @@ type Service struct {
 	consumers ConsumerSource
 }
 
-// NewService returns the lineage service over the record, a graph backend and the job
-// queue.
-func NewService(store Store, graph Graph, tx Tx, jobs Enqueuer, clock vigia.Clock, log *slog.Logger) *Service {
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Service{store: store, graph: graph, tx: tx, jobs: jobs, clock: clock, log: log}
+// Deps are what the lineage service is built over.
+type Deps struct {
+	// Store is the record, Graph the graph backend it projects to and reads.
+	Store Store
+	Graph Graph
+	// Views reads view definitions (the lineage/sqllineage adapter).
+	Views ViewParser
+	Tx    Tx
+	// Jobs queues the projector.
+	Jobs Enqueuer
+	// Consumers lists consumers as incidents' exposures (the trust feature); nil: none.
+	Consumers ConsumerSource
+	// Providers add knowledge-graph nodes (connections, domains, issues, signals, rules ...).
+	Providers []NodeProvider
+	Clock     vigia.Clock
+	Log       *slog.Logger
 }
 
-// AddProvider plugs a knowledge-graph node provider in (connections, domains, issues,
-// signals, rules ...).
-func (s *Service) AddProvider(p NodeProvider) { s.providers = append(s.providers, p) }
-
-// SetConsumers plugs the consumers-as-exposures port in (the trust feature).
-func (s *Service) SetConsumers(c ConsumerSource) { s.consumers = c }
+// NewService returns the lineage service.
+func NewService(d Deps) *Service {
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	return &Service{store: d.Store, graph: d.Graph, views: d.Views, tx: d.Tx, jobs: d.Jobs, consumers: d.Consumers,
+		providers: d.Providers, clock: d.Clock, log: d.Log}
+}
 
 // Graph returns the backend the service reads (for the bench and rebuild commands).
 func (s *Service) Graph() Graph { return s.graph }

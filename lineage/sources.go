@@ -5,8 +5,6 @@ import (
 	"errors"
 	"sort"
 	"strings"
-
-	"github.com/vigia-data/vigia/lineage/sqllineage"
 )
 
 // Origins of the edges the scan derives; they scope what a later scan replaces.
@@ -89,7 +87,7 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 	return errors.Join(errs...)
 }
 
-// Reason codes of a view's own lineage beyond the SQL walker's (sqllineage.Reason*).
+// Reason codes of a view's own lineage beyond the parser's (ViewLineage.Unresolved).
 const (
 	// ReasonUnparsable: the dialect's parser rejected the view's definition; its table
 	// edges come from the dependency catalog where the source keeps one.
@@ -116,16 +114,15 @@ const (
 // edge. Column maps come from the parser, with the view's columns and the source
 // columns spelled as the database reports them.
 func (s *Service) ParseViews(cat ConnectionCatalog) ([]RecordEdge, map[string][]string) {
-	dialect := sqllineage.Dialect(cat.Dialect)
-	fold := dialect != sqllineage.Postgres
-	mc := sqllineage.MapCatalog{}
+	fold := cat.Dialect != "postgres"
+	tables := map[string][]string{}
 	byID := make(map[string]CatalogDataset, len(cat.Datasets))
 	for _, d := range cat.Datasets {
 		cols := make([]string, 0, len(d.Columns))
 		for _, c := range d.Columns {
 			cols = append(cols, c.Name)
 		}
-		mc[datasetName(d.Schema, d.Table)] = cols
+		tables[datasetName(d.Schema, d.Table)] = cols
 		byID[d.ID] = d
 	}
 	var out []RecordEdge
@@ -137,7 +134,7 @@ func (s *Service) ParseViews(cat ConnectionCatalog) ([]RecordEdge, map[string][]
 		var viewNotes []string
 		parsed := map[string]*RecordEdge{}
 		var order []string
-		res, err := sqllineage.Analyze(dialect, v.ViewDefinition, viewCatalog{mc: mc, schema: v.Schema})
+		res, err := s.views.Analyze(cat.Dialect, v.ViewDefinition, ViewCatalog{Tables: tables, Schema: v.Schema})
 		switch {
 		case v.ViewDefinition == "":
 		case err != nil:
@@ -146,7 +143,7 @@ func (s *Service) ParseViews(cat ConnectionCatalog) ([]RecordEdge, map[string][]
 		default:
 			viewNotes = append(viewNotes, res.Unresolved...)
 			outNames := viewColumnNames(res, v)
-			for _, e := range res.Edges() {
+			for _, e := range res.Edges {
 				src, ok := resolveTable(cat, e.Source, v.Schema, fold)
 				if !ok || src == v.ID {
 					continue
@@ -166,7 +163,7 @@ func (s *Service) ParseViews(cat ConnectionCatalog) ([]RecordEdge, map[string][]
 			deps := map[string]bool{}
 			var depOrder []string
 			for _, d := range v.DependsOn {
-				id, ok := resolveTable(cat, sqllineage.TableRef{Schema: d.Schema, Name: d.Name}, v.Schema, fold)
+				id, ok := resolveTable(cat, d, v.Schema, fold)
 				if ok && id != v.ID && !deps[id] {
 					deps[id] = true
 					depOrder = append(depOrder, id)
@@ -197,34 +194,17 @@ func (s *Service) ParseViews(cat ConnectionCatalog) ([]RecordEdge, map[string][]
 	return out, notes
 }
 
-// viewCatalog serves the parser the columns of the connection's tables, reading an
-// unqualified name as a table of the view's own schema.
-type viewCatalog struct {
-	mc     sqllineage.MapCatalog
-	schema string
-}
-
-// Columns implements sqllineage.Catalog.
-func (c viewCatalog) Columns(t sqllineage.TableRef) ([]string, bool) {
-	if t.Schema == "" && c.schema != "" {
-		if cols, ok := c.mc.Columns(sqllineage.TableRef{Schema: c.schema, Name: t.Name}); ok {
-			return cols, true
-		}
-	}
-	return c.mc.Columns(t)
-}
-
 // viewColumnNames maps the parser's output column names to the view's columns as the
 // database reports them, by position when the counts agree (SQLite definitions go
 // through the Postgres parser, which folds unquoted names to lower case), else to
 // themselves.
-func viewColumnNames(res sqllineage.Result, v CatalogDataset) map[string]string {
+func viewColumnNames(res ViewLineage, v CatalogDataset) map[string]string {
 	out := make(map[string]string, len(res.Columns))
 	same := len(res.Columns) == len(v.Columns)
 	for i, c := range res.Columns {
-		out[c.Name] = c.Name
+		out[c] = c
 		if same {
-			out[c.Name] = v.Columns[i].Name
+			out[c] = v.Columns[i].Name
 		}
 	}
 	return out
@@ -256,7 +236,7 @@ func columnSpelling(d CatalogDataset, name string) string {
 // schema and name as written, else, for an unqualified name, the view's own schema.
 // Where names compare without regard to case (fold: MySQL, SQLite) the exact spelling
 // wins, then a unique match ignoring case; Postgres names compare exactly.
-func resolveTable(cat ConnectionCatalog, t sqllineage.TableRef, viewSchema string, fold bool) (string, bool) {
+func resolveTable(cat ConnectionCatalog, t TableName, viewSchema string, fold bool) (string, bool) {
 	schema := t.Schema
 	if schema == "" {
 		schema = viewSchema

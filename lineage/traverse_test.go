@@ -47,7 +47,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{g: lineagetest.NewMemGraph(), store: &fakeStore{names: map[string]string{}, hidden: map[string]bool{}}, ws: vigia.NewID()}
-	f.svc = lineage.NewService(f.store, f.g, nil, nil, vigia.SystemClock{}, nil)
+	f.svc = lineage.NewService(lineage.Deps{Store: f.store, Graph: f.g, Clock: vigia.SystemClock{}})
 	f.ctx = vigia.WithPrincipal(context.Background(), vigia.Principal{WorkspaceID: f.ws, UserID: "u", Role: vigia.RoleMember})
 	return f
 }
@@ -84,7 +84,7 @@ func TestTraverseCapsDatasetsAndEdges(t *testing.T) {
 		for _, d := range ids[1:] {
 			f.edges(t, e(ids[0], d))
 		}
-		r, err := f.svc.Traverse(f.ctx, ids[0], lineage.TraverseOpts{Direction: lineage.Downstream, Hops: 1})
+		r, err := f.svc.Traverse(f.ctx, ids[0], lineage.TraverseOpts{Direction: lineage.Downstream, Hops: vigia.Ptr(1)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestTraverseCapsDatasetsAndEdges(t *testing.T) {
 				f.edges(t, e(a, b))
 			}
 		}
-		r, err := f.svc.Traverse(f.ctx, root, lineage.TraverseOpts{Direction: lineage.Downstream, Hops: 2})
+		r, err := f.svc.Traverse(f.ctx, root, lineage.TraverseOpts{Direction: lineage.Downstream, Hops: vigia.Ptr(2)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestTraverseCapsDatasetsAndEdges(t *testing.T) {
 	t.Run("BadOptionsAreInvalid", func(t *testing.T) {
 		f := newFixture(t)
 		ids := f.datasets(1)
-		for _, o := range []lineage.TraverseOpts{{Hops: 4}, {Hops: -1}, {Direction: "sideways"}} {
+		for _, o := range []lineage.TraverseOpts{{Hops: vigia.Ptr(4)}, {Hops: vigia.Ptr(-1)}, {Hops: vigia.Ptr(0)}, {Direction: "sideways"}} {
 			if _, err := f.svc.Traverse(f.ctx, ids[0], o); !vigia.IsKind(err, vigia.KindInvalid) {
 				t.Fatalf("%+v: %v", o, err)
 			}
@@ -129,7 +129,7 @@ func TestTraverseManyBatchesEveryRootIntoOneCallPerHop(t *testing.T) {
 		f.edges(t, e(r, ids[40+i]), e(ids[40+i], ids[80+i]), e(ids[120+i], r))
 	}
 	before := f.g.NeighbourCalls()
-	res, err := f.svc.TraverseMany(f.ctx, roots, lineage.TraverseOpts{Direction: lineage.Both, Hops: 2})
+	res, err := f.svc.TraverseMany(f.ctx, roots, lineage.TraverseOpts{Direction: lineage.Both, Hops: vigia.Ptr(2)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestRestrictedNeighboursAreMasked(t *testing.T) {
 	ids := f.datasets(3)
 	f.store.hidden[ids[1]] = true
 	f.edges(t, e(ids[0], ids[1], "a", "a"), e(ids[1], ids[2], "a", "b"))
-	r, err := f.svc.Traverse(f.ctx, ids[0], lineage.TraverseOpts{Direction: lineage.Downstream, Hops: 2})
+	r, err := f.svc.Traverse(f.ctx, ids[0], lineage.TraverseOpts{Direction: lineage.Downstream, Hops: vigia.Ptr(2)})
 	if err != nil {
 		t.Fatal(err)
 	}

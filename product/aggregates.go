@@ -129,11 +129,11 @@ func (s *Service) SLO(ctx context.Context, id string, month *string) (SLOReport,
 	var at time.Time
 	if month != nil {
 		if !monthRE.MatchString(*month) {
-			return SLOReport{}, vigia.Invalid(vigia.Field("month_format", nil, "query", "month"))
+			return SLOReport{}, vigia.Invalid(vigia.Field("month_format", nil, "month"))
 		}
 		t, err := time.Parse("2006-01", *month)
 		if err != nil {
-			return SLOReport{}, vigia.Invalid(vigia.Field("month_format", nil, "query", "month"))
+			return SLOReport{}, vigia.Invalid(vigia.Field("month_format", nil, "month"))
 		}
 		at = t.Add(36 * time.Hour) // inside the month whatever the zone
 	}
@@ -237,15 +237,15 @@ func (s *Service) AddConsumer(ctx context.Context, id string, in ConsumerInput) 
 	var fields []vigia.FieldError
 	in.Name = strings.TrimSpace(in.Name)
 	if in.Name == "" || utf8.RuneCountInString(in.Name) > 200 || !consumerNameRE.MatchString(in.Name) {
-		fields = append(fields, vigia.Field("consumer_name", map[string]any{"max_length": 200}, "body", "name"))
+		fields = append(fields, vigia.Field("consumer_name", map[string]any{"max_length": 200}, "name"))
 	}
 	switch in.Kind {
 	case ConsumerUser, ConsumerAISystem, ConsumerDBTExposure, ConsumerExternal:
 	default:
-		fields = append(fields, vigia.Field("enum", nil, "body", "kind"))
+		fields = append(fields, vigia.Field("enum", nil, "kind"))
 	}
 	if in.ChannelID != nil && !vigia.ValidID(*in.ChannelID) {
-		fields = append(fields, vigia.Field("value_error", nil, "body", "channel_id"))
+		fields = append(fields, vigia.Field("value_error", nil, "channel_id"))
 	}
 	if len(fields) > 0 {
 		return DomainConsumer{}, vigia.Invalid(fields...)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -45,18 +46,6 @@ type DomainConsumer struct {
 	LastConsumedAt *time.Time
 	CreatedBy      string
 	CreatedAt      time.Time
-}
-
-// Activity is one line of the workspace activity log.
-type Activity struct {
-	ID          string
-	WorkspaceID string
-	Actor       string
-	Action      string
-	SubjectType string
-	SubjectID   string
-	Details     map[string]any
-	CreatedAt   time.Time
 }
 
 // DatasetMeta is what the metadata-quality read knows of a dataset.
@@ -105,7 +94,7 @@ type Store interface {
 	// an owner (an owner of one of their domains).
 	DatasetMeta(ctx context.Context, v catalog.Viewer) ([]DatasetMeta, error)
 	// AddActivity appends to the workspace activity log.
-	AddActivity(ctx context.Context, a Activity) error
+	AddActivity(ctx context.Context, a event.Activity) error
 	// ScanMemberVerdicts lists every member of the domains holding a dataset whose
 	// verdict the scan changed (a dataset.verdict_changed event of the scan), whoever can
 	// see them.
@@ -118,21 +107,6 @@ type Store interface {
 type Trust interface {
 	Assess(ctx context.Context, ids []string) (map[string]trust.Assessment, error)
 	ConsumersOf(ctx context.Context, datasetIDs []string, since time.Time) ([]trust.Consumer, error)
-}
-
-// ContractColumns is the port to data contracts: the columns of each dataset's active
-// contract, which a version snapshot keeps so that a vanished column bumps major.
-// Contracts are another feature; until it exists NoContractColumns answers none.
-type ContractColumns interface {
-	ActiveContractColumns(ctx context.Context, datasetIDs []string) (map[string][]string, error)
-}
-
-// NoContractColumns is the ContractColumns of a workspace without data contracts.
-type NoContractColumns struct{}
-
-// ActiveContractColumns returns no columns.
-func (NoContractColumns) ActiveContractColumns(context.Context, []string) (map[string][]string, error) {
-	return map[string][]string{}, nil
 }
 
 // Reach is the port to lineage: how many datasets lie downstream of each dataset.
@@ -171,28 +145,24 @@ type Config struct {
 
 // Service manages and reads data products for the principal in ctx.
 type Service struct {
-	store     Store
-	tx        Tx
-	trust     Trust
-	contracts ContractColumns
-	reach     Reach
-	sealer    Sealer
-	clock     vigia.Clock
-	cfg       Config
+	store  Store
+	tx     Tx
+	trust  Trust
+	reach  Reach
+	sealer Sealer
+	clock  vigia.Clock
+	cfg    Config
 }
 
-// NewService returns the data product service; contracts and reach may be nil.
-func NewService(store Store, tx Tx, tr Trust, contracts ContractColumns, reach Reach, sealer Sealer, clock vigia.Clock, cfg Config) *Service {
-	if contracts == nil {
-		contracts = NoContractColumns{}
-	}
+// NewService returns the data product service; reach may be nil.
+func NewService(store Store, tx Tx, tr Trust, reach Reach, sealer Sealer, clock vigia.Clock, cfg Config) *Service {
 	if reach == nil {
 		reach = NoReach{}
 	}
 	if cfg.HistoryDays <= 0 {
 		cfg.HistoryDays = 365
 	}
-	return &Service{store: store, tx: tx, trust: tr, contracts: contracts, reach: reach, sealer: sealer, clock: clock, cfg: cfg}
+	return &Service{store: store, tx: tx, trust: tr, reach: reach, sealer: sealer, clock: clock, cfg: cfg}
 }
 
 // log writes a domain change to the activity log, in the transaction in ctx.
@@ -200,15 +170,9 @@ func (s *Service) log(ctx context.Context, p vigia.Principal, action, domainID s
 	if details == nil {
 		details = map[string]any{}
 	}
-	return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: p.UserID, Action: action,
+	return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: p.UserID, Action: action,
 		SubjectType: "domain", SubjectID: domainID, Details: details, CreatedAt: s.clock.Now()})
 }
-
-// UseReach wires the lineage feature's downstream reach.
-func (s *Service) UseReach(r Reach) { s.reach = r }
-
-// UseContracts wires the contract feature's active-contract columns.
-func (s *Service) UseContracts(c ContractColumns) { s.contracts = c }
 
 // TeamGrantInput is a team's grant in a create or update.
 type TeamGrantInput struct {
@@ -279,10 +243,16 @@ func (s *Service) managed(ctx context.Context, id string) (Domain, vigia.Princip
 	return d, p, nil
 }
 
+// DomainPageDefault is the page size of the domain list when limit is not given.
+const DomainPageDefault = 500
+
 // Domains lists the domains the caller can see, by name.
 func (s *Service) Domains(ctx context.Context, page vigia.Page) (vigia.List[Domain], error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
+		return vigia.List[Domain]{}, err
+	}
+	if err := page.Validate(); err != nil {
 		return vigia.List[Domain]{}, err
 	}
 	return s.store.Domains(ctx, catalog.ViewerOf(p), page)
@@ -300,24 +270,24 @@ func (s *Service) validateText(name, description *string, owner Opt[string]) []v
 	if name != nil {
 		switch n := strings.TrimSpace(*name); {
 		case n == "":
-			fields = append(fields, vigia.Field("string_too_short", map[string]any{"min_length": 1}, "body", "name"))
+			fields = append(fields, vigia.Field("string_too_short", map[string]any{"min_length": 1}, "name"))
 		case !validText(n, maxDomainName) || strings.ContainsAny(n, "\n\t"):
-			fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxDomainName}, "body", "name"))
+			fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxDomainName}, "name"))
 		}
 	}
 	if description != nil && !validText(*description, maxDescription) {
-		fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxDescription}, "body", "description"))
+		fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxDescription}, "description"))
 	}
 	if owner.Set && owner.Value != nil {
 		o := strings.TrimSpace(*owner.Value)
 		switch {
 		case o == "":
-			fields = append(fields, vigia.Field("string_too_short", map[string]any{"min_length": 1}, "body", "owner_name"))
+			fields = append(fields, vigia.Field("string_too_short", map[string]any{"min_length": 1}, "owner_name"))
 		case !validText(o, maxOwnerName) || strings.ContainsAny(o, "\n\t"):
-			fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxOwnerName}, "body", "owner_name"))
+			fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxOwnerName}, "owner_name"))
 		case strings.Contains(o, "@"):
 			// An owner is shown on the public page: a name, never an email address.
-			fields = append(fields, vigia.Field("owner_name_email", nil, "body", "owner_name"))
+			fields = append(fields, vigia.Field("owner_name_email", nil, "owner_name"))
 		}
 	}
 	return fields
@@ -330,7 +300,7 @@ func (s *Service) grants(ctx context.Context, workspaceID string, in []TeamGrant
 		if g.Role == "" {
 			in[i].Role = RoleMember
 		} else if g.Role != RoleMember && g.Role != RoleManager {
-			return nil, vigia.Invalid(vigia.Field("enum", nil, "body", "teams", "role"))
+			return nil, vigia.Invalid(vigia.Field("enum", nil, "teams", "role"))
 		}
 		if !vigia.ValidID(g.TeamID) {
 			return nil, vigia.NotFound()
@@ -361,7 +331,7 @@ func (s *Service) grants(ctx context.Context, workspaceID string, in []TeamGrant
 // otherwise) and returns them without duplicates.
 func (s *Service) members(ctx context.Context, v catalog.Viewer, ids []string) ([]string, error) {
 	if len(ids) > maxDatasetsEdit {
-		return nil, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": maxDatasetsEdit}, "body", "dataset_ids"))
+		return nil, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": maxDatasetsEdit}, "dataset_ids"))
 	}
 	uniq := make([]string, 0, len(ids))
 	seen := map[string]bool{}
@@ -398,7 +368,7 @@ func (s *Service) CreateDomain(ctx context.Context, in DomainInput) (Domain, err
 		return Domain{}, err
 	}
 	fields := s.validateText(&in.Name, &in.Description, Opt[string]{Set: in.OwnerName != nil, Value: in.OwnerName})
-	sla, err := in.SLA.apply(SLA{DimensionTargets: map[string]float64{}}, "body", "sla")
+	sla, err := in.SLA.apply(SLA{DimensionTargets: map[string]float64{}}, "sla")
 	if err != nil {
 		fields = append(fields, vigia.AsError(err).Fields...)
 	}
@@ -451,7 +421,7 @@ func (s *Service) UpdateDomain(ctx context.Context, id string, patch DomainPatch
 		}
 		fields := s.validateText(patch.Name, patch.Description, patch.OwnerName)
 		if patch.SLA != nil {
-			sla, err := patch.SLA.apply(d.SLA, "body", "sla")
+			sla, err := patch.SLA.apply(d.SLA, "sla")
 			if err != nil {
 				fields = append(fields, vigia.AsError(err).Fields...)
 			}
@@ -521,16 +491,9 @@ func (s *Service) snapshot(ctx context.Context, d Domain) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	ids := make([]string, 0, len(members))
-	for _, m := range members {
-		ids = append(ids, m.ID)
-	}
-	cols, err := s.contracts.ActiveContractColumns(ctx, ids)
-	if err != nil {
-		return Snapshot{}, err
-	}
 	for i := range members {
-		members[i].ContractColumns = sortedStrings(cols[members[i].ID])
+		// No dataset has a data contract until the contracts feature lands.
+		members[i].ContractColumns = []string{}
 	}
 	return Snapshot{Name: d.Name, Description: d.Description, OwnerName: d.OwnerName, Restricted: d.Restricted,
 		Status: StatusPublished, SLA: d.SLA.Clone(), Datasets: members}, nil
@@ -708,16 +671,16 @@ func (s *Service) DiffVersions(ctx context.Context, id, from, to string) (DiffRe
 	fromV, fromOK := ParseVersion(from)
 	switch {
 	case from == "current":
-		fields = append(fields, vigia.Field("version_current_as_source", nil, "path", "from_version"))
+		fields = append(fields, vigia.Field("version_current_as_source", nil, "from_version"))
 	case from != "latest" && !fromOK:
-		fields = append(fields, vigia.Field("version_format", nil, "path", "from_version"))
+		fields = append(fields, vigia.Field("version_format", nil, "from_version"))
 	}
 	toV, toOK := ParseVersion(to)
 	switch {
 	case to == "latest":
-		fields = append(fields, vigia.Field("version_latest_as_target", nil, "path", "to_version"))
+		fields = append(fields, vigia.Field("version_latest_as_target", nil, "to_version"))
 	case to != "current" && !toOK:
-		fields = append(fields, vigia.Field("version_format", nil, "path", "to_version"))
+		fields = append(fields, vigia.Field("version_format", nil, "to_version"))
 	}
 	if len(fields) > 0 {
 		return DiffResult{}, vigia.Invalid(fields...)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"sort"
 
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/quality"
-	"github.com/vigia-data/vigia/scan"
 )
 
 // EventDomainVerdictChanged is the outbox event of a domain whose aggregated verdict a
@@ -101,7 +101,7 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, _, scanID string) 
 				changed = append(changed, map[string]any{"dataset_id": d.DatasetID, "dataset_name": d.DatasetName})
 			}
 			ev := DomainVerdictEvent{WorkspaceID: workspaceID, ScanID: scanID, DomainID: c.DomainID,
-				IdempotencyKey: scan.IdempotencyKey(c.DomainID, scanID, EventDomainVerdictChanged, ""),
+				IdempotencyKey: event.IdempotencyKey(c.DomainID, scanID, EventDomainVerdictChanged, ""),
 				Payload: map[string]any{"domain_id": c.DomainID, "domain_name": c.DomainName, "from": c.From, "to": c.To,
 					"scan_id": scanID, "datasets_changed": changed}}
 			if err := s.store.InsertDomainVerdictEvent(ctx, ev, s.clock.Now()); err != nil {

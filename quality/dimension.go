@@ -54,7 +54,7 @@ const weightSumTolerance = 1e-6
 
 // ValidateWeights checks a domain SLA's dimension_weights and returns them with every
 // dimension present (an omitted dimension weighs 0). loc is the location prefix of the
-// field in the request, e.g. "body", "sla"; items end in "dimension_weights".
+// field, e.g. "sla"; items end in "dimension_weights".
 //
 // It returns a KindInvalid error when a key is not a dimension (type extra_forbidden;
 // the key itself is not echoed), a weight is not finite (finite_number), below 0

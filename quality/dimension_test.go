@@ -29,35 +29,35 @@ func TestValidateWeights(t *testing.T) {
 		{
 			name:       "UnknownDimensionNotEchoed",
 			raw:        map[string]float64{"completude": 50, "frescura": 50},
-			wantFields: []vigia.FieldError{{Type: "extra_forbidden", Loc: []string{"body", "sla", "dimension_weights"}}},
+			wantFields: []vigia.FieldError{{Type: "extra_forbidden", Loc: []string{"sla", "dimension_weights"}}},
 		},
 		{
 			name:       "SumBelow100",
 			raw:        map[string]float64{"completude": 60, "unicidade": 30},
-			wantFields: []vigia.FieldError{{Type: "weights_sum", Loc: []string{"body", "sla", "dimension_weights"}, Ctx: map[string]any{"eq": 100}}},
+			wantFields: []vigia.FieldError{{Type: "weights_sum", Loc: []string{"sla", "dimension_weights"}, Ctx: map[string]any{"eq": 100}}},
 		},
 		{
 			name:       "EmptyDoesNotSumTo100",
 			raw:        map[string]float64{},
-			wantFields: []vigia.FieldError{{Type: "weights_sum", Loc: []string{"body", "sla", "dimension_weights"}, Ctx: map[string]any{"eq": 100}}},
+			wantFields: []vigia.FieldError{{Type: "weights_sum", Loc: []string{"sla", "dimension_weights"}, Ctx: map[string]any{"eq": 100}}},
 		},
 		{
 			name: "NegativeAndAbove100",
 			raw:  map[string]float64{"completude": -10, "unicidade": 110},
 			wantFields: []vigia.FieldError{
-				{Type: "greater_than_equal", Loc: []string{"body", "sla", "dimension_weights", "completude"}, Ctx: map[string]any{"ge": 0}},
-				{Type: "less_than_equal", Loc: []string{"body", "sla", "dimension_weights", "unicidade"}, Ctx: map[string]any{"le": 100}},
+				{Type: "greater_than_equal", Loc: []string{"sla", "dimension_weights", "completude"}, Ctx: map[string]any{"ge": 0}},
+				{Type: "less_than_equal", Loc: []string{"sla", "dimension_weights", "unicidade"}, Ctx: map[string]any{"le": 100}},
 			},
 		},
 		{
 			name:       "NaNRejected",
 			raw:        map[string]float64{"completude": math.NaN(), "unicidade": 100},
-			wantFields: []vigia.FieldError{{Type: "finite_number", Loc: []string{"body", "sla", "dimension_weights", "completude"}}},
+			wantFields: []vigia.FieldError{{Type: "finite_number", Loc: []string{"sla", "dimension_weights", "completude"}}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := quality.ValidateWeights(tt.raw, "body", "sla")
+			got, err := quality.ValidateWeights(tt.raw, "sla")
 			if tt.wantFields == nil {
 				if err != nil {
 					t.Fatalf("err = %v", err)

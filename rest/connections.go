@@ -168,7 +168,7 @@ func (s *Server) connectionRoutes() {
 		Tag: "connections", Summary: "Opt-in, last scan, open issues", Params: []param{connectionIDParam}, Response: EngineeringOut{}},
 		s.handleConnectionEngineering)
 	s.register(operation{ID: "connectionQueryLog", Method: http.MethodGet, Path: "/api/v1/connections/{connection_id}/query-log",
-		Tag: "connections", Summary: "Normalized statements sent to the source, without values", List: true, ListDefault: 100,
+		Tag: "connections", Summary: "Normalized statements sent to the source, without values", List: true, ListDefault: connection.QueryLogPageDefault,
 		Params: append([]param{connectionIDParam}, queryLogParams...), Response: []SourceQueryLogOut{}}, s.handleQueryLog)
 	s.register(operation{ID: "connectionQueryLogExport", Method: http.MethodGet, Path: "/api/v1/connections/{connection_id}/query-log/export",
 		Tag: "connections", Summary: "Query log as a CSV or JSON file", ContentType: "text/csv", Response: []SourceQueryLogOut{},
@@ -281,7 +281,7 @@ func (s *Server) handleConnectionPatch(w http.ResponseWriter, r *http.Request, i
 	default:
 		var cc string
 		if err := json.Unmarshal(body.DataCountry, &cc); err != nil {
-			s.writeError(w, r, invalid("country", "body", "data_country"))
+			s.writeError(w, r, invalid("country", "data_country"))
 			return
 		}
 		u.DataCountry = &cc
@@ -293,7 +293,7 @@ func (s *Server) handleConnectionPatch(w http.ResponseWriter, r *http.Request, i
 	default:
 		var n int
 		if err := json.Unmarshal(body.StatementTimeoutS, &n); err != nil {
-			s.writeError(w, r, invalid("int_parsing", "body", "statement_timeout_s"))
+			s.writeError(w, r, invalid("int_parsing", "statement_timeout_s"))
 			return
 		}
 		u.StatementTimeout = &n

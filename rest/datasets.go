@@ -110,7 +110,7 @@ type MaskOut struct {
 
 func (s *Server) datasetRoutes() {
 	s.register(operation{ID: "listDatasets", Method: http.MethodGet, Path: "/api/v1/datasets", Tag: "datasets",
-		Summary: "Datasets the caller can see", List: true, Response: []DatasetOut{},
+		Summary: "Datasets the caller can see", List: true, ListDefault: catalog.DatasetPageDefault, Response: []DatasetOut{},
 		Params: []param{
 			{Name: "connection_id", In: "query", Type: "string", MaxLen: 64, Desc: "Only datasets of this connection"},
 			{Name: "q", In: "query", Type: "string", MaxLen: 200, Desc: "Search in schema, table and name"},
@@ -159,7 +159,7 @@ func (s *Server) handleDatasetList(w http.ResponseWriter, r *http.Request, in *i
 }
 
 func (s *Server) handleDatasetGet(w http.ResponseWriter, r *http.Request, in *input) {
-	d, err := s.deps.Catalog.DatasetDetail(r.Context(), in.Path("dataset_id"))
+	d, err := s.deps.Trust.DatasetDetail(r.Context(), in.Path("dataset_id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -44,10 +44,6 @@ type ValidationItem struct {
 	Ctx  map[string]any `json:"ctx" doc:"The rule's bounds only (gt, ge, lt, le, multiple_of, min_length, max_length, max_digits, decimal_places)"`
 }
 
-// allowedCtx is the set of keys a 422 item's ctx may carry.
-var allowedCtx = map[string]bool{"gt": true, "ge": true, "lt": true, "le": true, "multiple_of": true,
-	"min_length": true, "max_length": true, "max_digits": true, "decimal_places": true}
-
 // writeError answers err with the contract envelope. Internal errors are logged with
 // the request id and answered with a fixed message.
 // reply answers 200 with what body returns, or the error when err is set (body is not
@@ -79,7 +75,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	lang := vigia.Lang(ctx)
 	out := ErrorOut{Code: e.Code, RequestID: vigia.RequestID(ctx)}
 	if e.Kind == vigia.KindInvalid {
-		out.Detail = s.validationItems(lang, e.Fields)
+		out.Detail = s.validationItems(r, e.Fields)
 	} else if e.Detail != nil {
 		d := map[string]any{"code": e.Code, "message": s.msgs.Message(lang, e.Key, e.Params)}
 		for k, v := range e.Detail {
@@ -102,17 +98,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, out)
 }
 
-// validationItems renders 422 items in a language: ctx keeps the rule's bounds only.
-func (s *Server) validationItems(lang string, fields []vigia.FieldError) []ValidationItem {
+// validationItems renders 422 items in the request's language, each located by the
+// request's operation (see locate); ctx keeps the rule's bounds only.
+func (s *Server) validationItems(r *http.Request, fields []vigia.FieldError) []ValidationItem {
+	lang := vigia.Lang(r.Context())
+	op := s.opByRoute[r.Method+" "+routePattern(r)]
 	items := make([]ValidationItem, 0, len(fields))
 	for _, f := range fields {
-		c := map[string]any{}
-		for k, v := range f.Ctx {
-			if allowedCtx[k] {
-				c[k] = v
-			}
-		}
-		items = append(items, ValidationItem{Type: f.Type, Loc: f.Loc, Msg: s.msgs.FieldMessage(lang, f.Type, f.Ctx), Ctx: c})
+		c := f.Bounds()
+		items = append(items, ValidationItem{Type: f.Type, Loc: op.locate(f.Loc), Msg: s.msgs.FieldMessage(lang, f.Type, f.Ctx), Ctx: c})
 	}
 	return items
 }

@@ -11,15 +11,13 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/quality"
-	"github.com/vigia-data/vigia/rule"
-	"github.com/vigia-data/vigia/team"
 )
 
 // WorkflowDeps are the services of rules, issues and teams.
 type WorkflowDeps struct {
-	Rules  *rule.Service
-	Issues *issue.Service
-	Teams  *team.Service
+	Rules  RuleService
+	Issues IssueService
+	Teams  TeamService
 }
 
 // workflowRoutes registers rules, issues, teams and the workspace SLA targets.
@@ -263,7 +261,7 @@ var issueIDParam = param{Name: "issue_id", In: "path", Type: "string", Required:
 var assigneeTeamParam = param{Name: "assignee_team", In: "query", Type: "string", MaxLen: 64, Desc: "A team id, mine (the caller's teams) or none"}
 
 func (s *Server) issueRoutes() {
-	s.register(operation{ID: "listIssues", Method: http.MethodGet, Path: "/api/v1/issues", Tag: "issues", List: true, ListDefault: 100,
+	s.register(operation{ID: "listIssues", Method: http.MethodGet, Path: "/api/v1/issues", Tag: "issues", List: true, ListDefault: issue.PageDefault,
 		Summary: "Issues of the datasets the caller can see, newest first", Response: []IssueItemOut{},
 		Params: []param{
 			{Name: "severity", In: "query", Type: "string", MaxLen: 100, Desc: "critical, warning, info; comma list"},
@@ -444,7 +442,7 @@ func (s *Server) handleIssueAssign(w http.ResponseWriter, r *http.Request, in *i
 		return
 	}
 	if !body.AssigneeTeamID.Set {
-		s.writeError(w, r, invalid("missing", "body", "assignee_team_id"))
+		s.writeError(w, r, invalid("missing", "assignee_team_id"))
 		return
 	}
 	is, err := s.deps.Workflow.Issues.Assign(r.Context(), in.Path("issue_id"), body.AssigneeTeamID.Value)
@@ -482,7 +480,7 @@ func (s *Server) handleIssueIgnore(w http.ResponseWriter, r *http.Request, in *i
 	action := issue.ActionIgnore
 	if body.Reason != nil {
 		if *body.Reason != issue.ReasonExpected {
-			s.writeError(w, r, invalid("enum", "body", "reason"))
+			s.writeError(w, r, invalid("enum", "reason"))
 			return
 		}
 		action = issue.ActionIgnoreExpected
@@ -536,10 +534,10 @@ func (s *Server) handleSLATargetsPut(w http.ResponseWriter, r *http.Request, in 
 	}
 	var missing []vigia.FieldError
 	if !body.CriticalHours.Set {
-		missing = append(missing, vigia.Field("missing", nil, "body", "critical_hours"))
+		missing = append(missing, vigia.Field("missing", nil, "critical_hours"))
 	}
 	if !body.WarningHours.Set {
-		missing = append(missing, vigia.Field("missing", nil, "body", "warning_hours"))
+		missing = append(missing, vigia.Field("missing", nil, "warning_hours"))
 	}
 	if len(missing) > 0 {
 		s.writeError(w, r, vigia.Invalid(missing...))

@@ -367,7 +367,7 @@ func (s *Server) lineageRoutes() {
 		Desc: "truncated is true when a cap (40 datasets, 60 edges, or the hop limit) left datasets out.",
 		Params: []param{datasetIDParam,
 			{Name: "direction", In: "query", Type: "string", Enum: []string{"upstream", "downstream", "both"}, Default: "both", Desc: "upstream, downstream or both"},
-			{Name: "hops", In: "query", Type: "integer", Min: intp(1), Max: intp(3), Default: int64(1), Desc: "1-3"}}},
+			hopsParam(lineage.DefaultTraverseHops)}},
 		s.handleTraverse)
 	s.register(operation{ID: "getDatasetImpact", Method: http.MethodGet, Path: "/api/v1/datasets/{dataset_id}/lineage/impact", Tag: "lineage",
 		Summary: "Downstream impact (3 hops, 40 datasets), with the columns derived from a column", Response: LineageImpactOut{},
@@ -381,7 +381,7 @@ func (s *Server) lineageRoutes() {
 		Summary: "Blast radius of an issue", Response: BlastRadiusOut{},
 		Params: []param{{Name: "issue_id", In: "path", Type: "string", Required: true, MaxLen: 64}}}, s.handleIssueImpact)
 	s.register(operation{ID: "listIncidents", Method: http.MethodGet, Path: "/api/v1/incidents", Tag: "incidents",
-		Summary: "Incidents with their blast radius, newest first", List: true, ListDefault: 100, Response: []IncidentOut{},
+		Summary: "Incidents with their blast radius, newest first", List: true, ListDefault: lineage.IncidentPageDefault, Response: []IncidentOut{},
 		Params: []param{{Name: "status", In: "query", Type: "string", Enum: []string{lineage.IncidentOpen, lineage.IncidentResolved}}}},
 		s.handleIncidentList)
 	s.register(operation{ID: "getIncident", Method: http.MethodGet, Path: "/api/v1/incidents/{incident_id}", Tag: "incidents",
@@ -390,11 +390,11 @@ func (s *Server) lineageRoutes() {
 	s.register(operation{ID: "getKnowledgeGraph", Method: http.MethodGet, Path: "/api/v1/knowledge/graph", Tag: "knowledge",
 		Summary: "Knowledge graph (1500 nodes; 400 with focus)", Response: KnowledgeGraphOut{},
 		Params: []param{{Name: "focus", In: "query", Type: "string", MaxLen: 80, Desc: "dataset:<id>"},
-			{Name: "hops", In: "query", Type: "integer", Min: intp(1), Max: intp(3), Default: int64(2), Desc: "1-3"},
+			hopsParam(lineage.DefaultKnowledgeHops),
 			{Name: "kinds", In: "query", Type: "string", MaxLen: 200, Desc: "Comma list of node kinds"}},
 		Errors: map[int]string{http.StatusNotFound: "focus names no dataset the caller can see"}}, s.handleKnowledgeGraph)
 	s.register(operation{ID: "listGraphSnapshots", Method: http.MethodGet, Path: "/api/v1/knowledge/graph/history", Tag: "knowledge",
-		Summary: "Knowledge-graph snapshots, newest first (up to 90)", List: true, ListDefault: 90, Response: []SnapshotOut{}}, s.handleSnapshotHistory)
+		Summary: "Knowledge-graph snapshots, newest first (up to 90)", List: true, ListDefault: lineage.SnapshotPageDefault, Response: []SnapshotOut{}}, s.handleSnapshotHistory)
 	s.register(operation{ID: "diffGraphSnapshots", Method: http.MethodGet, Path: "/api/v1/knowledge/graph/diff", Tag: "knowledge",
 		Summary: "What changed between two snapshots", Response: GraphDiffOut{},
 		Params: []param{{Name: "from", In: "query", Type: "string", Required: true, MaxLen: 64, Desc: "Snapshot id, ISO 8601 UTC date or time, or latest"},
@@ -523,12 +523,17 @@ func toTraverseOut(res lineage.TraverseResult) LineageTraverseOut {
 	return out
 }
 
+// hopsParam is the hops of a lineage read: bounds and default are the service's.
+func hopsParam(def int) param {
+	return param{Name: "hops", In: "query", Type: "integer", Min: intp(1), Max: intp(lineage.MaxHops), Default: int64(def), Desc: "1-3"}
+}
+
 func (s *Server) handleTraverse(w http.ResponseWriter, r *http.Request, in *input) {
 	dir := lineage.Both
 	if v := in.String("direction"); v != nil {
 		dir = lineage.Direction(*v)
 	}
-	res, err := s.deps.Lineage.Traverse(r.Context(), in.Path("dataset_id"), lineage.TraverseOpts{Direction: dir, Hops: in.Int("hops")})
+	res, err := s.deps.Lineage.Traverse(r.Context(), in.Path("dataset_id"), lineage.TraverseOpts{Direction: dir, Hops: in.OptInt("hops")})
 	s.reply(w, r, err, func() any { return toTraverseOut(res) })
 }
 
@@ -657,7 +662,7 @@ func toKnowledgeEdges(es []lineage.KEdge) []KnowledgeEdgeOut {
 }
 
 func (s *Server) handleKnowledgeGraph(w http.ResponseWriter, r *http.Request, in *input) {
-	o := lineage.KnowledgeOpts{Focus: in.String("focus"), Hops: in.Int("hops")}
+	o := lineage.KnowledgeOpts{Focus: in.String("focus"), Hops: in.OptInt("hops")}
 	if k := in.String("kinds"); k != nil {
 		o.Kinds = strings.Split(*k, ",")
 	}
@@ -727,7 +732,7 @@ func (s *Server) handleDeclareEdge(w http.ResponseWriter, r *http.Request, in *i
 		return
 	}
 	if len(body.ColumnMap) > 500 {
-		s.writeError(w, r, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": 500}, "body", "column_map")))
+		s.writeError(w, r, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": 500}, "column_map")))
 		return
 	}
 	e := lineage.DeclaredEdge{SourceID: body.SourceID, TargetID: body.TargetID}
@@ -793,22 +798,22 @@ func readRaw(r *http.Request, max int64) ([]byte, error) {
 		if errors.As(err, &tooLarge) {
 			return nil, &vigia.Error{Kind: vigia.KindTooLarge, Code: vigia.CodePayloadTooLarge, Key: "error.payload_too_large"}
 		}
-		return nil, vigia.Invalid(vigia.Field("json_invalid", nil, "body"))
+		return nil, vigia.Invalid(vigia.Field("json_invalid", nil))
 	}
 	if len(b) == 0 {
-		return nil, vigia.Invalid(vigia.Field("missing", nil, "body"))
+		return nil, vigia.Invalid(vigia.Field("missing", nil))
 	}
 	if !json.Valid(b) {
-		return nil, vigia.Invalid(vigia.Field("json_invalid", nil, "body"))
+		return nil, vigia.Invalid(vigia.Field("json_invalid", nil))
 	}
 	return b, nil
 }
 
-func (s *Server) toOpenLineageOut(lang string, res lineage.OpenLineageResult) OpenLineageOut {
+func (s *Server) toOpenLineageOut(r *http.Request, res lineage.OpenLineageResult) OpenLineageOut {
 	out := OpenLineageOut{Events: res.Events, Accepted: res.Accepted, Refused: make([]RefusedEventOut, 0, len(res.Refused)),
 		Edges: res.Edges, Destinations: res.Destinations, Unmatched: res.Unmatched, UnmatchedNames: res.UnmatchedNames}
 	for _, rf := range res.Refused {
-		out.Refused = append(out.Refused, RefusedEventOut{Index: rf.Index, Detail: s.validationItems(lang, rf.Fields)})
+		out.Refused = append(out.Refused, RefusedEventOut{Index: rf.Index, Detail: s.validationItems(r, rf.Fields)})
 	}
 	return out
 }
@@ -832,7 +837,7 @@ func (s *Server) handleOpenLineage(w http.ResponseWriter, r *http.Request, _ *in
 		return
 	}
 	res, err := s.deps.Lineage.OpenLineageEvents(r.Context(), events, single)
-	s.reply(w, r, err, func() any { return s.toOpenLineageOut(vigia.Lang(r.Context()), res) })
+	s.reply(w, r, err, func() any { return s.toOpenLineageOut(r, res) })
 }
 
 // readOpenLineage reads one event (a JSON object), a batch (a JSON array of events), or
@@ -844,7 +849,7 @@ func readOpenLineage(r *http.Request) ([]json.RawMessage, bool, error) {
 		if errors.As(err, &tooLarge) {
 			return nil, false, &vigia.Error{Kind: vigia.KindTooLarge, Code: vigia.CodePayloadTooLarge, Key: "error.payload_too_large"}
 		}
-		return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil, "body"))
+		return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil))
 	}
 	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
 	ct = strings.ToLower(strings.TrimSpace(ct))
@@ -856,31 +861,31 @@ func readOpenLineage(r *http.Request) ([]json.RawMessage, bool, error) {
 				continue
 			}
 			if len(events) == lineage.MaxOpenLineageBatch {
-				return nil, false, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": lineage.MaxOpenLineageBatch}, "body"))
+				return nil, false, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": lineage.MaxOpenLineageBatch}))
 			}
 			if !json.Valid(line) {
-				return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil, "body", strconv.Itoa(i)))
+				return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil, strconv.Itoa(i)))
 			}
 			events = append(events, line)
 		}
 		if len(events) == 0 {
-			return nil, false, vigia.Invalid(vigia.Field("missing", nil, "body"))
+			return nil, false, vigia.Invalid(vigia.Field("missing", nil))
 		}
 		return events, false, nil
 	}
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) == 0:
-		return nil, false, vigia.Invalid(vigia.Field("missing", nil, "body"))
+		return nil, false, vigia.Invalid(vigia.Field("missing", nil))
 	case !json.Valid(b):
-		return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil, "body"))
+		return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil))
 	case b[0] == '[':
 		var events []json.RawMessage
 		if err := json.Unmarshal(b, &events); err != nil {
-			return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil, "body"))
+			return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil))
 		}
 		if len(events) > lineage.MaxOpenLineageBatch {
-			return nil, false, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": lineage.MaxOpenLineageBatch}, "body"))
+			return nil, false, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": lineage.MaxOpenLineageBatch}))
 		}
 		return events, false, nil
 	}
@@ -916,7 +921,7 @@ func (s *Server) handleDBTRunResults(w http.ResponseWriter, r *http.Request, in 
 		Manifest   json.RawMessage `json:"manifest"`
 	}
 	if err := json.Unmarshal(b, &body); err != nil {
-		s.writeError(w, r, vigia.Invalid(vigia.Field("json_invalid", nil, "body")))
+		s.writeError(w, r, vigia.Invalid(vigia.Field("json_invalid", nil)))
 		return
 	}
 	replace := in.Bool("replace")

@@ -40,7 +40,8 @@ type operation struct {
 	OptionalBody bool
 	Response     any // prototype of the success body (schema only)
 	Status       int // success status; 200 by default
-	// List operations take limit/offset and answer X-Total-Count.
+	// List operations take limit/offset and answer X-Total-Count. ListDefault is the
+	// service's page default (a list without one answers vigia.MaxLimit).
 	List        bool
 	ListDefault int
 	// ContentType of a non-JSON success body.
@@ -109,6 +110,16 @@ func (in *input) Int(name string) int {
 	return int(v)
 }
 
+// OptInt returns an optional integer parameter (its default when absent), nil when
+// neither was given.
+func (in *input) OptInt(name string) *int {
+	if v, ok := in.values[name].(int64); ok {
+		n := int(v)
+		return &n
+	}
+	return nil
+}
+
 // Bool returns an optional boolean parameter.
 func (in *input) Bool(name string) *bool {
 	if v, ok := in.values[name].(bool); ok {
@@ -117,9 +128,9 @@ func (in *input) Bool(name string) *bool {
 	return nil
 }
 
-// Page returns the list window.
+// Page returns the list window (parse gave limit and offset their defaults).
 func (in *input) Page() vigia.Page {
-	return vigia.Page{Limit: in.Int("limit"), Offset: in.Int("offset")}
+	return vigia.PageOf(in.OptInt("limit"), in.OptInt("offset"), vigia.MaxLimit)
 }
 
 // Decode reads a JSON body into dst: unknown fields, bad JSON and a body over max
@@ -138,18 +149,18 @@ func (in *input) Decode(dst any, max int64) error {
 		case errors.As(err, &tooLarge):
 			return &vigia.Error{Kind: vigia.KindTooLarge, Code: vigia.CodePayloadTooLarge, Key: "error.payload_too_large"}
 		case errors.Is(err, io.EOF):
-			return vigia.Invalid(vigia.Field("missing", nil, "body"))
+			return vigia.Invalid(vigia.Field("missing", nil))
 		case errors.As(err, &typeErr):
-			return vigia.Invalid(vigia.Field("value_error", nil, append([]string{"body"}, strings.Split(typeErr.Field, ".")...)...))
+			return vigia.Invalid(vigia.Field("value_error", nil, strings.Split(typeErr.Field, ".")...))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return vigia.Invalid(vigia.Field("extra_forbidden", nil, "body", safeName(name)))
+			return vigia.Invalid(vigia.Field("extra_forbidden", nil, safeName(name)))
 		default:
-			return vigia.Invalid(vigia.Field("json_invalid", nil, "body"))
+			return vigia.Invalid(vigia.Field("json_invalid", nil))
 		}
 	}
 	if dec.More() {
-		return vigia.Invalid(vigia.Field("json_invalid", nil, "body"))
+		return vigia.Invalid(vigia.Field("json_invalid", nil))
 	}
 	return nil
 }
@@ -188,7 +199,7 @@ func (op *operation) parse(r *http.Request) (*input, error) {
 		}
 		if !present {
 			if p.Required {
-				fields = append(fields, vigia.Field("missing", nil, p.In, p.Name))
+				fields = append(fields, vigia.Field("missing", nil, p.Name))
 			} else if p.Default != nil {
 				in.values[p.Name] = p.Default
 			}
@@ -208,7 +219,7 @@ func (op *operation) parse(r *http.Request) (*input, error) {
 }
 
 func (p param) check(raw string) (any, *vigia.FieldError) {
-	loc := []string{p.In, p.Name}
+	loc := []string{p.Name}
 	fail := func(typ string, ctx map[string]any) (any, *vigia.FieldError) {
 		f := vigia.Field(typ, ctx, loc...)
 		return nil, &f
@@ -269,12 +280,37 @@ func (op *operation) allParams() []param {
 	}
 	def := op.ListDefault
 	if def == 0 {
-		def = 500
+		def = vigia.MaxLimit
 	}
 	return append(append([]param{}, op.Params...),
-		param{Name: "limit", In: "query", Type: "integer", Min: intp(1), Max: intp(500), Default: int64(def), Desc: "Page size (1-500)"},
+		param{Name: "limit", In: "query", Type: "integer", Min: intp(1), Max: intp(vigia.MaxLimit), Default: int64(def), Desc: "Page size (1-500)"},
 		param{Name: "offset", In: "query", Type: "integer", Min: intp(0), Default: int64(0), Desc: "Items to skip (>= 0)"},
 	)
+}
+
+// locate prefixes a field named by a service or by this transport with where it came
+// from in the request: the location of the parameter of that name (path or query),
+// else the body for an operation that reads one, else the query. Services and
+// handlers name fields only (["limit"], ["params", "column"]); this is the one place
+// that says "query", "path" or "body". A nil operation (a route outside the table)
+// leaves loc as it is.
+func (op *operation) locate(loc []string) []string {
+	if op == nil {
+		return loc
+	}
+	where := "query"
+	if op.Body != nil {
+		where = "body"
+	}
+	if len(loc) > 0 {
+		for _, p := range op.allParams() {
+			if p.Name == loc[0] {
+				where = p.In
+				break
+			}
+		}
+	}
+	return append([]string{where}, loc...)
 }
 
 // register adds an operation to the router and the document.

@@ -393,7 +393,7 @@ var (
 
 func (s *Server) productRoutes() {
 	s.register(operation{ID: "listDomains", Method: http.MethodGet, Path: "/api/v1/domains", Tag: "catalog",
-		Summary: "Data products the caller can see", List: true, Response: []DomainOut{}}, s.handleDomainList)
+		Summary: "Data products the caller can see", List: true, ListDefault: product.DomainPageDefault, Response: []DomainOut{}}, s.handleDomainList)
 	s.register(operation{ID: "createDomain", Method: http.MethodPost, Path: "/api/v1/domains", Tag: "catalog", Status: http.StatusCreated,
 		Summary: "Create a draft data product (admin session)", Body: DomainIn{}, Response: DomainOut{}}, s.handleDomainCreate)
 	s.register(operation{ID: "getDomain", Method: http.MethodGet, Path: "/api/v1/domains/{domain_id}", Tag: "catalog",

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -92,7 +93,7 @@ type RulePatchIn struct {
 var ruleIDParam = param{Name: "rule_id", In: "path", Type: "string", Required: true, MaxLen: 64}
 
 func (s *Server) ruleRoutes() {
-	s.register(operation{ID: "listRules", Method: http.MethodGet, Path: "/api/v1/rules", Tag: "rules", List: true, ListDefault: 100,
+	s.register(operation{ID: "listRules", Method: http.MethodGet, Path: "/api/v1/rules", Tag: "rules", List: true, ListDefault: rule.PageDefault,
 		Summary: "Rules of the datasets the caller can see, with last_result", Response: []RuleOut{},
 		Params: []param{
 			{Name: "dataset_id", In: "query", Type: "string", MaxLen: 64},
@@ -178,15 +179,12 @@ func (s *Server) handleRuleCreate(w http.ResponseWriter, r *http.Request, in *in
 		s.writeError(w, r, err)
 		return
 	}
-	ci := rule.CreateInput{DatasetID: body.DatasetID, RuleType: body.RuleType, Params: body.Params, Active: body.Active}
+	ci := rule.CreateInput{DatasetID: body.DatasetID, RuleType: body.RuleType, Params: ruleParams(body.Params), Active: body.Active}
 	if body.Severity != nil {
 		ci.Severity = *body.Severity
 	}
 	if body.Name != nil {
 		ci.Name = *body.Name
-	}
-	if ci.Params == nil {
-		ci.Params = map[string]any{}
 	}
 	ru, err := s.deps.Workflow.Rules.CreateRule(r.Context(), ci)
 	if err != nil {
@@ -208,9 +206,24 @@ func (s *Server) handleRuleUpdate(w http.ResponseWriter, r *http.Request, in *in
 		s.writeError(w, r, err)
 		return
 	}
-	ru, err := s.deps.Workflow.Rules.UpdateRule(r.Context(), in.Path("rule_id"),
-		rule.Update{Name: body.Name, Severity: body.Severity, Params: body.Params, Active: body.Active})
+	u := rule.Update{Name: body.Name, Severity: body.Severity, Active: body.Active}
+	if body.Params != nil {
+		p := ruleParams(body.Params)
+		u.Params = &p
+	}
+	ru, err := s.deps.Workflow.Rules.UpdateRule(r.Context(), in.Path("rule_id"), u)
 	s.reply(w, r, err, func() any { return toRuleOut(ru) })
+}
+
+// ruleParams reads a body's params object (kept a free-form object in the document,
+// whose keys depend on rule_type) into the service's typed parameters, which keep what
+// they cannot read for the service's check.
+func ruleParams(raw map[string]any) rule.ParamsIn {
+	var p rule.ParamsIn
+	if b, err := json.Marshal(raw); err == nil {
+		_ = json.Unmarshal(b, &p) // an object decoded from JSON is an object again
+	}
+	return p
 }
 
 func (s *Server) handleRuleDelete(w http.ResponseWriter, r *http.Request, in *input) {

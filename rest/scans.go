@@ -67,7 +67,7 @@ type SignalOut struct {
 
 func (s *Server) scanRoutes() {
 	s.register(operation{ID: "listScans", Method: http.MethodGet, Path: "/api/v1/scans", Tag: "scans",
-		Summary: "Scans of the workspace, newest first", List: true, Response: []ScanOut{}}, s.handleScanList)
+		Summary: "Scans of the workspace, newest first", List: true, ListDefault: scan.ScanPageDefault, Response: []ScanOut{}}, s.handleScanList)
 	s.register(operation{ID: "triggerScan", Method: http.MethodPost, Path: "/api/v1/scans", Tag: "scans", TokenWrite: true,
 		Summary: "Trigger a scan of a connection (a marked write: API tokens may call it)", Body: ScanIn{}, Response: ScanOut{},
 		Status: http.StatusAccepted, Desc: "Answers 202 with the queued scan (the connection's already queued scan, if any); " +
@@ -76,7 +76,7 @@ func (s *Server) scanRoutes() {
 		Summary: "One scan with its progress", Params: []param{{Name: "scan_id", In: "path", Type: "string", Required: true, MaxLen: 64}},
 		Response: ScanDetailOut{}}, s.handleScanGet)
 	s.register(operation{ID: "listSignals", Method: http.MethodGet, Path: "/api/v1/signals", Tag: "signals",
-		Summary: "What scans flagged against each dataset's history, newest first", List: true, Response: []SignalOut{},
+		Summary: "What scans flagged against each dataset's history, newest first", List: true, ListDefault: scan.SignalPageDefault, Response: []SignalOut{},
 		Desc: "Signals of the datasets the caller can see. Filters combine (AND). A dataset the caller cannot see, or of " +
 			"another workspace, gives an empty list like an unknown one. An unknown type or metric, a timestamp that is not " +
 			"RFC 3339 or until not after since give 422.",

@@ -15,15 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vigia-data/vigia"
-	"github.com/vigia-data/vigia/catalog"
-	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/i18n"
-	"github.com/vigia-data/vigia/identity"
-	"github.com/vigia-data/vigia/lineage"
-	"github.com/vigia-data/vigia/product"
-	"github.com/vigia-data/vigia/scan"
-	"github.com/vigia-data/vigia/trust"
-	"github.com/vigia-data/vigia/webhook"
 )
 
 // APIVersion is the contract version this server implements.
@@ -57,16 +49,16 @@ type Config struct {
 
 // Deps are the services the transport calls.
 type Deps struct {
-	Identity    *identity.Service
-	Catalog     *catalog.Service
-	Connections *connection.Service
-	Scans       *scan.Service
-	ScanReads   *scan.ReadService
+	Identity    IdentityService
+	Catalog     CatalogService
+	Connections ConnectionService
+	Scans       ScanService
+	ScanReads   ScanReadService
 	Workflow    WorkflowDeps
-	Lineage     *lineage.Service
-	Trust       *trust.Service
-	Products    *product.Service
-	Webhooks    *webhook.Service
+	Lineage     LineageService
+	Trust       TrustService
+	Products    ProductService
+	Webhooks    WebhookService
 	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error

@@ -365,7 +365,7 @@ func (s *Server) trustRoutes() {
 			"A read with decision untrusted writes one consumer.untrusted_read notice: at most one per hour per consumer and dataset, " +
 			"20 per hour per workspace (the 20th carries params.warnings_cap)."}, s.handleConsumption)
 	s.register(operation{ID: "listConsumers", Method: http.MethodGet, Path: "/api/v1/consumers", Tag: "consumers",
-		Summary: "Registered consumers with counters over the datasets the caller can see", List: true, Response: []ConsumerOut{}}, s.handleConsumers)
+		Summary: "Registered consumers with counters over the datasets the caller can see", List: true, ListDefault: trust.ConsumerPageDefault, Response: []ConsumerOut{}}, s.handleConsumers)
 }
 
 func toFindingsOut(fs []trust.Finding) []TrustFindingOut {

@@ -446,7 +446,7 @@ func nullableString(raw json.RawMessage, loc ...string) (v *string, isNull bool,
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
-		return nil, false, vigia.Invalid(vigia.Field("string_type", nil, append([]string{"body"}, loc...)...))
+		return nil, false, vigia.Invalid(vigia.Field("string_type", nil, loc...))
 	}
 	return &s, false, nil
 }
@@ -499,7 +499,7 @@ func (s *Server) handleChannelPatch(w http.ResponseWriter, r *http.Request, in *
 	up := webhook.ChannelUpdate{Name: body.Name, MinSeverity: body.MinSeverity, Digest: body.Digest, EventKinds: body.EventKinds,
 		Scope: toScopeInput(body.Scope)}
 	if body.Kind != nil && *body.Kind != webhook.KindWebhook {
-		s.writeError(w, r, invalid("enum", "body", "kind"))
+		s.writeError(w, r, invalid("enum", "kind"))
 		return
 	}
 	if body.Config != nil {

@@ -22,14 +22,19 @@
 package rule
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/rulesql"
 )
 
@@ -144,7 +149,7 @@ func qualified(schema, table string) string {
 	return schema + "." + table
 }
 
-// Params are a rule's parameters; which are set depends on the type (see ParseParams).
+// Params are a rule's checked parameters; which are set depends on the type (see ParamsIn.Check).
 type Params struct {
 	Column       string   `json:"column,omitempty"`
 	Columns      []string `json:"columns,omitempty"`
@@ -191,6 +196,146 @@ type Reason struct {
 	Message string
 }
 
+// ParamsIn are a rule's parameters as sent, typed; nil is "not given". Decoded from
+// JSON (UnmarshalJSON) they keep, instead of failing, what could not be read (a value
+// of the wrong type, an unknown key) for Check, so that every problem is answered at
+// once and no received value is kept. MinRows and MaxFailing are integers; a fraction
+// is refused by Check.
+type ParamsIn struct {
+	Column       *string
+	Columns      []string
+	Values       []string
+	Pattern      *string
+	Min          *float64
+	Max          *float64
+	RefDatasetID *string
+	RefColumn    *string
+	MaxOrphanPct *float64
+	MaxAgeHours  *float64
+	MinRows      *float64
+	SQL          *string
+	MaxFailing   *float64
+
+	unreadable []vigia.FieldError // decoding problems, located under params
+}
+
+// given names the parameters that were sent, by their contract name.
+func (in ParamsIn) given() map[string]bool {
+	g := map[string]bool{}
+	set := func(name string, ok bool) {
+		if ok {
+			g[name] = true
+		}
+	}
+	set("column", in.Column != nil)
+	set("columns", in.Columns != nil)
+	set("values", in.Values != nil)
+	set("pattern", in.Pattern != nil)
+	set("min", in.Min != nil)
+	set("max", in.Max != nil)
+	set("ref_dataset_id", in.RefDatasetID != nil)
+	set("ref_column", in.RefColumn != nil)
+	set("max_orphan_pct", in.MaxOrphanPct != nil)
+	set("max_age_hours", in.MaxAgeHours != nil)
+	set("min_rows", in.MinRows != nil)
+	set("sql", in.SQL != nil)
+	set("max_failing", in.MaxFailing != nil)
+	return g
+}
+
+// UnmarshalJSON reads a JSON object of parameters. Texts must be strings, numbers
+// numbers, lists lists; accepted values may be strings, numbers or booleans. A key
+// that is not a parameter, or a value of the wrong type, is kept as a problem for
+// Check; null is not given.
+func (in *ParamsIn) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*in = ParamsIn{}
+	bad := func(typ, name string) {
+		in.unreadable = append(in.unreadable, vigia.Field(typ, nil, "params", name))
+	}
+	text := func(name string, v json.RawMessage) *string {
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			bad("string_type", name)
+			return nil
+		}
+		return &s
+	}
+	number := func(name string, v json.RawMessage) *float64 {
+		var f float64
+		if json.Unmarshal(v, &f) != nil {
+			bad("float_parsing", name)
+			return nil
+		}
+		return &f
+	}
+	list := func(name string, v json.RawMessage, item func(json.RawMessage) (string, bool)) []string {
+		var items []json.RawMessage
+		if json.Unmarshal(v, &items) != nil {
+			bad("list_type", name)
+			return nil
+		}
+		out := make([]string, 0, len(items))
+		for _, it := range items {
+			s, ok := item(it)
+			if !ok {
+				bad("value_error", name)
+				return nil
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := raw[k]
+		if string(v) == "null" {
+			continue
+		}
+		switch k {
+		case "column":
+			in.Column = text(k, v)
+		case "columns":
+			in.Columns = list(k, v, func(it json.RawMessage) (string, bool) {
+				var s string
+				return s, json.Unmarshal(it, &s) == nil
+			})
+		case "values":
+			in.Values = list(k, v, scalarText)
+		case "pattern":
+			in.Pattern = text(k, v)
+		case "min":
+			in.Min = number(k, v)
+		case "max":
+			in.Max = number(k, v)
+		case "ref_dataset_id":
+			in.RefDatasetID = text(k, v)
+		case "ref_column":
+			in.RefColumn = text(k, v)
+		case "max_orphan_pct":
+			in.MaxOrphanPct = number(k, v)
+		case "max_age_hours":
+			in.MaxAgeHours = number(k, v)
+		case "min_rows":
+			in.MinRows = number(k, v)
+		case "sql":
+			in.SQL = text(k, v)
+		case "max_failing":
+			in.MaxFailing = number(k, v)
+		default:
+			bad("extra_forbidden", safeKey(k))
+		}
+	}
+	return nil
+}
+
 // allowedParams lists, per type, the parameters it takes and the required ones.
 var allowedParams = map[string]struct{ allowed, required []string }{
 	TypeNotNull:        {[]string{"column", "max_failing"}, []string{"column"}},
@@ -204,185 +349,118 @@ var allowedParams = map[string]struct{ allowed, required []string }{
 	TypeCustomSQL:      {[]string{"sql", "max_failing"}, []string{"sql"}},
 }
 
-// ParseParams checks raw parameters (as decoded from JSON) against the rule type and
-// returns them normalised: unique keeps its columns in columns (a single column may come
-// as column), and the limits take their defaults (max_failing 0, max_orphan_pct 0). It
-// returns the 422 items of every problem, located under body.params; a received value
-// is never put in them.
-func ParseParams(ruleType string, raw map[string]any) (Params, []vigia.FieldError) {
+// Check validates the parameters against the rule type and returns them normalised:
+// unique keeps its columns in columns (a single column may come as column), and the
+// limits take their defaults (max_failing 0, max_orphan_pct 0). It returns the 422
+// items of every problem, named under params; a received value is never put in them.
+func (in ParamsIn) Check(ruleType string) (Params, []vigia.FieldError) {
 	spec, ok := allowedParams[ruleType]
 	if !ok {
-		return Params{}, []vigia.FieldError{vigia.Field("enum", nil, "body", "rule_type")}
+		return Params{}, []vigia.FieldError{vigia.Field("enum", nil, "rule_type")}
 	}
-	var fields []vigia.FieldError
-	fail := func(typ string, ctx map[string]any, name ...string) {
-		fields = append(fields, vigia.Field(typ, ctx, append([]string{"body", "params"}, name...)...))
+	fields := append([]vigia.FieldError{}, in.unreadable...)
+	fail := func(typ string, ctx map[string]any, name string) {
+		fields = append(fields, vigia.Field(typ, ctx, "params", name))
 	}
-	allowed := map[string]bool{}
+	given, allowed := in.given(), map[string]bool{}
 	for _, k := range spec.allowed {
 		allowed[k] = true
 	}
-	for k := range raw {
+	for _, k := range slices.Sorted(maps.Keys(given)) {
 		if !allowed[k] {
-			fail("extra_forbidden", nil, safeKey(k))
+			fail("extra_forbidden", nil, k)
 		}
 	}
 	for _, k := range spec.required {
-		if v, ok := raw[k]; !ok || v == nil {
+		if !given[k] && !slices.ContainsFunc(in.unreadable, func(f vigia.FieldError) bool { return f.Loc[len(f.Loc)-1] == k }) {
 			fail("missing", nil, k)
 		}
 	}
-	var p Params
-	str := func(k string, maxLen int) string {
-		v, ok := raw[k]
-		if !ok || v == nil {
-			return ""
-		}
-		s, ok := v.(string)
+	text := func(name string, v *string, maxLen int) string {
 		switch {
-		case !ok:
-			fail("string_type", nil, k)
-		case strings.TrimSpace(s) == "":
-			fail("string_too_short", map[string]any{"min_length": 1}, k)
-		case len([]rune(s)) > maxLen:
-			fail("string_too_long", map[string]any{"max_length": maxLen}, k)
+		case v == nil:
+		case strings.TrimSpace(*v) == "":
+			fail("string_too_short", map[string]any{"min_length": 1}, name)
+		case len([]rune(*v)) > maxLen:
+			fail("string_too_long", map[string]any{"max_length": maxLen}, name)
 		default:
-			return s
+			return *v
 		}
 		return ""
 	}
-	num := func(k string, ge, le *float64) *float64 {
-		v, ok := raw[k]
-		if !ok || v == nil {
-			return nil
-		}
-		f, ok := v.(float64)
-		if !ok {
-			if n, isNum := v.(json.Number); isNum {
-				var err error
-				if f, err = n.Float64(); err == nil {
-					ok = true
-				}
-			}
-		}
+	number := func(name string, v *float64, ge, le *float64) *float64 {
 		switch {
-		case !ok || math.IsNaN(f) || math.IsInf(f, 0):
-			fail("float_parsing", nil, k)
-		case ge != nil && f < *ge:
-			fail("greater_than_equal", map[string]any{"ge": *ge}, k)
-		case le != nil && f > *le:
-			fail("less_than_equal", map[string]any{"le": *le}, k)
+		case v == nil:
+		case math.IsNaN(*v) || math.IsInf(*v, 0):
+			fail("float_parsing", nil, name)
+		case ge != nil && *v < *ge:
+			fail("greater_than_equal", map[string]any{"ge": *ge}, name)
+		case le != nil && *v > *le:
+			fail("less_than_equal", map[string]any{"le": *le}, name)
 		default:
+			f := *v
 			return &f
 		}
 		return nil
 	}
-	integer := func(k string, ge, le float64) *int64 {
-		f := num(k, &ge, &le)
+	integer := func(name string, v *float64, ge, le float64) *int64 {
+		f := number(name, v, &ge, &le)
 		if f == nil {
 			return nil
 		}
 		if *f != math.Trunc(*f) {
-			fail("int_parsing", nil, k)
+			fail("int_parsing", nil, name)
 			return nil
 		}
 		n := int64(*f)
 		return &n
 	}
-	zero, hundred := 0.0, 100.0
-	maxAge := float64(MaxAgeHours)
-	p.Column = str("column", MaxName)
+	var p Params
+	p.Column = text("column", in.Column, MaxName)
 	if allowed["max_failing"] {
-		p.MaxFailing = integer("max_failing", 0, 1e15)
-		if p.MaxFailing == nil {
+		if p.MaxFailing = integer("max_failing", in.MaxFailing, 0, 1e15); p.MaxFailing == nil {
 			p.MaxFailing = new(int64)
 		}
 	}
 	switch ruleType {
 	case TypeUnique:
-		cols := p.KeyColumns()
-		if v, ok := raw["columns"]; ok && v != nil {
-			if p.Column != "" {
-				fail("value_error", nil, "columns")
-			}
-			list, ok := v.([]any)
-			switch {
-			case !ok:
-				fail("list_type", nil, "columns")
-			case len(list) == 0:
-				fail("too_short", map[string]any{"min_length": 1}, "columns")
-			case len(list) > MaxColumns:
-				fail("too_long", map[string]any{"max_length": MaxColumns}, "columns")
-			default:
-				cols = nil
-				seen := map[string]bool{}
-				for _, item := range list {
-					s, ok := item.(string)
-					if !ok || strings.TrimSpace(s) == "" || len([]rune(s)) > MaxName {
-						fail("value_error", nil, "columns")
-						break
-					}
-					if seen[s] {
-						fail("value_error", nil, "columns")
-						break
-					}
-					seen[s] = true
-					cols = append(cols, s)
-				}
-			}
-		} else if p.Column == "" {
-			fail("missing", nil, "columns")
-		}
-		p.Column, p.Columns = "", cols
+		p.Columns, p.Column = in.uniqueColumns(p.Column, fail), ""
 	case TypeAcceptedValues:
-		v, ok := raw["values"]
-		if ok && v != nil {
-			list, isList := v.([]any)
-			switch {
-			case !isList:
-				fail("list_type", nil, "values")
-			case len(list) == 0:
-				fail("too_short", map[string]any{"min_length": 1}, "values")
-			case len(list) > MaxValues:
-				fail("too_long", map[string]any{"max_length": MaxValues}, "values")
-			default:
-				for _, item := range list {
-					s, good := scalarText(item)
-					if !good || len([]rune(s)) > MaxValueLength {
-						fail("value_error", nil, "values")
-						p.Values = nil
-						break
-					}
-					p.Values = append(p.Values, s)
-				}
-			}
+		switch v := in.Values; {
+		case v == nil:
+		case len(v) == 0:
+			fail("too_short", map[string]any{"min_length": 1}, "values")
+		case len(v) > MaxValues:
+			fail("too_long", map[string]any{"max_length": MaxValues}, "values")
+		case slices.ContainsFunc(v, func(s string) bool { return len([]rune(s)) > MaxValueLength }):
+			fail("value_error", nil, "values")
+		default:
+			p.Values = v
 		}
 	case TypePattern:
-		p.Pattern = str("pattern", MaxPattern)
+		p.Pattern = text("pattern", in.Pattern, MaxPattern)
 	case TypeRange:
-		p.Min, p.Max = num("min", nil, nil), num("max", nil, nil)
-		_, hasMin := raw["min"]
-		_, hasMax := raw["max"]
-		if !hasMin && !hasMax {
+		p.Min, p.Max = number("min", in.Min, nil, nil), number("max", in.Max, nil, nil)
+		if !given["min"] && !given["max"] {
 			fail("missing", nil, "min")
 		}
 		if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
 			fail("value_error", nil, "min")
 		}
 	case TypeReferential:
-		p.RefDatasetID = str("ref_dataset_id", 64)
-		p.RefColumn = str("ref_column", MaxName)
-		p.MaxOrphanPct = num("max_orphan_pct", &zero, &hundred)
-		if p.MaxOrphanPct == nil {
+		zero, hundred := 0.0, 100.0
+		p.RefDatasetID = text("ref_dataset_id", in.RefDatasetID, 64)
+		p.RefColumn = text("ref_column", in.RefColumn, MaxName)
+		if p.MaxOrphanPct = number("max_orphan_pct", in.MaxOrphanPct, &zero, &hundred); p.MaxOrphanPct == nil {
 			p.MaxOrphanPct = new(float64)
 		}
 	case TypeFreshness:
-		small := 1.0 / 60 // one minute
-		p.MaxAgeHours = num("max_age_hours", &small, &maxAge)
+		minute, maxAge := 1.0/60, float64(MaxAgeHours)
+		p.MaxAgeHours = number("max_age_hours", in.MaxAgeHours, &minute, &maxAge)
 	case TypeRowCountMin:
-		p.MinRows = integer("min_rows", 0, 1e15)
+		p.MinRows = integer("min_rows", in.MinRows, 0, 1e15)
 	case TypeCustomSQL:
-		p.SQL = str("sql", MaxSQL)
+		p.SQL = text("sql", in.SQL, MaxSQL)
 	}
 	if len(fields) > 0 {
 		return Params{}, fields
@@ -390,9 +468,48 @@ func ParseParams(ruleType string, raw map[string]any) (Params, []vigia.FieldErro
 	return p, nil
 }
 
+// uniqueColumns is the key of a unique rule: columns, or the one column.
+func (in ParamsIn) uniqueColumns(column string, fail func(string, map[string]any, string)) []string {
+	if in.Columns == nil {
+		if column == "" {
+			if in.Column == nil {
+				fail("missing", nil, "columns")
+			}
+			return nil
+		}
+		return []string{column}
+	}
+	if in.Column != nil {
+		fail("value_error", nil, "columns")
+	}
+	switch {
+	case len(in.Columns) == 0:
+		fail("too_short", map[string]any{"min_length": 1}, "columns")
+	case len(in.Columns) > MaxColumns:
+		fail("too_long", map[string]any{"max_length": MaxColumns}, "columns")
+	default:
+		seen := map[string]bool{}
+		for _, c := range in.Columns {
+			if strings.TrimSpace(c) == "" || len([]rune(c)) > MaxName || seen[c] {
+				fail("value_error", nil, "columns")
+				return nil
+			}
+			seen[c] = true
+		}
+		return in.Columns
+	}
+	return nil
+}
+
 // scalarText renders an accepted value given as a string, a number or a boolean.
-func scalarText(v any) (string, bool) {
-	switch x := v.(type) {
+func scalarText(v json.RawMessage) (string, bool) {
+	var x any
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	if dec.Decode(&x) != nil {
+		return "", false
+	}
+	switch x := x.(type) {
 	case string:
 		return x, true
 	case bool:
@@ -400,13 +517,12 @@ func scalarText(v any) (string, bool) {
 			return "true", true
 		}
 		return "false", true
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return "", false
 		}
-		return formatNumber(x), true
-	case json.Number:
-		return x.String(), true
+		return formatNumber(f), true
 	}
 	return "", false
 }
@@ -452,16 +568,6 @@ type RefDataset struct {
 	Columns      []string
 }
 
-// Activity is an audit line the rule service writes.
-type Activity struct {
-	WorkspaceID string
-	Actor       string
-	Action      string
-	SubjectID   string
-	Details     map[string]any
-	At          time.Time
-}
-
 // Store is the persistence rules need. Reads are scoped to a workspace and to the
 // datasets the viewer can see.
 type Store interface {
@@ -481,5 +587,5 @@ type Store interface {
 	// ActiveRulesOf lists a dataset's active rules for a scan (no visibility: the scan
 	// acts for the workspace).
 	ActiveRulesOf(ctx context.Context, datasetID string) ([]ScanRule, error)
-	AddActivity(ctx context.Context, a Activity) error
+	AddActivity(ctx context.Context, a event.Activity) error
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/rulesql"
 )
 
@@ -59,7 +60,7 @@ type CreateInput struct {
 	RuleType  string
 	Severity  string // default warning
 	Name      string
-	Params    map[string]any
+	Params    ParamsIn
 	Active    *bool // default true
 }
 
@@ -67,7 +68,7 @@ type CreateInput struct {
 type Update struct {
 	Name     *string
 	Severity *string
-	Params   map[string]any
+	Params   *ParamsIn
 	Active   *bool
 }
 
@@ -83,7 +84,7 @@ func (s *Service) CreateRule(ctx context.Context, in CreateInput) (Rule, error) 
 	}
 	var fields []vigia.FieldError
 	if !contains(Types(), in.RuleType) {
-		fields = append(fields, vigia.Field("enum", nil, "body", "rule_type"))
+		fields = append(fields, vigia.Field("enum", nil, "rule_type"))
 	}
 	if in.Severity == "" {
 		in.Severity = SeverityWarning
@@ -141,7 +142,7 @@ func (s *Service) UpdateRule(ctx context.Context, id string, u Update) (Rule, er
 		if err != nil {
 			return Rule{}, err
 		}
-		if r.Params, err = s.checkParams(ctx, d, r.Type, u.Params); err != nil {
+		if r.Params, err = s.checkParams(ctx, d, r.Type, *u.Params); err != nil {
 			return Rule{}, err
 		}
 	}
@@ -194,6 +195,9 @@ func (s *Service) Rule(ctx context.Context, id string) (Rule, error) {
 	return out[0], nil
 }
 
+// PageDefault is the page size of the rule list when limit is not given.
+const PageDefault = 100
+
 // Rules lists the rules of the datasets the caller can see, oldest first, with their
 // last results. Returns KindInvalid for a bad filter or page.
 func (s *Service) Rules(ctx context.Context, f Filter) (vigia.List[Rule], error) {
@@ -201,21 +205,15 @@ func (s *Service) Rules(ctx context.Context, f Filter) (vigia.List[Rule], error)
 	if err != nil {
 		return vigia.List[Rule]{}, err
 	}
-	var fields []vigia.FieldError
-	if f.Page.Limit < 1 || f.Page.Limit > 500 {
-		fields = append(fields, vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": 500}, "query", "limit"))
-	}
-	if f.Page.Offset < 0 {
-		fields = append(fields, vigia.Field("greater_than_equal", map[string]any{"ge": 0}, "query", "offset"))
-	}
+	fields := vigia.FieldsOf(f.Page.Validate())
 	if f.RuleType != nil && !contains(Types(), *f.RuleType) {
-		fields = append(fields, vigia.Field("enum", nil, "query", "rule_type"))
+		fields = append(fields, vigia.Field("enum", nil, "rule_type"))
 	}
 	if f.Severity != nil && !contains([]string{SeverityCritical, SeverityWarning, SeverityInfo}, *f.Severity) {
-		fields = append(fields, vigia.Field("enum", nil, "query", "severity"))
+		fields = append(fields, vigia.Field("enum", nil, "severity"))
 	}
 	if f.Status != nil && !contains([]string{StatusPassed, StatusFailed, StatusNotEvaluated}, *f.Status) {
-		fields = append(fields, vigia.Field("enum", nil, "query", "status"))
+		fields = append(fields, vigia.Field("enum", nil, "status"))
 	}
 	if len(fields) > 0 {
 		return vigia.List[Rule]{}, vigia.Invalid(fields...)
@@ -306,13 +304,13 @@ func (s *Service) FailingRowsSQL(ctx context.Context, id string, dialect *string
 		return FailingRows{}, err
 	}
 	if limit < 1 || limit > MaxFailingRowsLimit {
-		return FailingRows{}, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": MaxFailingRowsLimit}, "query", "limit"))
+		return FailingRows{}, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": MaxFailingRowsLimit}, "limit"))
 	}
 	var d rulesql.Dialect
 	if dialect != nil {
 		var ok bool
 		if d, ok = rulesql.ParseDialect(*dialect); !ok {
-			return FailingRows{}, vigia.Invalid(vigia.Field("enum", nil, "query", "dialect"))
+			return FailingRows{}, vigia.Invalid(vigia.Field("enum", nil, "dialect"))
 		}
 	}
 	if !vigia.ValidID(id) {
@@ -353,8 +351,8 @@ func (s *Service) FailingRowsSQL(ctx context.Context, id string, dialect *string
 	if out.Reason != "" {
 		details["reason"] = out.Reason
 	}
-	if err := s.store.AddActivity(ctx, Activity{WorkspaceID: p.WorkspaceID, Actor: actor, Action: ActionFailingRowsRead,
-		SubjectID: r.ID, Details: details, At: s.clock.Now()}); err != nil {
+	if err := s.store.AddActivity(ctx, event.Activity{WorkspaceID: p.WorkspaceID, Actor: actor, Action: ActionFailingRowsRead,
+		SubjectType: "rule", SubjectID: r.ID, Details: details, CreatedAt: s.clock.Now()}); err != nil {
 		return FailingRows{}, err
 	}
 	return out, nil
@@ -390,8 +388,8 @@ func (s *Service) sqlRule(ctx context.Context, v catalog.Viewer, r Rule, source 
 // checkParams parses a rule's parameters and checks them against the dataset: its
 // columns, the reference dataset (visible, with its column) and, for custom_sql, the
 // read-only check in the source's dialect.
-func (s *Service) checkParams(ctx context.Context, d catalog.Dataset, ruleType string, raw map[string]any) (Params, error) {
-	params, fields := ParseParams(ruleType, raw)
+func (s *Service) checkParams(ctx context.Context, d catalog.Dataset, ruleType string, in ParamsIn) (Params, error) {
+	params, fields := in.Check(ruleType)
 	if len(fields) > 0 {
 		return Params{}, vigia.Invalid(fields...)
 	}
@@ -409,7 +407,7 @@ func (s *Service) checkParams(ctx context.Context, d catalog.Dataset, ruleType s
 			if len(params.Columns) > 0 {
 				loc = "columns"
 			}
-			fields = append(fields, vigia.Field("unknown_column", nil, "body", "params", loc))
+			fields = append(fields, vigia.Field("unknown_column", nil, "params", loc))
 			break
 		}
 	}
@@ -421,7 +419,7 @@ func (s *Service) checkParams(ctx context.Context, d catalog.Dataset, ruleType s
 		}
 		params.RefDatasetID = ref.ID
 		if !has(ref.Columns, params.RefColumn) {
-			fields = append(fields, vigia.Field("unknown_column", nil, "body", "params", "ref_column"))
+			fields = append(fields, vigia.Field("unknown_column", nil, "params", "ref_column"))
 		}
 	case TypeCustomSQL:
 		c, err := s.conns.Connection(ctx, d.ConnectionID)
@@ -429,7 +427,7 @@ func (s *Service) checkParams(ctx context.Context, d catalog.Dataset, ruleType s
 			return Params{}, err
 		}
 		if ok, _ := rulesql.CheckCountQuery(rulesql.Dialect(c.Kind), params.SQL); !ok {
-			fields = append(fields, vigia.Field("sql_not_read_only", nil, "body", "params", "sql"))
+			fields = append(fields, vigia.Field("sql_not_read_only", nil, "params", "sql"))
 		}
 	}
 	if len(fields) > 0 {
@@ -441,10 +439,10 @@ func (s *Service) checkParams(ctx context.Context, d catalog.Dataset, ruleType s
 func checkSeverityName(severity, name string) []vigia.FieldError {
 	var fields []vigia.FieldError
 	if !contains([]string{SeverityCritical, SeverityWarning, SeverityInfo}, severity) {
-		fields = append(fields, vigia.Field("enum", nil, "body", "severity"))
+		fields = append(fields, vigia.Field("enum", nil, "severity"))
 	}
 	if len([]rune(name)) > MaxName {
-		fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": MaxName}, "body", "name"))
+		fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": MaxName}, "name"))
 	}
 	return fields
 }

@@ -91,7 +91,7 @@ type Rule struct {
 // needs. limit is clamped to 1..MaxLimit.
 func FailingRowsSQL(r Rule, d Dialect, limit int) (sql string, ok bool, reason string, err error) {
 	if !d.valid() {
-		return "", false, "", vigia.Invalid(vigia.FieldError{Type: "enum", Loc: []string{"query", "dialect"}})
+		return "", false, "", vigia.Invalid(vigia.FieldError{Type: "enum", Loc: []string{"dialect"}})
 	}
 	if r.Stream {
 		return "", false, ReasonStreamRule, nil

@@ -1,13 +1,12 @@
 package scan
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/source"
 )
@@ -90,7 +89,7 @@ type DatasetResult struct {
 	Signals       []Signal
 	Score         quality.Score
 	Verdict       quality.VerdictResult
-	Events        []Event
+	Events        []event.Event
 	// RuleResults are stored as the rules' last results; Transitions change existing
 	// issues of rules.
 	RuleResults []RuleResult
@@ -168,16 +167,6 @@ type Signal struct {
 	Method   string
 	Severity string
 	CI95     *[2]float64
-}
-
-// Event is a state event written to the outbox.
-type Event struct {
-	ID             string
-	Type           string
-	SubjectType    string
-	SubjectID      string
-	IdempotencyKey string
-	Payload        map[string]any
 }
 
 // emptyExpected reports whether a rule says the dataset may be empty: a row_count_min
@@ -274,22 +263,12 @@ func Evaluate(in EvaluateInput) (DatasetResult, error) {
 		if score.Score != nil {
 			params["score"] = *score.Score
 		}
-		res.Events = append(res.Events, Event{ID: vigia.NewID(), Type: "dataset.verdict_changed", SubjectType: "dataset",
-			SubjectID: d.ID, IdempotencyKey: IdempotencyKey(d.ID, in.ScanID, "dataset.verdict_changed", ""),
+		res.Events = append(res.Events, event.Event{ID: vigia.NewID(), Type: "dataset.verdict_changed", SubjectType: "dataset",
+			SubjectID: d.ID, IdempotencyKey: event.IdempotencyKey(d.ID, in.ScanID, "dataset.verdict_changed", ""),
 			Payload: map[string]any{"dataset_id": d.ID, "dataset_name": d.Name(), "from": from, "to": to,
 				"verdict": to, "score": score.Score, "scan_id": in.ScanID, "params": params}})
 	}
 	return res, nil
-}
-
-// IdempotencyKey is the sha256 of subject, scan, type and rule: the same on every
-// channel and on a repeated scan.
-func IdempotencyKey(subject, scanID, typ, rule string) string {
-	h := sha256.New()
-	for _, part := range []string{subject, scanID, typ, rule} {
-		fmt.Fprintf(h, "%d:%s", len(part), part)
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (res *DatasetResult) addDrift(d DatasetRef, drift quality.Drift) {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/source"
@@ -138,7 +139,7 @@ func TestEvaluate(t *testing.T) {
 		}
 		b, _ := scan.Evaluate(input(prev, profile(1000, false), base))
 		if len(a.Events) != 1 || a.Events[0].Type != "dataset.verdict_changed" || a.Events[0].IdempotencyKey != b.Events[0].IdempotencyKey ||
-			a.Events[0].IdempotencyKey != scan.IdempotencyKey("ds-1", "scan-2", "dataset.verdict_changed", "") || len(a.Events[0].IdempotencyKey) != 64 {
+			a.Events[0].IdempotencyKey != event.IdempotencyKey("ds-1", "scan-2", "dataset.verdict_changed", "") || len(a.Events[0].IdempotencyKey) != 64 {
 			t.Fatalf("events %+v / %+v", a.Events, b.Events)
 		}
 		same, _ := scan.Evaluate(input(scan.PrevState{Seq: 6, History: steady, Verdict: &a.Verdict.Verdict}, profile(1000, false), base))

@@ -61,9 +61,6 @@ type RuleEvaluator interface {
 	EvaluateRules(ctx context.Context, src source.Source, in RuleInput) ([]RuleResult, error)
 }
 
-// UseRules makes every scan evaluate datasets' rules with e.
-func (s *Service) UseRules(e RuleEvaluator) { s.rules = e }
-
 // IssueTransition is a status change (or a history event) of an existing issue that a
 // scan decides, written with its history row (origin scan:<id>).
 type IssueTransition struct {

@@ -177,11 +177,6 @@ type DomainWeights interface {
 	DomainWeights(ctx context.Context, datasetID string) ([]quality.Weights, error)
 }
 
-// UseDomainWeights makes scans apply the SLA dimension weights of each dataset's
-// domains, read at the start of the dataset's profile, so that changed weights apply from
-// the next scan.
-func (s *Service) UseDomainWeights(w DomainWeights) { s.weights = w }
-
 // domainWeights returns the weights a dataset's score uses: its domains' when they
 // agree (quality.EffectiveWeights), nil (the defaults) otherwise.
 func (s *Service) domainWeights(ctx context.Context, datasetID string) (quality.Weights, error) {

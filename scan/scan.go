@@ -194,8 +194,21 @@ type Service struct {
 	weights DomainWeights
 }
 
+// Ports are the other features a scan calls; each may be nil.
+type Ports struct {
+	// Rules evaluates datasets' rules; nil: datasets have no rules.
+	Rules RuleEvaluator
+	// Weights reads the domains' SLA dimension weights, read at the start of each
+	// dataset's profile so that changed weights apply from the next scan; nil scores
+	// with the defaults.
+	Weights DomainWeights
+	// After runs at the end of every successful scan, before it is marked succeeded
+	// (lineage, incidents, snapshots, domain verdicts).
+	After Finisher
+}
+
 // NewService returns the scan service.
-func NewService(store Store, tx Tx, jobs Enqueuer, conns Connections, clock vigia.Clock, log *slog.Logger, cfg Config) *Service {
+func NewService(store Store, tx Tx, jobs Enqueuer, conns Connections, ports Ports, clock vigia.Clock, log *slog.Logger, cfg Config) *Service {
 	if cfg.MaxActivePerWorkspace == 0 {
 		cfg.MaxActivePerWorkspace = 20
 	}
@@ -211,11 +224,9 @@ func NewService(store Store, tx Tx, jobs Enqueuer, conns Connections, clock vigi
 	if cfg.FreshnessSLA == 0 {
 		cfg.FreshnessSLA = 24 * time.Hour
 	}
-	return &Service{store: store, tx: tx, jobs: jobs, conns: conns, clock: clock, log: log, cfg: cfg}
+	return &Service{store: store, tx: tx, jobs: jobs, conns: conns, clock: clock, log: log, cfg: cfg,
+		finisher: ports.After, rules: ports.Rules, weights: ports.Weights}
 }
-
-// SetFinisher sets what runs at the end of every successful scan.
-func (s *Service) SetFinisher(f Finisher) { s.finisher = f }
 
 // TriggerScan queues a scan of a connection (by id, or by name for the CLI): a marked
 // write that API tokens may call. A connection that already has a queued scan gets that
@@ -287,10 +298,20 @@ func (s *Service) EnqueueDue(ctx context.Context, now time.Time) (int, error) {
 	return n, err
 }
 
+// ScanPageDefault and SignalPageDefault are the page sizes of the scan and signal lists
+// when limit is not given (the REST value; the contract does not show one).
+const (
+	ScanPageDefault   = 500
+	SignalPageDefault = 500
+)
+
 // Scans lists the workspace's scans, newest first.
 func (s *Service) Scans(ctx context.Context, page vigia.Page) (vigia.List[Scan], error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
+		return vigia.List[Scan]{}, err
+	}
+	if err := page.Validate(); err != nil {
 		return vigia.List[Scan]{}, err
 	}
 	return s.store.Scans(ctx, p.WorkspaceID, page)

@@ -59,17 +59,17 @@ func validSignalMetric(m string) bool {
 // metric, a timestamp that is not RFC 3339, or a period that ends before it starts.
 func (f SignalFilter) Query() (SignalQuery, error) {
 	q := SignalQuery{DatasetID: f.DatasetID, Page: f.Page}
-	var fields []vigia.FieldError
+	fields := vigia.FieldsOf(f.Page.Validate())
 	for _, k := range f.Types {
 		if !validSignalKind(k) {
-			fields = append(fields, vigia.Field("enum", map[string]any{"expected": SignalAnomaly + ", " + SignalSchemaDrift}, "query", "type"))
+			fields = append(fields, vigia.Field("enum", map[string]any{"expected": SignalAnomaly + ", " + SignalSchemaDrift}, "type"))
 			break
 		}
 		q.Kinds = append(q.Kinds, k)
 	}
 	for _, m := range f.Metrics {
 		if !validSignalMetric(m) {
-			fields = append(fields, vigia.Field("enum", map[string]any{"expected": "volume, null_rate, distinct_ratio, freshness_lag, schema"}, "query", "metric"))
+			fields = append(fields, vigia.Field("enum", map[string]any{"expected": "volume, null_rate, distinct_ratio, freshness_lag, schema"}, "metric"))
 			break
 		}
 		q.Metrics = append(q.Metrics, m)
@@ -80,14 +80,14 @@ func (f SignalFilter) Query() (SignalQuery, error) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, *v)
 		if err != nil {
-			fields = append(fields, vigia.Field("datetime_parsing", nil, "query", name))
+			fields = append(fields, vigia.Field("datetime_parsing", nil, name))
 			return nil
 		}
 		return &t
 	}
 	q.Since, q.Until = parse(f.Since, "since"), parse(f.Until, "until")
 	if q.Since != nil && q.Until != nil && !q.Until.After(*q.Since) {
-		fields = append(fields, vigia.Field("greater_than", nil, "query", "until"))
+		fields = append(fields, vigia.Field("greater_than", nil, "until"))
 	}
 	if len(fields) > 0 {
 		return SignalQuery{}, vigia.Invalid(fields...)

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/identity"
 )
 
@@ -123,26 +123,32 @@ func (s *IdentityStore) APITokens(ctx context.Context, workspaceID string) ([]id
 }
 
 // AddActivity appends to the workspace activity log.
-func (s *IdentityStore) AddActivity(ctx context.Context, a identity.Activity) error {
-	return addActivity(ctx, s.db, a.ID, a.WorkspaceID, a.Actor, a.Action, a.SubjectType, a.SubjectID, a.Details, a.CreatedAt)
+func (s *IdentityStore) AddActivity(ctx context.Context, a event.Activity) error {
+	return s.db.AddActivity(ctx, a)
 }
 
-func addActivity(ctx context.Context, db *DB, id, workspaceID, actor, action, subjectType, subjectID string, details map[string]any, at time.Time) error {
-	if details == nil {
-		details = map[string]any{}
+// AddActivity appends an entry to the workspace activity log, in the transaction in
+// ctx when there is one: the one insert of the audit trail. An entry without an id
+// is given a new one.
+func (db *DB) AddActivity(ctx context.Context, a event.Activity) error {
+	if a.ID == "" {
+		a.ID = vigia.NewID()
 	}
-	d, err := json.Marshal(details)
+	if a.Details == nil {
+		a.Details = map[string]any{}
+	}
+	d, err := json.Marshal(a.Details)
 	if err != nil {
 		return vigia.Internal(err)
 	}
 	_, err = db.q(ctx).Exec(ctx, `INSERT INTO activity_log (id, workspace_id, actor, action, subject_type, subject_id, details, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, workspaceID, actor, action, subjectType, subjectID, d, at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.ID, a.WorkspaceID, a.Actor, a.Action, a.SubjectType, a.SubjectID, d, a.CreatedAt)
 	return translate(err)
 }
 
 // Activities lists the activity log, newest first.
-func (s *IdentityStore) Activities(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[identity.Activity], error) {
-	var out vigia.List[identity.Activity]
+func (s *IdentityStore) Activities(ctx context.Context, workspaceID string, page vigia.Page) (vigia.List[event.Activity], error) {
+	var out vigia.List[event.Activity]
 	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM activity_log WHERE workspace_id = $1`, workspaceID).Scan(&out.Total); err != nil {
 		return out, translate(err)
 	}
@@ -151,8 +157,8 @@ func (s *IdentityStore) Activities(ctx context.Context, workspaceID string, page
 	if err != nil {
 		return out, translate(err)
 	}
-	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (identity.Activity, error) {
-		var a identity.Activity
+	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (event.Activity, error) {
+		var a event.Activity
 		err := r.Scan(&a.ID, &a.WorkspaceID, &a.Actor, &a.Action, &a.SubjectType, &a.SubjectID, &a.Details, &a.CreatedAt)
 		return a, err
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/internal/pgtx"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/webhook"
 )
@@ -337,7 +338,7 @@ func (s *LineageStore) DropOutbox(ctx context.Context, ws string, upTo int64) er
 // WithProjectionLock runs fn holding the workspace's projection lock (a transaction
 // advisory lock), so projections of one workspace apply the outbox in order.
 func (s *LineageStore) WithProjectionLock(ctx context.Context, ws string, fn func(ctx context.Context) error) error {
-	if _, inTx := Tx(ctx); inTx {
+	if _, inTx := pgtx.From(ctx); inTx {
 		// Called inside a writer's transaction: project after it commits instead.
 		return nil
 	}

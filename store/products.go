@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/quality"
 )
@@ -31,7 +31,8 @@ func domainVisibleSQL(domainExpr string, teamsParam, adminParam int) string {
 
 const domainSelect = `SELECT dm.id::text, dm.workspace_id::text, dm.name, dm.description, dm.restricted, dm.status, dm.version_major,
 	dm.version_minor, dm.published_at, dm.sla, dm.owner_name, dm.created_at, dm.updated_at,
-	(SELECT max(g.role) FROM domain_grants g WHERE g.domain_id = dm.id AND g.team_id = ANY($2::uuid[]))
+	(SELECT CASE WHEN bool_or(g.role = 'manager') THEN 'manager' WHEN count(*) > 0 THEN 'member' END
+	   FROM domain_grants g WHERE g.domain_id = dm.id AND g.team_id = ANY($2::uuid[]))
 	FROM domains dm`
 
 func scanDomain(r pgx.Row) (product.Domain, error) {
@@ -44,7 +45,7 @@ func scanDomain(r pgx.Row) (product.Domain, error) {
 		return d, err
 	}
 	if role != nil {
-		d.CallerRole = *role // "member" < "manager" in text order, so max is the best grant
+		d.CallerRole = *role // manager when any of the caller's teams manages the domain
 	}
 	if err := json.Unmarshal(sla, &d.SLA); err != nil {
 		return d, err
@@ -478,14 +479,8 @@ func (s *ProductStore) DomainWeights(ctx context.Context, datasetID string) ([]q
 }
 
 // AddActivity appends to the workspace activity log.
-func (s *ProductStore) AddActivity(ctx context.Context, a product.Activity) error {
-	details, err := json.Marshal(a.Details)
-	if err != nil {
-		return vigia.Internal(err)
-	}
-	_, err = s.db.q(ctx).Exec(ctx, `INSERT INTO activity_log (id, workspace_id, actor, action, subject_type, subject_id, details, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.ID, a.WorkspaceID, a.Actor, a.Action, a.SubjectType, a.SubjectID, details, a.CreatedAt)
-	return translate(err)
+func (s *ProductStore) AddActivity(ctx context.Context, a event.Activity) error {
+	return s.db.AddActivity(ctx, a)
 }
 
 // ScanMemberVerdicts implements product.Store.

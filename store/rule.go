@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/rule"
 )
 
@@ -247,6 +247,6 @@ func (s *RuleStore) ActiveRulesOf(ctx context.Context, datasetID string) ([]rule
 }
 
 // AddActivity appends a rule activity to the workspace activity log.
-func (s *RuleStore) AddActivity(ctx context.Context, a rule.Activity) error {
-	return addActivity(ctx, s.db, vigia.NewID(), a.WorkspaceID, a.Actor, a.Action, "rule", a.SubjectID, a.Details, a.At)
+func (s *RuleStore) AddActivity(ctx context.Context, a event.Activity) error {
+	return s.db.AddActivity(ctx, a)
 }

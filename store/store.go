@@ -19,6 +19,7 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/internal/pgtx"
 )
 
 // DefaultURL is the database used when DATABASE_URL is not set: the local Postgres.
@@ -133,8 +134,6 @@ func DatabaseName(dsn string) string {
 	return strings.TrimPrefix(u.Path, "/")
 }
 
-type txKey struct{}
-
 // querier is what both a pool and a transaction offer.
 type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
@@ -146,23 +145,16 @@ type querier interface {
 
 // q returns the transaction riding in ctx, or the pool.
 func (db *DB) q(ctx context.Context) querier {
-	if tx, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
+	if tx, ok := pgtx.From(ctx); ok {
 		return tx
 	}
 	return db.pool
 }
 
-// Tx returns the pgx transaction riding in ctx, if any, for libraries (the job queue)
-// that enqueue inside the caller's transaction.
-func Tx(ctx context.Context) (pgx.Tx, bool) {
-	tx, ok := ctx.Value(txKey{}).(pgx.Tx)
-	return tx, ok
-}
-
 // InTx runs fn in a transaction carried by ctx. A nested call joins the outer
 // transaction. fn's error rolls back; a panic rolls back and re-panics.
 func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if _, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
+	if _, ok := pgtx.From(ctx); ok {
 		return fn(ctx)
 	}
 	tx, err := db.pool.Begin(ctx)
@@ -170,7 +162,7 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) erro
 		return translate(err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := fn(context.WithValue(ctx, txKey{}, tx)); err != nil {
+	if err := fn(pgtx.With(ctx, tx)); err != nil {
 		return err
 	}
 	return translate(tx.Commit(ctx))

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/trust"
 )
@@ -189,7 +189,7 @@ func (s *TrustStore) FindDatasets(ctx context.Context, v catalog.Viewer, f trust
 	if f.UsageClass != nil {
 		outer = append(outer, fmt.Sprintf("usage = $%d", arg(*f.UsageClass)))
 	}
-	exact := "qpd < 0" // no query: no exact match ranks first
+	exact := "id IS NULL" // no query: no exact match ranks first (never NULL, so every row ties)
 	if f.Query != nil {
 		exact = fmt.Sprintf("lower(schema_name || '.' || table_name) = lower($%d) OR lower(table_name) = lower($%d)", arg(*f.Query), len(args))
 	}
@@ -243,14 +243,8 @@ func (s *TrustStore) FindDatasets(ctx context.Context, v catalog.Viewer, f trust
 }
 
 // AddActivity appends to the workspace activity log.
-func (s *TrustStore) AddActivity(ctx context.Context, a trust.Activity) error {
-	details, err := json.Marshal(a.Details)
-	if err != nil {
-		return vigia.Internal(err)
-	}
-	_, err = s.db.q(ctx).Exec(ctx, `INSERT INTO activity_log (id, workspace_id, actor, action, subject_type, subject_id, details, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.ID, a.WorkspaceID, a.Actor, a.Action, a.SubjectType, a.SubjectID, details, a.CreatedAt)
-	return translate(err)
+func (s *TrustStore) AddActivity(ctx context.Context, a event.Activity) error {
+	return s.db.AddActivity(ctx, a)
 }
 
 // LockWorkspace takes the workspace's consumption lock until the transaction ends.

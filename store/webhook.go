@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
+	"github.com/vigia-data/vigia/internal/pgtx"
 	"github.com/vigia-data/vigia/webhook"
 )
 
@@ -23,8 +24,8 @@ func (db *DB) Webhooks() *WebhookStore { return &WebhookStore{db: db} }
 var _ webhook.Store = (*WebhookStore)(nil)
 
 // AddActivity appends to the workspace activity log.
-func (s *WebhookStore) AddActivity(ctx context.Context, workspaceID, actor, action, subjectType, subjectID string, details map[string]any, at time.Time) error {
-	return addActivity(ctx, s.db, vigia.NewID(), workspaceID, actor, action, subjectType, subjectID, details, at)
+func (s *WebhookStore) AddActivity(ctx context.Context, a event.Activity) error {
+	return s.db.AddActivity(ctx, a)
 }
 
 // WorkspaceInfo returns a workspace's locale, time zone and suspension.
@@ -449,7 +450,7 @@ func (s *WebhookStore) RecordAttempt(ctx context.Context, id string, rec webhook
 		attempt_log = attempt_log || $3::jsonb, status = $4, next_attempt_at = $5, finished_at = $6,
 		last_status_code = $7, last_error = nullif($8, '') WHERE id = $1`
 	args := []any{id, rec.N, entry, status, next, finished, code, rec.Error}
-	if _, inTx := Tx(ctx); inTx {
+	if _, inTx := pgtx.From(ctx); inTx {
 		_, err = s.db.q(ctx).Exec(ctx, update, args...)
 		return translate(err)
 	}

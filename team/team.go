@@ -144,7 +144,7 @@ func (s *Service) AddMember(ctx context.Context, teamID, userRef string) (Team, 
 	}
 	userRef = strings.TrimSpace(userRef)
 	if userRef == "" || len(userRef) > 320 {
-		return Team{}, vigia.Invalid(vigia.Field("missing", nil, "body", "user"))
+		return Team{}, vigia.Invalid(vigia.Field("missing", nil, "user"))
 	}
 	userID, err := s.store.UserRef(ctx, p.WorkspaceID, userRef)
 	if err != nil {
@@ -183,9 +183,9 @@ func checkName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	switch {
 	case name == "":
-		return "", vigia.Invalid(vigia.Field("string_too_short", map[string]any{"min_length": 1}, "body", "name"))
+		return "", vigia.Invalid(vigia.Field("string_too_short", map[string]any{"min_length": 1}, "name"))
 	case len([]rune(name)) > MaxName:
-		return "", vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": MaxName}, "body", "name"))
+		return "", vigia.Invalid(vigia.Field("string_too_long", map[string]any{"max_length": MaxName}, "name"))
 	}
 	return name, nil
 }

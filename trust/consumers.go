@@ -11,7 +11,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
-	"github.com/vigia-data/vigia/webhook/delivery"
+	"github.com/vigia-data/vigia/event"
 )
 
 // Consumer kinds (contract part 6, consumer_read).
@@ -191,40 +191,40 @@ func (in *ConsumptionInput) validate() (string, error) {
 	in.Consumer.Name = strings.TrimSpace(in.Consumer.Name)
 	switch {
 	case in.Consumer.Name == "":
-		fields = append(fields, vigia.Field("missing", nil, "body", "consumer", "name"))
+		fields = append(fields, vigia.Field("missing", nil, "consumer", "name"))
 	case utf8.RuneCountInString(in.Consumer.Name) > maxNameLen:
-		fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxNameLen}, "body", "consumer", "name"))
+		fields = append(fields, vigia.Field("string_too_long", map[string]any{"max_length": maxNameLen}, "consumer", "name"))
 	case !validName(in.Consumer.Name, maxNameLen):
-		fields = append(fields, vigia.Field("consumer_name", nil, "body", "consumer", "name"))
+		fields = append(fields, vigia.Field("consumer_name", nil, "consumer", "name"))
 	}
 	if !validKind(in.Consumer.Kind) {
-		fields = append(fields, vigia.Field("enum", nil, "body", "consumer", "kind"))
+		fields = append(fields, vigia.Field("enum", nil, "consumer", "kind"))
 	}
 	if in.Consumer.RunRef != nil && !validRunRef(*in.Consumer.RunRef) {
 		fields = append(fields, vigia.Field("string_pattern_mismatch", map[string]any{"min_length": 1, "max_length": maxRunRefLen},
-			"body", "consumer", "run_ref"))
+			"consumer", "run_ref"))
 	}
 	if in.Consumer.Framework != nil {
 		fw := strings.TrimSpace(*in.Consumer.Framework)
 		in.Consumer.Framework = &fw
 		if !validName(fw, 100) {
-			fields = append(fields, vigia.Field("consumer_name", map[string]any{"max_length": 100}, "body", "consumer", "framework"))
+			fields = append(fields, vigia.Field("consumer_name", map[string]any{"max_length": 100}, "consumer", "framework"))
 		}
 	}
 	switch {
 	case len(in.DatasetIDs) == 0:
-		fields = append(fields, vigia.Field("too_short", map[string]any{"min_length": 1}, "body", "datasets"))
+		fields = append(fields, vigia.Field("too_short", map[string]any{"min_length": 1}, "datasets"))
 	case len(in.DatasetIDs) > MaxBatch:
-		fields = append(fields, vigia.Field("too_long", map[string]any{"max_length": MaxBatch}, "body", "datasets"))
+		fields = append(fields, vigia.Field("too_long", map[string]any{"max_length": MaxBatch}, "datasets"))
 	}
 	purpose, ok := NormalizePurpose(in.Purpose)
 	if in.Purpose == "" {
-		fields = append(fields, vigia.Field("missing", nil, "body", "purpose"))
+		fields = append(fields, vigia.Field("missing", nil, "purpose"))
 	} else if !ok {
-		fields = append(fields, vigia.Field("enum", nil, "body", "purpose"))
+		fields = append(fields, vigia.Field("enum", nil, "purpose"))
 	}
 	if in.DecisionSeen != nil && !ValidDecision(in.DecisionSeen.Decision) {
-		fields = append(fields, vigia.Field("enum", nil, "body", "decision_seen", "decision"))
+		fields = append(fields, vigia.Field("enum", nil, "decision_seen", "decision"))
 	}
 	if len(fields) > 0 {
 		return "", vigia.Invalid(fields...)
@@ -341,11 +341,11 @@ func (s *Service) notifyUntrusted(ctx context.Context, consumer Consumer, c Cons
 	if err != nil {
 		return err
 	}
-	var fresh []delivery.DatasetRef
+	var fresh []event.DatasetRef
 	var freshIDs []string
 	for _, d := range untrusted {
 		if !done[d.DatasetID] {
-			fresh = append(fresh, delivery.DatasetRef{DatasetID: d.DatasetID, DatasetName: d.DatasetName})
+			fresh = append(fresh, event.DatasetRef{DatasetID: d.DatasetID, DatasetName: d.DatasetName})
 			freshIDs = append(freshIDs, d.DatasetID)
 		}
 	}
@@ -370,9 +370,9 @@ func (s *Service) notifyUntrusted(ctx context.Context, consumer Consumer, c Cons
 	}
 	eventID := vigia.NewID()
 	payload := map[string]any{
-		"code":   delivery.CodeConsumerUntrustedRead,
+		"code":   event.CodeConsumerUntrustedRead,
 		"params": params,
-		"consumer_read": delivery.ConsumerRead{ConsumerID: consumer.ID, ConsumerName: consumer.Name, ConsumerKind: consumer.Kind,
+		"consumer_read": event.ConsumerRead{ConsumerID: consumer.ID, ConsumerName: consumer.Name, ConsumerKind: consumer.Kind,
 			Purpose: c.Purpose, Decision: DecisionUntrusted, RunRef: c.RunRef, Datasets: fresh},
 		"severity":     "warning",
 		"dataset_ids":  freshIDs,
@@ -386,14 +386,20 @@ func (s *Service) notifyUntrusted(ctx context.Context, consumer Consumer, c Cons
 		"workspace_id": c.WorkspaceID,
 	}
 	return s.store.InsertNotice(ctx, Notice{EventID: eventID, WorkspaceID: c.WorkspaceID, ConsumerID: consumer.ID, DatasetIDs: freshIDs,
-		IdempotencyKey: delivery.IdempotencyKey(consumer.ID, c.ID, EventUntrustedRead, ""), Payload: payload, CreatedAt: now})
+		IdempotencyKey: event.IdempotencyKey(consumer.ID, c.ID, EventUntrustedRead, ""), Payload: payload, CreatedAt: now})
 }
+
+// ConsumerPageDefault is the page size of the consumer list when limit is not given.
+const ConsumerPageDefault = 500
 
 // Consumers lists the workspace's consumers, by name, with counters over the datasets
 // the caller can see.
 func (s *Service) Consumers(ctx context.Context, page vigia.Page) (vigia.List[Consumer], error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
+		return vigia.List[Consumer]{}, err
+	}
+	if err := page.Validate(); err != nil {
 		return vigia.List[Consumer]{}, err
 	}
 	return s.store.Consumers(ctx, catalog.ViewerOf(p), ConsumerFilter{Page: page}, s.clock.Now())

@@ -85,17 +85,17 @@ func (s *Service) Find(ctx context.Context, f FindFilter) (FindResult, error) {
 		}
 	}
 	if f.Layer != nil && *f.Layer != LayerBronze && *f.Layer != LayerSilver && *f.Layer != LayerGold {
-		fields = append(fields, vigia.Field("enum", nil, "query", "layer"))
+		fields = append(fields, vigia.Field("enum", nil, "layer"))
 	}
 	if f.UsageClass != nil {
 		switch *f.UsageClass {
 		case UsageHot, UsageActive, UsageCold, UsageDead:
 		default:
-			fields = append(fields, vigia.Field("enum", nil, "query", "usage_class"))
+			fields = append(fields, vigia.Field("enum", nil, "usage_class"))
 		}
 	}
 	if f.MinScore != nil && (*f.MinScore < 0 || *f.MinScore > 100) {
-		fields = append(fields, vigia.Field("less_than_equal", map[string]any{"ge": 0, "le": 100}, "query", "min_score"))
+		fields = append(fields, vigia.Field("less_than_equal", map[string]any{"ge": 0, "le": 100}, "min_score"))
 	}
 	if len(fields) > 0 {
 		return FindResult{}, vigia.Invalid(fields...)

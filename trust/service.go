@@ -8,24 +8,12 @@ package trust
 
 import (
 	"context"
-	"sort"
 	"time"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 )
-
-// Activity is one line of the workspace audit trail.
-type Activity struct {
-	ID          string
-	WorkspaceID string
-	Actor       string
-	Action      string
-	SubjectType string
-	SubjectID   string
-	Details     map[string]any
-	CreatedAt   time.Time
-}
 
 // Store is the persistence trust needs. Every read is scoped to the viewer's workspace
 // and visibility (the vigia_dataset_visible rule).
@@ -34,25 +22,11 @@ type Store interface {
 	// in a fixed number of queries; invisible or unknown ids are absent.
 	Facts(ctx context.Context, v catalog.Viewer, ids []string, now time.Time) (map[string]Facts, error)
 	// AddActivity appends to the audit trail.
-	AddActivity(ctx context.Context, a Activity) error
+	AddActivity(ctx context.Context, a event.Activity) error
 	// FindDatasets searches the viewer's datasets; at most limit, in relevance order,
 	// truncated when more matched.
 	FindDatasets(ctx context.Context, v catalog.Viewer, f FindFilter, now time.Time, limit int) ([]Found, bool, error)
 	ConsumerStore
-}
-
-// Contracts is the port to data contracts: the active contract state of datasets.
-// Contracts are another feature; until it exists NoContracts answers "no contract".
-type Contracts interface {
-	ContractFacts(ctx context.Context, datasetIDs []string) (map[string]ContractFact, error)
-}
-
-// NoContracts is the Contracts of a workspace without data contracts.
-type NoContracts struct{}
-
-// ContractFacts returns no active contract for any dataset.
-func (NoContracts) ContractFacts(context.Context, []string) (map[string]ContractFact, error) {
-	return map[string]ContractFact{}, nil
 }
 
 // Messages renders catalogue messages (i18n.Catalog).
@@ -68,6 +42,7 @@ type Tx interface {
 // Datasets is what trust needs of the catalog.
 type Datasets interface {
 	FindDatasets(ctx context.Context, f catalog.DatasetFilter) (vigia.List[catalog.Dataset], error)
+	Dataset(ctx context.Context, id string) (catalog.Dataset, error)
 }
 
 // ServiceConfig bounds the service.
@@ -82,20 +57,16 @@ type ServiceConfig struct {
 
 // Service answers trust reads and records consumptions.
 type Service struct {
-	store     Store
-	tx        Tx
-	contracts Contracts
-	datasets  Datasets
-	msgs      Messages
-	clock     vigia.Clock
-	cfg       ServiceConfig
+	store    Store
+	tx       Tx
+	datasets Datasets
+	msgs     Messages
+	clock    vigia.Clock
+	cfg      ServiceConfig
 }
 
-// NewService returns the trust service. contracts may be nil (no data contracts).
-func NewService(store Store, tx Tx, datasets Datasets, contracts Contracts, msgs Messages, clock vigia.Clock, cfg ServiceConfig) *Service {
-	if contracts == nil {
-		contracts = NoContracts{}
-	}
+// NewService returns the trust service.
+func NewService(store Store, tx Tx, datasets Datasets, msgs Messages, clock vigia.Clock, cfg ServiceConfig) *Service {
 	if cfg.ConsumptionsPerMinute <= 0 {
 		cfg.ConsumptionsPerMinute = 600
 	}
@@ -103,7 +74,7 @@ func NewService(store Store, tx Tx, datasets Datasets, contracts Contracts, msgs
 		cfg.NoticeCap = 20
 	}
 	cfg.Rules = cfg.Rules.withDefaults()
-	return &Service{store: store, tx: tx, contracts: contracts, datasets: datasets, msgs: msgs, clock: clock, cfg: cfg}
+	return &Service{store: store, tx: tx, datasets: datasets, msgs: msgs, clock: clock, cfg: cfg}
 }
 
 // ptPT is the language of the contract's pt-PT messages (trust findings, reasons).
@@ -123,25 +94,10 @@ func (s *Service) facts(ctx context.Context, ids []string, now time.Time) (map[s
 	if err != nil {
 		return nil, err
 	}
-	if len(fs) == 0 {
-		return fs, nil
-	}
-	found := make([]string, 0, len(fs))
-	for id := range fs {
-		found = append(found, id)
-	}
-	sort.Strings(found)
-	cs, err := s.contracts.ContractFacts(ctx, found)
-	if err != nil {
-		return nil, err
-	}
 	for id, f := range fs {
 		f.CountIssues()
-		if c, ok := cs[id]; ok {
-			f.Contract = c
-		} else {
-			f.Contract = ContractFact{Active: false, Valid: true}
-		}
+		// No dataset has a data contract until the contracts feature lands.
+		f.Contract = ContractFact{Active: false, Valid: true}
 		fs[id] = f
 	}
 	return fs, nil
@@ -211,14 +167,20 @@ func (s *Service) TrustScores(ctx context.Context, ids []string) (map[string]Sco
 	return out, nil
 }
 
-// DatasetTrustBrief returns the blockers and warnings of a dataset the caller can see,
-// for the dataset detail (catalog.TrustReader). Returns KindNotFound otherwise.
-func (s *Service) DatasetTrustBrief(ctx context.Context, datasetID string) (catalog.TrustBrief, error) {
-	sc, err := s.TrustScore(ctx, datasetID)
+// DatasetDetail returns one dataset like catalog's Dataset with its trust brief: the
+// blockers and warnings of its trust score. Returns KindNotFound if it does not exist
+// or the caller cannot see it.
+func (s *Service) DatasetDetail(ctx context.Context, id string) (catalog.Dataset, error) {
+	d, err := s.datasets.Dataset(ctx, id)
 	if err != nil {
-		return catalog.TrustBrief{}, err
+		return d, err
 	}
-	return catalog.TrustBrief{Score: sc.Score, Grade: sc.Grade, Blockers: toItems(sc.Blockers), Warnings: toItems(sc.Warnings)}, nil
+	sc, err := s.TrustScore(ctx, d.ID)
+	if err != nil {
+		return d, err
+	}
+	d.Trust = &catalog.TrustBrief{Score: sc.Score, Grade: sc.Grade, Blockers: toItems(sc.Blockers), Warnings: toItems(sc.Warnings)}
+	return d, nil
 }
 
 func toItems(fs []Finding) []catalog.TrustItem {
@@ -267,7 +229,7 @@ func invalidPurpose(loc ...string) error {
 func (s *Service) Decide(ctx context.Context, datasetID, purpose string) (Decision, error) {
 	pp, ok := NormalizePurpose(purpose)
 	if !ok {
-		return Decision{}, invalidPurpose("query", "purpose")
+		return Decision{}, invalidPurpose("purpose")
 	}
 	now := s.clock.Now()
 	f, err := s.one(ctx, datasetID, now)
@@ -301,13 +263,13 @@ type Batch struct {
 func (s *Service) DecideBatch(ctx context.Context, ids []string, purpose string) (Batch, error) {
 	pp, ok := NormalizePurpose(purpose)
 	if !ok {
-		return Batch{}, invalidPurpose("body", "purpose")
+		return Batch{}, invalidPurpose("purpose")
 	}
 	if len(ids) == 0 {
-		return Batch{}, vigia.Invalid(vigia.Field("too_short", map[string]any{"min_length": 1}, "body", "dataset_ids"))
+		return Batch{}, vigia.Invalid(vigia.Field("too_short", map[string]any{"min_length": 1}, "dataset_ids"))
 	}
 	if len(ids) > MaxBatch {
-		return Batch{}, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": MaxBatch}, "body", "dataset_ids"))
+		return Batch{}, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": MaxBatch}, "dataset_ids"))
 	}
 	now := s.clock.Now()
 	uniq := dedupe(ids)
@@ -362,7 +324,7 @@ func (s *Service) audit(ctx context.Context, action, subjectType, subjectID stri
 	if err != nil || !p.IsToken() {
 		return err
 	}
-	return s.store.AddActivity(ctx, Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: "token:" + p.TokenID,
+	return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: "token:" + p.TokenID,
 		Action: action, SubjectType: subjectType, SubjectID: subjectID, Details: details, CreatedAt: now})
 }
 

@@ -6,8 +6,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/i18n"
 	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/webhook/delivery"
@@ -62,7 +64,7 @@ type ChannelUpdate struct {
 }
 
 func field(typ string, ctx map[string]any, loc ...string) vigia.FieldError {
-	return vigia.Field(typ, ctx, append([]string{"body"}, loc...)...)
+	return vigia.Field(typ, ctx, loc...)
 }
 
 // CreateChannel adds a webhook channel and returns it with its signing secret, which is
@@ -138,7 +140,7 @@ func (s *Service) CreateChannel(ctx context.Context, in ChannelInput) (Channel, 
 		if err := s.store.CreateChannel(ctx, c); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "notification_channel.create", "notification_channel", c.ID,
+		return s.audit(ctx, p.WorkspaceID, actor(p), "notification_channel.create", "notification_channel", c.ID,
 			map[string]any{"name": c.Name}, now)
 	})
 	if err != nil {
@@ -281,7 +283,7 @@ func (s *Service) UpdateChannel(ctx context.Context, id string, up ChannelUpdate
 		if err := s.store.UpdateChannel(ctx, next); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "notification_channel.update", "notification_channel", next.ID,
+		return s.audit(ctx, p.WorkspaceID, actor(p), "notification_channel.update", "notification_channel", next.ID,
 			map[string]any{"url_changed": newURL != ""}, next.UpdatedAt)
 	})
 	if err != nil {
@@ -309,7 +311,7 @@ func (s *Service) DeleteChannel(ctx context.Context, id string) error {
 		if err := s.store.DeleteChannel(ctx, p.WorkspaceID, id); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "notification_channel.delete", "notification_channel", id,
+		return s.audit(ctx, p.WorkspaceID, actor(p), "notification_channel.delete", "notification_channel", id,
 			map[string]any{"name": cur.Name}, s.clock.Now())
 	})
 }
@@ -337,7 +339,7 @@ func (s *Service) RotateSecret(ctx context.Context, id string) (string, error) {
 		if err := s.store.SetChannelSecret(ctx, p.WorkspaceID, cur.ID, sealed, now); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "notification_channel.rotate_secret", "notification_channel", cur.ID, nil, now)
+		return s.audit(ctx, p.WorkspaceID, actor(p), "notification_channel.rotate_secret", "notification_channel", cur.ID, nil, now)
 	})
 	if err != nil {
 		return "", err
@@ -525,4 +527,10 @@ func applyScope(sc *Scope, in ScopeInput) []vigia.FieldError {
 		sc.IncludeAutoMonitors = *in.IncludeAutoMonitors
 	}
 	return fields
+}
+
+// audit appends an entry to the workspace activity log.
+func (s *Service) audit(ctx context.Context, workspaceID, actor, action, subjectType, subjectID string, details map[string]any, at time.Time) error {
+	return s.store.AddActivity(ctx, event.Activity{WorkspaceID: workspaceID, Actor: actor, Action: action,
+		SubjectType: subjectType, SubjectID: subjectID, Details: details, CreatedAt: at})
 }

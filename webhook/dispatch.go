@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/webhook/delivery"
 )
 
@@ -417,15 +418,15 @@ func (s *Service) alertsBody(lang, workspaceID string, at time.Time, items []ale
 
 // Outbox payloads (see docs/webhooks.md, "the events outbox").
 type verdictPayload struct {
-	DatasetID       string                `json:"dataset_id"`
-	DatasetName     string                `json:"dataset_name"`
-	DomainID        string                `json:"domain_id"`
-	DomainName      string                `json:"domain_name"`
-	From            string                `json:"from"`
-	To              string                `json:"to"`
-	Score           *float64              `json:"score"`
-	ScanID          string                `json:"scan_id"`
-	DatasetsChanged []delivery.DatasetRef `json:"datasets_changed"`
+	DatasetID       string             `json:"dataset_id"`
+	DatasetName     string             `json:"dataset_name"`
+	DomainID        string             `json:"domain_id"`
+	DomainName      string             `json:"domain_name"`
+	From            string             `json:"from"`
+	To              string             `json:"to"`
+	Score           *float64           `json:"score"`
+	ScanID          string             `json:"scan_id"`
+	DatasetsChanged []event.DatasetRef `json:"datasets_changed"`
 }
 
 type policyPayload struct {
@@ -448,13 +449,13 @@ type slaPayload struct {
 }
 
 type consumerReadPayload struct {
-	ConsumerID   string                `json:"consumer_id"`
-	ConsumerName string                `json:"consumer_name"`
-	ConsumerKind string                `json:"consumer_kind"`
-	Purpose      string                `json:"purpose"`
-	Decision     string                `json:"decision"`
-	RunRef       *string               `json:"run_ref"`
-	Datasets     []delivery.DatasetRef `json:"datasets"`
+	ConsumerID   string             `json:"consumer_id"`
+	ConsumerName string             `json:"consumer_name"`
+	ConsumerKind string             `json:"consumer_kind"`
+	Purpose      string             `json:"purpose"`
+	Decision     string             `json:"decision"`
+	RunRef       *string            `json:"run_ref"`
+	Datasets     []event.DatasetRef `json:"datasets"`
 }
 
 type consumerSLAPayload struct {
@@ -514,7 +515,7 @@ func stateKey(ev OutboxEvent, scanID, rule string) string {
 	if hex64.MatchString(ev.IdempotencyKey) {
 		return ev.IdempotencyKey
 	}
-	return delivery.IdempotencyKey(ev.SubjectID, scanID, strings.TrimPrefix(ev.Type, "service."), rule)
+	return event.IdempotencyKey(ev.SubjectID, scanID, strings.TrimPrefix(ev.Type, "service."), rule)
 }
 
 func scanOf(ev OutboxEvent, fromPayload string) string {
@@ -621,11 +622,11 @@ func (s *Service) fanOutDomainVerdict(ctx context.Context, w *wsCtx, ev OutboxEv
 		return err
 	}
 	var changed []DatasetFacts
-	var refs []delivery.DatasetRef
+	var refs []event.DatasetRef
 	for _, id := range ids {
 		if d, ok := facts[id]; ok {
 			changed = append(changed, d)
-			refs = append(refs, delivery.DatasetRef{DatasetID: d.ID, DatasetName: d.Name})
+			refs = append(refs, event.DatasetRef{DatasetID: d.ID, DatasetName: d.Name})
 		}
 	}
 	scanID := scanOf(ev, p.ScanID)
@@ -815,9 +816,9 @@ func (s *Service) fanOutConsumerRead(ctx context.Context, w *wsCtx, ev OutboxEve
 			if len(mine) == 0 {
 				return delivery.Body{}, false
 			}
-			refs := make([]delivery.DatasetRef, 0, len(mine))
+			refs := make([]event.DatasetRef, 0, len(mine))
 			for _, d := range mine {
-				refs = append(refs, delivery.DatasetRef{DatasetID: d.ID, DatasetName: d.Name})
+				refs = append(refs, event.DatasetRef{DatasetID: d.ID, DatasetName: d.Name})
 			}
 			params := map[string]any{"consumer_id": p.ConsumerID, "consumer_kind": p.ConsumerKind, "datasets": len(refs)}
 			if reachesCap {
@@ -825,7 +826,7 @@ func (s *Service) fanOutConsumerRead(ctx context.Context, w *wsCtx, ev OutboxEve
 			}
 			b := s.body(lang, delivery.EventConsumerUntrustedRead, delivery.CodeConsumerUntrustedRead, ev.WorkspaceID,
 				ev.CreatedAt, params, msgFor(len(refs)))
-			b.ConsumerRead = &delivery.ConsumerRead{ConsumerID: p.ConsumerID, ConsumerName: p.ConsumerName,
+			b.ConsumerRead = &event.ConsumerRead{ConsumerID: p.ConsumerID, ConsumerName: p.ConsumerName,
 				ConsumerKind: p.ConsumerKind, Purpose: p.Purpose, Decision: p.Decision, RunRef: p.RunRef, Datasets: refs}
 			return b, true
 		},

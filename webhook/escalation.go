@@ -112,7 +112,7 @@ func (s *Service) SetOnCallRota(ctx context.Context, in RotaInput) (Rota, error)
 		if r, err = s.store.SaveRota(ctx, r, now); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "oncall_rota.set", "oncall_rota", p.WorkspaceID,
+		return s.audit(ctx, p.WorkspaceID, actor(p), "oncall_rota.set", "oncall_rota", p.WorkspaceID,
 			map[string]any{"levels": len(r.Levels)}, now)
 	})
 	return r, err
@@ -129,7 +129,7 @@ func (s *Service) DeleteOnCallRota(ctx context.Context) error {
 		if err := s.store.DeleteRota(ctx, p.WorkspaceID); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "oncall_rota.delete", "oncall_rota", p.WorkspaceID, nil, s.clock.Now())
+		return s.audit(ctx, p.WorkspaceID, actor(p), "oncall_rota.delete", "oncall_rota", p.WorkspaceID, nil, s.clock.Now())
 	})
 }
 

@@ -197,7 +197,7 @@ func (s *Service) ReceiveTicketEvent(ctx context.Context, in InboundRequest) (st
 	}
 	audit := func(result string, issues []string) error {
 		details := map[string]any{"result": result, "provider": t.Provider, "key": st.Key, "issues": issues}
-		return s.store.AddActivity(ctx, t.WorkspaceID, "ticket:"+t.Provider, "ticket_webhook."+result, "ticket_integration", t.ID, details, now)
+		return s.audit(ctx, t.WorkspaceID, "ticket:"+t.Provider, "ticket_webhook."+result, "ticket_integration", t.ID, details, now)
 	}
 	if info.Suspended {
 		return InboundWorkspaceDisabled, audit(InboundWorkspaceDisabled, nil)
@@ -217,7 +217,7 @@ func (s *Service) ReceiveTicketEvent(ctx context.Context, in InboundRequest) (st
 	}
 	return s.resolveFromTicket(ctx, t, st.Key, issues, func(ctx context.Context, result string) error {
 		details := map[string]any{"result": result, "provider": t.Provider, "key": st.Key, "issues": issues}
-		return s.store.AddActivity(ctx, t.WorkspaceID, "ticket:"+t.Provider, "ticket_webhook."+result, "ticket_integration", t.ID, details, now)
+		return s.audit(ctx, t.WorkspaceID, "ticket:"+t.Provider, "ticket_webhook."+result, "ticket_integration", t.ID, details, now)
 	})
 }
 

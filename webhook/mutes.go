@@ -104,7 +104,7 @@ func (s *Service) CreateMute(ctx context.Context, in MuteInput) (Mute, error) {
 		if err := s.store.CreateMute(ctx, m); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "notification_mute.create", "notification_mute", m.ID,
+		return s.audit(ctx, p.WorkspaceID, actor(p), "notification_mute.create", "notification_mute", m.ID,
 			map[string]any{"scope": m.Scope, "ends_at": m.EndsAt}, now)
 	})
 	return m, err
@@ -134,7 +134,7 @@ func (s *Service) DeleteMute(ctx context.Context, id string) error {
 		if err := s.store.DeleteMute(ctx, viewerOf(p), id); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "notification_mute.delete", "notification_mute", id, nil, s.clock.Now())
+		return s.audit(ctx, p.WorkspaceID, actor(p), "notification_mute.delete", "notification_mute", id, nil, s.clock.Now())
 	})
 }
 
@@ -198,7 +198,7 @@ func (s *Service) PreviewChannel(ctx context.Context, id string, days int) (Prev
 		return Preview{}, err
 	}
 	if days < 1 || days > 366 {
-		return Preview{}, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": 366}, "query", "days"))
+		return Preview{}, vigia.Invalid(vigia.Field("less_than_equal", map[string]any{"ge": 1, "le": 366}, "days"))
 	}
 	ch, err := s.channel(ctx, p.WorkspaceID, id)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
 )
 
 // Store is the persistence the notification feature needs. Methods scoped to a
@@ -20,7 +21,7 @@ type Store interface {
 	DigestStore
 	TicketStore
 	// AddActivity appends to the workspace activity log.
-	AddActivity(ctx context.Context, workspaceID, actor, action, subjectType, subjectID string, details map[string]any, at time.Time) error
+	AddActivity(ctx context.Context, a event.Activity) error
 	// WorkspaceInfo returns a workspace's locale, time zone and suspension.
 	WorkspaceInfo(ctx context.Context, workspaceID string) (WorkspaceInfo, error)
 }

@@ -163,7 +163,7 @@ func (s *Service) CreateIntegration(ctx context.Context, in IntegrationInput) (T
 		if err := s.store.CreateIntegration(ctx, t); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "ticket_integration.create", "ticket_integration", t.ID,
+		return s.audit(ctx, p.WorkspaceID, actor(p), "ticket_integration.create", "ticket_integration", t.ID,
 			map[string]any{"provider": t.Provider, "credentials_set": t.CredentialsSet}, now)
 	})
 	return t, err
@@ -244,7 +244,7 @@ func (s *Service) UpdateSync(ctx context.Context, id string, in SyncInput) (Tick
 		if err := s.store.UpdateIntegrationSync(ctx, t, secretChanged); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "ticket_integration.sync", "ticket_integration", t.ID,
+		return s.audit(ctx, p.WorkspaceID, actor(p), "ticket_integration.sync", "ticket_integration", t.ID,
 			map[string]any{"webhook_secret_changed": secretChanged, "interval_min": t.IntervalMin, "comment": t.Comment,
 				"transition": t.Transition}, t.UpdatedAt)
 	})
@@ -327,7 +327,7 @@ func (s *Service) LinkTicket(ctx context.Context, in LinkInput) (TicketLink, err
 		if l, err = s.store.CreateLink(ctx, l); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "ticket.link", "issue", l.IssueID,
+		return s.audit(ctx, p.WorkspaceID, actor(p), "ticket.link", "issue", l.IssueID,
 			map[string]any{"integration_id": t.ID, "key": l.Key}, l.CreatedAt)
 	})
 	return l, err

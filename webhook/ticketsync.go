@@ -167,7 +167,7 @@ func (s *Service) SetCredentials(ctx context.Context, id string, in CredentialsI
 		if err := s.store.SetIntegrationCredentials(ctx, t.WorkspaceID, t.ID, sealed, t.UpdatedAt); err != nil {
 			return err
 		}
-		return s.store.AddActivity(ctx, p.WorkspaceID, actor(p), "ticket_integration.credentials", "ticket_integration", t.ID,
+		return s.audit(ctx, p.WorkspaceID, actor(p), "ticket_integration.credentials", "ticket_integration", t.ID,
 			map[string]any{"credentials_set": t.CredentialsSet}, t.UpdatedAt)
 	})
 	if err != nil {
@@ -412,7 +412,7 @@ func (s *Service) poll(ctx context.Context, t TicketIntegration, api ticketAPI) 
 			if result != InboundApplied {
 				return nil
 			}
-			return s.store.AddActivity(ctx, t.WorkspaceID, "ticket:"+t.Provider, "ticket_poll."+result, "ticket_integration", t.ID,
+			return s.audit(ctx, t.WorkspaceID, "ticket:"+t.Provider, "ticket_poll."+result, "ticket_integration", t.ID,
 				map[string]any{"result": result, "provider": t.Provider, "key": key, "issues": issues}, now)
 		}); err != nil {
 			return nil, err

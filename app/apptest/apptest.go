@@ -164,21 +164,28 @@ func (r *Response) JSON(tb testing.TB, v any) {
 // ("Name: value").
 func (e *Env) Do(tb testing.TB, method, path, credential string, body any, headers ...string) *Response {
 	tb.Helper()
-	var rd io.Reader
+	_, _, r := e.send(tb, method, path, credential, body, headers)
+	return r
+}
+
+// send is Do that also returns the request and the body it sent.
+func (e *Env) send(tb testing.TB, method, path, credential string, body any, headers []string) (*http.Request, []byte, *Response) {
+	tb.Helper()
+	var sent []byte
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = strings.NewReader(b)
+		sent = []byte(b)
 	default:
 		j, err := json.Marshal(b)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		rd = bytes.NewReader(j)
+		sent = j
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, e.Server.URL+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, e.Server.URL+path, bytes.NewReader(sent))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -201,7 +208,7 @@ func (e *Env) Do(tb testing.TB, method, path, credential string, body any, heade
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	return req, sent, &Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
 // GraphQL posts a query and returns the decoded response.

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/bench"
 )
 
 // benchCommand is `vigia bench lineage`: a synthetic workspace of many datasets and
@@ -66,7 +66,7 @@ func benchLineage(ctx context.Context, a *app.App, out io.Writer, n, iterations 
 			_, _ = a.DB.Pool().Exec(c, `DELETE FROM workspaces WHERE id = $1`, w.ID)
 		}()
 	}
-	ids, edges, err := seedBench(ctx, a, w.ID, n)
+	ids, edges, err := bench.SeedLineage(ctx, a.DB.Pool(), w.ID, n, benchCluster, benchHubs, benchHubFan)
 	if err != nil {
 		return err
 	}
@@ -225,67 +225,4 @@ func countNodes(b []byte) int {
 		return 0
 	}
 	return len(v.Nodes) + len(v.Datasets)
-}
-
-// seedBench writes the synthetic warehouse straight into the record with COPY: one
-// connection, n datasets with three columns, and the edges with their column maps.
-func seedBench(ctx context.Context, a *app.App, ws string, n int) ([]string, int, error) {
-	pool := a.DB.Pool()
-	conn := vigia.NewID()
-	if _, err := pool.Exec(ctx, `INSERT INTO connections (id, workspace_id, name, kind, dsn_encrypted) VALUES ($1, $2, 'warehouse', 'postgres', '\x00')`,
-		conn, ws); err != nil {
-		return nil, 0, err
-	}
-	ids := make([]string, n)
-	rows := make([][]any, n)
-	cols := make([][]any, 0, 3*n)
-	for i := range ids {
-		ids[i] = vigia.NewID()
-		rows[i] = []any{ids[i], ws, conn, fmt.Sprintf("c%04d", i/benchCluster), fmt.Sprintf("t%02d", i%benchCluster), "view", 90.0}
-		for p, c := range []string{"id", "amount", "label"} {
-			cols = append(cols, []any{ids[i], c, p + 1, "text", "other", true, c == "id"})
-		}
-	}
-	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"datasets"}, []string{"id", "workspace_id", "connection_id", "schema_name", "table_name", "kind", "latest_score"},
-		pgx.CopyFromRows(rows)); err != nil {
-		return nil, 0, err
-	}
-	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"dataset_columns"}, []string{"dataset_id", "name", "position", "data_type", "class", "nullable", "primary_key"},
-		pgx.CopyFromRows(cols)); err != nil {
-		return nil, 0, err
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	colMap := `[{"from":"id","to":"id","direct":true},{"from":"amount","to":"amount","direct":false},{"from":"label","to":"label","direct":true}]`
-	var edges [][]any
-	for c := 0; c < n; c += benchCluster {
-		for j := 1; j < benchCluster; j++ {
-			from := map[int]bool{j - 1: true}
-			if j >= 10 {
-				from[j-10] = true
-			}
-			if j >= 3 && r.IntN(10) < 7 {
-				from[j-2-r.IntN(min(j-2, 8))] = true
-			}
-			for f := range from {
-				edges = append(edges, []any{ws, ids[c+f], ids[c+j], "parsed", "bench", colMap, true, "", []string{}})
-			}
-		}
-	}
-	// Hubs: the first dataset of each of the first benchHubs clusters also feeds the
-	// second dataset of benchHubFan other clusters, so a focus graph there hits the
-	// 400-node cap.
-	if n/benchCluster >= benchHubs+benchHubFan {
-		clusters := n / benchCluster
-		for h := range benchHubs {
-			for k := range benchHubFan {
-				tc := benchHubs + (h*97+k)%(clusters-benchHubs)
-				edges = append(edges, []any{ws, ids[h*benchCluster], ids[tc*benchCluster+1], "parsed", "bench", colMap, true, "", []string{}})
-			}
-		}
-	}
-	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"lineage_edges"}, []string{"workspace_id", "source_id", "target_id", "kind", "origin",
-		"column_map", "column_level", "linking_column", "notes"}, pgx.CopyFromRows(edges)); err != nil {
-		return nil, 0, err
-	}
-	return ids, len(edges), nil
 }

@@ -17,16 +17,15 @@ import (
 	"runtime/pprof"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/bench"
 	"github.com/vigia-data/vigia/store"
 	"github.com/vigia-data/vigia/webhook"
 )
@@ -148,7 +147,7 @@ type hookBench struct {
 
 func runWebhookBench(ctx context.Context, databaseURL string, o webhookBenchOpts, out io.Writer) (WebhookBenchResult, error) {
 	res := WebhookBenchResult{Pass: true}
-	benchURL, drop, err := throwAwayDatabase(databaseURL)
+	benchURL, drop, err := bench.ThrowAwayDatabase(databaseURL)
 	if err != nil {
 		return res, err
 	}
@@ -264,30 +263,6 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// throwAwayDatabase names a fresh database next to the configured one and returns a
-// function that drops it.
-func throwAwayDatabase(databaseURL string) (string, func(), error) {
-	u, err := url.Parse(databaseURL)
-	if err != nil || u.Path == "" {
-		return "", nil, errors.New("DATABASE_URL is not a valid Postgres URL")
-	}
-	name := "vigia_bench_" + strings.ReplaceAll(vigia.NewUUID()[:8], "-", "")
-	u.Path = "/" + name
-	bench := u.String()
-	u.Path = "/postgres"
-	admin := u.String()
-	return bench, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			return
-		}
-		defer conn.Close(ctx)
-		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-	}, nil
 }
 
 // arrivals records when each delivery reached a receiver.
@@ -482,8 +457,16 @@ func (b *hookBench) schedule(o webhookBenchOpts) ([]Gaps, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	stop := b.workers()
@@ -600,12 +583,16 @@ func (b *hookBench) latency(o webhookBenchOpts, slowPercent int) (p50, p99 time.
 		id string
 		at time.Time
 	}
-	ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (made, error) {
+	var ds []made
+	for rows.Next() {
 		var m made
-		err := r.Scan(&m.id, &m.at)
-		return m, err
-	})
-	if err != nil {
+		if err := rows.Scan(&m.id, &m.at); err != nil {
+			rows.Close()
+			return 0, 0, 0, err
+		}
+		ds = append(ds, m)
+	}
+	if err := rows.Err(); err != nil {
 		return 0, 0, 0, err
 	}
 	if err := b.waitUntil(2*time.Minute, func() bool {

@@ -3919,9 +3919,9 @@ type SignalPage {
 
 extend type Query {
   "Scans of the workspace, newest first; limit 1-500."
-  scans(limit: Int = 100, offset: Int = 0): ScanPage!
+  scans(limit: Int = 500, offset: Int = 0): ScanPage!
   "Signals of the datasets the caller can see, newest first; filters combine: type (anomaly, schema_drift), metric, since (inclusive) and until (exclusive); limit 1-500."
-  signals(datasetId: ID, type: [String!], metric: [String!], since: Time, until: Time, limit: Int = 100, offset: Int = 0): SignalPage!
+  signals(datasetId: ID, type: [String!], metric: [String!], since: Time, until: Time, limit: Int = 500, offset: Int = 0): SignalPage!
 }
 
 type Mutation {

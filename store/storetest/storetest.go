@@ -1,5 +1,5 @@
 // Package storetest gives each test package its own fresh, migrated Postgres database
-// and drops it afterwards. The server is TEST_DATABASE_URL when set, else the local
+// and drops it afterwards, and each test a transaction on it that is rolled back. The server is TEST_DATABASE_URL when set, else the local
 // Postgres, else (where a Docker engine exists) a throw-away container.
 package storetest
 
@@ -20,6 +20,7 @@ import (
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/vigia-data/vigia/internal/pgtx"
 	"github.com/vigia-data/vigia/store"
 )
 
@@ -54,6 +55,39 @@ func MustDB(tb testing.TB) *store.DB {
 	tb.Helper()
 	db, _ := mustSetUp(tb)
 	return db
+}
+
+// MustTx begins a transaction on the package's database and returns a context carrying
+// it (every store call made with that context runs in it, and InTx joins it) with the
+// transaction itself, for a test's own SQL. The transaction is rolled back when the test
+// ends, so a test leaves nothing behind and tests that use distinct rows can run in
+// parallel: none sees another's uncommitted rows.
+func MustTx(tb testing.TB) (context.Context, pgx.Tx) {
+	tb.Helper()
+	db := MustDB(tb)
+	tx, err := db.Pool().Begin(context.Background())
+	if err != nil {
+		tb.Fatalf("storetest: begin: %v", err)
+	}
+	tb.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	return pgtx.With(context.Background(), tx), tx
+}
+
+// Savepoint runs fn in a savepoint of the transaction riding in ctx and rolls the
+// savepoint back, returning fn's error: a statement that fails (a constraint violation)
+// then leaves the test's transaction usable.
+func Savepoint(tb testing.TB, ctx context.Context, fn func(ctx context.Context) error) error {
+	tb.Helper()
+	tx, ok := pgtx.From(ctx)
+	if !ok {
+		tb.Fatalf("storetest: Savepoint needs the context of MustTx")
+	}
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		tb.Fatalf("storetest: savepoint: %v", err)
+	}
+	defer func() { _ = sp.Rollback(context.WithoutCancel(ctx)) }()
+	return fn(pgtx.With(ctx, sp))
 }
 
 // MustURL returns the URL of the package's database (for tests that start a server

@@ -2,11 +2,10 @@ package delivery
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"strconv"
 	"time"
+
+	"github.com/vigia-data/vigia/event"
 )
 
 // Event types (part 6); X-Service-Event equals the body's event.
@@ -51,7 +50,7 @@ const (
 	CodeDomainVerdictChanged    = "domain_verdict_changed"
 	CodePolicyViolationOpened   = "policy_violation_opened"
 	CodePolicyViolationResolved = "policy_violation_resolved"
-	CodeConsumerUntrustedRead   = "consumer_untrusted_read"
+	CodeConsumerUntrustedRead   = event.CodeConsumerUntrustedRead
 )
 
 // Body is the JSON body of every delivery (part 6, Body). Alerts, Incidents
@@ -69,16 +68,16 @@ type Body struct {
 	Alerts      []Alert        `json:"alerts"`
 	Incidents   []Incident     `json:"incidents"`
 
-	Escalation      *Escalation      `json:"escalation,omitempty"`
-	TurnID          string           `json:"turn_id,omitempty"`    // steward plan
-	ReportID        string           `json:"report_id,omitempty"`  // steward plan
-	PeriodKey       string           `json:"period_key,omitempty"` // steward plan, YYYY-MM-DD
-	Counts          *Counts          `json:"counts,omitempty"`     // steward plan
-	IdempotencyKey  string           `json:"idempotency_key,omitempty"`
-	VerdictChange   *VerdictChange   `json:"verdict_change,omitempty"`
-	PolicyViolation *PolicyViolation `json:"policy_violation,omitempty"`
-	ConsumerRead    *ConsumerRead    `json:"consumer_read,omitempty"`
-	SLABreach       *SLABreach       `json:"sla_breach,omitempty"`
+	Escalation      *Escalation         `json:"escalation,omitempty"`
+	TurnID          string              `json:"turn_id,omitempty"`    // steward plan
+	ReportID        string              `json:"report_id,omitempty"`  // steward plan
+	PeriodKey       string              `json:"period_key,omitempty"` // steward plan, YYYY-MM-DD
+	Counts          *Counts             `json:"counts,omitempty"`     // steward plan
+	IdempotencyKey  string              `json:"idempotency_key,omitempty"`
+	VerdictChange   *VerdictChange      `json:"verdict_change,omitempty"`
+	PolicyViolation *PolicyViolation    `json:"policy_violation,omitempty"`
+	ConsumerRead    *event.ConsumerRead `json:"consumer_read,omitempty"`
+	SLABreach       *SLABreach          `json:"sla_breach,omitempty"`
 }
 
 // Alert is one item of alerts[].
@@ -142,15 +141,9 @@ type DatasetVerdict struct {
 
 // DomainVerdict is the domain variant of VerdictChange.
 type DomainVerdict struct {
-	DomainID        string       `json:"domain_id"`
-	DomainName      string       `json:"domain_name"`
-	DatasetsChanged []DatasetRef `json:"datasets_changed"`
-}
-
-// DatasetRef names a dataset in a list.
-type DatasetRef struct {
-	DatasetID   string `json:"dataset_id"`
-	DatasetName string `json:"dataset_name"`
+	DomainID        string             `json:"domain_id"`
+	DomainName      string             `json:"domain_name"`
+	DatasetsChanged []event.DatasetRef `json:"datasets_changed"`
 }
 
 // PolicyViolation is the context of the policy events.
@@ -167,17 +160,6 @@ type PolicyViolation struct {
 	Verdict      string   `json:"verdict"`
 	Score        *float64 `json:"score"`
 	TrustURL     string   `json:"trust_url"`
-}
-
-// ConsumerRead is the context of service.consumer.untrusted_read.
-type ConsumerRead struct {
-	ConsumerID   string       `json:"consumer_id"`
-	ConsumerName string       `json:"consumer_name"`
-	ConsumerKind string       `json:"consumer_kind"` // agent, application, pipeline, notebook
-	Purpose      string       `json:"purpose"`
-	Decision     string       `json:"decision"` // untrusted
-	RunRef       *string      `json:"run_ref"`
-	Datasets     []DatasetRef `json:"datasets"`
 }
 
 // SLABreach is the context of service.issue.sla_breached.
@@ -253,19 +235,4 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// IdempotencyKey returns the idempotency_key of a state event: the lowercase
-// hex SHA-256 (64 characters) of subject, scan id, event type and rule ("" for
-// verdict events), each written as "<byte length>:<text>" so that no two
-// different tuples share an input. The same inputs give the same key on every
-// channel and on a repeated scan.
-func IdempotencyKey(subject, scanID, typ, rule string) string {
-	h := sha256.New()
-	for _, part := range [...]string{subject, scanID, typ, rule} {
-		h.Write(strconv.AppendInt(nil, int64(len(part)), 10))
-		h.Write([]byte{':'})
-		h.Write([]byte(part))
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/webhook/delivery"
 )
 
@@ -42,7 +43,7 @@ func TestBodyEncodeKeepsRequiredFieldsPresent(t *testing.T) {
 		{"ConsumerReadAndSLABreachInUTC", delivery.Body{
 			Event: delivery.EventConsumerUntrustedRead, WorkspaceID: "ws_1", OccurredAt: time.Unix(0, 0),
 			Title: "t", Body: "b", Code: delivery.CodeConsumerUntrustedRead,
-			ConsumerRead: &delivery.ConsumerRead{ConsumerID: "cs_1", ConsumerName: "agent", ConsumerKind: "agent", Purpose: "rag", Decision: "untrusted"},
+			ConsumerRead: &event.ConsumerRead{ConsumerID: "cs_1", ConsumerName: "agent", ConsumerKind: "agent", Purpose: "rag", Decision: "untrusted"},
 			SLABreach:    &delivery.SLABreach{IssueID: "is_1", Severity: "critical", TargetHours: 4, BreachedAt: time.Date(2026, 1, 1, 1, 0, 0, 0, time.FixedZone("CET", 3600))},
 		}, `{"event":"service.consumer.untrusted_read","workspace_id":"ws_1","occurred_at":"1970-01-01T00:00:00Z","title":"t","body":"b","code":"consumer_untrusted_read","params":{},"alerts":[],"incidents":[],"consumer_read":{"consumer_id":"cs_1","consumer_name":"agent","consumer_kind":"agent","purpose":"rag","decision":"untrusted","run_ref":null,"datasets":[]},"sla_breach":{"issue_id":"is_1","severity":"critical","target_hours":4,"breached_at":"2026-01-01T00:00:00Z"}}`},
 	}

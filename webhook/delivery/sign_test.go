@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/webhook/delivery"
 )
 
@@ -86,11 +87,11 @@ func TestNewSecretIsPrefixedRandomHex(t *testing.T) {
 }
 
 func TestIdempotencyKey(t *testing.T) {
-	key := delivery.IdempotencyKey("ds_01", "sc_42", delivery.EventDatasetVerdictChanged, "")
+	key := event.IdempotencyKey("ds_01", "sc_42", delivery.EventDatasetVerdictChanged, "")
 	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(key) {
 		t.Fatalf("key %q is not 64 lowercase hex", key)
 	}
-	if key != delivery.IdempotencyKey("ds_01", "sc_42", delivery.EventDatasetVerdictChanged, "") {
+	if key != event.IdempotencyKey("ds_01", "sc_42", delivery.EventDatasetVerdictChanged, "") {
 		t.Fatalf("key is not deterministic")
 	}
 	distinct := [][4]string{
@@ -105,7 +106,7 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for i, parts := range distinct {
-		k := delivery.IdempotencyKey(parts[0], parts[1], parts[2], parts[3])
+		k := event.IdempotencyKey(parts[0], parts[1], parts[2], parts[3])
 		if j, dup := seen[k]; dup {
 			t.Fatalf("inputs %d and %d share a key", j, i)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/webhook/delivery"
 )
 
@@ -165,7 +166,7 @@ func TestPublishedBodiesAreEncoderOutput(t *testing.T) {
 			Body:           "Confiança em <clientes> & derivados: warn",
 			Code:           delivery.CodeDatasetVerdictChanged,
 			Params:         map[string]any{"dataset_id": "ds_01", "from": "pass", "to": "warn", "score": 81.5},
-			IdempotencyKey: delivery.IdempotencyKey("ds_01", "sc_42", delivery.EventDatasetVerdictChanged, ""),
+			IdempotencyKey: event.IdempotencyKey("ds_01", "sc_42", delivery.EventDatasetVerdictChanged, ""),
 			VerdictChange: &delivery.VerdictChange{
 				From: "pass", To: "warn", ScanID: "sc_42",
 				TrustURL: "https://vigia.example.com/api/v1/datasets/ds_01/trust",

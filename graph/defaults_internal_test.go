@@ -1,0 +1,55 @@
+package graph
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/graph/generated"
+	"github.com/vigia-data/vigia/issue"
+	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/rule"
+	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/trust"
+)
+
+// The schema repeats for clients the defaults the services declare (page sizes, hops);
+// every list field is here, so a new one cannot carry a default of its own.
+func TestSchemaDefaultsAreTheServices(t *testing.T) {
+	schema := generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{}}).Schema()
+	want := map[string]map[string]int{
+		"Query": {"datasets.limit": catalog.DatasetPageDefault, "issues.limit": issue.PageDefault, "incidents.limit": lineage.IncidentPageDefault,
+			"domains.limit": product.DomainPageDefault, "consumers.limit": trust.ConsumerPageDefault, "rules.limit": rule.PageDefault,
+			"scans.limit": scan.ScanPageDefault, "signals.limit": scan.SignalPageDefault, "knowledgeGraph.hops": lineage.DefaultKnowledgeHops},
+		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops},
+	}
+	for typ, args := range want {
+		seen := map[string]bool{}
+		for _, f := range schema.Types[typ].Fields {
+			for _, a := range f.Arguments {
+				if a.Name != "limit" && a.Name != "hops" {
+					continue
+				}
+				key := f.Name + "." + a.Name
+				if typ == "Dataset" && key == "scoreHistory.limit" {
+					continue // the kept history, not a page
+				}
+				def, ok := args[key]
+				if !ok {
+					t.Errorf("%s.%s has no service default in this table", typ, key)
+					continue
+				}
+				seen[key] = true
+				if a.DefaultValue == nil || a.DefaultValue.Raw != strconv.Itoa(def) {
+					t.Errorf("%s.%s: schema default %v, service %d", typ, key, a.DefaultValue, def)
+				}
+			}
+		}
+		for key := range args {
+			if !seen[key] {
+				t.Errorf("%s.%s not in the schema", typ, key)
+			}
+		}
+	}
+}

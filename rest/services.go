@@ -1,0 +1,196 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/issue"
+	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/quality"
+	"github.com/vigia-data/vigia/rule"
+	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/team"
+	"github.com/vigia-data/vigia/trust"
+	"github.com/vigia-data/vigia/webhook"
+)
+
+// The transport depends on these per-area interfaces, one per feature, holding just
+// the calls its handlers make; app passes the real services, and handler tests may pass
+// fakes.
+
+// IdentityService is what the transport needs of identity: who a bearer secret is.
+type IdentityService interface {
+	Authenticate(ctx context.Context, secret string) (vigia.Principal, error)
+}
+
+// CatalogService is what the transport needs of the catalog.
+type CatalogService interface {
+	FindDatasets(ctx context.Context, f catalog.DatasetFilter) (vigia.List[catalog.Dataset], error)
+}
+
+// ConnectionService is what the transport needs of connections.
+type ConnectionService interface {
+	Add(ctx context.Context, in connection.AddInput) (connection.Connection, error)
+	Connection(ctx context.Context, ref string) (connection.Connection, error)
+	Connections(ctx context.Context) ([]connection.Connection, error)
+	DemoPacks() []connection.DemoPack
+	Engineering(ctx context.Context, id string) (connection.Engineering, error)
+	Presets() []connection.Preset
+	QueryLog(ctx context.Context, id string, f connection.QueryLogFilter) (vigia.List[connection.QueryLogEntry], error)
+	Types() []connection.ConnectorType
+	Update(ctx context.Context, id string, u connection.Update) (connection.Connection, error)
+	UpdateSchedule(ctx context.Context, id string, u connection.ScheduleUpdate) (connection.Connection, error)
+}
+
+// ScanService is what the transport needs of scans.
+type ScanService interface {
+	Scan(ctx context.Context, id string) (scan.Scan, error)
+	Scans(ctx context.Context, page vigia.Page) (vigia.List[scan.Scan], error)
+	Signals(ctx context.Context, f scan.SignalFilter) (vigia.List[scan.Signal], error)
+	TriggerScan(ctx context.Context, connectionRef, trigger string) (scan.Scan, error)
+}
+
+// ScanReadService is what the transport needs of the scan reads.
+type ScanReadService interface {
+	AutoMonitors(ctx context.Context, datasetID string) (scan.AutoMonitors, error)
+	DataCountry(ctx context.Context, datasetID string) (scan.DataCountry, error)
+	ExplainScore(ctx context.Context, datasetID string) (scan.ScoreExplanation, error)
+	Freshness(ctx context.Context, datasetID string) (scan.Freshness, error)
+	IncrementalProfiling(ctx context.Context, datasetID string) (scan.IncrementalProfiling, error)
+	Parsing(ctx context.Context, datasetID string) (scan.Parsing, error)
+	SchemaChanges(ctx context.Context, datasetID string) ([]scan.SchemaChangeSet, error)
+	Tuning(ctx context.Context, datasetID string) ([]quality.Tuning, error)
+	Verdict(ctx context.Context, datasetID string) (scan.VerdictOut, error)
+}
+
+// RuleService is what the transport needs of rules.
+type RuleService interface {
+	CreateRule(ctx context.Context, in rule.CreateInput) (rule.Rule, error)
+	DeleteRule(ctx context.Context, id string) error
+	FailingRowsSQL(ctx context.Context, id string, dialect *string, limit int) (rule.FailingRows, error)
+	Rule(ctx context.Context, id string) (rule.Rule, error)
+	Rules(ctx context.Context, f rule.Filter) (vigia.List[rule.Rule], error)
+	UpdateRule(ctx context.Context, id string, u rule.Update) (rule.Rule, error)
+}
+
+// IssueService is what the transport needs of issues.
+type IssueService interface {
+	Assign(ctx context.Context, id string, teamID *string) (issue.Issue, error)
+	Board(ctx context.Context, assigneeTeam *string) (issue.Board, error)
+	DecideRetune(ctx context.Context, datasetID, retuneID string, approve bool) (issue.Retune, error)
+	Explain(ctx context.Context, id string) (issue.Explanation, error)
+	Issue(ctx context.Context, id string) (issue.Issue, error)
+	Issues(ctx context.Context, f issue.Filter) (vigia.List[issue.Issue], error)
+	SLAReport(ctx context.Context, period, groupBy string) (issue.SLAReport, error)
+	SLATargets(ctx context.Context) (issue.Targets, error)
+	SetSLATargets(ctx context.Context, t issue.Targets) (issue.Targets, error)
+	Transition(ctx context.Context, id, action, note string) (issue.Issue, error)
+}
+
+// TeamService is what the transport needs of teams.
+type TeamService interface {
+	AddMember(ctx context.Context, teamID, userRef string) (team.Team, error)
+	CreateTeam(ctx context.Context, name string) (team.Team, error)
+	DeleteTeam(ctx context.Context, id string) error
+	RemoveMember(ctx context.Context, teamID, userID string) error
+	RenameTeam(ctx context.Context, id, name string) (team.Team, error)
+	Team(ctx context.Context, id string) (team.Team, error)
+	Teams(ctx context.Context) ([]team.Team, error)
+}
+
+// LineageService is what the transport needs of lineage, incidents and the knowledge graph.
+type LineageService interface {
+	DBTRunResults(ctx context.Context, in lineage.RunResults, opts lineage.ImportOptions) (lineage.RunSummary, error)
+	DeclareEdge(ctx context.Context, in lineage.DeclaredEdge) error
+	DeclareExposure(ctx context.Context, in lineage.ExposureInput) (lineage.Exposure, error)
+	DeleteDeclaredEdge(ctx context.Context, sourceID, targetID string) error
+	Diff(ctx context.Context, from string, to *string) (lineage.GraphDiff, error)
+	Exposures(ctx context.Context) ([]lineage.Exposure, error)
+	Impact(ctx context.Context, datasetID string, column *string) (lineage.ImpactResult, error)
+	Incident(ctx context.Context, id string) (lineage.IncidentView, error)
+	Incidents(ctx context.Context, f lineage.IncidentFilter) (vigia.List[lineage.IncidentView], error)
+	IssueImpact(ctx context.Context, issueID string) (lineage.ImpactView, error)
+	KnowledgeGraph(ctx context.Context, o lineage.KnowledgeOpts) (lineage.KGraph, error)
+	Lineage(ctx context.Context, datasetID string) (lineage.LineageResult, error)
+	OpenLineageEvents(ctx context.Context, events []json.RawMessage, single bool) (lineage.OpenLineageResult, error)
+	Path(ctx context.Context, datasetID, targetID string) (lineage.PathResult, error)
+	SnapshotHistory(ctx context.Context, page vigia.Page) (vigia.List[lineage.Snapshot], error)
+	SuggestDomains(ctx context.Context) (lineage.DomainSuggestions, error)
+	TakeSnapshot(ctx context.Context) (lineage.Snapshot, bool, error)
+	Traverse(ctx context.Context, datasetID string, o lineage.TraverseOpts) (lineage.TraverseResult, error)
+}
+
+// TrustService is what the transport needs of trust.
+type TrustService interface {
+	AIReadiness(ctx context.Context, datasetID string) (trust.Readiness, error)
+	Consumers(ctx context.Context, page vigia.Page) (vigia.List[trust.Consumer], error)
+	DatasetConsumers(ctx context.Context, datasetID string, page vigia.Page) (vigia.List[trust.Consumer], error)
+	DatasetContext(ctx context.Context, datasetID string) (trust.Context, error)
+	DatasetDetail(ctx context.Context, id string) (catalog.Dataset, error)
+	Decide(ctx context.Context, datasetID, purpose string) (trust.Decision, error)
+	DecideBatch(ctx context.Context, ids []string, purpose string) (trust.Batch, error)
+	Find(ctx context.Context, f trust.FindFilter) (trust.FindResult, error)
+	FindDatasetsWithTrust(ctx context.Context, f catalog.DatasetFilter) (vigia.List[catalog.Dataset], map[string]trust.Score, error)
+	RecordConsumption(ctx context.Context, in trust.ConsumptionInput) (trust.ConsumptionResult, error)
+	TrustFacts(ctx context.Context, datasetID string) (trust.DatasetFacts, error)
+	TrustScore(ctx context.Context, datasetID string) (trust.Score, error)
+}
+
+// ProductService is what the transport needs of data products.
+type ProductService interface {
+	AddConsumer(ctx context.Context, id string, in product.ConsumerInput) (product.DomainConsumer, error)
+	CatalogMetadataQuality(ctx context.Context) (product.MetadataQuality, error)
+	ConsumerPage(ctx context.Context, id string, page vigia.Page) (vigia.List[product.DomainConsumer], error)
+	CreateDomain(ctx context.Context, in product.DomainInput) (product.Domain, error)
+	DeleteConsumer(ctx context.Context, id, consumerID string) error
+	Deprecate(ctx context.Context, id string) (product.Domain, error)
+	DiffVersions(ctx context.Context, id, from, to string) (product.DiffResult, error)
+	Domain(ctx context.Context, id string) (product.Domain, error)
+	Domains(ctx context.Context, page vigia.Page) (vigia.List[product.Domain], error)
+	EnableShare(ctx context.Context, id string) (product.ShareInfo, bool, error)
+	MetadataQuality(ctx context.Context, id string) (product.MetadataQuality, error)
+	PublicBadge(ctx context.Context, token string) ([]byte, error)
+	PublicPage(ctx context.Context, token string) (product.PublicPage, error)
+	PublicShare(ctx context.Context, id string) (product.ShareInfo, error)
+	Publish(ctx context.Context, id string) (product.Domain, product.VersionRow, error)
+	Readiness(ctx context.Context, id string) (product.Readiness, error)
+	RevokeShare(ctx context.Context, id string) error
+	RotateShare(ctx context.Context, id string) (product.ShareInfo, error)
+	SLO(ctx context.Context, id string, month *string) (product.SLOReport, error)
+	TrustFacts(ctx context.Context, id string) (product.DomainFacts, error)
+	UpdateDomain(ctx context.Context, id string, patch product.DomainPatch) (product.Domain, error)
+	Verdict(ctx context.Context, id string) (product.DomainVerdict, error)
+	VersionPage(ctx context.Context, id string, page vigia.Page) (vigia.List[product.VersionRow], error)
+}
+
+// WebhookService is what the transport needs of notifications, on-call and tickets.
+type WebhookService interface {
+	Channel(ctx context.Context, id string) (webhook.Channel, error)
+	CreateChannel(ctx context.Context, in webhook.ChannelInput) (webhook.Channel, string, error)
+	CreateIntegration(ctx context.Context, in webhook.IntegrationInput) (webhook.TicketIntegration, error)
+	CreateMute(ctx context.Context, in webhook.MuteInput) (webhook.Mute, error)
+	DeleteChannel(ctx context.Context, id string) error
+	DeleteMute(ctx context.Context, id string) error
+	DeleteOnCallRota(ctx context.Context) error
+	Deliveries(ctx context.Context, channelID string, page vigia.Page) (vigia.List[webhook.Delivery], error)
+	Integration(ctx context.Context, id string) (webhook.TicketIntegration, error)
+	Integrations(ctx context.Context) ([]webhook.TicketIntegration, error)
+	LinkTicket(ctx context.Context, in webhook.LinkInput) (webhook.TicketLink, error)
+	ListChannels(ctx context.Context, page vigia.Page) (vigia.List[webhook.Channel], error)
+	Mutes(ctx context.Context, page vigia.Page) (vigia.List[webhook.Mute], error)
+	Notifications(ctx context.Context, f webhook.NotificationFilter) (vigia.List[webhook.Notification], error)
+	OnCallRota(ctx context.Context) (webhook.Rota, error)
+	PreviewChannel(ctx context.Context, id string, days int) (webhook.Preview, error)
+	ReceiveTicketEvent(ctx context.Context, in webhook.InboundRequest) (string, error)
+	RotateSecret(ctx context.Context, id string) (string, error)
+	SetCredentials(ctx context.Context, id string, in webhook.CredentialsInput) (webhook.TicketIntegration, error)
+	SetOnCallRota(ctx context.Context, in webhook.RotaInput) (webhook.Rota, error)
+	Targets(ctx context.Context, id string) (webhook.TicketTargets, error)
+	TestChannel(ctx context.Context, id string) (webhook.TestResult, error)
+	UpdateChannel(ctx context.Context, id string, up webhook.ChannelUpdate) (webhook.Channel, error)
+	UpdateSync(ctx context.Context, id string, in webhook.SyncInput) (webhook.TicketIntegration, error)
+}
