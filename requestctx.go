@@ -1,6 +1,9 @@
 package vigia
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 type requestIDKey struct{}
 type langKey struct{}
@@ -27,4 +30,10 @@ func Lang(ctx context.Context) string {
 		return l
 	}
 	return "pt-PT"
+}
+
+// ClientClosed reports whether err is the cancellation of a request whose caller went
+// away: not a server failure, and nobody is left to answer.
+func ClientClosed(ctx context.Context, err error) bool {
+	return errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled)
 }

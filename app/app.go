@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -52,6 +53,9 @@ type Config struct {
 	// SecretKey encrypts stored credentials (VIGIA_SECRET_KEY); empty uses a
 	// development key file (see secret.LoadKey).
 	SecretKey string
+	// DevelopmentKeyNotice, when set, is called instead of logging the warning that the
+	// development key is in use: the command line says it once, in words, on stderr.
+	DevelopmentKeyNotice func()
 	// SourcesDenyPrivate refuses private and loopback addresses for sources (they are
 	// allowed by default: Vigia is self-hosted next to its users' databases).
 	SourcesDenyPrivate bool
@@ -70,6 +74,13 @@ type Config struct {
 	Neo4j neo4jgraph.Config
 	// RateLimitPublic is the per-IP limit of the public data-product page and badge.
 	RateLimitPublic int
+	// RateLimitProbe is the per-IP limit of liveness, readiness and version (exempt
+	// from RateLimitIP).
+	RateLimitProbe int
+	// TrustedProxies and ForwardedHeader: see rest.Config (VIGIA_TRUSTED_PROXIES,
+	// VIGIA_FORWARDED_HEADER).
+	TrustedProxies  []netip.Prefix
+	ForwardedHeader string
 	// ConsumptionsPerMinute is a workspace's limit of recorded reads per minute.
 	ConsumptionsPerMinute int
 
@@ -130,7 +141,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if generated {
+	if generated && cfg.DevelopmentKeyNotice != nil {
+		cfg.DevelopmentKeyNotice()
+	} else if generated {
 		log.Warn("VIGIA_SECRET_KEY is not set: using a development key file; set it in production")
 	}
 	box, err := secret.New(key)
@@ -265,7 +278,8 @@ func (a *App) Server() *rest.Server {
 		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, Trust: a.Trust, Products: a.Products}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow,
-		RateLimitPublic: a.Config.RateLimitPublic},
+		RateLimitPublic: a.Config.RateLimitPublic, RateLimitProbe: a.Config.RateLimitProbe,
+		TrustedProxies: a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage,
 			Trust: a.Trust, Products: a.Products, Webhooks: a.Webhooks,

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/store"
 	"github.com/vigia-data/vigia/store/storetest"
 )
@@ -187,12 +189,55 @@ func TestRateLimits(t *testing.T) {
 		}
 	})
 	t.Run("PerIP", func(t *testing.T) {
-		ipEnv := apptest.MustStart(t, app.Config{RateLimitIP: 2, RateWindow: time.Hour})
-		ipEnv.Do(t, http.MethodGet, "/api/v1/health", "", nil)
-		ipEnv.Do(t, http.MethodGet, "/api/v1/version", "", nil)
-		r := ipEnv.Do(t, http.MethodGet, "/api/v1/version", "", nil)
+		ipEnv := apptest.MustStart(t, app.Config{RateLimitIP: 2, RateLimitProbe: 5, RateWindow: time.Hour})
+		for i := 0; i < 2; i++ {
+			if r := ipEnv.Do(t, http.MethodGet, "/api/v1/openapi.json", "", nil); r.Status != 200 {
+				t.Fatalf("request %d: %d", i, r.Status)
+			}
+		}
+		r := ipEnv.Do(t, http.MethodGet, "/api/v1/openapi.json", "", nil)
 		if r.Status != 429 || decodeError(t, r).Code != "rate_limited" {
 			t.Fatalf("got %d %s", r.Status, r.Body)
+		}
+		// The address has spent its limit; liveness, readiness and version still answer,
+		// under their own bound.
+		for _, path := range []string{"/api/v1/health/ready", "/api/v1/health", "/api/v1/version", "/api/v1/health/ready", "/api/v1/health/ready"} {
+			if r := ipEnv.Do(t, http.MethodGet, path, "", nil); r.Status != 200 || r.Header.Get("X-RateLimit-Limit") != "5" {
+				t.Fatalf("%s after the per-IP limit: %d %v", path, r.Status, r.Header)
+			}
+		}
+		if r := ipEnv.Do(t, http.MethodGet, "/api/v1/health/ready", "", nil); r.Status != 429 {
+			t.Fatalf("probes are unbounded: %d", r.Status)
+		}
+		if r := ipEnv.Do(t, http.MethodGet, "/api/v1/datasets", "", nil); r.Status != 429 {
+			t.Fatalf("probes reset the per-IP limit: %d", r.Status)
+		}
+	})
+	t.Run("ForwardedAddressOnlyFromTrustedProxies", func(t *testing.T) {
+		// Without trusted proxies every X-Forwarded-For is one client: the connection's.
+		plain := apptest.MustStart(t, app.Config{RateLimitIP: 1, RateWindow: time.Hour})
+		plain.Do(t, http.MethodGet, "/api/v1/openapi.json", "", nil, "X-Forwarded-For: 198.51.100.1")
+		if r := plain.Do(t, http.MethodGet, "/api/v1/openapi.json", "", nil, "X-Forwarded-For: 198.51.100.2"); r.Status != 429 {
+			t.Fatalf("an untrusted forwarding header was read: %d", r.Status)
+		}
+		// Behind a trusted proxy (the test client's loopback address) each forwarded
+		// client has its own limit, and a spoofed first hop does not buy a new one.
+		proxied := apptest.MustStart(t, app.Config{RateLimitIP: 1, RateWindow: time.Hour,
+			TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})
+		for _, client := range []string{"198.51.100.1", "198.51.100.2"} {
+			if r := proxied.Do(t, http.MethodGet, "/api/v1/openapi.json", "", nil, "X-Forwarded-For: "+client); r.Status != 200 {
+				t.Fatalf("%s: %d", client, r.Status)
+			}
+		}
+		if r := proxied.Do(t, http.MethodGet, "/api/v1/openapi.json", "", nil, "X-Forwarded-For: 203.0.113.50, 198.51.100.1"); r.Status != 429 {
+			t.Fatalf("a spoofed hop bought a new limit: %d", r.Status)
+		}
+		fwd := apptest.MustStart(t, app.Config{RateLimitIP: 1, RateWindow: time.Hour, ForwardedHeader: rest.HeaderForwarded,
+			TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})
+		for _, client := range []string{`for=198.51.100.1`, `for="[2001:db8::1]:4711"`} {
+			if r := fwd.Do(t, http.MethodGet, "/api/v1/openapi.json", "", nil, "Forwarded: "+client); r.Status != 200 {
+				t.Fatalf("%s: %d", client, r.Status)
+			}
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -36,6 +37,33 @@ func TestExplorerRunsAQueryInChromium(t *testing.T) {
 	}
 	if strings.Contains(env.Logs.String(), tok) {
 		t.Fatal("token reached the log")
+	}
+}
+
+// The operation a new explorer tab opens with is valid against the schema: run as it
+// is, it answers data and no errors.
+func TestExplorerDefaultQueryRunsInChromium(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "explorer-default")
+	tok := env.MustToken(t, ws)
+	env.MustDataset(t, ws, env.MustConnection(t, ws, "pg"), "vendas", "faturas_default")
+	b := browsertest.New(t)
+	out, err := explorertest.RunDefaultQuery(b.Context(), env.Server.URL+"/graphql#token="+tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Data   map[string]any `json:"data"`
+		Errors []any          `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("result pane is not a GraphQL answer: %s", out)
+	}
+	if len(res.Errors) > 0 || res.Data["datasets"] == nil || !strings.Contains(out, "vendas.faturas_default") {
+		t.Fatalf("the default query failed: %s", out)
+	}
+	if p := b.Problems(); len(p) > 0 {
+		t.Fatalf("browser problems: %v", p)
 	}
 }
 

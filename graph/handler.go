@@ -73,7 +73,9 @@ func presentError(ctx context.Context, err error, schema *ast.Schema, msgs *i18n
 	}
 	e := vigia.AsError(err)
 	noteKind(ctx, e.Kind)
-	if e.Kind.Fault() {
+	if vigia.ClientClosed(ctx, err) {
+		log.InfoContext(ctx, "client_closed", "request_id", vigia.RequestID(ctx))
+	} else if e.Kind.Fault() {
 		log.ErrorContext(ctx, "graphql resolver failed", "request_id", vigia.RequestID(ctx),
 			"path", graphql.GetPath(ctx).String(), "code", e.Code, "cause", causeText(e))
 	}
@@ -84,7 +86,7 @@ func presentError(ctx context.Context, err error, schema *ast.Schema, msgs *i18n
 		for _, f := range e.Fields {
 			c := f.Bounds()
 			loc := locate(ctx, schema, f.Loc)
-			items = append(items, map[string]any{"type": f.Type, "loc": loc, "msg": msgs.Message(lang, "validation."+f.Type, c), "ctx": c})
+			items = append(items, map[string]any{"type": f.Type, "loc": loc, "msg": msgs.FieldMessage(lang, f.Type, f.Ctx), "ctx": c})
 		}
 		out.Extensions["detail"] = items
 	}

@@ -65,6 +65,17 @@ func (c *Catalog) Message(lang, key string, params map[string]any) string {
 	return s
 }
 
+// FieldMessage is the text of a 422 item of type typ: validation.<type>, or
+// validation.<type>.<reason> when ctx names a reason the catalogue has words for
+// (connection_failed: unreachable, auth_failed, ...).
+func (c *Catalog) FieldMessage(lang, typ string, ctx map[string]any) string {
+	key := "validation." + typ
+	if reason, ok := ctx["reason"].(string); ok && c.Has(key+"."+reason) {
+		key += "." + reason
+	}
+	return c.Message(lang, key, ctx)
+}
+
 // Has reports whether key exists in the Portuguese catalogue (the reference one).
 func (c *Catalog) Has(key string) bool {
 	_, err := c.localizers[PT].Localize(&goi18n.LocalizeConfig{MessageID: key})

@@ -1,6 +1,7 @@
 package i18n_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/vigia-data/vigia/i18n"
@@ -43,5 +44,21 @@ func TestCataloguesHaveTheSameKeys(t *testing.T) {
 	}
 	if got := c.Message(i18n.EN, "validation.less_than_equal", map[string]any{"le": 500}); got != "Must be less than or equal to 500." {
 		t.Errorf("params not applied: %q", got)
+	}
+}
+
+// A connection test that fails says why in words, per reason, never as a raw key.
+func TestConnectionFailedSaysWhy(t *testing.T) {
+	c, err := i18n.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lang := range []string{i18n.PT, i18n.EN, i18n.ES} {
+		generic := c.FieldMessage(lang, "connection_failed", nil)
+		auth := c.FieldMessage(lang, "connection_failed", map[string]any{"reason": "auth_failed"})
+		unknown := c.FieldMessage(lang, "connection_failed", map[string]any{"reason": "no_such_reason"})
+		if strings.HasPrefix(generic, "validation.") || strings.HasPrefix(auth, "validation.") || auth == generic || unknown != generic {
+			t.Errorf("%s: generic %q, auth_failed %q, unknown reason %q", lang, generic, auth, unknown)
+		}
 	}
 }

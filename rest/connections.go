@@ -171,7 +171,7 @@ func (s *Server) connectionRoutes() {
 		Tag: "connections", Summary: "Normalized statements sent to the source, without values", List: true, ListDefault: connection.QueryLogPageDefault,
 		Params: append([]param{connectionIDParam}, queryLogParams...), Response: []SourceQueryLogOut{}}, s.handleQueryLog)
 	s.register(operation{ID: "connectionQueryLogExport", Method: http.MethodGet, Path: "/api/v1/connections/{connection_id}/query-log/export",
-		Tag: "connections", Summary: "Query log as a CSV or JSON file", ContentType: "text/csv",
+		Tag: "connections", Summary: "Query log as a CSV or JSON file", ContentType: "text/csv", Response: []SourceQueryLogOut{},
 		Params: append([]param{connectionIDParam, {Name: "format", In: "query", Type: "string", Enum: []string{"csv", "json"}, Default: "csv"}},
 			queryLogParams...)}, s.handleQueryLogExport)
 	s.register(operation{ID: "updateConnectionSchedule", Method: http.MethodPatch, Path: "/api/v1/connections/{connection_id}/schedule",

@@ -42,6 +42,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := vigia.AsError(err)
 	ctx := r.Context()
 	status := vigia.HTTPStatus(e.Kind)
+	if vigia.ClientClosed(ctx, err) {
+		// The caller disconnected: nothing to answer, and not a server error.
+		s.log.InfoContext(ctx, "client_closed", "request_id", vigia.RequestID(ctx), "method", r.Method, "route", routePattern(r))
+		return
+	}
 	if status >= 500 {
 		s.log.ErrorContext(ctx, "request failed", "request_id", vigia.RequestID(ctx),
 			"method", r.Method, "route", routePattern(r), "code", e.Code, "cause", causeOf(e))
@@ -80,7 +85,7 @@ func (s *Server) validationItems(r *http.Request, fields []vigia.FieldError) []V
 	items := make([]ValidationItem, 0, len(fields))
 	for _, f := range fields {
 		c := f.Bounds()
-		items = append(items, ValidationItem{Type: f.Type, Loc: op.locate(f.Loc), Msg: s.msgs.Message(lang, "validation."+f.Type, c), Ctx: c})
+		items = append(items, ValidationItem{Type: f.Type, Loc: op.locate(f.Loc), Msg: s.msgs.FieldMessage(lang, f.Type, f.Ctx), Ctx: c})
 	}
 	return items
 }

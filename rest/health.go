@@ -27,13 +27,14 @@ type ReadyOut struct {
 }
 
 func (s *Server) healthRoutes() {
-	s.register(operation{ID: "health", Method: http.MethodGet, Path: "/api/v1/health", Tag: "health", Public: true,
+	s.register(operation{ID: "health", Method: http.MethodGet, Path: "/api/v1/health", Tag: "health", Public: true, Probe: true,
 		Summary: "Liveness", Response: HealthOut{}}, s.handleHealth)
-	s.register(operation{ID: "version", Method: http.MethodGet, Path: "/api/v1/version", Tag: "health", Public: true,
+	s.register(operation{ID: "version", Method: http.MethodGet, Path: "/api/v1/version", Tag: "health", Public: true, Probe: true,
 		Summary: "Version of the running build", Response: VersionOut{}}, s.handleVersion)
-	s.register(operation{ID: "ready", Method: http.MethodGet, Path: "/api/v1/health/ready", Tag: "health", Public: true,
+	s.register(operation{ID: "ready", Method: http.MethodGet, Path: "/api/v1/health/ready", Tag: "health", Public: true, Probe: true,
 		Summary:  "Readiness: 503 while the database is unreachable or the server is draining",
-		Response: ReadyOut{}}, s.handleReady)
+		Response: ReadyOut{}, Also: map[int]alsoAnswer{http.StatusServiceUnavailable: {
+			Desc: "Not ready: the database is unreachable or the server is draining", Body: ReadyOut{}}}}, s.handleReady)
 	s.register(operation{ID: "openapi", Method: http.MethodGet, Path: "/api/v1/openapi.json", Tag: "health", Public: true,
 		Summary: "This OpenAPI 3.1 document", Response: map[string]any{}}, s.handleOpenAPI)
 }

@@ -391,22 +391,26 @@ func (s *Server) lineageRoutes() {
 		Summary: "Knowledge graph (1500 nodes; 400 with focus)", Response: KnowledgeGraphOut{},
 		Params: []param{{Name: "focus", In: "query", Type: "string", MaxLen: 80, Desc: "dataset:<id>"},
 			hopsParam(lineage.DefaultKnowledgeHops),
-			{Name: "kinds", In: "query", Type: "string", MaxLen: 200, Desc: "Comma list of node kinds"}}}, s.handleKnowledgeGraph)
+			{Name: "kinds", In: "query", Type: "string", MaxLen: 200, Desc: "Comma list of node kinds"}},
+		Errors: map[int]string{http.StatusNotFound: "focus names no dataset the caller can see"}}, s.handleKnowledgeGraph)
 	s.register(operation{ID: "listGraphSnapshots", Method: http.MethodGet, Path: "/api/v1/knowledge/graph/history", Tag: "knowledge",
 		Summary: "Knowledge-graph snapshots, newest first (up to 90)", List: true, ListDefault: lineage.SnapshotPageDefault, Response: []SnapshotOut{}}, s.handleSnapshotHistory)
 	s.register(operation{ID: "diffGraphSnapshots", Method: http.MethodGet, Path: "/api/v1/knowledge/graph/diff", Tag: "knowledge",
 		Summary: "What changed between two snapshots", Response: GraphDiffOut{},
 		Params: []param{{Name: "from", In: "query", Type: "string", Required: true, MaxLen: 64, Desc: "Snapshot id, ISO 8601 UTC date or time, or latest"},
-			{Name: "to", In: "query", Type: "string", MaxLen: 64, Desc: "Like from; latest by default"}}}, s.handleSnapshotDiff)
+			{Name: "to", In: "query", Type: "string", MaxLen: 64, Desc: "Like from; latest by default"}},
+		Errors: map[int]string{http.StatusNotFound: "from or to names no snapshot"}}, s.handleSnapshotDiff)
 	s.register(operation{ID: "takeGraphSnapshot", Method: http.MethodPost, Path: "/api/v1/knowledge/graph/snapshot", Tag: "knowledge",
 		Summary: "Snapshot the knowledge graph (admin)", Response: SnapshotOut{}, Status: http.StatusCreated,
+		Also: map[int]alsoAnswer{http.StatusOK: {Desc: "The graph did not change: the last snapshot", Body: SnapshotOut{}}},
 		Desc: "201 with a new snapshot, or 200 with the last one when the graph did not change."}, s.handleSnapshotTake)
 	s.register(operation{ID: "declareLineageEdge", Method: http.MethodPost, Path: "/api/v1/lineage/edges", Tag: "lineage",
 		Summary: "Declare an edge between two datasets (admin session)", Body: DeclaredEdgeIn{}, Status: http.StatusNoContent}, s.handleDeclareEdge)
 	s.register(operation{ID: "deleteLineageEdge", Method: http.MethodDelete, Path: "/api/v1/lineage/edges", Tag: "lineage",
 		Summary: "Delete a declared edge (admin session)", Status: http.StatusNoContent,
 		Params: []param{{Name: "source_id", In: "query", Type: "string", Required: true, MaxLen: 64},
-			{Name: "target_id", In: "query", Type: "string", Required: true, MaxLen: 64}}}, s.handleDeleteEdge)
+			{Name: "target_id", In: "query", Type: "string", Required: true, MaxLen: 64}},
+		Errors: map[int]string{http.StatusNotFound: "No declared edge between the two datasets, or one is not visible"}}, s.handleDeleteEdge)
 	s.register(operation{ID: "listExposures", Method: http.MethodGet, Path: "/api/v1/lineage/exposures", Tag: "lineage",
 		Summary: "Exposures of the workspace", Response: []ExposureOut{}}, s.handleExposureList)
 	s.register(operation{ID: "declareExposure", Method: http.MethodPost, Path: "/api/v1/lineage/exposures", Tag: "lineage",

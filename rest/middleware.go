@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -54,7 +53,11 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			}
 			route := routePattern(r)
 			status := ww.Status()
-			if status == 0 {
+			switch {
+			case status == 0 && vigia.ClientClosed(r.Context(), r.Context().Err()):
+				// Nothing was answered: the client went away (nginx's 499).
+				status = statusClientClosed
+			case status == 0:
 				status = http.StatusOK
 			}
 			d := time.Since(start)
@@ -65,6 +68,10 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		next.ServeHTTP(ww, r)
 	})
 }
+
+// statusClientClosed marks, in logs and metrics only, a request whose client
+// disconnected before the answer.
+const statusClientClosed = 499
 
 func routePattern(r *http.Request) string {
 	if rc := chi.RouteContext(r.Context()); rc != nil {
@@ -84,7 +91,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		op := s.lookup(r)
-		ipq := s.ipLimiter.take("ip:" + clientIP(r))
+		ipLimiter := s.ipLimiter
+		if op != nil && op.Probe {
+			ipLimiter = s.probeLimiter
+		}
+		ipq := ipLimiter.take("ip:" + s.clientAddr.of(r))
 		setRateHeaders(w, ipq)
 		if !ipq.Allowed {
 			s.writeError(w, r, vigia.RateLimited(vigia.CodeRateLimited, secondsUntil(ipq.Reset, s.now())))
@@ -161,15 +172,6 @@ func setRateHeaders(w http.ResponseWriter, q quota) {
 
 func secondsUntil(t, now time.Time) int {
 	return int(math.Ceil(t.Sub(now).Seconds()))
-}
-
-// clientIP is the connection's address; proxy headers are not trusted.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 // withTimeout bounds a request's work.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,8 +24,11 @@ func (s *Server) OpenAPI() ([]byte, error) {
 		Info: &huma.Info{Title: "Vigia API", Version: APIVersion,
 			Description: "Data-quality and lineage service. API tokens (Authorization: Bearer svc_…) are read-only " +
 				"except the operations marked x-token-write. Every 4xx body is {detail, code, request_id}; 422 detail is a " +
-				"list of {type, loc, msg, ctx} where ctx holds only the rule's bounds. Every response carries X-Request-ID."},
-		Paths: map[string]*huma.PathItem{},
+				"list of {type, loc, msg, ctx} where ctx holds only the rule's bounds. Every response carries X-Request-ID; every " +
+				"response under /api/ carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.",
+			License: &huma.License{Name: "Proprietary"}},
+		Servers: []*huma.Server{{URL: "/", Description: "The server this document is read from (paths carry /api/v1)"}},
+		Paths:   map[string]*huma.PathItem{},
 		Components: &huma.Components{Schemas: reg, SecuritySchemes: map[string]*huma.SecurityScheme{
 			"bearer": {Type: "http", Scheme: "bearer", Description: "API token svc_<48 hex> or a session token"},
 		}},
@@ -41,13 +45,35 @@ func (s *Server) OpenAPI() ([]byte, error) {
 	}
 	sort.Strings(names)
 	for _, t := range names {
-		doc.Tags = append(doc.Tags, &huma.Tag{Name: t})
+		doc.Tags = append(doc.Tags, &huma.Tag{Name: t, Description: tagDescriptions[t]})
+	}
+	for _, sc := range reg.Map() {
+		nullableEnums(sc, map[*huma.Schema]bool{})
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return nil, vigia.Internal(err)
 	}
 	return b, nil
+}
+
+// tagDescriptions says what each area of the API is for.
+var tagDescriptions = map[string]string{
+	"health":        "Liveness, readiness, version and this document; public, and exempt from the per-IP limit (they have their own)",
+	"datasets":      "Datasets found by scans: columns, profiles, scores, verdicts and their history",
+	"catalog":       "Reading the catalog: dataset context, trust facts, query log, search and usage",
+	"connections":   "Sources Vigia reads: create, test, list; credentials are encrypted and never returned",
+	"scans":         "Scans that discover and profile a connection's datasets",
+	"issues":        "Issues raised by scans and rules: list, acknowledge, resolve, mute, assign",
+	"incidents":     "Incidents: issues with their downstream impact",
+	"rules":         "Quality rules on datasets and columns, and their results",
+	"signals":       "Signals: what changed in the data scan after scan",
+	"lineage":       "Lineage: edges between datasets and columns, imports (dbt, OpenLineage), impact and paths",
+	"knowledge":     "The knowledge graph built over datasets, lineage, owners and consumers",
+	"governance":    "Data products (domains): owners, SLAs, readiness, public pages and trust decisions",
+	"consumers":     "Consumers of datasets and domains (dashboards, models, jobs) and their recorded reads",
+	"tickets":       "Ticket integrations (Jira, Linear, GitHub): targets, links and inbound events",
+	"orchestrators": "Orchestrator runs reported to Vigia",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }
@@ -63,9 +89,13 @@ func (s *Server) errorSchemas(reg huma.Registry) errorRefs {
 	structured := &huma.Schema{Type: "object", Required: []string{"code", "message"}, Properties: map[string]*huma.Schema{
 		"code": str("Stable code"), "message": str("Human-readable reason in the response language"),
 	}, Description: "Structured detail; other members name what the caller needs to act (e.g. unmatched_names)"}
+	// The contract's envelope: code is a string or null; detail a string, a structured
+	// object, or (422) a list of items.
 	plain := &huma.Schema{Type: "object", Required: []string{"detail", "code", "request_id"}, Properties: map[string]*huma.Schema{
-		"detail": {OneOf: []*huma.Schema{str("Human-readable reason in the response language"), structured}},
-		"code":   str("Stable code"), "request_id": str("Equals the X-Request-ID header"), "retry_after": retry,
+		"detail": {OneOf: []*huma.Schema{str("Human-readable reason in the response language"), structured,
+			{Type: "array", Items: item, Description: "One item per invalid parameter or field (422)"}}},
+		"code":       {Type: "string", Nullable: true, Description: "Stable code; decide on it, not on detail. May be null"},
+		"request_id": str("Equals the X-Request-ID header"), "retry_after": retry,
 	}}
 	validation := &huma.Schema{Type: "object", Required: []string{"detail", "code", "request_id"}, Properties: map[string]*huma.Schema{
 		"detail":     {Type: "array", Items: item, Description: "One item per invalid parameter or field"},
@@ -79,8 +109,10 @@ func (s *Server) errorSchemas(reg huma.Registry) errorRefs {
 
 func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRefs) *huma.Operation {
 	o := &huma.Operation{Method: op.Method, Path: op.Path, OperationID: op.ID, Summary: op.Summary,
-		Description: op.Desc, Tags: []string{op.Tag}, Responses: map[string]*huma.Response{}, Deprecated: op.Deprecated != nil}
-	if !op.Public {
+		Description: op.description(), Tags: []string{op.Tag}, Responses: map[string]*huma.Response{}, Deprecated: op.Deprecated != nil}
+	if op.Public {
+		o.Security = []map[string][]string{}
+	} else {
 		o.Security = []map[string][]string{{"bearer": {}}}
 	}
 	if op.TokenWrite {
@@ -94,18 +126,25 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 		o.RequestBody = &huma.RequestBody{Required: !op.OptionalBody, Content: map[string]*huma.MediaType{
 			"application/json": {Schema: reg.Schema(reflect.TypeOf(op.Body), true, op.ID+"Request")}}}
 	}
-	headers := map[string]*huma.Param{"X-Request-ID": {Schema: &huma.Schema{Type: "string"}, Description: "Request id"}}
-	if !op.Public {
-		for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
-			headers[h] = &huma.Param{Schema: &huma.Schema{Type: "integer"}}
+	// Headers every answer under /api/ carries, errors included.
+	always := func() map[string]*huma.Param {
+		h := map[string]*huma.Param{"X-Request-ID": {Schema: &huma.Schema{Type: "string", Pattern: "^[A-Za-z0-9._-]{1,64}$"},
+			Required: true, Description: "The caller's X-Request-ID when valid, otherwise a UUID"}}
+		for name, desc := range map[string]string{"X-RateLimit-Limit": "Requests allowed in the window",
+			"X-RateLimit-Remaining": "Requests left in the window", "X-RateLimit-Reset": "When the window resets (Unix seconds)"} {
+			h[name] = &huma.Param{Schema: &huma.Schema{Type: "integer", Minimum: &zero}, Required: true, Description: desc}
 		}
+		if op.Deprecated != nil {
+			h["Deprecation"] = &huma.Param{Schema: &huma.Schema{Type: "string", Pattern: "^@[0-9]+$"}, Required: true,
+				Description: "RFC 9745: since when (Unix seconds)"}
+			h["Sunset"] = &huma.Param{Schema: &huma.Schema{Type: "string"}, Description: "RFC 8594: the end of the operation"}
+		}
+		return h
 	}
+	headers := always()
 	if op.List {
-		headers["X-Total-Count"] = &huma.Param{Schema: &huma.Schema{Type: "integer"}, Description: "Items the caller can see"}
-	}
-	if op.Deprecated != nil {
-		headers["Deprecation"] = &huma.Param{Schema: &huma.Schema{Type: "string"}}
-		headers["Sunset"] = &huma.Param{Schema: &huma.Schema{Type: "string"}}
+		headers["X-Total-Count"] = &huma.Param{Schema: &huma.Schema{Type: "integer", Minimum: &zero}, Required: true,
+			Description: "Items the caller can see"}
 	}
 	for name, desc := range op.Headers {
 		headers[name] = &huma.Param{Schema: &huma.Schema{Type: "string"}, Description: desc}
@@ -117,21 +156,34 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 	switch {
 	case op.ContentType != "":
 		ok.Content = map[string]*huma.MediaType{op.ContentType: {Schema: &huma.Schema{Type: "string"}}}
+		if op.Response != nil {
+			ok.Content["application/json"] = &huma.MediaType{Schema: reg.Schema(reflect.TypeOf(op.Response), true, op.ID+"Response")}
+			allowNullStructs(reg, reflect.TypeOf(op.Response), map[reflect.Type]bool{})
+		}
 	case op.Response != nil:
 		ok.Content = map[string]*huma.MediaType{"application/json": {Schema: reg.Schema(reflect.TypeOf(op.Response), true, op.ID+"Response")}}
 		allowNullStructs(reg, reflect.TypeOf(op.Response), map[reflect.Type]bool{})
 	}
 	o.Responses[strconv.Itoa(op.Status)] = ok
+	for status, alt := range op.Also {
+		r := &huma.Response{Description: alt.Desc, Headers: always()}
+		if alt.Body != nil {
+			r.Content = map[string]*huma.MediaType{"application/json": {Schema: reg.Schema(reflect.TypeOf(alt.Body), true, op.ID+"Response")}}
+			allowNullStructs(reg, reflect.TypeOf(alt.Body), map[reflect.Type]bool{})
+		}
+		o.Responses[strconv.Itoa(status)] = r
+	}
 	errResp := func(desc string, schema *huma.Schema) *huma.Response {
-		return &huma.Response{Description: desc, Headers: map[string]*huma.Param{"X-Request-ID": {Schema: &huma.Schema{Type: "string"}}},
-			Content: map[string]*huma.MediaType{"application/json": {Schema: schema}}}
+		return &huma.Response{Description: desc, Headers: always(), Content: map[string]*huma.MediaType{"application/json": {Schema: schema}}}
 	}
 	if !op.Public {
 		o.Responses["401"] = errResp("auth_required or token_invalid", errs.plain)
 		o.Responses["403"] = errResp("token_read_only, workspace_suspended or forbidden", errs.plain)
 	}
-	if strings.Contains(op.Path, "{") {
-		o.Responses["404"] = errResp("Not found, in another workspace, or invisible to the caller", errs.plain)
+	if strings.Contains(op.Path, "{") || op.Body != nil {
+		// A write's body names other objects (datasets, channels, teams ...): one that is
+		// missing or in another workspace is 404 too.
+		o.Responses["404"] = errResp("Not found, in another workspace, or invisible to the caller (in the path or the body)", errs.plain)
 	}
 	if len(op.allParams()) > 0 || op.Body != nil {
 		o.Responses["422"] = errResp("validation_error", errs.validation)
@@ -143,7 +195,7 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 		o.Responses[strconv.Itoa(code)] = errResp(desc, errs.plain)
 	}
 	rl := errResp("rate_limited; Retry-After header and retry_after in the body", errs.plain)
-	rl.Headers["Retry-After"] = &huma.Param{Schema: &huma.Schema{Type: "integer"}}
+	rl.Headers["Retry-After"] = &huma.Param{Schema: &huma.Schema{Type: "integer", Minimum: &one}, Required: true, Description: "Seconds to wait"}
 	o.Responses["429"] = rl
 	return o
 }
@@ -208,4 +260,53 @@ func allowNullStructs(reg huma.Registry, t reflect.Type, seen map[reflect.Type]b
 			schema.Properties[name] = &huma.Schema{AnyOf: []*huma.Schema{p, {Type: "null"}}}
 		}
 	}
+}
+
+var zero, one = 0.0, 1.0
+
+// nullableEnums lets every nullable enum hold null: the JSON carries null there (e.g.
+// layer, last_delivery_status), and JSON Schema checks enum apart from type.
+func nullableEnums(sc *huma.Schema, seen map[*huma.Schema]bool) {
+	if sc == nil || seen[sc] {
+		return
+	}
+	seen[sc] = true
+	if sc.Nullable && len(sc.Enum) > 0 && !slices.Contains(sc.Enum, nil) {
+		sc.Enum = append(sc.Enum, nil)
+	}
+	for _, p := range sc.Properties {
+		nullableEnums(p, seen)
+	}
+	nullableEnums(sc.Items, seen)
+	for _, list := range [][]*huma.Schema{sc.AnyOf, sc.OneOf, sc.AllOf} {
+		for _, x := range list {
+			nullableEnums(x, seen)
+		}
+	}
+	if ap, ok := sc.AdditionalProperties.(*huma.Schema); ok {
+		nullableEnums(ap, seen)
+	}
+}
+
+// description is the operation's documented text: its own, else its summary, with who
+// may call it.
+func (op *operation) description() string {
+	d := op.Desc
+	if d == "" {
+		d = op.Summary + "."
+	}
+	switch {
+	case op.Public:
+		d += " Public: no credential."
+	case op.TokenWrite:
+		d += " Needs a bearer credential; API tokens may call this write."
+	case op.Method == http.MethodGet:
+		d += " Needs a bearer credential; API tokens may call it."
+	default:
+		d += " Needs a person's session; API tokens answer 403 token_read_only."
+	}
+	if op.List {
+		d += " A page of at most limit items; X-Total-Count is the total."
+	}
+	return d
 }

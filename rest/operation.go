@@ -30,6 +30,9 @@ type operation struct {
 	Desc    string
 	// Public operations need no credential.
 	Public bool
+	// Probe marks liveness, readiness and version: exempt from the per-IP limit, bounded
+	// by their own generous one.
+	Probe bool
 	// TokenWrite marks a write an API token may call (contract part 5).
 	TokenWrite bool
 	Params     []param
@@ -54,9 +57,18 @@ type operation struct {
 	MaxBody int64
 	// RawBody leaves the body to the service, which bounds and checks it after its own
 	// rate limit and signature (the inbound ticket webhook).
-	RawBody    bool
+	RawBody bool
+	// Also documents further non-error answers (e.g. 201 on a first write, 503 from
+	// readiness) with their body prototype (nil: no body).
+	Also       map[int]alsoAnswer
 	Deprecated *deprecation
 	handler    func(w http.ResponseWriter, r *http.Request, in *input)
+}
+
+// alsoAnswer is a documented answer besides the operation's success status.
+type alsoAnswer struct {
+	Desc string
+	Body any
 }
 
 // deprecation marks an operation deprecated (RFC 9745, RFC 8594).

@@ -405,10 +405,12 @@ func (s *Server) productRoutes() {
 			"with different weights keeps the default weights)."}, s.handleDomainUpdate)
 	s.register(operation{ID: "publishDomain", Method: http.MethodPost, Path: "/api/v1/domains/{domain_id}/publish", Tag: "catalog",
 		Summary: "Publish the current state as a new version (major when it breaks consumers, minor otherwise)", Params: []param{domainIDParam},
-		Response: PublishOut{}, Desc: "409 domain_unchanged when nothing changed since the last version."}, s.handleDomainPublish)
+		Response: PublishOut{}, Errors: map[int]string{http.StatusConflict: "domain_unchanged: nothing changed since the last version"},
+		Desc: "409 domain_unchanged when nothing changed since the last version."}, s.handleDomainPublish)
 	s.register(operation{ID: "deprecateDomain", Method: http.MethodPost, Path: "/api/v1/domains/{domain_id}/deprecate", Tag: "catalog",
 		Summary: "Deprecate a published data product", Params: []param{domainIDParam}, Response: DomainOut{},
-		Desc: "409 domain_state when the domain is not published."}, s.handleDomainDeprecate)
+		Errors: map[int]string{http.StatusConflict: "domain_state: the domain is not published (a draft cannot be deprecated)"},
+		Desc:   "409 domain_state when the domain is not published."}, s.handleDomainDeprecate)
 	s.register(operation{ID: "listDomainVersions", Method: http.MethodGet, Path: "/api/v1/domains/{domain_id}/versions", Tag: "catalog",
 		Summary: "Published versions, newest first", List: true, Params: []param{domainIDParam}, Response: []DomainVersionOut{}}, s.handleDomainVersions)
 	s.register(operation{ID: "diffDomainVersions", Method: http.MethodGet, Path: "/api/v1/domains/{domain_id}/versions/{from_version}/diff/{to_version}",
@@ -438,8 +440,12 @@ func (s *Server) productRoutes() {
 		Tag: "consumers", Summary: "Remove a consumer registered by hand", Status: http.StatusNoContent,
 		Params: []param{domainIDParam, {Name: "consumer_id", In: "path", Type: "string", Required: true, MaxLen: 64}}}, s.handleDomainConsumerDelete)
 	shareOp := func(id, method, path, summary string, status int, resp any, h func(w http.ResponseWriter, r *http.Request, in *input)) {
-		s.register(operation{ID: id, Method: method, Path: "/api/v1/domains/{domain_id}/public-share" + path, Tag: "catalog",
-			Summary: summary, Params: []param{domainIDParam}, Response: resp, Status: status}, h)
+		op := operation{ID: id, Method: method, Path: "/api/v1/domains/{domain_id}/public-share" + path, Tag: "catalog",
+			Summary: summary, Params: []param{domainIDParam}, Response: resp, Status: status}
+		if method == http.MethodPut {
+			op.Also = map[int]alsoAnswer{http.StatusCreated: {Desc: "Shared for the first time: a new token", Body: PublicShareOut{}}}
+		}
+		s.register(op, h)
 	}
 	shareOp("getPublicShare", http.MethodGet, "", "The public share of the data product (managers)", 0, PublicShareOut{}, s.handleShareGet)
 	shareOp("enablePublicShare", http.MethodPut, "", "Share the data product publicly: 201 with a new token, 200 with the live one", 0,
@@ -448,11 +454,15 @@ func (s *Server) productRoutes() {
 	shareOp("revokePublicShare", http.MethodDelete, "", "Stop sharing; the token answers 404 at once", http.StatusNoContent, nil, s.handleShareDelete)
 	s.register(operation{ID: "publicDomain", Method: http.MethodGet, Path: "/api/v1/public/domains/{token}", Tag: "catalog", Public: true,
 		Summary: "Public page of a shared data product", Params: []param{shareTokenParam}, Response: PublicDomainOut{},
+		Headers: map[string]string{"ETag": "Version of the page", "Cache-Control": "no-cache"},
+		Also:    map[int]alsoAnswer{http.StatusNotModified: {Desc: "If-None-Match names the current ETag"}},
 		Desc: "These fields only: never emails, internal ids, columns or samples. ETag (If-None-Match gives 304), Cache-Control no-cache; " +
 			"404 for an unknown or revoked token; per-IP rate limit."}, s.handlePublicDomain)
 	s.register(operation{ID: "publicDomainBadge", Method: http.MethodGet, Path: "/api/v1/public/badge/domains/{token}.svg", Tag: "catalog",
 		Public: true, Summary: "SVG badge of a shared data product: verdict and score", Params: []param{shareTokenParam},
-		ContentType: "image/svg+xml", Desc: "ETag, Cache-Control public, max-age=3600; 404 for an unknown or revoked token; per-IP rate limit."},
+		ContentType: "image/svg+xml", Headers: map[string]string{"ETag": "Version of the badge", "Cache-Control": "public, max-age=3600"},
+		Also: map[int]alsoAnswer{http.StatusNotModified: {Desc: "If-None-Match names the current ETag"}},
+		Desc: "ETag, Cache-Control public, max-age=3600; 404 for an unknown or revoked token; per-IP rate limit."},
 		s.handlePublicBadge)
 	s.register(operation{ID: "catalogMetadataQuality", Method: http.MethodGet, Path: "/api/v1/catalog/metadata-quality", Tag: "catalog",
 		Summary: "Datasets missing an owner or a domain, listed by downstream reach", Response: MetadataQualityOut{}}, s.handleCatalogMetadataQuality)
@@ -806,7 +816,7 @@ func (s *Server) handleShareDelete(w http.ResponseWriter, r *http.Request, in *i
 
 // publicAllowed applies the public pages' own per-IP limit.
 func (s *Server) publicAllowed(w http.ResponseWriter, r *http.Request) bool {
-	q := s.publicLimiter.take("public:" + clientIP(r))
+	q := s.publicLimiter.take("public:" + s.clientAddr.of(r))
 	setRateHeaders(w, q)
 	if !q.Allowed {
 		s.writeError(w, r, vigia.RateLimited(vigia.CodeRateLimited, secondsUntil(q.Reset, s.now())))

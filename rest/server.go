@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,17 @@ type Config struct {
 	// RateLimitPublic is the public data-product page and badge's own per-IP limit, per
 	// RateWindow (60 by default).
 	RateLimitPublic int
+	// RateLimitProbe is liveness, readiness and version's own per-IP limit, per
+	// RateWindow (6000 by default): they stay reachable for orchestrators once a client
+	// address has spent RateLimitIP.
+	RateLimitProbe int
+	// TrustedProxies are the addresses (CIDRs) of the load balancers in front of the
+	// service. Only a request whose connection comes from one of them has its client
+	// address read from ForwardedHeader; none by default.
+	TrustedProxies []netip.Prefix
+	// ForwardedHeader is the header trusted proxies set: X-Forwarded-For (default) or
+	// Forwarded (RFC 7239).
+	ForwardedHeader string
 	// RequestTimeout bounds each request's work.
 	RequestTimeout time.Duration
 }
@@ -68,6 +80,9 @@ type Server struct {
 	opByRoute    map[string]*operation
 	ipLimiter    *limiter
 	tokenLimiter *limiter
+	// probeLimiter bounds each IP on liveness, readiness and version.
+	probeLimiter *limiter
+	clientAddr   clientAddr
 	// publicLimiter bounds each IP on the public data-product page and badge.
 	publicLimiter *limiter
 	metrics       *metrics
@@ -88,6 +103,12 @@ func New(cfg Config, deps Deps, log *slog.Logger) *Server {
 	}
 	if cfg.RateLimitPublic == 0 {
 		cfg.RateLimitPublic = 60
+	}
+	if cfg.RateLimitProbe == 0 {
+		cfg.RateLimitProbe = 6000
+	}
+	if cfg.ForwardedHeader == "" {
+		cfg.ForwardedHeader = HeaderXForwardedFor
 	}
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = 60 * time.Second
@@ -110,8 +131,10 @@ func New(cfg Config, deps Deps, log *slog.Logger) *Server {
 		opByRoute: map[string]*operation{}, metrics: newMetrics(), now: time.Now}
 	s.ipLimiter = newLimiter(cfg.RateLimitIP, cfg.RateWindow, s.now)
 	s.tokenLimiter = newLimiter(cfg.RateLimitToken, cfg.RateWindow, s.now)
+	s.probeLimiter = newLimiter(cfg.RateLimitProbe, cfg.RateWindow, s.now)
+	s.clientAddr = clientAddr{trusted: cfg.TrustedProxies, header: cfg.ForwardedHeader}
 
-	s.root.Use(withRequestID, s.accessLog, withTimeout(cfg.RequestTimeout), s.guard, middleware.GetHead)
+	s.root.Use(s.closeWhenDraining, withRequestID, s.accessLog, withTimeout(cfg.RequestTimeout), s.guard, middleware.GetHead)
 	s.root.NotFound(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, vigia.NotFound()) })
 	s.root.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &vigia.Error{Kind: vigia.KindMethodNotAllowed, Code: vigia.CodeMethodNotAllowed, Key: "error.method_not_allowed"})
@@ -123,8 +146,19 @@ func New(cfg Config, deps Deps, log *slog.Logger) *Server {
 // Handler returns the root HTTP handler.
 func (s *Server) Handler() http.Handler { return s.root }
 
-// Drain makes readiness fail so load balancers stop sending traffic before shutdown.
+// Drain makes readiness fail so load balancers stop sending traffic before shutdown,
+// and ends keep-alive: every response from now on carries Connection: close, so a
+// client's connection closes after its last answer instead of being cut while idle.
 func (s *Server) Drain() { s.draining.Store(true) }
+
+func (s *Server) closeWhenDraining(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // Register adds collectors to the /metrics registry.
 func (s *Server) Register(c ...prometheus.Collector) { s.metrics.registry.MustRegister(c...) }

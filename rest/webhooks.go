@@ -348,12 +348,15 @@ func (s *Server) webhookRoutes() {
 	s.register(operation{ID: "syncTicketIntegration", Method: http.MethodPut, Path: "/api/v1/notification-channels/tickets/{integration_id}/sync",
 		Tag: "tickets", Summary: "Webhook secret, polling interval, comments and transitions of a ticket integration (admins)",
 		Params: []param{integrationIDParam}, Body: TicketSyncIn{}, Response: TicketIntegrationOut{},
+		Errors: map[int]string{http.StatusBadRequest: "ticket_sync_unsupported: the provider has no comments or transitions"},
 		Desc: "Answers webhook_path. Providers without comments and transitions answer 400 ticket_sync_unsupported to comment or " +
 			"transition true."}, s.handleTicketSync)
 	s.register(operation{ID: "receiveTicketEvent", Method: http.MethodPost, Path: "/api/v1/webhooks/tickets/{integration_id}", Tag: "tickets",
 		Public: true, Summary: "Signed inbound tracker event about a linked ticket",
 		Params: []param{{Name: "integration_id", In: "path", Type: "string", Required: true}}, Body: GenericTicketEventIn{}, RawBody: true,
-		Response: TicketEventOut{}, Desc: "Checks in order: 429 (120 per minute per integration and IP), 413 (1 MB), 401 " +
+		Response: TicketEventOut{}, Errors: map[int]string{http.StatusUnauthorized: "signature_invalid: bad signature, unknown integration or no secret",
+			http.StatusBadRequest: "timestamp_invalid (missing or older than 5 minutes) or bad_request (a body the provider's format does not read)"},
+		Desc: "Checks in order: 429 (120 per minute per integration and IP), 413 (1 MB), 401 " +
 			"signature_invalid (bad signature, unknown integration or no secret: identical answers), 400 timestamp_invalid " +
 			"(missing or older than 5 minutes), then applies: a closed ticket resolves its linked issues. Jira signs X-Hub-Signature: " +
 			"sha256=<hex>, Linear Linear-Signature: <hex>, the generic provider X-Ticket-Signature (docs/webhooks.md)."},
@@ -802,6 +805,6 @@ func (s *Server) handleTicketLink(w http.ResponseWriter, r *http.Request, in *in
 
 func (s *Server) handleTicketEvent(w http.ResponseWriter, r *http.Request, in *input) {
 	status, err := s.deps.Webhooks.ReceiveTicketEvent(r.Context(), webhook.InboundRequest{IntegrationID: in.Path("integration_id"),
-		ClientIP: clientIP(r), Header: r.Header, Body: r.Body})
+		ClientIP: s.clientAddr.of(r), Header: r.Header, Body: r.Body})
 	s.reply(w, r, err, func() any { return TicketEventOut{Status: status} })
 }

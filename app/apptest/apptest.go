@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/store"
@@ -27,6 +29,7 @@ type Env struct {
 	DB     *store.DB
 	Server *httptest.Server
 	Logs   *SyncBuffer
+	check  *contractCheck
 }
 
 // SyncBuffer is a goroutine-safe log sink tests can search.
@@ -62,9 +65,22 @@ func MustStart(tb testing.TB, cfg app.Config) *Env {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := httptest.NewServer(a.Server().Handler())
+	server := a.Server()
+	doc, err := server.OpenAPI()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := contractFor(doc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	check := &contractCheck{next: server.Handler(), routes: server.Handler().(chi.Routes), contract: c}
+	srv := httptest.NewServer(check)
+	// Cleanups run last-in first-out: the report comes after the server closed, when
+	// every response has been checked.
+	tb.Cleanup(func() { check.report(tb) })
 	tb.Cleanup(srv.Close)
-	return &Env{App: a, DB: db, Server: srv, Logs: logs}
+	return &Env{App: a, DB: db, Server: srv, Logs: logs, check: check}
 }
 
 // MustWorkspace creates a workspace with a unique name and returns its id.

@@ -11,6 +11,16 @@ import (
 	"github.com/vigia-data/vigia/store"
 )
 
+// openCLIApp opens the app for a command other than serve: a development key is said
+// once, in words, on stderr (never on stdout, which scripts read).
+func openCLIApp(ctx context.Context, cfg config, stderr io.Writer) (*app.App, error) {
+	cfg.devKeyNotice = stderr
+	return openApp(ctx, cfg, stderr)
+}
+
+const devKeyNotice = "vigia: warning: VIGIA_SECRET_KEY is not set, so stored credentials are encrypted with the " +
+	"development key in your config directory (vigia/dev-secret-key). Set VIGIA_SECRET_KEY in production.\n"
+
 // openApp connects to the database, applies migrations and wires the services.
 func openApp(ctx context.Context, cfg config, logOut io.Writer) (*app.App, error) {
 	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel}))
@@ -23,12 +33,13 @@ func openApp(ctx context.Context, cfg config, logOut io.Writer) (*app.App, error
 		return nil, err
 	}
 	a, err := app.New(app.Config{Version: version, BuildSHA: sha(), RateLimitToken: cfg.RateLimitToken,
-		RateLimitIP: cfg.RateLimitIP, NATSURL: cfg.NATSURL, SecretKey: cfg.SecretKey, SQLiteRoot: cfg.SQLiteRoot,
+		RateLimitIP: cfg.RateLimitIP, RateLimitProbe: cfg.RateLimitProbe, TrustedProxies: cfg.TrustedProxies,
+		ForwardedHeader: cfg.ForwardedHeader, NATSURL: cfg.NATSURL, SecretKey: cfg.SecretKey, SQLiteRoot: cfg.SQLiteRoot,
 		SourcesDenyPrivate: cfg.SourcesDenyPrivate, Workers: cfg.Workers, MaxActiveScans: cfg.MaxActiveScans,
 		JobStaleAfter: cfg.JobStaleAfter, JobHeartbeat: max(time.Second, cfg.JobStaleAfter/5),
 		Neo4j:             neo4jgraph.Config{URI: cfg.Neo4jURI, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase},
 		WebhookAllowHosts: cfg.WebhookAllowHosts, WebhookLegacyPrefix: cfg.WebhookLegacyPrefix, WebhookWorkers: cfg.WebhookWorkers,
-		PublicURL: cfg.PublicURL}, db, log)
+		PublicURL: cfg.PublicURL, DevelopmentKeyNotice: notice(cfg.devKeyNotice)}, db, log)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -42,4 +53,11 @@ func sha() string {
 		return buildSHA[:7]
 	}
 	return "0000000"
+}
+
+func notice(w io.Writer) func() {
+	if w == nil {
+		return nil
+	}
+	return func() { _, _ = io.WriteString(w, devKeyNotice) }
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/i18n"
 	"github.com/vigia-data/vigia/rest"
 )
 
@@ -44,27 +46,90 @@ type exitError struct {
 
 func (e exitError) Error() string { return e.msg }
 
-// userMessage renders an error for a terminal without internal causes of Vigia errors
-// that could carry secrets.
+// objectError names the object a command failed on (a workspace, a connection ...).
+type objectError struct {
+	what string
+	err  error
+}
+
+func (e *objectError) Error() string { return e.what + ": " + e.err.Error() }
+func (e *objectError) Unwrap() error { return e.err }
+
+// about names the object err is about; nil stays nil. what must never hold a secret.
+func about(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &objectError{what: what, err: err}
+}
+
+// cliLang is the language of messages on the terminal: LC_ALL, LC_MESSAGES or LANG,
+// else the product's default (pt-PT).
+func cliLang() string {
+	for _, v := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
+		if l := i18n.Normalize(os.Getenv(v)); l != "" {
+			return l
+		}
+	}
+	return i18n.PT
+}
+
+// userMessage renders an error for a terminal: the object it is about, the localized
+// reason and its stable code, never internal causes of Vigia errors that could carry
+// secrets.
 func userMessage(err error) string {
+	var prefix []string
+	for e := err; e != nil; {
+		var oe *objectError
+		if !errors.As(e, &oe) {
+			break
+		}
+		prefix = append(prefix, oe.what)
+		e = oe.err
+	}
+	msg := reasonText(err)
+	if len(prefix) > 0 {
+		return strings.Join(prefix, ": ") + ": " + msg
+	}
+	return msg
+}
+
+func reasonText(err error) string {
 	var e *vigia.Error
-	if errors.As(err, &e) {
-		if e.Kind == vigia.KindInvalid {
-			msg := "invalid input:"
-			for _, f := range e.Fields {
-				msg += fmt.Sprintf(" %v (%s)", f.Loc, f.Type)
-				if f.Type == "dsn_invalid" {
-					msg += "; accepted: " + connection.DSNForms
-				}
-			}
-			return msg
+	if !errors.As(err, &e) {
+		var oe *objectError
+		if errors.As(err, &oe) {
+			return oe.err.Error()
 		}
-		if e.Kind == vigia.KindInternal && e.Err != nil {
-			return e.Err.Error()
-		}
+		return err.Error()
+	}
+	if e.Kind == vigia.KindInternal && e.Err != nil {
+		return e.Err.Error()
+	}
+	msgs, lerr := i18n.New()
+	if lerr != nil {
 		return e.Code
 	}
-	return err.Error()
+	lang := cliLang()
+	if e.Kind == vigia.KindInvalid {
+		parts := make([]string, 0, len(e.Fields))
+		for _, f := range e.Fields {
+			where := strings.Join(f.Loc, ".")
+			if len(f.Loc) > 1 && (f.Loc[0] == "body" || f.Loc[0] == "query") {
+				where = strings.Join(f.Loc[1:], ".")
+			}
+			text := fmt.Sprintf("%s: %s (%s)", where, msgs.FieldMessage(lang, f.Type, f.Ctx), f.Type)
+			if reason, ok := f.Ctx["reason"].(string); ok && reason != "" {
+				text = fmt.Sprintf("%s: %s (%s: %s)", where, msgs.FieldMessage(lang, f.Type, f.Ctx), f.Type, reason)
+			}
+			if f.Type == "dsn_invalid" {
+				text += "; accepted: " + connection.DSNForms
+			}
+			parts = append(parts, text)
+		}
+		return strings.Join(parts, "; ")
+	}
+	return fmt.Sprintf("%s (%s)", msgs.Message(lang, e.Key, e.Params), e.Code)
 }
 
 func rootCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -82,7 +147,7 @@ func withApp(ctx context.Context, logOut io.Writer, fn func(a *app.App) error) e
 	if err != nil {
 		return err
 	}
-	a, err := openApp(ctx, cfg, logOut)
+	a, err := openCLIApp(ctx, cfg, logOut)
 	if err != nil {
 		return err
 	}
@@ -177,7 +242,7 @@ func workspaceCommand(stdout, stderr io.Writer) *cobra.Command {
 			return withApp(c.Context(), stderr, func(a *app.App) error {
 				w, err := a.Identity.CreateWorkspace(c.Context(), args[0], country)
 				if err != nil {
-					return err
+					return about(fmt.Sprintf("workspace %q", args[0]), err)
 				}
 				fmt.Fprintln(stdout, w.ID)
 				return nil
@@ -196,7 +261,7 @@ func userCommand(stdout, stderr io.Writer) *cobra.Command {
 			return withApp(c.Context(), stderr, func(a *app.App) error {
 				_, secret, err := a.Identity.CreateUser(c.Context(), ws, email, vigia.Role(role))
 				if err != nil {
-					return err
+					return about(fmt.Sprintf("user %q in workspace %q", email, ws), err)
 				}
 				fmt.Fprintln(stdout, secret)
 				return nil
@@ -228,7 +293,7 @@ func tokenCommand(stdout, stderr io.Writer) *cobra.Command {
 			return withApp(c.Context(), stderr, func(a *app.App) error {
 				_, s, err := a.Identity.CreateAPIToken(c.Context(), ws, name, "cli", expiresAt)
 				if err != nil {
-					return err
+					return about(fmt.Sprintf("token %q in workspace %q", name, ws), err)
 				}
 				fmt.Fprintln(stdout, s)
 				return nil
@@ -243,7 +308,7 @@ func tokenCommand(stdout, stderr io.Writer) *cobra.Command {
 			return withApp(c.Context(), stderr, func(a *app.App) error {
 				t, err := a.Identity.RevokeAPIToken(c.Context(), ws, secret, "cli")
 				if err != nil {
-					return err
+					return about(fmt.Sprintf("the token given in workspace %q", ws), err)
 				}
 				fmt.Fprintf(stdout, "revoked token %s (%s)\n", t.ID, t.Name)
 				return nil

@@ -2,28 +2,37 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vigia-data/vigia/netguard"
+	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/store"
 )
 
 // config is read from the environment; flags override some fields.
 type config struct {
-	DatabaseURL        string
-	Addr               string
-	SecretKey          string
-	Neo4jURI           string
-	Neo4jUser          string
-	Neo4jPassword      string
-	Neo4jDatabase      string
-	NATSURL            string
-	RateLimitToken     int
-	RateLimitIP        int
+	DatabaseURL    string
+	Addr           string
+	SecretKey      string
+	Neo4jURI       string
+	Neo4jUser      string
+	Neo4jPassword  string
+	Neo4jDatabase  string
+	NATSURL        string
+	RateLimitToken int
+	RateLimitIP    int
+	RateLimitProbe int
+	// TrustedProxies (VIGIA_TRUSTED_PROXIES, CIDRs) are the load balancers whose
+	// ForwardedHeader (VIGIA_FORWARDED_HEADER) names the client address.
+	TrustedProxies     []netip.Prefix
+	ForwardedHeader    string
 	DrainDelay         time.Duration
 	LogLevel           slog.Level
 	SQLiteRoot         string
@@ -38,6 +47,9 @@ type config struct {
 	WebhookLegacyPrefix string
 	WebhookWorkers      int
 	PublicURL           string
+	// devKeyNotice is where a command says that the development key is in use (nil:
+	// the JSON log warns, as serve does).
+	devKeyNotice io.Writer
 }
 
 func loadConfig() (config, error) {
@@ -57,6 +69,20 @@ func loadConfig() (config, error) {
 	}
 	if c.RateLimitIP, err = envInt("VIGIA_RATE_LIMIT_IP", 1200); err != nil {
 		return c, err
+	}
+	if c.RateLimitProbe, err = envInt("VIGIA_RATE_LIMIT_PROBE", 6000); err != nil {
+		return c, err
+	}
+	if c.TrustedProxies, err = rest.ParseTrustedProxies(os.Getenv("VIGIA_TRUSTED_PROXIES")); err != nil {
+		return c, fmt.Errorf("VIGIA_TRUSTED_PROXIES: want comma-separated CIDRs or addresses (10.0.0.0/8, 192.0.2.7): %w", err)
+	}
+	switch h := env("VIGIA_FORWARDED_HEADER", rest.HeaderXForwardedFor); {
+	case strings.EqualFold(h, rest.HeaderXForwardedFor):
+		c.ForwardedHeader = rest.HeaderXForwardedFor
+	case strings.EqualFold(h, rest.HeaderForwarded):
+		c.ForwardedHeader = rest.HeaderForwarded
+	default:
+		return c, fmt.Errorf("VIGIA_FORWARDED_HEADER must be X-Forwarded-For or Forwarded")
 	}
 	if c.Workers, err = envInt("VIGIA_WORKERS", 2); err != nil {
 		return c, err
@@ -93,7 +119,8 @@ func loadConfig() (config, error) {
 
 // String describes the configuration with every secret masked.
 func (c config) String() string {
-	return fmt.Sprintf("database=%s addr=%s secret_key=%s neo4j=%s", store.DatabaseName(c.DatabaseURL), c.Addr, mask(c.SecretKey), mask(c.Neo4jURI))
+	return fmt.Sprintf("database=%s addr=%s secret_key=%s neo4j=%s trusted_proxies=%d", store.DatabaseName(c.DatabaseURL), c.Addr,
+		mask(c.SecretKey), mask(c.Neo4jURI), len(c.TrustedProxies))
 }
 
 // defaultDataDir is where SQLite sources (and the demo packs) live by default.

@@ -23,7 +23,7 @@ func demoCommand(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := openApp(c.Context(), cfg, stderr)
+			a, err := openCLIApp(c.Context(), cfg, stderr)
 			if err != nil {
 				return err
 			}
@@ -42,7 +42,7 @@ func runDemo(ctx context.Context, a *app.App, cfg config, packs []string, dsn st
 		Progress: func(pack string, sc scan.Scan) { bar.update("demo "+pack, sc) }})
 	bar.finish()
 	if err != nil {
-		return err
+		return about("demo workspace", err)
 	}
 	base := "http://" + cfg.Addr
 	var failed []string

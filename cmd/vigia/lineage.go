@@ -25,10 +25,10 @@ func graphCommand(stdout, stderr io.Writer) *cobra.Command {
 				if ws != "" {
 					w, err := a.Identity.Workspace(c.Context(), ws)
 					if err != nil {
-						return err
+						return about(fmt.Sprintf("workspace %q", ws), err)
 					}
 					if err := a.Lineage.RebuildWorkspace(c.Context(), w.ID); err != nil {
-						return err
+						return about(fmt.Sprintf("graph of workspace %q", ws), err)
 					}
 					fmt.Fprintln(stdout, "rebuilt 1 workspace")
 					return nil
@@ -95,7 +95,7 @@ func runImport(ctx context.Context, stdout, stderr io.Writer, ws, path string,
 	return withApp(ctx, stderr, func(a *app.App) error {
 		w, err := a.Identity.Workspace(ctx, ws)
 		if err != nil {
-			return err
+			return about(fmt.Sprintf("workspace %q", ws), err)
 		}
 		res, err := fn(app.AsAdmin(ctx, w.ID, "cli"), a, b)
 		var ve *vigia.Error
@@ -108,7 +108,7 @@ func runImport(ctx context.Context, stdout, stderr io.Writer, ws, path string,
 			return exitError{code: 1, msg: lineage.CodeDBTImportWouldErase}
 		}
 		if err != nil {
-			return err
+			return about(path, err)
 		}
 		fmt.Fprintf(stdout, "edges %d, exposures %d, destinations %d, unmatched %d\n", res.Edges, res.Exposures, res.Destinations, res.Unmatched)
 		if res.Replaced {

@@ -27,7 +27,7 @@ func connectionCommand(stdout, stderr io.Writer) *cobra.Command {
 			return withApp(c.Context(), stderr, func(a *app.App) error {
 				w, err := a.Identity.Workspace(c.Context(), ws)
 				if err != nil {
-					return err
+					return about(fmt.Sprintf("workspace %q", ws), err)
 				}
 				in := connection.AddInput{Name: name, Kind: kind, DSN: dsn, Test: !noTest, LineageAliases: aliases}
 				if timeout > 0 {
@@ -42,7 +42,7 @@ func connectionCommand(stdout, stderr io.Writer) *cobra.Command {
 				}
 				conn, err := a.Connections.Add(app.AsAdmin(c.Context(), w.ID, "cli"), in)
 				if err != nil {
-					return err
+					return about(fmt.Sprintf("connection %q", name), err)
 				}
 				fmt.Fprintln(stdout, conn.ID)
 				return nil
@@ -67,7 +67,7 @@ func connectionCommand(stdout, stderr io.Writer) *cobra.Command {
 			return withApp(c.Context(), stderr, func(a *app.App) error {
 				w, err := a.Identity.Workspace(c.Context(), setWS)
 				if err != nil {
-					return err
+					return about(fmt.Sprintf("workspace %q", setWS), err)
 				}
 				u := connection.Update{}
 				switch setCountry {
@@ -97,7 +97,7 @@ func connectionCommand(stdout, stderr io.Writer) *cobra.Command {
 				}
 				conn, err := a.Connections.Update(app.AsAdmin(c.Context(), w.ID, "cli"), setConn, u)
 				if err != nil {
-					return err
+					return about(fmt.Sprintf("connection %q", setConn), err)
 				}
 				fmt.Fprintf(stdout, "%s: data country %s, time zone %s\n", conn.Name, conn.EffectiveCountry(), conn.ScanTimezone)
 				return nil
@@ -123,12 +123,12 @@ func scanCommand(stdout, stderr io.Writer) *cobra.Command {
 			return withApp(c.Context(), stderr, func(a *app.App) error {
 				w, err := a.Identity.Workspace(c.Context(), ws)
 				if err != nil {
-					return err
+					return about(fmt.Sprintf("workspace %q", ws), err)
 				}
 				ctx := app.AsAdmin(c.Context(), w.ID, "cli")
 				sc, err := a.Scans.TriggerScan(ctx, conn, "manual")
 				if err != nil {
-					return err
+					return about(fmt.Sprintf("scan of connection %q", conn), err)
 				}
 				if !wait {
 					fmt.Fprintln(stdout, sc.ID)

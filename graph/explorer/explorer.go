@@ -43,8 +43,12 @@ const DefaultQuery = `# Welcome to Vigia's GraphQL explorer.
 # Run: Ctrl+Enter. Schema: Docs, left.
 
 query Datasets {
-  datasets {
-    name
+  datasets(limit: 20) {
+    total
+    items {
+      name
+      latestScore
+    }
   }
 }
 `

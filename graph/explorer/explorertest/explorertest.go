@@ -34,6 +34,16 @@ func RunQuery(ctx context.Context, pageURL, query string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("explorertest: encode query: %w", err)
 	}
+	return run(ctx, pageURL, `document.querySelector(`+jsString(QueryEditor)+`).CodeMirror.setValue(`+string(q)+`);`)
+}
+
+// RunDefaultQuery opens pageURL like RunQuery and runs the operation a new tab opens
+// with, as it is.
+func RunDefaultQuery(ctx context.Context, pageURL string) (string, error) {
+	return run(ctx, pageURL, "")
+}
+
+func run(ctx context.Context, pageURL, setOperation string) (string, error) {
 	steps := []struct {
 		what    string
 		actions []chromedp.Action
@@ -47,7 +57,7 @@ func RunQuery(ctx context.Context, pageURL, query string) (string, error) {
 		// bracket auto-closing and autocompletion, which would change the text.
 		// The result pane is emptied so that the wait below sees this run's answer.
 		{"set the operation", []chromedp.Action{chromedp.Evaluate(`(() => {
-			document.querySelector(`+jsString(QueryEditor)+`).CodeMirror.setValue(`+string(q)+`);
+			`+setOperation+`
 			const out = document.querySelector(`+jsString(ResultPane)+`);
 			if (out && out.CodeMirror) out.CodeMirror.setValue("");
 			return true;
@@ -63,7 +73,7 @@ func RunQuery(ctx context.Context, pageURL, query string) (string, error) {
 		}
 	}
 	var result string
-	err = browsertest.RunStep(ctx, chromedp.Poll(`(() => {
+	err := browsertest.RunStep(ctx, chromedp.Poll(`(() => {
 		const el = document.querySelector(`+jsString(ResultPane)+`);
 		const text = el && el.CodeMirror ? el.CodeMirror.getValue() : "";
 		return text !== "" ? text : false;
