@@ -176,7 +176,7 @@ func (s *Service) ReceiveTicketEvent(ctx context.Context, in InboundRequest) (st
 	if len(body) > MaxInboundBody {
 		return "", &vigia.Error{Kind: vigia.KindTooLarge, Code: vigia.CodePayloadTooLarge, Key: "error.payload_too_large"}
 	}
-	if err := vigia.CheckJSONText(body, "body"); err != nil {
+	if err := vigia.CheckJSONText(body); err != nil {
 		return "", err
 	}
 	t, secret, err := s.inboundIntegration(ctx, in.IntegrationID)
