@@ -44,6 +44,7 @@ type Deps struct {
 	ScanReads   ScanReadService
 	Workflow    WorkflowDeps
 	Lineage     LineageService
+	Incidents   IncidentService
 	Trust       TrustService
 	Products    ProductService
 	Webhooks    WebhookService
