@@ -115,13 +115,10 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, _, scanID string) 
 	return s.Group(ctx, workspaceID, scanID)
 }
 
-// principal returns the caller and their visibility.
-func principal(ctx context.Context) (vigia.Principal, catalog.Viewer, error) {
+// viewer returns what the caller in ctx may see.
+func viewer(ctx context.Context) (catalog.Viewer, error) {
 	p, err := vigia.MustPrincipal(ctx)
-	if err != nil {
-		return p, catalog.Viewer{}, err
-	}
-	return p, catalog.ViewerOf(p), nil
+	return catalog.ViewerOf(p), err
 }
 
 // Group groups the workspace's open issues into incidents: datasets with open
@@ -291,7 +288,7 @@ func maxSeverity(a, b string) string {
 // Incidents lists the incidents whose root dataset the caller can see, newest first.
 // Returns KindInvalid for a bad page or status.
 func (s *Service) Incidents(ctx context.Context, f Filter) (vigia.List[View], error) {
-	_, v, err := principal(ctx)
+	v, err := viewer(ctx)
 	if err != nil {
 		return vigia.List[View]{}, err
 	}
@@ -318,7 +315,7 @@ func (s *Service) Incidents(ctx context.Context, f Filter) (vigia.List[View], er
 // Incident returns one incident with its blast radius. Returns KindNotFound for an
 // unknown id, another workspace's, or one whose root the caller cannot see.
 func (s *Service) Incident(ctx context.Context, id string) (View, error) {
-	_, v, err := principal(ctx)
+	v, err := viewer(ctx)
 	if err != nil {
 		return View{}, err
 	}
@@ -340,7 +337,7 @@ func (s *Service) Incident(ctx context.Context, id string) (View, error) {
 // when the issue is of a column. Returns KindNotFound for an unknown issue, another
 // workspace's, or one on a dataset the caller cannot see.
 func (s *Service) IssueImpact(ctx context.Context, issueID string) (lineage.ImpactView, error) {
-	_, v, err := principal(ctx)
+	v, err := viewer(ctx)
 	if err != nil {
 		return lineage.ImpactView{}, err
 	}
