@@ -22,6 +22,7 @@ import (
 	"github.com/vigia-data/vigia/graph/explorer"
 	"github.com/vigia-data/vigia/i18n"
 	"github.com/vigia-data/vigia/identity"
+	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/jobs"
 	"github.com/vigia-data/vigia/lineage"
@@ -122,6 +123,7 @@ type App struct {
 	Issues      *issue.Service
 	Teams       *team.Service
 	Lineage     *lineage.Service
+	Incidents   *incident.Service
 	// closeGraph closes the Neo4j driver when that backend is used.
 	closeGraph  func(ctx context.Context) error
 	Webhooks    *webhook.Service
@@ -178,12 +180,14 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	// Incidents list the consumers that read a dataset recently.
 	a.Lineage = lineage.NewService(lineage.Deps{Store: db.Lineage(), Graph: graph, Views: sqllineage.Parser{}, Tx: db,
 		Jobs: lineageJobs{queue}, Consumers: recentConsumers{a.Trust}, Providers: db.KnowledgeProviders(), Clock: clock, Log: log})
+	// Incidents group issues through lineage's impact API.
+	a.Incidents = incident.NewService(db.Incidents(), a.Lineage, clock)
 	// Products order by lineage reach.
 	a.Products = product.NewService(db.Products(), db, a.Trust, a.Lineage, box, clock, product.Config{})
-	// After a scan: lineage and incidents, then the domains' verdicts (one event per
+	// After a scan: lineage, then incidents, then the domains' verdicts (one event per
 	// domain whose aggregated verdict the scan's verdicts changed).
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
-		Weights: db.Products(), After: scan.Finishers{a.Lineage, a.Products}}, clock, log, scanCfg)
+		Weights: db.Products(), After: scan.Finishers{a.Lineage, a.Incidents, a.Products}}, clock, log, scanCfg)
 	a.Webhooks, a.WebhookJobs = newWebhooks(cfg, db, box, msgs, clock, a.Issues, log)
 	a.handleJobs()
 	return a, nil
@@ -275,13 +279,13 @@ func (l lineageJobs) EnqueueProjection(ctx context.Context, workspaceID string) 
 // Server builds the HTTP transport: /api/v1, /graphql and its explorer, /metrics.
 func (a *App) Server() *rest.Server {
 	gql := graph.NewHandler(&graph.Resolver{Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
-		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, Trust: a.Trust, Products: a.Products}, a.Messages, a.Log)
+		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, IncidentService: a.Incidents, Trust: a.Trust, Products: a.Products}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow,
 		RateLimitPublic: a.Config.RateLimitPublic, RateLimitProbe: a.Config.RateLimitProbe,
 		TrustedProxies: a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
-			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage,
+			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Webhooks: a.Webhooks,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/graph/generated"
+	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/product"
@@ -19,7 +20,7 @@ import (
 func TestSchemaDefaultsAreTheServices(t *testing.T) {
 	schema := generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{}}).Schema()
 	want := map[string]map[string]int{
-		"Query": {"datasets.limit": catalog.DatasetPageDefault, "issues.limit": issue.PageDefault, "incidents.limit": lineage.IncidentPageDefault,
+		"Query": {"datasets.limit": catalog.DatasetPageDefault, "issues.limit": issue.PageDefault, "incidents.limit": incident.PageDefault,
 			"domains.limit": product.DomainPageDefault, "consumers.limit": trust.ConsumerPageDefault, "rules.limit": rule.PageDefault,
 			"scans.limit": scan.ScanPageDefault, "signals.limit": scan.SignalPageDefault, "knowledgeGraph.hops": lineage.DefaultKnowledgeHops},
 		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/lineage"
 )
 
@@ -205,7 +206,7 @@ func toLineagePath(res lineage.PathResult) *model.LineagePath {
 	return out
 }
 
-func toIncident(v lineage.IncidentView) model.Incident {
+func toIncident(v incident.View) model.Incident {
 	im := v.Impact
 	out := model.Incident{ID: v.ID, Status: v.Status, Title: v.Title, Severity: v.Severity, RootDatasetID: v.RootDatasetID,
 		RootDatasetName: v.RootDatasetName, IssueIds: v.IssueIDs, DatasetIds: v.DatasetIDs, ImpactScope: im.ImpactScope,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/lineage"
 )
 
@@ -46,8 +47,8 @@ func (r *datasetResolver) Path(ctx context.Context, obj *model.Dataset, to strin
 
 // Incidents is the resolver for the incidents field.
 func (r *queryResolver) Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error) {
-	f := lineage.IncidentFilter{Status: status, Page: vigia.PageOf(limit, offset, lineage.IncidentPageDefault)}
-	res, err := r.LineageService.Incidents(ctx, f)
+	f := incident.Filter{Status: status, Page: vigia.PageOf(limit, offset, incident.PageDefault)}
+	res, err := r.IncidentService.Incidents(ctx, f)
 	if err != nil {
 		return nil, err
 	}

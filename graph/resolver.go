@@ -12,8 +12,10 @@ type Resolver struct {
 	RuleService  RuleService
 	IssueService IssueService
 
-	// LineageService answers lineage, incidents and the knowledge graph.
+	// LineageService answers lineage and the knowledge graph.
 	LineageService LineageService
-	Trust          TrustService
-	Products       ProductService
+	// IncidentService answers incidents.
+	IncidentService IncidentService
+	Trust           TrustService
+	Products        ProductService
 }

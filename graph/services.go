@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/product"
@@ -54,11 +55,15 @@ type IssueService interface {
 	Transition(ctx context.Context, id, action, note string) (issue.Issue, error)
 }
 
-// LineageService is what the resolvers need of lineage, incidents and the knowledge graph.
+// IncidentService is what the resolvers need of incidents.
+type IncidentService interface {
+	Incidents(ctx context.Context, f incident.Filter) (vigia.List[incident.View], error)
+}
+
+// LineageService is what the resolvers need of lineage and the knowledge graph.
 type LineageService interface {
 	Impact(ctx context.Context, datasetID string, column *string) (lineage.ImpactResult, error)
 	ImpactMany(ctx context.Context, ids []string, column *string) (map[string]lineage.ImpactResult, map[string]error, error)
-	Incidents(ctx context.Context, f lineage.IncidentFilter) (vigia.List[lineage.IncidentView], error)
 	KnowledgeGraph(ctx context.Context, o lineage.KnowledgeOpts) (lineage.KGraph, error)
 	Path(ctx context.Context, datasetID, targetID string) (lineage.PathResult, error)
 	Traverse(ctx context.Context, datasetID string, o lineage.TraverseOpts) (lineage.TraverseResult, error)

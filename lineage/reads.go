@@ -543,7 +543,7 @@ func (s *Service) ImpactMany(ctx context.Context, ids []string, column *string) 
 			}
 		}
 	}
-	blasts, err := s.blastMany(ctx, v, ok, cols)
+	blasts, err := s.BlastRadii(ctx, v, ok, cols)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -621,20 +621,20 @@ type BlastExpo struct {
 	Via    []string `json:"via"`
 }
 
-// blast computes the downstream radius of a root (3 hops, 40 datasets), with derived
+// BlastRadius computes the downstream radius of a root (3 hops, 40 datasets), with derived
 // columns when cols is set. The viewer decides only the Visible flags of the infos.
-func (s *Service) blast(ctx context.Context, v catalog.Viewer, rootID string, cols []string) (Blast, error) {
-	m, err := s.blastMany(ctx, v, []string{rootID}, map[string][]string{rootID: cols})
+func (s *Service) BlastRadius(ctx context.Context, v catalog.Viewer, rootID string, cols []string) (Blast, error) {
+	m, err := s.BlastRadii(ctx, v, []string{rootID}, map[string][]string{rootID: cols})
 	if err != nil {
 		return Blast{}, err
 	}
 	return m[rootID], nil
 }
 
-// blastMany computes the blast radius of several roots with a fixed number of queries:
+// BlastRadii computes the blast radius of several roots with a fixed number of queries:
 // one backend round trip per hop for all of them, one read of names and visibility,
 // one of exposures, one of reach counts.
-func (s *Service) blastMany(ctx context.Context, v catalog.Viewer, roots []string, cols map[string][]string) (map[string]Blast, error) {
+func (s *Service) BlastRadii(ctx context.Context, v catalog.Viewer, roots []string, cols map[string][]string) (map[string]Blast, error) {
 	out := map[string]Blast{}
 	if len(roots) == 0 {
 		return out, nil

@@ -16,9 +16,7 @@ const (
 	// knowledge graph walk when hops is not given; the transports document these.
 	DefaultTraverseHops  = 1
 	DefaultKnowledgeHops = 2
-	// IncidentPageDefault and SnapshotPageDefault are the page sizes of the incident
-	// and snapshot lists when limit is not given.
-	IncidentPageDefault = 100
+	// SnapshotPageDefault is the page size of the snapshot list when limit is not given.
 	SnapshotPageDefault = MaxSnapshots
 	MaxTraverseNodes    = 40 // datasets of a traversal, the starting one included
 	MaxTraverseEdges    = 60
@@ -118,7 +116,6 @@ type Store interface {
 	// (case-insensitive), optionally within a connection by name.
 	FindByName(ctx context.Context, workspaceID string) ([]NamedDataset, error)
 
-	IncidentStore
 	KnowledgeStore
 }
 

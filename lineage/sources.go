@@ -15,9 +15,9 @@ const (
 
 // AfterScan runs at the end of each scan of a connection: it re-derives the parsed
 // edges from the view definitions discovery captured and the inferred edges from names
-// and keys, projects them, groups the workspace's open issues into incidents and takes
-// a snapshot when the graph changed. Each step's failure is returned after the
-// others ran, so one bad view never stops incidents.
+// and keys, projects them and takes a snapshot when the graph changed. Each step's
+// failure is returned after the others ran. Incidents are grouped after it (package
+// incident, the next of the scan's finishers).
 func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scanID string) error {
 	cat, err := s.store.ConnectionDatasets(ctx, connectionID)
 	if err != nil {
@@ -78,9 +78,6 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 		errs = append(errs, err)
 	}
 	s.projectNow(ctx, workspaceID)
-	if err := s.GroupIncidents(ctx, workspaceID, scanID); err != nil {
-		errs = append(errs, err)
-	}
 	if _, _, err := s.snapshot(ctx, workspaceID, "scan", &scanID); err != nil {
 		errs = append(errs, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/lineage"
 )
 
@@ -381,8 +382,8 @@ func (s *Server) lineageRoutes() {
 		Summary: "Blast radius of an issue", Response: BlastRadiusOut{},
 		Params: []param{{Name: "issue_id", In: "path", Type: "string", Required: true, MaxLen: 64}}}, s.handleIssueImpact)
 	s.register(operation{ID: "listIncidents", Method: http.MethodGet, Path: "/api/v1/incidents", Tag: "incidents",
-		Summary: "Incidents with their blast radius, newest first", List: true, ListDefault: lineage.IncidentPageDefault, Response: []IncidentOut{},
-		Params: []param{{Name: "status", In: "query", Type: "string", Enum: []string{lineage.IncidentOpen, lineage.IncidentResolved}}}},
+		Summary: "Incidents with their blast radius, newest first", List: true, ListDefault: incident.PageDefault, Response: []IncidentOut{},
+		Params: []param{{Name: "status", In: "query", Type: "string", Enum: []string{incident.Open, incident.Resolved}}}},
 		s.handleIncidentList)
 	s.register(operation{ID: "getIncident", Method: http.MethodGet, Path: "/api/v1/incidents/{incident_id}", Tag: "incidents",
 		Summary: "One incident with its blast radius", Response: IncidentOut{},
@@ -614,18 +615,18 @@ func toBlastOut(v lineage.ImpactView) BlastRadiusOut {
 }
 
 func (s *Server) handleIssueImpact(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Lineage.IssueImpact(r.Context(), in.Path("issue_id"))
+	res, err := s.deps.Incidents.IssueImpact(r.Context(), in.Path("issue_id"))
 	s.reply(w, r, err, func() any { return toBlastOut(res) })
 }
 
-func toIncidentOut(v lineage.IncidentView) IncidentOut {
+func toIncidentOut(v incident.View) IncidentOut {
 	return IncidentOut{ID: v.ID, Status: v.Status, Title: v.Title, Severity: v.Severity, RootDatasetID: v.RootDatasetID,
 		RootDatasetName: v.RootDatasetName, IssueIDs: v.IssueIDs, DatasetIDs: v.DatasetIDs, ScanID: v.ScanID, CreatedAt: v.CreatedAt,
 		UpdatedAt: v.UpdatedAt, ResolvedAt: v.ResolvedAt, BlastRadiusOut: toBlastOut(v.Impact)}
 }
 
 func (s *Server) handleIncidentList(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Lineage.Incidents(r.Context(), lineage.IncidentFilter{Status: in.String("status"), Page: in.Page()})
+	res, err := s.deps.Incidents.Incidents(r.Context(), incident.Filter{Status: in.String("status"), Page: in.Page()})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -638,7 +639,7 @@ func (s *Server) handleIncidentList(w http.ResponseWriter, r *http.Request, in *
 }
 
 func (s *Server) handleIncidentGet(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Lineage.Incident(r.Context(), in.Path("incident_id"))
+	res, err := s.deps.Incidents.Incident(r.Context(), in.Path("incident_id"))
 	s.reply(w, r, err, func() any { return toIncidentOut(res) })
 }
 

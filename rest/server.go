@@ -56,6 +56,7 @@ type Deps struct {
 	ScanReads   ScanReadService
 	Workflow    WorkflowDeps
 	Lineage     LineageService
+	Incidents   IncidentService
 	Trust       TrustService
 	Products    ProductService
 	Webhooks    WebhookService

@@ -7,6 +7,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/product"
@@ -102,7 +103,14 @@ type TeamService interface {
 	Teams(ctx context.Context) ([]team.Team, error)
 }
 
-// LineageService is what the transport needs of lineage, incidents and the knowledge graph.
+// IncidentService is what the transport needs of incidents and issues' impact.
+type IncidentService interface {
+	Incident(ctx context.Context, id string) (incident.View, error)
+	Incidents(ctx context.Context, f incident.Filter) (vigia.List[incident.View], error)
+	IssueImpact(ctx context.Context, issueID string) (lineage.ImpactView, error)
+}
+
+// LineageService is what the transport needs of lineage and the knowledge graph.
 type LineageService interface {
 	DBTRunResults(ctx context.Context, in lineage.RunResults, opts lineage.ImportOptions) (lineage.RunSummary, error)
 	DeclareEdge(ctx context.Context, in lineage.DeclaredEdge) error
@@ -111,9 +119,6 @@ type LineageService interface {
 	Diff(ctx context.Context, from string, to *string) (lineage.GraphDiff, error)
 	Exposures(ctx context.Context) ([]lineage.Exposure, error)
 	Impact(ctx context.Context, datasetID string, column *string) (lineage.ImpactResult, error)
-	Incident(ctx context.Context, id string) (lineage.IncidentView, error)
-	Incidents(ctx context.Context, f lineage.IncidentFilter) (vigia.List[lineage.IncidentView], error)
-	IssueImpact(ctx context.Context, issueID string) (lineage.ImpactView, error)
 	KnowledgeGraph(ctx context.Context, o lineage.KnowledgeOpts) (lineage.KGraph, error)
 	Lineage(ctx context.Context, datasetID string) (lineage.LineageResult, error)
 	OpenLineageEvents(ctx context.Context, events []json.RawMessage, single bool) (lineage.OpenLineageResult, error)

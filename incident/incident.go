@@ -1,4 +1,6 @@
-package lineage
+// Package incident groups open issues of lineage-connected datasets into incidents and
+// answers them with their blast radius, through the lineage service's impact API.
+package incident
 
 import (
 	"context"
@@ -8,13 +10,17 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/lineage"
 )
 
 // Incident statuses.
 const (
-	IncidentOpen     = "open"
-	IncidentResolved = "resolved"
+	Open     = "open"
+	Resolved = "resolved"
 )
+
+// PageDefault is the page size of the incident list when limit is not given.
+const PageDefault = 100
 
 // OpenIssue is an open or acknowledged issue as incident grouping needs it.
 type OpenIssue struct {
@@ -35,20 +41,20 @@ type Incident struct {
 	IssueIDs      []string
 	DatasetIDs    []string
 	ScanID        *string
-	Impact        Blast
+	Impact        lineage.Blast
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 	ResolvedAt    *time.Time
 }
 
-// IncidentFilter selects incidents.
-type IncidentFilter struct {
+// Filter selects incidents.
+type Filter struct {
 	Status *string
 	Page   vigia.Page
 }
 
-// IncidentStore is the record of incidents.
-type IncidentStore interface {
+// Store is the record of incidents (implemented by store.LineageStore).
+type Store interface {
 	// OpenIssues returns the workspace's open and acknowledged issues of live datasets.
 	OpenIssues(ctx context.Context, workspaceID string) ([]OpenIssue, error)
 	// OpenIncidents returns the workspace's open incidents.
@@ -56,15 +62,15 @@ type IncidentStore interface {
 	// SaveIncident inserts or updates an incident.
 	SaveIncident(ctx context.Context, in Incident) error
 	// Incidents lists incidents whose root the viewer can see, newest first.
-	Incidents(ctx context.Context, v catalog.Viewer, f IncidentFilter) (vigia.List[Incident], error)
+	Incidents(ctx context.Context, v catalog.Viewer, f Filter) (vigia.List[Incident], error)
 	// IncidentByID returns an incident whose root the viewer can see.
 	IncidentByID(ctx context.Context, v catalog.Viewer, id string) (Incident, error)
 	// IssueRef returns an issue's dataset and column, if the viewer can see its dataset.
 	IssueRef(ctx context.Context, v catalog.Viewer, id string) (OpenIssue, error)
 }
 
-// IncidentView is an incident as the caller may see it (contract: Incident).
-type IncidentView struct {
+// View is an incident as the caller may see it (contract: Incident).
+type View struct {
 	ID              string
 	Status          string
 	Title           string
@@ -74,56 +80,52 @@ type IncidentView struct {
 	IssueIDs        []string
 	DatasetIDs      []string
 	ScanID          *string
-	Impact          ImpactView
+	Impact          lineage.ImpactView
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 	ResolvedAt      *time.Time
 }
 
-// ImpactView is a blast radius masked for the caller (incidents and issue impact).
-type ImpactView struct {
-	ImpactScope           string
-	ImpactColumns         []string
-	ImpactNote            *string
-	ImpactTree            []ImpactNodeView
-	DownstreamCount       int
-	DownstreamColumnCount int
-	ExposuresCount        int
-	Exposures             []IncidentExposure
-	ReachTotal            int
-	Truncated             bool
+// Lineage is what incidents read of lineage: the downstream walk for grouping, blast
+// radii (unmasked, stored with an incident) and their masking for a reader, and the
+// names and visibility of datasets (implemented by *lineage.Service).
+type Lineage interface {
+	DownstreamOf(ctx context.Context, workspaceID string, ids []string) (map[string][]string, error)
+	BlastRadius(ctx context.Context, v catalog.Viewer, rootID string, cols []string) (lineage.Blast, error)
+	BlastRadii(ctx context.Context, v catalog.Viewer, roots []string, cols map[string][]string) (map[string]lineage.Blast, error)
+	MaskImpact(ctx context.Context, v catalog.Viewer, b lineage.Blast, datasets []string) (lineage.ImpactView, error)
+	Datasets(ctx context.Context, v catalog.Viewer, ids []string) (map[string]lineage.DatasetInfo, error)
 }
 
-// ImpactNodeView is a node of an impact tree.
-type ImpactNodeView struct {
-	Ref        string
-	ID         string
-	Name       string
-	Restricted bool
-	Hops       int
-	Parent     string
-	Impact     string
-	ViaColumns []string
+// Service groups issues into incidents and answers them for the principal in ctx.
+type Service struct {
+	store   Store
+	lineage Lineage
+	clock   vigia.Clock
 }
 
-// IncidentExposure is an exposure or a consumer reached by an incident.
-type IncidentExposure struct {
-	Node           string // exposure or consumer
-	ID             string
-	Name           string
-	Type           string
-	URL            string
-	Framework      string
-	Consumptions7d int
-	LastDecision   string
-	LastConsumedAt *time.Time
+// NewService returns the incident service.
+func NewService(store Store, lin Lineage, clock vigia.Clock) *Service {
+	return &Service{store: store, lineage: lin, clock: clock}
 }
 
-// GroupIncidents groups the workspace's open issues into incidents: datasets with open
+// AfterScan groups the workspace's open issues into incidents at the end of each scan
+// (it runs after lineage re-derived the connection's edges).
+func (s *Service) AfterScan(ctx context.Context, workspaceID, _, scanID string) error {
+	return s.Group(ctx, workspaceID, scanID)
+}
+
+// viewer returns what the caller in ctx may see.
+func viewer(ctx context.Context) (catalog.Viewer, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	return catalog.ViewerOf(p), err
+}
+
+// Group groups the workspace's open issues into incidents: datasets with open
 // issues that lineage connects (one downstream of another within 3 hops) share an
 // incident whose root is the most upstream of them. Existing open incidents sharing an
 // issue are updated; those whose issues all closed are resolved.
-func (s *Service) GroupIncidents(ctx context.Context, ws string, scanID string) error {
+func (s *Service) Group(ctx context.Context, ws string, scanID string) error {
 	issues, err := s.store.OpenIssues(ctx, ws)
 	if err != nil {
 		return err
@@ -140,19 +142,14 @@ func (s *Service) GroupIncidents(ctx context.Context, ws string, scanID string) 
 	system := catalog.Viewer{WorkspaceID: ws, TeamIDs: []string{}, Admin: true}
 	// reaches[a] = failing datasets downstream of a.
 	reaches := map[string][]string{}
-	if len(failing) > 0 {
-		walks := make([]*walk, 0, len(failing))
-		for _, id := range failing {
-			walks = append(walks, newWalk(id, MaxImpactNodes+1, 0))
-		}
-		if err := expand(ctx, s.graph, ws, walks, []Direction{Downstream}, MaxHops); err != nil {
-			return err
-		}
-		for _, w := range walks {
-			for _, id := range w.order[1:] {
-				if _, ok := byDataset[id]; ok {
-					reaches[w.root] = append(reaches[w.root], id)
-				}
+	down, err := s.lineage.DownstreamOf(ctx, ws, failing)
+	if err != nil {
+		return err
+	}
+	for _, a := range failing {
+		for _, id := range down[a] {
+			if _, ok := byDataset[id]; ok {
+				reaches[a] = append(reaches[a], id)
 			}
 		}
 	}
@@ -217,7 +214,7 @@ func (s *Service) GroupIncidents(ctx context.Context, ws string, scanID string) 
 		gs = append(gs, g)
 		roots = append(roots, g.root)
 	}
-	blasts, err := s.blastMany(ctx, system, roots, cols)
+	blasts, err := s.lineage.BlastRadii(ctx, system, roots, cols)
 	if err != nil {
 		return err
 	}
@@ -225,7 +222,7 @@ func (s *Service) GroupIncidents(ctx context.Context, ws string, scanID string) 
 		b := blasts[g.root]
 		b.Issues = g.issueDatasets
 		root := g.root
-		inc := Incident{ID: vigia.NewID(), WorkspaceID: ws, Status: IncidentOpen, RootDatasetID: &root, Severity: g.sev,
+		inc := Incident{ID: vigia.NewID(), WorkspaceID: ws, Status: Open, RootDatasetID: &root, Severity: g.sev,
 			IssueIDs: g.issueIDs, DatasetIDs: g.members, ScanID: &scanID, Impact: b, CreatedAt: now, UpdatedAt: now}
 		for _, old := range existing {
 			if used[old.ID] {
@@ -245,7 +242,7 @@ func (s *Service) GroupIncidents(ctx context.Context, ws string, scanID string) 
 		if used[old.ID] {
 			continue
 		}
-		old.Status, old.UpdatedAt, old.ResolvedAt = IncidentResolved, now, &now
+		old.Status, old.UpdatedAt, old.ResolvedAt = Resolved, now, &now
 		if err := s.store.SaveIncident(ctx, old); err != nil {
 			return err
 		}
@@ -290,23 +287,23 @@ func maxSeverity(a, b string) string {
 
 // Incidents lists the incidents whose root dataset the caller can see, newest first.
 // Returns KindInvalid for a bad page or status.
-func (s *Service) Incidents(ctx context.Context, f IncidentFilter) (vigia.List[IncidentView], error) {
-	_, v, err := principal(ctx)
+func (s *Service) Incidents(ctx context.Context, f Filter) (vigia.List[View], error) {
+	v, err := viewer(ctx)
 	if err != nil {
-		return vigia.List[IncidentView]{}, err
+		return vigia.List[View]{}, err
 	}
 	fields := vigia.FieldsOf(f.Page.Validate())
-	if f.Status != nil && *f.Status != IncidentOpen && *f.Status != IncidentResolved {
+	if f.Status != nil && *f.Status != Open && *f.Status != Resolved {
 		fields = append(fields, vigia.Field("enum", nil, "status"))
 	}
 	if len(fields) > 0 {
-		return vigia.List[IncidentView]{}, vigia.Invalid(fields...)
+		return vigia.List[View]{}, vigia.Invalid(fields...)
 	}
 	res, err := s.store.Incidents(ctx, v, f)
 	if err != nil {
-		return vigia.List[IncidentView]{}, err
+		return vigia.List[View]{}, err
 	}
-	out := vigia.List[IncidentView]{Total: res.Total, Items: make([]IncidentView, 0, len(res.Items))}
+	out := vigia.List[View]{Total: res.Total, Items: make([]View, 0, len(res.Items))}
 	views, err := s.incidentViews(ctx, v, res.Items)
 	if err != nil {
 		return out, err
@@ -317,21 +314,21 @@ func (s *Service) Incidents(ctx context.Context, f IncidentFilter) (vigia.List[I
 
 // Incident returns one incident with its blast radius. Returns KindNotFound for an
 // unknown id, another workspace's, or one whose root the caller cannot see.
-func (s *Service) Incident(ctx context.Context, id string) (IncidentView, error) {
-	_, v, err := principal(ctx)
+func (s *Service) Incident(ctx context.Context, id string) (View, error) {
+	v, err := viewer(ctx)
 	if err != nil {
-		return IncidentView{}, err
+		return View{}, err
 	}
 	if !vigia.ValidID(id) {
-		return IncidentView{}, vigia.NotFound()
+		return View{}, vigia.NotFound()
 	}
 	inc, err := s.store.IncidentByID(ctx, v, id)
 	if err != nil {
-		return IncidentView{}, err
+		return View{}, err
 	}
 	views, err := s.incidentViews(ctx, v, []Incident{inc})
 	if err != nil {
-		return IncidentView{}, err
+		return View{}, err
 	}
 	return views[0], nil
 }
@@ -339,32 +336,32 @@ func (s *Service) Incident(ctx context.Context, id string) (IncidentView, error)
 // IssueImpact is the blast radius of one issue: downstream of its dataset, column level
 // when the issue is of a column. Returns KindNotFound for an unknown issue, another
 // workspace's, or one on a dataset the caller cannot see.
-func (s *Service) IssueImpact(ctx context.Context, issueID string) (ImpactView, error) {
-	_, v, err := principal(ctx)
+func (s *Service) IssueImpact(ctx context.Context, issueID string) (lineage.ImpactView, error) {
+	v, err := viewer(ctx)
 	if err != nil {
-		return ImpactView{}, err
+		return lineage.ImpactView{}, err
 	}
 	if !vigia.ValidID(issueID) {
-		return ImpactView{}, vigia.NotFound()
+		return lineage.ImpactView{}, vigia.NotFound()
 	}
 	is, err := s.store.IssueRef(ctx, v, issueID)
 	if err != nil {
-		return ImpactView{}, err
+		return lineage.ImpactView{}, err
 	}
 	var cols []string
 	if is.Column != "" {
 		cols = []string{is.Column}
 	}
-	b, err := s.blast(ctx, v, is.DatasetID, cols)
+	b, err := s.lineage.BlastRadius(ctx, v, is.DatasetID, cols)
 	if err != nil {
-		return ImpactView{}, err
+		return lineage.ImpactView{}, err
 	}
-	return s.maskImpact(ctx, v, b, []string{is.DatasetID})
+	return s.lineage.MaskImpact(ctx, v, b, []string{is.DatasetID})
 }
 
 // incidentViews masks incidents for the caller: names come from the record, datasets
 // the caller cannot see are restricted, their issues are not listed.
-func (s *Service) incidentViews(ctx context.Context, v catalog.Viewer, incs []Incident) ([]IncidentView, error) {
+func (s *Service) incidentViews(ctx context.Context, v catalog.Viewer, incs []Incident) ([]View, error) {
 	var ids []string
 	for _, in := range incs {
 		ids = append(ids, in.DatasetIDs...)
@@ -372,13 +369,13 @@ func (s *Service) incidentViews(ctx context.Context, v catalog.Viewer, incs []In
 			ids = append(ids, *in.RootDatasetID)
 		}
 	}
-	info, err := s.store.DatasetInfos(ctx, v, dedupe(ids), false)
+	info, err := s.lineage.Datasets(ctx, v, ids)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]IncidentView, 0, len(incs))
+	out := make([]View, 0, len(incs))
 	for _, in := range incs {
-		iv := IncidentView{ID: in.ID, Status: in.Status, Severity: in.Severity, ScanID: in.ScanID, CreatedAt: in.CreatedAt,
+		iv := View{ID: in.ID, Status: in.Status, Severity: in.Severity, ScanID: in.ScanID, CreatedAt: in.CreatedAt,
 			UpdatedAt: in.UpdatedAt, ResolvedAt: in.ResolvedAt, IssueIDs: []string{}, DatasetIDs: []string{}}
 		if in.RootDatasetID != nil {
 			if d, ok := info[*in.RootDatasetID]; ok && d.Visible {
@@ -397,7 +394,7 @@ func (s *Service) incidentViews(ctx context.Context, v catalog.Viewer, incs []In
 			}
 		}
 		b := in.Impact
-		m, err := s.maskImpact(ctx, v, b, in.DatasetIDs)
+		m, err := s.lineage.MaskImpact(ctx, v, b, in.DatasetIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -405,93 +402,4 @@ func (s *Service) incidentViews(ctx context.Context, v catalog.Viewer, incs []In
 		out = append(out, iv)
 	}
 	return out, nil
-}
-
-// maskImpact turns an unmasked blast radius into what the caller may see.
-func (s *Service) maskImpact(ctx context.Context, v catalog.Viewer, b Blast, datasets []string) (ImpactView, error) {
-	ids := slices.Clone(datasets)
-	for _, n := range b.Nodes {
-		ids = append(ids, n.ID, n.Parent)
-	}
-	info, err := s.store.DatasetInfos(ctx, v, dedupe(ids), false)
-	if err != nil {
-		return ImpactView{}, err
-	}
-	m := newMasker(info)
-	out := ImpactView{ImpactScope: b.Scope, ImpactColumns: b.Columns, ImpactTree: []ImpactNodeView{}, Exposures: []IncidentExposure{},
-		ReachTotal: b.ReachTotal, Truncated: b.Truncated}
-	if out.ImpactColumns == nil {
-		out.ImpactColumns = []string{}
-	}
-	if b.Note != "" {
-		note := b.Note
-		out.ImpactNote = &note
-	}
-	for _, n := range b.Nodes {
-		if _, known := info[n.ID]; !known {
-			continue // dropped since
-		}
-		nv := m.node(n.ID, n.Hops, Downstream)
-		iv := ImpactNodeView{Ref: nv.Ref, ID: nv.ID, Name: nv.Name, Restricted: nv.Restricted, Hops: n.Hops, Impact: n.Impact, ViaColumns: []string{}}
-		if n.Parent != "" {
-			iv.Parent = m.ref(n.Parent)
-		}
-		if !nv.Restricted {
-			iv.ViaColumns = n.ViaColumns
-		}
-		out.DownstreamColumnCount += len(n.ViaColumns)
-		out.ImpactTree = append(out.ImpactTree, iv)
-	}
-	out.DownstreamCount = len(out.ImpactTree)
-	for _, e := range b.Exposures {
-		out.Exposures = append(out.Exposures, IncidentExposure{Node: "exposure", ID: e.ID, Name: e.Name, Type: e.Type, URL: e.URL})
-	}
-	if s.consumers != nil {
-		reached := slices.Clone(datasets)
-		for _, n := range b.Nodes {
-			reached = append(reached, n.ID)
-		}
-		byDataset, err := s.consumers.RecentConsumers(ctx, dedupe(reached), s.clock.Now().Add(-ConsumerWindow))
-		if err != nil {
-			return ImpactView{}, err
-		}
-		for _, c := range mergeConsumers(byDataset) {
-			out.Exposures = append(out.Exposures, IncidentExposure{Node: "consumer", ID: c.ID, Name: c.Name, Type: c.Type,
-				Framework: c.Framework, Consumptions7d: c.Consumptions7d, LastDecision: c.LastDecision, LastConsumedAt: c.LastConsumedAt})
-		}
-	}
-	out.ExposuresCount = len(out.Exposures)
-	return out, nil
-}
-
-// mergeConsumers turns the recent consumers of each dataset into one exposure per
-// consumer with the datasets it read, by consumer id.
-func mergeConsumers(byDataset map[string][]RecentConsumer) []ConsumerExposure {
-	merged := map[string]*ConsumerExposure{}
-	var order []string
-	for datasetID, exps := range byDataset {
-		for _, e := range exps {
-			c, ok := merged[e.ConsumerID]
-			if !ok {
-				c = &ConsumerExposure{ID: e.ConsumerID, Name: e.Name, Type: e.Kind, Consumptions7d: e.Consumptions7d,
-					LastConsumedAt: e.LastConsumedAt}
-				if e.Framework != nil {
-					c.Framework = *e.Framework
-				}
-				if e.LastDecision != nil {
-					c.LastDecision = *e.LastDecision
-				}
-				merged[e.ConsumerID] = c
-				order = append(order, e.ConsumerID)
-			}
-			c.DatasetIDs = append(c.DatasetIDs, datasetID)
-		}
-	}
-	sort.Strings(order)
-	out := make([]ConsumerExposure, 0, len(order))
-	for _, id := range order {
-		sort.Strings(merged[id].DatasetIDs)
-		out = append(out, *merged[id])
-	}
-	return out
 }
