@@ -21,7 +21,7 @@ const (
 FOR (n:VigiaNode) REQUIRE (n.workspace_id, n.id) IS UNIQUE`
 
 	// cypherIndexWorkspace serves the whole-workspace scans: cypherExportNodes,
-	// cypherExportEdges and cypherClear.
+	// cypherExportEdges and cypherClearBatch.
 	cypherIndexWorkspace = `CREATE INDEX vigia_node_workspace IF NOT EXISTS
 FOR (n:VigiaNode) ON (n.workspace_id)`
 )
@@ -33,15 +33,18 @@ const edgeColumns = `a.id AS source, b.id AS target, r.kind AS kind, r.origin AS
 
 // Reads.
 const (
-	// cypherNeighboursDown returns the edges leaving any of $ids.
+	// cypherNeighboursDown returns the edges leaving any of $ids, at most $limit rows
+	// (the caller asks for one more than its cap to tell a cut from a fit).
 	cypherNeighboursDown = `UNWIND $ids AS id
 MATCH (a:VigiaNode {workspace_id: $ws, id: id})-[r:FEEDS]->(b:VigiaNode)
-RETURN ` + edgeColumns
+RETURN ` + edgeColumns + `
+LIMIT $limit`
 
-	// cypherNeighboursUp returns the edges entering any of $ids.
+	// cypherNeighboursUp returns the edges entering any of $ids, at most $limit rows.
 	cypherNeighboursUp = `UNWIND $ids AS id
 MATCH (a:VigiaNode)-[r:FEEDS]->(b:VigiaNode {workspace_id: $ws, id: id})
-RETURN ` + edgeColumns
+RETURN ` + edgeColumns + `
+LIMIT $limit`
 
 	// cypherExportNodes returns every node of the workspace.
 	cypherExportNodes = `MATCH (n:VigiaNode {workspace_id: $ws})
@@ -82,7 +85,11 @@ MERGE (a)-[r:FEEDS {kind: e.kind}]->(b)
 SET r.origin = e.origin, r.column_map = e.column_map, r.column_level = e.column_level,
   r.linking_column = e.linking_column`
 
-	// cypherClear removes the workspace's nodes and their edges.
-	cypherClear = `MATCH (n:VigiaNode {workspace_id: $ws})
-DETACH DELETE n`
+	// cypherClearBatch removes at most $batch nodes of the workspace (with their
+	// edges) and returns how many it removed; Clear repeats it until none is left, so
+	// clearing a large workspace never holds one huge transaction.
+	cypherClearBatch = `MATCH (n:VigiaNode {workspace_id: $ws})
+WITH n LIMIT $batch
+DETACH DELETE n
+RETURN count(*) AS deleted`
 )

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -28,12 +29,35 @@ type Config struct {
 	Password string
 	// Database is always set on every session; "neo4j" when empty.
 	Database string
+	// QueryTimeout bounds every transaction on the server (the driver's transaction
+	// config, enforced by Neo4j, which terminates the query); DefaultQueryTimeout
+	// when zero.
+	QueryTimeout time.Duration
+	// MaxNeighbourEdges caps the edges one Neighbours call may return; beyond it the
+	// call fails with ErrNeighbourCap instead of loading an unbounded result.
+	// DefaultMaxNeighbourEdges when zero.
+	MaxNeighbourEdges int
 }
+
+// Defaults of Config. The walk that calls Neighbours is bounded by hops and node caps
+// in package lineage, the same for every backend; these bound each single query.
+const (
+	DefaultQueryTimeout      = 30 * time.Second
+	DefaultMaxNeighbourEdges = 100_000
+	// ClearBatch is how many nodes one transaction of Clear deletes.
+	ClearBatch = 10_000
+)
+
+// ErrNeighbourCap is returned when one expansion would return more edges than
+// Config.MaxNeighbourEdges.
+var ErrNeighbourCap = errors.New("neo4jgraph: one expansion exceeds the neighbour edge cap")
 
 // Graph implements lineage.Graph on Neo4j.
 type Graph struct {
-	driver neo4j.DriverWithContext
-	db     string
+	driver   neo4j.DriverWithContext
+	db       string
+	timeout  time.Duration
+	maxEdges int
 }
 
 var _ lineage.Graph = (*Graph)(nil)
@@ -48,6 +72,12 @@ func New(ctx context.Context, cfg Config) (*Graph, error) {
 	if cfg.Database == "" {
 		cfg.Database = "neo4j"
 	}
+	if cfg.QueryTimeout <= 0 {
+		cfg.QueryTimeout = DefaultQueryTimeout
+	}
+	if cfg.MaxNeighbourEdges <= 0 {
+		cfg.MaxNeighbourEdges = DefaultMaxNeighbourEdges
+	}
 	drv, err := neo4j.NewDriverWithContext(cfg.URI, neo4j.BasicAuth(cfg.User, cfg.Password, ""))
 	if err != nil {
 		return nil, errors.New("neo4jgraph: invalid NEO4J_URI")
@@ -56,9 +86,9 @@ func New(ctx context.Context, cfg Config) (*Graph, error) {
 		_ = drv.Close(ctx)
 		return nil, errors.New("neo4jgraph: cannot reach Neo4j or authenticate")
 	}
-	g := &Graph{driver: drv, db: cfg.Database}
+	g := &Graph{driver: drv, db: cfg.Database, timeout: cfg.QueryTimeout, maxEdges: cfg.MaxNeighbourEdges}
 	for _, q := range schemaStatements {
-		if _, err := neo4j.ExecuteQuery(ctx, drv, q, nil, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(g.db)); err != nil {
+		if _, err := neo4j.ExecuteQuery(ctx, drv, q, nil, neo4j.EagerResultTransformer, g.write()...); err != nil {
 			_ = drv.Close(ctx)
 			return nil, fmt.Errorf("neo4jgraph: schema: %w", err)
 		}
@@ -71,6 +101,18 @@ func (g *Graph) Close(ctx context.Context) error { return g.driver.Close(ctx) }
 
 func (g *Graph) session(ctx context.Context, mode neo4j.AccessMode) neo4j.SessionWithContext {
 	return g.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: g.db, AccessMode: mode})
+}
+
+// read and write are the options of every ExecuteQuery: the database, the routing and
+// the per-transaction timeout.
+func (g *Graph) read() []neo4j.ExecuteQueryConfigurationOption {
+	return []neo4j.ExecuteQueryConfigurationOption{neo4j.ExecuteQueryWithDatabase(g.db), neo4j.ExecuteQueryWithReadersRouting(),
+		neo4j.ExecuteQueryWithTransactionConfig(neo4j.WithTxTimeout(g.timeout))}
+}
+
+func (g *Graph) write() []neo4j.ExecuteQueryConfigurationOption {
+	return []neo4j.ExecuteQueryConfigurationOption{neo4j.ExecuteQueryWithDatabase(g.db),
+		neo4j.ExecuteQueryWithTransactionConfig(neo4j.WithTxTimeout(g.timeout))}
 }
 
 // schemaStatements are run by New, in order, before the graph is used.
@@ -108,19 +150,21 @@ func (g *Graph) Neighbours(ctx context.Context, ws string, ids []string, dir lin
 	}
 	switch dir {
 	case lineage.Downstream:
-		return g.neighbours(ctx, cypherNeighboursDown, map[string]any{"ws": ws, "ids": ids})
+		return g.neighbours(ctx, cypherNeighboursDown, map[string]any{"ws": ws, "ids": ids, "limit": g.maxEdges + 1})
 	case lineage.Upstream:
-		return g.neighbours(ctx, cypherNeighboursUp, map[string]any{"ws": ws, "ids": ids})
+		return g.neighbours(ctx, cypherNeighboursUp, map[string]any{"ws": ws, "ids": ids, "limit": g.maxEdges + 1})
 	default:
 		return nil, fmt.Errorf("neo4jgraph: direction %q", dir)
 	}
 }
 
 func (g *Graph) neighbours(ctx context.Context, q string, params map[string]any) ([]lineage.Edge, error) {
-	res, err := neo4j.ExecuteQuery(ctx, g.driver, q, params, neo4j.EagerResultTransformer,
-		neo4j.ExecuteQueryWithDatabase(g.db), neo4j.ExecuteQueryWithReadersRouting())
+	res, err := neo4j.ExecuteQuery(ctx, g.driver, q, params, neo4j.EagerResultTransformer, g.read()...)
 	if err != nil {
 		return nil, fmt.Errorf("neo4jgraph: neighbours: %w", err)
+	}
+	if len(res.Records) > g.maxEdges {
+		return nil, ErrNeighbourCap
 	}
 	return toEdges(res.Records)
 }
@@ -184,7 +228,7 @@ func (g *Graph) Apply(ctx context.Context, ws string, c lineage.Change) error {
 			}
 		}
 		return nil, nil
-	})
+	}, neo4j.WithTxTimeout(g.timeout))
 	if err != nil {
 		return fmt.Errorf("neo4jgraph: apply: %w", err)
 	}
@@ -201,7 +245,7 @@ func nodeKind(id string) string {
 // Export returns every node and edge of the workspace.
 func (g *Graph) Export(ctx context.Context, ws string) (lineage.Export, error) {
 	var ex lineage.Export
-	res, err := neo4j.ExecuteQuery(ctx, g.driver, cypherExportNodes, map[string]any{"ws": ws}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(g.db), neo4j.ExecuteQueryWithReadersRouting())
+	res, err := neo4j.ExecuteQuery(ctx, g.driver, cypherExportNodes, map[string]any{"ws": ws}, neo4j.EagerResultTransformer, g.read()...)
 	if err != nil {
 		return ex, fmt.Errorf("neo4jgraph: export nodes: %w", err)
 	}
@@ -215,7 +259,7 @@ func (g *Graph) Export(ctx context.Context, ws string) (lineage.Export, error) {
 		n.Type, _ = m["type"].(string)
 		ex.Nodes = append(ex.Nodes, n)
 	}
-	res, err = neo4j.ExecuteQuery(ctx, g.driver, cypherExportEdges, map[string]any{"ws": ws}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(g.db), neo4j.ExecuteQueryWithReadersRouting())
+	res, err = neo4j.ExecuteQuery(ctx, g.driver, cypherExportEdges, map[string]any{"ws": ws}, neo4j.EagerResultTransformer, g.read()...)
 	if err != nil {
 		return ex, fmt.Errorf("neo4jgraph: export edges: %w", err)
 	}
@@ -223,11 +267,28 @@ func (g *Graph) Export(ctx context.Context, ws string) (lineage.Export, error) {
 	return ex, err
 }
 
-// Clear removes the workspace's nodes and edges.
+// Clear removes the workspace's nodes and edges, ClearBatch nodes a transaction, so a
+// large workspace is never deleted in one transaction that could outgrow the server's
+// memory or the query timeout.
 func (g *Graph) Clear(ctx context.Context, ws string) error {
-	_, err := neo4j.ExecuteQuery(ctx, g.driver, cypherClear, map[string]any{"ws": ws}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(g.db))
-	if err != nil {
-		return fmt.Errorf("neo4jgraph: clear: %w", err)
+	for {
+		res, err := neo4j.ExecuteQuery(ctx, g.driver, cypherClearBatch, map[string]any{"ws": ws, "batch": ClearBatch},
+			neo4j.EagerResultTransformer, g.write()...)
+		if err != nil {
+			return fmt.Errorf("neo4jgraph: clear: %w", err)
+		}
+		if clearedAll(res.Records) {
+			return nil
+		}
 	}
-	return nil
+}
+
+// clearedAll reads cypherClearBatch's count: fewer than a full batch means nothing is
+// left.
+func clearedAll(records []*neo4j.Record) bool {
+	if len(records) != 1 {
+		return true
+	}
+	n, _ := records[0].AsMap()["deleted"].(int64)
+	return n < ClearBatch
 }
