@@ -53,10 +53,13 @@ func statementConstants(t *testing.T) map[string]string {
 var paramRE = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
 
 // statementParams returns the $parameters a statement uses, sorted, without repeats.
-func statementParams(q string) []string {
+func statementParams(q string) []string { return distinctMatches(paramRE, q) }
+
+// distinctMatches returns re's first group over q, sorted, without repeats (never nil).
+func distinctMatches(re *regexp.Regexp, q string) []string {
 	seen := map[string]bool{}
 	out := []string{}
-	for _, m := range paramRE.FindAllStringSubmatch(q, -1) {
+	for _, m := range re.FindAllStringSubmatch(q, -1) {
 		if !seen[m[1]] {
 			seen[m[1]] = true
 			out = append(out, m[1])

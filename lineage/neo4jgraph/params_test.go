@@ -193,17 +193,7 @@ var unwindRE = regexp.MustCompile(`UNWIND \$([A-Za-z_][A-Za-z0-9_]*) AS ([A-Za-z
 func unwoundFields(q string) map[string][]string {
 	out := map[string][]string{}
 	for _, m := range unwindRE.FindAllStringSubmatch(q, -1) {
-		seen := map[string]bool{}
-		fieldRE := regexp.MustCompile(`\b` + m[2] + `\.([A-Za-z_][A-Za-z0-9_]*)`)
-		fields := []string{}
-		for _, f := range fieldRE.FindAllStringSubmatch(q, -1) {
-			if !seen[f[1]] {
-				seen[f[1]] = true
-				fields = append(fields, f[1])
-			}
-		}
-		sort.Strings(fields)
-		out[m[1]] = fields
+		out[m[1]] = distinctMatches(regexp.MustCompile(`\b`+m[2]+`\.([A-Za-z_][A-Za-z0-9_]*)`), q)
 	}
 	return out
 }
