@@ -1,7 +1,8 @@
 // Package neo4jgraph is the lineage graph backend on Neo4j, chosen with NEO4J_URI: the
 // scale-out path. It speaks Cypher through the official driver; the process holds one
 // driver (New), every session names its database, and every value travels as a query
-// parameter — nothing is ever interpolated into Cypher text.
+// parameter — nothing is ever interpolated into Cypher text. Every statement is a named
+// constant in cypher.go, validated by Neo4j's Cypher language library in the tests.
 //
 // Nodes are (:VigiaNode {workspace_id, id, kind, name, type}), unique by workspace and
 // id; lineage edges are [:FEEDS {kind, origin, column_map, column_level,
@@ -14,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -27,12 +29,35 @@ type Config struct {
 	Password string
 	// Database is always set on every session; "neo4j" when empty.
 	Database string
+	// QueryTimeout bounds every transaction on the server (the driver's transaction
+	// config, enforced by Neo4j, which terminates the query); DefaultQueryTimeout
+	// when zero.
+	QueryTimeout time.Duration
+	// MaxNeighbourEdges caps the edges one Neighbours call may return; beyond it the
+	// call fails with ErrNeighbourCap instead of loading an unbounded result.
+	// DefaultMaxNeighbourEdges when zero.
+	MaxNeighbourEdges int
 }
+
+// Defaults of Config. The walk that calls Neighbours is bounded by hops and node caps
+// in package lineage, the same for every backend; these bound each single query.
+const (
+	DefaultQueryTimeout      = 30 * time.Second
+	DefaultMaxNeighbourEdges = 100_000
+	// ClearBatch is how many nodes one transaction of Clear deletes.
+	ClearBatch = 10_000
+)
+
+// ErrNeighbourCap is returned when one expansion would return more edges than
+// Config.MaxNeighbourEdges.
+var ErrNeighbourCap = errors.New("neo4jgraph: one expansion exceeds the neighbour edge cap")
 
 // Graph implements lineage.Graph on Neo4j.
 type Graph struct {
-	driver neo4j.DriverWithContext
-	db     string
+	driver   neo4j.DriverWithContext
+	db       string
+	timeout  time.Duration
+	maxEdges int
 }
 
 var _ lineage.Graph = (*Graph)(nil)
@@ -47,6 +72,12 @@ func New(ctx context.Context, cfg Config) (*Graph, error) {
 	if cfg.Database == "" {
 		cfg.Database = "neo4j"
 	}
+	if cfg.QueryTimeout <= 0 {
+		cfg.QueryTimeout = DefaultQueryTimeout
+	}
+	if cfg.MaxNeighbourEdges <= 0 {
+		cfg.MaxNeighbourEdges = DefaultMaxNeighbourEdges
+	}
 	drv, err := neo4j.NewDriverWithContext(cfg.URI, neo4j.BasicAuth(cfg.User, cfg.Password, ""))
 	if err != nil {
 		return nil, errors.New("neo4jgraph: invalid NEO4J_URI")
@@ -55,12 +86,9 @@ func New(ctx context.Context, cfg Config) (*Graph, error) {
 		_ = drv.Close(ctx)
 		return nil, errors.New("neo4jgraph: cannot reach Neo4j or authenticate")
 	}
-	g := &Graph{driver: drv, db: cfg.Database}
-	for _, q := range []string{
-		`CREATE CONSTRAINT vigia_node_unique IF NOT EXISTS FOR (n:VigiaNode) REQUIRE (n.workspace_id, n.id) IS UNIQUE`,
-		`CREATE INDEX vigia_node_workspace IF NOT EXISTS FOR (n:VigiaNode) ON (n.workspace_id)`,
-	} {
-		if _, err := neo4j.ExecuteQuery(ctx, drv, q, nil, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(g.db)); err != nil {
+	g := &Graph{driver: drv, db: cfg.Database, timeout: cfg.QueryTimeout, maxEdges: cfg.MaxNeighbourEdges}
+	for _, q := range schemaStatements {
+		if _, err := neo4j.ExecuteQuery(ctx, drv, q, nil, neo4j.EagerResultTransformer, g.write()...); err != nil {
 			_ = drv.Close(ctx)
 			return nil, fmt.Errorf("neo4jgraph: schema: %w", err)
 		}
@@ -75,8 +103,20 @@ func (g *Graph) session(ctx context.Context, mode neo4j.AccessMode) neo4j.Sessio
 	return g.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: g.db, AccessMode: mode})
 }
 
-const edgeReturn = `a.id AS source, b.id AS target, r.kind AS kind, r.origin AS origin, r.column_map AS column_map,
-	r.column_level AS column_level, r.linking_column AS linking_column`
+// read and write are the options of every ExecuteQuery: the database, the routing and
+// the per-transaction timeout.
+func (g *Graph) read() []neo4j.ExecuteQueryConfigurationOption {
+	return []neo4j.ExecuteQueryConfigurationOption{neo4j.ExecuteQueryWithDatabase(g.db), neo4j.ExecuteQueryWithReadersRouting(),
+		neo4j.ExecuteQueryWithTransactionConfig(neo4j.WithTxTimeout(g.timeout))}
+}
+
+func (g *Graph) write() []neo4j.ExecuteQueryConfigurationOption {
+	return []neo4j.ExecuteQueryConfigurationOption{neo4j.ExecuteQueryWithDatabase(g.db),
+		neo4j.ExecuteQueryWithTransactionConfig(neo4j.WithTxTimeout(g.timeout))}
+}
+
+// schemaStatements are run by New, in order, before the graph is used.
+var schemaStatements = []string{cypherConstraintNodeKey, cypherIndexWorkspace}
 
 func toEdges(records []*neo4j.Record) ([]lineage.Edge, error) {
 	out := make([]lineage.Edge, 0, len(records))
@@ -108,19 +148,23 @@ func (g *Graph) Neighbours(ctx context.Context, ws string, ids []string, dir lin
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	var q string
 	switch dir {
 	case lineage.Downstream:
-		q = `UNWIND $ids AS id MATCH (a:VigiaNode {workspace_id: $ws, id: id})-[r:FEEDS]->(b:VigiaNode) RETURN ` + edgeReturn
+		return g.neighbours(ctx, cypherNeighboursDown, map[string]any{"ws": ws, "ids": ids, "limit": g.maxEdges + 1})
 	case lineage.Upstream:
-		q = `UNWIND $ids AS id MATCH (a:VigiaNode)-[r:FEEDS]->(b:VigiaNode {workspace_id: $ws, id: id}) RETURN ` + edgeReturn
+		return g.neighbours(ctx, cypherNeighboursUp, map[string]any{"ws": ws, "ids": ids, "limit": g.maxEdges + 1})
 	default:
 		return nil, fmt.Errorf("neo4jgraph: direction %q", dir)
 	}
-	res, err := neo4j.ExecuteQuery(ctx, g.driver, q, map[string]any{"ws": ws, "ids": ids}, neo4j.EagerResultTransformer,
-		neo4j.ExecuteQueryWithDatabase(g.db), neo4j.ExecuteQueryWithReadersRouting())
+}
+
+func (g *Graph) neighbours(ctx context.Context, q string, params map[string]any) ([]lineage.Edge, error) {
+	res, err := neo4j.ExecuteQuery(ctx, g.driver, q, params, neo4j.EagerResultTransformer, g.read()...)
 	if err != nil {
 		return nil, fmt.Errorf("neo4jgraph: neighbours: %w", err)
+	}
+	if len(res.Records) > g.maxEdges {
+		return nil, ErrNeighbourCap
 	}
 	return toEdges(res.Records)
 }
@@ -134,7 +178,6 @@ func (g *Graph) Apply(ctx context.Context, ws string, c lineage.Change) error {
 	defer sess.Close(ctx)
 	_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		run := func(q string, params map[string]any) error {
-			params["ws"] = ws
 			r, err := tx.Run(ctx, q, params)
 			if err != nil {
 				return err
@@ -143,8 +186,7 @@ func (g *Graph) Apply(ctx context.Context, ws string, c lineage.Change) error {
 			return err
 		}
 		if len(c.DeleteNodes) > 0 {
-			if err := run(`UNWIND $ids AS id MATCH (n:VigiaNode {workspace_id: $ws, id: id}) DETACH DELETE n`,
-				map[string]any{"ids": c.DeleteNodes}); err != nil {
+			if err := run(cypherDeleteNodes, map[string]any{"ws": ws, "ids": c.DeleteNodes}); err != nil {
 				return nil, err
 			}
 		}
@@ -153,9 +195,7 @@ func (g *Graph) Apply(ctx context.Context, ws string, c lineage.Change) error {
 			for _, k := range c.DeleteEdges {
 				keys = append(keys, map[string]any{"source": k.Source, "target": k.Target, "kind": string(k.Kind)})
 			}
-			if err := run(`UNWIND $keys AS k
-				MATCH (:VigiaNode {workspace_id: $ws, id: k.source})-[r:FEEDS {kind: k.kind}]->(:VigiaNode {workspace_id: $ws, id: k.target})
-				DELETE r`, map[string]any{"keys": keys}); err != nil {
+			if err := run(cypherDeleteEdges, map[string]any{"ws": ws, "keys": keys}); err != nil {
 				return nil, err
 			}
 		}
@@ -164,8 +204,7 @@ func (g *Graph) Apply(ctx context.Context, ws string, c lineage.Change) error {
 			for _, n := range c.UpsertNodes {
 				nodes = append(nodes, map[string]any{"id": n.ID, "kind": string(n.Kind), "name": n.Name, "type": n.Type})
 			}
-			if err := run(`UNWIND $nodes AS n MERGE (x:VigiaNode {workspace_id: $ws, id: n.id})
-				SET x.kind = n.kind, x.name = n.name, x.type = n.type`, map[string]any{"nodes": nodes}); err != nil {
+			if err := run(cypherUpsertNodes, map[string]any{"ws": ws, "nodes": nodes}); err != nil {
 				return nil, err
 			}
 		}
@@ -184,17 +223,12 @@ func (g *Graph) Apply(ctx context.Context, ws string, c lineage.Change) error {
 					"source_kind": nodeKind(e.Source), "target_kind": nodeKind(e.Target), "origin": e.Origin,
 					"column_map": string(b), "column_level": e.ColumnLevel, "linking_column": e.LinkingColumn})
 			}
-			if err := run(`UNWIND $edges AS e
-				MERGE (a:VigiaNode {workspace_id: $ws, id: e.source}) ON CREATE SET a.kind = e.source_kind, a.name = '', a.type = ''
-				MERGE (b:VigiaNode {workspace_id: $ws, id: e.target}) ON CREATE SET b.kind = e.target_kind, b.name = '', b.type = ''
-				MERGE (a)-[r:FEEDS {kind: e.kind}]->(b)
-				SET r.origin = e.origin, r.column_map = e.column_map, r.column_level = e.column_level, r.linking_column = e.linking_column`,
-				map[string]any{"edges": edges}); err != nil {
+			if err := run(cypherUpsertEdges, map[string]any{"ws": ws, "edges": edges}); err != nil {
 				return nil, err
 			}
 		}
 		return nil, nil
-	})
+	}, neo4j.WithTxTimeout(g.timeout))
 	if err != nil {
 		return fmt.Errorf("neo4jgraph: apply: %w", err)
 	}
@@ -211,9 +245,7 @@ func nodeKind(id string) string {
 // Export returns every node and edge of the workspace.
 func (g *Graph) Export(ctx context.Context, ws string) (lineage.Export, error) {
 	var ex lineage.Export
-	res, err := neo4j.ExecuteQuery(ctx, g.driver, `MATCH (n:VigiaNode {workspace_id: $ws})
-		RETURN n.id AS id, n.kind AS kind, n.name AS name, n.type AS type ORDER BY id`,
-		map[string]any{"ws": ws}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(g.db), neo4j.ExecuteQueryWithReadersRouting())
+	res, err := neo4j.ExecuteQuery(ctx, g.driver, cypherExportNodes, map[string]any{"ws": ws}, neo4j.EagerResultTransformer, g.read()...)
 	if err != nil {
 		return ex, fmt.Errorf("neo4jgraph: export nodes: %w", err)
 	}
@@ -227,9 +259,7 @@ func (g *Graph) Export(ctx context.Context, ws string) (lineage.Export, error) {
 		n.Type, _ = m["type"].(string)
 		ex.Nodes = append(ex.Nodes, n)
 	}
-	res, err = neo4j.ExecuteQuery(ctx, g.driver, `MATCH (a:VigiaNode {workspace_id: $ws})-[r:FEEDS]->(b:VigiaNode)
-		RETURN `+edgeReturn+` ORDER BY source, target, kind`,
-		map[string]any{"ws": ws}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(g.db), neo4j.ExecuteQueryWithReadersRouting())
+	res, err = neo4j.ExecuteQuery(ctx, g.driver, cypherExportEdges, map[string]any{"ws": ws}, neo4j.EagerResultTransformer, g.read()...)
 	if err != nil {
 		return ex, fmt.Errorf("neo4jgraph: export edges: %w", err)
 	}
@@ -237,12 +267,28 @@ func (g *Graph) Export(ctx context.Context, ws string) (lineage.Export, error) {
 	return ex, err
 }
 
-// Clear removes the workspace's nodes and edges.
+// Clear removes the workspace's nodes and edges, ClearBatch nodes a transaction, so a
+// large workspace is never deleted in one transaction that could outgrow the server's
+// memory or the query timeout.
 func (g *Graph) Clear(ctx context.Context, ws string) error {
-	_, err := neo4j.ExecuteQuery(ctx, g.driver, `MATCH (n:VigiaNode {workspace_id: $ws}) DETACH DELETE n`,
-		map[string]any{"ws": ws}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(g.db))
-	if err != nil {
-		return fmt.Errorf("neo4jgraph: clear: %w", err)
+	for {
+		res, err := neo4j.ExecuteQuery(ctx, g.driver, cypherClearBatch, map[string]any{"ws": ws, "batch": ClearBatch},
+			neo4j.EagerResultTransformer, g.write()...)
+		if err != nil {
+			return fmt.Errorf("neo4jgraph: clear: %w", err)
+		}
+		if clearedAll(res.Records) {
+			return nil
+		}
 	}
-	return nil
+}
+
+// clearedAll reads cypherClearBatch's count: fewer than a full batch means nothing is
+// left.
+func clearedAll(records []*neo4j.Record) bool {
+	if len(records) != 1 {
+		return true
+	}
+	n, _ := records[0].AsMap()["deleted"].(int64)
+	return n < ClearBatch
 }
