@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/source"
@@ -328,9 +329,10 @@ func TestLineageSnapshotsAndKnowledge(t *testing.T) {
 	}
 }
 
-func TestLineageIncidents(t *testing.T) {
+// The incident area read whole, with the incident bodies webhooks read for issues.
+func TestIncidentsAndTheirWebhookImpacts(t *testing.T) {
 	f := newFx(t)
-	s := f.db.Lineage()
+	s := f.db.Incidents()
 	v, conn, ds := f.warehouse("orders", "secret")
 	ws := v.WorkspaceID
 	f.restrict(ws, ds[1:])
@@ -346,8 +348,8 @@ func TestLineageIncidents(t *testing.T) {
 	}
 	f.fails(vigia.KindNotFound, "a restricted issue's ref", func(ctx ctxT) error { _, err := s.IssueRef(ctx, member(ws), i2); return err })
 
-	inc := func(root string, issues []string, n int) lineage.Incident {
-		return lineage.Incident{ID: vigia.NewID(), WorkspaceID: ws, Status: "open", RootDatasetID: &root, Severity: "critical",
+	inc := func(root string, issues []string, n int) incident.Incident {
+		return incident.Incident{ID: vigia.NewID(), WorkspaceID: ws, Status: "open", RootDatasetID: &root, Severity: "critical",
 			IssueIDs: issues, DatasetIDs: []string{root}, Impact: lineage.Blast{Scope: "dataset", Nodes: []lineage.BlastNode{{}}}, CreatedAt: at(n), UpdatedAt: at(n)}
 	}
 	a, b := inc(ds[0], []string{i1}, 3), inc(ds[1], []string{i2}, 4)
@@ -363,15 +365,15 @@ func TestLineageIncidents(t *testing.T) {
 	if o, _ := s.OpenIncidents(f.ctx, ws); len(o) != 1 || o[0].ID != b.ID {
 		t.Fatalf("open incidents %+v", o)
 	}
-	l, err := s.Incidents(f.ctx, v, lineageIncidentFilter(nil, 10, 0))
+	l, err := s.Incidents(f.ctx, v, incidentFilter(nil, 10, 0))
 	f.must(err)
 	if l.Total != 2 || l.Items[0].ID != a.ID || l.Items[0].ResolvedAt == nil || len(l.Items[0].Impact.Nodes) != 1 {
 		t.Fatalf("incidents, last updated first %+v", l)
 	}
-	if l, _ = s.Incidents(f.ctx, member(ws), lineageIncidentFilter(nil, 10, 0)); l.Total != 1 || l.Items[0].ID != a.ID {
+	if l, _ = s.Incidents(f.ctx, member(ws), incidentFilter(nil, 10, 0)); l.Total != 1 || l.Items[0].ID != a.ID {
 		t.Fatalf("incidents a member sees %+v", l)
 	}
-	if l, _ = s.Incidents(f.ctx, v, lineageIncidentFilter(vigia.Ptr("open"), 1, 0)); l.Total != 1 || l.Items[0].ID != b.ID {
+	if l, _ = s.Incidents(f.ctx, v, incidentFilter(vigia.Ptr("open"), 1, 0)); l.Total != 1 || l.Items[0].ID != b.ID {
 		t.Fatalf("open incidents page %+v", l)
 	}
 	f.fails(vigia.KindNotFound, "a restricted root's incident", func(ctx ctxT) error { _, err := s.IncidentByID(ctx, member(ws), b.ID); return err })
@@ -387,6 +389,6 @@ func TestLineageIncidents(t *testing.T) {
 	}
 }
 
-func lineageIncidentFilter(status *string, limit, offset int) lineage.IncidentFilter {
-	return lineage.IncidentFilter{Status: status, Page: vigia.Page{Limit: limit, Offset: offset}}
+func incidentFilter(status *string, limit, offset int) incident.Filter {
+	return incident.Filter{Status: status, Page: vigia.Page{Limit: limit, Offset: offset}}
 }
