@@ -5,17 +5,13 @@ import "context"
 // RefKind names a kind of object a request body may refer to by id.
 type RefKind string
 
-// The kinds of object a body refers to.
+// The kinds of object a body refers to that a service checks with CheckRefs (the
+// other services read the referenced object through their visibility rules, which
+// answer 404 for another workspace's id already).
 const (
-	RefChannel     RefKind = "channel"
-	RefTeam        RefKind = "team"
-	RefDataset     RefKind = "dataset"
-	RefDomain      RefKind = "domain"
-	RefConnection  RefKind = "connection"
-	RefRule        RefKind = "rule"
-	RefIntegration RefKind = "integration"
-	RefIssue       RefKind = "issue"
-	RefUser        RefKind = "user"
+	RefChannel RefKind = "channel"
+	RefTeam    RefKind = "team"
+	RefUser    RefKind = "user"
 )
 
 // Ref is one id a body holds, with its kind.

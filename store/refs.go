@@ -9,15 +9,9 @@ import (
 
 // refTables is where each kind of referenced object lives; every one has workspace_id.
 var refTables = map[vigia.RefKind]string{
-	vigia.RefChannel:     "notification_channels",
-	vigia.RefTeam:        "teams",
-	vigia.RefDataset:     "datasets",
-	vigia.RefDomain:      "domains",
-	vigia.RefConnection:  "connections",
-	vigia.RefRule:        "rules",
-	vigia.RefIntegration: "ticket_integrations",
-	vigia.RefIssue:       "issues",
-	vigia.RefUser:        "users",
+	vigia.RefChannel: "notification_channels",
+	vigia.RefTeam:    "teams",
+	vigia.RefUser:    "users",
 }
 
 // CountRefs counts the given distinct ids of a kind that are objects of the workspace
