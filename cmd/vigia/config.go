@@ -18,22 +18,22 @@ import (
 
 // config is read from the environment; flags override some fields.
 type config struct {
-	DatabaseURL    string
-	Addr           string
-	SecretKey      string
-	Neo4jURI       string
-	Neo4jUser      string
-	Neo4jPassword  string
-	Neo4jDatabase  string
+	DatabaseURL   string
+	Addr          string
+	SecretKey     string
+	Neo4jURI      string
+	Neo4jUser     string
+	Neo4jPassword string
+	Neo4jDatabase string
 	// Neo4jQueryTimeout (NEO4J_QUERY_TIMEOUT_SECONDS) and Neo4jMaxNeighbourEdges
 	// (NEO4J_MAX_NEIGHBOUR_EDGES) bound every Neo4j transaction and neighbour query;
 	// 0 takes neo4jgraph's defaults.
 	Neo4jQueryTimeout      time.Duration
 	Neo4jMaxNeighbourEdges int
-	NATSURL        string
-	RateLimitToken int
-	RateLimitIP    int
-	RateLimitProbe int
+	NATSURL                string
+	RateLimitToken         int
+	RateLimitIP            int
+	RateLimitProbe         int
 	// TrustedProxies (VIGIA_TRUSTED_PROXIES, CIDRs) are the load balancers whose
 	// ForwardedHeader (VIGIA_FORWARDED_HEADER) names the client address.
 	TrustedProxies     []netip.Prefix
