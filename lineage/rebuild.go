@@ -112,20 +112,19 @@ func (s *Service) RebuildWorkspace(ctx context.Context, ws string, opts RebuildO
 	if err != nil {
 		return err
 	}
-	start := func(ctx context.Context) (bool, error) {
-		st, ok, err := s.store.RebuildState(ctx, ws)
+	start := func(ctx context.Context) error {
+		_, ok, err := s.store.RebuildState(ctx, ws)
 		if err != nil || (ok && !opts.Restart) {
-			return false, err
+			return err // resume the unfinished one
 		}
 		pos, err := s.store.OutboxPosition(ctx, ws)
 		if err != nil {
-			return false, err
+			return err
 		}
 		now := s.clock.Now()
-		st = RebuildState{WorkspaceID: ws, OutboxPosition: pos, Phase: RebuildClear, StartedAt: now, UpdatedAt: now}
-		return false, s.store.PutRebuildState(ctx, st)
+		return s.store.PutRebuildState(ctx, RebuildState{WorkspaceID: ws, OutboxPosition: pos, Phase: RebuildClear, StartedAt: now, UpdatedAt: now})
 	}
-	if err := s.withProjectionLock(ctx, ws, func(ctx context.Context) error { _, err := start(ctx); return err }); err != nil {
+	if err := s.withProjectionLock(ctx, ws, start); err != nil {
 		return err
 	}
 	for {
