@@ -30,6 +30,7 @@ import (
 	"github.com/vigia-data/vigia/lineage/pggraph"
 	"github.com/vigia-data/vigia/lineage/sqllineage"
 	"github.com/vigia-data/vigia/netguard"
+	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/rule"
@@ -40,7 +41,6 @@ import (
 	"github.com/vigia-data/vigia/store"
 	"github.com/vigia-data/vigia/team"
 	"github.com/vigia-data/vigia/trust"
-	"github.com/vigia-data/vigia/webhook"
 )
 
 // Config holds what the wiring needs beyond the database.
@@ -85,7 +85,7 @@ type Config struct {
 	// ConsumptionsPerMinute is a workspace's limit of recorded reads per minute.
 	ConsumptionsPerMinute int
 
-	// Webhooks: see webhook.Config. WebhookAllowHosts (VIGIA_WEBHOOK_ALLOW_HOSTS) admits
+	// Webhooks: see notify.Config. WebhookAllowHosts (VIGIA_WEBHOOK_ALLOW_HOSTS) admits
 	// named loopback or private receivers for development and tests only; WebhookResolver
 	// and WebhookRootCAs are injected by tests (nil: the system's, SSL_CERT_FILE honoured).
 	WebhookAllowHosts    []string
@@ -126,7 +126,7 @@ type App struct {
 	Incidents   *incident.Service
 	// closeGraph closes the Neo4j driver when that backend is used.
 	closeGraph  func(ctx context.Context) error
-	Webhooks    *webhook.Service
+	Webhooks    *notify.Service
 	WebhookJobs *jobs.Queue
 }
 
@@ -216,8 +216,8 @@ func (a *App) handleJobs() {
 		}
 		return err
 	})
-	a.WebhookJobs.Handle(webhook.JobKind, a.runDelivery)
-	a.WebhookJobs.Handle(webhook.TicketJobKind, a.runTicketSync)
+	a.WebhookJobs.Handle(notify.JobKind, a.runDelivery)
+	a.WebhookJobs.Handle(notify.TicketJobKind, a.runTicketSync)
 }
 
 // recentConsumers gives lineage the trust feature's recent consumers of datasets.

@@ -16,7 +16,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/notify"
 )
 
 // ticketEnv starts Vigia with the webhook test configuration and the test's clock.
@@ -153,7 +153,7 @@ func TestTicketPollingBackoff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return slices.ContainsFunc(ds, func(d webhook.DueSync) bool { return d.ID == id })
+		return slices.ContainsFunc(ds, func(d notify.DueSync) bool { return d.ID == id })
 	}
 
 	tracker.failNext(429, 500, 503, 401, 500, 500, 502)
@@ -376,7 +376,7 @@ func TestTicketWriteBackJira(t *testing.T) {
 	act(outside, "resolve")
 	act(unscoped, "ignore")
 	body := jiraEvent("OPS-12", "done", time.Now())
-	if r := postTicket(t, env, id, body, "X-Hub-Signature: sha256="+webhook.SignTicketEvent(ticketSecret, body)); r.Status != 200 {
+	if r := postTicket(t, env, id, body, "X-Hub-Signature: sha256="+notify.SignTicketEvent(ticketSecret, body)); r.Status != 200 {
 		t.Fatalf("inbound: %d %s", r.Status, r.Body)
 	}
 	if s := issueStatus(t, env, fromTicket); s != "resolved" {

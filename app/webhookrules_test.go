@@ -10,7 +10,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app/apptest"
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/notify"
 )
 
 // userOf returns the user id behind a session token.
@@ -317,7 +317,7 @@ func TestEscalationAndDigest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		slot := webhook.WeeklySlot(time.Now(), loc)
+		slot := notify.WeeklySlot(time.Now(), loc)
 		for _, c := range []struct {
 			days    int
 			revoked bool

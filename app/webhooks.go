@@ -12,9 +12,9 @@ import (
 	"github.com/vigia-data/vigia/i18n"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/jobs"
+	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/secret"
 	"github.com/vigia-data/vigia/store"
-	"github.com/vigia-data/vigia/webhook"
 )
 
 // deliveryMaxAttempts bounds the runs of a delivery job: the contract's 4 sends plus
@@ -27,15 +27,15 @@ var errDeliveryRetry = errors.New("webhook delivery will be retried")
 // newWebhooks wires the notification feature and its own job queue: deliveries run
 // apart from scans, many at once (a send mostly waits on the network), with a short poll
 // so that a worker restarted during back-off keeps the retry schedule.
-func newWebhooks(cfg Config, db *store.DB, box *secret.Box, msgs *i18n.Catalog, clock vigia.Clock, issues *issue.Service, log *slog.Logger) (*webhook.Service, *jobs.Queue) {
+func newWebhooks(cfg Config, db *store.DB, box *secret.Box, msgs *i18n.Catalog, clock vigia.Clock, issues *issue.Service, log *slog.Logger) (*notify.Service, *jobs.Queue) {
 	workers := cfg.WebhookWorkers
 	if workers <= 0 {
 		workers = 64
 	}
-	queue := jobs.New(db.Pool(), jobs.Options{Logger: log, Concurrency: map[string]int{webhook.JobQueue: workers},
+	queue := jobs.New(db.Pool(), jobs.Options{Logger: log, Concurrency: map[string]int{notify.JobQueue: workers},
 		Heartbeat: cfg.JobHeartbeat, StaleAfter: cfg.JobStaleAfter, Poll: 250 * time.Millisecond})
-	return webhook.NewService(db.Webhooks(), db, deliveryJobs{queue}, box, msgs, clock, log,
-		db.WebhookIncidents(), ticketTransitions{issues}, webhook.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
+	return notify.NewService(db.Webhooks(), db, deliveryJobs{queue}, box, msgs, clock, log,
+		db.WebhookIncidents(), ticketTransitions{issues}, notify.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, LegacyPrefix: cfg.WebhookLegacyPrefix, PublicURL: cfg.PublicURL,
 			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel, TicketPollBatch: cfg.TicketPollBatch}), queue
 }
@@ -46,7 +46,7 @@ const ticketSyncMaxAttempts = 3
 
 // runTicketSync is an integration's sync job: its pending write-backs, then its poll.
 func (a *App) runTicketSync(ctx context.Context, j jobs.Job) error {
-	var args webhook.TicketSyncJobArgs
+	var args notify.TicketSyncJobArgs
 	if err := json.Unmarshal(j.Args, &args); err != nil {
 		return jobs.Permanent(jobs.WithCode("bad_args", err))
 	}
@@ -55,7 +55,7 @@ func (a *App) runTicketSync(ctx context.Context, j jobs.Job) error {
 
 // runDelivery is the delivery job: one attempt, then the queue waits as the service asks.
 func (a *App) runDelivery(ctx context.Context, j jobs.Job) error {
-	var args webhook.DeliveryJobArgs
+	var args notify.DeliveryJobArgs
 	if err := json.Unmarshal(j.Args, &args); err != nil {
 		return jobs.Permanent(jobs.WithCode("bad_args", err))
 	}
@@ -78,8 +78,8 @@ type deliveryJobs struct{ q *jobs.Queue }
 // EnqueueDelivery enqueues a delivery's job once: a second call for the same delivery
 // finds the first job.
 func (d deliveryJobs) EnqueueDelivery(ctx context.Context, deliveryID, workspaceID string) error {
-	_, err := d.q.Enqueue(ctx, webhook.JobKind, webhook.DeliveryJobArgs{DeliveryID: deliveryID}, jobs.EnqueueOpts{
-		Queue: webhook.JobQueue, WorkspaceID: workspaceID, MaxAttempts: deliveryMaxAttempts, UniqueKey: "delivery:" + deliveryID})
+	_, err := d.q.Enqueue(ctx, notify.JobKind, notify.DeliveryJobArgs{DeliveryID: deliveryID}, jobs.EnqueueOpts{
+		Queue: notify.JobQueue, WorkspaceID: workspaceID, MaxAttempts: deliveryMaxAttempts, UniqueKey: "delivery:" + deliveryID})
 	if errors.Is(err, jobs.ErrDuplicate) {
 		return nil
 	}
@@ -88,8 +88,8 @@ func (d deliveryJobs) EnqueueDelivery(ctx context.Context, deliveryID, workspace
 
 // EnqueueTicketSync queues an integration's sync job unless one is queued or running.
 func (d deliveryJobs) EnqueueTicketSync(ctx context.Context, integrationID, workspaceID string) error {
-	_, err := d.q.Enqueue(ctx, webhook.TicketJobKind, webhook.TicketSyncJobArgs{IntegrationID: integrationID}, jobs.EnqueueOpts{
-		Queue: webhook.JobQueue, WorkspaceID: workspaceID, MaxAttempts: ticketSyncMaxAttempts, UniqueKey: "ticket.sync:" + integrationID})
+	_, err := d.q.Enqueue(ctx, notify.TicketJobKind, notify.TicketSyncJobArgs{IntegrationID: integrationID}, jobs.EnqueueOpts{
+		Queue: notify.JobQueue, WorkspaceID: workspaceID, MaxAttempts: ticketSyncMaxAttempts, UniqueKey: "ticket.sync:" + integrationID})
 	if errors.Is(err, jobs.ErrDuplicate) {
 		return nil
 	}

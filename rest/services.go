@@ -10,13 +10,13 @@ import (
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/team"
 	"github.com/vigia-data/vigia/trust"
-	"github.com/vigia-data/vigia/webhook"
 )
 
 // The transport depends on these per-area interfaces, one per feature, holding just
@@ -174,28 +174,28 @@ type ProductService interface {
 
 // WebhookService is what the transport needs of notifications, on-call and tickets.
 type WebhookService interface {
-	Channel(ctx context.Context, id string) (webhook.Channel, error)
-	CreateChannel(ctx context.Context, in webhook.ChannelInput) (webhook.Channel, string, error)
-	CreateIntegration(ctx context.Context, in webhook.IntegrationInput) (webhook.TicketIntegration, error)
-	CreateMute(ctx context.Context, in webhook.MuteInput) (webhook.Mute, error)
+	Channel(ctx context.Context, id string) (notify.Channel, error)
+	CreateChannel(ctx context.Context, in notify.ChannelInput) (notify.Channel, string, error)
+	CreateIntegration(ctx context.Context, in notify.IntegrationInput) (notify.TicketIntegration, error)
+	CreateMute(ctx context.Context, in notify.MuteInput) (notify.Mute, error)
 	DeleteChannel(ctx context.Context, id string) error
 	DeleteMute(ctx context.Context, id string) error
 	DeleteOnCallRota(ctx context.Context) error
-	Deliveries(ctx context.Context, channelID string, page vigia.Page) (vigia.List[webhook.Delivery], error)
-	Integration(ctx context.Context, id string) (webhook.TicketIntegration, error)
-	Integrations(ctx context.Context) ([]webhook.TicketIntegration, error)
-	LinkTicket(ctx context.Context, in webhook.LinkInput) (webhook.TicketLink, error)
-	ListChannels(ctx context.Context, page vigia.Page) (vigia.List[webhook.Channel], error)
-	Mutes(ctx context.Context, page vigia.Page) (vigia.List[webhook.Mute], error)
-	Notifications(ctx context.Context, f webhook.NotificationFilter) (vigia.List[webhook.Notification], error)
-	OnCallRota(ctx context.Context) (webhook.Rota, error)
-	PreviewChannel(ctx context.Context, id string, days int) (webhook.Preview, error)
-	ReceiveTicketEvent(ctx context.Context, in webhook.InboundRequest) (string, error)
+	Deliveries(ctx context.Context, channelID string, page vigia.Page) (vigia.List[notify.Delivery], error)
+	Integration(ctx context.Context, id string) (notify.TicketIntegration, error)
+	Integrations(ctx context.Context) ([]notify.TicketIntegration, error)
+	LinkTicket(ctx context.Context, in notify.LinkInput) (notify.TicketLink, error)
+	ListChannels(ctx context.Context, page vigia.Page) (vigia.List[notify.Channel], error)
+	Mutes(ctx context.Context, page vigia.Page) (vigia.List[notify.Mute], error)
+	Notifications(ctx context.Context, f notify.NotificationFilter) (vigia.List[notify.Notification], error)
+	OnCallRota(ctx context.Context) (notify.Rota, error)
+	PreviewChannel(ctx context.Context, id string, days int) (notify.Preview, error)
+	ReceiveTicketEvent(ctx context.Context, in notify.InboundRequest) (string, error)
 	RotateSecret(ctx context.Context, id string) (string, error)
-	SetCredentials(ctx context.Context, id string, in webhook.CredentialsInput) (webhook.TicketIntegration, error)
-	SetOnCallRota(ctx context.Context, in webhook.RotaInput) (webhook.Rota, error)
-	Targets(ctx context.Context, id string) (webhook.TicketTargets, error)
-	TestChannel(ctx context.Context, id string) (webhook.TestResult, error)
-	UpdateChannel(ctx context.Context, id string, up webhook.ChannelUpdate) (webhook.Channel, error)
-	UpdateSync(ctx context.Context, id string, in webhook.SyncInput) (webhook.TicketIntegration, error)
+	SetCredentials(ctx context.Context, id string, in notify.CredentialsInput) (notify.TicketIntegration, error)
+	SetOnCallRota(ctx context.Context, in notify.RotaInput) (notify.Rota, error)
+	Targets(ctx context.Context, id string) (notify.TicketTargets, error)
+	TestChannel(ctx context.Context, id string) (notify.TestResult, error)
+	UpdateChannel(ctx context.Context, id string, up notify.ChannelUpdate) (notify.Channel, error)
+	UpdateSync(ctx context.Context, id string, in notify.SyncInput) (notify.TicketIntegration, error)
 }

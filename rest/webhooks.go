@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/notify"
 )
 
 // ChannelConfigIn is a channel's configuration.
@@ -413,7 +413,7 @@ func (s *Server) webhookRoutes() {
 			"the integration whose base URL has the ticket's host is used."}, s.handleTicketLink)
 }
 
-func toChannelOut(c webhook.Channel) ChannelOut {
+func toChannelOut(c notify.Channel) ChannelOut {
 	out := ChannelOut{ID: c.ID, Name: c.Name, Kind: c.Kind, Config: ChannelConfigOut{WebhookURL: c.DisplayURL, Locale: c.Locale},
 		MinSeverity: c.MinSeverity, Digest: c.Digest, EventKinds: nonNilStrings(c.EventKinds),
 		Scope: ScopeOut{DomainIDs: nonNilStrings(c.Scope.DomainIDs), ConnectionIDs: nonNilStrings(c.Scope.ConnectionIDs),
@@ -427,11 +427,11 @@ func toChannelOut(c webhook.Channel) ChannelOut {
 	return out
 }
 
-func toScopeInput(in *ScopeIn) *webhook.ScopeInput {
+func toScopeInput(in *ScopeIn) *notify.ScopeInput {
 	if in == nil {
 		return nil
 	}
-	return &webhook.ScopeInput{DomainIDs: in.DomainIDs, ConnectionIDs: in.ConnectionIDs, DatasetIDs: in.DatasetIDs,
+	return &notify.ScopeInput{DomainIDs: in.DomainIDs, ConnectionIDs: in.ConnectionIDs, DatasetIDs: in.DatasetIDs,
 		IssueTypes: in.IssueTypes, IncludeAutoMonitors: in.IncludeAutoMonitors}
 }
 
@@ -462,7 +462,7 @@ func (s *Server) handleChannelCreate(w http.ResponseWriter, r *http.Request, in 
 		s.writeError(w, r, err)
 		return
 	}
-	c, secret, err := s.deps.Webhooks.CreateChannel(r.Context(), webhook.ChannelInput{Name: body.Name, Kind: body.Kind,
+	c, secret, err := s.deps.Webhooks.CreateChannel(r.Context(), notify.ChannelInput{Name: body.Name, Kind: body.Kind,
 		WebhookURL: body.Config.WebhookURL, Locale: locale, MinSeverity: body.MinSeverity, Digest: body.Digest,
 		EventKinds: body.EventKinds, Scope: toScopeInput(body.Scope), TeamID: body.TeamID})
 	if err != nil {
@@ -496,9 +496,9 @@ func (s *Server) handleChannelPatch(w http.ResponseWriter, r *http.Request, in *
 		s.writeError(w, r, err)
 		return
 	}
-	up := webhook.ChannelUpdate{Name: body.Name, MinSeverity: body.MinSeverity, Digest: body.Digest, EventKinds: body.EventKinds,
+	up := notify.ChannelUpdate{Name: body.Name, MinSeverity: body.MinSeverity, Digest: body.Digest, EventKinds: body.EventKinds,
 		Scope: toScopeInput(body.Scope)}
-	if body.Kind != nil && *body.Kind != webhook.KindWebhook {
+	if body.Kind != nil && *body.Kind != notify.KindWebhook {
 		s.writeError(w, r, invalid("enum", "kind"))
 		return
 	}
@@ -551,7 +551,7 @@ func (s *Server) handleChannelPreview(w http.ResponseWriter, r *http.Request, in
 	})
 }
 
-func toDeliveryOut(d webhook.Delivery) DeliveryOut {
+func toDeliveryOut(d notify.Delivery) DeliveryOut {
 	out := DeliveryOut{ID: d.ID, Event: d.Event, Status: d.Status, Test: d.Test, IdempotencyKey: d.IdempotencyKey,
 		Attempts: make([]DeliveryAttemptOut, 0, len(d.AttemptLog)), NextAttemptAt: d.NextAttemptAt,
 		LastStatusCode: d.LastStatusCode, LastError: d.LastError, CreatedAt: d.CreatedAt, FinishedAt: d.FinishedAt}
@@ -583,7 +583,7 @@ func (s *Server) handleChannelDeliveries(w http.ResponseWriter, r *http.Request,
 	list(w, res.Total, out)
 }
 
-func toNotificationOut(n webhook.Notification) NotificationOut {
+func toNotificationOut(n notify.Notification) NotificationOut {
 	params := n.Params
 	if params == nil {
 		params = map[string]any{}
@@ -594,7 +594,7 @@ func toNotificationOut(n webhook.Notification) NotificationOut {
 }
 
 func (s *Server) handleNotificationList(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Webhooks.Notifications(r.Context(), webhook.NotificationFilter{Held: in.Bool("held"),
+	res, err := s.deps.Webhooks.Notifications(r.Context(), notify.NotificationFilter{Held: in.Bool("held"),
 		Event: in.String("event"), Page: in.Page()})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -607,7 +607,7 @@ func (s *Server) handleNotificationList(w http.ResponseWriter, r *http.Request, 
 	list(w, res.Total, out)
 }
 
-func toMuteOut(m webhook.Mute) MuteOut {
+func toMuteOut(m notify.Mute) MuteOut {
 	return MuteOut{ID: m.ID, Scope: m.Scope, ConnectionID: m.ConnectionID, DatasetID: m.DatasetID,
 		IssueTypes: nonNilStrings(m.IssueTypes), Reason: m.Reason, EndsAt: m.EndsAt, CreatedBy: m.CreatedBy, CreatedAt: m.CreatedAt}
 }
@@ -631,7 +631,7 @@ func (s *Server) handleMuteCreate(w http.ResponseWriter, r *http.Request, in *in
 		s.writeError(w, r, err)
 		return
 	}
-	m, err := s.deps.Webhooks.CreateMute(r.Context(), webhook.MuteInput{Scope: body.Scope, ConnectionID: body.ConnectionID,
+	m, err := s.deps.Webhooks.CreateMute(r.Context(), notify.MuteInput{Scope: body.Scope, ConnectionID: body.ConnectionID,
 		DatasetID: body.DatasetID, IssueTypes: body.IssueTypes, EndsAt: body.EndsAt, Reason: body.Reason})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -648,7 +648,7 @@ func (s *Server) handleMuteDelete(w http.ResponseWriter, r *http.Request, in *in
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func toRotaOut(rt webhook.Rota) RotaOut {
+func toRotaOut(rt notify.Rota) RotaOut {
 	out := RotaOut{TeamID: rt.TeamID, MinSeverity: rt.MinSeverity, CreatedAt: rt.CreatedAt, UpdatedAt: rt.UpdatedAt,
 		Levels: make([]RotaLevelIO, 0, len(rt.Levels))}
 	for _, l := range rt.Levels {
@@ -668,11 +668,11 @@ func (s *Server) handleRotaSet(w http.ResponseWriter, r *http.Request, in *input
 		s.writeError(w, r, err)
 		return
 	}
-	levels := make([]webhook.RotaLevel, 0, len(body.Levels))
+	levels := make([]notify.RotaLevel, 0, len(body.Levels))
 	for _, l := range body.Levels {
-		levels = append(levels, webhook.RotaLevel{UserID: l.UserID, Minutes: l.Minutes})
+		levels = append(levels, notify.RotaLevel{UserID: l.UserID, Minutes: l.Minutes})
 	}
-	rt, err := s.deps.Webhooks.SetOnCallRota(r.Context(), webhook.RotaInput{Levels: levels, TeamID: body.TeamID, MinSeverity: body.MinSeverity})
+	rt, err := s.deps.Webhooks.SetOnCallRota(r.Context(), notify.RotaInput{Levels: levels, TeamID: body.TeamID, MinSeverity: body.MinSeverity})
 	s.reply(w, r, err, func() any { return toRotaOut(rt) })
 }
 
@@ -684,7 +684,7 @@ func (s *Server) handleRotaDelete(w http.ResponseWriter, r *http.Request, _ *inp
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func toIntegrationOut(t webhook.TicketIntegration) TicketIntegrationOut {
+func toIntegrationOut(t notify.TicketIntegration) TicketIntegrationOut {
 	return TicketIntegrationOut{ID: t.ID, Name: t.Name, Provider: t.Provider, BaseURL: t.BaseURL, Project: t.Project,
 		WebhookSecretSet: t.SecretSet, WebhookPath: t.WebhookPath(), IntervalMin: t.IntervalMin, Comment: t.Comment,
 		Transition: t.Transition, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, CredentialsSet: t.CredentialsSet,
@@ -692,11 +692,11 @@ func toIntegrationOut(t webhook.TicketIntegration) TicketIntegrationOut {
 		BackoffUntil: t.BackoffUntil, TicketErrors: t.TicketErrors, PendingWrites: t.PendingWrites, FailedWrites: t.FailedWrites}
 }
 
-func toCredentialsInput(in *TicketCredentialsIn) *webhook.CredentialsInput {
+func toCredentialsInput(in *TicketCredentialsIn) *notify.CredentialsInput {
 	if in == nil {
 		return nil
 	}
-	c := &webhook.CredentialsInput{Email: in.Email}
+	c := &notify.CredentialsInput{Email: in.Email}
 	if in.APIToken != nil {
 		c.APIToken = *in.APIToken
 	}
@@ -713,11 +713,11 @@ func (s *Server) handleTicketTargets(w http.ResponseWriter, r *http.Request, in 
 	s.reply(w, r, err, func() any { return toTargetsOut(tt) })
 }
 
-func toIssueTypeOut(it webhook.TicketIssueType) TicketIssueTypeOut {
+func toIssueTypeOut(it notify.TicketIssueType) TicketIssueTypeOut {
 	return TicketIssueTypeOut{ID: it.ID, Name: it.Name, Subtask: it.Subtask}
 }
 
-func toTargetsOut(tt webhook.TicketTargets) TicketTargetsOut {
+func toTargetsOut(tt notify.TicketTargets) TicketTargetsOut {
 	out := TicketTargetsOut{Targets: make([]TicketTargetOut, 0, len(tt.Targets)), Truncated: tt.Truncated,
 		DefaultProject: tt.DefaultProject}
 	for _, tg := range tt.Targets {
@@ -767,7 +767,7 @@ func (s *Server) handleIntegrationCreate(w http.ResponseWriter, r *http.Request,
 		s.writeError(w, r, err)
 		return
 	}
-	t, err := s.deps.Webhooks.CreateIntegration(r.Context(), webhook.IntegrationInput{Name: body.Name, Provider: body.Provider,
+	t, err := s.deps.Webhooks.CreateIntegration(r.Context(), notify.IntegrationInput{Name: body.Name, Provider: body.Provider,
 		BaseURL: body.BaseURL, Project: body.Project, Credentials: toCredentialsInput(body.Credentials)})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -782,7 +782,7 @@ func (s *Server) handleTicketSync(w http.ResponseWriter, r *http.Request, in *in
 		s.writeError(w, r, err)
 		return
 	}
-	t, err := s.deps.Webhooks.UpdateSync(r.Context(), in.Path("integration_id"), webhook.SyncInput{WebhookSecret: body.WebhookSecret,
+	t, err := s.deps.Webhooks.UpdateSync(r.Context(), in.Path("integration_id"), notify.SyncInput{WebhookSecret: body.WebhookSecret,
 		IntervalMin: body.IntervalMin, Comment: body.Comment, Transition: body.Transition})
 	s.reply(w, r, err, func() any { return toIntegrationOut(t) })
 }
@@ -793,7 +793,7 @@ func (s *Server) handleTicketLink(w http.ResponseWriter, r *http.Request, in *in
 		s.writeError(w, r, err)
 		return
 	}
-	l, err := s.deps.Webhooks.LinkTicket(r.Context(), webhook.LinkInput{IssueID: body.IssueID, IntegrationID: body.IntegrationID,
+	l, err := s.deps.Webhooks.LinkTicket(r.Context(), notify.LinkInput{IssueID: body.IssueID, IntegrationID: body.IntegrationID,
 		Key: body.Key, URL: body.URL})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -804,7 +804,7 @@ func (s *Server) handleTicketLink(w http.ResponseWriter, r *http.Request, in *in
 }
 
 func (s *Server) handleTicketEvent(w http.ResponseWriter, r *http.Request, in *input) {
-	status, err := s.deps.Webhooks.ReceiveTicketEvent(r.Context(), webhook.InboundRequest{IntegrationID: in.Path("integration_id"),
+	status, err := s.deps.Webhooks.ReceiveTicketEvent(r.Context(), notify.InboundRequest{IntegrationID: in.Path("integration_id"),
 		ClientIP: s.clientAddr.of(r), Header: r.Header, Body: r.Body})
 	s.reply(w, r, err, func() any { return TicketEventOut{Status: status} })
 }

@@ -1,4 +1,4 @@
-// Package webhook is Vigia's notification feature: notification channels (generic
+// Package notify is Vigia's notification feature: notification channels (generic
 // HTTPS webhooks) with the contract's permission rules, the fan-out of alerts and state
 // events to channels with scope, severity and mutes, signed deliveries worked by the job
 // queue with the 1 s / 5 s / 25 s retry schedule, the delivery log, the in-app
@@ -20,7 +20,7 @@
 //
 // The outbox payloads this package reads are documented in docs/webhooks.md (section
 // "For Vigia developers: the events outbox").
-package webhook
+package notify
 
 import (
 	"context"
