@@ -40,6 +40,7 @@ import (
 	"github.com/vigia-data/vigia/source/connect"
 	"github.com/vigia-data/vigia/store"
 	"github.com/vigia-data/vigia/team"
+	"github.com/vigia-data/vigia/ticket"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -126,7 +127,8 @@ type App struct {
 	Incidents   *incident.Service
 	// closeGraph closes the Neo4j driver when that backend is used.
 	closeGraph  func(ctx context.Context) error
-	Webhooks    *notify.Service
+	Notify      *notify.Service
+	Tickets     *ticket.Service
 	WebhookJobs *jobs.Queue
 }
 
@@ -188,7 +190,16 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	// domain whose aggregated verdict the scan's verdicts changed).
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
 		Weights: db.Products(), After: scan.Finishers{a.Lineage, a.Incidents, a.Products}}, clock, log, scanCfg)
-	a.Webhooks, a.WebhookJobs = newWebhooks(cfg, db, box, msgs, clock, a.Issues, log)
+	// Notifications, then ticket integrations (which resolve issues through the issue
+	// workflow); both queue their jobs on the webhook queue.
+	a.WebhookJobs = newWebhookQueue(cfg, db, log)
+	a.Notify = notify.NewService(db.Webhooks(), db, deliveryJobs{a.WebhookJobs}, box, msgs, clock, log,
+		db.WebhookIncidents(), notify.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
+			RootCAs: cfg.WebhookRootCAs, LegacyPrefix: cfg.WebhookLegacyPrefix, PublicURL: cfg.PublicURL,
+			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel})
+	a.Tickets = ticket.NewService(db.Webhooks(), db, ticketJobs{a.WebhookJobs}, box, msgs, clock, log,
+		ticketTransitions{a.Issues}, ticket.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
+			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
 	a.handleJobs()
 	return a, nil
 }
@@ -217,7 +228,7 @@ func (a *App) handleJobs() {
 		return err
 	})
 	a.WebhookJobs.Handle(notify.JobKind, a.runDelivery)
-	a.WebhookJobs.Handle(notify.TicketJobKind, a.runTicketSync)
+	a.WebhookJobs.Handle(ticket.JobKind, a.runTicketSync)
 }
 
 // recentConsumers gives lineage the trust feature's recent consumers of datasets.
@@ -286,7 +297,7 @@ func (a *App) Server() *rest.Server {
 		TrustedProxies: a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
-			Trust: a.Trust, Products: a.Products, Webhooks: a.Webhooks,
+			Trust: a.Trust, Products: a.Products, Notify: a.Notify, Tickets: a.Tickets,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }

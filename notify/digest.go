@@ -109,8 +109,7 @@ func (s *Service) SendDigests(ctx context.Context) (int, error) {
 	return sent, nil
 }
 
-// RunBackground dispatches the outbox and finished scans and queues the due ticket syncs
-// every dispatchEvery, and runs escalations and digests every minute, until ctx ends.
+// RunBackground dispatches the outbox and finished scans every dispatchEvery, and runs escalations and digests every minute, until ctx ends.
 // Failures are logged (by code, never with a URL or a value) and retried on the next
 // tick.
 func (s *Service) RunBackground(ctx context.Context, dispatchEvery time.Duration) {
@@ -123,9 +122,6 @@ func (s *Service) RunBackground(ctx context.Context, dispatchEvery time.Duration
 	for {
 		if _, err := s.Dispatch(ctx); err != nil && ctx.Err() == nil {
 			s.log.WarnContext(ctx, "webhook: dispatch failed", "cause", causeText(err))
-		}
-		if _, err := s.EnqueueTicketSyncs(ctx); err != nil && ctx.Err() == nil {
-			s.log.WarnContext(ctx, "webhook: queueing ticket syncs failed", "cause", causeText(err))
 		}
 		if time.Since(lastSlow) >= time.Minute {
 			lastSlow = time.Now()

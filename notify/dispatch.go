@@ -360,12 +360,7 @@ func issueLine(is AlertIssue) line {
 
 // issueTitle is an issue's title in lang: the catalogue's when it has the issue's
 // title key, else the stored title.
-func (s *Service) issueTitle(lang string, is AlertIssue) string {
-	if is.TitleKey != "" && s.msgs.Has(is.TitleKey) {
-		return s.msgs.Message(lang, is.TitleKey, is.Params)
-	}
-	return is.Title
-}
+func (s *Service) issueTitle(lang string, is AlertIssue) string { return IssueTitle(s.msgs, lang, is) }
 
 // alertsBody builds service.alerts for one channel's share of a scan's alerts.
 func (s *Service) alertsBody(lang, workspaceID string, at time.Time, items []alertItem, incidents []IncidentImpact) delivery.Body {

@@ -287,21 +287,9 @@ func (NoIncidents) ForIssues(context.Context, string, []string) ([]IncidentImpac
 	return nil, nil
 }
 
-// IssueTransitioner changes issue status for the inbound ticket webhooks. A closed
-// ticket resolves its issue with history origin ticket:<provider>:<key>; an issue that
-// came from a rule then awaits verification by the next scan that evaluates the rule.
-type IssueTransitioner interface {
-	// ResolveFromTicket resolves an open or acknowledged issue of the workspace and
-	// reports whether it changed anything (false when it was already resolved or
-	// ignored); KindNotFound when the issue is not in the workspace.
-	ResolveFromTicket(ctx context.Context, workspaceID, issueID, origin string) (changed bool, err error)
-}
-
-// Enqueuer puts delivery and ticket sync jobs on the job queue, inside the transaction
-// in ctx. A ticket sync job already queued or running for the integration is enough.
+// Enqueuer puts delivery jobs on the job queue, inside the transaction in ctx.
 type Enqueuer interface {
 	EnqueueDelivery(ctx context.Context, deliveryID, workspaceID string) error
-	EnqueueTicketSync(ctx context.Context, integrationID, workspaceID string) error
 }
 
 // Tx runs a function in a transaction carried by ctx.
@@ -340,8 +328,6 @@ type Config struct {
 	Expire time.Duration
 	// ConsumerNoticeCap is the workspace's consumer notices per hour (default 20).
 	ConsumerNoticeCap int
-	// TicketPollBatch bounds the tickets an integration's poll reads per run (default 50).
-	TicketPollBatch int
 }
 
 // Service is the notification feature.
@@ -354,24 +340,20 @@ type Service struct {
 	clock     vigia.Clock
 	log       *slog.Logger
 	incidents Incidents
-	issues    IssueTransitioner
 	cfg       Config
 	policy    netguard.Policy
 	resolver  netguard.Resolver
 	client    *http.Client
-	// ticketClient calls ticket providers: the same guard, its own timeout.
-	ticketClient *http.Client
-	limits       *limiter
-	inbound      *windowLimiter
+	limits    *limiter
 
 	dispatchMu sync.Mutex
 	failures   map[string]int // failing outbox rows and scans, guarded by dispatchMu
 }
 
 // NewService returns the notification service. incidents may be nil (no incident
-// aggregation) and issues is the port inbound ticket events resolve issues through.
+// aggregation).
 func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.Catalog, clock vigia.Clock,
-	log *slog.Logger, incidents Incidents, issues IssueTransitioner, cfg Config) *Service {
+	log *slog.Logger, incidents Incidents, cfg Config) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -407,9 +389,6 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 	if cfg.ConsumerNoticeCap <= 0 {
 		cfg.ConsumerNoticeCap = 20
 	}
-	if cfg.TicketPollBatch <= 0 {
-		cfg.TicketPollBatch = pollBatch
-	}
 	policy := netguard.Policy{AllowHosts: cfg.AllowHosts}
 	client := netguard.NewHTTPClient(netguard.NewDialer(policy, cfg.Resolver), delivery.Timeout, cfg.RootCAs)
 	if t, ok := client.Transport.(*http.Transport); ok {
@@ -419,13 +398,11 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 		t.MaxIdleConns = 256
 	}
 	return &Service{store: store, tx: tx, jobs: jobs, box: box, msgs: msgs, clock: clock, log: log,
-		incidents: incidents, issues: issues, cfg: cfg, policy: policy, resolver: cfg.Resolver, client: client,
-		ticketClient: netguard.NewHTTPClient(netguard.NewDialer(policy, cfg.Resolver), ticketCallTimeout, cfg.RootCAs),
-		limits:       newLimiter(cfg.PerWorkspace, cfg.PerChannel), inbound: newWindowLimiter(inboundLimit, time.Minute)}
+		incidents: incidents, cfg: cfg, policy: policy, resolver: cfg.Resolver, client: client,
+		limits: newLimiter(cfg.PerWorkspace, cfg.PerChannel)}
 }
 
-// Close releases idle connections to receivers and ticket providers.
+// Close releases idle connections to receivers.
 func (s *Service) Close() {
 	s.client.CloseIdleConnections()
-	s.ticketClient.CloseIdleConnections()
 }

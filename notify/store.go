@@ -19,7 +19,6 @@ type Store interface {
 	MuteStore
 	OnCallStore
 	DigestStore
-	TicketStore
 	// AddActivity appends to the workspace activity log.
 	AddActivity(ctx context.Context, a event.Activity) error
 	// WorkspaceInfo returns a workspace's locale, time zone and suspension.
@@ -119,45 +118,4 @@ type DigestStore interface {
 	ClaimDigest(ctx context.Context, channelID string, slot time.Time) (bool, error)
 	DigestCounts(ctx context.Context, workspaceID string, since, until time.Time) (DigestCounts, error)
 	TeamDigestCounts(ctx context.Context, workspaceID, teamID string, since, until time.Time) (TeamDigestCounts, error)
-}
-
-// TicketStore keeps ticket integrations and links.
-type TicketStore interface {
-	CreateIntegration(ctx context.Context, t TicketIntegration) error
-	Integrations(ctx context.Context, workspaceID string) ([]TicketIntegration, error)
-	IntegrationByID(ctx context.Context, workspaceID, id string) (TicketIntegration, error)
-	// IntegrationForInbound loads an integration by id alone (inbound webhooks carry no
-	// workspace), with its sealed secret.
-	IntegrationForInbound(ctx context.Context, id string) (TicketIntegration, error)
-	// UpdateIntegrationSync saves the sync settings, and the sealed secret when secretChanged.
-	UpdateIntegrationSync(ctx context.Context, t TicketIntegration, secretChanged bool) error
-	IssueVisible(ctx context.Context, v catalog.Viewer, issueID string) (bool, error)
-	// CreateLink adds a link, or returns the existing identical one.
-	CreateLink(ctx context.Context, l TicketLink) (TicketLink, error)
-	// LinkedIssues returns the issues linked to a ticket key of an integration.
-	LinkedIssues(ctx context.Context, integrationID, key string) ([]string, error)
-
-	// SetIntegrationCredentials saves (nil: removes) the sealed API credentials, makes
-	// the next poll due now and ends any back-off.
-	SetIntegrationCredentials(ctx context.Context, workspaceID, id string, sealed []byte, at time.Time) error
-	// DueTicketSyncs returns up to limit integrations with credentials, of workspaces
-	// not suspended, not backing off at now, whose poll is due or with write-backs pending.
-	DueTicketSyncs(ctx context.Context, now time.Time, limit int) ([]DueSync, error)
-	// SaveSyncState stores a sync run's outcome on the integration.
-	SaveSyncState(ctx context.Context, id string, st SyncState) error
-	// PollTargets returns up to limit ticket keys of the integration linked to open or
-	// acknowledged issues, the least recently polled first (never polled first).
-	PollTargets(ctx context.Context, integrationID string, limit int) ([]string, error)
-	// MarkPolled sets when a ticket was read, and its own error (nil: none).
-	MarkPolled(ctx context.Context, integrationID, key string, errCode *string, at time.Time) error
-	// PendingWrites returns up to limit pending write-backs of the integration in the
-	// order of the changes.
-	PendingWrites(ctx context.Context, integrationID string, limit int) ([]TicketWrite, error)
-	// FinishWrite ends a write-back with a status and an error code (nil: none).
-	FinishWrite(ctx context.Context, id, status string, errCode *string, at time.Time) error
-	// RecordWriteAttempt counts a failed attempt, with its code, and sets the status
-	// (pending to try again, failed when it gives up).
-	RecordWriteAttempt(ctx context.Context, id, status, errCode string, at time.Time) error
-	// MarkWriteCommented records that a write-back's comment was posted.
-	MarkWriteCommented(ctx context.Context, id string) error
 }

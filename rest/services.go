@@ -16,6 +16,7 @@ import (
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/team"
+	"github.com/vigia-data/vigia/ticket"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -172,30 +173,35 @@ type ProductService interface {
 	VersionPage(ctx context.Context, id string, page vigia.Page) (vigia.List[product.VersionRow], error)
 }
 
-// WebhookService is what the transport needs of notifications, on-call and tickets.
-type WebhookService interface {
+// NotifyService is what the transport needs of notifications: channels, deliveries,
+// mutes, the notification list and the on-call rota.
+type NotifyService interface {
 	Channel(ctx context.Context, id string) (notify.Channel, error)
 	CreateChannel(ctx context.Context, in notify.ChannelInput) (notify.Channel, string, error)
-	CreateIntegration(ctx context.Context, in notify.IntegrationInput) (notify.TicketIntegration, error)
 	CreateMute(ctx context.Context, in notify.MuteInput) (notify.Mute, error)
 	DeleteChannel(ctx context.Context, id string) error
 	DeleteMute(ctx context.Context, id string) error
 	DeleteOnCallRota(ctx context.Context) error
 	Deliveries(ctx context.Context, channelID string, page vigia.Page) (vigia.List[notify.Delivery], error)
-	Integration(ctx context.Context, id string) (notify.TicketIntegration, error)
-	Integrations(ctx context.Context) ([]notify.TicketIntegration, error)
-	LinkTicket(ctx context.Context, in notify.LinkInput) (notify.TicketLink, error)
 	ListChannels(ctx context.Context, page vigia.Page) (vigia.List[notify.Channel], error)
 	Mutes(ctx context.Context, page vigia.Page) (vigia.List[notify.Mute], error)
 	Notifications(ctx context.Context, f notify.NotificationFilter) (vigia.List[notify.Notification], error)
 	OnCallRota(ctx context.Context) (notify.Rota, error)
 	PreviewChannel(ctx context.Context, id string, days int) (notify.Preview, error)
-	ReceiveTicketEvent(ctx context.Context, in notify.InboundRequest) (string, error)
 	RotateSecret(ctx context.Context, id string) (string, error)
-	SetCredentials(ctx context.Context, id string, in notify.CredentialsInput) (notify.TicketIntegration, error)
 	SetOnCallRota(ctx context.Context, in notify.RotaInput) (notify.Rota, error)
-	Targets(ctx context.Context, id string) (notify.TicketTargets, error)
 	TestChannel(ctx context.Context, id string) (notify.TestResult, error)
 	UpdateChannel(ctx context.Context, id string, up notify.ChannelUpdate) (notify.Channel, error)
-	UpdateSync(ctx context.Context, id string, in notify.SyncInput) (notify.TicketIntegration, error)
+}
+
+// TicketService is what the transport needs of ticket integrations.
+type TicketService interface {
+	CreateIntegration(ctx context.Context, in ticket.IntegrationInput) (ticket.Integration, error)
+	Integration(ctx context.Context, id string) (ticket.Integration, error)
+	Integrations(ctx context.Context) ([]ticket.Integration, error)
+	LinkTicket(ctx context.Context, in ticket.LinkInput) (ticket.Link, error)
+	ReceiveTicketEvent(ctx context.Context, in ticket.InboundRequest) (string, error)
+	SetCredentials(ctx context.Context, id string, in ticket.CredentialsInput) (ticket.Integration, error)
+	Targets(ctx context.Context, id string) (ticket.Targets, error)
+	UpdateSync(ctx context.Context, id string, in ticket.SyncInput) (ticket.Integration, error)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/ticket"
 )
 
 // ChannelConfigIn is a channel's configuration.
@@ -462,7 +463,7 @@ func (s *Server) handleChannelCreate(w http.ResponseWriter, r *http.Request, in 
 		s.writeError(w, r, err)
 		return
 	}
-	c, secret, err := s.deps.Webhooks.CreateChannel(r.Context(), notify.ChannelInput{Name: body.Name, Kind: body.Kind,
+	c, secret, err := s.deps.Notify.CreateChannel(r.Context(), notify.ChannelInput{Name: body.Name, Kind: body.Kind,
 		WebhookURL: body.Config.WebhookURL, Locale: locale, MinSeverity: body.MinSeverity, Digest: body.Digest,
 		EventKinds: body.EventKinds, Scope: toScopeInput(body.Scope), TeamID: body.TeamID})
 	if err != nil {
@@ -473,7 +474,7 @@ func (s *Server) handleChannelCreate(w http.ResponseWriter, r *http.Request, in 
 }
 
 func (s *Server) handleChannelList(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Webhooks.ListChannels(r.Context(), in.Page())
+	res, err := s.deps.Notify.ListChannels(r.Context(), in.Page())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -486,7 +487,7 @@ func (s *Server) handleChannelList(w http.ResponseWriter, r *http.Request, in *i
 }
 
 func (s *Server) handleChannelGet(w http.ResponseWriter, r *http.Request, in *input) {
-	c, err := s.deps.Webhooks.Channel(r.Context(), in.Path("channel_id"))
+	c, err := s.deps.Notify.Channel(r.Context(), in.Path("channel_id"))
 	s.reply(w, r, err, func() any { return toChannelOut(c) })
 }
 
@@ -517,12 +518,12 @@ func (s *Server) handleChannelPatch(w http.ResponseWriter, r *http.Request, in *
 		s.writeError(w, r, err)
 		return
 	}
-	c, err := s.deps.Webhooks.UpdateChannel(r.Context(), in.Path("channel_id"), up)
+	c, err := s.deps.Notify.UpdateChannel(r.Context(), in.Path("channel_id"), up)
 	s.reply(w, r, err, func() any { return toChannelOut(c) })
 }
 
 func (s *Server) handleChannelDelete(w http.ResponseWriter, r *http.Request, in *input) {
-	if err := s.deps.Webhooks.DeleteChannel(r.Context(), in.Path("channel_id")); err != nil {
+	if err := s.deps.Notify.DeleteChannel(r.Context(), in.Path("channel_id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -530,12 +531,12 @@ func (s *Server) handleChannelDelete(w http.ResponseWriter, r *http.Request, in 
 }
 
 func (s *Server) handleChannelRotate(w http.ResponseWriter, r *http.Request, in *input) {
-	secret, err := s.deps.Webhooks.RotateSecret(r.Context(), in.Path("channel_id"))
+	secret, err := s.deps.Notify.RotateSecret(r.Context(), in.Path("channel_id"))
 	s.reply(w, r, err, func() any { return SigningSecretOut{SigningSecret: secret} })
 }
 
 func (s *Server) handleChannelTest(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Webhooks.TestChannel(r.Context(), in.Path("channel_id"))
+	res, err := s.deps.Notify.TestChannel(r.Context(), in.Path("channel_id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -545,7 +546,7 @@ func (s *Server) handleChannelTest(w http.ResponseWriter, r *http.Request, in *i
 }
 
 func (s *Server) handleChannelPreview(w http.ResponseWriter, r *http.Request, in *input) {
-	p, err := s.deps.Webhooks.PreviewChannel(r.Context(), in.Path("channel_id"), in.Int("days"))
+	p, err := s.deps.Notify.PreviewChannel(r.Context(), in.Path("channel_id"), in.Int("days"))
 	s.reply(w, r, err, func() any {
 		return ChannelPreviewOut{Days: p.Days, Alerts: p.Alerts, Deliveries: p.Deliveries, Held: p.Held}
 	})
@@ -571,7 +572,7 @@ func toDeliveryOut(d notify.Delivery) DeliveryOut {
 }
 
 func (s *Server) handleChannelDeliveries(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Webhooks.Deliveries(r.Context(), in.Path("channel_id"), in.Page())
+	res, err := s.deps.Notify.Deliveries(r.Context(), in.Path("channel_id"), in.Page())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -594,7 +595,7 @@ func toNotificationOut(n notify.Notification) NotificationOut {
 }
 
 func (s *Server) handleNotificationList(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Webhooks.Notifications(r.Context(), notify.NotificationFilter{Held: in.Bool("held"),
+	res, err := s.deps.Notify.Notifications(r.Context(), notify.NotificationFilter{Held: in.Bool("held"),
 		Event: in.String("event"), Page: in.Page()})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -613,7 +614,7 @@ func toMuteOut(m notify.Mute) MuteOut {
 }
 
 func (s *Server) handleMuteList(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Webhooks.Mutes(r.Context(), in.Page())
+	res, err := s.deps.Notify.Mutes(r.Context(), in.Page())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -631,7 +632,7 @@ func (s *Server) handleMuteCreate(w http.ResponseWriter, r *http.Request, in *in
 		s.writeError(w, r, err)
 		return
 	}
-	m, err := s.deps.Webhooks.CreateMute(r.Context(), notify.MuteInput{Scope: body.Scope, ConnectionID: body.ConnectionID,
+	m, err := s.deps.Notify.CreateMute(r.Context(), notify.MuteInput{Scope: body.Scope, ConnectionID: body.ConnectionID,
 		DatasetID: body.DatasetID, IssueTypes: body.IssueTypes, EndsAt: body.EndsAt, Reason: body.Reason})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -641,7 +642,7 @@ func (s *Server) handleMuteCreate(w http.ResponseWriter, r *http.Request, in *in
 }
 
 func (s *Server) handleMuteDelete(w http.ResponseWriter, r *http.Request, in *input) {
-	if err := s.deps.Webhooks.DeleteMute(r.Context(), in.Path("mute_id")); err != nil {
+	if err := s.deps.Notify.DeleteMute(r.Context(), in.Path("mute_id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -658,7 +659,7 @@ func toRotaOut(rt notify.Rota) RotaOut {
 }
 
 func (s *Server) handleRotaGet(w http.ResponseWriter, r *http.Request, _ *input) {
-	rt, err := s.deps.Webhooks.OnCallRota(r.Context())
+	rt, err := s.deps.Notify.OnCallRota(r.Context())
 	s.reply(w, r, err, func() any { return toRotaOut(rt) })
 }
 
@@ -672,19 +673,19 @@ func (s *Server) handleRotaSet(w http.ResponseWriter, r *http.Request, in *input
 	for _, l := range body.Levels {
 		levels = append(levels, notify.RotaLevel{UserID: l.UserID, Minutes: l.Minutes})
 	}
-	rt, err := s.deps.Webhooks.SetOnCallRota(r.Context(), notify.RotaInput{Levels: levels, TeamID: body.TeamID, MinSeverity: body.MinSeverity})
+	rt, err := s.deps.Notify.SetOnCallRota(r.Context(), notify.RotaInput{Levels: levels, TeamID: body.TeamID, MinSeverity: body.MinSeverity})
 	s.reply(w, r, err, func() any { return toRotaOut(rt) })
 }
 
 func (s *Server) handleRotaDelete(w http.ResponseWriter, r *http.Request, _ *input) {
-	if err := s.deps.Webhooks.DeleteOnCallRota(r.Context()); err != nil {
+	if err := s.deps.Notify.DeleteOnCallRota(r.Context()); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func toIntegrationOut(t notify.TicketIntegration) TicketIntegrationOut {
+func toIntegrationOut(t ticket.Integration) TicketIntegrationOut {
 	return TicketIntegrationOut{ID: t.ID, Name: t.Name, Provider: t.Provider, BaseURL: t.BaseURL, Project: t.Project,
 		WebhookSecretSet: t.SecretSet, WebhookPath: t.WebhookPath(), IntervalMin: t.IntervalMin, Comment: t.Comment,
 		Transition: t.Transition, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, CredentialsSet: t.CredentialsSet,
@@ -692,11 +693,11 @@ func toIntegrationOut(t notify.TicketIntegration) TicketIntegrationOut {
 		BackoffUntil: t.BackoffUntil, TicketErrors: t.TicketErrors, PendingWrites: t.PendingWrites, FailedWrites: t.FailedWrites}
 }
 
-func toCredentialsInput(in *TicketCredentialsIn) *notify.CredentialsInput {
+func toCredentialsInput(in *TicketCredentialsIn) *ticket.CredentialsInput {
 	if in == nil {
 		return nil
 	}
-	c := &notify.CredentialsInput{Email: in.Email}
+	c := &ticket.CredentialsInput{Email: in.Email}
 	if in.APIToken != nil {
 		c.APIToken = *in.APIToken
 	}
@@ -704,20 +705,20 @@ func toCredentialsInput(in *TicketCredentialsIn) *notify.CredentialsInput {
 }
 
 func (s *Server) handleIntegrationGet(w http.ResponseWriter, r *http.Request, in *input) {
-	t, err := s.deps.Webhooks.Integration(r.Context(), in.Path("integration_id"))
+	t, err := s.deps.Tickets.Integration(r.Context(), in.Path("integration_id"))
 	s.reply(w, r, err, func() any { return toIntegrationOut(t) })
 }
 
 func (s *Server) handleTicketTargets(w http.ResponseWriter, r *http.Request, in *input) {
-	tt, err := s.deps.Webhooks.Targets(r.Context(), in.Path("integration_id"))
+	tt, err := s.deps.Tickets.Targets(r.Context(), in.Path("integration_id"))
 	s.reply(w, r, err, func() any { return toTargetsOut(tt) })
 }
 
-func toIssueTypeOut(it notify.TicketIssueType) TicketIssueTypeOut {
+func toIssueTypeOut(it ticket.IssueType) TicketIssueTypeOut {
 	return TicketIssueTypeOut{ID: it.ID, Name: it.Name, Subtask: it.Subtask}
 }
 
-func toTargetsOut(tt notify.TicketTargets) TicketTargetsOut {
+func toTargetsOut(tt ticket.Targets) TicketTargetsOut {
 	out := TicketTargetsOut{Targets: make([]TicketTargetOut, 0, len(tt.Targets)), Truncated: tt.Truncated,
 		DefaultProject: tt.DefaultProject}
 	for _, tg := range tt.Targets {
@@ -744,12 +745,12 @@ func (s *Server) handleIntegrationCredentials(w http.ResponseWriter, r *http.Req
 		s.writeError(w, r, err)
 		return
 	}
-	t, err := s.deps.Webhooks.SetCredentials(r.Context(), in.Path("integration_id"), *toCredentialsInput(&body))
+	t, err := s.deps.Tickets.SetCredentials(r.Context(), in.Path("integration_id"), *toCredentialsInput(&body))
 	s.reply(w, r, err, func() any { return toIntegrationOut(t) })
 }
 
 func (s *Server) handleIntegrationList(w http.ResponseWriter, r *http.Request, _ *input) {
-	ts, err := s.deps.Webhooks.Integrations(r.Context())
+	ts, err := s.deps.Tickets.Integrations(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -767,7 +768,7 @@ func (s *Server) handleIntegrationCreate(w http.ResponseWriter, r *http.Request,
 		s.writeError(w, r, err)
 		return
 	}
-	t, err := s.deps.Webhooks.CreateIntegration(r.Context(), notify.IntegrationInput{Name: body.Name, Provider: body.Provider,
+	t, err := s.deps.Tickets.CreateIntegration(r.Context(), ticket.IntegrationInput{Name: body.Name, Provider: body.Provider,
 		BaseURL: body.BaseURL, Project: body.Project, Credentials: toCredentialsInput(body.Credentials)})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -782,7 +783,7 @@ func (s *Server) handleTicketSync(w http.ResponseWriter, r *http.Request, in *in
 		s.writeError(w, r, err)
 		return
 	}
-	t, err := s.deps.Webhooks.UpdateSync(r.Context(), in.Path("integration_id"), notify.SyncInput{WebhookSecret: body.WebhookSecret,
+	t, err := s.deps.Tickets.UpdateSync(r.Context(), in.Path("integration_id"), ticket.SyncInput{WebhookSecret: body.WebhookSecret,
 		IntervalMin: body.IntervalMin, Comment: body.Comment, Transition: body.Transition})
 	s.reply(w, r, err, func() any { return toIntegrationOut(t) })
 }
@@ -793,7 +794,7 @@ func (s *Server) handleTicketLink(w http.ResponseWriter, r *http.Request, in *in
 		s.writeError(w, r, err)
 		return
 	}
-	l, err := s.deps.Webhooks.LinkTicket(r.Context(), notify.LinkInput{IssueID: body.IssueID, IntegrationID: body.IntegrationID,
+	l, err := s.deps.Tickets.LinkTicket(r.Context(), ticket.LinkInput{IssueID: body.IssueID, IntegrationID: body.IntegrationID,
 		Key: body.Key, URL: body.URL})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -804,7 +805,7 @@ func (s *Server) handleTicketLink(w http.ResponseWriter, r *http.Request, in *in
 }
 
 func (s *Server) handleTicketEvent(w http.ResponseWriter, r *http.Request, in *input) {
-	status, err := s.deps.Webhooks.ReceiveTicketEvent(r.Context(), notify.InboundRequest{IntegrationID: in.Path("integration_id"),
+	status, err := s.deps.Tickets.ReceiveTicketEvent(r.Context(), ticket.InboundRequest{IntegrationID: in.Path("integration_id"),
 		ClientIP: s.clientAddr.of(r), Header: r.Header, Body: r.Body})
 	s.reply(w, r, err, func() any { return TicketEventOut{Status: status} })
 }

@@ -331,7 +331,7 @@ func (b *hookBench) workspace(prefix string) (ws, dataset string, err error) {
 }
 
 func (b *hookBench) channel(ws, receiverURL string, signed bool) (string, error) {
-	c, _, err := b.a.Webhooks.CreateChannel(app.AsAdmin(b.ctx, ws, "bench"), notify.ChannelInput{Name: "bench " + vigia.NewUUID()[:8],
+	c, _, err := b.a.Notify.CreateChannel(app.AsAdmin(b.ctx, ws, "bench"), notify.ChannelInput{Name: "bench " + vigia.NewUUID()[:8],
 		WebhookURL: receiverURL, EventKinds: []string{notify.EventKindDatasetVerdictChanged}})
 	if err != nil {
 		return "", err
@@ -358,7 +358,7 @@ func (b *hookBench) events(workspaces, datasets []string, perWorkspace int) erro
 // dispatchAll turns every outbox row into deliveries.
 func (b *hookBench) dispatchAll() error {
 	for {
-		n, err := b.a.Webhooks.Dispatch(b.ctx)
+		n, err := b.a.Notify.Dispatch(b.ctx)
 		if err != nil || n == 0 {
 			return err
 		}

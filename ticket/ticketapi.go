@@ -1,4 +1,4 @@
-package notify
+package ticket
 
 import (
 	"bytes"
@@ -62,7 +62,7 @@ type ticketAPI interface {
 	// Targets lists where tickets can be created, as the provider sent them (one page
 	// of MaxTicketTargets asked for; Service.Targets keeps the first MaxTicketTargets),
 	// and whether the provider says it has more.
-	Targets(ctx context.Context) (targets []TicketTarget, truncated bool, err error)
+	Targets(ctx context.Context) (targets []Target, truncated bool, err error)
 }
 
 // apiCredentials are an integration's sealed API credentials: Jira's account email and
@@ -74,7 +74,7 @@ type apiCredentials struct {
 
 // apiBase is the base URL calls go to: https only. Linear integrations whose base URL is
 // Linear's own site (or unset) call api.linear.app.
-func apiBase(t TicketIntegration) (string, error) {
+func apiBase(t Integration) (string, error) {
 	if t.Provider == ProviderLinear {
 		if t.BaseURL == nil {
 			return linearEndpoint, nil
@@ -100,7 +100,7 @@ func apiBase(t TicketIntegration) (string, error) {
 }
 
 // newTicketAPI returns the provider's client over the guarded HTTP client.
-func newTicketAPI(client *http.Client, t TicketIntegration, c apiCredentials) (ticketAPI, error) {
+func newTicketAPI(client *http.Client, t Integration, c apiCredentials) (ticketAPI, error) {
 	base, err := apiBase(t)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package notify
+package ticket
 
 import (
 	"context"
@@ -228,7 +228,7 @@ func (s *Service) ReceiveTicketEvent(ctx context.Context, in InboundRequest) (st
 // with history origin ticket:<provider>:<key>, and audits the result (applied when an
 // issue changed, else unchanged) in the same transaction. Inbound events and polling
 // both come here.
-func (s *Service) resolveFromTicket(ctx context.Context, t TicketIntegration, key string, issues []string,
+func (s *Service) resolveFromTicket(ctx context.Context, t Integration, key string, issues []string,
 	audit func(ctx context.Context, result string) error) (string, error) {
 	result := InboundUnchanged
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
@@ -256,13 +256,13 @@ func (s *Service) resolveFromTicket(ctx context.Context, t TicketIntegration, ke
 // inboundIntegration loads an integration and opens its secret; an unknown
 // integration comes back with a nil secret, so that it fails the same check as a bad
 // signature.
-func (s *Service) inboundIntegration(ctx context.Context, id string) (TicketIntegration, []byte, error) {
+func (s *Service) inboundIntegration(ctx context.Context, id string) (Integration, []byte, error) {
 	if !vigia.ValidID(id) {
-		return TicketIntegration{Provider: ProviderGeneric}, nil, nil
+		return Integration{Provider: ProviderGeneric}, nil, nil
 	}
 	t, err := s.store.IntegrationForInbound(ctx, id)
 	if vigia.IsKind(err, vigia.KindNotFound) {
-		return TicketIntegration{Provider: ProviderGeneric}, nil, nil
+		return Integration{Provider: ProviderGeneric}, nil, nil
 	}
 	if err != nil {
 		return t, nil, err

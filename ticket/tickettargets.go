@@ -1,4 +1,4 @@
-package notify
+package ticket
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const (
 )
 
 // TicketIssueType is an issue type of a target (Jira's issue types of a project).
-type TicketIssueType struct {
+type IssueType struct {
 	ID      string
 	Name    string
 	Subtask bool
@@ -33,20 +33,20 @@ type TicketIssueType struct {
 
 // TicketTarget is where an integration's tickets live: a Jira project with its issue
 // types, a Linear team (no issue types) or a target of a generic tracker.
-type TicketTarget struct {
+type Target struct {
 	Key        string
 	Name       string
-	IssueTypes []TicketIssueType
+	IssueTypes []IssueType
 }
 
 // TicketTargets is what a targets read answers: at most MaxTicketTargets targets in
 // the provider's order, Truncated when the provider has more, the integration's
 // project when it is among them, and that project's default issue type.
-type TicketTargets struct {
-	Targets          []TicketTarget
+type Targets struct {
+	Targets          []Target
 	Truncated        bool
 	DefaultProject   *string
-	DefaultIssueType *TicketIssueType
+	DefaultIssueType *IssueType
 }
 
 // preferredIssueTypes are the names (case-insensitive, in order) a default issue type
@@ -61,26 +61,26 @@ var preferredIssueTypes = []string{"task", "tarefa", "tarea", "bug"}
 // its address is refused by the anti-SSRF guard (ticket_destination_refused). The
 // read changes neither the polling state nor the back-off, and no error carries the
 // provider's answer, its URL or the credentials.
-func (s *Service) Targets(ctx context.Context, id string) (TicketTargets, error) {
+func (s *Service) Targets(ctx context.Context, id string) (Targets, error) {
 	t, err := s.Integration(ctx, id)
 	if err != nil {
-		return TicketTargets{}, err
+		return Targets{}, err
 	}
 	if t.SealedCredentials == nil {
-		return TicketTargets{}, vigia.Conflict(CodeTicketCredentialsMissing, "error.ticket_credentials_missing", nil)
+		return Targets{}, vigia.Conflict(CodeTicketCredentialsMissing, "error.ticket_credentials_missing", nil)
 	}
 	api, err := s.openAPI(ctx, t)
 	if err != nil {
-		return TicketTargets{}, targetsError(err)
+		return Targets{}, targetsError(err)
 	}
 	targets, truncated, err := api.Targets(ctx)
 	if err != nil {
-		return TicketTargets{}, targetsError(err)
+		return Targets{}, targetsError(err)
 	}
 	if len(targets) > MaxTicketTargets {
 		targets, truncated = targets[:MaxTicketTargets], true
 	}
-	out := TicketTargets{Targets: targets, Truncated: truncated}
+	out := Targets{Targets: targets, Truncated: truncated}
 	if t.Project != nil {
 		for _, tg := range targets {
 			if strings.EqualFold(tg.Key, *t.Project) {
@@ -118,7 +118,7 @@ func targetsError(err error) error {
 // defaultIssueType is the first type that is not a sub-task named like a task or a
 // bug (preferredIssueTypes, in order), else the first that is not a sub-task, else
 // the first; nil without types.
-func defaultIssueType(types []TicketIssueType) *TicketIssueType {
+func defaultIssueType(types []IssueType) *IssueType {
 	for _, name := range preferredIssueTypes {
 		for _, it := range types {
 			if !it.Subtask && strings.EqualFold(strings.TrimSpace(it.Name), name) {
@@ -139,7 +139,7 @@ func defaultIssueType(types []TicketIssueType) *TicketIssueType {
 
 // Targets reads Jira's projects with their issue types (project search, one page of
 // MaxTicketTargets).
-func (j jiraAPI) Targets(ctx context.Context) ([]TicketTarget, bool, error) {
+func (j jiraAPI) Targets(ctx context.Context) ([]Target, bool, error) {
 	var out struct {
 		Values *[]struct {
 			Key        string `json:"key"`
@@ -160,18 +160,18 @@ func (j jiraAPI) Targets(ctx context.Context) ([]TicketTarget, bool, error) {
 	if out.Values == nil {
 		return nil, false, ticketFailure(CodeBadAnswer)
 	}
-	targets := make([]TicketTarget, 0, min(len(*out.Values), MaxTicketTargets+1))
+	targets := make([]Target, 0, min(len(*out.Values), MaxTicketTargets+1))
 	for _, p := range *out.Values {
 		if p.Key == "" {
 			continue
 		}
-		types := make([]TicketIssueType, 0, len(p.IssueTypes))
+		types := make([]IssueType, 0, len(p.IssueTypes))
 		for _, it := range p.IssueTypes {
 			if it.ID != "" {
-				types = append(types, TicketIssueType{ID: it.ID, Name: it.Name, Subtask: it.Subtask})
+				types = append(types, IssueType{ID: it.ID, Name: it.Name, Subtask: it.Subtask})
 			}
 		}
-		targets = append(targets, TicketTarget{Key: p.Key, Name: p.Name, IssueTypes: types})
+		targets = append(targets, Target{Key: p.Key, Name: p.Name, IssueTypes: types})
 	}
 	truncated := out.IsLast != nil && !*out.IsLast || out.Total > MaxTicketTargets
 	return targets, truncated, nil
@@ -180,7 +180,7 @@ func (j jiraAPI) Targets(ctx context.Context) ([]TicketTarget, bool, error) {
 const linearTeamsQuery = `query VigiaTeams { teams(first: 100) { nodes { id key name } pageInfo { hasNextPage } } }`
 
 // Targets reads Linear's teams (first MaxTicketTargets); teams have no issue types.
-func (l linearAPI) Targets(ctx context.Context) ([]TicketTarget, bool, error) {
+func (l linearAPI) Targets(ctx context.Context) ([]Target, bool, error) {
 	var data struct {
 		Teams *struct {
 			Nodes []struct {
@@ -198,10 +198,10 @@ func (l linearAPI) Targets(ctx context.Context) ([]TicketTarget, bool, error) {
 	if data.Teams == nil {
 		return nil, false, ticketFailure(CodeBadAnswer)
 	}
-	targets := make([]TicketTarget, 0, min(len(data.Teams.Nodes), MaxTicketTargets+1))
+	targets := make([]Target, 0, min(len(data.Teams.Nodes), MaxTicketTargets+1))
 	for _, n := range data.Teams.Nodes {
 		if n.Key != "" {
-			targets = append(targets, TicketTarget{Key: n.Key, Name: n.Name, IssueTypes: []TicketIssueType{}})
+			targets = append(targets, Target{Key: n.Key, Name: n.Name, IssueTypes: []IssueType{}})
 		}
 	}
 	return targets, data.Teams.PageInfo.HasNextPage, nil
@@ -210,7 +210,7 @@ func (l linearAPI) Targets(ctx context.Context) ([]TicketTarget, bool, error) {
 // Targets reads the generic contract's GET {base}/targets (docs/webhooks.md):
 // {"targets": [{"key", "name", "issue_types": [{"id", "name"}]}]}. A tracker that
 // answers 404 has no targets: the list is empty.
-func (g genericAPI) Targets(ctx context.Context) ([]TicketTarget, bool, error) {
+func (g genericAPI) Targets(ctx context.Context) ([]Target, bool, error) {
 	var out struct {
 		Targets *[]struct {
 			Key        string `json:"key"`
@@ -224,25 +224,25 @@ func (g genericAPI) Targets(ctx context.Context) ([]TicketTarget, bool, error) {
 	if err := g.c.call(ctx, http.MethodGet, g.base+"/targets", nil, &out, 0); err != nil {
 		var te *ticketError
 		if errors.As(err, &te) && te.Code == CodeTicketNotFound {
-			return []TicketTarget{}, false, nil
+			return []Target{}, false, nil
 		}
 		return nil, false, err
 	}
 	if out.Targets == nil {
 		return nil, false, ticketFailure(CodeBadAnswer)
 	}
-	targets := make([]TicketTarget, 0, min(len(*out.Targets), MaxTicketTargets+1))
+	targets := make([]Target, 0, min(len(*out.Targets), MaxTicketTargets+1))
 	for _, tg := range *out.Targets {
 		if tg.Key == "" {
 			continue
 		}
-		types := make([]TicketIssueType, 0, len(tg.IssueTypes))
+		types := make([]IssueType, 0, len(tg.IssueTypes))
 		for _, it := range tg.IssueTypes {
 			if it.ID != "" {
-				types = append(types, TicketIssueType{ID: it.ID, Name: it.Name})
+				types = append(types, IssueType{ID: it.ID, Name: it.Name})
 			}
 		}
-		targets = append(targets, TicketTarget{Key: tg.Key, Name: tg.Name, IssueTypes: types})
+		targets = append(targets, Target{Key: tg.Key, Name: tg.Name, IssueTypes: types})
 	}
 	return targets, false, nil
 }
