@@ -31,6 +31,7 @@ import (
 	"github.com/vigia-data/vigia/lineage/sqllineage"
 	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/rule"
@@ -128,6 +129,7 @@ type App struct {
 	// closeGraph closes the Neo4j driver when that backend is used.
 	closeGraph  func(ctx context.Context) error
 	Notify      *notify.Service
+	OnCall      *oncall.Service
 	Tickets     *ticket.Service
 	WebhookJobs *jobs.Queue
 }
@@ -190,13 +192,15 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	// domain whose aggregated verdict the scan's verdicts changed).
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
 		Weights: db.Products(), After: scan.Finishers{a.Lineage, a.Incidents, a.Products}}, clock, log, scanCfg)
-	// Notifications, then ticket integrations (which resolve issues through the issue
-	// workflow); both queue their jobs on the webhook queue.
+	// Notifications, then on-call (which sends through them) and ticket integrations
+	// (which resolve issues through the issue workflow); deliveries and ticket syncs run
+	// on the webhook queue.
 	a.WebhookJobs = newWebhookQueue(cfg, db, log)
 	a.Notify = notify.NewService(db.Webhooks(), db, deliveryJobs{a.WebhookJobs}, box, msgs, clock, log,
 		db.WebhookIncidents(), notify.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, LegacyPrefix: cfg.WebhookLegacyPrefix, PublicURL: cfg.PublicURL,
 			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel})
+	a.OnCall = oncall.NewService(db.Webhooks(), db, a.Notify, clock, log)
 	a.Tickets = ticket.NewService(db.Webhooks(), db, ticketJobs{a.WebhookJobs}, box, msgs, clock, log,
 		ticketTransitions{a.Issues}, ticket.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
@@ -297,7 +301,7 @@ func (a *App) Server() *rest.Server {
 		TrustedProxies: a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
-			Trust: a.Trust, Products: a.Products, Notify: a.Notify, Tickets: a.Tickets,
+			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }

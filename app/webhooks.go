@@ -98,6 +98,7 @@ func (d ticketJobs) EnqueueTicketSync(ctx context.Context, integrationID, worksp
 func (a *App) RunWebhookWorkers(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.Notify.RunBackground(ctx, a.Config.WebhookDispatchEvery) })
+	wg.Go(func() { a.OnCall.RunBackground(ctx) })
 	wg.Go(func() { a.Tickets.RunBackground(ctx, a.Config.WebhookDispatchEvery) })
 	err := a.WebhookJobs.Run(ctx)
 	wg.Wait()

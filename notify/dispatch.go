@@ -867,3 +867,28 @@ func nullable(s string) *string {
 }
 
 func viewerOf(p vigia.Principal) catalog.Viewer { return catalog.ViewerOf(p) }
+
+// RunBackground dispatches the outbox and finished scans every dispatchEvery until ctx
+// ends. Failures are logged (by code, never with a URL or a value) and retried on the
+// next tick.
+func (s *Service) RunBackground(ctx context.Context, dispatchEvery time.Duration) {
+	if dispatchEvery <= 0 {
+		dispatchEvery = time.Second
+	}
+	tick := time.NewTicker(dispatchEvery)
+	defer tick.Stop()
+	for {
+		if _, err := s.Dispatch(ctx); err != nil && ctx.Err() == nil {
+			s.log.WarnContext(ctx, "webhook: dispatch failed", "cause", causeText(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// causeText describes a failure for a log line. Errors of this package and its
+// stores never carry a URL, a secret or a source value.
+func causeText(err error) string { return err.Error() }

@@ -17,8 +17,6 @@ type Store interface {
 	DispatchStore
 	DeliveryStore
 	MuteStore
-	OnCallStore
-	DigestStore
 	// AddActivity appends to the workspace activity log.
 	AddActivity(ctx context.Context, a event.Activity) error
 	// WorkspaceInfo returns a workspace's locale, time zone and suspension.
@@ -98,24 +96,4 @@ type MuteStore interface {
 	ActiveMutes(ctx context.Context, workspaceID string, now time.Time) ([]Mute, error)
 	Mutes(ctx context.Context, v catalog.Viewer, now time.Time, page vigia.Page) (vigia.List[Mute], error)
 	DeleteMute(ctx context.Context, v catalog.Viewer, id string) error
-}
-
-// OnCallStore keeps the rota and where each problem stands on it.
-type OnCallStore interface {
-	Rota(ctx context.Context, workspaceID string) (Rota, error)
-	SaveRota(ctx context.Context, r Rota, at time.Time) (Rota, error)
-	DeleteRota(ctx context.Context, workspaceID string) error
-	// EscalationCandidates returns open problems on a rota that are not exhausted, in
-	// every workspace; concurrent passes of other processes get nothing.
-	EscalationCandidates(ctx context.Context, limit int) ([]EscalationCandidate, error)
-	SaveEscalation(ctx context.Context, issueID, workspaceID string, level int, since time.Time, exhausted bool, at time.Time) error
-}
-
-// DigestStore finds due digests and their figures.
-type DigestStore interface {
-	DigestChannels(ctx context.Context) ([]DigestChannel, error)
-	// ClaimDigest marks the channel's digest of slot sent unless it already was.
-	ClaimDigest(ctx context.Context, channelID string, slot time.Time) (bool, error)
-	DigestCounts(ctx context.Context, workspaceID string, since, until time.Time) (DigestCounts, error)
-	TeamDigestCounts(ctx context.Context, workspaceID, teamID string, since, until time.Time) (TeamDigestCounts, error)
 }

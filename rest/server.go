@@ -60,6 +60,7 @@ type Deps struct {
 	Trust       TrustService
 	Products    ProductService
 	Notify      NotifyService
+	OnCall      OnCallService
 	Tickets     TicketService
 	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).

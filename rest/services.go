@@ -11,6 +11,7 @@ import (
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rule"
@@ -174,24 +175,28 @@ type ProductService interface {
 }
 
 // NotifyService is what the transport needs of notifications: channels, deliveries,
-// mutes, the notification list and the on-call rota.
+// mutes and the notification list.
 type NotifyService interface {
 	Channel(ctx context.Context, id string) (notify.Channel, error)
 	CreateChannel(ctx context.Context, in notify.ChannelInput) (notify.Channel, string, error)
 	CreateMute(ctx context.Context, in notify.MuteInput) (notify.Mute, error)
 	DeleteChannel(ctx context.Context, id string) error
 	DeleteMute(ctx context.Context, id string) error
-	DeleteOnCallRota(ctx context.Context) error
 	Deliveries(ctx context.Context, channelID string, page vigia.Page) (vigia.List[notify.Delivery], error)
 	ListChannels(ctx context.Context, page vigia.Page) (vigia.List[notify.Channel], error)
 	Mutes(ctx context.Context, page vigia.Page) (vigia.List[notify.Mute], error)
 	Notifications(ctx context.Context, f notify.NotificationFilter) (vigia.List[notify.Notification], error)
-	OnCallRota(ctx context.Context) (notify.Rota, error)
 	PreviewChannel(ctx context.Context, id string, days int) (notify.Preview, error)
 	RotateSecret(ctx context.Context, id string) (string, error)
-	SetOnCallRota(ctx context.Context, in notify.RotaInput) (notify.Rota, error)
 	TestChannel(ctx context.Context, id string) (notify.TestResult, error)
 	UpdateChannel(ctx context.Context, id string, up notify.ChannelUpdate) (notify.Channel, error)
+}
+
+// OnCallService is what the transport needs of the on-call rota.
+type OnCallService interface {
+	DeleteOnCallRota(ctx context.Context) error
+	OnCallRota(ctx context.Context) (oncall.Rota, error)
+	SetOnCallRota(ctx context.Context, in oncall.RotaInput) (oncall.Rota, error)
 }
 
 // TicketService is what the transport needs of ticket integrations.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/ticket"
 )
 
@@ -649,7 +650,7 @@ func (s *Server) handleMuteDelete(w http.ResponseWriter, r *http.Request, in *in
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func toRotaOut(rt notify.Rota) RotaOut {
+func toRotaOut(rt oncall.Rota) RotaOut {
 	out := RotaOut{TeamID: rt.TeamID, MinSeverity: rt.MinSeverity, CreatedAt: rt.CreatedAt, UpdatedAt: rt.UpdatedAt,
 		Levels: make([]RotaLevelIO, 0, len(rt.Levels))}
 	for _, l := range rt.Levels {
@@ -659,7 +660,7 @@ func toRotaOut(rt notify.Rota) RotaOut {
 }
 
 func (s *Server) handleRotaGet(w http.ResponseWriter, r *http.Request, _ *input) {
-	rt, err := s.deps.Notify.OnCallRota(r.Context())
+	rt, err := s.deps.OnCall.OnCallRota(r.Context())
 	s.reply(w, r, err, func() any { return toRotaOut(rt) })
 }
 
@@ -669,16 +670,16 @@ func (s *Server) handleRotaSet(w http.ResponseWriter, r *http.Request, in *input
 		s.writeError(w, r, err)
 		return
 	}
-	levels := make([]notify.RotaLevel, 0, len(body.Levels))
+	levels := make([]oncall.RotaLevel, 0, len(body.Levels))
 	for _, l := range body.Levels {
-		levels = append(levels, notify.RotaLevel{UserID: l.UserID, Minutes: l.Minutes})
+		levels = append(levels, oncall.RotaLevel{UserID: l.UserID, Minutes: l.Minutes})
 	}
-	rt, err := s.deps.Notify.SetOnCallRota(r.Context(), notify.RotaInput{Levels: levels, TeamID: body.TeamID, MinSeverity: body.MinSeverity})
+	rt, err := s.deps.OnCall.SetOnCallRota(r.Context(), oncall.RotaInput{Levels: levels, TeamID: body.TeamID, MinSeverity: body.MinSeverity})
 	s.reply(w, r, err, func() any { return toRotaOut(rt) })
 }
 
 func (s *Server) handleRotaDelete(w http.ResponseWriter, r *http.Request, _ *input) {
-	if err := s.deps.Notify.DeleteOnCallRota(r.Context()); err != nil {
+	if err := s.deps.OnCall.DeleteOnCallRota(r.Context()); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

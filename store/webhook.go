@@ -13,6 +13,7 @@ import (
 	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/internal/pgtx"
 	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/oncall"
 )
 
 // WebhookStore implements notify.Store.
@@ -534,15 +535,15 @@ func (s *WebhookStore) DeleteMute(ctx context.Context, v catalog.Viewer, id stri
 }
 
 // Rota returns the workspace's on-call rota.
-func (s *WebhookStore) Rota(ctx context.Context, workspaceID string) (notify.Rota, error) {
-	r := notify.Rota{WorkspaceID: workspaceID}
+func (s *WebhookStore) Rota(ctx context.Context, workspaceID string) (oncall.Rota, error) {
+	r := oncall.Rota{WorkspaceID: workspaceID}
 	err := s.db.q(ctx).QueryRow(ctx, `SELECT levels, team_id::text, min_severity, created_at, updated_at FROM oncall_rotas
 		WHERE workspace_id = $1`, workspaceID).Scan(&r.Levels, &r.TeamID, &r.MinSeverity, &r.CreatedAt, &r.UpdatedAt)
 	return r, translate(err)
 }
 
 // SaveRota inserts or replaces the workspace's rota.
-func (s *WebhookStore) SaveRota(ctx context.Context, r notify.Rota, at time.Time) (notify.Rota, error) {
+func (s *WebhookStore) SaveRota(ctx context.Context, r oncall.Rota, at time.Time) (oncall.Rota, error) {
 	levels, err := json.Marshal(r.Levels)
 	if err != nil {
 		return r, vigia.Internal(err)
@@ -569,7 +570,7 @@ func (s *WebhookStore) DeleteRota(ctx context.Context, workspaceID string) error
 // EscalationCandidates returns open problems of every workspace with a rota that are
 // not exhausted. One pass runs at a time across processes (a transaction-level
 // advisory lock); a concurrent pass gets nothing.
-func (s *WebhookStore) EscalationCandidates(ctx context.Context, limit int) ([]notify.EscalationCandidate, error) {
+func (s *WebhookStore) EscalationCandidates(ctx context.Context, limit int) ([]oncall.EscalationCandidate, error) {
 	var locked bool
 	if err := s.db.q(ctx).QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended('vigia_webhook_escalation', 0))`).
 		Scan(&locked); err != nil || !locked {
@@ -587,8 +588,8 @@ func (s *WebhookStore) EscalationCandidates(ctx context.Context, limit int) ([]n
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (notify.EscalationCandidate, error) {
-		var c notify.EscalationCandidate
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (oncall.EscalationCandidate, error) {
+		var c oncall.EscalationCandidate
 		is := &c.Issue
 		err := r.Scan(&is.ID, &is.DatasetID, &is.Type, &is.Subtype, &is.Severity, &is.Status, &is.Title, &is.TitleKey, &is.Params,
 			&is.RuleID, &is.ScanID, &is.CreatedAt, &c.Rota.WorkspaceID, &c.Rota.Levels, &c.Rota.TeamID, &c.Rota.MinSeverity,
@@ -608,7 +609,7 @@ func (s *WebhookStore) SaveEscalation(ctx context.Context, issueID, workspaceID 
 }
 
 // DigestChannels lists the channels with the weekly digest on, of live workspaces.
-func (s *WebhookStore) DigestChannels(ctx context.Context) ([]notify.DigestChannel, error) {
+func (s *WebhookStore) DigestChannels(ctx context.Context) ([]oncall.DigestChannel, error) {
 	rows, err := s.db.q(ctx).Query(ctx, channelSelect+` JOIN workspaces w ON w.id = c.workspace_id
 		WHERE c.digest AND NOT w.suspended ORDER BY c.created_at, c.id`)
 	if err != nil {
@@ -619,7 +620,7 @@ func (s *WebhookStore) DigestChannels(ctx context.Context) ([]notify.DigestChann
 	if err != nil {
 		return nil, translate(err)
 	}
-	out := make([]notify.DigestChannel, 0, len(cs))
+	out := make([]oncall.DigestChannel, 0, len(cs))
 	zones := map[string]string{}
 	for _, c := range cs {
 		tz, ok := zones[c.WorkspaceID]
@@ -631,7 +632,7 @@ func (s *WebhookStore) DigestChannels(ctx context.Context) ([]notify.DigestChann
 			tz = info.Timezone
 			zones[c.WorkspaceID] = tz
 		}
-		out = append(out, notify.DigestChannel{Channel: c, Timezone: tz})
+		out = append(out, oncall.DigestChannel{Channel: c, Timezone: tz})
 	}
 	return out, nil
 }
@@ -647,8 +648,8 @@ func (s *WebhookStore) ClaimDigest(ctx context.Context, channelID string, slot t
 }
 
 // DigestCounts computes a workspace's weekly figures.
-func (s *WebhookStore) DigestCounts(ctx context.Context, workspaceID string, since, until time.Time) (notify.DigestCounts, error) {
-	var c notify.DigestCounts
+func (s *WebhookStore) DigestCounts(ctx context.Context, workspaceID string, since, until time.Time) (oncall.DigestCounts, error) {
+	var c oncall.DigestCounts
 	err := s.db.q(ctx).QueryRow(ctx, `SELECT
 		count(*) FILTER (WHERE v.verdict = 'pass'), count(*) FILTER (WHERE v.verdict = 'warn'), count(*) FILTER (WHERE v.verdict = 'fail'),
 		(SELECT count(*) FROM signals sg WHERE sg.workspace_id = $1 AND sg.anomalous AND sg.created_at >= $2 AND sg.created_at < $3),
@@ -661,8 +662,8 @@ func (s *WebhookStore) DigestCounts(ctx context.Context, workspaceID string, sin
 }
 
 // TeamDigestCounts computes a team's weekly figures over the issues assigned to it.
-func (s *WebhookStore) TeamDigestCounts(ctx context.Context, workspaceID, teamID string, since, until time.Time) (notify.TeamDigestCounts, error) {
-	var c notify.TeamDigestCounts
+func (s *WebhookStore) TeamDigestCounts(ctx context.Context, workspaceID, teamID string, since, until time.Time) (oncall.TeamDigestCounts, error) {
+	var c oncall.TeamDigestCounts
 	err := s.db.q(ctx).QueryRow(ctx, `SELECT
 		count(*) FILTER (WHERE status = 'open'),
 		count(*) FILTER (WHERE status IN ('open', 'acknowledged') AND severity = 'critical'),

@@ -8,6 +8,7 @@ import (
 	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/scan"
 )
 
@@ -339,9 +340,9 @@ func TestWebhookMutesRotaDigests(t *testing.T) {
 	// The rota: saved, replaced, read, deleted; its candidates are open problems.
 	f.fails(vigia.KindNotFound, "a rota before one", func(ctx ctxT) error { _, err := s.Rota(ctx, ws); return err })
 	ana := f.user(ws, "ana@example.com", vigia.RoleAdmin)
-	r, err := s.SaveRota(f.ctx, notify.Rota{WorkspaceID: ws, Levels: []notify.RotaLevel{{UserID: ana, Minutes: 15}}, MinSeverity: "critical"}, at(1))
+	r, err := s.SaveRota(f.ctx, oncall.Rota{WorkspaceID: ws, Levels: []oncall.RotaLevel{{UserID: ana, Minutes: 15}}, MinSeverity: "critical"}, at(1))
 	f.must(err)
-	r2, err := s.SaveRota(f.ctx, notify.Rota{WorkspaceID: ws, Levels: []notify.RotaLevel{{UserID: ana, Minutes: 30}}, MinSeverity: "warning"}, at(2))
+	r2, err := s.SaveRota(f.ctx, oncall.Rota{WorkspaceID: ws, Levels: []oncall.RotaLevel{{UserID: ana, Minutes: 30}}, MinSeverity: "warning"}, at(2))
 	f.must(err)
 	if !r2.CreatedAt.Equal(r.CreatedAt) || !r2.UpdatedAt.Equal(at(2)) {
 		t.Fatalf("a rota replaced %+v", r2)
@@ -356,7 +357,7 @@ func TestWebhookMutesRotaDigests(t *testing.T) {
 	f.issue(ws, conn, ds[0], "info", 5, nil)
 	cands, err := s.EscalationCandidates(f.ctx, 10)
 	f.must(err)
-	if got := names(cands, func(c notify.EscalationCandidate) string { return c.Issue.ID }); !slices.Equal(got, []string{crit, warnID}) || cands[0].Level != 0 {
+	if got := names(cands, func(c oncall.EscalationCandidate) string { return c.Issue.ID }); !slices.Equal(got, []string{crit, warnID}) || cands[0].Level != 0 {
 		t.Fatalf("escalation candidates %v", got)
 	}
 	f.must(s.SaveEscalation(f.ctx, crit, ws, 1, at(20), false, at(20)))
