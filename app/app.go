@@ -42,6 +42,9 @@ import (
 	"github.com/vigia-data/vigia/store"
 	"github.com/vigia-data/vigia/team"
 	"github.com/vigia-data/vigia/ticket"
+	"github.com/vigia-data/vigia/ticket/generic"
+	"github.com/vigia-data/vigia/ticket/jira"
+	"github.com/vigia-data/vigia/ticket/linear"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -202,7 +205,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel})
 	a.OnCall = oncall.NewService(db.Webhooks(), db, a.Notify, clock, log)
 	a.Tickets = ticket.NewService(db.Webhooks(), db, ticketJobs{a.WebhookJobs}, box, msgs, clock, log,
-		ticketTransitions{a.Issues}, ticket.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
+		ticketTransitions{a.Issues}, []ticket.Provider{jira.Provider(), linear.Provider(), generic.Provider()}, ticket.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
 	a.handleJobs()
 	return a, nil

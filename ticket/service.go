@@ -120,22 +120,28 @@ type Service struct {
 	policy   netguard.Policy
 	resolver netguard.Resolver
 	// client calls ticket providers through the outbound guard.
-	client  *http.Client
-	inbound *windowLimiter
+	client    *http.Client
+	inbound   *windowLimiter
+	providers map[string]Provider
 }
 
 // NewService returns the ticket service; issues is the port inbound ticket events and
-// polls resolve issues through.
+// polls resolve issues through, providers the adapters of the providers (a provider
+// without one accepts no inbound event and cannot be called).
 func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.Catalog, clock vigia.Clock,
-	log *slog.Logger, issues IssueTransitioner, cfg Config) *Service {
+	log *slog.Logger, issues IssueTransitioner, providers []Provider, cfg Config) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
 	if cfg.PollBatch <= 0 {
 		cfg.PollBatch = pollBatch
 	}
+	byName := map[string]Provider{}
+	for _, p := range providers {
+		byName[p.Name] = p
+	}
 	policy := netguard.Policy{AllowHosts: cfg.AllowHosts}
-	return &Service{store: store, tx: tx, jobs: jobs, box: box, msgs: msgs, clock: clock, log: log, issues: issues,
+	return &Service{providers: byName, store: store, tx: tx, jobs: jobs, box: box, msgs: msgs, clock: clock, log: log, issues: issues,
 		cfg: cfg, policy: policy, resolver: cfg.Resolver,
 		client:  netguard.NewHTTPClient(netguard.NewDialer(policy, cfg.Resolver), ticketCallTimeout, cfg.RootCAs),
 		inbound: newWindowLimiter(inboundLimit, time.Minute)}

@@ -62,7 +62,7 @@ type Integration struct {
 // WebhookPath is where the tracker sends its events, or nil while the integration has
 // no webhook secret or its provider has no inbound webhooks.
 func (t Integration) WebhookPath() *string {
-	if !t.SecretSet || !providerSpecs[t.Provider].inbound {
+	if !t.SecretSet || !capabilities[t.Provider].inbound {
 		return nil
 	}
 	p := "/api/v1/webhooks/tickets/" + t.ID
@@ -134,7 +134,7 @@ func (s *Service) CreateIntegration(ctx context.Context, in IntegrationInput) (I
 	if !slices.Contains(Providers, in.Provider) {
 		fields = append(fields, field("enum", nil, "provider"))
 	}
-	t.Comment = providerSpecs[in.Provider].outbound
+	t.Comment = capabilities[in.Provider].outbound
 	if in.BaseURL != nil {
 		u, err := url.Parse(*in.BaseURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || len(*in.BaseURL) > 2048 {
@@ -213,7 +213,7 @@ func (s *Service) UpdateSync(ctx context.Context, id string, in SyncInput) (Inte
 	if len(fields) > 0 {
 		return Integration{}, vigia.Invalid(fields...)
 	}
-	spec := providerSpecs[t.Provider]
+	spec := capabilities[t.Provider]
 	if !spec.outbound && (in.Comment != nil && *in.Comment || in.Transition != nil && *in.Transition) {
 		return Integration{}, vigia.BadRequest("ticket_sync_unsupported", "error.ticket_sync_unsupported")
 	}

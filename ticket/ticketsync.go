@@ -116,7 +116,7 @@ func WriteBackChange(event string) (string, bool) {
 // without a project writes to no ticket), and the change did not come from that very
 // ticket (origin ticket:<provider>:<key>), so that a ticket's own update never loops.
 func WritesTo(t Integration, key, origin string) bool {
-	return providerSpecs[t.Provider].outbound && t.CredentialsSet && (t.Comment || t.Transition) &&
+	return capabilities[t.Provider].outbound && t.CredentialsSet && (t.Comment || t.Transition) &&
 		inProject(t, key) && origin != "ticket:"+t.Provider+":"+key
 }
 
@@ -189,7 +189,7 @@ func (s *Service) sealCredentials(ctx context.Context, t Integration, in Credent
 	if len(in.APIToken) > maxAPIToken || strings.ContainsAny(in.APIToken, "\r\n") {
 		fields = append(fields, field("string_too_long", map[string]any{"max_length": maxAPIToken}, "api_token"))
 	}
-	c := apiCredentials{Token: in.APIToken}
+	c := Credentials{Token: in.APIToken}
 	switch {
 	case t.Provider == ProviderJira && (in.Email == nil || !validEmail(*in.Email)):
 		fields = append(fields, field("value_error", nil, "email"))
@@ -201,9 +201,9 @@ func (s *Service) sealCredentials(ctx context.Context, t Integration, in Credent
 	if len(fields) > 0 {
 		return nil, vigia.Invalid(fields...)
 	}
-	base, err := apiBase(t)
+	base, err := s.base(t)
 	if err != nil {
-		var te *ticketError
+		var te *Error
 		code := netguard.CodeURLInvalid
 		if errors.As(err, &te) && te.Code == "url_scheme" {
 			code = netguard.CodeURLScheme
@@ -307,17 +307,25 @@ func (s *Service) SyncTickets(ctx context.Context, integrationID string) error {
 }
 
 // openAPI opens the integration's credentials and returns its provider's client.
-func (s *Service) openAPI(ctx context.Context, t Integration) (ticketAPI, error) {
+func (s *Service) openAPI(ctx context.Context, t Integration) (API, error) {
 	raw, err := s.box.Open(t.SealedCredentials, credentialsAAD(t.ID))
 	if err != nil {
 		s.log.ErrorContext(ctx, "webhook: ticket integration credentials cannot be decrypted", "integration_id", t.ID)
-		return nil, integrationFailure("credentials_unavailable")
+		return nil, IntegrationFailure("credentials_unavailable")
 	}
-	var c apiCredentials
+	var c Credentials
 	if err := json.Unmarshal(raw, &c); err != nil || c.Token == "" {
-		return nil, integrationFailure("credentials_unavailable")
+		return nil, IntegrationFailure("credentials_unavailable")
 	}
-	return newTicketAPI(s.client, t, c)
+	p, ok := s.providers[t.Provider]
+	if !ok || p.Open == nil {
+		return nil, IntegrationFailure("provider_unavailable")
+	}
+	base, err := s.base(t)
+	if err != nil {
+		return nil, err
+	}
+	return p.Open(s.client, base, c), nil
 }
 
 // recordSync stores a run's outcome on the integration: after a provider failure the
@@ -335,7 +343,7 @@ func (s *Service) recordSync(ctx context.Context, t Integration, failure error, 
 		}
 		return s.store.SaveSyncState(context.WithoutCancel(ctx), t.ID, st)
 	}
-	var te *ticketError
+	var te *Error
 	if !errors.As(failure, &te) {
 		return failure
 	}
@@ -368,8 +376,8 @@ func NextBackoff(currentSeconds, intervalMin int) time.Duration {
 
 // asTicketError returns the provider failure in err, or nil with err when it is
 // another error (the context's, the database's).
-func asTicketError(err error) (*ticketError, error) {
-	var te *ticketError
+func asError(err error) (*Error, error) {
+	var te *Error
 	if errors.As(err, &te) {
 		return te, nil
 	}
@@ -377,7 +385,7 @@ func asTicketError(err error) (*ticketError, error) {
 }
 
 // poll reads the due tickets; it returns the provider failure that ended it, if any.
-func (s *Service) poll(ctx context.Context, t Integration, api ticketAPI) (*ticketError, error) {
+func (s *Service) poll(ctx context.Context, t Integration, api API) (*Error, error) {
 	keys, err := s.store.PollTargets(ctx, t.ID, s.cfg.PollBatch)
 	if err != nil {
 		return nil, err
@@ -385,7 +393,7 @@ func (s *Service) poll(ctx context.Context, t Integration, api ticketAPI) (*tick
 	for _, key := range keys {
 		closed, err := api.Closed(ctx, key)
 		if err != nil {
-			te, other := asTicketError(err)
+			te, other := asError(err)
 			if other != nil {
 				return nil, other
 			}
@@ -424,7 +432,7 @@ func (s *Service) poll(ctx context.Context, t Integration, api ticketAPI) (*tick
 
 // sendWrites sends the pending write-backs in order; it returns the provider failure
 // that ended it, if any (the write-back stays pending for the next run).
-func (s *Service) sendWrites(ctx context.Context, t Integration, api ticketAPI, info notify.WorkspaceInfo) (*ticketError, error) {
+func (s *Service) sendWrites(ctx context.Context, t Integration, api API, info notify.WorkspaceInfo) (*Error, error) {
 	writes, err := s.store.PendingWrites(ctx, t.ID, writeBatch)
 	if err != nil {
 		return nil, err
@@ -455,7 +463,7 @@ func (s *Service) sendWrites(ctx context.Context, t Integration, api ticketAPI, 
 			}
 			continue
 		}
-		te, other := asTicketError(err)
+		te, other := asError(err)
 		if other != nil {
 			return nil, other
 		}
@@ -479,7 +487,7 @@ func (s *Service) sendWrites(ctx context.Context, t Integration, api ticketAPI, 
 
 // writeOne posts the comment (once, even when the transition then fails and the write
 // is retried) and applies the transition, as the integration's settings say.
-func (s *Service) writeOne(ctx context.Context, t Integration, api ticketAPI, w Write, l string, is notify.AlertIssue) error {
+func (s *Service) writeOne(ctx context.Context, t Integration, api API, w Write, l string, is notify.AlertIssue) error {
 	if t.Comment && !w.CommentDone {
 		text := s.msgs.Message(l, "ticket.comment."+w.Change, map[string]any{"title": notify.IssueTitle(s.msgs, l, is)})
 		if err := api.Comment(ctx, w.Key, text); err != nil {

@@ -3,7 +3,6 @@ package ticket
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/vigia-data/vigia"
@@ -98,7 +97,7 @@ func (s *Service) Targets(ctx context.Context, id string) (Targets, error) {
 // anti-SSRF refusal is a 502 with a stable code; credentials that cannot be opened
 // are ours (500, logged by code only); the context's errors stay as they are.
 func targetsError(err error) error {
-	var te *ticketError
+	var te *Error
 	if !errors.As(err, &te) {
 		return err
 	}
@@ -135,114 +134,4 @@ func defaultIssueType(types []IssueType) *IssueType {
 		return &types[0]
 	}
 	return nil
-}
-
-// Targets reads Jira's projects with their issue types (project search, one page of
-// MaxTicketTargets).
-func (j jiraAPI) Targets(ctx context.Context) ([]Target, bool, error) {
-	var out struct {
-		Values *[]struct {
-			Key        string `json:"key"`
-			Name       string `json:"name"`
-			IssueTypes []struct {
-				ID      string `json:"id"`
-				Name    string `json:"name"`
-				Subtask bool   `json:"subtask"`
-			} `json:"issueTypes"`
-		} `json:"values"`
-		IsLast *bool `json:"isLast"`
-		Total  int   `json:"total"`
-	}
-	u := j.base + "/rest/api/3/project/search?expand=issueTypes&maxResults=100"
-	if err := j.c.call(ctx, http.MethodGet, u, nil, &out, 0); err != nil {
-		return nil, false, err
-	}
-	if out.Values == nil {
-		return nil, false, ticketFailure(CodeBadAnswer)
-	}
-	targets := make([]Target, 0, min(len(*out.Values), MaxTicketTargets+1))
-	for _, p := range *out.Values {
-		if p.Key == "" {
-			continue
-		}
-		types := make([]IssueType, 0, len(p.IssueTypes))
-		for _, it := range p.IssueTypes {
-			if it.ID != "" {
-				types = append(types, IssueType{ID: it.ID, Name: it.Name, Subtask: it.Subtask})
-			}
-		}
-		targets = append(targets, Target{Key: p.Key, Name: p.Name, IssueTypes: types})
-	}
-	truncated := out.IsLast != nil && !*out.IsLast || out.Total > MaxTicketTargets
-	return targets, truncated, nil
-}
-
-const linearTeamsQuery = `query VigiaTeams { teams(first: 100) { nodes { id key name } pageInfo { hasNextPage } } }`
-
-// Targets reads Linear's teams (first MaxTicketTargets); teams have no issue types.
-func (l linearAPI) Targets(ctx context.Context) ([]Target, bool, error) {
-	var data struct {
-		Teams *struct {
-			Nodes []struct {
-				Key  string `json:"key"`
-				Name string `json:"name"`
-			} `json:"nodes"`
-			PageInfo struct {
-				HasNextPage bool `json:"hasNextPage"`
-			} `json:"pageInfo"`
-		} `json:"teams"`
-	}
-	if err := l.graphQL(ctx, linearTeamsQuery, map[string]any{}, &data); err != nil {
-		return nil, false, err
-	}
-	if data.Teams == nil {
-		return nil, false, ticketFailure(CodeBadAnswer)
-	}
-	targets := make([]Target, 0, min(len(data.Teams.Nodes), MaxTicketTargets+1))
-	for _, n := range data.Teams.Nodes {
-		if n.Key != "" {
-			targets = append(targets, Target{Key: n.Key, Name: n.Name, IssueTypes: []IssueType{}})
-		}
-	}
-	return targets, data.Teams.PageInfo.HasNextPage, nil
-}
-
-// Targets reads the generic contract's GET {base}/targets (docs/webhooks.md):
-// {"targets": [{"key", "name", "issue_types": [{"id", "name"}]}]}. A tracker that
-// answers 404 has no targets: the list is empty.
-func (g genericAPI) Targets(ctx context.Context) ([]Target, bool, error) {
-	var out struct {
-		Targets *[]struct {
-			Key        string `json:"key"`
-			Name       string `json:"name"`
-			IssueTypes []struct {
-				ID   string `json:"id"`
-				Name string `json:"name"`
-			} `json:"issue_types"`
-		} `json:"targets"`
-	}
-	if err := g.c.call(ctx, http.MethodGet, g.base+"/targets", nil, &out, 0); err != nil {
-		var te *ticketError
-		if errors.As(err, &te) && te.Code == CodeTicketNotFound {
-			return []Target{}, false, nil
-		}
-		return nil, false, err
-	}
-	if out.Targets == nil {
-		return nil, false, ticketFailure(CodeBadAnswer)
-	}
-	targets := make([]Target, 0, min(len(*out.Targets), MaxTicketTargets+1))
-	for _, tg := range *out.Targets {
-		if tg.Key == "" {
-			continue
-		}
-		types := make([]IssueType, 0, len(tg.IssueTypes))
-		for _, it := range tg.IssueTypes {
-			if it.ID != "" {
-				types = append(types, IssueType{ID: it.ID, Name: it.Name})
-			}
-		}
-		targets = append(targets, Target{Key: tg.Key, Name: tg.Name, IssueTypes: types})
-	}
-	return targets, false, nil
 }
