@@ -1,16 +1,18 @@
 // Package notify is Vigia's notification feature: notification channels (generic
 // HTTPS webhooks) with the contract's permission rules, the fan-out of alerts and state
 // events to channels with scope, severity and mutes, signed deliveries worked by the job
-// queue with the 1 s / 5 s / 25 s retry schedule, the delivery log, the in-app
-// notification list, the on-call rota and its escalations, the weekly digest, and the
-// inbound ticket webhooks that resolve issues when a linked ticket closes.
+// queue with the 1 s / 5 s / 25 s retry schedule, the delivery log and the in-app
+// notification list. The on-call feature (package oncall) sends its escalations and
+// digests through SendIssueNotices and SendDigest; ticket integrations live in package
+// ticket.
 //
 // Where events come from: state events are rows of the events outbox (written by the
 // feature that changes the state, in its own transaction); Dispatch turns each row into
 // a notification and one delivery per subscribed channel in one transaction that also
 // marks the row dispatched. End-of-scan alerts are the warning and critical issues a
-// finished scan opened; Dispatch claims each finished scan once. Escalations, digests
-// and channel tests create their deliveries in the transaction that decides them.
+// finished scan opened; Dispatch claims each finished scan once. Escalations and digests
+// (decided by oncall) and channel tests create their deliveries in the transaction that
+// decides them.
 //
 // Every delivery is a row (its id is X-Service-Delivery, its body the exact bytes
 // signed) plus a job; the job's handler makes one attempt and asks the queue to run it
