@@ -11,8 +11,8 @@ import (
 //
 //   - kernel: the root package and event; the standard library only.
 //   - adapters: the packages that wrap a technology (the database, the job queue, a
-//     transport, a graph backend, the SQL parsers, the source drivers); each room of
-//     them is one adapter and never imports another.
+//     transport, a graph backend, the SQL parsers, the source drivers, a ticket
+//     provider's API); each room of them is one adapter and never imports another.
 //   - infrastructure: internal/..., helpers the adapters share (pgtx carries the
 //     Postgres transaction the store and the job queue both use).
 //   - composition: app, cmd and bench, which wire everything.
@@ -24,6 +24,7 @@ const module = "github.com/vigia-data/vigia"
 // adapterRooms are the adapters; a package belongs to the room of the longest prefix.
 var adapterRooms = []string{
 	"store", "jobs", "rest", "graph", "lineage/pggraph", "lineage/neo4jgraph", "lineage/sqllineage", "source/connect",
+	"ticket/jira", "ticket/linear", "ticket/generic",
 }
 
 // compositionRooms wire everything and may import anything but the kernel's rules.
@@ -225,6 +226,11 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"graph links a driver", pkg{ImportPath: m("graph"), Deps: []string{"github.com/neo4j/neo4j-go-driver/v5/neo4j"}}},
 		{"jobs links the Postgres parser", pkg{ImportPath: m("jobs"), Deps: []string{"github.com/pganalyze/pg_query_go/v6"}}},
 		{"rest links the TiDB parser", pkg{ImportPath: m("rest"), Deps: []string{"github.com/pingcap/tidb/pkg/parser/ast"}}},
+		{"notify imports the store", pkg{ImportPath: m("notify"), Imports: []string{m("store")}}},
+		{"oncall imports the job queue", pkg{ImportPath: m("oncall"), Imports: []string{m("jobs")}}},
+		{"ticket imports its Jira adapter", pkg{ImportPath: m("ticket"), Imports: []string{m("ticket/jira")}}},
+		{"ticket adapter imports another", pkg{ImportPath: m("ticket/jira"), Imports: []string{m("ticket/linear")}}},
+		{"ticket adapter imports the store", pkg{ImportPath: m("ticket/generic"), Imports: []string{m("store")}}},
 	}
 	for _, c := range cases {
 		if v := violations([]pkg{c.p}); len(v) == 0 {
@@ -238,6 +244,10 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 			Deps: []string{"github.com/pganalyze/pg_query_go/v6"}},
 		{ImportPath: m("store"), Imports: []string{m("lineage"), m("internal/pgtx"), "github.com/jackc/pgx/v5"}},
 		{ImportPath: m("app"), Imports: []string{m("store"), m("rest"), m("lineage/sqllineage")}, Deps: []string{"github.com/pingcap/tidb/pkg/parser"}},
+		{ImportPath: m("oncall"), Imports: []string{module, m("event"), m("notify"), m("webhook/delivery")}},
+		{ImportPath: m("ticket"), Imports: []string{module, m("catalog"), m("notify"), m("netguard"), m("secret")}},
+		{ImportPath: m("ticket/linear"), Imports: []string{m("ticket"), "net/http"}},
+		{ImportPath: m("app"), Imports: []string{m("ticket/jira"), m("ticket/linear"), m("ticket/generic"), m("oncall")}},
 	}
 	if v := violations(keep); len(v) > 0 {
 		t.Errorf("packages that keep to their rooms: %v", v)

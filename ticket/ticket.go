@@ -1,4 +1,4 @@
-package webhook
+package ticket
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
 )
 
 // Ticket providers. The two issue trackers support inbound webhooks, comments and
@@ -25,7 +26,7 @@ var Providers = []string{ProviderJira, ProviderLinear, ProviderGeneric}
 
 // TicketIntegration is a connection to an issue tracker. Its webhook secret and API
 // credentials are sealed and never returned.
-type TicketIntegration struct {
+type Integration struct {
 	ID             string
 	WorkspaceID    string
 	Name           string
@@ -60,8 +61,8 @@ type TicketIntegration struct {
 
 // WebhookPath is where the tracker sends its events, or nil while the integration has
 // no webhook secret or its provider has no inbound webhooks.
-func (t TicketIntegration) WebhookPath() *string {
-	if !t.SecretSet || !providerSpecs[t.Provider].inbound {
+func (t Integration) WebhookPath() *string {
+	if !t.SecretSet || !capabilities[t.Provider].inbound {
 		return nil
 	}
 	p := "/api/v1/webhooks/tickets/" + t.ID
@@ -87,7 +88,7 @@ type SyncInput struct {
 }
 
 // TicketLink links an issue to a ticket of an integration.
-type TicketLink struct {
+type Link struct {
 	ID            string
 	WorkspaceID   string
 	IntegrationID string
@@ -121,19 +122,19 @@ const minWebhookSecret = 16
 // when given (see SetCredentials). Comments default on for the issue trackers and off for
 // the generic provider. It returns KindInvalid for a bad name, provider, base URL,
 // project or credentials and KindConflict for a name in use.
-func (s *Service) CreateIntegration(ctx context.Context, in IntegrationInput) (TicketIntegration, error) {
+func (s *Service) CreateIntegration(ctx context.Context, in IntegrationInput) (Integration, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleAdmin)
 	if err != nil {
-		return TicketIntegration{}, err
+		return Integration{}, err
 	}
 	now := s.clock.Now()
-	t := TicketIntegration{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Name: strings.TrimSpace(in.Name),
+	t := Integration{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Name: strings.TrimSpace(in.Name),
 		Provider: in.Provider, IntervalMin: DefaultIntervalMin, CreatedAt: now, UpdatedAt: now}
 	fields := checkName(t.Name)
 	if !slices.Contains(Providers, in.Provider) {
 		fields = append(fields, field("enum", nil, "provider"))
 	}
-	t.Comment = providerSpecs[in.Provider].outbound
+	t.Comment = capabilities[in.Provider].outbound
 	if in.BaseURL != nil {
 		u, err := url.Parse(*in.BaseURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || len(*in.BaseURL) > 2048 {
@@ -151,11 +152,11 @@ func (s *Service) CreateIntegration(ctx context.Context, in IntegrationInput) (T
 		t.Project = &proj
 	}
 	if len(fields) > 0 {
-		return TicketIntegration{}, vigia.Invalid(fields...)
+		return Integration{}, vigia.Invalid(fields...)
 	}
 	if in.Credentials != nil {
 		if t.SealedCredentials, err = s.sealCredentials(ctx, t, *in.Credentials); err != nil {
-			return TicketIntegration{}, err
+			return Integration{}, err
 		}
 		t.CredentialsSet = t.SealedCredentials != nil
 	}
@@ -170,7 +171,7 @@ func (s *Service) CreateIntegration(ctx context.Context, in IntegrationInput) (T
 }
 
 // Integrations lists the workspace's ticket integrations.
-func (s *Service) Integrations(ctx context.Context) ([]TicketIntegration, error) {
+func (s *Service) Integrations(ctx context.Context) ([]Integration, error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
 		return nil, err
@@ -183,17 +184,17 @@ func (s *Service) Integrations(ctx context.Context) ([]TicketIntegration, error)
 // minutes), and whether Vigia comments on and transitions linked tickets. Providers
 // without comments and transitions refuse them with KindBadRequest. It returns
 // KindInvalid for bounds, KindNotFound for an unknown integration.
-func (s *Service) UpdateSync(ctx context.Context, id string, in SyncInput) (TicketIntegration, error) {
+func (s *Service) UpdateSync(ctx context.Context, id string, in SyncInput) (Integration, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleAdmin)
 	if err != nil {
-		return TicketIntegration{}, err
+		return Integration{}, err
 	}
 	if !vigia.ValidID(id) {
-		return TicketIntegration{}, vigia.NotFound()
+		return Integration{}, vigia.NotFound()
 	}
 	t, err := s.store.IntegrationByID(ctx, p.WorkspaceID, id)
 	if err != nil {
-		return TicketIntegration{}, err
+		return Integration{}, err
 	}
 	var fields []vigia.FieldError
 	if in.WebhookSecret != nil && *in.WebhookSecret != "" && len(*in.WebhookSecret) < minWebhookSecret {
@@ -210,14 +211,14 @@ func (s *Service) UpdateSync(ctx context.Context, id string, in SyncInput) (Tick
 		fields = append(fields, field(typ, ctxb, "interval_min"))
 	}
 	if len(fields) > 0 {
-		return TicketIntegration{}, vigia.Invalid(fields...)
+		return Integration{}, vigia.Invalid(fields...)
 	}
-	spec := providerSpecs[t.Provider]
+	spec := capabilities[t.Provider]
 	if !spec.outbound && (in.Comment != nil && *in.Comment || in.Transition != nil && *in.Transition) {
-		return TicketIntegration{}, vigia.BadRequest("ticket_sync_unsupported", "error.ticket_sync_unsupported")
+		return Integration{}, vigia.BadRequest("ticket_sync_unsupported", "error.ticket_sync_unsupported")
 	}
 	if !spec.inbound && in.WebhookSecret != nil && *in.WebhookSecret != "" {
-		return TicketIntegration{}, vigia.BadRequest("ticket_sync_unsupported", "error.ticket_sync_unsupported")
+		return Integration{}, vigia.BadRequest("ticket_sync_unsupported", "error.ticket_sync_unsupported")
 	}
 	if in.IntervalMin != nil {
 		t.IntervalMin = *in.IntervalMin
@@ -234,7 +235,7 @@ func (s *Service) UpdateSync(ctx context.Context, id string, in SyncInput) (Tick
 			t.SealedSecret, t.SecretSet = nil, false
 		} else {
 			if t.SealedSecret, err = s.box.Seal([]byte(*in.WebhookSecret), integrationAAD(t.ID)); err != nil {
-				return TicketIntegration{}, vigia.Internal(err)
+				return Integration{}, vigia.Internal(err)
 			}
 			t.SecretSet = true
 		}
@@ -255,32 +256,32 @@ func (s *Service) UpdateSync(ctx context.Context, id string, in SyncInput) (Tick
 // member). The key must be the ticket URL's key and, when the integration has a project,
 // belong to it (KindInvalid otherwise). KindNotFound for an invisible issue or an
 // unknown integration.
-func (s *Service) LinkTicket(ctx context.Context, in LinkInput) (TicketLink, error) {
+func (s *Service) LinkTicket(ctx context.Context, in LinkInput) (Link, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleMember)
 	if err != nil {
-		return TicketLink{}, err
+		return Link{}, err
 	}
 	if !vigia.ValidID(in.IssueID) {
-		return TicketLink{}, vigia.NotFound()
+		return Link{}, vigia.NotFound()
 	}
 	u, perr := url.Parse(in.URL)
 	if perr != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(in.URL) > 2048 {
-		return TicketLink{}, vigia.Invalid(field("value_error", nil, "url"))
+		return Link{}, vigia.Invalid(field("value_error", nil, "url"))
 	}
-	var t TicketIntegration
+	var t Integration
 	if in.IntegrationID != nil {
 		if !vigia.ValidID(*in.IntegrationID) {
-			return TicketLink{}, vigia.NotFound()
+			return Link{}, vigia.NotFound()
 		}
 		if t, err = s.store.IntegrationByID(ctx, p.WorkspaceID, *in.IntegrationID); err != nil {
-			return TicketLink{}, err
+			return Link{}, err
 		}
 	} else {
 		all, err := s.store.Integrations(ctx, p.WorkspaceID)
 		if err != nil {
-			return TicketLink{}, err
+			return Link{}, err
 		}
-		var found []TicketIntegration
+		var found []Integration
 		for _, it := range all {
 			if it.BaseURL != nil {
 				if bu, err := url.Parse(*it.BaseURL); err == nil && strings.EqualFold(bu.Host, u.Host) {
@@ -289,38 +290,38 @@ func (s *Service) LinkTicket(ctx context.Context, in LinkInput) (TicketLink, err
 			}
 		}
 		if len(found) != 1 {
-			return TicketLink{}, vigia.Invalid(field("missing", nil, "integration_id"))
+			return Link{}, vigia.Invalid(field("missing", nil, "integration_id"))
 		}
 		t = found[0]
 	}
 	key := strings.TrimSpace(in.Key)
 	if t.Provider == ProviderGeneric {
 		if !genericKey.MatchString(key) {
-			return TicketLink{}, vigia.Invalid(field("string_pattern_mismatch", nil, "key"))
+			return Link{}, vigia.Invalid(field("string_pattern_mismatch", nil, "key"))
 		}
 	} else {
 		if !ticketKeyRE.MatchString(key) {
-			return TicketLink{}, vigia.Invalid(field("string_pattern_mismatch", nil, "key"))
+			return Link{}, vigia.Invalid(field("string_pattern_mismatch", nil, "key"))
 		}
 		key = strings.ToUpper(key)
 	}
 	if !urlHasKey(u, key) {
-		return TicketLink{}, vigia.Invalid(field("key_mismatch", nil, "key"))
+		return Link{}, vigia.Invalid(field("key_mismatch", nil, "key"))
 	}
 	if t.Project != nil && t.Provider != ProviderGeneric {
 		proj, _, _ := strings.Cut(key, "-")
 		if !strings.EqualFold(proj, *t.Project) {
-			return TicketLink{}, vigia.Invalid(field("project_mismatch", nil, "key"))
+			return Link{}, vigia.Invalid(field("project_mismatch", nil, "key"))
 		}
 	}
-	visible, err := s.store.IssueVisible(ctx, viewerOf(p), in.IssueID)
+	visible, err := s.store.IssueVisible(ctx, catalog.ViewerOf(p), in.IssueID)
 	if err != nil {
-		return TicketLink{}, err
+		return Link{}, err
 	}
 	if !visible {
-		return TicketLink{}, vigia.NotFound()
+		return Link{}, vigia.NotFound()
 	}
-	l := TicketLink{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, IntegrationID: t.ID, Provider: t.Provider,
+	l := Link{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, IntegrationID: t.ID, Provider: t.Provider,
 		IssueID: in.IssueID, Key: key, URL: in.URL, CreatedBy: actor(p), CreatedAt: s.clock.Now()}
 	err = s.tx.InTx(ctx, func(ctx context.Context) error {
 		var err error

@@ -1,16 +1,18 @@
-// Package webhook is Vigia's notification feature: notification channels (generic
+// Package notify is Vigia's notification feature: notification channels (generic
 // HTTPS webhooks) with the contract's permission rules, the fan-out of alerts and state
 // events to channels with scope, severity and mutes, signed deliveries worked by the job
-// queue with the 1 s / 5 s / 25 s retry schedule, the delivery log, the in-app
-// notification list, the on-call rota and its escalations, the weekly digest, and the
-// inbound ticket webhooks that resolve issues when a linked ticket closes.
+// queue with the 1 s / 5 s / 25 s retry schedule, the delivery log and the in-app
+// notification list. The on-call feature (package oncall) sends its escalations and
+// digests through SendIssueNotices and SendDigest; ticket integrations live in package
+// ticket.
 //
 // Where events come from: state events are rows of the events outbox (written by the
 // feature that changes the state, in its own transaction); Dispatch turns each row into
 // a notification and one delivery per subscribed channel in one transaction that also
 // marks the row dispatched. End-of-scan alerts are the warning and critical issues a
-// finished scan opened; Dispatch claims each finished scan once. Escalations, digests
-// and channel tests create their deliveries in the transaction that decides them.
+// finished scan opened; Dispatch claims each finished scan once. Escalations and digests
+// (decided by oncall) and channel tests create their deliveries in the transaction that
+// decides them.
 //
 // Every delivery is a row (its id is X-Service-Delivery, its body the exact bytes
 // signed) plus a job; the job's handler makes one attempt and asks the queue to run it
@@ -20,7 +22,7 @@
 //
 // The outbox payloads this package reads are documented in docs/webhooks.md (section
 // "For Vigia developers: the events outbox").
-package webhook
+package notify
 
 import (
 	"context"
@@ -287,21 +289,9 @@ func (NoIncidents) ForIssues(context.Context, string, []string) ([]IncidentImpac
 	return nil, nil
 }
 
-// IssueTransitioner changes issue status for the inbound ticket webhooks. A closed
-// ticket resolves its issue with history origin ticket:<provider>:<key>; an issue that
-// came from a rule then awaits verification by the next scan that evaluates the rule.
-type IssueTransitioner interface {
-	// ResolveFromTicket resolves an open or acknowledged issue of the workspace and
-	// reports whether it changed anything (false when it was already resolved or
-	// ignored); KindNotFound when the issue is not in the workspace.
-	ResolveFromTicket(ctx context.Context, workspaceID, issueID, origin string) (changed bool, err error)
-}
-
-// Enqueuer puts delivery and ticket sync jobs on the job queue, inside the transaction
-// in ctx. A ticket sync job already queued or running for the integration is enough.
+// Enqueuer puts delivery jobs on the job queue, inside the transaction in ctx.
 type Enqueuer interface {
 	EnqueueDelivery(ctx context.Context, deliveryID, workspaceID string) error
-	EnqueueTicketSync(ctx context.Context, integrationID, workspaceID string) error
 }
 
 // Tx runs a function in a transaction carried by ctx.
@@ -340,8 +330,6 @@ type Config struct {
 	Expire time.Duration
 	// ConsumerNoticeCap is the workspace's consumer notices per hour (default 20).
 	ConsumerNoticeCap int
-	// TicketPollBatch bounds the tickets an integration's poll reads per run (default 50).
-	TicketPollBatch int
 }
 
 // Service is the notification feature.
@@ -354,24 +342,20 @@ type Service struct {
 	clock     vigia.Clock
 	log       *slog.Logger
 	incidents Incidents
-	issues    IssueTransitioner
 	cfg       Config
 	policy    netguard.Policy
 	resolver  netguard.Resolver
 	client    *http.Client
-	// ticketClient calls ticket providers: the same guard, its own timeout.
-	ticketClient *http.Client
-	limits       *limiter
-	inbound      *windowLimiter
+	limits    *limiter
 
 	dispatchMu sync.Mutex
 	failures   map[string]int // failing outbox rows and scans, guarded by dispatchMu
 }
 
 // NewService returns the notification service. incidents may be nil (no incident
-// aggregation) and issues is the port inbound ticket events resolve issues through.
+// aggregation).
 func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.Catalog, clock vigia.Clock,
-	log *slog.Logger, incidents Incidents, issues IssueTransitioner, cfg Config) *Service {
+	log *slog.Logger, incidents Incidents, cfg Config) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -407,9 +391,6 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 	if cfg.ConsumerNoticeCap <= 0 {
 		cfg.ConsumerNoticeCap = 20
 	}
-	if cfg.TicketPollBatch <= 0 {
-		cfg.TicketPollBatch = pollBatch
-	}
 	policy := netguard.Policy{AllowHosts: cfg.AllowHosts}
 	client := netguard.NewHTTPClient(netguard.NewDialer(policy, cfg.Resolver), delivery.Timeout, cfg.RootCAs)
 	if t, ok := client.Transport.(*http.Transport); ok {
@@ -419,13 +400,11 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 		t.MaxIdleConns = 256
 	}
 	return &Service{store: store, tx: tx, jobs: jobs, box: box, msgs: msgs, clock: clock, log: log,
-		incidents: incidents, issues: issues, cfg: cfg, policy: policy, resolver: cfg.Resolver, client: client,
-		ticketClient: netguard.NewHTTPClient(netguard.NewDialer(policy, cfg.Resolver), ticketCallTimeout, cfg.RootCAs),
-		limits:       newLimiter(cfg.PerWorkspace, cfg.PerChannel), inbound: newWindowLimiter(inboundLimit, time.Minute)}
+		incidents: incidents, cfg: cfg, policy: policy, resolver: cfg.Resolver, client: client,
+		limits: newLimiter(cfg.PerWorkspace, cfg.PerChannel)}
 }
 
-// Close releases idle connections to receivers and ticket providers.
+// Close releases idle connections to receivers.
 func (s *Service) Close() {
 	s.client.CloseIdleConnections()
-	s.ticketClient.CloseIdleConnections()
 }

@@ -1,4 +1,4 @@
-package webhook
+package notify
 
 import (
 	"strings"
@@ -18,7 +18,7 @@ func TestAlertsBodyAggregatesIncidents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewService(nil, nil, nil, nil, msgs, vigia.SystemClock{}, nil, nil, nil, Config{})
+	s := NewService(nil, nil, nil, nil, msgs, vigia.SystemClock{}, nil, nil, Config{})
 	d := DatasetFacts{ID: "ds1", Name: "public.vendas"}
 	items := []alertItem{
 		{notifID: "al1", issue: AlertIssue{ID: "is1", Type: "anomaly", Severity: "critical", Title: "Volume em queda"}, ds: d},

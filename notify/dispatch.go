@@ -1,4 +1,4 @@
-package webhook
+package notify
 
 import (
 	"context"
@@ -360,12 +360,7 @@ func issueLine(is AlertIssue) line {
 
 // issueTitle is an issue's title in lang: the catalogue's when it has the issue's
 // title key, else the stored title.
-func (s *Service) issueTitle(lang string, is AlertIssue) string {
-	if is.TitleKey != "" && s.msgs.Has(is.TitleKey) {
-		return s.msgs.Message(lang, is.TitleKey, is.Params)
-	}
-	return is.Title
-}
+func (s *Service) issueTitle(lang string, is AlertIssue) string { return IssueTitle(s.msgs, lang, is) }
 
 // alertsBody builds service.alerts for one channel's share of a scan's alerts.
 func (s *Service) alertsBody(lang, workspaceID string, at time.Time, items []alertItem, incidents []IncidentImpact) delivery.Body {
@@ -872,3 +867,28 @@ func nullable(s string) *string {
 }
 
 func viewerOf(p vigia.Principal) catalog.Viewer { return catalog.ViewerOf(p) }
+
+// RunBackground dispatches the outbox and finished scans every dispatchEvery until ctx
+// ends. Failures are logged (by code, never with a URL or a value) and retried on the
+// next tick.
+func (s *Service) RunBackground(ctx context.Context, dispatchEvery time.Duration) {
+	if dispatchEvery <= 0 {
+		dispatchEvery = time.Second
+	}
+	tick := time.NewTicker(dispatchEvery)
+	defer tick.Stop()
+	for {
+		if _, err := s.Dispatch(ctx); err != nil && ctx.Err() == nil {
+			s.log.WarnContext(ctx, "webhook: dispatch failed", "cause", causeText(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// causeText describes a failure for a log line. Errors of this package and its
+// stores never carry a URL, a secret or a source value.
+func causeText(err error) string { return err.Error() }

@@ -1,4 +1,4 @@
-package webhook_test
+package notify_test
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/notify"
 )
 
 // Every message key this package uses exists in the three catalogues: a missing one
@@ -44,14 +44,14 @@ func TestEveryMessageKeyIsTranslated(t *testing.T) {
 		for _, m := range literal.FindAllStringSubmatch(string(src), -1) {
 			k := m[1]
 			switch {
-			case k == webhook.JobKind:
+			case k == notify.JobKind:
 			case k == "webhook.word.":
 				for _, w := range []string{"pass", "warn", "fail", "unknown", "info", "warning", "critical"} {
 					keys = append(keys, k+w)
 				}
 			case k == "webhook.test.":
-				for _, r := range []string{webhook.TestAcceptedSigned, webhook.TestAcceptedUnsigned, webhook.TestSignatureRefused,
-					webhook.TestHTTPError, webhook.TestTimeout, webhook.TestDestinationRefused, webhook.TestFailed} {
+				for _, r := range []string{notify.TestAcceptedSigned, notify.TestAcceptedUnsigned, notify.TestSignatureRefused,
+					notify.TestHTTPError, notify.TestTimeout, notify.TestDestinationRefused, notify.TestFailed} {
 					keys = append(keys, k+r)
 				}
 			case strings.HasSuffix(k, "."):

@@ -1,4 +1,4 @@
-package webhook
+package notify
 
 import (
 	"fmt"
@@ -115,4 +115,17 @@ func (s *Service) datasetTrustURL(datasetID string) string {
 
 func (s *Service) domainTrustURL(domainID string) string {
 	return strings.TrimRight(s.cfg.PublicURL, "/") + "/api/v1/domains/" + domainID + "/trust-facts"
+}
+
+// WorkspaceLang is the language of what the workspace receives outside a channel (its
+// default locale, else Portuguese).
+func WorkspaceLang(ws WorkspaceInfo) string { return lang(nil, ws) }
+
+// IssueTitle is an issue's title in lang: the catalogue's when it has the issue's title
+// key, else the stored title.
+func IssueTitle(msgs *i18n.Catalog, lang string, is AlertIssue) string {
+	if is.TitleKey != "" && msgs.Has(is.TitleKey) {
+		return msgs.Message(lang, is.TitleKey, is.Params)
+	}
+	return is.Title
 }

@@ -1,4 +1,4 @@
-package webhook
+package notify
 
 import (
 	"context"
@@ -17,9 +17,6 @@ type Store interface {
 	DispatchStore
 	DeliveryStore
 	MuteStore
-	OnCallStore
-	DigestStore
-	TicketStore
 	// AddActivity appends to the workspace activity log.
 	AddActivity(ctx context.Context, a event.Activity) error
 	// WorkspaceInfo returns a workspace's locale, time zone and suspension.
@@ -99,65 +96,4 @@ type MuteStore interface {
 	ActiveMutes(ctx context.Context, workspaceID string, now time.Time) ([]Mute, error)
 	Mutes(ctx context.Context, v catalog.Viewer, now time.Time, page vigia.Page) (vigia.List[Mute], error)
 	DeleteMute(ctx context.Context, v catalog.Viewer, id string) error
-}
-
-// OnCallStore keeps the rota and where each problem stands on it.
-type OnCallStore interface {
-	Rota(ctx context.Context, workspaceID string) (Rota, error)
-	SaveRota(ctx context.Context, r Rota, at time.Time) (Rota, error)
-	DeleteRota(ctx context.Context, workspaceID string) error
-	// EscalationCandidates returns open problems on a rota that are not exhausted, in
-	// every workspace; concurrent passes of other processes get nothing.
-	EscalationCandidates(ctx context.Context, limit int) ([]EscalationCandidate, error)
-	SaveEscalation(ctx context.Context, issueID, workspaceID string, level int, since time.Time, exhausted bool, at time.Time) error
-}
-
-// DigestStore finds due digests and their figures.
-type DigestStore interface {
-	DigestChannels(ctx context.Context) ([]DigestChannel, error)
-	// ClaimDigest marks the channel's digest of slot sent unless it already was.
-	ClaimDigest(ctx context.Context, channelID string, slot time.Time) (bool, error)
-	DigestCounts(ctx context.Context, workspaceID string, since, until time.Time) (DigestCounts, error)
-	TeamDigestCounts(ctx context.Context, workspaceID, teamID string, since, until time.Time) (TeamDigestCounts, error)
-}
-
-// TicketStore keeps ticket integrations and links.
-type TicketStore interface {
-	CreateIntegration(ctx context.Context, t TicketIntegration) error
-	Integrations(ctx context.Context, workspaceID string) ([]TicketIntegration, error)
-	IntegrationByID(ctx context.Context, workspaceID, id string) (TicketIntegration, error)
-	// IntegrationForInbound loads an integration by id alone (inbound webhooks carry no
-	// workspace), with its sealed secret.
-	IntegrationForInbound(ctx context.Context, id string) (TicketIntegration, error)
-	// UpdateIntegrationSync saves the sync settings, and the sealed secret when secretChanged.
-	UpdateIntegrationSync(ctx context.Context, t TicketIntegration, secretChanged bool) error
-	IssueVisible(ctx context.Context, v catalog.Viewer, issueID string) (bool, error)
-	// CreateLink adds a link, or returns the existing identical one.
-	CreateLink(ctx context.Context, l TicketLink) (TicketLink, error)
-	// LinkedIssues returns the issues linked to a ticket key of an integration.
-	LinkedIssues(ctx context.Context, integrationID, key string) ([]string, error)
-
-	// SetIntegrationCredentials saves (nil: removes) the sealed API credentials, makes
-	// the next poll due now and ends any back-off.
-	SetIntegrationCredentials(ctx context.Context, workspaceID, id string, sealed []byte, at time.Time) error
-	// DueTicketSyncs returns up to limit integrations with credentials, of workspaces
-	// not suspended, not backing off at now, whose poll is due or with write-backs pending.
-	DueTicketSyncs(ctx context.Context, now time.Time, limit int) ([]DueSync, error)
-	// SaveSyncState stores a sync run's outcome on the integration.
-	SaveSyncState(ctx context.Context, id string, st SyncState) error
-	// PollTargets returns up to limit ticket keys of the integration linked to open or
-	// acknowledged issues, the least recently polled first (never polled first).
-	PollTargets(ctx context.Context, integrationID string, limit int) ([]string, error)
-	// MarkPolled sets when a ticket was read, and its own error (nil: none).
-	MarkPolled(ctx context.Context, integrationID, key string, errCode *string, at time.Time) error
-	// PendingWrites returns up to limit pending write-backs of the integration in the
-	// order of the changes.
-	PendingWrites(ctx context.Context, integrationID string, limit int) ([]TicketWrite, error)
-	// FinishWrite ends a write-back with a status and an error code (nil: none).
-	FinishWrite(ctx context.Context, id, status string, errCode *string, at time.Time) error
-	// RecordWriteAttempt counts a failed attempt, with its code, and sets the status
-	// (pending to try again, failed when it gives up).
-	RecordWriteAttempt(ctx context.Context, id, status, errCode string, at time.Time) error
-	// MarkWriteCommented records that a write-back's comment was posted.
-	MarkWriteCommented(ctx context.Context, id string) error
 }

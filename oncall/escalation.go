@@ -1,4 +1,4 @@
-package webhook
+package oncall
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/webhook/delivery"
 )
 
@@ -59,7 +60,7 @@ func (s *Service) SetOnCallRota(ctx context.Context, in RotaInput) (Rota, error)
 	if err != nil {
 		return Rota{}, err
 	}
-	r := Rota{WorkspaceID: p.WorkspaceID, Levels: in.Levels, TeamID: in.TeamID, MinSeverity: SeverityCritical}
+	r := Rota{WorkspaceID: p.WorkspaceID, Levels: in.Levels, TeamID: in.TeamID, MinSeverity: notify.SeverityCritical}
 	if in.MinSeverity != nil {
 		r.MinSeverity = *in.MinSeverity
 	}
@@ -84,7 +85,7 @@ func (s *Service) SetOnCallRota(ctx context.Context, in RotaInput) (Rota, error)
 			users = append(users, l.UserID)
 		}
 	}
-	if r.MinSeverity != SeverityWarning && r.MinSeverity != SeverityCritical {
+	if r.MinSeverity != notify.SeverityWarning && r.MinSeverity != notify.SeverityCritical {
 		fields = append(fields, field("enum", nil, "min_severity"))
 	}
 	if r.TeamID != nil && !vigia.ValidID(*r.TeamID) {
@@ -126,7 +127,7 @@ func (s *Service) DeleteOnCallRota(ctx context.Context) error {
 
 // EscalationCandidate is an open problem on a rota, with where it stands.
 type EscalationCandidate struct {
-	Issue      AlertIssue
+	Issue      notify.AlertIssue
 	Rota       Rota
 	Level      int
 	LevelSince time.Time
@@ -149,7 +150,7 @@ func (s *Service) Escalate(ctx context.Context) (int, error) {
 			return err
 		}
 		now := s.clock.Now()
-		cache := map[string]*wsCtx{}
+		var notices []notify.IssueNotice
 		for _, c := range cands {
 			levels := c.Rota.Levels
 			if c.Level >= len(levels) {
@@ -161,34 +162,26 @@ func (s *Service) Escalate(ctx context.Context) (int, error) {
 			}
 			next := c.Level + 1
 			exhausted := next >= len(levels)
-			if err := s.escalate(ctx, cache, c, next, exhausted, now); err != nil {
-				return err
-			}
+			notices = append(notices, escalationNotice(c, next, exhausted, now))
 			if err := s.store.SaveEscalation(ctx, c.Issue.ID, c.Rota.WorkspaceID, min(next, len(levels)), due, exhausted, now); err != nil {
 				return err
 			}
 			moved++
 		}
-		return nil
+		return s.notices.SendIssueNotices(ctx, notices)
 	})
 	return moved, err
 }
 
-func (s *Service) escalate(ctx context.Context, cache map[string]*wsCtx, c EscalationCandidate, level int, exhausted bool, now time.Time) error {
-	w, err := s.workspaceCtx(ctx, cache, c.Rota.WorkspaceID)
-	if err != nil {
-		return err
-	}
-	d, err := s.oneDataset(ctx, c.Rota.WorkspaceID, c.Issue.DatasetID)
-	if err != nil {
-		return nil // the dataset is gone; the issue goes with it
-	}
+// escalationNotice is service.escalation for a problem moving to level (or past the
+// last level when exhausted).
+func escalationNotice(c EscalationCandidate, level int, exhausted bool, now time.Time) notify.IssueNotice {
 	is := c.Issue
 	minutes := int(now.Sub(is.CreatedAt).Minutes())
 	esc := &delivery.Escalation{IssueID: is.ID, Level: level, Exhausted: exhausted}
 	params := map[string]any{"issue_id": is.ID, "level": level, "minutes_unacked": minutes}
 	code, key, source := delivery.CodeEscalationLevel, "webhook.escalation_level", "escalation:"+is.ID+":"+strconv.Itoa(level)
-	vars := map[string]any{"dataset": d.Name, "level": level, "minutes": minutes}
+	vars := map[string]any{"level": level, "minutes": minutes}
 	switch {
 	case exhausted && c.Rota.TeamID != nil:
 		code, key, source = delivery.CodeEscalationTeam, "webhook.escalation_team", "escalation:"+is.ID+":team"
@@ -202,18 +195,6 @@ func (s *Service) escalate(ctx context.Context, cache map[string]*wsCtx, c Escal
 		u := c.Rota.Levels[level].UserID
 		esc.UserID = &u
 	}
-	msg := message{Key: key, Vars: vars, Lines: []line{issueLine(is)}}
-	return s.emit(ctx, w, fanout{
-		notif: Notification{Event: delivery.EventEscalation, Code: code, Params: params, Payload: map[string]any{"message": msg},
-			SourceKey: source, DatasetIDs: []string{d.ID}, IssueID: &is.ID, Severity: &is.Severity},
-		hold: w.mutes.HoldingIssue(is.Type, d),
-		build: func(ch Channel, lang string) (delivery.Body, bool) {
-			if !ch.WantsAlert(is, d, w.grants) {
-				return delivery.Body{}, false
-			}
-			b := s.body(lang, delivery.EventEscalation, code, c.Rota.WorkspaceID, now, params, msg)
-			b.Escalation = esc
-			return b, true
-		},
-	})
+	return notify.IssueNotice{WorkspaceID: c.Rota.WorkspaceID, Issue: is, Event: delivery.EventEscalation, Code: code,
+		Params: params, MessageKey: key, Vars: vars, SourceKey: source, Escalation: esc, At: now}
 }

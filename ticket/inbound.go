@@ -1,11 +1,10 @@
-package webhook
+package ticket
 
 import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -36,114 +35,6 @@ const (
 	CodeSignatureInvalid = "signature_invalid"
 	CodeTimestampInvalid = "timestamp_invalid"
 )
-
-// ticketState is what a provider's event says about one ticket.
-type ticketState struct {
-	Key       string
-	Closed    bool // the provider's status category is done
-	Known     bool // the event carries a ticket state at all
-	Timestamp time.Time
-}
-
-// providerSpec says how a provider signs and shapes its events.
-type providerSpec struct {
-	inbound, outbound bool
-	// header carries the hex HMAC-SHA256 of the raw body, with prefix (e.g. "sha256=")
-	// when the provider uses one; a prefix of "*" accepts both forms.
-	header, prefix string
-	parse          func(body []byte) (ticketState, bool)
-}
-
-var providerSpecs = map[string]providerSpec{
-	// Jira Cloud: X-Hub-Signature: sha256=<hex>; timestamp in ms; the status category
-	// key done means closed.
-	ProviderJira: {inbound: true, outbound: true, header: "X-Hub-Signature", prefix: "sha256=", parse: parseJira},
-	// Linear: Linear-Signature: <hex>; webhookTimestamp in ms; state types completed and
-	// canceled mean closed.
-	ProviderLinear: {inbound: true, outbound: true, header: "Linear-Signature", prefix: "", parse: parseLinear},
-	// Vigia's generic contract (docs/webhooks.md): X-Ticket-Signature with or without
-	// sha256=; timestamp in Unix seconds; status_category done means closed.
-	ProviderGeneric: {inbound: true, outbound: false, header: "X-Ticket-Signature", prefix: "*", parse: parseGeneric},
-}
-
-func millis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
-
-func parseJira(body []byte) (ticketState, bool) {
-	var ev struct {
-		Timestamp int64 `json:"timestamp"`
-		Issue     *struct {
-			Key    string `json:"key"`
-			Fields struct {
-				Status *struct {
-					StatusCategory *struct {
-						Key string `json:"key"`
-					} `json:"statusCategory"`
-				} `json:"status"`
-			} `json:"fields"`
-		} `json:"issue"`
-	}
-	if err := json.Unmarshal(body, &ev); err != nil {
-		return ticketState{}, false
-	}
-	st := ticketState{}
-	if ev.Timestamp > 0 {
-		st.Timestamp = millis(ev.Timestamp)
-	}
-	if ev.Issue != nil && ev.Issue.Key != "" && ev.Issue.Fields.Status != nil && ev.Issue.Fields.Status.StatusCategory != nil {
-		st.Key = strings.ToUpper(ev.Issue.Key)
-		st.Known = true
-		st.Closed = ev.Issue.Fields.Status.StatusCategory.Key == "done"
-	}
-	return st, true
-}
-
-func parseLinear(body []byte) (ticketState, bool) {
-	var ev struct {
-		Type             string `json:"type"`
-		WebhookTimestamp int64  `json:"webhookTimestamp"`
-		Data             *struct {
-			Identifier string `json:"identifier"`
-			State      *struct {
-				Type string `json:"type"`
-			} `json:"state"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &ev); err != nil {
-		return ticketState{}, false
-	}
-	st := ticketState{}
-	if ev.WebhookTimestamp > 0 {
-		st.Timestamp = millis(ev.WebhookTimestamp)
-	}
-	if ev.Type == "Issue" && ev.Data != nil && ev.Data.Identifier != "" && ev.Data.State != nil {
-		st.Key = strings.ToUpper(ev.Data.Identifier)
-		st.Known = true
-		st.Closed = ev.Data.State.Type == "completed" || ev.Data.State.Type == "canceled"
-	}
-	return st, true
-}
-
-func parseGeneric(body []byte) (ticketState, bool) {
-	var ev struct {
-		TicketKey      string `json:"ticket_key"`
-		StatusCategory string `json:"status_category"`
-		Timestamp      int64  `json:"timestamp"`
-	}
-	if err := json.Unmarshal(body, &ev); err != nil {
-		return ticketState{}, false
-	}
-	st := ticketState{}
-	if ev.Timestamp > 0 {
-		st.Timestamp = time.Unix(ev.Timestamp, 0).UTC()
-	}
-	switch ev.StatusCategory {
-	case "todo", "in_progress", "done":
-		if ev.TicketKey != "" {
-			st.Key, st.Known, st.Closed = ev.TicketKey, true, ev.StatusCategory == "done"
-		}
-	}
-	return st, true
-}
 
 // InboundRequest is an inbound tracker event as received.
 type InboundRequest struct {
@@ -183,11 +74,11 @@ func (s *Service) ReceiveTicketEvent(ctx context.Context, in InboundRequest) (st
 	if err != nil {
 		return "", err
 	}
-	spec := providerSpecs[t.Provider]
-	if secret == nil || !spec.inbound || !validTicketSignature(secret, spec, in.Header, body) {
+	spec, found := s.providers[t.Provider]
+	if secret == nil || !found || !capabilities[t.Provider].inbound || !validTicketSignature(secret, spec, in.Header, body) {
 		return "", unauthorizedInbound()
 	}
-	st, ok := spec.parse(body)
+	st, ok := spec.Parse(body)
 	if !ok {
 		return "", vigia.BadRequest(vigia.CodeBadRequest, "error.bad_request")
 	}
@@ -228,7 +119,7 @@ func (s *Service) ReceiveTicketEvent(ctx context.Context, in InboundRequest) (st
 // with history origin ticket:<provider>:<key>, and audits the result (applied when an
 // issue changed, else unchanged) in the same transaction. Inbound events and polling
 // both come here.
-func (s *Service) resolveFromTicket(ctx context.Context, t TicketIntegration, key string, issues []string,
+func (s *Service) resolveFromTicket(ctx context.Context, t Integration, key string, issues []string,
 	audit func(ctx context.Context, result string) error) (string, error) {
 	result := InboundUnchanged
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
@@ -256,13 +147,13 @@ func (s *Service) resolveFromTicket(ctx context.Context, t TicketIntegration, ke
 // inboundIntegration loads an integration and opens its secret; an unknown
 // integration comes back with a nil secret, so that it fails the same check as a bad
 // signature.
-func (s *Service) inboundIntegration(ctx context.Context, id string) (TicketIntegration, []byte, error) {
+func (s *Service) inboundIntegration(ctx context.Context, id string) (Integration, []byte, error) {
 	if !vigia.ValidID(id) {
-		return TicketIntegration{Provider: ProviderGeneric}, nil, nil
+		return Integration{Provider: ProviderGeneric}, nil, nil
 	}
 	t, err := s.store.IntegrationForInbound(ctx, id)
 	if vigia.IsKind(err, vigia.KindNotFound) {
-		return TicketIntegration{Provider: ProviderGeneric}, nil, nil
+		return Integration{Provider: ProviderGeneric}, nil, nil
 	}
 	if err != nil {
 		return t, nil, err
@@ -283,7 +174,7 @@ var dummyKey = []byte("vigia-inbound-no-secret")
 
 // validTicketSignature checks the provider's header: the hex HMAC-SHA256 of the raw
 // body keyed with the webhook secret, compared in constant time.
-func validTicketSignature(secret []byte, spec providerSpec, h http.Header, body []byte) bool {
+func validTicketSignature(secret []byte, spec Provider, h http.Header, body []byte) bool {
 	key := secret
 	if key == nil {
 		key = dummyKey
@@ -291,14 +182,14 @@ func validTicketSignature(secret []byte, spec providerSpec, h http.Header, body 
 	m := hmac.New(sha256.New, key)
 	m.Write(body)
 	want := m.Sum(nil)
-	value := strings.TrimSpace(h.Get(spec.header))
-	switch spec.prefix {
+	value := strings.TrimSpace(h.Get(spec.Header))
+	switch spec.Prefix {
 	case "":
 	case "*":
 		value = strings.TrimPrefix(value, "sha256=")
 	default:
 		var ok bool
-		if value, ok = strings.CutPrefix(value, spec.prefix); !ok {
+		if value, ok = strings.CutPrefix(value, spec.Prefix); !ok {
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package webhook
+package ticket
 
 import (
 	"context"
@@ -9,15 +9,16 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/netguard"
+	"github.com/vigia-data/vigia/notify"
 )
 
 // TicketJobKind is the job queue kind of an integration's sync job (its args are
 // TicketSyncJobArgs): it sends the integration's pending write-backs, then polls its
 // linked tickets when the poll is due. One runs per integration at a time.
-const TicketJobKind = "ticket.sync"
+const JobKind = "ticket.sync"
 
 // TicketSyncJobArgs is the payload of a sync job: an id, never a credential.
-type TicketSyncJobArgs struct {
+type SyncJobArgs struct {
 	IntegrationID string `json:"integration_id"`
 }
 
@@ -52,7 +53,7 @@ const (
 )
 
 // TicketWrite is a change of a linked issue to write back to its ticket.
-type TicketWrite struct {
+type Write struct {
 	ID            string
 	WorkspaceID   string
 	IntegrationID string
@@ -114,13 +115,13 @@ func WriteBackChange(event string) (string, bool) {
 // comment or transition on, the key belongs to its configured project (an integration
 // without a project writes to no ticket), and the change did not come from that very
 // ticket (origin ticket:<provider>:<key>), so that a ticket's own update never loops.
-func WritesTo(t TicketIntegration, key, origin string) bool {
-	return providerSpecs[t.Provider].outbound && t.CredentialsSet && (t.Comment || t.Transition) &&
+func WritesTo(t Integration, key, origin string) bool {
+	return capabilities[t.Provider].outbound && t.CredentialsSet && (t.Comment || t.Transition) &&
 		inProject(t, key) && origin != "ticket:"+t.Provider+":"+key
 }
 
 // inProject reports whether a tracker key (PROJ-123) belongs to the integration's project.
-func inProject(t TicketIntegration, key string) bool {
+func inProject(t Integration, key string) bool {
 	if t.Project == nil {
 		return false
 	}
@@ -129,13 +130,13 @@ func inProject(t TicketIntegration, key string) bool {
 }
 
 // Integration returns one ticket integration of the workspace: KindNotFound otherwise.
-func (s *Service) Integration(ctx context.Context, id string) (TicketIntegration, error) {
+func (s *Service) Integration(ctx context.Context, id string) (Integration, error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
-		return TicketIntegration{}, err
+		return Integration{}, err
 	}
 	if !vigia.ValidID(id) {
-		return TicketIntegration{}, vigia.NotFound()
+		return Integration{}, vigia.NotFound()
 	}
 	return s.store.IntegrationByID(ctx, p.WorkspaceID, id)
 }
@@ -145,21 +146,21 @@ func (s *Service) Integration(ctx context.Context, id string) (TicketIntegration
 // answer only says credentials_set. Setting them checks the base URL as channel URLs are
 // checked (https, public addresses; KindInvalid on base_url) and makes the first poll
 // due now, ending any back-off. KindNotFound for another workspace's integration.
-func (s *Service) SetCredentials(ctx context.Context, id string, in CredentialsInput) (TicketIntegration, error) {
+func (s *Service) SetCredentials(ctx context.Context, id string, in CredentialsInput) (Integration, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleAdmin)
 	if err != nil {
-		return TicketIntegration{}, err
+		return Integration{}, err
 	}
 	if !vigia.ValidID(id) {
-		return TicketIntegration{}, vigia.NotFound()
+		return Integration{}, vigia.NotFound()
 	}
 	t, err := s.store.IntegrationByID(ctx, p.WorkspaceID, id)
 	if err != nil {
-		return TicketIntegration{}, err
+		return Integration{}, err
 	}
 	sealed, err := s.sealCredentials(ctx, t, in)
 	if err != nil {
-		return TicketIntegration{}, err
+		return Integration{}, err
 	}
 	t.SealedCredentials, t.CredentialsSet = sealed, sealed != nil
 	t.UpdatedAt = s.clock.Now()
@@ -171,13 +172,13 @@ func (s *Service) SetCredentials(ctx context.Context, id string, in CredentialsI
 			map[string]any{"credentials_set": t.CredentialsSet}, t.UpdatedAt)
 	})
 	if err != nil {
-		return TicketIntegration{}, err
+		return Integration{}, err
 	}
 	return s.store.IntegrationByID(ctx, p.WorkspaceID, id)
 }
 
 // sealCredentials validates credentials for t and seals them; nil for an empty token.
-func (s *Service) sealCredentials(ctx context.Context, t TicketIntegration, in CredentialsInput) ([]byte, error) {
+func (s *Service) sealCredentials(ctx context.Context, t Integration, in CredentialsInput) ([]byte, error) {
 	if in.APIToken == "" {
 		if in.Email != nil && *in.Email != "" {
 			return nil, vigia.Invalid(field("missing", nil, "api_token"))
@@ -188,7 +189,7 @@ func (s *Service) sealCredentials(ctx context.Context, t TicketIntegration, in C
 	if len(in.APIToken) > maxAPIToken || strings.ContainsAny(in.APIToken, "\r\n") {
 		fields = append(fields, field("string_too_long", map[string]any{"max_length": maxAPIToken}, "api_token"))
 	}
-	c := apiCredentials{Token: in.APIToken}
+	c := Credentials{Token: in.APIToken}
 	switch {
 	case t.Provider == ProviderJira && (in.Email == nil || !validEmail(*in.Email)):
 		fields = append(fields, field("value_error", nil, "email"))
@@ -200,9 +201,9 @@ func (s *Service) sealCredentials(ctx context.Context, t TicketIntegration, in C
 	if len(fields) > 0 {
 		return nil, vigia.Invalid(fields...)
 	}
-	base, err := apiBase(t)
+	base, err := s.base(t)
 	if err != nil {
-		var te *ticketError
+		var te *Error
 		code := netguard.CodeURLInvalid
 		if errors.As(err, &te) && te.Code == "url_scheme" {
 			code = netguard.CodeURLScheme
@@ -306,22 +307,30 @@ func (s *Service) SyncTickets(ctx context.Context, integrationID string) error {
 }
 
 // openAPI opens the integration's credentials and returns its provider's client.
-func (s *Service) openAPI(ctx context.Context, t TicketIntegration) (ticketAPI, error) {
+func (s *Service) openAPI(ctx context.Context, t Integration) (API, error) {
 	raw, err := s.box.Open(t.SealedCredentials, credentialsAAD(t.ID))
 	if err != nil {
 		s.log.ErrorContext(ctx, "webhook: ticket integration credentials cannot be decrypted", "integration_id", t.ID)
-		return nil, integrationFailure("credentials_unavailable")
+		return nil, IntegrationFailure("credentials_unavailable")
 	}
-	var c apiCredentials
+	var c Credentials
 	if err := json.Unmarshal(raw, &c); err != nil || c.Token == "" {
-		return nil, integrationFailure("credentials_unavailable")
+		return nil, IntegrationFailure("credentials_unavailable")
 	}
-	return newTicketAPI(s.ticketClient, t, c)
+	p, ok := s.providers[t.Provider]
+	if !ok || p.Open == nil {
+		return nil, IntegrationFailure("provider_unavailable")
+	}
+	base, err := s.base(t)
+	if err != nil {
+		return nil, err
+	}
+	return p.Open(s.client, base, c), nil
 }
 
 // recordSync stores a run's outcome on the integration: after a provider failure the
 // doubling wait, else the reset back-off and, when it polled, the poll's times.
-func (s *Service) recordSync(ctx context.Context, t TicketIntegration, failure error, polled bool) error {
+func (s *Service) recordSync(ctx context.Context, t Integration, failure error, polled bool) error {
 	now := s.clock.Now()
 	st := SyncState{LastPollAt: t.LastPollAt, NextPollAt: t.NextPollAt}
 	if polled {
@@ -334,7 +343,7 @@ func (s *Service) recordSync(ctx context.Context, t TicketIntegration, failure e
 		}
 		return s.store.SaveSyncState(context.WithoutCancel(ctx), t.ID, st)
 	}
-	var te *ticketError
+	var te *Error
 	if !errors.As(failure, &te) {
 		return failure
 	}
@@ -367,8 +376,8 @@ func NextBackoff(currentSeconds, intervalMin int) time.Duration {
 
 // asTicketError returns the provider failure in err, or nil with err when it is
 // another error (the context's, the database's).
-func asTicketError(err error) (*ticketError, error) {
-	var te *ticketError
+func asError(err error) (*Error, error) {
+	var te *Error
 	if errors.As(err, &te) {
 		return te, nil
 	}
@@ -376,15 +385,15 @@ func asTicketError(err error) (*ticketError, error) {
 }
 
 // poll reads the due tickets; it returns the provider failure that ended it, if any.
-func (s *Service) poll(ctx context.Context, t TicketIntegration, api ticketAPI) (*ticketError, error) {
-	keys, err := s.store.PollTargets(ctx, t.ID, s.cfg.TicketPollBatch)
+func (s *Service) poll(ctx context.Context, t Integration, api API) (*Error, error) {
+	keys, err := s.store.PollTargets(ctx, t.ID, s.cfg.PollBatch)
 	if err != nil {
 		return nil, err
 	}
 	for _, key := range keys {
 		closed, err := api.Closed(ctx, key)
 		if err != nil {
-			te, other := asTicketError(err)
+			te, other := asError(err)
 			if other != nil {
 				return nil, other
 			}
@@ -423,12 +432,12 @@ func (s *Service) poll(ctx context.Context, t TicketIntegration, api ticketAPI) 
 
 // sendWrites sends the pending write-backs in order; it returns the provider failure
 // that ended it, if any (the write-back stays pending for the next run).
-func (s *Service) sendWrites(ctx context.Context, t TicketIntegration, api ticketAPI, info WorkspaceInfo) (*ticketError, error) {
+func (s *Service) sendWrites(ctx context.Context, t Integration, api API, info notify.WorkspaceInfo) (*Error, error) {
 	writes, err := s.store.PendingWrites(ctx, t.ID, writeBatch)
 	if err != nil {
 		return nil, err
 	}
-	l := lang(nil, info)
+	l := notify.WorkspaceLang(info)
 	for _, w := range writes {
 		// The settings may have changed since the change was queued.
 		if !WritesTo(t, w.Key, w.Origin) {
@@ -454,7 +463,7 @@ func (s *Service) sendWrites(ctx context.Context, t TicketIntegration, api ticke
 			}
 			continue
 		}
-		te, other := asTicketError(err)
+		te, other := asError(err)
 		if other != nil {
 			return nil, other
 		}
@@ -478,9 +487,9 @@ func (s *Service) sendWrites(ctx context.Context, t TicketIntegration, api ticke
 
 // writeOne posts the comment (once, even when the transition then fails and the write
 // is retried) and applies the transition, as the integration's settings say.
-func (s *Service) writeOne(ctx context.Context, t TicketIntegration, api ticketAPI, w TicketWrite, l string, is AlertIssue) error {
+func (s *Service) writeOne(ctx context.Context, t Integration, api API, w Write, l string, is notify.AlertIssue) error {
 	if t.Comment && !w.CommentDone {
-		text := s.msgs.Message(l, "ticket.comment."+w.Change, map[string]any{"title": s.issueTitle(l, is)})
+		text := s.msgs.Message(l, "ticket.comment."+w.Change, map[string]any{"title": notify.IssueTitle(s.msgs, l, is)})
 		if err := api.Comment(ctx, w.Key, text); err != nil {
 			return err
 		}

@@ -1,9 +1,10 @@
-package webhook
+package oncall
 
 import (
 	"context"
 	"time"
 
+	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/webhook/delivery"
 )
 
@@ -24,7 +25,7 @@ func WeeklySlot(now time.Time, loc *time.Location) time.Time {
 
 // DigestChannel is a channel with the weekly digest on, with its workspace's time zone.
 type DigestChannel struct {
-	Channel
+	notify.Channel
 	Timezone string
 }
 
@@ -70,13 +71,8 @@ func (s *Service) SendDigests(ctx context.Context) (int, error) {
 			if err != nil || !claimed {
 				return err
 			}
-			info, err := s.store.WorkspaceInfo(ctx, ch.WorkspaceID)
-			if err != nil {
-				return err
-			}
 			since := slot.AddDate(0, 0, -7)
-			l := lang(&ch.Channel, info)
-			var b delivery.Body
+			dg := notify.Digest{Channel: ch.Channel, Slot: slot}
 			if ch.TeamID != nil {
 				c, err := s.store.TeamDigestCounts(ctx, ch.WorkspaceID, *ch.TeamID, since, slot)
 				if err != nil {
@@ -84,8 +80,7 @@ func (s *Service) SendDigests(ctx context.Context) (int, error) {
 				}
 				params := map[string]any{"team_id": *ch.TeamID, "open": c.Open, "critical": c.Critical, "warning": c.Warning,
 					"acknowledged": c.Acknowledged, "overdue": c.Overdue, "resolved": c.Resolved}
-				b = s.body(l, delivery.EventDigest, delivery.CodeDigestTeamWeekly, ch.WorkspaceID, slot, params,
-					message{Key: "webhook.digest_team_weekly", Vars: params})
+				dg.Code, dg.MessageKey, dg.Params = delivery.CodeDigestTeamWeekly, "webhook.digest_team_weekly", params
 			} else {
 				c, err := s.store.DigestCounts(ctx, ch.WorkspaceID, since, slot)
 				if err != nil {
@@ -93,10 +88,9 @@ func (s *Service) SendDigests(ctx context.Context) (int, error) {
 				}
 				params := map[string]any{"healthy": c.Healthy, "warning": c.Warning, "critical": c.Critical,
 					"new_signals": c.NewSignals, "expiring_tokens": c.ExpiringTokens, "steward_proposals": c.StewardProposals}
-				b = s.body(l, delivery.EventDigest, delivery.CodeDigestWeekly, ch.WorkspaceID, slot, params,
-					message{Key: "webhook.digest_weekly", Vars: params})
+				dg.Code, dg.MessageKey, dg.Params = delivery.CodeDigestWeekly, "webhook.digest_weekly", params
 			}
-			_, created, err := s.createDelivery(ctx, ch.Channel, nil, b, "digest:"+slot.UTC().Format("2006-01-02"), false)
+			created, err := s.notices.SendDigest(ctx, dg)
 			if created {
 				sent++
 			}
@@ -108,42 +102,3 @@ func (s *Service) SendDigests(ctx context.Context) (int, error) {
 	}
 	return sent, nil
 }
-
-// RunBackground dispatches the outbox and finished scans and queues the due ticket syncs
-// every dispatchEvery, and runs escalations and digests every minute, until ctx ends.
-// Failures are logged (by code, never with a URL or a value) and retried on the next
-// tick.
-func (s *Service) RunBackground(ctx context.Context, dispatchEvery time.Duration) {
-	if dispatchEvery <= 0 {
-		dispatchEvery = time.Second
-	}
-	tick := time.NewTicker(dispatchEvery)
-	defer tick.Stop()
-	var lastSlow time.Time
-	for {
-		if _, err := s.Dispatch(ctx); err != nil && ctx.Err() == nil {
-			s.log.WarnContext(ctx, "webhook: dispatch failed", "cause", causeText(err))
-		}
-		if _, err := s.EnqueueTicketSyncs(ctx); err != nil && ctx.Err() == nil {
-			s.log.WarnContext(ctx, "webhook: queueing ticket syncs failed", "cause", causeText(err))
-		}
-		if time.Since(lastSlow) >= time.Minute {
-			lastSlow = time.Now()
-			if _, err := s.Escalate(ctx); err != nil && ctx.Err() == nil {
-				s.log.WarnContext(ctx, "webhook: escalation pass failed", "cause", causeText(err))
-			}
-			if _, err := s.SendDigests(ctx); err != nil && ctx.Err() == nil {
-				s.log.WarnContext(ctx, "webhook: digests failed", "cause", causeText(err))
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
-
-// causeText describes a failure for a log line. Errors of this package and its
-// stores never carry a URL, a secret or a source value.
-func causeText(err error) string { return err.Error() }
