@@ -116,7 +116,8 @@ type Store interface {
 	// transaction in ctx (the one that marks the scan succeeded); a second call for the
 	// same scan writes nothing.
 	RecordSucceeded(ctx context.Context, workspaceID, connectionID, scanID string, at time.Time) error
-	// SucceededEvent returns a scan's scan.succeeded event (KindNotFound without one).
+	// SucceededEvent returns a scan's scan.succeeded event (KindNotFound without one,
+	// or when the scan was deleted with its connection: nothing is left to derive).
 	SucceededEvent(ctx context.Context, scanID string) (Succeeded, error)
 	// PendingSucceeded lists the scan.succeeded events of ev's connection not yet
 	// handled by all their consumers, written no later than ev, oldest first.

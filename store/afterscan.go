@@ -25,10 +25,12 @@ func (s *ScanStore) RecordSucceeded(ctx context.Context, workspaceID, connection
 	return translate(err)
 }
 
+// succeededSelect reads scan.succeeded events of scans that still exist: a scan deleted
+// with its connection leaves nothing to derive.
 const succeededSelect = `SELECT e.id::text, e.workspace_id::text, coalesce(e.payload->>'connection_id', ''), e.scan_id::text,
 	e.dispatched_at IS NOT NULL,
 	coalesce((SELECT array_agg(c.consumer ORDER BY c.consumer) FROM event_consumers c WHERE c.event_id = e.id), '{}')
-	FROM events e`
+	FROM events e JOIN scans sc ON sc.id = e.scan_id`
 
 func scanSucceeded(r pgx.Row) (scan.Succeeded, error) {
 	var ev scan.Succeeded

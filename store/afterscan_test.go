@@ -114,6 +114,16 @@ func TestScanSucceededEvents(t *testing.T) {
 		t.Fatalf("alerts once a is handled: %v", got)
 	}
 
+	// A scan deleted with its connection leaves nothing to consume.
+	f.exec(`DELETE FROM scans WHERE id = $1`, b)
+	f.fails(vigia.KindNotFound, "the event of a deleted scan", func(ctx ctxT) error {
+		_, err := s.SucceededEvent(ctx, b)
+		return err
+	})
+	if got := pending(ea); len(got) != 0 {
+		t.Fatalf("pending with a handled and a deleted scan: %v", got)
+	}
+
 	ran := false
 	f.must(s.WithConnectionLock(f.ctx, conn, func(ctx context.Context) error {
 		ran = true
