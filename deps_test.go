@@ -35,13 +35,16 @@ var drivers = []string{
 	"github.com/jackc/pgx", "github.com/go-sql-driver/mysql", "modernc.org/sqlite", "github.com/neo4j/neo4j-go-driver",
 }
 
+// ingestLibraries are the libraries ingest may link besides the standard library.
+var ingestLibraries = []string{"github.com/goccy/go-yaml"}
+
 // sqlParsers are the cgo Postgres parser and the TiDB parser.
 var sqlParsers = []string{"github.com/pganalyze/pg_query_go", "github.com/pingcap/tidb/pkg/parser"}
 
 // forbidden is the table of forbidden pairs: a package of room `from` may not depend on
 // a package matched by `to` (directly unless transitive is set). Rooms and targets are
 // "kernel", "adapter", "other-adapter", "feature", "infrastructure", "composition",
-// "non-parser", "driver", "parser", "nonstd" or a
+// "non-parser", "driver", "parser", "nonstd", "beyond-ingest" or a
 // package path of the module (relative, a prefix).
 var forbidden = []struct {
 	from, to   string
@@ -61,6 +64,7 @@ var forbidden = []struct {
 	{"rest", "driver", true, "transports never link a driver"},
 	{"graph", "driver", true, "transports never link a driver"},
 	{"non-parser", "parser", true, "only lineage/sqllineage, app and cmd link the SQL parsers"},
+	{"ingest", "beyond-ingest", true, "ingest decodes with the standard library, the YAML library and the kernel only"},
 }
 
 // pkg is what go list says of a package.
@@ -141,6 +145,12 @@ func toMatches(to string, p pkg, dep string) bool {
 	case "nonstd":
 		first, _, _ := strings.Cut(dep, "/")
 		return strings.Contains(first, ".")
+	case "beyond-ingest":
+		if room, _ := roomOf(dep); room != "" {
+			return room != "kernel"
+		}
+		first, _, _ := strings.Cut(dep, "/")
+		return strings.Contains(first, ".") && !matchesAny(dep, ingestLibraries)
 	case "driver":
 		return matchesAny(dep, drivers)
 	case "parser":
@@ -231,6 +241,9 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"ticket imports its Jira adapter", pkg{ImportPath: m("ticket"), Imports: []string{m("ticket/jira")}}},
 		{"ticket adapter imports another", pkg{ImportPath: m("ticket/jira"), Imports: []string{m("ticket/linear")}}},
 		{"ticket adapter imports the store", pkg{ImportPath: m("ticket/generic"), Imports: []string{m("store")}}},
+		{"ingest imports lineage", pkg{ImportPath: m("ingest"), Imports: []string{m("lineage")}, Deps: []string{m("lineage")}}},
+		{"ingest links the store", pkg{ImportPath: m("ingest"), Deps: []string{m("store")}}},
+		{"ingest links a transport's library", pkg{ImportPath: m("ingest"), Deps: []string{"github.com/danielgtaylor/huma/v2"}}},
 	}
 	for _, c := range cases {
 		if v := violations([]pkg{c.p}); len(v) == 0 {
@@ -248,6 +261,8 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{ImportPath: m("ticket"), Imports: []string{module, m("catalog"), m("notify"), m("netguard"), m("secret")}},
 		{ImportPath: m("ticket/linear"), Imports: []string{m("ticket"), "net/http"}},
 		{ImportPath: m("app"), Imports: []string{m("ticket/jira"), m("ticket/linear"), m("ticket/generic"), m("oncall")}},
+		{ImportPath: m("ingest"), Imports: []string{module, "encoding/json", "github.com/goccy/go-yaml"},
+			Deps: []string{module, "encoding/json", "github.com/goccy/go-yaml", "github.com/goccy/go-yaml/ast"}},
 	}
 	if v := violations(keep); len(v) > 0 {
 		t.Errorf("packages that keep to their rooms: %v", v)

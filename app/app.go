@@ -191,10 +191,12 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Incidents = incident.NewService(db.Incidents(), a.Lineage, clock)
 	// Products order by lineage reach.
 	a.Products = product.NewService(db.Products(), db, a.Trust, a.Lineage, box, clock, product.Config{})
-	// After a scan: lineage, then incidents, then the domains' verdicts (one event per
-	// domain whose aggregated verdict the scan's verdicts changed).
+	// A succeeded scan's event is consumed by lineage, then incidents, then the domains'
+	// verdicts (one event per domain whose aggregated verdict the scan's verdicts
+	// changed): scan.Service.AfterScan, the job of scan.AfterJobKind.
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
-		Weights: db.Products(), After: scan.Finishers{a.Lineage, a.Incidents, a.Products}}, clock, log, scanCfg)
+		Weights: db.Products(), Consumers: []scan.NamedConsumer{{Name: "lineage", Consumer: a.Lineage},
+			{Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products}}}, clock, log, scanCfg)
 	// Notifications, then on-call (which sends through them) and ticket integrations
 	// (which resolve issues through the issue workflow); deliveries and ticket syncs run
 	// on the webhook queue.
@@ -219,6 +221,13 @@ func (a *App) handleJobs() {
 			return jobs.Permanent(err)
 		}
 		return a.Scans.Run(ctx, args.ScanID)
+	})
+	a.Jobs.Handle(scan.AfterJobKind, func(ctx context.Context, j jobs.Job) error {
+		var args scanJobArgs
+		if err := json.Unmarshal(j.Args, &args); err != nil {
+			return jobs.Permanent(err)
+		}
+		return a.Scans.AfterScan(ctx, args.ScanID, j.Attempt >= j.MaxAttempts)
 	})
 	a.Jobs.Handle(lineage.ProjectionJobKind, func(ctx context.Context, j jobs.Job) error {
 		var args projectionArgs
@@ -354,6 +363,15 @@ type scanJobs struct{ q *jobs.Queue }
 func (s scanJobs) EnqueueScan(ctx context.Context, scanID, workspaceID, _ string) (string, error) {
 	return s.q.Enqueue(ctx, scan.JobKind, scanJobArgs{ScanID: scanID}, jobs.EnqueueOpts{
 		WorkspaceID: workspaceID, UniqueKey: "scan:" + scanID, MaxAttempts: 5})
+}
+
+func (s scanJobs) EnqueueAfterScan(ctx context.Context, scanID, workspaceID string) error {
+	_, err := s.q.Enqueue(ctx, scan.AfterJobKind, scanJobArgs{ScanID: scanID}, jobs.EnqueueOpts{
+		WorkspaceID: workspaceID, UniqueKey: "scan.after:" + scanID, MaxAttempts: 5})
+	if errors.Is(err, jobs.ErrDuplicate) {
+		return nil
+	}
+	return err
 }
 
 // sources opens customers' databases through the guarded dialer.

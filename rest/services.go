@@ -2,12 +2,12 @@ package rest
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/incident"
+	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/notify"
@@ -114,7 +114,7 @@ type IncidentService interface {
 
 // LineageService is what the transport needs of lineage and the knowledge graph.
 type LineageService interface {
-	DBTRunResults(ctx context.Context, in lineage.RunResults, opts lineage.ImportOptions) (lineage.RunSummary, error)
+	DBTRunResults(ctx context.Context, run ingest.DBTRun, manifest *ingest.DBTManifest, opts lineage.ImportOptions) (lineage.RunSummary, error)
 	DeclareEdge(ctx context.Context, in lineage.DeclaredEdge) error
 	DeclareExposure(ctx context.Context, in lineage.ExposureInput) (lineage.Exposure, error)
 	DeleteDeclaredEdge(ctx context.Context, sourceID, targetID string) error
@@ -123,7 +123,8 @@ type LineageService interface {
 	Impact(ctx context.Context, datasetID string, column *string) (lineage.ImpactResult, error)
 	KnowledgeGraph(ctx context.Context, o lineage.KnowledgeOpts) (lineage.KGraph, error)
 	Lineage(ctx context.Context, datasetID string) (lineage.LineageResult, error)
-	OpenLineageEvents(ctx context.Context, events []json.RawMessage, single bool) (lineage.OpenLineageResult, error)
+	MayImportDBT(ctx context.Context) error
+	OpenLineageEvents(ctx context.Context, batch ingest.OLBatch) (lineage.OpenLineageResult, error)
 	Path(ctx context.Context, datasetID, targetID string) (lineage.PathResult, error)
 	SnapshotHistory(ctx context.Context, page vigia.Page) (vigia.List[lineage.Snapshot], error)
 	SuggestDomains(ctx context.Context) (lineage.DomainSuggestions, error)

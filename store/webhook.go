@@ -171,10 +171,11 @@ func (s *WebhookStore) ScopeVisible(ctx context.Context, v catalog.Viewer, sc no
 	return ok, translate(err)
 }
 
-// ClaimEvents locks up to limit undispatched outbox rows, oldest first.
+// ClaimEvents locks up to limit undispatched outbox rows, oldest first. A
+// scan.succeeded event is no notification (the after-scan steps consume it).
 func (s *WebhookStore) ClaimEvents(ctx context.Context, limit int) ([]notify.OutboxEvent, error) {
 	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text, workspace_id::text, type, subject_type, subject_id, scan_id::text,
-		idempotency_key, payload, created_at FROM events WHERE dispatched_at IS NULL
+		idempotency_key, payload, created_at FROM events WHERE dispatched_at IS NULL AND type <> '`+event.TypeScanSucceeded+`'
 		ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
 	if err != nil {
 		return nil, translate(err)
@@ -193,11 +194,14 @@ func (s *WebhookStore) MarkEventDispatched(ctx context.Context, id string, at ti
 	return translate(err)
 }
 
-// ClaimFinishedScans locks finished scans whose alerts were not dispatched yet.
+// ClaimFinishedScans locks finished scans whose alerts were not dispatched yet; a
+// succeeded scan waits until its after-scan steps are done (its alerts name the
+// incidents they group).
 func (s *WebhookStore) ClaimFinishedScans(ctx context.Context, since time.Time, limit int) ([]notify.FinishedScan, error) {
 	rows, err := s.db.q(ctx).Query(ctx, `SELECT s.id::text, s.workspace_id::text, s.finished_at FROM scans s
 		WHERE s.finished_at IS NOT NULL AND s.finished_at >= $1 AND s.status IN ('succeeded', 'failed')
 		  AND NOT EXISTS (SELECT 1 FROM webhook_scan_alerts a WHERE a.scan_id = s.id)
+		  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.scan_id = s.id AND e.type = '`+event.TypeScanSucceeded+`' AND e.dispatched_at IS NULL)
 		ORDER BY s.finished_at, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`, since, limit)
 	if err != nil {
 		return nil, translate(err)
