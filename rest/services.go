@@ -127,7 +127,6 @@ type LineageService interface {
 	OpenLineageEvents(ctx context.Context, batch ingest.OLBatch) (lineage.OpenLineageResult, error)
 	Path(ctx context.Context, datasetID, targetID string) (lineage.PathResult, error)
 	SnapshotHistory(ctx context.Context, page vigia.Page) (vigia.List[lineage.Snapshot], error)
-	SuggestDomains(ctx context.Context) (lineage.DomainSuggestions, error)
 	TakeSnapshot(ctx context.Context) (lineage.Snapshot, bool, error)
 	Traverse(ctx context.Context, datasetID string, o lineage.TraverseOpts) (lineage.TraverseResult, error)
 }
@@ -150,6 +149,7 @@ type TrustService interface {
 
 // ProductService is what the transport needs of data products.
 type ProductService interface {
+	SuggestDomains(ctx context.Context) (product.DomainSuggestions, error)
 	AddConsumer(ctx context.Context, id string, in product.ConsumerInput) (product.DomainConsumer, error)
 	CatalogMetadataQuality(ctx context.Context) (product.MetadataQuality, error)
 	ConsumerPage(ctx context.Context, id string, page vigia.Page) (vigia.List[product.DomainConsumer], error)
