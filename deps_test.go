@@ -40,7 +40,7 @@ var sqlParsers = []string{"github.com/pganalyze/pg_query_go", "github.com/pingca
 // forbidden is the table of forbidden pairs: a package of room `from` may not depend on
 // a package matched by `to` (directly unless transitive is set). Rooms and targets are
 // "kernel", "adapter", "other-adapter", "feature", "infrastructure", "composition",
-// "non-parser", "driver", "parser", "nonstd" or a
+// "non-parser", "driver", "parser", "nonstd", "module" (any package of the module) or a
 // package path of the module (relative, a prefix).
 var forbidden = []struct {
 	from, to   string
@@ -60,6 +60,7 @@ var forbidden = []struct {
 	{"rest", "driver", true, "transports never link a driver"},
 	{"graph", "driver", true, "transports never link a driver"},
 	{"non-parser", "parser", true, "only lineage/sqllineage, app and cmd link the SQL parsers"},
+	{"rule/rulefile", "module", false, "the rule file formats are pure: the standard library and YAML, no package of Vigia"},
 }
 
 // pkg is what go list says of a package.
@@ -140,6 +141,9 @@ func toMatches(to string, p pkg, dep string) bool {
 	case "nonstd":
 		first, _, _ := strings.Cut(dep, "/")
 		return strings.Contains(first, ".")
+	case "module":
+		_, ok := rel(dep)
+		return ok
 	case "driver":
 		return matchesAny(dep, drivers)
 	case "parser":
@@ -225,6 +229,7 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"graph links a driver", pkg{ImportPath: m("graph"), Deps: []string{"github.com/neo4j/neo4j-go-driver/v5/neo4j"}}},
 		{"jobs links the Postgres parser", pkg{ImportPath: m("jobs"), Deps: []string{"github.com/pganalyze/pg_query_go/v6"}}},
 		{"rest links the TiDB parser", pkg{ImportPath: m("rest"), Deps: []string{"github.com/pingcap/tidb/pkg/parser/ast"}}},
+		{"rulefile imports the kernel", pkg{ImportPath: m("rule/rulefile"), Imports: []string{module}}},
 	}
 	for _, c := range cases {
 		if v := violations([]pkg{c.p}); len(v) == 0 {

@@ -76,6 +76,8 @@ type RuleService interface {
 	Rule(ctx context.Context, id string) (rule.Rule, error)
 	Rules(ctx context.Context, f rule.Filter) (vigia.List[rule.Rule], error)
 	UpdateRule(ctx context.Context, id string, u rule.Update) (rule.Rule, error)
+	ExportRules(ctx context.Context, datasetID *string, format string) (rule.Export, error)
+	ImportRules(ctx context.Context, in rule.ImportInput) (rule.ImportResult, error)
 }
 
 // IssueService is what the transport needs of issues.
