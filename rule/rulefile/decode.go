@@ -54,6 +54,14 @@ func Decode(format string, body []byte) (string, []Item, error) {
 	if format == "" {
 		var ok bool
 		if format, ok = Detect(body); !ok {
+			// A file that does not parse says where; one that does is of no known format.
+			code := "yaml_invalid"
+			if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' {
+				code = "json_invalid"
+			}
+			if _, err := parseTree(body, code); err != nil {
+				return "", nil, err
+			}
 			return "", nil, &ParseError{Code: "format_unknown"}
 		}
 	}
