@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vigia-data/vigia"
@@ -82,8 +83,7 @@ type ImportResult struct {
 // unsupported (with a reason code) or invalid (with its line or path). The rules are
 // created in one transaction; a file that cannot be read creates nothing. Only a
 // member's or admin's session may import. Returns KindInvalid for an unknown format or
-// an unreadable file (type rules_file_invalid, ctx reason and line), KindTooLarge over
-// MaxImportBody.
+// an unreadable file (see parseInvalid), KindTooLarge over MaxImportBody.
 func (s *Service) ImportRules(ctx context.Context, in ImportInput) (ImportResult, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleMember)
 	if err != nil {
@@ -101,11 +101,7 @@ func (s *Service) ImportRules(ctx context.Context, in ImportInput) (ImportResult
 		if !errors.As(err, &pe) {
 			return ImportResult{}, err
 		}
-		ctxv := map[string]any{"reason": pe.Code}
-		if pe.Line > 0 {
-			ctxv["line"] = pe.Line
-		}
-		return ImportResult{}, vigia.Invalid(vigia.Field("rules_file_invalid", ctxv))
+		return ImportResult{}, parseInvalid(pe)
 	}
 	v := catalog.ViewerOf(p)
 	res := ImportResult{Format: format, DryRun: in.DryRun, Items: make([]ImportItem, 0, len(items))}
@@ -189,6 +185,28 @@ func (s *Service) ImportRules(ctx context.Context, in ImportInput) (ImportResult
 		return ImportResult{}, err
 	}
 	return res, nil
+}
+
+// parseInvalid is the 422 of a file that cannot be read: its type says why
+// (yaml_invalid, json_invalid, rules_file_unknown, rules_format_unknown, missing for an
+// empty file, too_long over MaxItems checks) and its loc where reading stopped
+// (["line", "12"]), never what the file holds.
+func parseInvalid(pe *rulefile.ParseError) error {
+	var loc []string
+	if pe.Line > 0 {
+		loc = []string{"line", strconv.Itoa(pe.Line)}
+	}
+	switch pe.Code {
+	case "not_a_rules_file":
+		return vigia.Invalid(vigia.Field("rules_file_unknown", nil, loc...))
+	case "format_unknown":
+		return vigia.Invalid(vigia.Field("rules_format_unknown", nil, loc...))
+	case "empty":
+		return vigia.Invalid(vigia.Field("missing", nil, loc...))
+	case "too_many_items":
+		return vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": rulefile.MaxItems}, loc...))
+	}
+	return vigia.Invalid(vigia.Field(pe.Code, nil, loc...))
 }
 
 // datasetIndex maps the names of the datasets the caller can see (of one connection

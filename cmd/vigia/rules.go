@@ -172,14 +172,17 @@ func runRulesImport(ctx context.Context, stdout, stderr io.Writer, ws, format, c
 // stopped; the file's content is never repeated.
 func fileError(err error) error {
 	var ve *vigia.Error
-	if !errors.As(err, &ve) || ve.Kind != vigia.KindInvalid || len(ve.Fields) != 1 || ve.Fields[0].Type != "rules_file_invalid" {
+	if !errors.As(err, &ve) || ve.Kind != vigia.KindInvalid || len(ve.Fields) != 1 {
 		return err
 	}
-	reason, _ := ve.Fields[0].Ctx["reason"].(string)
-	if line, ok := ve.Fields[0].Ctx["line"].(int); ok && line > 0 {
-		return fmt.Errorf("line %d: cannot be read (%s)", line, reason)
+	f := ve.Fields[0]
+	if len(f.Loc) == 2 && f.Loc[0] == "line" {
+		return fmt.Errorf("line %s: cannot be read (%s)", f.Loc[1], f.Type)
 	}
-	return fmt.Errorf("cannot be read (%s)", reason)
+	if f.Type == "rules_file_unknown" || f.Type == "rules_format_unknown" || f.Type == "yaml_invalid" || f.Type == "json_invalid" {
+		return fmt.Errorf("cannot be read (%s)", f.Type)
+	}
+	return err
 }
 
 // printImport writes one line per check and a summary: where the check is, what

@@ -1,18 +1,14 @@
 package rulefile_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/dlclark/regexp2"
-	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/vigia-data/vigia/rule/rulefile"
+	"github.com/vigia-data/vigia/rule/rulefile/rulefiletest"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -150,7 +146,7 @@ func TestDBTRoundTripAndSchema(t *testing.T) {
 	if diff := cmp.Diff(want, unsupportedIDs(out)); diff != "" {
 		t.Fatalf("unsupported (-want +got):\n%s", diff)
 	}
-	MustValidDBT(t, out.Body)
+	rulefiletest.MustValidDBT(t, out.Body)
 	text := string(out.Body)
 	for _, s := range []string{"version: 2", "sources:", "- name: public", "- not_null", "severity: warn", `warn_if: ">5"`,
 		"dbt_utils.unique_combination_of_columns:", "to: \"source('public', 'clientes')\"", "dbt_utils.recency:",
@@ -357,60 +353,3 @@ func sortRules(rs []rulefile.Rule) []rulefile.Rule {
 	return out
 }
 
-// MustValidDBT fails tb unless body, read as YAML, validates against dbt's JSON schema
-// for property files (testdata/dbt, from github.com/dbt-labs/dbt-jsonschema).
-func MustValidDBT(tb testing.TB, body []byte) {
-	tb.Helper()
-	var doc any
-	if err := yaml.Unmarshal(body, &doc); err != nil {
-		tb.Fatalf("yaml: %v\n%s", err, body)
-	}
-	j, err := json.Marshal(doc)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(j))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	f, err := os.Open("testdata/dbt/dbt_yml_files-latest.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	schemaDoc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.UseRegexpEngine(ecmaRegexp)
-	if err := c.AddResource("dbt.json", schemaDoc); err != nil {
-		tb.Fatal(err)
-	}
-	sch, err := c.Compile("dbt.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := sch.Validate(inst); err != nil {
-		tb.Fatalf("not a valid dbt property file: %v\n%s", err, body)
-	}
-}
-
-// ecmaRegexp compiles the schema's patterns as JSON Schema means them (ECMA-262, with
-// the lookaheads dbt's schema uses for metric names), which Go's regexp cannot.
-func ecmaRegexp(s string) (jsonschema.Regexp, error) {
-	re, err := regexp2.Compile(s, regexp2.ECMAScript)
-	if err != nil {
-		return nil, err
-	}
-	return ecmaMatcher{re}, nil
-}
-
-type ecmaMatcher struct{ re *regexp2.Regexp }
-
-func (m ecmaMatcher) MatchString(s string) bool {
-	ok, err := m.re.MatchString(s)
-	return err == nil && ok
-}
-
-func (m ecmaMatcher) String() string { return m.re.String() }
