@@ -352,4 +352,3 @@ func sortRules(rs []rulefile.Rule) []rulefile.Rule {
 	}
 	return out
 }
-
