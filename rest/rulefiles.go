@@ -237,6 +237,12 @@ func readRulesFile(r *http.Request, max int64) ([]byte, string, error) {
 	if !utf8.Valid(file) || bytes.IndexByte(file, 0) >= 0 {
 		return nil, "", vigia.Invalid(vigia.Field("value_error", nil))
 	}
+	if t := bytes.TrimSpace(file); t[0] == '{' || t[0] == '[' || t[0] == '"' {
+		// JSON (a GX suite): an escape must not smuggle a NUL or a lone surrogate in.
+		if err := vigia.CheckJSONText(t); err != nil {
+			return nil, "", err
+		}
+	}
 	return file, format, nil
 }
 

@@ -279,6 +279,7 @@ func TestUnreadableFilesAreOneErrorWithALine(t *testing.T) {
 		{"NotGX", "gx", `{"foo": 1}`, "not_a_rules_file", 1},
 		{"NotDBT", "dbt", "version: 2\n", "not_a_rules_file", 1},
 		{"Undetected", "", "hello: world\n", "format_unknown", 0},
+		{"NULInAYAMLEscape", "sodacl", "checks for t:\n  - row_count > 0\n  - \"missing_count(a\\0b) = 0\"\n", "value_error", 3},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -176,9 +177,9 @@ func convert(n ast.Node, depth int, code string) (*node, error) {
 	case *ast.NullNode:
 		return &node{kind: scalarNode, line: lineOf(v)}, nil
 	case *ast.StringNode:
-		return &node{kind: scalarNode, line: lineOf(v), value: v.Value}, nil
+		return textNode(v.Value, lineOf(v))
 	case *ast.LiteralNode:
-		return &node{kind: scalarNode, line: lineOf(v), value: v.Value.Value}, nil
+		return textNode(v.Value.Value, lineOf(v))
 	case *ast.BoolNode:
 		return &node{kind: scalarNode, line: lineOf(v), value: v.Value}, nil
 	case *ast.FloatNode:
@@ -197,6 +198,15 @@ func convert(n ast.Node, depth int, code string) (*node, error) {
 		return &node{kind: scalarNode}, nil
 	}
 	return nil, &ParseError{Line: lineOf(n), Code: code}
+}
+
+// textNode is a string scalar; a NUL or invalid UTF-8 (which YAML escapes can write)
+// makes the file unreadable: no such text reaches a rule.
+func textNode(s string, line int) (*node, error) {
+	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+		return nil, &ParseError{Line: line, Code: "value_error"}
+	}
+	return &node{kind: scalarNode, line: line, value: s}, nil
 }
 
 func addPair(out *node, mv *ast.MappingValueNode, depth int, code string) error {
