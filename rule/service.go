@@ -30,6 +30,7 @@ const ReasonReferenceNotVisible = "reference_not_visible"
 type Datasets interface {
 	Dataset(ctx context.Context, id string) (catalog.Dataset, error)
 	FindDatasets(ctx context.Context, f catalog.DatasetFilter) (vigia.List[catalog.Dataset], error)
+	DatasetDetails(ctx context.Context, ids []string, historyLimit int) (map[string]catalog.Dataset, error)
 }
 
 // Connections is what rules need of the connection service: the source's kind.
