@@ -353,3 +353,38 @@ func sortRules(rs []rulefile.Rule) []rulefile.Rule {
 	}
 	return out
 }
+
+// Names a database allows but a file format reads specially (quotes, colons, hashes,
+// brackets, line breaks, words YAML reads as booleans, non-ASCII) survive every format.
+func TestOddNamesRoundTrip(t *testing.T) {
+	odd := []string{`a "quoted" col`, "col: with colon", "# not a comment", "[bracket]", "two\nlines", "yes", "123", "ção", "a,b", "x'y"}
+	table := rulefile.Table{Schema: "Esquema Ímpar", Name: `tabela "x": #1`}
+	refTable := rulefile.Table{Schema: "main", Name: "ref table"}
+	var rules []rulefile.Rule
+	for i, c := range odd {
+		id := string(rune('a' + i))
+		rules = append(rules,
+			rulefile.Rule{ID: id + "1", Table: table, Type: rulefile.TypeNotNull, Severity: rulefile.SeverityWarning, Column: c, MaxFailing: i64(0)},
+			rulefile.Rule{ID: id + "2", Table: table, Type: rulefile.TypeAcceptedValues, Severity: rulefile.SeverityWarning, Column: c,
+				Values: []string{c, "true", "null", "- x"}, MaxFailing: i64(0)},
+			rulefile.Rule{ID: id + "3", Table: table, Type: rulefile.TypeUnique, Severity: rulefile.SeverityWarning, Columns: []string{c, "id"}, MaxFailing: i64(0)},
+			rulefile.Rule{ID: id + "4", Table: table, Type: rulefile.TypePattern, Severity: rulefile.SeverityWarning, Name: c, Column: c,
+				Pattern: `^\d+"'` + c, MaxFailing: i64(0)},
+		)
+	}
+	rules = append(rules, rulefile.Rule{ID: "ref", Table: table, Type: rulefile.TypeReferential, Severity: rulefile.SeverityWarning,
+		Column: odd[0], Ref: &refTable, RefColumn: odd[1], MaxOrphanPct: f64(0)})
+	for _, f := range rulefile.Formats() {
+		t.Run(f, func(t *testing.T) {
+			out, _ := rulefile.Encode(f, []rulefile.Table{table}, rules)
+			if f == rulefile.FormatDBT {
+				rulefiletest.MustValidDBT(t, out.Body)
+			}
+			got := decodeRules(t, f, out.Body)
+			want := comparable(exported(t, rules, out), f != rulefile.FormatSodaCL, f != rulefile.FormatDBT)
+			if diff := cmp.Diff(sortRules(want), sortRules(comparable(got, f != rulefile.FormatSodaCL, f != rulefile.FormatDBT))); diff != "" {
+				t.Fatalf("(-want +got):\n%s\n%s", diff, out.Body)
+			}
+		})
+	}
+}
