@@ -280,6 +280,19 @@ func TestRuleImportRefusesAndReports(t *testing.T) {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}
 	})
+	t.Run("ForeignConnectionIs404", func(t *testing.T) {
+		other := e.otherWorkspace(t, "rulecode-import-other")
+		oc := other.MustConnection(t, other.ws, "c")
+		for _, id := range []string{oc, vigia.NewID(), "nao-e-um-id"} {
+			if r := doc.Do(t, http.MethodPost, "/api/v1/rules/import?connection_id="+id, e.member, good, yaml); r.Status != 404 {
+				t.Fatalf("%s: %d %s", id, r.Status, r.Body)
+			}
+		}
+		if r := doc.Do(t, http.MethodPost, "/api/v1/rules/import?dry_run=true&connection_id="+conn, e.member, good, yaml); r.Status != 200 ||
+			!strings.Contains(string(r.Body), `"created":1`) {
+			t.Fatalf("own connection: %d %s", r.Status, r.Body)
+		}
+	})
 	t.Run("BadFormatIs422", func(t *testing.T) {
 		if r := doc.Do(t, http.MethodPost, "/api/v1/rules/import?format=great", e.member, good, yaml); r.Status != 422 {
 			t.Fatalf("%d %s", r.Status, r.Body)

@@ -121,7 +121,8 @@ func (s *Server) ruleFileRoutes() {
 			{Name: "dry_run", In: "query", Type: "boolean", Default: false, Desc: "Answer what would happen; create nothing"},
 			{Name: "connection_id", In: "query", Type: "string", MaxLen: 64, Desc: "Resolve table names among this connection's datasets only"},
 		},
-		Errors: map[int]string{http.StatusRequestEntityTooLarge: "payload_too_large: the file is over " + strconv.Itoa(rule.MaxImportBody) + " bytes"},
+		Errors: map[int]string{http.StatusRequestEntityTooLarge: "payload_too_large: the file is over " + strconv.Itoa(rule.MaxImportBody) + " bytes",
+			http.StatusNotFound: "connection_id names no connection the caller can see"},
 		Desc: "The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, " +
 			"duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, " +
 			"positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and " +

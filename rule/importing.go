@@ -82,7 +82,8 @@ type ImportResult struct {
 // duplicate and not created again. Every item gets a result: created, duplicate,
 // unsupported (with a reason code) or invalid (with its line or path). The rules are
 // created in one transaction; a file that cannot be read creates nothing. Only a
-// member's or admin's session may import. Returns KindInvalid for an unknown format or
+// member's or admin's session may import. Returns KindNotFound for a connection the
+// caller cannot see, KindInvalid for an unknown format or
 // an unreadable file (see parseInvalid), KindTooLarge over MaxImportBody.
 func (s *Service) ImportRules(ctx context.Context, in ImportInput) (ImportResult, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleMember)
@@ -94,6 +95,14 @@ func (s *Service) ImportRules(ctx context.Context, in ImportInput) (ImportResult
 	}
 	if len(in.Body) > MaxImportBody {
 		return ImportResult{}, &vigia.Error{Kind: vigia.KindTooLarge, Code: vigia.CodePayloadTooLarge, Key: "error.payload_too_large"}
+	}
+	if in.ConnectionID != nil {
+		if !vigia.ValidID(*in.ConnectionID) {
+			return ImportResult{}, vigia.NotFound()
+		}
+		if _, err := s.conns.Connection(ctx, *in.ConnectionID); err != nil {
+			return ImportResult{}, err
+		}
 	}
 	format, items, err := rulefile.Decode(in.Format, in.Body)
 	if err != nil {
