@@ -388,3 +388,47 @@ func TestOddNamesRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// SodaCL's warn and fail conditions are the inline threshold that passes, with the
+// rule's severity; both on one check, or a condition Vigia cannot hold, is unsupported.
+func TestSodaCLWarnAndFailConditions(t *testing.T) {
+	body := []byte(`checks for public.encomendas:
+  - missing_count(email):
+      fail: when > 10
+  - duplicate_count(id):
+      warn: when >= 1
+  - row_count:
+      fail: when < 100
+  - freshness(criado_em):
+      warn: when > 2h
+  - missing_count(nota):
+      warn: when > 5
+      fail: when > 50
+  - missing_count(nota):
+      fail: when between 1 and 5
+`)
+	_, items, err := rulefile.Decode(rulefile.FormatSodaCL, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 6 {
+		t.Fatalf("items %+v", items)
+	}
+	if r := items[0].Rule; items[0].Status != "rule" || r.Type != "not_null" || *r.MaxFailing != 10 || r.Severity != "critical" {
+		t.Fatalf("fail when > 10: %+v", items[0])
+	}
+	if r := items[1].Rule; r.Type != "unique" || *r.MaxFailing != 0 || r.Severity != "warning" {
+		t.Fatalf("warn when >= 1: %+v", items[1])
+	}
+	if r := items[2].Rule; r.Type != "row_count_min" || *r.MinRows != 100 {
+		t.Fatalf("fail when < 100: %+v", items[2])
+	}
+	if r := items[3].Rule; r.Type != "freshness" || *r.MaxAgeHours != 2 || r.Severity != "warning" {
+		t.Fatalf("warn when > 2h: %+v", items[3])
+	}
+	for _, it := range items[4:] {
+		if it.Status != "unsupported" || it.Code != "unsupported_threshold" {
+			t.Fatalf("%+v", it)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package rulefile
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -465,10 +466,24 @@ func sodaItem(check *node) Item {
 	if !ok || len(toks) == 0 {
 		return invalid(CodeSyntax)
 	}
-	e := &sodaExpr{toks: toks}
 	r := &it.Rule
 	// Configuration keys every check may carry; the rest belongs to the check kind.
 	allowed := map[string]bool{"name": true, "attributes": true, "identity": true}
+	// A threshold may come as a warn or fail condition instead of inline: "fail: when > 10"
+	// is the inline "<= 10" of a critical rule, "warn: when > 10" of a warning one.
+	if !slices.ContainsFunc(toks, func(t sodaTok) bool { return t.kind == 'o' }) && !(toks[0].kind == 'w' && toks[0].text == "values") {
+		cond, severity, code := sodaCondition(cfg)
+		if code != "" {
+			return unsupported(code)
+		}
+		if cond == nil {
+			return invalid(CodeSyntax)
+		}
+		toks = append(toks, cond...)
+		allowed["fail"], allowed["warn"] = true, true
+		r.Severity = severity
+	}
+	e := &sodaExpr{toks: toks}
 	if cfg != nil {
 		if n := cfg.get("name"); n != nil {
 			s, ok := n.text()
@@ -621,6 +636,40 @@ func sodaItem(check *node) Item {
 	}
 	it.Status = StatusRule
 	return it
+}
+
+// passInverse is the pass condition of a fail or warn condition.
+var passInverse = map[string]string{">": "<=", ">=": "<", "!=": "=", "<": ">=", "<=": ">", "=": "!="}
+
+// sodaCondition reads a check's "fail: when <op> <value>" or "warn: when <op> <value>"
+// as the tokens of the inline threshold that passes, with the rule's severity. Both,
+// or neither, is a threshold Vigia's one rule cannot hold; nil tokens with no code is a
+// condition that cannot be read.
+func sodaCondition(cfg *node) ([]sodaTok, string, string) {
+	fail, warn := cfg.get("fail"), cfg.get("warn")
+	if (fail == nil) == (warn == nil) {
+		return nil, "", CodeUnsupportedThreshold
+	}
+	c, severity := fail, SeverityCritical
+	if warn != nil {
+		c, severity = warn, SeverityWarning
+	}
+	s, ok := c.str()
+	if !ok {
+		return nil, "", ""
+	}
+	toks, ok := sodaLex(s)
+	if !ok || len(toks) != 3 || toks[0].kind != 'w' || toks[0].text != "when" || toks[1].kind != 'o' || toks[2].kind != 'n' {
+		if ok && len(toks) > 0 && toks[0].kind == 'w' && toks[0].text == "when" {
+			return nil, "", CodeUnsupportedThreshold // between, percentages ...
+		}
+		return nil, "", ""
+	}
+	inv, known := passInverse[toks[1].text]
+	if !known {
+		return nil, "", ""
+	}
+	return []sodaTok{{'o', inv}, toks[2]}, severity, ""
 }
 
 // sodaValidity reads invalid_count's validity keys into the rule (accepted_values,
