@@ -2,8 +2,10 @@ package rulefile_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -430,5 +432,44 @@ func TestSodaCLWarnAndFailConditions(t *testing.T) {
 		if it.Status != "unsupported" || it.Code != "unsupported_threshold" {
 			t.Fatalf("%+v", it)
 		}
+	}
+}
+
+// BenchmarkDecodeSodaCL reads a file of MaxItems checks, the most an import takes.
+func BenchmarkDecodeSodaCL(b *testing.B) {
+	var body strings.Builder
+	body.WriteString("checks for public.encomendas:\n")
+	for i := 0; i < rulefile.MaxItems; i++ {
+		fmt.Fprintf(&body, "  - invalid_count(col_%d) = 0:\n      valid values: [a, b, c]\n", i)
+	}
+	data := []byte(body.String())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, items, err := rulefile.Decode("", data); err != nil || len(items) != rulefile.MaxItems {
+			b.Fatal(err, len(items))
+		}
+	}
+}
+
+// A file built to make a reader work — deep nesting, the whole 2 MiB of an upload — is
+// refused or read in well under a second, and nothing of it is kept.
+func TestHostileFilesAreCheap(t *testing.T) {
+	for name, body := range map[string]string{
+		"FlowNesting":  strings.Repeat("[", 2<<20),
+		"MapNesting":   strings.Repeat("{a: ", 1<<19),
+		"BlockNesting": strings.Repeat("- ", 1<<20),
+		"ManyChecks":   "checks for t:\n" + strings.Repeat("  - row_count > 0\n", 100000),
+		"JSONNesting":  `{"expectations": ` + strings.Repeat("[", 1<<20),
+	} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			_, items, err := rulefile.Decode("", []byte(body))
+			if took := time.Since(start); took > 3*time.Second {
+				t.Fatalf("took %s", took)
+			}
+			if _, ok := err.(*rulefile.ParseError); !ok || items != nil {
+				t.Fatalf("err %v, %d items", err, len(items))
+			}
+		})
 	}
 }

@@ -1,14 +1,16 @@
 package rulefile
 
 import (
+	"bytes"
 	"errors"
+	"io"
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
+	"go.yaml.in/yaml/v3"
 )
 
 // node is a YAML (or JSON) value with the line it starts on, so every item of an import
@@ -89,7 +91,7 @@ func (n *node) number() (float64, bool) {
 
 // ParseError is a file that cannot be read at all: nothing of it is imported. Line is
 // where the reader stopped (0 when unknown); Code is stable (yaml_invalid, json_invalid,
-// not_a_rules_file, format_unknown, too_many_items, empty).
+// not_a_rules_file, format_unknown, too_many_items, empty, value_error).
 type ParseError struct {
 	Line int
 	Code string
@@ -106,61 +108,91 @@ func (e *ParseError) Error() string {
 // a way to make a reader work.
 const maxDepth = 32
 
-// parseTree reads one YAML (or JSON) document into nodes. Aliases, anchors with merge
-// keys and multiple documents are refused: rules files need none of them, and aliases
-// are how a small file becomes a huge one.
-func parseTree(body []byte, code string) (*node, error) {
-	f, err := parser.ParseBytes(body, 0)
-	if err != nil {
-		line := 0
-		var ye yaml.Error
-		if errors.As(err, &ye) && ye.GetToken() != nil {
-			line = ye.GetToken().Position.Line
-		}
-		return nil, &ParseError{Line: line, Code: code}
+// yamlLine finds the line in the YAML reader's error ("yaml: line 3: ..."); the rest of
+// the message, which may quote the file, is dropped.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// scannerProblems are the YAML reader's scanner errors, whose line it counts from 1; its
+// parser errors count from 0 (go.yaml.in/yaml/v3, decode.go: parser.fail).
+var scannerProblems = []string{
+	"block sequence entries are not allowed in this context", "could not find expected ':'",
+	"could not find expected directive name", "did not find expected alphabetic or numeric character",
+	"did not find expected comment or line break", "did not find expected digit or '.' character",
+	"did not find expected hexdecimal number", "did not find expected version number",
+	"did not find expected whitespace or line break", "did not find expected whitespace", "did not find the expected '>'",
+	"found a tab character that violates indentation", "found a tab character where an indentation space is expected",
+	"found an indentation indicator equal to 0", "found character that cannot start any token",
+	"found extremely long version number", "found invalid Unicode character escape code",
+	"found unexpected document indicator", "found unexpected end of stream", "found unexpected non-alphabetical character",
+	"found unknown directive name", "found unknown escape character", "mapping keys are not allowed in this context",
+	"mapping values are not allowed in this context",
+}
+
+// errorLine is the 1-based line a YAML error names: where the reader stopped, or where the
+// structure it was reading began.
+func errorLine(msg string) int {
+	line := 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
 	}
-	if len(f.Docs) == 0 || f.Docs[0] == nil || f.Docs[0].Body == nil {
+	for _, p := range scannerProblems {
+		if strings.HasSuffix(msg, p) {
+			return max(line, 1)
+		}
+	}
+	return line + 1
+}
+
+// parseTree reads one YAML (or JSON) document into nodes. The reader (go.yaml.in/yaml/v3)
+// bounds nesting and works in linear time; aliases, anchors, merge keys and several
+// documents are refused: rules files need none of them, and aliases are how a small file
+// becomes a huge one.
+func parseTree(body []byte, code string) (*node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(body))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &ParseError{Code: "empty"}
+		}
+		return nil, &ParseError{Line: errorLine(err.Error()), Code: code}
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		return nil, &ParseError{Line: next.Line, Code: code}
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil, &ParseError{Code: "empty"}
 	}
-	if len(f.Docs) > 1 {
-		line := 0
-		if t := f.Docs[1].GetToken(); t != nil {
-			line = t.Position.Line
-		}
-		return nil, &ParseError{Line: line, Code: code}
-	}
-	return convert(f.Docs[0].Body, 0, code)
+	return convert(doc.Content[0], 0, code)
 }
 
-func lineOf(n ast.Node) int {
-	if n == nil || n.GetToken() == nil {
-		return 0
+func convert(n *yaml.Node, depth int, code string) (*node, error) {
+	if depth > maxDepth || n.Anchor != "" || n.Kind == yaml.AliasNode || n.Tag == "!!merge" {
+		return nil, &ParseError{Line: n.Line, Code: code}
 	}
-	return n.GetToken().Position.Line
-}
-
-func convert(n ast.Node, depth int, code string) (*node, error) {
-	if depth > maxDepth {
-		return nil, &ParseError{Line: lineOf(n), Code: code}
-	}
-	switch v := n.(type) {
-	case *ast.MappingNode:
-		out := &node{kind: mapNode, line: lineOf(v)}
-		for _, mv := range v.Values {
-			if err := addPair(out, mv, depth, code); err != nil {
+	switch n.Kind {
+	case yaml.MappingNode:
+		out := &node{kind: mapNode, line: n.Line}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, err := convert(n.Content[i], depth+1, code)
+			if err != nil {
 				return nil, err
 			}
-		}
-		if len(v.Values) > 0 {
-			out.line = lineOf(v.Values[0].Key)
+			key, ok := k.text()
+			if !ok || n.Content[i].Tag == "!!merge" {
+				return nil, &ParseError{Line: n.Content[i].Line, Code: code}
+			}
+			v, err := convert(n.Content[i+1], depth+1, code)
+			if err != nil {
+				return nil, err
+			}
+			out.keys = append(out.keys, key)
+			out.items = append(out.items, v)
 		}
 		return out, nil
-	case *ast.MappingValueNode:
-		out := &node{kind: mapNode, line: lineOf(v.Key)}
-		return out, addPair(out, v, depth, code)
-	case *ast.SequenceNode:
-		out := &node{kind: seqNode, line: lineOf(v)}
-		for _, it := range v.Values {
+	case yaml.SequenceNode:
+		out := &node{kind: seqNode, line: n.Line}
+		for _, it := range n.Content {
 			c, err := convert(it, depth+1, code)
 			if err != nil {
 				return nil, err
@@ -168,67 +200,51 @@ func convert(n ast.Node, depth int, code string) (*node, error) {
 			out.items = append(out.items, c)
 		}
 		return out, nil
-	case *ast.TagNode:
-		return convert(v.Value, depth+1, code)
-	case *ast.CommentNode:
-		return &node{kind: scalarNode, line: lineOf(v)}, nil
-	case *ast.AliasNode, *ast.AnchorNode, *ast.MergeKeyNode:
-		return nil, &ParseError{Line: lineOf(v), Code: code}
-	case *ast.NullNode:
-		return &node{kind: scalarNode, line: lineOf(v)}, nil
-	case *ast.StringNode:
-		return textNode(v.Value, lineOf(v))
-	case *ast.LiteralNode:
-		return textNode(v.Value.Value, lineOf(v))
-	case *ast.BoolNode:
-		return &node{kind: scalarNode, line: lineOf(v), value: v.Value}, nil
-	case *ast.FloatNode:
-		return &node{kind: scalarNode, line: lineOf(v), value: v.Value}, nil
-	case *ast.InfinityNode, *ast.NanNode:
-		return &node{kind: scalarNode, line: lineOf(n), value: strings.TrimSpace(n.String())}, nil
-	case *ast.IntegerNode:
-		switch x := v.Value.(type) {
-		case int64:
-			return &node{kind: scalarNode, line: lineOf(v), value: x}, nil
-		case uint64:
-			return &node{kind: scalarNode, line: lineOf(v), value: x}, nil
+	case yaml.ScalarNode:
+		return scalar(n, code)
+	}
+	return nil, &ParseError{Line: n.Line, Code: code}
+}
+
+// scalar reads a scalar by its resolved tag. A string holding a NUL or invalid UTF-8
+// (which YAML escapes can write) makes the file unreadable: no such text reaches a rule.
+func scalar(n *yaml.Node, code string) (*node, error) {
+	out := &node{kind: scalarNode, line: n.Line}
+	switch n.ShortTag() {
+	case "!!null":
+		return out, nil
+	case "!!bool":
+		var b bool
+		if n.Decode(&b) != nil {
+			return nil, &ParseError{Line: n.Line, Code: code}
 		}
-		return &node{kind: scalarNode, line: lineOf(v), value: v.GetToken().Value}, nil
-	case nil:
-		return &node{kind: scalarNode}, nil
+		out.value = b
+	case "!!int":
+		var i int64
+		if n.Decode(&i) == nil {
+			out.value = i
+			break
+		}
+		var u uint64
+		if n.Decode(&u) != nil {
+			return nil, &ParseError{Line: n.Line, Code: code}
+		}
+		out.value = u
+	case "!!float":
+		var f float64
+		if n.Decode(&f) != nil {
+			return nil, &ParseError{Line: n.Line, Code: code}
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			out.value = strings.TrimSpace(n.Value) // not a number a rule can hold: read as text
+			break
+		}
+		out.value = f
+	default:
+		if !utf8.ValidString(n.Value) || strings.IndexByte(n.Value, 0) >= 0 {
+			return nil, &ParseError{Line: n.Line, Code: "value_error"}
+		}
+		out.value = n.Value
 	}
-	return nil, &ParseError{Line: lineOf(n), Code: code}
-}
-
-// textNode is a string scalar; a NUL or invalid UTF-8 (which YAML escapes can write)
-// makes the file unreadable: no such text reaches a rule.
-func textNode(s string, line int) (*node, error) {
-	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
-		return nil, &ParseError{Line: line, Code: "value_error"}
-	}
-	return &node{kind: scalarNode, line: line, value: s}, nil
-}
-
-func addPair(out *node, mv *ast.MappingValueNode, depth int, code string) error {
-	if _, merge := mv.Key.(*ast.MergeKeyNode); merge {
-		return &ParseError{Line: lineOf(mv.Key), Code: code}
-	}
-	k, err := convert(mv.Key, depth+1, code)
-	if err != nil {
-		return err
-	}
-	key, ok := k.text()
-	if !ok {
-		return &ParseError{Line: lineOf(mv.Key), Code: code}
-	}
-	val, err := convert(mv.Value, depth+1, code)
-	if err != nil {
-		return err
-	}
-	if val.line == 0 {
-		val.line = lineOf(mv.Key)
-	}
-	out.keys = append(out.keys, key)
-	out.items = append(out.items, val)
-	return nil
+	return out, nil
 }
