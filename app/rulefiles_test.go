@@ -201,7 +201,7 @@ func TestRuleExportNeverNamesAnInvisibleReference(t *testing.T) {
 		{"DatasetSodaCL", "/api/v1/datasets/" + orders + "/rules/export?format=sodacl"},
 		{"DatasetDBT", "/api/v1/datasets/" + orders + "/rules/export?format=dbt"},
 		{"DatasetGX", "/api/v1/datasets/" + orders + "/rules/export?format=gx"},
-		{"RulesDBTYml", "/api/v1/datasets/" + orders + "/rules.dbt.yml"},
+		{"RulesYmlDBT", "/api/v1/datasets/" + orders + "/rules.dbt.yml"},
 		{"WorkspaceSodaCL", "/api/v1/rules/export"},
 		{"WorkspaceDBT", "/api/v1/rules/export?format=dbt"},
 	}
@@ -215,6 +215,9 @@ func TestRuleExportNeverNamesAnInvisibleReference(t *testing.T) {
 					r.Header.Get("X-Rules-Unsupported") != "1" || r.Header.Get("X-Rules-Unsupported-Types") != "referential" ||
 					!strings.Contains(string(r.Body), "reference_not_visible") {
 					t.Fatalf("%d %v\n%s", r.Status, r.Header, r.Body)
+				}
+				if strings.Contains(p.name, "DBT") {
+					rulefiletest.MustValidDBT(t, r.Body)
 				}
 			})
 		}
