@@ -222,11 +222,7 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-func decodeDBT(body []byte) ([]Item, error) {
-	root, err := parseTree(body, "yaml_invalid")
-	if err != nil {
-		return nil, err
-	}
+func decodeDBT(root *node) ([]Item, error) {
 	if root.kind != mapNode || (root.get("models") == nil && root.get("sources") == nil) {
 		return nil, &ParseError{Line: root.line, Code: "not_a_rules_file"}
 	}

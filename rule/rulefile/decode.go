@@ -2,6 +2,7 @@ package rulefile
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 )
 
@@ -50,30 +51,39 @@ type Item struct {
 
 // Decode reads a file in format (empty: detected). It returns the format read and one
 // item per check; a file that cannot be read at all is a *ParseError and yields nothing.
+// The file is parsed once.
 func Decode(format string, body []byte) (string, []Item, error) {
+	isJSON := false
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' {
+		isJSON = true
+	}
+	if format == FormatGX || format == "" && isJSON {
+		if !json.Valid(body) {
+			return format, nil, &ParseError{Line: jsonErrorLine(body), Code: "json_invalid"}
+		}
+	}
+	code := "yaml_invalid"
+	if isJSON {
+		code = "json_invalid"
+	}
+	root, err := parseTree(body, code)
+	if err != nil {
+		return format, nil, err
+	}
 	if format == "" {
 		var ok bool
-		if format, ok = Detect(body); !ok {
-			// A file that does not parse says where; one that does is of no known format.
-			code := "yaml_invalid"
-			if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' {
-				code = "json_invalid"
-			}
-			if _, err := parseTree(body, code); err != nil {
-				return "", nil, err
-			}
+		if format, ok = detect(root, isJSON); !ok {
 			return "", nil, &ParseError{Code: "format_unknown"}
 		}
 	}
 	var items []Item
-	var err error
 	switch format {
 	case FormatSodaCL:
-		items, err = decodeSodaCL(body)
+		items, err = decodeSodaCL(root)
 	case FormatDBT:
-		items, err = decodeDBT(body)
+		items, err = decodeDBT(root)
 	case FormatGX:
-		items, err = decodeGX(body)
+		items, err = decodeGX(root)
 	default:
 		return "", nil, &ParseError{Code: "format_unknown"}
 	}
@@ -90,15 +100,22 @@ func Decode(format string, body []byte) (string, []Item, error) {
 // with "checks for" sections is SodaCL; YAML with models or sources is a dbt file.
 func Detect(body []byte) (string, bool) {
 	t := bytes.TrimSpace(body)
-	if len(t) > 0 && t[0] == '{' {
-		root, err := parseTree(body, "json_invalid")
-		if err == nil && root.get("expectations") != nil {
-			return FormatGX, true
-		}
+	isJSON := len(t) > 0 && t[0] == '{'
+	root, err := parseTree(body, "yaml_invalid")
+	if err != nil {
 		return "", false
 	}
-	root, err := parseTree(body, "yaml_invalid")
-	if err != nil || root.kind != mapNode {
+	return detect(root, isJSON)
+}
+
+func detect(root *node, isJSON bool) (string, bool) {
+	if root.kind != mapNode {
+		return "", false
+	}
+	if isJSON {
+		if root.get("expectations") != nil {
+			return FormatGX, true
+		}
 		return "", false
 	}
 	for _, k := range root.keys {

@@ -123,14 +123,7 @@ func encodeGX(t Table, rules []Rule) Output {
 	return out
 }
 
-func decodeGX(body []byte) ([]Item, error) {
-	if !json.Valid(body) {
-		return nil, &ParseError{Line: jsonErrorLine(body), Code: "json_invalid"}
-	}
-	root, err := parseTree(body, "json_invalid")
-	if err != nil {
-		return nil, err
-	}
+func decodeGX(root *node) ([]Item, error) {
 	exps := root.get("expectations")
 	if root.kind != mapNode || exps == nil || exps.kind != seqNode {
 		return nil, &ParseError{Line: root.line, Code: "not_a_rules_file"}

@@ -378,11 +378,7 @@ func sodaDuration(s string) (float64, bool) {
 	return total, num == "" && total > 0
 }
 
-func decodeSodaCL(body []byte) ([]Item, error) {
-	root, err := parseTree(body, "yaml_invalid")
-	if err != nil {
-		return nil, err
-	}
+func decodeSodaCL(root *node) ([]Item, error) {
 	if root.kind != mapNode {
 		return nil, &ParseError{Line: root.line, Code: "not_a_rules_file"}
 	}
