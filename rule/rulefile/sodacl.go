@@ -429,11 +429,11 @@ func decodeSodaCL(root *node) ([]Item, error) {
 func sodaItem(check *node) Item {
 	it := Item{Line: check.line}
 	invalid := func(code string) Item {
-		it.Status, it.Code = StatusInvalid, code
+		it.Status, it.Code, it.Rule = StatusInvalid, code, Rule{}
 		return it
 	}
 	unsupported := func(code string) Item {
-		it.Status, it.Code = StatusUnsupported, code
+		it.Status, it.Code, it.Rule = StatusUnsupported, code, Rule{}
 		return it
 	}
 	var expr string
