@@ -78,6 +78,12 @@ type RuleService interface {
 	Rule(ctx context.Context, id string) (rule.Rule, error)
 	Rules(ctx context.Context, f rule.Filter) (vigia.List[rule.Rule], error)
 	UpdateRule(ctx context.Context, id string, u rule.Update) (rule.Rule, error)
+	ExportRules(ctx context.Context, datasetID *string, format string) (rule.Export, error)
+	ImportRules(ctx context.Context, in rule.ImportInput) (rule.ImportResult, error)
+	RulePacks(ctx context.Context) ([]rule.Pack, error)
+	RulePack(ctx context.Context, name string) (rule.Pack, error)
+	PreviewRulePack(ctx context.Context, name string, scope rule.PackScope) (rule.PackPlan, error)
+	ApplyRulePack(ctx context.Context, name string, scope rule.PackScope) (rule.PackPlan, error)
 }
 
 // IssueService is what the transport needs of issues.
