@@ -40,6 +40,7 @@ import (
 	"github.com/vigia-data/vigia/store"
 	"github.com/vigia-data/vigia/team"
 	"github.com/vigia-data/vigia/trust"
+	"github.com/vigia-data/vigia/ui"
 	"github.com/vigia-data/vigia/webhook"
 )
 
@@ -288,7 +289,7 @@ func (a *App) Server() *rest.Server {
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Webhooks: a.Webhooks,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
-			Explorer: explorer.Handler("/graphql")}, a.Log)
+			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages)}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.

@@ -1,0 +1,272 @@
+package app_test
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/internal/browsertest"
+)
+
+// requestLog keeps every URL the browser asked for.
+type requestLog struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+func (l *requestLog) listen(ctx context.Context) {
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			l.mu.Lock()
+			l.urls = append(l.urls, e.Request.URL)
+			l.mu.Unlock()
+		}
+	})
+}
+
+func (l *requestLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.urls...)
+}
+
+// poll waits until the JavaScript expression is truthy and stores its value in out.
+func poll(b *browsertest.Browser, what, expr string, out any) {
+	b.Run(what, chromedp.Poll(expr, out, chromedp.WithPollingTimeout(0)))
+}
+
+// screenshot saves the viewport under VIGIA_SCREENSHOT_DIR (docs/img when refreshing
+// the README's pictures), else in the test's temporary directory.
+func screenshot(t *testing.T, b *browsertest.Browser, name string) {
+	t.Helper()
+	dir := os.Getenv("VIGIA_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	b.Screenshot(filepath.Join(dir, name))
+}
+
+// The issue's must-show items, in Chromium against a running Vigia with the shop
+// source scanned: sign in, search, dataset page, lineage with parsed edges and their
+// column map, another workspace's id as not found, a restricted neighbour locked
+// without its name, and no request to any host but the server's.
+func TestWebAppInChromium(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{SecretKey: "test-secret-key"})
+	le := newLineageEnv(t, env, shopDDL)
+	le.fillShop(t)
+	le.scan(t)
+	le.scan(t) // a second scan: the trend has two points
+	orders, enriched, customers := le.ids["orders"], le.ids["orders_enriched"], le.ids["customers"]
+
+	other := env.MustWorkspace(t, "webapp-other")
+	random := vigia.NewID()
+	foreign := env.MustDataset(t, other, env.MustConnection(t, other, "pg"), "public", "orders_enriched")
+
+	srvURL, err := url.Parse(env.Server.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every host but the loopback server is unresolvable: the app must need nothing else.
+	b := browsertest.New(t, chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"))
+	var reqs requestLog
+	reqs.listen(b.Context())
+	b.Run("enable network events", network.Enable())
+
+	t.Run("SignInWithFragmentToken", func(t *testing.T) {
+		b.Navigate(env.Server.URL + "/ui/#token=" + le.tok)
+		b.WaitVisible("#q")
+		var href, stored string
+		b.Eval(`location.href`, &href)
+		b.Eval(`sessionStorage.getItem("vigia.token")`, &stored)
+		if strings.Contains(href, le.tok) || stored != le.tok {
+			t.Fatalf("token: href %s, stored %t", href, stored == le.tok)
+		}
+	})
+
+	t.Run("SearchFindsTheDataset", func(t *testing.T) {
+		b.Run("type the search", chromedp.SetValue("#q", "orders_enriched", chromedp.ByQuery))
+		b.Click("#search-go")
+		var names []string
+		poll(b, "results", `(() => { const a = [...document.querySelectorAll("#results a.ds-link")].map(x => x.textContent);
+			return a.length > 0 && document.querySelector("#results .badge") ? a : false })()`, &names)
+		if len(names) != 1 || names[0] != "public.orders_enriched" {
+			t.Fatalf("results: %v", names)
+		}
+		screenshot(t, b, "ui-search.png")
+	})
+
+	t.Run("DatasetPageShowsScoreDimensionsTrustColumns", func(t *testing.T) {
+		b.Click("#results a.ds-link")
+		poll(b, "trust decisions", `document.querySelectorAll("#trust tr[data-purpose]").length === 4`, nil)
+		if got := b.Text("#ds-name"); got != "public.orders_enriched" {
+			t.Fatalf("name: %q", got)
+		}
+		var dims, cols, dots int
+		b.Eval(`document.querySelectorAll("#dimensions .dim").length`, &dims)
+		b.Eval(`document.querySelectorAll("#columns tbody tr").length`, &cols)
+		b.Eval(`document.querySelectorAll("#trend circle").length`, &dots)
+		if dims != 5 || cols != 5 || dots != 2 {
+			t.Fatalf("dimensions %d, columns %d, trend points %d", dims, cols, dots)
+		}
+		screenshot(t, b, "ui-dataset.png")
+
+		// First paint measured from a fresh load of the page (no timed assertion).
+		b.Navigate(env.Server.URL + "/ui/#/datasets/" + enriched)
+		var paint float64
+		poll(b, "first paint mark", `(() => { const m = performance.getEntriesByName("vigia:dataset-painted");
+			return m.length > 0 ? m[0].startTime : false })()`, &paint)
+		t.Logf("dataset page first paint: %.0f ms after navigation start", paint)
+	})
+
+	t.Run("LineageShowsTwoParsedEdgesAndTheColumnMap", func(t *testing.T) {
+		b.Click("#open-lineage")
+		poll(b, "graph laid out", `document.querySelector("#lineage-graph[data-nodes]") !== null`, nil)
+		var edges []struct {
+			Source, Target, Kind, Color string
+			X, Y                        float64
+		}
+		b.Eval(`(() => { const cy = document.getElementById("lineage-graph")._cyreg.cy;
+			const box = document.getElementById("lineage-graph").getBoundingClientRect();
+			return cy.edges().filter(e => e.data("kind") === "parsed" && e.target().data("ref") === "`+enriched+`").map(e => ({
+				Source: e.source().data("ref"), Target: e.target().data("ref"), Kind: e.data("kind"),
+				Color: e.style("line-color"), X: box.left + e.renderedMidpoint().x, Y: box.top + e.renderedMidpoint().y })) })()`, &edges)
+		sort.Slice(edges, func(i, j int) bool { return edges[i].Source < edges[j].Source })
+		var sources []string
+		for _, e := range edges {
+			if e.Kind != "parsed" || e.Color != "rgb(31,95,191)" {
+				t.Fatalf("edge %+v is not drawn as parsed", e)
+			}
+			sources = append(sources, e.Source)
+		}
+		want := []string{customers, orders}
+		sort.Strings(want)
+		if strings.Join(sources, ",") != strings.Join(want, ",") {
+			t.Fatalf("edges into orders_enriched come from %v, want %v", sources, want)
+		}
+
+		// Click the edge from orders: the panel lists the column map the API returns.
+		var tr traverseOut
+		le.get(t, "/api/v1/datasets/"+enriched+"/lineage/traverse?hops=2&direction=both", le.tok, &tr)
+		apiMap := hasEdge(tr.Edges, orders, enriched, "parsed")
+		if apiMap == nil || len(apiMap.ColumnMap) == 0 {
+			t.Fatalf("API edge: %+v", tr.Edges)
+		}
+		var e0 = edges[0]
+		if edges[1].Source == orders {
+			e0 = edges[1]
+		}
+		b.Run("click the edge", chromedp.MouseClickXY(e0.X, e0.Y))
+		var rows [][]string
+		poll(b, "column map", `(() => { const r = [...document.querySelectorAll("#column-map tbody tr")];
+			return r.length > 0 ? r.map(tr => [...tr.children].map(td => td.textContent)) : false })()`, &rows)
+		var got, wantMap []string
+		for _, r := range rows {
+			got = append(got, r[0]+">"+r[1])
+		}
+		for _, p := range apiMap.ColumnMap {
+			wantMap = append(wantMap, p.From+">"+p.To)
+		}
+		sort.Strings(got)
+		sort.Strings(wantMap)
+		if strings.Join(got, ",") != strings.Join(wantMap, ",") {
+			t.Fatalf("column map shown %v, API %v", got, wantMap)
+		}
+		b.Click("#export-png")
+		var png string
+		b.Eval(`document.getElementById("lineage-graph")._cyreg.cy.png().slice(0, 22)`, &png)
+		if png != "data:image/png;base64," {
+			t.Fatalf("png export: %q", png)
+		}
+		screenshot(t, b, "ui-lineage.png")
+	})
+
+	t.Run("AnotherWorkspacesDatasetIsNotFound", func(t *testing.T) {
+		text := func(id string) string {
+			b.Navigate(env.Server.URL + "/ui/#/datasets/" + id)
+			b.WaitVisible("#not-found")
+			return b.Text("#main")
+		}
+		foreignText, randomText := text(foreign), text(random)
+		if foreignText != randomText || foreignText == "" {
+			t.Fatalf("foreign %q, random %q", foreignText, randomText)
+		}
+	})
+
+	t.Run("IncidentsAndDomainsPagesLoad", func(t *testing.T) {
+		b.Navigate(env.Server.URL + "/ui/#/incidents")
+		poll(b, "incidents board", `document.querySelector("#main h1") !== null`, nil)
+		b.Navigate(env.Server.URL + "/ui/#/domains")
+		poll(b, "domains", `document.querySelector("#main h1") !== null`, nil)
+	})
+
+	t.Run("RestrictedNeighbourIsLockedWithoutName", func(t *testing.T) {
+		ctx := context.Background()
+		domain := vigia.NewID()
+		if _, err := env.DB.Pool().Exec(ctx, `INSERT INTO domains (id, workspace_id, name, restricted) VALUES ($1, $2, 'Vendas', true)`, domain, le.ws); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.DB.Pool().Exec(ctx, `INSERT INTO domain_datasets VALUES ($1, $2)`, domain, enriched); err != nil {
+			t.Fatal(err)
+		}
+		member := env.MustSession(t, le.ws, vigia.RoleMember)
+		b.Navigate(env.Server.URL + "/ui/#token=" + member)
+		b.WaitVisible("#q")
+		b.Navigate(env.Server.URL + "/ui/#/datasets/" + orders + "/lineage?hops=2&direction=downstream")
+		poll(b, "graph laid out", `document.querySelector("#lineage-graph[data-nodes]") !== null`, nil)
+		var locked []struct{ Label, Ref, Icon string }
+		b.Eval(`document.getElementById("lineage-graph")._cyreg.cy.nodes(".restricted").map(n =>
+			({Label: n.data("label"), Ref: n.data("ref"), Icon: n.style("background-image")}))`, &locked)
+		if len(locked) == 0 {
+			t.Fatal("no locked node")
+		}
+		for _, n := range locked {
+			if n.Label != "restrito" || !strings.HasPrefix(n.Icon, "data:image/svg+xml") || n.Ref == enriched {
+				t.Fatalf("locked node %+v", n)
+			}
+		}
+		var all string
+		b.Eval(`JSON.stringify(document.getElementById("lineage-graph")._cyreg.cy.json().elements) + document.body.innerText`, &all)
+		if strings.Contains(all, "orders_enriched") || strings.Contains(all, enriched) {
+			t.Fatal("the restricted dataset is named on the page")
+		}
+		screenshot(t, b, "ui-lineage-restricted.png")
+	})
+
+	t.Run("NoRequestLeavesTheServer", func(t *testing.T) {
+		urls := reqs.all()
+		if len(urls) == 0 {
+			t.Fatal("no request recorded")
+		}
+		for _, u := range urls {
+			p, err := url.Parse(u)
+			if err != nil || (p.Scheme != "data" && p.Host != srvURL.Host) {
+				t.Fatalf("request to another origin: %s", u)
+			}
+			if strings.Contains(u, le.tok) {
+				t.Fatal("a token in a URL")
+			}
+		}
+		// The not-found pages' 404 answers are logged by the browser as failed loads:
+		// those two are expected, nothing else is.
+		for _, p := range b.Problems() {
+			if strings.Contains(p, "status of 404") && (strings.Contains(p, "/api/v1/datasets/"+foreign) || strings.Contains(p, "/api/v1/datasets/"+random)) {
+				continue
+			}
+			t.Fatalf("browser problem: %s", p)
+		}
+		if strings.Contains(env.Logs.String(), le.tok) {
+			t.Fatal("token reached the log")
+		}
+	})
+}
