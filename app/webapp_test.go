@@ -95,19 +95,21 @@ func TestWebAppInChromium(t *testing.T) {
 	})
 
 	t.Run("SearchFindsTheDataset", func(t *testing.T) {
-		b.Run("type the search", chromedp.SetValue("#q", "orders_enriched", chromedp.ByQuery))
+		b.Run("type the search", chromedp.SetValue("#q", "order", chromedp.ByQuery))
 		b.Click("#search-go")
 		var names []string
 		poll(b, "results", `(() => { const a = [...document.querySelectorAll("#results a.ds-link")].map(x => x.textContent);
 			return a.length > 0 && document.querySelector("#results .badge") ? a : false })()`, &names)
-		if len(names) != 1 || names[0] != "public.orders_enriched" {
+		sort.Strings(names)
+		want := []string{"public.customer_orders", "public.order_status", "public.orders", "public.orders_enriched"}
+		if strings.Join(names, ",") != strings.Join(want, ",") {
 			t.Fatalf("results: %v", names)
 		}
 		screenshot(t, b, "ui-search.png")
 	})
 
 	t.Run("DatasetPageShowsScoreDimensionsTrustColumns", func(t *testing.T) {
-		b.Click("#results a.ds-link")
+		b.Click(`#results tr[data-id="` + enriched + `"] a.ds-link`)
 		poll(b, "trust decisions", `document.querySelectorAll("#trust tr[data-purpose]").length === 4`, nil)
 		if got := b.Text("#ds-name"); got != "public.orders_enriched" {
 			t.Fatalf("name: %q", got)
@@ -208,6 +210,26 @@ func TestWebAppInChromium(t *testing.T) {
 		poll(b, "incidents board", `document.querySelector("#main h1") !== null`, nil)
 		b.Navigate(env.Server.URL + "/ui/#/domains")
 		poll(b, "domains", `document.querySelector("#main h1") !== null`, nil)
+	})
+
+	t.Run("IncidentPageDrawsItsImpactTree", func(t *testing.T) {
+		le.src.exec(t, `UPDATE orders SET amount = NULL WHERE id % 2 = 0`)
+		le.scan(t)
+		b.Navigate(env.Server.URL + "/ui/#/incidents")
+		poll(b, "incident card", `document.querySelector("#board-open a.board-card") !== null`, nil)
+		b.Click("#board-open a.board-card")
+		poll(b, "impact graph", `document.querySelector("#impact-graph[data-nodes]") !== null`, nil)
+		var classes map[string]string
+		b.Eval(`(() => { const o = {}; document.getElementById("impact-graph")._cyreg.cy.nodes().forEach(n => {
+			o[n.id().slice(2)] = n.hasClass("certain") ? "certain" : n.hasClass("possible") ? "possible" : n.hasClass("focus") ? "root" : "" }); return o })()`, &classes)
+		want := map[string]string{orders: "root", enriched: "certain", le.ids["revenue_daily"]: "certain",
+			le.ids["order_status"]: "possible", le.ids["customer_orders"]: "possible"}
+		for ref, c := range want {
+			if classes[ref] != c {
+				t.Fatalf("impact tree styles %v, want %v", classes, want)
+			}
+		}
+		screenshot(t, b, "ui-incident.png")
 	})
 
 	t.Run("RestrictedNeighbourIsLockedWithoutName", func(t *testing.T) {

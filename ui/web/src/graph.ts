@@ -55,7 +55,7 @@ const style: cytoscape.StylesheetJson = [
   { selector: "node", style: {
     "background-color": "#e8eef7", "border-color": "#5b7bb0", "border-width": 1.5, shape: "round-rectangle",
     label: "data(label)", "font-size": 11, color: "#1d2b3a", "text-valign": "center", "text-halign": "center",
-    width: "label", height: 28, padding: "8px", "text-wrap": "ellipsis", "text-max-width": "180px" } },
+    width: "label", height: "label", padding: "8px", "text-wrap": "wrap", "text-max-width": "220px" } },
   { selector: "node.focus", style: { "background-color": "#1f5fbf", color: "#fff", "border-color": "#123d7a", "font-weight": "bold" } },
   { selector: "node.restricted", style: { "background-color": "#eeeeee", "border-color": "#9a9a9a", "border-style": "dashed", color: "#666",
     "background-image": lockIcon, "background-width": 14, "background-height": 14, "background-position-x": 8, "background-position-y": "50%",
@@ -119,6 +119,11 @@ export function buildElements(tr: Traverse, exposures: Exposure[], consumers: { 
 export function draw(container: HTMLElement, els: cytoscape.ElementDefinition[]): { cy: cytoscape.Core; ms: number } {
   const t0 = performance.now();
   const cy = cytoscape({ container, elements: els, style, layout, minZoom: 0.1, maxZoom: 3, wheelSensitivity: 0.3 });
+  // A small graph is fitted at a readable size, not blown up to fill the box.
+  if (cy.zoom() > 1.25) {
+    cy.zoom(1.25);
+    cy.center();
+  }
   const ms = performance.now() - t0;
   (window as unknown as { vigiaLayoutMs?: number }).vigiaLayoutMs = ms;
   container.dataset.layoutMs = ms.toFixed(0);
