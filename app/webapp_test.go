@@ -108,8 +108,69 @@ func TestWebAppInChromium(t *testing.T) {
 		screenshot(t, b, "ui-search.png")
 	})
 
-	t.Run("DatasetPageShowsScoreDimensionsTrustColumns", func(t *testing.T) {
+	var domainID string
+	t.Run("SearchFiltersByDomainAndVerdict", func(t *testing.T) {
+		r := env.Do(t, "POST", "/api/v1/domains", le.admin, map[string]any{"name": "Loja", "dataset_ids": []string{orders, le.ids["revenue_daily"]}})
+		if r.Status != 201 {
+			t.Fatalf("domain: %d %s", r.Status, r.Body)
+		}
+		var d struct {
+			ID string `json:"id"`
+		}
+		r.JSON(t, &d)
+		domainID = d.ID
+		results := func(hash string) []string {
+			b.Navigate(env.Server.URL + "/ui/#/" + hash)
+			var names []string
+			poll(b, "results of "+hash, `(() => { if (document.getElementById("no-results")) return [];
+				const a = [...document.querySelectorAll("#results a.ds-link")].map(x => x.textContent);
+				return a.length > 0 ? a : false })()`, &names)
+			sort.Strings(names)
+			return names
+		}
+		if got := results("?q=order&domain=" + domainID); strings.Join(got, ",") != "public.orders" {
+			t.Fatalf("domain filter: %v", got)
+		}
+		// The verdict filter keeps exactly the datasets whose verdict the API gives as warn.
+		var want []string
+		for _, name := range []string{"orders", "orders_enriched", "order_status", "customer_orders"} {
+			var v struct {
+				Verdict string `json:"verdict"`
+			}
+			le.get(t, "/api/v1/datasets/"+le.ids[name]+"/verdict", le.tok, &v)
+			if v.Verdict == "warn" {
+				want = append(want, "public."+name)
+			}
+		}
+		sort.Strings(want)
+		if len(want) == 0 {
+			t.Fatal("no dataset with verdict warn to filter on")
+		}
+		if got := results("?q=order&verdict=warn"); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("verdict filter: %v, want %v", got, want)
+		}
+	})
+
+	t.Run("DomainPageShowsSLAReadinessVersions", func(t *testing.T) {
+		b.Navigate(env.Server.URL + "/ui/#/domains/" + domainID)
+		var members []string
+		poll(b, "domain members", `(() => { const a = [...document.querySelectorAll("#domain-members a")].map(x => x.textContent);
+			return a.length === 2 ? a : false })()`, &members)
+		sort.Strings(members)
+		var readiness int
+		b.Eval(`document.querySelectorAll("#readiness tr").length`, &readiness)
+		if strings.Join(members, ",") != "public.orders,public.revenue_daily" || readiness != 4 || b.Text("#versions p") != "Nunca publicado." {
+			t.Fatalf("members %v, readiness rows %d, versions %q", members, readiness, b.Text("#versions"))
+		}
+	})
+
+	t.Run("SearchOpensTheDatasetPage", func(t *testing.T) {
+		b.Navigate(env.Server.URL + "/ui/#/?q=order")
 		b.Click(`#results tr[data-id="` + enriched + `"] a.ds-link`)
+		b.WaitVisible("#ds-name")
+	})
+
+	t.Run("DatasetPageShowsScoreDimensionsTrustColumns", func(t *testing.T) {
 		poll(b, "trust decisions", `document.querySelectorAll("#trust tr[data-purpose]").length === 4`, nil)
 		if got := b.Text("#ds-name"); got != "public.orders_enriched" {
 			t.Fatalf("name: %q", got)
@@ -190,13 +251,38 @@ func TestWebAppInChromium(t *testing.T) {
 		if strings.Join(got, ",") != strings.Join(wantMap, ",") {
 			t.Fatalf("column map shown %v, API %v", got, wantMap)
 		}
+		screenshot(t, b, "ui-lineage.png")
+
+		// A click on a column highlights where its values go, as the API's impact says.
+		var imp struct {
+			Datasets []struct {
+				Name   *string `json:"name"`
+				Impact string  `json:"impact"`
+			} `json:"datasets"`
+		}
+		le.get(t, "/api/v1/datasets/"+enriched+"/lineage/impact?column=amount", le.tok, &imp)
+		var wantFlow []string
+		for _, d := range imp.Datasets {
+			if d.Impact == "column" && d.Name != nil {
+				wantFlow = append(wantFlow, *d.Name)
+			}
+		}
+		b.Click(`#column-pick button[data-column="amount"]`)
+		var flow []string
+		poll(b, "column flow", `(() => { const l = [...document.querySelectorAll("#column-flow li")].map(x => x.textContent.split(":")[0]);
+			return l.length > 0 ? l : false })()`, &flow)
+		sort.Strings(flow)
+		sort.Strings(wantFlow)
+		if len(wantFlow) == 0 || strings.Join(flow, ",") != strings.Join(wantFlow, ",") {
+			t.Fatalf("column flow %v, API %v", flow, wantFlow)
+		}
 		b.Click("#export-png")
 		var png string
 		b.Eval(`document.getElementById("lineage-graph")._cyreg.cy.png().slice(0, 22)`, &png)
 		if png != "data:image/png;base64," {
 			t.Fatalf("png export: %q", png)
 		}
-		screenshot(t, b, "ui-lineage.png")
+		screenshot(t, b, "ui-lineage-column.png")
 	})
 
 	t.Run("AnotherWorkspacesDatasetIsNotFound", func(t *testing.T) {

@@ -342,6 +342,7 @@ export async function domainPage(main: HTMLElement, id: string, live: Live): Pro
   ]);
   if (!live()) return;
   const sla = d.sla;
+  const dsList = h("ul", { id: "domain-members" });
   append(main, [
     h("h1", null, d.name),
     h("p", { class: "muted" }, d.description || "", " · ", t("domain.status." + d.status), " · v", d.version, d.owner_name ? " · " + d.owner_name : ""),
@@ -359,7 +360,12 @@ export async function domainPage(main: HTMLElement, id: string, live: Live): Pro
       versions.items.length === 0 ? h("p", { class: "muted" }, t("domain.no_versions")) :
         h("ul", null, versions.items.map((v) => h("li", null, h("strong", null, "v" + v.version), " (" + v.bump + ") ",
           new Date(v.published_at).toLocaleDateString(), " — ", v.change_summary)))),
-    section(t("domain.datasets"), "domain-datasets",
-      h("ul", null, d.dataset_ids.map((x) => h("li", null, h("a", { href: "#/datasets/" + encodeURIComponent(x) }, x))))),
+    section(t("domain.datasets"), "domain-datasets", dsList),
   ]);
+  // Names of the member datasets (the first 50), each read as the caller may see it.
+  const members = await Promise.all(d.dataset_ids.slice(0, 50).map((x) =>
+    get<Dataset>("/datasets/" + encodeURIComponent(x)).catch(() => null)));
+  if (!live()) return;
+  append(dsList, members.filter((m): m is Dataset => m !== null).map((m) =>
+    h("li", null, h("a", { href: "#/datasets/" + encodeURIComponent(m.id) }, m.name), " ", scoreBadge(m.latest_score))));
 }
