@@ -1,15 +1,21 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/xml"
+	"image/png"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
@@ -41,6 +47,19 @@ func (l *requestLog) all() []string {
 	return append([]string(nil), l.urls...)
 }
 
+// waitForFile waits for a download to land and returns its bytes.
+func waitForFile(t *testing.T, path string) []byte {
+	t.Helper()
+	for range 100 {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			return b
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no download at %s", path)
+	return nil
+}
+
 // poll waits until the JavaScript expression is truthy and stores its value in out.
 func poll(b *browsertest.Browser, what, expr string, out any) {
 	b.Run(what, chromedp.Poll(expr, out, chromedp.WithPollingTimeout(0)))
@@ -68,6 +87,11 @@ func TestWebAppInChromium(t *testing.T) {
 	le.scan(t)
 	le.scan(t) // a second scan: the trend has two points
 	orders, enriched, customers := le.ids["orders"], le.ids["orders_enriched"], le.ids["customers"]
+
+	if r := env.Do(t, "POST", "/api/v1/lineage/exposures", le.admin, map[string]any{"name": "Painel de vendas", "type": "dashboard",
+		"dataset_ids": []string{enriched}}); r.Status != 201 {
+		t.Fatalf("exposure: %d %s", r.Status, r.Body)
+	}
 
 	other := env.MustWorkspace(t, "webapp-other")
 	random := vigia.NewID()
@@ -276,11 +300,35 @@ func TestWebAppInChromium(t *testing.T) {
 		if len(wantFlow) == 0 || strings.Join(flow, ",") != strings.Join(wantFlow, ",") {
 			t.Fatalf("column flow %v, API %v", flow, wantFlow)
 		}
+		// The exposure reading orders_enriched is a diamond linked to it.
+		var exposure struct{ Shape, Label, From string }
+		b.Eval(`(() => { const n = document.getElementById("lineage-graph")._cyreg.cy.nodes(".exposure").first();
+			return {Shape: n.style("shape"), Label: n.data("label"), From: n.incomers("node").map(x => x.data("ref")).join(",")} })()`, &exposure)
+		if exposure.Shape != "diamond" || exposure.Label != "Painel de vendas (dashboard)" || exposure.From != enriched {
+			t.Fatalf("exposure node: %+v", exposure)
+		}
+
+		// Both exports download a file: a PNG that decodes, and an SVG document that
+		// parses and names every dataset drawn.
+		dl := t.TempDir()
+		b.Run("allow downloads", browser.SetDownloadBehavior(browser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(dl))
 		b.Click("#export-png")
-		var png string
-		b.Eval(`document.getElementById("lineage-graph")._cyreg.cy.png().slice(0, 22)`, &png)
-		if png != "data:image/png;base64," {
-			t.Fatalf("png export: %q", png)
+		pngFile := waitForFile(t, filepath.Join(dl, "public.orders_enriched-lineage.png"))
+		if _, err := png.Decode(bytes.NewReader(pngFile)); err != nil {
+			t.Fatalf("exported PNG: %v", err)
+		}
+		b.Click("#export-svg")
+		svgFile := waitForFile(t, filepath.Join(dl, "public.orders_enriched-lineage.svg"))
+		var doc struct {
+			Texts []string `xml:"text"`
+		}
+		if err := xml.Unmarshal(svgFile, &doc); err != nil {
+			t.Fatalf("exported SVG: %v", err)
+		}
+		for _, name := range []string{"public.orders", "public.customers", "public.orders_enriched", "Painel de vendas (dashboard)"} {
+			if !slices.Contains(doc.Texts, name) {
+				t.Fatalf("SVG texts %v lack %s", doc.Texts, name)
+			}
 		}
 		screenshot(t, b, "ui-lineage-column.png")
 	})

@@ -60,10 +60,8 @@ const style: cytoscape.StylesheetJson = [
   { selector: "node.restricted", style: { "background-color": "#eeeeee", "border-color": "#9a9a9a", "border-style": "dashed", color: "#666",
     "background-image": lockIcon, "background-width": 14, "background-height": 14, "background-position-x": 8, "background-position-y": "50%",
     "text-margin-x": 9, "padding-left": "22px" } },
-  { selector: "node.exposure", style: { shape: "diamond", "background-color": "#fff4d6", "border-color": "#c08a00", height: 44, width: 44,
-    "text-valign": "bottom", "text-margin-y": 4 } },
-  { selector: "node.consumer", style: { shape: "hexagon", "background-color": "#e6f5ea", "border-color": "#2e8b57", height: 40, width: 48,
-    "text-valign": "bottom", "text-margin-y": 4 } },
+  { selector: "node.exposure", style: { shape: "diamond", "background-color": "#fff4d6", "border-color": "#c08a00", height: 40, padding: "28px" } },
+  { selector: "node.consumer", style: { shape: "hexagon", "background-color": "#e6f5ea", "border-color": "#2e8b57", height: 34, padding: "16px" } },
   { selector: "node.highlight", style: { "border-color": "#d0312d", "border-width": 3 } },
   { selector: "node.certain", style: { "background-color": "#fbe0df", "border-color": "#d0312d", "border-width": 2.5 } },
   { selector: "node.possible", style: { "background-color": "#fff3e0", "border-color": "#e08a00", "border-style": "dashed", "border-width": 2 } },
@@ -153,7 +151,8 @@ export async function lineagePage(main: HTMLElement, id: string, r: Route, live:
     h("label", null, t("graph.direction") + " ",
       h("select", { id: "direction", onchange: (ev: Event) => setRoute({ direction: (ev.target as HTMLSelectElement).value }) },
         ["both", "upstream", "downstream"].map((d) => h("option", { value: d, selected: d === direction }, t("graph.dir." + d))))),
-    h("button", { id: "export-png", type: "button" }, t("graph.export_png")));
+    h("button", { id: "export-png", type: "button" }, t("graph.export_png")),
+    h("button", { id: "export-svg", type: "button" }, t("graph.export_svg")));
   const legend = h("p", { class: "legend" },
     edgeKinds.map((k) => h("span", { class: "lg lg-" + k }, t("edge." + k))),
     h("span", { class: "lg lg-exposure" }, t("graph.exposure")), h("span", { class: "lg lg-consumer" }, t("graph.consumer")),
@@ -204,6 +203,15 @@ export async function lineagePage(main: HTMLElement, id: string, r: Route, live:
     a.remove();
   });
 
+  document.getElementById("export-svg")?.addEventListener("click", () => {
+    const url = URL.createObjectURL(new Blob([toSVG(cy)], { type: "image/svg+xml" }));
+    const a = h("a", { href: url, download: ds.name + "-lineage.svg" });
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  });
+
   // showColumn highlights where a column flows downstream (certain, column-level).
   async function showColumn(column: string): Promise<void> {
     const imp = await get<{ datasets: LNode[]; columns: { dataset_id?: string; ref?: string; column: string; name?: string }[]; impact_note: string | null }>(
@@ -252,4 +260,57 @@ export function impactGraph(container: HTMLElement, inc: Incident): void {
     const n = inc.impact_tree.find((x) => x.ref === id);
     if (n && n.id) location.hash = "#/datasets/" + encodeURIComponent(n.id);
   });
+}
+
+function esc(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+// toSVG draws the laid-out graph as a standalone SVG document: edges as lines with
+// their kind's colour and dash, nodes as their shape with the label, from the
+// positions and computed styles Cytoscape holds.
+export function toSVG(cy: cytoscape.Core): string {
+  const bb = cy.elements().boundingBox({});
+  const pad = 20;
+  const w = Math.ceil(bb.w + 2 * pad);
+  const hgt = Math.ceil(bb.h + 2 * pad);
+  const x = (v: number) => (v - bb.x1 + pad).toFixed(1);
+  const y = (v: number) => (v - bb.y1 + pad).toFixed(1);
+  const out: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${hgt}" viewBox="0 0 ${w} ${hgt}" font-family="sans-serif" font-size="11">`,
+    `<rect width="${w}" height="${hgt}" fill="#ffffff"/>`,
+  ];
+  cy.edges().forEach((e) => {
+    const s = e.sourceEndpoint();
+    const t2 = e.targetEndpoint();
+    const style = e.style("line-style");
+    const dash = style === "dashed" ? ' stroke-dasharray="6 4"' : style === "dotted" ? ' stroke-dasharray="2 3"' : "";
+    out.push(`<line x1="${x(s.x)}" y1="${y(s.y)}" x2="${x(t2.x)}" y2="${y(t2.y)}" stroke="${esc(e.style("line-color"))}" stroke-width="${parseFloat(e.style("width")) || 2}"${dash}/>`);
+    const ang = Math.atan2(t2.y - s.y, t2.x - s.x);
+    const p1 = [t2.x - 9 * Math.cos(ang - 0.4), t2.y - 9 * Math.sin(ang - 0.4)];
+    const p2 = [t2.x - 9 * Math.cos(ang + 0.4), t2.y - 9 * Math.sin(ang + 0.4)];
+    out.push(`<polygon points="${x(t2.x)},${y(t2.y)} ${x(p1[0])},${y(p1[1])} ${x(p2[0])},${y(p2[1])}" fill="${esc(e.style("line-color"))}"/>`);
+  });
+  cy.nodes().forEach((n) => {
+    const p = n.position();
+    const nw = n.outerWidth();
+    const nh = n.outerHeight();
+    const fill = esc(n.style("background-color"));
+    const stroke = esc(n.style("border-color"));
+    const dash = n.style("border-style") === "dashed" ? ' stroke-dasharray="5 3"' : "";
+    const shape = n.style("shape");
+    if (shape === "diamond") {
+      out.push(`<polygon points="${x(p.x)},${y(p.y - nh / 2)} ${x(p.x + nw / 2)},${y(p.y)} ${x(p.x)},${y(p.y + nh / 2)} ${x(p.x - nw / 2)},${y(p.y)}" fill="${fill}" stroke="${stroke}"${dash}/>`);
+    } else {
+      const r = shape === "hexagon" ? nh / 2 : 6;
+      out.push(`<rect x="${x(p.x - nw / 2)}" y="${y(p.y - nh / 2)}" width="${nw.toFixed(1)}" height="${nh.toFixed(1)}" rx="${r}" fill="${fill}" stroke="${stroke}"${dash}/>`);
+    }
+    const label = String(n.data("label") || "").split("\n");
+    const ly = n.style("text-valign") === "bottom" ? p.y + nh / 2 + 12 : p.y - ((label.length - 1) * 13) / 2 + 4;
+    label.forEach((line, i) => {
+      out.push(`<text x="${x(p.x)}" y="${y(ly + i * 13)}" text-anchor="middle" fill="${esc(n.style("color"))}">${esc(line)}</text>`);
+    });
+  });
+  out.push("</svg>");
+  return out.join("\n");
 }
