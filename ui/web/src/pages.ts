@@ -1,5 +1,5 @@
 // The pages other than the lineage graph: search, dataset, incidents, domains.
-import { get, list, post, q } from "./api";
+import { APIError, get, list, post, q } from "./api";
 import { h, append, clear, bar, sparkline, fmt } from "./dom";
 import { t } from "./i18n";
 import type { Route } from "./main";
@@ -105,8 +105,12 @@ export async function searchPage(main: HTMLElement, r: Route, live: Live): Promi
   // One batch call gives the verdict and the default trust decision of the page.
   const decisions = new Map<string, Decision>();
   if (items.length > 0) {
-    const b = await post<{ decisions: Decision[] }>("/trust-decisions", { dataset_ids: items.map((x) => x.id) });
-    for (const d of b.decisions) decisions.set(d.dataset_id, d);
+    try {
+      const b = await post<{ decisions: Decision[] }>("/trust-decisions", { dataset_ids: items.map((x) => x.id) });
+      for (const d of b.decisions) decisions.set(d.dataset_id, d);
+    } catch {
+      // Without decisions the list still shows; verdicts read as unknown.
+    }
   }
   if (!live()) return;
   if (verdict) items = items.filter((x) => (decisions.get(x.id)?.verdict || "unknown") === verdict);
@@ -215,40 +219,60 @@ export async function datasetPage(main: HTMLElement, id: string, live: Live): Pr
   // First paint is done: mark it for the browser test's measurement.
   performance.mark("vigia:dataset-painted");
 
+  // The sections below fill in as their answers come; one that fails says so in
+  // its own box and leaves the rest of the page as it is.
   const enc = encodeURIComponent(d.id);
-  const [verdict, decisions, changes] = await Promise.all([
-    get<{ verdict: string; reasons: { code: string; severity: string }[]; failing_rules: { rule_type: string; column?: string; severity: string }[] }>("/datasets/" + enc + "/verdict"),
-    Promise.all(purposes.map((p) => get<Decision>("/datasets/" + enc + "/trust-decision" + q({ purpose: p })))),
-    get<{ detected_at: string; added: { name: string }[]; dropped: { name: string }[]; type_changed: { name: string }[] }[]>("/datasets/" + enc + "/schema-changes"),
+  await Promise.all([
+    fill(verdictBox, live, async () => {
+      const verdict = await get<{ verdict: string; reasons: { code: string; severity: string }[]; failing_rules: { rule_type: string; column?: string; severity: string }[] }>(
+        "/datasets/" + enc + "/verdict");
+      return [
+        h("p", null, badge("verdict", verdict.verdict, "big")),
+        verdict.reasons.length === 0 && verdict.failing_rules.length === 0 ? h("p", { class: "muted" }, t("dataset.no_reasons"))
+          : h("ul", { class: "reasons" },
+            verdict.reasons.map((r) => h("li", null, badge("severity", r.severity), " ", h("code", null, r.code))),
+            verdict.failing_rules.map((f) => h("li", null, badge("severity", f.severity), " ", t("dataset.failing_rule"), " ",
+              h("code", null, f.rule_type + (f.column ? " · " + f.column : ""))))),
+      ];
+    }),
+    fill(trustBox, live, async () => {
+      const decisions = await Promise.all(purposes.map((p) => get<Decision>("/datasets/" + enc + "/trust-decision" + q({ purpose: p }))));
+      const contract = decisions[0].contract;
+      return [
+        d.trust ? h("p", null, h("span", { class: "grade grade-" + d.trust.grade }, d.trust.grade), " ", t("dataset.trust_score", { score: fmt(d.trust.score) })) : null,
+        h("table", { class: "list" }, h("tbody", null, decisions.map((dec) => h("tr", { "data-purpose": dec.purpose },
+          h("th", null, t("purpose." + dec.purpose)),
+          h("td", null, badge("decision", dec.decision)),
+          h("td", { class: "muted" }, dec.reasons.map((r) => r.code).join(", ")))))),
+        h("p", { id: "contract" }, t("dataset.contract") + ": ",
+          contract.active ? badge("contract", contract.valid ? "valid" : "violated") : h("span", { class: "muted" }, t("contract.none"))),
+      ];
+    }),
+    fill(changesBox, live, async () => {
+      const changes = await get<{ detected_at: string; added: { name: string }[]; dropped: { name: string }[]; type_changed: { name: string }[] }[]>(
+        "/datasets/" + enc + "/schema-changes");
+      if (changes.length === 0) return [h("p", { class: "muted" }, t("dataset.no_changes"))];
+      return [h("ul", null, changes.slice(0, 10).map((c) => h("li", null,
+        new Date(c.detected_at).toLocaleString(), ": ",
+        ([["changes.added", c.added], ["changes.dropped", c.dropped], ["changes.type_changed", c.type_changed]] as [string, { name: string }[]][])
+          .filter(([, v]) => v.length > 0)
+          .map(([k, v]) => t(k) + " " + v.map((x) => x.name).join(", ")).join(" · "))))];
+    }),
   ]);
+}
+
+// fill replaces a section's placeholder with what make returns, or with the error
+// when it fails.
+async function fill(box: HTMLElement, live: Live, make: () => Promise<(Node | null)[]>): Promise<void> {
+  let content: (Node | null)[];
+  try {
+    content = await make();
+  } catch (e) {
+    content = [h("p", { class: "error", role: "alert" }, e instanceof APIError ? e.message + " (" + e.code + ")" : t("error.generic"))];
+  }
   if (!live()) return;
-  clear(verdictBox);
-  append(verdictBox, [
-    h("p", null, badge("verdict", verdict.verdict, "big")),
-    verdict.reasons.length === 0 && verdict.failing_rules.length === 0 ? h("p", { class: "muted" }, t("dataset.no_reasons"))
-      : h("ul", { class: "reasons" },
-        verdict.reasons.map((r) => h("li", null, badge("severity", r.severity), " ", h("code", null, r.code))),
-        verdict.failing_rules.map((f) => h("li", null, badge("severity", f.severity), " ", t("dataset.failing_rule"), " ",
-          h("code", null, f.rule_type + (f.column ? " · " + f.column : ""))))),
-  ]);
-  clear(trustBox);
-  const contract = decisions[0].contract;
-  append(trustBox, [
-    d.trust ? h("p", null, h("span", { class: "grade grade-" + d.trust.grade }, d.trust.grade), " ", t("dataset.trust_score", { score: fmt(d.trust.score) })) : null,
-    h("table", { class: "list" }, h("tbody", null, decisions.map((dec) => h("tr", { "data-purpose": dec.purpose },
-      h("th", null, t("purpose." + dec.purpose)),
-      h("td", null, badge("decision", dec.decision)),
-      h("td", { class: "muted" }, dec.reasons.map((r) => r.code).join(", ")))))),
-    h("p", { id: "contract" }, t("dataset.contract") + ": ",
-      contract.active ? badge("contract", contract.valid ? "valid" : "violated") : h("span", { class: "muted" }, t("contract.none"))),
-  ]);
-  clear(changesBox);
-  if (changes.length === 0) append(changesBox, [h("p", { class: "muted" }, t("dataset.no_changes"))]);
-  else append(changesBox, [h("ul", null, changes.slice(0, 10).map((c) => h("li", null,
-    new Date(c.detected_at).toLocaleString(), ": ",
-    [["changes.added", c.added], ["changes.dropped", c.dropped], ["changes.type_changed", c.type_changed]]
-      .filter(([, v]) => (v as { name: string }[]).length > 0)
-      .map(([k, v]) => t(k as string) + " " + (v as { name: string }[]).map((x) => x.name).join(", ")).join(" · "))))]);
+  clear(box);
+  append(box, content);
 }
 
 // --- incidents --------------------------------------------------------------
