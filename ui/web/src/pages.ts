@@ -243,7 +243,7 @@ export async function datasetPage(main: HTMLElement, id: string, live: Live): Pr
         h("table", { class: "list" }, h("tbody", null, decisions.map((dec) => h("tr", { "data-purpose": dec.purpose },
           h("th", null, t("purpose." + dec.purpose)),
           h("td", null, badge("decision", dec.decision)),
-          h("td", { class: "muted" }, dec.reasons.map((r) => r.code).join(", ")))))),
+          h("td", { class: "muted" }, [...new Set(dec.reasons.map((r) => r.code))].join(", ")))))),
         h("p", { id: "contract" }, t("dataset.contract") + ": ",
           contract.active ? badge("contract", contract.valid ? "valid" : "violated") : h("span", { class: "muted" }, t("contract.none"))),
       ];
