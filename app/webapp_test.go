@@ -107,6 +107,32 @@ func TestWebAppInChromium(t *testing.T) {
 	reqs.listen(b.Context())
 	b.Run("enable network events", network.Enable())
 
+	// The browser logs the refused token's 401 answers as failed loads: expected, and
+	// only those, before the first good sign-in.
+	var refused int
+	t.Run("WrongTokenAsksToSignInAgain", func(t *testing.T) {
+		b.Navigate(env.Server.URL + "/ui/#token=svc_" + strings.Repeat("0", 48))
+		b.WaitVisible("form.signin")
+		if got := b.Text("#main .error"); !strings.Contains(got, "token") {
+			t.Fatalf("error shown: %q", got)
+		}
+		var stored *string
+		b.Eval(`sessionStorage.getItem("vigia.token")`, &stored)
+		if stored != nil {
+			t.Fatal("a refused token stays stored")
+		}
+		for _, p := range b.Problems() {
+			if !strings.Contains(p, "status of 401") {
+				t.Fatalf("browser problem: %s", p)
+			}
+		}
+		refused = len(b.Problems())
+		// The form takes a token too.
+		b.Run("type the token", chromedp.SetValue("#token", le.tok, chromedp.ByQuery))
+		b.Click("form.signin button")
+		b.WaitVisible("#q")
+	})
+
 	t.Run("SignInWithFragmentToken", func(t *testing.T) {
 		b.Navigate(env.Server.URL + "/ui/#token=" + le.tok)
 		b.WaitVisible("#q")
@@ -438,7 +464,7 @@ func TestWebAppInChromium(t *testing.T) {
 		}
 		// The not-found pages' 404 answers are logged by the browser as failed loads:
 		// those two are expected, nothing else is.
-		for _, p := range b.Problems() {
+		for _, p := range b.Problems()[refused:] {
 			if strings.Contains(p, "status of 404") && (strings.Contains(p, "/api/v1/datasets/"+foreign) || strings.Contains(p, "/api/v1/datasets/"+random)) {
 				continue
 			}
