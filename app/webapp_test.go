@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"fmt"
 	"image/png"
 	"net/url"
 	"os"
@@ -156,6 +157,25 @@ func TestWebAppInChromium(t *testing.T) {
 			t.Fatalf("results: %v", names)
 		}
 		screenshot(t, b, "ui-search.png")
+	})
+
+	t.Run("SearchPagesThroughManyDatasets", func(t *testing.T) {
+		for i := range 53 {
+			env.MustDataset(t, le.ws, le.connID, "arquivo", fmt.Sprintf("pagina_%02d", i))
+		}
+		count := func() int {
+			var n int
+			poll(b, "results", `(() => { const n = document.querySelectorAll("#results a.ds-link").length; return n > 0 ? n : false })()`, &n)
+			return n
+		}
+		b.Navigate(env.Server.URL + "/ui/#/?q=pagina_")
+		if n := count(); n != 50 || b.Text(".pager") == "" {
+			t.Fatalf("first page: %d rows", n)
+		}
+		b.Click("#page-next")
+		poll(b, "second page", `document.getElementById("page-prev") !== null && document.querySelectorAll("#results a.ds-link").length === 3`, nil)
+		b.Click("#page-prev")
+		poll(b, "back to the first page", `document.getElementById("page-prev") === null && document.querySelectorAll("#results a.ds-link").length === 50`, nil)
 	})
 
 	var domainID string

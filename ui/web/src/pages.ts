@@ -67,6 +67,8 @@ export async function searchPage(main: HTMLElement, r: Route, live: Live): Promi
   const conn = r.params.get("connection") || "";
   const dom = r.params.get("domain") || "";
   const verdict = r.params.get("verdict") || "";
+  const pageNo = Math.max(0, Math.floor(Number(r.params.get("page")) || 0));
+  const pageSize = 50;
 
   const [conns, domains] = await Promise.all([
     list<{ id: string; name: string }>("/connections?limit=200").catch(() => ({ items: [], total: 0 })),
@@ -94,7 +96,7 @@ export async function searchPage(main: HTMLElement, r: Route, live: Live): Promi
   const results = h("div", { id: "results" }, h("p", { class: "muted" }, t("common.loading")));
   append(main, [h("h1", null, t("search.title")), form, results]);
 
-  const page = await list<Dataset>("/datasets" + q({ q: qv, connection_id: conn, include: "trust", limit: 50 }));
+  const page = await list<Dataset>("/datasets" + q({ q: qv, connection_id: conn, include: "trust", limit: pageSize, offset: pageNo * pageSize }));
   if (!live()) return;
   let items = page.items;
   if (dom) {
@@ -116,7 +118,16 @@ export async function searchPage(main: HTMLElement, r: Route, live: Live): Promi
   if (verdict) items = items.filter((x) => (decisions.get(x.id)?.verdict || "unknown") === verdict);
 
   clear(results);
+  const pageLink = (n: number, key: string, id: string) =>
+    h("a", { href: "#/" + q({ q: qv, connection: conn, domain: dom, verdict, page: n || undefined }), id, class: "button" }, t(key));
+  const pager = page.total > pageSize
+    ? h("p", { class: "pager" },
+      t("search.page", { from: pageNo * pageSize + 1, to: Math.min(page.total, (pageNo + 1) * pageSize), total: page.total }), " ",
+      pageNo > 0 ? pageLink(pageNo - 1, "search.prev", "page-prev") : null, " ",
+      (pageNo + 1) * pageSize < page.total ? pageLink(pageNo + 1, "search.next", "page-next") : null)
+    : null;
   if (items.length === 0) {
+    append(results, [pager]);
     append(results, [h("p", { class: "muted", id: "no-results" }, t("search.none"))]);
     return;
   }
@@ -131,7 +142,7 @@ export async function searchPage(main: HTMLElement, r: Route, live: Live): Promi
       h("td", null, dec ? badge("decision", dec.decision) : "—"));
   });
   append(results, [
-    h("p", { class: "muted" }, t("search.count", { shown: items.length, total: page.total })),
+    pager || h("p", { class: "muted" }, t("search.count", { shown: items.length, total: page.total })),
     h("table", { class: "list" },
       h("thead", null, h("tr", null, ...["search.col_name", "search.col_connection", "search.col_score", "search.col_verdict", "search.col_trust", "search.col_decision"].map((k) => h("th", null, t(k))))),
       h("tbody", null, rows)),
