@@ -112,9 +112,19 @@ export function buildElements(tr: Traverse, exposures: Exposure[], consumers: { 
   return els;
 }
 
+// current is the graph on the page; the next page destroys it, so that Cytoscape's
+// window listeners go with it.
+let current: cytoscape.Core | null = null;
+
+export function destroyGraph(): void {
+  if (current) current.destroy();
+  current = null;
+}
+
 // draw lays the elements out in container and resolves once the layout ran, with
 // the milliseconds it took (kept on window for the browser test's measurement).
 export function draw(container: HTMLElement, els: cytoscape.ElementDefinition[]): { cy: cytoscape.Core; ms: number } {
+  destroyGraph();
   const t0 = performance.now();
   const cy = cytoscape({ container, elements: els, style, layout, minZoom: 0.1, maxZoom: 3, wheelSensitivity: 0.3 });
   // A small graph is fitted at a readable size, not blown up to fill the box.
@@ -123,6 +133,7 @@ export function draw(container: HTMLElement, els: cytoscape.ElementDefinition[])
     cy.center();
   }
   const ms = performance.now() - t0;
+  current = cy;
   (window as unknown as { vigiaLayoutMs?: number }).vigiaLayoutMs = ms;
   container.dataset.layoutMs = ms.toFixed(0);
   container.dataset.nodes = String(cy.nodes().length);

@@ -4,7 +4,7 @@ import { APIError, setBase, setToken, token, validToken } from "./api";
 import { h, clear, append } from "./dom";
 import { languages, lang, load, t } from "./i18n";
 import { searchPage, datasetPage, incidentsPage, incidentPage, domainsPage, domainPage } from "./pages";
-import { lineagePage } from "./graph";
+import { destroyGraph, lineagePage } from "./graph";
 
 const root = document.getElementById("app") as HTMLElement;
 const langKey = "vigia.lang";
@@ -117,6 +117,7 @@ let generation = 0;
 // page's late answers draw nothing (the generation check in each page).
 export async function render(): Promise<void> {
   const gen = ++generation;
+  destroyGraph();
   clear(root);
   const main = h("main", { id: "main" });
   append(root, [nav(), main]);
