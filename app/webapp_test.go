@@ -232,6 +232,24 @@ func TestWebAppInChromium(t *testing.T) {
 		if strings.Join(members, ",") != "public.orders,public.revenue_daily" || readiness != 4 || b.Text("#versions p") != "Nunca publicado." {
 			t.Fatalf("members %v, readiness rows %d, versions %q", members, readiness, b.Text("#versions"))
 		}
+		// Published, the domain's page lists the version the API made.
+		if r := env.Do(t, "POST", "/api/v1/domains/"+domainID+"/publish", le.admin, nil); r.Status != 200 {
+			t.Fatalf("publish: %d %s", r.Status, r.Body)
+		}
+		var versions []struct {
+			Version string `json:"version"`
+		}
+		le.get(t, "/api/v1/domains/"+domainID+"/versions", le.tok, &versions)
+		if len(versions) != 1 {
+			t.Fatalf("versions: %+v", versions)
+		}
+		b.Navigate(env.Server.URL + "/ui/#/domains")
+		b.Navigate(env.Server.URL + "/ui/#/domains/" + domainID)
+		var shown string
+		poll(b, "version history", `(() => { const v = document.querySelector("#versions li strong"); return v ? v.textContent : false })()`, &shown)
+		if shown != "v"+versions[0].Version {
+			t.Fatalf("version shown %q, API %q", shown, versions[0].Version)
+		}
 	})
 
 	t.Run("SearchOpensTheDatasetPage", func(t *testing.T) {
