@@ -369,6 +369,12 @@ func TestWebAppInChromium(t *testing.T) {
 		if len(wantFlow) == 0 || strings.Join(flow, ",") != strings.Join(wantFlow, ",") {
 			t.Fatalf("column flow %v, API %v", flow, wantFlow)
 		}
+		// Upstream, amount is made from orders.amount (the edge's column map above).
+		var upstream []string
+		b.Eval(`[...document.querySelectorAll("#column-upstream li")].map(x => x.textContent)`, &upstream)
+		if strings.Join(upstream, ";") != "public.orders: amount" {
+			t.Fatalf("upstream of amount: %v", upstream)
+		}
 		// The exposure reading orders_enriched is a diamond linked to it.
 		var exposure struct{ Shape, Label, From string }
 		b.Eval(`(() => { const n = document.getElementById("lineage-graph")._cyreg.cy.nodes(".exposure").first();

@@ -223,26 +223,59 @@ export async function lineagePage(main: HTMLElement, id: string, r: Route, live:
     setTimeout(() => URL.revokeObjectURL(url), 1000);
   });
 
-  // showColumn highlights where a column flows downstream (certain, column-level).
+  // upstreamOf walks the traversal's edges backwards from (ref, column) through their
+  // column maps: the columns the asked one is made from, at any distance drawn.
+  function upstreamOf(ref: string, column: string): Map<string, Set<string>> {
+    const found = new Map<string, Set<string>>();
+    const queue: [string, string][] = [[ref, column]];
+    const seen = new Set<string>([ref + "\u0000" + column]);
+    while (queue.length > 0) {
+      const [r, c] = queue.shift() as [string, string];
+      for (const e of tr.edges) {
+        if (e.target !== r || !e.column_map) continue;
+        for (const m of e.column_map) {
+          const key = e.source + "\u0000" + m.from;
+          if (m.to !== c || seen.has(key)) continue;
+          seen.add(key);
+          if (!found.has(e.source)) found.set(e.source, new Set());
+          (found.get(e.source) as Set<string>).add(m.from);
+          queue.push([e.source, m.from]);
+        }
+      }
+    }
+    return found;
+  }
+
+  // showColumn highlights a column's lineage: where it flows downstream (the API's
+  // column-level impact) and what it is made from upstream (the edges' column maps).
   async function showColumn(column: string): Promise<void> {
-    const imp = await get<{ datasets: LNode[]; columns: { dataset_id?: string; ref?: string; column: string; name?: string }[]; impact_note: string | null }>(
+    const imp = await get<{ datasets: LNode[]; impact_note: string | null }>(
       "/datasets/" + enc + "/lineage/impact" + q({ column }));
     if (!live()) return;
+    const down = imp.datasets.filter((d) => d.impact === "column");
+    const up = upstreamOf(tr.dataset_id, column);
     cy.elements().removeClass("highlight");
-    const hit = new Set(imp.datasets.filter((d) => d.impact === "column").map((d) => d.ref));
+    const hit = new Set([...down.map((d) => d.ref), ...up.keys(), tr.dataset_id]);
     cy.nodes().forEach((n) => {
       if (hit.has(n.data("ref"))) n.addClass("highlight");
     });
-    cy.getElementById("n:" + tr.dataset_id).addClass("highlight");
     cy.edges().forEach((e) => {
-      if (e.source().hasClass("highlight") && e.target().hasClass("highlight")) e.addClass("highlight");
+      if (e.data("kind") && e.source().hasClass("highlight") && e.target().hasClass("highlight")) e.addClass("highlight");
     });
     for (const b of Array.from(cols.querySelectorAll("button"))) b.classList.toggle("on", b.getAttribute("data-column") === column);
+    const name = (ref: string) => {
+      const n = tr.nodes.find((x) => x.ref === ref);
+      return n ? nodeLabel(n) : ref;
+    };
     clear(panel);
     append(panel, [h("h3", null, t("graph.column_flow", { column })),
-      imp.datasets.filter((d) => d.impact === "column").length === 0
+      h("h4", null, t("graph.dir.upstream")),
+      up.size === 0 ? h("p", { class: "muted" }, t("graph.no_upstream"))
+        : h("ul", { id: "column-upstream" }, [...up.entries()].map(([ref, c]) => h("li", null, name(ref) + ": " + [...c].sort().join(", ")))),
+      h("h4", null, t("graph.dir.downstream")),
+      down.length === 0
         ? h("p", { class: "muted" }, imp.impact_note ? t("graph.no_column_lineage") : t("graph.no_downstream"))
-        : h("ul", { id: "column-flow" }, imp.datasets.filter((d) => d.impact === "column").map((d) =>
+        : h("ul", { id: "column-flow" }, down.map((d) =>
           h("li", null, nodeLabel(d), d.columns && d.columns.length > 0 ? ": " + d.columns.join(", ") : "")))]);
   }
 }
