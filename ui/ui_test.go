@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -99,4 +101,63 @@ func TestUnknownPathsAndMethods(t *testing.T) {
 	head := serve(t, http.MethodHead, "/ui/")
 	require.Equal(t, http.StatusOK, head.Code)
 	require.Empty(t, head.Body.Bytes())
+}
+
+// Every word the app's sources ask for exists in the catalogue: the literal keys of
+// t("...") calls, and for keys built from an API value, every value the API's
+// enums allow.
+func TestEveryWordTheAppUsesIsInTheCatalogue(t *testing.T) {
+	var pt map[string]string
+	require.NoError(t, json.Unmarshal(serve(t, http.MethodGet, "/ui/messages/pt-PT.json").Body.Bytes(), &pt))
+	has := func(key string) bool { _, ok := pt[key]; return ok }
+	files, err := filepath.Glob(filepath.Join("web", "src", "*.ts"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	literal := regexp.MustCompile(`\bt\("([a-z_.]+)"`)
+	// ["search.col_name", ...].map((k) => ... t(k)): lists of keys.
+	keyList := regexp.MustCompile(`\[((?:"[a-z_.]+",?\s*)+)\]\.map\(\(k\)`)
+	// badge("verdict", value): t("verdict." + value).
+	badge := regexp.MustCompile(`\bbadge\("([a-z_]+)"`)
+	var prefixes []string
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range keyList.FindAllStringSubmatch(string(src), -1) {
+			for _, k := range regexp.MustCompile(`"([a-z_.]+)"`).FindAllStringSubmatch(m[1], -1) {
+				require.True(t, has("ui."+k[1]), "%s lists %s, not in the catalogue", f, k[1])
+			}
+		}
+		for _, m := range badge.FindAllStringSubmatch(string(src), -1) {
+			prefixes = append(prefixes, m[1]+".")
+		}
+		for _, m := range literal.FindAllStringSubmatch(string(src), -1) {
+			if strings.HasSuffix(m[1], ".") {
+				prefixes = append(prefixes, m[1])
+				continue
+			}
+			require.True(t, has("ui."+m[1]), "%s asks for %s, not in the catalogue", f, m[1])
+		}
+	}
+	dynamic := map[string][]string{
+		"verdict.":        {"pass", "warn", "fail", "unknown"},
+		"decision.":       {"trusted", "caution", "untrusted", "unknown"},
+		"severity.":       {"info", "warning", "critical"},
+		"status.":         {"open", "acknowledged", "resolved", "ignored"},
+		"kind.":           {"table", "view", "materialized_view", "external", "unknown"},
+		"dimension.":      {"completude", "unicidade", "validade", "atualidade", "consistencia"},
+		"purpose.":        {"agente", "rag", "treino", "bi", "ml"},
+		"contract.":       {"valid", "violated"},
+		"readiness.":      {"ready", "ready_with_warnings", "not_ready"},
+		"domain.status.":  {"draft", "published", "deprecated"},
+		"incident.scope.": {"column", "table", "none"},
+		"edge.":           {"parsed", "declared", "dbt", "openlineage", "inferred"},
+		"graph.dir.":      {"both", "upstream", "downstream"},
+	}
+	for _, p := range prefixes {
+		values, ok := dynamic[p]
+		require.True(t, ok, "the sources build keys from %q: list its values here", p)
+		for _, v := range values {
+			require.True(t, has("ui."+p+v), "%s%s is not in the catalogue", p, v)
+		}
+	}
 }
