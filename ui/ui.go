@@ -63,6 +63,15 @@ const Mount = "/ui"
 //
 // Anything else under /ui/ is 404; methods other than GET and HEAD are 405.
 func Handler(msgs *i18n.Catalog) http.Handler {
+	if msgs == nil {
+		var err error
+		if msgs, err = i18n.New(); err != nil {
+			// The catalogues are embedded: only a broken build gets here.
+			return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				http.Error(w, "web app unavailable", http.StatusInternalServerError)
+			})
+		}
+	}
 	h := &handler{assets: loadAssets(), messages: map[string]*asset{}}
 	for _, lang := range []string{i18n.PT, i18n.EN, i18n.ES} {
 		body, err := json.Marshal(msgs.Messages(lang, "ui."))
