@@ -38,6 +38,7 @@ verify: ## fail when generated code, embedded assets or go.mod are stale
 	$(GO) tool gqlgen generate
 	@git diff --exit-code -- graph/generated graph/model || (echo "generated GraphQL code is stale: run make generate"; exit 1)
 	graph/explorer/build.sh --check
+	ui/build.sh --check
 	$(GO) mod tidy -diff
 
 bench: ## benchmarks (figures go in the issue notes)

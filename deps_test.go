@@ -24,7 +24,7 @@ const module = "github.com/vigia-data/vigia"
 // adapterRooms are the adapters; a package belongs to the room of the longest prefix.
 var adapterRooms = []string{
 	"store", "jobs", "rest", "graph", "lineage/pggraph", "lineage/neo4jgraph", "lineage/sqllineage", "source/connect",
-	"ticket/jira", "ticket/linear", "ticket/generic",
+	"ticket/jira", "ticket/linear", "ticket/generic", "ui",
 }
 
 // compositionRooms wire everything and may import anything but the kernel's rules.

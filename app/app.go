@@ -46,6 +46,7 @@ import (
 	"github.com/vigia-data/vigia/ticket/jira"
 	"github.com/vigia-data/vigia/ticket/linear"
 	"github.com/vigia-data/vigia/trust"
+	"github.com/vigia-data/vigia/ui"
 )
 
 // Config holds what the wiring needs beyond the database.
@@ -315,7 +316,7 @@ func (a *App) Server() *rest.Server {
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
-			Explorer: explorer.Handler("/graphql")}, a.Log)
+			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages)}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.

@@ -7,6 +7,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"sort"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -28,6 +29,8 @@ var locales embed.FS
 type Catalog struct {
 	bundle     *goi18n.Bundle
 	localizers map[string]*goi18n.Localizer
+	// keys are the message keys of every catalogue file, sorted, for Messages.
+	keys []string
 }
 
 // New loads the embedded catalogues.
@@ -39,12 +42,22 @@ func New() (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("i18n: list catalogues: %w", err)
 	}
+	seen := map[string]bool{}
 	for _, f := range files {
-		if _, err := b.LoadMessageFileFS(locales, f); err != nil {
+		mf, err := b.LoadMessageFileFS(locales, f)
+		if err != nil {
 			return nil, fmt.Errorf("i18n: load %s: %w", f, err)
 		}
+		for _, m := range mf.Messages {
+			seen[m.ID] = true
+		}
 	}
-	c := &Catalog{bundle: b, localizers: map[string]*goi18n.Localizer{}}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	c := &Catalog{bundle: b, localizers: map[string]*goi18n.Localizer{}, keys: keys}
 	for _, l := range []string{PT, EN, ES} {
 		c.localizers[l] = goi18n.NewLocalizer(b, l, PT)
 	}
@@ -74,6 +87,28 @@ func (c *Catalog) FieldMessage(lang, typ string, ctx map[string]any) string {
 		key += "." + reason
 	}
 	return c.Message(lang, key, ctx)
+}
+
+// Messages returns every message whose key starts with prefix, in lang (pt-PT for an
+// unknown language), unfilled: placeholders stay as {{.name}}. The web app reads its
+// words this way, from the same catalogue as the API's.
+func (c *Catalog) Messages(lang, prefix string) map[string]string {
+	loc, ok := c.localizers[lang]
+	if !ok {
+		loc = c.localizers[PT]
+	}
+	out := map[string]string{}
+	for _, k := range c.keys {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		s, err := loc.Localize(&goi18n.LocalizeConfig{MessageID: k})
+		if err != nil || s == "" {
+			continue
+		}
+		out[k] = s
+	}
+	return out
 }
 
 // Has reports whether key exists in the Portuguese catalogue (the reference one).

@@ -70,6 +70,8 @@ type Deps struct {
 	// GraphQL serves POST /graphql; Explorer serves GET /graphql and its assets.
 	GraphQL  http.Handler
 	Explorer http.Handler
+	// WebApp serves the web app at /ui/ (GET /ui and everything under /ui/).
+	WebApp http.Handler
 }
 
 // Server is the HTTP transport.
@@ -184,6 +186,10 @@ func (s *Server) routes() {
 	if s.deps.Explorer != nil {
 		s.root.Get("/graphql", s.deps.Explorer.ServeHTTP)
 		s.root.Get("/graphql/assets/*", s.deps.Explorer.ServeHTTP)
+	}
+	if s.deps.WebApp != nil {
+		s.root.Get("/ui", s.deps.WebApp.ServeHTTP)
+		s.root.Get("/ui/*", s.deps.WebApp.ServeHTTP)
 	}
 }
 

@@ -68,6 +68,7 @@ func runDemo(ctx context.Context, a *app.App, cfg config, packs []string, dsn st
 	fmt.Fprintf(out, "  curl -H 'Authorization: Bearer %s' %s/api/v1/datasets\n", res.Token, base)
 	fmt.Fprintf(out, "  curl -H 'Authorization: Bearer %s' %s/api/v1/signals\n", res.Token, base)
 	fmt.Fprintf(out, "  GraphQL explorer: %s/graphql#token=%s\n", base, res.Token)
+	fmt.Fprintf(out, "  Web app:          %s/ui/#token=%s\n", base, res.Token)
 	fmt.Fprintf(out, "  Scan again to see the schema drift planted for the next scan:\n")
 	fmt.Fprintf(out, "    vigia scan --workspace demo --connection demo-erp --wait\n")
 	if len(failed) > 0 {

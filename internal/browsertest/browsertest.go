@@ -71,8 +71,9 @@ type Browser struct {
 
 // New starts a headless Chromium with a fresh profile in a temporary directory,
 // with the flags that work as root in a container, and a 1280×800 viewport. It
-// skips or fails the test as Chromium does when no browser is installed.
-func New(tb testing.TB) *Browser {
+// skips or fails the test as Chromium does when no browser is installed. extra
+// adds allocator options (chromedp.Flag(...)), such as host resolver rules.
+func New(tb testing.TB, extra ...chromedp.ExecAllocatorOption) *Browser {
 	tb.Helper()
 	exe := Chromium(tb)
 	profile, err := os.MkdirTemp("", "vigia-chromium-")
@@ -94,6 +95,7 @@ func New(tb testing.TB) *Browser {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.WindowSize(1280, 800),
 	)
+	opts = append(opts, extra...)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithLogf(func(string, ...any) {}))
 	tb.Cleanup(func() {
