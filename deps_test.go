@@ -241,6 +241,9 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"ticket imports its Jira adapter", pkg{ImportPath: m("ticket"), Imports: []string{m("ticket/jira")}}},
 		{"ticket adapter imports another", pkg{ImportPath: m("ticket/jira"), Imports: []string{m("ticket/linear")}}},
 		{"ticket adapter imports the store", pkg{ImportPath: m("ticket/generic"), Imports: []string{m("store")}}},
+		{"orchestrator imports the store", pkg{ImportPath: m("orchestrator"), Imports: []string{m("store")}}},
+		{"orchestrator links a driver", pkg{ImportPath: m("orchestrator"), Deps: []string{"github.com/jackc/pgx/v5"}}},
+		{"orchestrator links the SQL parser", pkg{ImportPath: m("orchestrator"), Deps: []string{"github.com/pganalyze/pg_query_go/v6"}}},
 		{"ingest imports lineage", pkg{ImportPath: m("ingest"), Imports: []string{m("lineage")}, Deps: []string{m("lineage")}}},
 		{"ingest links the store", pkg{ImportPath: m("ingest"), Deps: []string{m("store")}}},
 		{"ingest links a transport's library", pkg{ImportPath: m("ingest"), Deps: []string{"github.com/danielgtaylor/huma/v2"}}},
@@ -261,6 +264,7 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{ImportPath: m("ticket"), Imports: []string{module, m("catalog"), m("notify"), m("netguard"), m("secret")}},
 		{ImportPath: m("ticket/linear"), Imports: []string{m("ticket"), "net/http"}},
 		{ImportPath: m("app"), Imports: []string{m("ticket/jira"), m("ticket/linear"), m("ticket/generic"), m("oncall")}},
+		{ImportPath: m("orchestrator"), Imports: []string{module, m("catalog"), m("lineage")}},
 		{ImportPath: m("ingest"), Imports: []string{module, "encoding/json", "github.com/goccy/go-yaml"},
 			Deps: []string{module, "encoding/json", "github.com/goccy/go-yaml", "github.com/goccy/go-yaml/ast"}},
 	}

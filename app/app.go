@@ -32,6 +32,7 @@ import (
 	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/oncall"
+	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/rule"
@@ -130,11 +131,13 @@ type App struct {
 	Lineage     *lineage.Service
 	Incidents   *incident.Service
 	// closeGraph closes the Neo4j driver when that backend is used.
-	closeGraph  func(ctx context.Context) error
-	Notify      *notify.Service
-	OnCall      *oncall.Service
-	Tickets     *ticket.Service
-	WebhookJobs *jobs.Queue
+	closeGraph func(ctx context.Context) error
+	Notify     *notify.Service
+	OnCall     *oncall.Service
+	Tickets    *ticket.Service
+	// Orchestrators records pipeline runs (datasets matched through lineage).
+	Orchestrators *orchestrator.Service
+	WebhookJobs   *jobs.Queue
 }
 
 // New wires the services over db (already migrated).
@@ -209,6 +212,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Tickets = ticket.NewService(db.Webhooks(), db, ticketJobs{a.WebhookJobs}, box, msgs, clock, log,
 		ticketTransitions{a.Issues}, []ticket.Provider{jira.Provider(), linear.Provider(), generic.Provider()}, ticket.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
+	a.Orchestrators = orchestrator.NewService(db.Orchestrators(), a.Lineage, a.Catalog, clock)
 	a.handleJobs()
 	return a, nil
 }
@@ -314,7 +318,7 @@ func (a *App) Server() *rest.Server {
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets,
-			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
+			Orchestrators: a.Orchestrators, Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }
 

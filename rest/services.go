@@ -12,6 +12,7 @@ import (
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/oncall"
+	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rule"
@@ -210,4 +211,11 @@ type TicketService interface {
 	SetCredentials(ctx context.Context, id string, in ticket.CredentialsInput) (ticket.Integration, error)
 	Targets(ctx context.Context, id string) (ticket.Targets, error)
 	UpdateSync(ctx context.Context, id string, in ticket.SyncInput) (ticket.Integration, error)
+}
+
+// OrchestratorService is what the transport needs of orchestrator runs.
+type OrchestratorService interface {
+	PipelineHealth(ctx context.Context, datasetID string) (orchestrator.Health, error)
+	RecordRun(ctx context.Context, in orchestrator.RunInput) (orchestrator.Run, bool, error)
+	Runs(ctx context.Context, f orchestrator.RunFilter) (vigia.List[orchestrator.Run], error)
 }

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/orchestrator"
+)
+
+// OrchestratorStore implements orchestrator.Store.
+type OrchestratorStore struct{ db *DB }
+
+// Orchestrators returns the orchestrator run store.
+func (db *DB) Orchestrators() *OrchestratorStore { return &OrchestratorStore{db: db} }
+
+var _ orchestrator.Store = (*OrchestratorStore)(nil)
+
+const runColumns = `r.id::text, r.workspace_id::text, r.orchestrator, r.pipeline, r.run_id, r.status, r.started_at, r.ended_at,
+	r.unmatched, r.facets, r.received_at, r.updated_at,
+	coalesce((SELECT array_agg(d.dataset_id::text ORDER BY d.dataset_id) FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.role = 'input'), '{}'),
+	coalesce((SELECT array_agg(d.dataset_id::text ORDER BY d.dataset_id) FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.role = 'output'), '{}')`
+
+func scanRun(row pgx.CollectableRow) (orchestrator.Run, error) {
+	var r orchestrator.Run
+	var facets []byte
+	err := row.Scan(&r.ID, &r.WorkspaceID, &r.Orchestrator, &r.Pipeline, &r.RunID, &r.Status, &r.StartedAt, &r.EndedAt,
+		&r.Unmatched, &facets, &r.ReceivedAt, &r.UpdatedAt, &r.Inputs, &r.Outputs)
+	if len(facets) > 0 {
+		r.Facets = json.RawMessage(facets)
+	}
+	return r, err
+}
+
+// PutRun inserts or replaces a run with its datasets, in one transaction.
+func (s *OrchestratorStore) PutRun(ctx context.Context, r orchestrator.Run) (orchestrator.Run, bool, error) {
+	var out orchestrator.Run
+	var created bool
+	err := s.db.InTx(ctx, func(ctx context.Context) error {
+		var facets any
+		if len(r.Facets) > 0 {
+			facets = []byte(r.Facets)
+		}
+		var id string
+		err := s.db.q(ctx).QueryRow(ctx, `INSERT INTO orchestrator_runs (id, workspace_id, orchestrator, pipeline, run_id, status,
+				started_at, ended_at, unmatched, facets, received_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $11)
+			ON CONFLICT (workspace_id, orchestrator, pipeline, run_id) DO UPDATE SET status = EXCLUDED.status,
+				started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at, unmatched = EXCLUDED.unmatched,
+				facets = EXCLUDED.facets, updated_at = EXCLUDED.updated_at
+			RETURNING id::text, (xmax = 0)`,
+			r.ID, r.WorkspaceID, r.Orchestrator, r.Pipeline, r.RunID, r.Status, r.StartedAt, r.EndedAt, r.Unmatched, facets,
+			r.ReceivedAt).Scan(&id, &created)
+		if err != nil {
+			return translate(err)
+		}
+		if _, err := s.db.q(ctx).Exec(ctx, `DELETE FROM orchestrator_run_datasets WHERE run_id = $1`, id); err != nil {
+			return translate(err)
+		}
+		if _, err := s.db.q(ctx).Exec(ctx, `INSERT INTO orchestrator_run_datasets (run_id, dataset_id, role)
+			SELECT $1, d.id, x.role FROM (SELECT unnest($2::uuid[]) AS id, 'input' AS role
+				UNION SELECT unnest($3::uuid[]), 'output') x
+			JOIN datasets d ON d.id = x.id AND d.workspace_id = $4
+			ON CONFLICT DO NOTHING`, id, r.Inputs, r.Outputs, r.WorkspaceID); err != nil {
+			return translate(err)
+		}
+		rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns+` FROM orchestrator_runs r WHERE r.id = $1`, id)
+		if err != nil {
+			return translate(err)
+		}
+		out, err = pgx.CollectExactlyOneRow(rows, scanRun)
+		return translate(err)
+	})
+	return out, created, err
+}
+
+// Runs lists a workspace's runs, newest first, with the filter's page and total.
+func (s *OrchestratorStore) Runs(ctx context.Context, workspaceID string, f orchestrator.RunFilter) (vigia.List[orchestrator.Run], error) {
+	where := `r.workspace_id = $1 AND ($2::text IS NULL OR r.orchestrator = $2) AND ($3::text IS NULL OR r.pipeline = $3)
+		AND ($4::text IS NULL OR r.status = $4)
+		AND ($5::uuid IS NULL OR EXISTS (SELECT 1 FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.dataset_id = $5))`
+	args := []any{workspaceID, f.Orchestrator, f.Pipeline, f.Status, f.DatasetID}
+	var total int
+	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM orchestrator_runs r WHERE `+where, args...).Scan(&total); err != nil {
+		return vigia.List[orchestrator.Run]{}, translate(err)
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns+` FROM orchestrator_runs r WHERE `+where+`
+		ORDER BY r.started_at DESC, r.id DESC LIMIT $6 OFFSET $7`, append(args, f.Page.Limit, f.Page.Offset)...)
+	if err != nil {
+		return vigia.List[orchestrator.Run]{}, translate(err)
+	}
+	items, err := pgx.CollectRows(rows, scanRun)
+	if items == nil {
+		items = []orchestrator.Run{}
+	}
+	return vigia.List[orchestrator.Run]{Items: items, Total: total}, translate(err)
+}
+
+// RunsWriting returns the latest runs of each pipeline that wrote the dataset.
+func (s *OrchestratorStore) RunsWriting(ctx context.Context, workspaceID, datasetID string, perPipeline int) ([]orchestrator.Run, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns+` FROM (
+			SELECT r.*, row_number() OVER (PARTITION BY r.orchestrator, r.pipeline ORDER BY r.started_at DESC, r.updated_at DESC) AS n
+			FROM orchestrator_runs r JOIN orchestrator_run_datasets d ON d.run_id = r.id AND d.role = 'output' AND d.dataset_id = $2
+			WHERE r.workspace_id = $1) r
+		WHERE r.n <= $3 ORDER BY r.started_at DESC, r.id DESC`, workspaceID, datasetID, perPipeline)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, scanRun)
+	if out == nil {
+		out = []orchestrator.Run{}
+	}
+	return out, translate(err)
+}

@@ -1,0 +1,74 @@
+package store_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/orchestrator"
+)
+
+func TestOrchestratorRuns(t *testing.T) {
+	f := newFx(t)
+	s := f.db.Orchestrators()
+	ws := f.workspace().WorkspaceID
+	other := f.workspace().WorkspaceID
+	ds := f.tables(ws, f.connection(ws, "wh"), "orders", "customers")
+	foreign := f.tables(other, f.connection(other, "wh"), "orders")[0]
+	put := func(ws, runID, status string, n int, inputs, outputs []string) (orchestrator.Run, bool) {
+		t.Helper()
+		end := at(n + 1)
+		r, created, err := s.PutRun(f.ctx, orchestrator.Run{ID: vigia.NewID(), WorkspaceID: ws, Orchestrator: "airflow",
+			Pipeline: "load_orders", RunID: runID, Status: status, StartedAt: at(n), EndedAt: &end, Inputs: inputs,
+			Outputs: outputs, Unmatched: []string{}, Facets: json.RawMessage(`{"k": 1}`), ReceivedAt: at(n), UpdatedAt: at(n)})
+		f.must(err)
+		return r, created
+	}
+	first, created := put(ws, "r1", orchestrator.StatusRunning, 0, []string{ds[1]}, []string{ds[0]})
+	if !created || first.Status != "running" || !slices.Equal(first.Outputs, []string{ds[0]}) || !slices.Equal(first.Inputs, []string{ds[1]}) {
+		t.Fatalf("first report: created %v, %+v", created, first)
+	}
+	// The same run reported again replaces it, keeping its id; a foreign dataset id is
+	// never linked.
+	again, created := put(ws, "r1", orchestrator.StatusSuccess, 0, nil, []string{ds[0], foreign})
+	if created || again.ID != first.ID || again.Status != "success" || len(again.Inputs) != 0 || !slices.Equal(again.Outputs, []string{ds[0]}) {
+		t.Fatalf("second report: created %v, %+v", created, again)
+	}
+	put(ws, "r2", orchestrator.StatusFailed, 60, nil, []string{ds[0]})
+	put(ws, "r3", orchestrator.StatusSuccess, 120, []string{ds[0]}, []string{ds[1]})
+	put(other, "r1", orchestrator.StatusSuccess, 0, nil, []string{foreign})
+
+	l, err := s.Runs(f.ctx, ws, orchestrator.RunFilter{Page: vigia.Page{Limit: 2}})
+	f.must(err)
+	if l.Total != 3 || len(l.Items) != 2 || l.Items[0].RunID != "r3" || l.Items[1].RunID != "r2" {
+		t.Fatalf("runs page: %d %+v", l.Total, names(l.Items, func(r orchestrator.Run) string { return r.RunID }))
+	}
+	failed := "failed"
+	l, err = s.Runs(f.ctx, ws, orchestrator.RunFilter{Status: &failed, Page: vigia.Page{Limit: 10}})
+	f.must(err)
+	if l.Total != 1 || l.Items[0].RunID != "r2" {
+		t.Fatalf("failed runs: %+v", l)
+	}
+	l, err = s.Runs(f.ctx, ws, orchestrator.RunFilter{DatasetID: &ds[1], Page: vigia.Page{Limit: 10}})
+	f.must(err)
+	if l.Total != 1 || l.Items[0].RunID != "r3" {
+		t.Fatalf("runs of a dataset: %+v", l)
+	}
+	l, err = s.Runs(f.ctx, ws, orchestrator.RunFilter{DatasetID: &foreign, Page: vigia.Page{Limit: 10}})
+	f.must(err)
+	if l.Total != 0 {
+		t.Fatalf("another workspace's dataset: %+v", l)
+	}
+	w, err := s.RunsWriting(f.ctx, ws, ds[0], 50)
+	f.must(err)
+	if got := names(w, func(r orchestrator.Run) string { return r.RunID }); !slices.Equal(got, []string{"r2", "r1"}) {
+		t.Fatalf("runs writing orders: %v", got)
+	}
+	if w, _ = s.RunsWriting(f.ctx, ws, ds[0], 1); len(w) != 1 || w[0].RunID != "r2" {
+		t.Fatalf("latest run per pipeline: %+v", w)
+	}
+	if w, _ = s.RunsWriting(f.ctx, ws, foreign, 50); len(w) != 0 {
+		t.Fatalf("another workspace's runs: %+v", w)
+	}
+}
