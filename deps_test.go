@@ -264,7 +264,7 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{ImportPath: m("ticket"), Imports: []string{module, m("catalog"), m("notify"), m("netguard"), m("secret")}},
 		{ImportPath: m("ticket/linear"), Imports: []string{m("ticket"), "net/http"}},
 		{ImportPath: m("app"), Imports: []string{m("ticket/jira"), m("ticket/linear"), m("ticket/generic"), m("oncall")}},
-		{ImportPath: m("orchestrator"), Imports: []string{module, m("catalog"), m("lineage")}},
+		{ImportPath: m("orchestrator"), Imports: []string{module, m("catalog"), m("lineage"), m("trust")}},
 		{ImportPath: m("ingest"), Imports: []string{module, "encoding/json", "github.com/goccy/go-yaml"},
 			Deps: []string{module, "encoding/json", "github.com/goccy/go-yaml", "github.com/goccy/go-yaml/ast"}},
 	}

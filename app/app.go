@@ -186,7 +186,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
 	a.Issues = issue.NewService(db.Issues(), db, clock)
 	a.Teams = team.NewService(db.Teams(), clock)
-	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute})
+	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute,
+		Pipelines: orchestrator.TrustPipelines{Store: db.Orchestrators()}})
 	// Incidents list the consumers that read a dataset recently.
 	a.Lineage = lineage.NewService(lineage.Deps{Store: db.Lineage(), Graph: graph, Views: sqllineage.Parser{}, Tx: db,
 		Jobs: lineageJobs{queue}, Consumers: recentConsumers{a.Trust}, Providers: db.KnowledgeProviders(), Clock: clock, Log: log})

@@ -117,6 +117,35 @@ func TestOrchestratorRunsAndPipelineHealth(t *testing.T) {
 		h.Pipelines[0].Runs != 3 {
 		t.Fatalf("after a failed run: %+v", h)
 	}
+	// The trust decision's reasons name the failing pipeline and its run.
+	reason := func(code string) map[string]any {
+		t.Helper()
+		var d struct {
+			Reasons []struct {
+				Code      string         `json:"code"`
+				MessagePT string         `json:"message_pt"`
+				Params    map[string]any `json:"params"`
+			} `json:"reasons"`
+		}
+		res := env.Do(t, http.MethodGet, "/api/v1/datasets/"+orders+"/trust-decision", token, nil)
+		if res.Status != http.StatusOK {
+			t.Fatalf("trust decision: %d %s", res.Status, res.Body)
+		}
+		res.JSON(t, &d)
+		for _, r := range d.Reasons {
+			if r.Code == code {
+				if !strings.Contains(r.MessagePT, "load_orders") {
+					t.Fatalf("%s does not name the pipeline: %q", code, r.MessagePT)
+				}
+				return r.Params
+			}
+		}
+		t.Fatalf("no %s reason in %s", code, res.Body)
+		return nil
+	}
+	if p := reason("pipeline_failing"); p["run_id"] != "run-3" || p["pipeline"] != "load_orders" || p["orchestrator"] != "airflow" {
+		t.Fatalf("failing reason: %v", p)
+	}
 	// The job recovers, then misses its next run past 1.5 cadences: late.
 	if res = post(token, "run-4", "success", 3, byID); res.Status != http.StatusCreated {
 		t.Fatalf("fourth run: %d %s", res.Status, res.Body)
@@ -130,6 +159,9 @@ func TestOrchestratorRunsAndPipelineHealth(t *testing.T) {
 	env.Do(t, http.MethodGet, "/api/v1/datasets/"+orders+"/pipeline-health", token, nil).JSON(t, &h)
 	if h.Status != "late" || h.Pipelines[0].Status != "late" || h.Pipelines[0].LastRun.RunID != "run-4" {
 		t.Fatalf("past the cadence: %+v", h)
+	}
+	if p := reason("pipeline_late"); p["run_id"] != "run-4" || p["expected_by"] == nil {
+		t.Fatalf("late reason: %v", p)
 	}
 
 	// Lists, filters and paging.

@@ -97,9 +97,9 @@ type Store interface {
 	// was new.
 	PutRun(ctx context.Context, r Run) (Run, bool, error)
 	Runs(ctx context.Context, workspaceID string, f RunFilter) (vigia.List[Run], error)
-	// RunsWriting returns the latest runs (at most perPipeline of each pipeline) that
-	// wrote the dataset, newest first.
-	RunsWriting(ctx context.Context, workspaceID, datasetID string, perPipeline int) ([]Run, error)
+	// RunsWriting returns, per dataset, the latest runs (at most perPipeline of each
+	// pipeline) that wrote it, newest first; datasets no run wrote are absent.
+	RunsWriting(ctx context.Context, workspaceID string, datasetIDs []string, perPipeline int) (map[string][]Run, error)
 }
 
 // Datasets resolves dataset references (lineage's matching).
@@ -316,11 +316,11 @@ func (s *Service) PipelineHealth(ctx context.Context, datasetID string) (Health,
 	if _, err := s.catalog.Dataset(ctx, datasetID); err != nil {
 		return Health{}, err
 	}
-	runs, err := s.store.RunsWriting(ctx, p.WorkspaceID, datasetID, historyPerPipeline)
+	runs, err := s.store.RunsWriting(ctx, p.WorkspaceID, []string{datasetID}, historyPerPipeline)
 	if err != nil {
 		return Health{}, err
 	}
-	h := Assess(runs, s.clock.Now())
+	h := Assess(runs[datasetID], s.clock.Now())
 	h.DatasetID = datasetID
 	return h, nil
 }

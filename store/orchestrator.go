@@ -98,19 +98,35 @@ func (s *OrchestratorStore) Runs(ctx context.Context, workspaceID string, f orch
 	return vigia.List[orchestrator.Run]{Items: items, Total: total}, translate(err)
 }
 
-// RunsWriting returns the latest runs of each pipeline that wrote the dataset.
-func (s *OrchestratorStore) RunsWriting(ctx context.Context, workspaceID, datasetID string, perPipeline int) ([]orchestrator.Run, error) {
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns+` FROM (
-			SELECT r.*, row_number() OVER (PARTITION BY r.orchestrator, r.pipeline ORDER BY r.started_at DESC, r.updated_at DESC) AS n
-			FROM orchestrator_runs r JOIN orchestrator_run_datasets d ON d.run_id = r.id AND d.role = 'output' AND d.dataset_id = $2
+// RunsWriting returns, per dataset, the latest runs of each pipeline that wrote it, in
+// one query.
+func (s *OrchestratorStore) RunsWriting(ctx context.Context, workspaceID string, datasetIDs []string, perPipeline int) (map[string][]orchestrator.Run, error) {
+	out := map[string][]orchestrator.Run{}
+	if len(datasetIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT r.written::text, `+runColumns+` FROM (
+			SELECT r.*, d.dataset_id AS written, row_number() OVER (PARTITION BY d.dataset_id, r.orchestrator, r.pipeline
+				ORDER BY r.started_at DESC, r.updated_at DESC) AS n
+			FROM orchestrator_runs r JOIN orchestrator_run_datasets d ON d.run_id = r.id AND d.role = 'output' AND d.dataset_id = ANY($2::uuid[])
 			WHERE r.workspace_id = $1) r
-		WHERE r.n <= $3 ORDER BY r.started_at DESC, r.id DESC`, workspaceID, datasetID, perPipeline)
+		WHERE r.n <= $3 ORDER BY r.started_at DESC, r.id DESC`, workspaceID, datasetIDs, perPipeline)
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, scanRun)
-	if out == nil {
-		out = []orchestrator.Run{}
+	defer rows.Close()
+	for rows.Next() {
+		var written string
+		var r orchestrator.Run
+		var facets []byte
+		if err := rows.Scan(&written, &r.ID, &r.WorkspaceID, &r.Orchestrator, &r.Pipeline, &r.RunID, &r.Status, &r.StartedAt, &r.EndedAt,
+			&r.Unmatched, &facets, &r.ReceivedAt, &r.UpdatedAt, &r.Inputs, &r.Outputs); err != nil {
+			return nil, translate(err)
+		}
+		if len(facets) > 0 {
+			r.Facets = json.RawMessage(facets)
+		}
+		out[written] = append(out[written], r)
 	}
-	return out, translate(err)
+	return out, translate(rows.Err())
 }

@@ -60,15 +60,19 @@ func TestOrchestratorRuns(t *testing.T) {
 	if l.Total != 0 {
 		t.Fatalf("another workspace's dataset: %+v", l)
 	}
-	w, err := s.RunsWriting(f.ctx, ws, ds[0], 50)
+	w, err := s.RunsWriting(f.ctx, ws, []string{ds[0], ds[1], foreign}, 50)
 	f.must(err)
-	if got := names(w, func(r orchestrator.Run) string { return r.RunID }); !slices.Equal(got, []string{"r2", "r1"}) {
-		t.Fatalf("runs writing orders: %v", got)
+	runID := func(r orchestrator.Run) string { return r.RunID }
+	if got := names(w[ds[0]], runID); !slices.Equal(got, []string{"r2", "r1"}) || len(w) != 2 {
+		t.Fatalf("runs writing orders: %v (%d datasets)", got, len(w))
 	}
-	if w, _ = s.RunsWriting(f.ctx, ws, ds[0], 1); len(w) != 1 || w[0].RunID != "r2" {
+	if got := names(w[ds[1]], runID); !slices.Equal(got, []string{"r3"}) {
+		t.Fatalf("runs writing customers: %v", got)
+	}
+	if w, _ = s.RunsWriting(f.ctx, ws, []string{ds[0]}, 1); len(w[ds[0]]) != 1 || w[ds[0]][0].RunID != "r2" {
 		t.Fatalf("latest run per pipeline: %+v", w)
 	}
-	if w, _ = s.RunsWriting(f.ctx, ws, foreign, 50); len(w) != 0 {
+	if w, _ = s.RunsWriting(f.ctx, other, []string{ds[0]}, 50); len(w) != 0 {
 		t.Fatalf("another workspace's runs: %+v", w)
 	}
 }

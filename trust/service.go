@@ -53,6 +53,8 @@ type ServiceConfig struct {
 	ConsumptionsPerMinute int
 	// NoticeCap is the workspace's untrusted-read notices per hour (20, the contract's).
 	NoticeCap int
+	// Pipelines tells the failing and late pipelines writing datasets; nil: none.
+	Pipelines Pipelines
 }
 
 // Service answers trust reads and records consumptions.
@@ -94,7 +96,18 @@ func (s *Service) facts(ctx context.Context, ids []string, now time.Time) (map[s
 	if err != nil {
 		return nil, err
 	}
+	var pipes map[string][]PipelineFact
+	if s.cfg.Pipelines != nil && len(fs) > 0 {
+		seen := make([]string, 0, len(fs))
+		for id := range fs {
+			seen = append(seen, id)
+		}
+		if pipes, err = s.cfg.Pipelines.PipelineFacts(ctx, p.WorkspaceID, seen, now); err != nil {
+			return nil, err
+		}
+	}
 	for id, f := range fs {
+		f.Pipelines = pipes[id]
 		f.CountIssues()
 		// No dataset has a data contract until the contracts feature lands.
 		f.Contract = ContractFact{Active: false, Valid: true}
