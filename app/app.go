@@ -21,6 +21,7 @@ import (
 	"github.com/vigia-data/vigia/graph"
 	"github.com/vigia-data/vigia/graph/explorer"
 	"github.com/vigia-data/vigia/i18n"
+	"github.com/vigia-data/vigia/ide"
 	"github.com/vigia-data/vigia/identity"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
@@ -137,7 +138,9 @@ type App struct {
 	Tickets    *ticket.Service
 	// Orchestrators records pipeline runs (datasets matched through lineage).
 	Orchestrators *orchestrator.Service
-	WebhookJobs   *jobs.Queue
+	// IDE answers editor extensions.
+	IDE         *ide.Service
+	WebhookJobs *jobs.Queue
 }
 
 // New wires the services over db (already migrated).
@@ -214,6 +217,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 		ticketTransitions{a.Issues}, []ticket.Provider{jira.Provider(), linear.Provider(), generic.Provider()}, ticket.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
 	a.Orchestrators = orchestrator.NewService(db.Orchestrators(), a.Lineage, a.Catalog, clock)
+	a.IDE = ide.NewService(db.IDE(), a.Trust, a.Catalog)
 	a.handleJobs()
 	return a, nil
 }
@@ -319,7 +323,7 @@ func (a *App) Server() *rest.Server {
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets,
-			Orchestrators: a.Orchestrators, Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
+			Orchestrators: a.Orchestrators, IDE: a.IDE, Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }
 

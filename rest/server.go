@@ -64,7 +64,9 @@ type Deps struct {
 	Tickets     TicketService
 	// Orchestrators records pipeline runs and judges pipeline health.
 	Orchestrators OrchestratorService
-	Messages      *i18n.Catalog
+	// IDE answers editor extensions (metadata only).
+	IDE      IDEService
+	Messages *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
 	// Broker reports the message broker's state, only reported by readiness.
@@ -180,6 +182,7 @@ func (s *Server) routes() {
 	s.productRoutes()
 	s.webhookRoutes()
 	s.orchestratorRoutes()
+	s.ideRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

@@ -6,6 +6,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/ide"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/issue"
@@ -211,6 +212,12 @@ type TicketService interface {
 	SetCredentials(ctx context.Context, id string, in ticket.CredentialsInput) (ticket.Integration, error)
 	Targets(ctx context.Context, id string) (ticket.Targets, error)
 	UpdateSync(ctx context.Context, id string, in ticket.SyncInput) (ticket.Integration, error)
+}
+
+// IDEService is what the transport needs of the editor metadata.
+type IDEService interface {
+	Columns(ctx context.Context, datasetID string) ([]ide.Column, error)
+	Resolve(ctx context.Context, name string, connection *string) (ide.Resolution, error)
 }
 
 // OrchestratorService is what the transport needs of orchestrator runs.

@@ -385,3 +385,34 @@ func dedupe(ids []string) []string {
 	}
 	return out
 }
+
+// EditorBrief is what an editor shows beside a table name: the agent decision, the
+// latest score and the owner of the dataset's first domain. Columns are the facts'
+// columns (names, types and semantic types: no values).
+type EditorBrief struct {
+	Decision Decision
+	Score    *float64
+	Owner    *string
+	PII      []string
+}
+
+// EditorBrief returns the editor brief of a dataset for the default purpose; unlike
+// Decide it is not written to the audit trail (an editor asks as one types).
+// KindNotFound when the caller cannot see the dataset.
+func (s *Service) EditorBrief(ctx context.Context, datasetID string) (EditorBrief, error) {
+	now := s.clock.Now()
+	f, err := s.one(ctx, datasetID, now)
+	if err != nil {
+		return EditorBrief{}, err
+	}
+	pp, _ := NormalizePurpose("")
+	b := EditorBrief{Decision: s.decide(f, pp, now), Score: f.LatestScore}
+	for _, d := range f.Domains {
+		if d.OwnerName != nil {
+			b.Owner = d.OwnerName
+			break
+		}
+	}
+	b.PII, _ = PII(f.Columns)
+	return b, nil
+}
