@@ -181,6 +181,11 @@ func TestOrchestratorRunsAndPipelineHealth(t *testing.T) {
 	if res.Header.Get("X-Total-Count") != "4" || len(runs) != 1 {
 		t.Fatalf("runs reading customers: %s %s", res.Header.Get("X-Total-Count"), res.Body)
 	}
+	// No scan profiled what they wrote yet: no run is the one that changed a scan's view.
+	res = env.Do(t, http.MethodGet, "/api/v1/orchestrator-runs?scan_id="+vigia.NewID(), token, nil)
+	if res.Status != http.StatusOK || res.Header.Get("X-Total-Count") != "0" {
+		t.Fatalf("runs before a scan: %d %s", res.Status, res.Body)
+	}
 	// Another workspace sees none of them.
 	res = env.Do(t, http.MethodGet, "/api/v1/orchestrator-runs", otherToken, nil)
 	if res.Header.Get("X-Total-Count") != "0" {

@@ -58,6 +58,16 @@ type Run struct {
 	Facets     json.RawMessage
 	ReceivedAt time.Time
 	UpdatedAt  time.Time
+	// NextScans are, per dataset the run wrote, the scan that profiled it first after the
+	// run ended (absent until one did): the scan that saw what the run changed.
+	NextScans []NextScan
+}
+
+// NextScan is the first scan that profiled a dataset after a run wrote it.
+type NextScan struct {
+	DatasetID  string    `json:"dataset_id"`
+	ScanID     string    `json:"scan_id"`
+	ProfiledAt time.Time `json:"profiled_at"`
 }
 
 // RunInput is a run report. A report of a run already recorded (same orchestrator,
@@ -87,7 +97,10 @@ type RunFilter struct {
 	Pipeline     *string
 	Status       *string
 	DatasetID    *string
-	Page         vigia.Page
+	// ScanID selects the runs whose written datasets that scan profiled next: the runs
+	// that changed what the scan saw.
+	ScanID *string
+	Page   vigia.Page
 }
 
 // Store is the persistence of runs; every method is scoped to a workspace.
@@ -297,7 +310,7 @@ func (s *Service) Runs(ctx context.Context, f RunFilter) (vigia.List[Run], error
 		o := strings.ToLower(strings.TrimSpace(*f.Orchestrator))
 		f.Orchestrator = &o
 	}
-	if f.DatasetID != nil && !vigia.ValidID(*f.DatasetID) {
+	if (f.DatasetID != nil && !vigia.ValidID(*f.DatasetID)) || (f.ScanID != nil && !vigia.ValidID(*f.ScanID)) {
 		return vigia.List[Run]{Items: []Run{}}, nil
 	}
 	return s.store.Runs(ctx, p.WorkspaceID, f)

@@ -43,6 +43,14 @@ type OrchestratorRunOut struct {
 	Facets       map[string]any `json:"facets"`
 	ReceivedAt   time.Time      `json:"received_at"`
 	UpdatedAt    time.Time      `json:"updated_at"`
+	NextScans    []NextScanOut  `json:"next_scans" doc:"Per dataset the run wrote, the first scan that profiled it after the run ended (absent until one did)"`
+}
+
+// NextScanOut is the scan that saw what a run wrote.
+type NextScanOut struct {
+	DatasetID  string    `json:"dataset_id"`
+	ScanID     string    `json:"scan_id"`
+	ProfiledAt time.Time `json:"profiled_at"`
 }
 
 // PipelineHealthOut is the sync health of the pipelines writing a dataset.
@@ -84,6 +92,7 @@ func (s *Server) orchestratorRoutes() {
 			{Name: "pipeline", In: "query", Type: "string", MaxLen: 200},
 			{Name: "status", In: "query", Type: "string", Enum: orchestrator.Statuses},
 			{Name: "dataset_id", In: "query", Type: "string", MaxLen: 64, Desc: "Runs that read or wrote the dataset"},
+			{Name: "scan_id", In: "query", Type: "string", MaxLen: 64, Desc: "Runs whose written datasets the scan profiled next: the runs that changed what it saw"},
 		}}, s.handleRunList)
 	s.register(operation{ID: "datasetPipelineHealth", Method: http.MethodGet, Path: "/api/v1/datasets/{dataset_id}/pipeline-health",
 		Tag: "datasets", Params: []param{datasetIDParam}, Response: PipelineHealthOut{},
@@ -96,7 +105,10 @@ func (s *Server) orchestratorRoutes() {
 func toRunOut(r orchestrator.Run) OrchestratorRunOut {
 	out := OrchestratorRunOut{ID: r.ID, Orchestrator: r.Orchestrator, Pipeline: r.Pipeline, RunID: r.RunID, Status: r.Status,
 		StartedAt: r.StartedAt, EndedAt: r.EndedAt, Inputs: r.Inputs, Outputs: r.Outputs, Unmatched: r.Unmatched,
-		ReceivedAt: r.ReceivedAt, UpdatedAt: r.UpdatedAt}
+		ReceivedAt: r.ReceivedAt, UpdatedAt: r.UpdatedAt, NextScans: []NextScanOut{}}
+	for _, n := range r.NextScans {
+		out.NextScans = append(out.NextScans, NextScanOut{DatasetID: n.DatasetID, ScanID: n.ScanID, ProfiledAt: n.ProfiledAt})
+	}
 	for _, l := range []*[]string{&out.Inputs, &out.Outputs, &out.Unmatched} {
 		if *l == nil {
 			*l = []string{}
@@ -142,7 +154,7 @@ func (s *Server) handleRunRecord(w http.ResponseWriter, r *http.Request, in *inp
 
 func (s *Server) handleRunList(w http.ResponseWriter, r *http.Request, in *input) {
 	l, err := s.deps.Orchestrators.Runs(r.Context(), orchestrator.RunFilter{Orchestrator: in.String("orchestrator"),
-		Pipeline: in.String("pipeline"), Status: in.String("status"), DatasetID: in.String("dataset_id"), Page: in.Page()})
+		Pipeline: in.String("pipeline"), Status: in.String("status"), DatasetID: in.String("dataset_id"), ScanID: in.String("scan_id"), Page: in.Page()})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

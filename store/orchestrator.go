@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -21,17 +22,37 @@ var _ orchestrator.Store = (*OrchestratorStore)(nil)
 const runColumns = `r.id::text, r.workspace_id::text, r.orchestrator, r.pipeline, r.run_id, r.status, r.started_at, r.ended_at,
 	r.unmatched, r.facets, r.received_at, r.updated_at,
 	coalesce((SELECT array_agg(d.dataset_id::text ORDER BY d.dataset_id) FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.role = 'input'), '{}'),
-	coalesce((SELECT array_agg(d.dataset_id::text ORDER BY d.dataset_id) FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.role = 'output'), '{}')`
+	coalesce((SELECT array_agg(d.dataset_id::text ORDER BY d.dataset_id) FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.role = 'output'), '{}'),
+	coalesce((SELECT json_agg(json_build_object('dataset_id', d.dataset_id::text, 'scan_id', ns.scan_id::text, 'profiled_at', ns.profiled_at)
+			ORDER BY d.dataset_id)
+		FROM orchestrator_run_datasets d CROSS JOIN LATERAL (SELECT p.scan_id, p.profiled_at FROM dataset_profiles p
+			WHERE p.dataset_id = d.dataset_id AND p.profiled_at >= coalesce(r.ended_at, r.started_at)
+			ORDER BY p.profiled_at, p.seq LIMIT 1) ns
+		WHERE d.run_id = r.id AND d.role = 'output'), '[]')`
 
-func scanRun(row pgx.CollectableRow) (orchestrator.Run, error) {
+// followedBy is the condition "a dataset the run wrote was next profiled by scan $n".
+func followedBy(n int) string {
+	return fmt.Sprintf(`EXISTS (SELECT 1 FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.role = 'output'
+		AND (SELECT p.scan_id FROM dataset_profiles p WHERE p.dataset_id = d.dataset_id AND p.profiled_at >= coalesce(r.ended_at, r.started_at)
+			ORDER BY p.profiled_at, p.seq LIMIT 1) = $%d)`, n)
+}
+
+func scanRun(row pgx.CollectableRow) (orchestrator.Run, error) { return scanRunWith(row) }
+
+// scanRunWith reads runColumns, then the extra destinations.
+func scanRunWith(row pgx.Row, extra ...any) (orchestrator.Run, error) {
 	var r orchestrator.Run
-	var facets []byte
-	err := row.Scan(&r.ID, &r.WorkspaceID, &r.Orchestrator, &r.Pipeline, &r.RunID, &r.Status, &r.StartedAt, &r.EndedAt,
-		&r.Unmatched, &facets, &r.ReceivedAt, &r.UpdatedAt, &r.Inputs, &r.Outputs)
+	var facets, scans []byte
+	err := row.Scan(append([]any{&r.ID, &r.WorkspaceID, &r.Orchestrator, &r.Pipeline, &r.RunID, &r.Status, &r.StartedAt, &r.EndedAt,
+		&r.Unmatched, &facets, &r.ReceivedAt, &r.UpdatedAt, &r.Inputs, &r.Outputs, &scans}, extra...)...)
+	if err != nil {
+		return r, err
+	}
 	if len(facets) > 0 {
 		r.Facets = json.RawMessage(facets)
 	}
-	return r, err
+	r.NextScans = []orchestrator.NextScan{}
+	return r, json.Unmarshal(scans, &r.NextScans)
 }
 
 // PutRun inserts or replaces a run with its datasets, in one transaction.
@@ -80,14 +101,15 @@ func (s *OrchestratorStore) PutRun(ctx context.Context, r orchestrator.Run) (orc
 func (s *OrchestratorStore) Runs(ctx context.Context, workspaceID string, f orchestrator.RunFilter) (vigia.List[orchestrator.Run], error) {
 	where := `r.workspace_id = $1 AND ($2::text IS NULL OR r.orchestrator = $2) AND ($3::text IS NULL OR r.pipeline = $3)
 		AND ($4::text IS NULL OR r.status = $4)
-		AND ($5::uuid IS NULL OR EXISTS (SELECT 1 FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.dataset_id = $5))`
-	args := []any{workspaceID, f.Orchestrator, f.Pipeline, f.Status, f.DatasetID}
+		AND ($5::uuid IS NULL OR EXISTS (SELECT 1 FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.dataset_id = $5))
+		AND ($6::uuid IS NULL OR ` + followedBy(6) + `)`
+	args := []any{workspaceID, f.Orchestrator, f.Pipeline, f.Status, f.DatasetID, f.ScanID}
 	var total int
 	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM orchestrator_runs r WHERE `+where, args...).Scan(&total); err != nil {
 		return vigia.List[orchestrator.Run]{}, translate(err)
 	}
 	rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns+` FROM orchestrator_runs r WHERE `+where+`
-		ORDER BY r.started_at DESC, r.id DESC LIMIT $6 OFFSET $7`, append(args, f.Page.Limit, f.Page.Offset)...)
+		ORDER BY r.started_at DESC, r.id DESC LIMIT $7 OFFSET $8`, append(args, f.Page.Limit, f.Page.Offset)...)
 	if err != nil {
 		return vigia.List[orchestrator.Run]{}, translate(err)
 	}
@@ -105,7 +127,7 @@ func (s *OrchestratorStore) RunsWriting(ctx context.Context, workspaceID string,
 	if len(datasetIDs) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT r.written::text, `+runColumns+` FROM (
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns+`, r.written::text FROM (
 			SELECT r.*, d.dataset_id AS written, row_number() OVER (PARTITION BY d.dataset_id, r.orchestrator, r.pipeline
 				ORDER BY r.started_at DESC, r.updated_at DESC) AS n
 			FROM orchestrator_runs r JOIN orchestrator_run_datasets d ON d.run_id = r.id AND d.role = 'output' AND d.dataset_id = ANY($2::uuid[])
@@ -117,14 +139,9 @@ func (s *OrchestratorStore) RunsWriting(ctx context.Context, workspaceID string,
 	defer rows.Close()
 	for rows.Next() {
 		var written string
-		var r orchestrator.Run
-		var facets []byte
-		if err := rows.Scan(&written, &r.ID, &r.WorkspaceID, &r.Orchestrator, &r.Pipeline, &r.RunID, &r.Status, &r.StartedAt, &r.EndedAt,
-			&r.Unmatched, &facets, &r.ReceivedAt, &r.UpdatedAt, &r.Inputs, &r.Outputs); err != nil {
+		r, err := scanRunWith(rows, &written)
+		if err != nil {
 			return nil, translate(err)
-		}
-		if len(facets) > 0 {
-			r.Facets = json.RawMessage(facets)
 		}
 		out[written] = append(out[written], r)
 	}

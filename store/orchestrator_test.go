@@ -14,7 +14,8 @@ func TestOrchestratorRuns(t *testing.T) {
 	s := f.db.Orchestrators()
 	ws := f.workspace().WorkspaceID
 	other := f.workspace().WorkspaceID
-	ds := f.tables(ws, f.connection(ws, "wh"), "orders", "customers")
+	conn := f.connection(ws, "wh")
+	ds := f.tables(ws, conn, "orders", "customers")
 	foreign := f.tables(other, f.connection(other, "wh"), "orders")[0]
 	put := func(ws, runID, status string, n int, inputs, outputs []string) (orchestrator.Run, bool) {
 		t.Helper()
@@ -59,6 +60,22 @@ func TestOrchestratorRuns(t *testing.T) {
 	f.must(err)
 	if l.Total != 0 {
 		t.Fatalf("another workspace's dataset: %+v", l)
+	}
+	// Runs link to the scan that profiled what they wrote next.
+	profile := func(scanID string, seq, n int) {
+		f.exec(`INSERT INTO dataset_profiles (dataset_id, scan_id, workspace_id, seq, row_count, depth, columns, metrics, profiled_at)
+			VALUES ($1, $2, $3, $4, 10, 'standard', '[]', '{}', $5)`, ds[0], scanID, ws, seq, at(n))
+	}
+	scan1, scan2 := f.newScan(ws, conn, 1), f.newScan(ws, conn, 2)
+	profile(scan1, 1, 30)
+	profile(scan2, 2, 200)
+	for _, c := range []struct{ scan, run string }{{scan1, "r1"}, {scan2, "r2"}} {
+		l, err = s.Runs(f.ctx, ws, orchestrator.RunFilter{ScanID: &c.scan, Page: vigia.Page{Limit: 10}})
+		f.must(err)
+		if l.Total != 1 || l.Items[0].RunID != c.run || len(l.Items[0].NextScans) != 1 || l.Items[0].NextScans[0].ScanID != c.scan ||
+			l.Items[0].NextScans[0].DatasetID != ds[0] {
+			t.Fatalf("runs before scan %s: %+v", c.run, l)
+		}
 	}
 	w, err := s.RunsWriting(f.ctx, ws, []string{ds[0], ds[1], foreign}, 50)
 	f.must(err)
