@@ -40,7 +40,7 @@ type OrchestratorRunOut struct {
 	Inputs       []string       `json:"inputs" doc:"Dataset ids the run read"`
 	Outputs      []string       `json:"outputs" doc:"Dataset ids the run wrote"`
 	Unmatched    []string       `json:"unmatched" doc:"namespace/name of the datasets that named no dataset of the workspace"`
-	Facets       map[string]any `json:"facets"`
+	Facets       map[string]any `json:"facets" doc:"The run facets as reported; {} when none"`
 	ReceivedAt   time.Time      `json:"received_at"`
 	UpdatedAt    time.Time      `json:"updated_at"`
 	NextScans    []NextScanOut  `json:"next_scans" doc:"Per dataset the run wrote, the first scan that profiled it after the run ended (absent until one did)"`
@@ -116,6 +116,9 @@ func toRunOut(r orchestrator.Run) OrchestratorRunOut {
 	}
 	if len(r.Facets) > 0 {
 		_ = json.Unmarshal(r.Facets, &out.Facets)
+	}
+	if out.Facets == nil {
+		out.Facets = map[string]any{}
 	}
 	return out
 }
