@@ -103,16 +103,19 @@ type RunFilter struct {
 	Page   vigia.Page
 }
 
-// Store is the persistence of runs; every method is scoped to a workspace.
+// Store is the persistence of runs; every method is scoped to the viewer's workspace,
+// and the datasets of the runs it answers (inputs, outputs, next scans) to those the
+// viewer sees.
 type Store interface {
 	// PutRun inserts a run, or replaces the one of the same orchestrator, pipeline and
 	// run id (keeping its id and received_at). It returns the stored run and whether it
 	// was new.
-	PutRun(ctx context.Context, r Run) (Run, bool, error)
-	Runs(ctx context.Context, workspaceID string, f RunFilter) (vigia.List[Run], error)
+	PutRun(ctx context.Context, v catalog.Viewer, r Run) (Run, bool, error)
+	// Runs lists runs, newest first; a dataset filter the viewer cannot see matches none.
+	Runs(ctx context.Context, v catalog.Viewer, f RunFilter) (vigia.List[Run], error)
 	// RunsWriting returns, per dataset, the latest runs (at most perPipeline of each
 	// pipeline) that wrote it, newest first; datasets no run wrote are absent.
-	RunsWriting(ctx context.Context, workspaceID string, datasetIDs []string, perPipeline int) (map[string][]Run, error)
+	RunsWriting(ctx context.Context, v catalog.Viewer, datasetIDs []string, perPipeline int) (map[string][]Run, error)
 }
 
 // Datasets resolves dataset references (lineage's matching).
@@ -187,7 +190,7 @@ func (s *Service) RecordRun(ctx context.Context, in RunInput) (Run, bool, error)
 	}
 	now := s.clock.Now()
 	r.ID, r.WorkspaceID, r.ReceivedAt, r.UpdatedAt = vigia.NewID(), p.WorkspaceID, now, now
-	return s.store.PutRun(ctx, r)
+	return s.store.PutRun(ctx, catalog.ViewerOf(p), r)
 }
 
 // check validates a report: the run it describes and its references in order
@@ -313,7 +316,7 @@ func (s *Service) Runs(ctx context.Context, f RunFilter) (vigia.List[Run], error
 	if (f.DatasetID != nil && !vigia.ValidID(*f.DatasetID)) || (f.ScanID != nil && !vigia.ValidID(*f.ScanID)) {
 		return vigia.List[Run]{Items: []Run{}}, nil
 	}
-	return s.store.Runs(ctx, p.WorkspaceID, f)
+	return s.store.Runs(ctx, catalog.ViewerOf(p), f)
 }
 
 // historyPerPipeline is how many of a pipeline's latest runs health reads.
@@ -329,7 +332,7 @@ func (s *Service) PipelineHealth(ctx context.Context, datasetID string) (Health,
 	if _, err := s.catalog.Dataset(ctx, datasetID); err != nil {
 		return Health{}, err
 	}
-	runs, err := s.store.RunsWriting(ctx, p.WorkspaceID, []string{datasetID}, historyPerPipeline)
+	runs, err := s.store.RunsWriting(ctx, catalog.ViewerOf(p), []string{datasetID}, historyPerPipeline)
 	if err != nil {
 		return Health{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -17,7 +18,9 @@ var _ trust.Pipelines = TrustPipelines{}
 // PipelineFacts judges the pipelines writing each dataset at now and returns the
 // failing and late ones, in Assess's order. The caller (trust) has checked visibility.
 func (t TrustPipelines) PipelineFacts(ctx context.Context, workspaceID string, datasetIDs []string, now time.Time) (map[string][]trust.PipelineFact, error) {
-	runs, err := t.Store.RunsWriting(ctx, workspaceID, datasetIDs, historyPerPipeline)
+	// Only statuses, pipeline names and run ids leave: the runs' dataset lists are not
+	// read, so the workspace-wide view is safe.
+	runs, err := t.Store.RunsWriting(ctx, catalog.Viewer{WorkspaceID: workspaceID, Admin: true, TeamIDs: []string{}}, datasetIDs, historyPerPipeline)
 	if err != nil {
 		return nil, err
 	}

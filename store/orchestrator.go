@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/orchestrator"
 )
 
@@ -19,22 +20,27 @@ func (db *DB) Orchestrators() *OrchestratorStore { return &OrchestratorStore{db:
 
 var _ orchestrator.Store = (*OrchestratorStore)(nil)
 
-const runColumns = `r.id::text, r.workspace_id::text, r.orchestrator, r.pipeline, r.run_id, r.status, r.started_at, r.ended_at,
+// runColumns selects a run with the datasets it read and wrote and their next scans,
+// those the viewer sees only (teams and admin flag in parameters $teams and $admin).
+func runColumns(teams, admin int) string {
+	return fmt.Sprintf(`r.id::text, r.workspace_id::text, r.orchestrator, r.pipeline, r.run_id, r.status, r.started_at, r.ended_at,
 	r.unmatched, r.facets, r.received_at, r.updated_at,
-	coalesce((SELECT array_agg(d.dataset_id::text ORDER BY d.dataset_id) FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.role = 'input'), '{}'),
-	coalesce((SELECT array_agg(d.dataset_id::text ORDER BY d.dataset_id) FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.role = 'output'), '{}'),
+	coalesce((SELECT array_agg(d.dataset_id::text ORDER BY d.dataset_id) FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.role = 'input' AND %[1]s), '{}'),
+	coalesce((SELECT array_agg(d.dataset_id::text ORDER BY d.dataset_id) FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.role = 'output' AND %[1]s), '{}'),
 	coalesce((SELECT json_agg(json_build_object('dataset_id', d.dataset_id::text, 'scan_id', ns.scan_id::text, 'profiled_at', ns.profiled_at)
 			ORDER BY d.dataset_id)
 		FROM orchestrator_run_datasets d CROSS JOIN LATERAL (SELECT p.scan_id, p.profiled_at FROM dataset_profiles p
 			WHERE p.dataset_id = d.dataset_id AND p.profiled_at >= coalesce(r.ended_at, r.started_at)
 			ORDER BY p.profiled_at, p.seq LIMIT 1) ns
-		WHERE d.run_id = r.id AND d.role = 'output'), '[]')`
+		WHERE d.run_id = r.id AND d.role = 'output' AND %[1]s), '[]')`, VisibleSQL("d.dataset_id", teams, admin))
+}
 
-// followedBy is the condition "a dataset the run wrote was next profiled by scan $n".
-func followedBy(n int) string {
-	return fmt.Sprintf(`EXISTS (SELECT 1 FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.role = 'output'
+// followedBy is the condition "a dataset the run wrote (that the viewer sees) was next
+// profiled by scan $n".
+func followedBy(n, teams, admin int) string {
+	return fmt.Sprintf(`EXISTS (SELECT 1 FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.role = 'output' AND %s
 		AND (SELECT p.scan_id FROM dataset_profiles p WHERE p.dataset_id = d.dataset_id AND p.profiled_at >= coalesce(r.ended_at, r.started_at)
-			ORDER BY p.profiled_at, p.seq LIMIT 1) = $%d)`, n)
+			ORDER BY p.profiled_at, p.seq LIMIT 1) = $%d)`, VisibleSQL("d.dataset_id", teams, admin), n)
 }
 
 func scanRun(row pgx.CollectableRow) (orchestrator.Run, error) { return scanRunWith(row) }
@@ -56,7 +62,7 @@ func scanRunWith(row pgx.Row, extra ...any) (orchestrator.Run, error) {
 }
 
 // PutRun inserts or replaces a run with its datasets, in one transaction.
-func (s *OrchestratorStore) PutRun(ctx context.Context, r orchestrator.Run) (orchestrator.Run, bool, error) {
+func (s *OrchestratorStore) PutRun(ctx context.Context, v catalog.Viewer, r orchestrator.Run) (orchestrator.Run, bool, error) {
 	var out orchestrator.Run
 	var created bool
 	err := s.db.InTx(ctx, func(ctx context.Context) error {
@@ -87,7 +93,7 @@ func (s *OrchestratorStore) PutRun(ctx context.Context, r orchestrator.Run) (orc
 			ON CONFLICT DO NOTHING`, id, r.Inputs, r.Outputs, r.WorkspaceID); err != nil {
 			return translate(err)
 		}
-		rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns+` FROM orchestrator_runs r WHERE r.id = $1`, id)
+		rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns(2, 3)+` FROM orchestrator_runs r WHERE r.id = $1`, id, v.TeamIDs, v.Admin)
 		if err != nil {
 			return translate(err)
 		}
@@ -98,18 +104,18 @@ func (s *OrchestratorStore) PutRun(ctx context.Context, r orchestrator.Run) (orc
 }
 
 // Runs lists a workspace's runs, newest first, with the filter's page and total.
-func (s *OrchestratorStore) Runs(ctx context.Context, workspaceID string, f orchestrator.RunFilter) (vigia.List[orchestrator.Run], error) {
+func (s *OrchestratorStore) Runs(ctx context.Context, v catalog.Viewer, f orchestrator.RunFilter) (vigia.List[orchestrator.Run], error) {
 	where := `r.workspace_id = $1 AND ($2::text IS NULL OR r.orchestrator = $2) AND ($3::text IS NULL OR r.pipeline = $3)
 		AND ($4::text IS NULL OR r.status = $4)
-		AND ($5::uuid IS NULL OR EXISTS (SELECT 1 FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.dataset_id = $5))
-		AND ($6::uuid IS NULL OR ` + followedBy(6) + `)`
-	args := []any{workspaceID, f.Orchestrator, f.Pipeline, f.Status, f.DatasetID, f.ScanID}
+		AND ($5::uuid IS NULL OR EXISTS (SELECT 1 FROM orchestrator_run_datasets d WHERE d.run_id = r.id AND d.dataset_id = $5 AND ` + VisibleSQL("d.dataset_id", 7, 8) + `))
+		AND ($6::uuid IS NULL OR ` + followedBy(6, 7, 8) + `)`
+	args := []any{v.WorkspaceID, f.Orchestrator, f.Pipeline, f.Status, f.DatasetID, f.ScanID, v.TeamIDs, v.Admin}
 	var total int
 	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM orchestrator_runs r WHERE `+where, args...).Scan(&total); err != nil {
 		return vigia.List[orchestrator.Run]{}, translate(err)
 	}
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns+` FROM orchestrator_runs r WHERE `+where+`
-		ORDER BY r.started_at DESC, r.id DESC LIMIT $7 OFFSET $8`, append(args, f.Page.Limit, f.Page.Offset)...)
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns(7, 8)+` FROM orchestrator_runs r WHERE `+where+`
+		ORDER BY r.started_at DESC, r.id DESC LIMIT $9 OFFSET $10`, append(args, f.Page.Limit, f.Page.Offset)...)
 	if err != nil {
 		return vigia.List[orchestrator.Run]{}, translate(err)
 	}
@@ -122,17 +128,17 @@ func (s *OrchestratorStore) Runs(ctx context.Context, workspaceID string, f orch
 
 // RunsWriting returns, per dataset, the latest runs of each pipeline that wrote it, in
 // one query.
-func (s *OrchestratorStore) RunsWriting(ctx context.Context, workspaceID string, datasetIDs []string, perPipeline int) (map[string][]orchestrator.Run, error) {
+func (s *OrchestratorStore) RunsWriting(ctx context.Context, v catalog.Viewer, datasetIDs []string, perPipeline int) (map[string][]orchestrator.Run, error) {
 	out := map[string][]orchestrator.Run{}
 	if len(datasetIDs) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns+`, r.written::text FROM (
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns(4, 5)+`, r.written::text FROM (
 			SELECT r.*, d.dataset_id AS written, row_number() OVER (PARTITION BY d.dataset_id, r.orchestrator, r.pipeline
 				ORDER BY r.started_at DESC, r.updated_at DESC) AS n
 			FROM orchestrator_runs r JOIN orchestrator_run_datasets d ON d.run_id = r.id AND d.role = 'output' AND d.dataset_id = ANY($2::uuid[])
 			WHERE r.workspace_id = $1) r
-		WHERE r.n <= $3 ORDER BY r.started_at DESC, r.id DESC`, workspaceID, datasetIDs, perPipeline)
+		WHERE r.n <= $3 ORDER BY r.started_at DESC, r.id DESC`, v.WorkspaceID, datasetIDs, perPipeline, v.TeamIDs, v.Admin)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/orchestrator"
 )
 
@@ -20,7 +21,7 @@ func TestOrchestratorRuns(t *testing.T) {
 	put := func(ws, runID, status string, n int, inputs, outputs []string) (orchestrator.Run, bool) {
 		t.Helper()
 		end := at(n + 1)
-		r, created, err := s.PutRun(f.ctx, orchestrator.Run{ID: vigia.NewID(), WorkspaceID: ws, Orchestrator: "airflow",
+		r, created, err := s.PutRun(f.ctx, admin(ws), orchestrator.Run{ID: vigia.NewID(), WorkspaceID: ws, Orchestrator: "airflow",
 			Pipeline: "load_orders", RunID: runID, Status: status, StartedAt: at(n), EndedAt: &end, Inputs: inputs,
 			Outputs: outputs, Unmatched: []string{}, Facets: json.RawMessage(`{"k": 1}`), ReceivedAt: at(n), UpdatedAt: at(n)})
 		f.must(err)
@@ -40,23 +41,23 @@ func TestOrchestratorRuns(t *testing.T) {
 	put(ws, "r3", orchestrator.StatusSuccess, 120, []string{ds[0]}, []string{ds[1]})
 	put(other, "r1", orchestrator.StatusSuccess, 0, nil, []string{foreign})
 
-	l, err := s.Runs(f.ctx, ws, orchestrator.RunFilter{Page: vigia.Page{Limit: 2}})
+	l, err := s.Runs(f.ctx, admin(ws), orchestrator.RunFilter{Page: vigia.Page{Limit: 2}})
 	f.must(err)
 	if l.Total != 3 || len(l.Items) != 2 || l.Items[0].RunID != "r3" || l.Items[1].RunID != "r2" {
 		t.Fatalf("runs page: %d %+v", l.Total, names(l.Items, func(r orchestrator.Run) string { return r.RunID }))
 	}
 	failed := "failed"
-	l, err = s.Runs(f.ctx, ws, orchestrator.RunFilter{Status: &failed, Page: vigia.Page{Limit: 10}})
+	l, err = s.Runs(f.ctx, admin(ws), orchestrator.RunFilter{Status: &failed, Page: vigia.Page{Limit: 10}})
 	f.must(err)
 	if l.Total != 1 || l.Items[0].RunID != "r2" {
 		t.Fatalf("failed runs: %+v", l)
 	}
-	l, err = s.Runs(f.ctx, ws, orchestrator.RunFilter{DatasetID: &ds[1], Page: vigia.Page{Limit: 10}})
+	l, err = s.Runs(f.ctx, admin(ws), orchestrator.RunFilter{DatasetID: &ds[1], Page: vigia.Page{Limit: 10}})
 	f.must(err)
 	if l.Total != 1 || l.Items[0].RunID != "r3" {
 		t.Fatalf("runs of a dataset: %+v", l)
 	}
-	l, err = s.Runs(f.ctx, ws, orchestrator.RunFilter{DatasetID: &foreign, Page: vigia.Page{Limit: 10}})
+	l, err = s.Runs(f.ctx, admin(ws), orchestrator.RunFilter{DatasetID: &foreign, Page: vigia.Page{Limit: 10}})
 	f.must(err)
 	if l.Total != 0 {
 		t.Fatalf("another workspace's dataset: %+v", l)
@@ -70,14 +71,14 @@ func TestOrchestratorRuns(t *testing.T) {
 	profile(scan1, 1, 30)
 	profile(scan2, 2, 200)
 	for _, c := range []struct{ scan, run string }{{scan1, "r1"}, {scan2, "r2"}} {
-		l, err = s.Runs(f.ctx, ws, orchestrator.RunFilter{ScanID: &c.scan, Page: vigia.Page{Limit: 10}})
+		l, err = s.Runs(f.ctx, admin(ws), orchestrator.RunFilter{ScanID: &c.scan, Page: vigia.Page{Limit: 10}})
 		f.must(err)
 		if l.Total != 1 || l.Items[0].RunID != c.run || len(l.Items[0].NextScans) != 1 || l.Items[0].NextScans[0].ScanID != c.scan ||
 			l.Items[0].NextScans[0].DatasetID != ds[0] {
 			t.Fatalf("runs before scan %s: %+v", c.run, l)
 		}
 	}
-	w, err := s.RunsWriting(f.ctx, ws, []string{ds[0], ds[1], foreign}, 50)
+	w, err := s.RunsWriting(f.ctx, admin(ws), []string{ds[0], ds[1], foreign}, 50)
 	f.must(err)
 	runID := func(r orchestrator.Run) string { return r.RunID }
 	if got := names(w[ds[0]], runID); !slices.Equal(got, []string{"r2", "r1"}) || len(w) != 2 {
@@ -86,10 +87,27 @@ func TestOrchestratorRuns(t *testing.T) {
 	if got := names(w[ds[1]], runID); !slices.Equal(got, []string{"r3"}) {
 		t.Fatalf("runs writing customers: %v", got)
 	}
-	if w, _ = s.RunsWriting(f.ctx, ws, []string{ds[0]}, 1); len(w[ds[0]]) != 1 || w[ds[0]][0].RunID != "r2" {
+	if w, _ = s.RunsWriting(f.ctx, admin(ws), []string{ds[0]}, 1); len(w[ds[0]]) != 1 || w[ds[0]][0].RunID != "r2" {
 		t.Fatalf("latest run per pipeline: %+v", w)
 	}
-	if w, _ = s.RunsWriting(f.ctx, other, []string{ds[0]}, 50); len(w) != 0 {
+	if w, _ = s.RunsWriting(f.ctx, admin(other), []string{ds[0]}, 50); len(w) != 0 {
 		t.Fatalf("another workspace's runs: %+v", w)
 	}
+	// A restricted dataset leaves the runs' lists, and filters, of those who cannot see it.
+	f.restrict(ws, []string{ds[1]})
+	l, err = s.Runs(f.ctx, member(ws), orchestrator.RunFilter{Page: vigia.Page{Limit: 10}})
+	f.must(err)
+	if l.Total != 3 || l.Items[0].RunID != "r3" || len(l.Items[0].Inputs) != 1 || len(l.Items[0].Outputs) != 0 {
+		t.Fatalf("runs of a member: %+v", l.Items[0])
+	}
+	if l, _ = s.Runs(f.ctx, member(ws), orchestrator.RunFilter{DatasetID: &ds[1], Page: vigia.Page{Limit: 10}}); l.Total != 0 {
+		t.Fatalf("filter by a restricted dataset: %+v", l)
+	}
+	if w, _ = s.RunsWriting(f.ctx, member(ws), []string{ds[1]}, 50); len(w[ds[1]]) != 1 || len(w[ds[1]][0].Outputs) != 0 {
+		t.Fatalf("runs writing a restricted dataset, for a member: %+v", w)
+	}
+}
+
+func admin(ws string) catalog.Viewer {
+	return catalog.Viewer{WorkspaceID: ws, Admin: true, TeamIDs: []string{}}
 }
