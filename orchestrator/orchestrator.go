@@ -111,6 +111,8 @@ type Store interface {
 	// run id (keeping its id and received_at). It returns the stored run and whether it
 	// was new.
 	PutRun(ctx context.Context, v catalog.Viewer, r Run) (Run, bool, error)
+	// LiveDatasets returns which of ids are live datasets of the workspace.
+	LiveDatasets(ctx context.Context, workspaceID string, ids []string) (map[string]bool, error)
 	// Runs lists runs, newest first; a dataset filter the viewer cannot see matches none.
 	Runs(ctx context.Context, v catalog.Viewer, f RunFilter) (vigia.List[Run], error)
 	// RunsWriting returns, per dataset, the latest runs (at most perPipeline of each
@@ -159,7 +161,7 @@ func (s *Service) RecordRun(ctx context.Context, in RunInput) (Run, bool, error)
 	if err != nil {
 		return Run{}, false, err
 	}
-	ids, err := s.datasets.MatchDatasets(ctx, refs)
+	ids, err := s.match(ctx, p.WorkspaceID, refs)
 	if err != nil {
 		return Run{}, false, err
 	}
@@ -191,6 +193,34 @@ func (s *Service) RecordRun(ctx context.Context, in RunInput) (Run, bool, error)
 	now := s.clock.Now()
 	r.ID, r.WorkspaceID, r.ReceivedAt, r.UpdatedAt = vigia.NewID(), p.WorkspaceID, now, now
 	return s.store.PutRun(ctx, catalog.ViewerOf(p), r)
+}
+
+// match resolves refs to dataset ids ("" where none): ids by one indexed look-up, and
+// only when OpenLineage names are among them lineage's matching, which reads the
+// workspace's names.
+func (s *Service) match(ctx context.Context, workspaceID string, refs []lineage.DatasetRef) ([]string, error) {
+	var named, ids []string
+	for _, r := range refs {
+		if r.ID == "" {
+			named = append(named, r.Name)
+		} else {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(named) > 0 {
+		return s.datasets.MatchDatasets(ctx, refs)
+	}
+	live, err := s.store.LiveDatasets(ctx, workspaceID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		if live[r.ID] {
+			out[i] = r.ID
+		}
+	}
+	return out, nil
 }
 
 // check validates a report: the run it describes and its references in order

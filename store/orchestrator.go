@@ -153,3 +153,21 @@ func (s *OrchestratorStore) RunsWriting(ctx context.Context, v catalog.Viewer, d
 	}
 	return out, translate(rows.Err())
 }
+
+// LiveDatasets returns which of ids are live (not dropped) datasets of the workspace.
+func (s *OrchestratorStore) LiveDatasets(ctx context.Context, workspaceID string, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text FROM datasets WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND dropped_at IS NULL`,
+		workspaceID, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	for _, id := range got {
+		out[id] = true
+	}
+	return out, translate(err)
+}

@@ -93,6 +93,11 @@ func TestOrchestratorRuns(t *testing.T) {
 	if w, _ = s.RunsWriting(f.ctx, admin(other), []string{ds[0]}, 50); len(w) != 0 {
 		t.Fatalf("another workspace's runs: %+v", w)
 	}
+	live, err := s.LiveDatasets(f.ctx, ws, []string{ds[0], foreign, ds[1]})
+	f.must(err)
+	if len(live) != 2 || !live[ds[0]] || !live[ds[1]] {
+		t.Fatalf("live datasets: %v", live)
+	}
 	// A restricted dataset leaves the runs' lists, and filters, of those who cannot see it.
 	f.restrict(ws, []string{ds[1]})
 	l, err = s.Runs(f.ctx, member(ws), orchestrator.RunFilter{Page: vigia.Page{Limit: 10}})
