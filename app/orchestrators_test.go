@@ -264,3 +264,48 @@ func TestOrchestratorRunsAndPipelineHealth(t *testing.T) {
 		}
 	}
 }
+
+// A run that wrote a dataset links to the scan that profiled it next: the scan that saw
+// what the run changed.
+func TestOrchestratorRunLinksToTheScanThatFollowed(t *testing.T) {
+	e := newWF(t, "orch-scan")
+	src := newSource(t, "sqlite", e.root)
+	src.exec(t, `CREATE TABLE encomendas (id INTEGER PRIMARY KEY, total REAL)`)
+	src.exec(t, `INSERT INTO encomendas VALUES (1, 10.5), (2, 20)`)
+	conn := e.connect(t, "loja", "sqlite", src.dsn)
+	before := e.scan(t, conn)
+	ds := e.dataset(t, conn, "encomendas")
+	end := time.Now().UTC()
+	res := e.Do(t, http.MethodPost, "/api/v1/orchestrator-runs", e.tok, map[string]any{"orchestrator": "dagster", "pipeline": "load",
+		"run_id": "r1", "status": "success", "started_at": end.Add(-time.Minute), "ended_at": end,
+		"outputs": []any{map[string]any{"dataset_id": ds}}})
+	var run struct {
+		ID        string `json:"id"`
+		NextScans []struct {
+			DatasetID string `json:"dataset_id"`
+			ScanID    string `json:"scan_id"`
+		} `json:"next_scans"`
+	}
+	res.JSON(t, &run)
+	if res.Status != http.StatusCreated || len(run.NextScans) != 0 {
+		t.Fatalf("run: %d %s", res.Status, res.Body)
+	}
+	src.exec(t, `INSERT INTO encomendas VALUES (3, 30)`)
+	after := e.scan(t, conn)
+	var runs []struct {
+		ID        string `json:"id"`
+		NextScans []struct {
+			DatasetID string `json:"dataset_id"`
+			ScanID    string `json:"scan_id"`
+		} `json:"next_scans"`
+	}
+	res = e.Do(t, http.MethodGet, "/api/v1/orchestrator-runs?scan_id="+after.ID, e.viewer, nil)
+	res.JSON(t, &runs)
+	if res.Status != http.StatusOK || len(runs) != 1 || runs[0].ID != run.ID || len(runs[0].NextScans) != 1 ||
+		runs[0].NextScans[0].ScanID != after.ID || runs[0].NextScans[0].DatasetID != ds {
+		t.Fatalf("runs before the scan: %d %s", res.Status, res.Body)
+	}
+	if res = e.Do(t, http.MethodGet, "/api/v1/orchestrator-runs?scan_id="+before.ID, e.viewer, nil); res.Header.Get("X-Total-Count") != "0" {
+		t.Fatalf("runs before the earlier scan: %s", res.Body)
+	}
+}
