@@ -21,6 +21,7 @@ import (
 	"github.com/vigia-data/vigia/graph"
 	"github.com/vigia-data/vigia/graph/explorer"
 	"github.com/vigia-data/vigia/i18n"
+	"github.com/vigia-data/vigia/ide"
 	"github.com/vigia-data/vigia/identity"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
@@ -32,6 +33,7 @@ import (
 	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/oncall"
+	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/rule"
@@ -131,10 +133,14 @@ type App struct {
 	Lineage     *lineage.Service
 	Incidents   *incident.Service
 	// closeGraph closes the Neo4j driver when that backend is used.
-	closeGraph  func(ctx context.Context) error
-	Notify      *notify.Service
-	OnCall      *oncall.Service
-	Tickets     *ticket.Service
+	closeGraph func(ctx context.Context) error
+	Notify     *notify.Service
+	OnCall     *oncall.Service
+	Tickets    *ticket.Service
+	// Orchestrators records pipeline runs (datasets matched through lineage).
+	Orchestrators *orchestrator.Service
+	// IDE answers editor extensions.
+	IDE         *ide.Service
 	WebhookJobs *jobs.Queue
 }
 
@@ -184,7 +190,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
 	a.Issues = issue.NewService(db.Issues(), db, clock)
 	a.Teams = team.NewService(db.Teams(), clock)
-	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute})
+	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute,
+		Pipelines: orchestrator.TrustPipelines{Store: db.Orchestrators()}})
 	// Incidents list the consumers that read a dataset recently.
 	a.Lineage = lineage.NewService(lineage.Deps{Store: db.Lineage(), Graph: graph, Views: sqllineage.Parser{}, Tx: db,
 		Jobs: lineageJobs{queue}, Consumers: recentConsumers{a.Trust}, Providers: db.KnowledgeProviders(), Clock: clock, Log: log})
@@ -210,6 +217,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Tickets = ticket.NewService(db.Webhooks(), db, ticketJobs{a.WebhookJobs}, box, msgs, clock, log,
 		ticketTransitions{a.Issues}, []ticket.Provider{jira.Provider(), linear.Provider(), generic.Provider()}, ticket.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
+	a.Orchestrators = orchestrator.NewService(db.Orchestrators(), a.Lineage, a.Catalog, clock)
+	a.IDE = ide.NewService(db.IDE(), a.Trust, a.Catalog)
 	a.handleJobs()
 	return a, nil
 }
@@ -315,7 +324,7 @@ func (a *App) Server() *rest.Server {
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets,
-			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
+			Orchestrators: a.Orchestrators, IDE: a.IDE, Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages)}, a.Log)
 }
 

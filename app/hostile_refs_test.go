@@ -56,7 +56,8 @@ func newRefWorld(t *testing.T, env *apptest.Env, name string) refWorld {
 // storedTables are the tables a write with body references may add to or change.
 var storedTables = []string{"domains", "domain_datasets", "domain_grants", "domain_consumers", "issues", "lineage_edges",
 	"lineage_exposures", "notification_channels", "notification_mutes", "oncall_rotas", "rules", "scans", "ticket_links",
-	"consumers", "consumptions", "consumption_datasets", "team_members", "lineage_outbox"}
+	"consumers", "consumptions", "consumption_datasets", "team_members", "lineage_outbox",
+	"orchestrator_runs", "orchestrator_run_datasets"}
 
 func tableDigest(t *testing.T, env *apptest.Env) map[string]string {
 	t.Helper()
@@ -122,6 +123,11 @@ func TestForeignReferencesInBodiesAre404(t *testing.T) {
 		}},
 		{http.MethodPut, "/api/v1/oncall/rota", a.admin, 200, []string{"user", "team"}, func(id map[string]string) any {
 			return map[string]any{"team_id": id["team"], "levels": []any{map[string]any{"user_id": id["user"], "minutes": 5}}}
+		}},
+		{http.MethodPost, "/api/v1/orchestrator-runs", tokA, 201, []string{"dataset", "dataset2"}, func(id map[string]string) any {
+			return map[string]any{"orchestrator": "airflow", "pipeline": "load", "run_id": vigia.NewUUID(), "status": "success",
+				"started_at": ends, "inputs": []any{map[string]any{"dataset_id": id["dataset2"]}},
+				"outputs": []any{map[string]any{"dataset_id": id["dataset"]}}}
 		}},
 		{http.MethodPost, "/api/v1/rules", a.admin, 201, []string{"dataset"}, func(id map[string]string) any {
 			return map[string]any{"dataset_id": id["dataset"], "rule_type": "not_null", "params": map[string]any{"column": "id"}}

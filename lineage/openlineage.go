@@ -460,3 +460,46 @@ func (ix olIndex) edges(st *olState) ([]RecordEdge, []ExposureInput, []string) {
 	}
 	return edges, dests, unmatched
 }
+
+// DatasetRef names a dataset as other features' payloads do: by Vigia id, or by the
+// OpenLineage naming (namespace and name) that OpenLineageEvents matches.
+type DatasetRef struct {
+	ID        string
+	Namespace string
+	Name      string
+}
+
+// MatchDatasets resolves refs to live datasets of the caller's workspace: an id must be
+// one of them, a namespace and name match as OpenLineage events do (exactly, else one
+// match ignoring case). The answer has one id per ref, "" where nothing matched.
+func (s *Service) MatchDatasets(ctx context.Context, refs []DatasetRef) ([]string, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	names, err := s.store.FindByName(ctx, p.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string]bool, len(names))
+	for _, d := range names {
+		ids[d.ID] = true
+	}
+	ix := newOLIndex(names)
+	for i, r := range refs {
+		if r.ID != "" {
+			if ids[r.ID] {
+				out[i] = r.ID
+			}
+			continue
+		}
+		if id, ok := ix.match(olRef{NS: r.Namespace, Name: r.Name}); ok {
+			out[i] = id
+		}
+	}
+	return out, nil
+}

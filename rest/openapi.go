@@ -75,6 +75,7 @@ var tagDescriptions = map[string]string{
 	"consumers":     "Consumers of datasets and domains (dashboards, models, jobs) and their recorded reads",
 	"tickets":       "Ticket integrations (Jira, Linear, GitHub): targets, links and inbound events",
 	"orchestrators": "Orchestrator runs reported to Vigia",
+	"ide":           "Editor extensions: table references resolved to datasets, column metadata (never values)",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }

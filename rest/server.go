@@ -62,7 +62,11 @@ type Deps struct {
 	Notify      NotifyService
 	OnCall      OnCallService
 	Tickets     TicketService
-	Messages    *i18n.Catalog
+	// Orchestrators records pipeline runs and judges pipeline health.
+	Orchestrators OrchestratorService
+	// IDE answers editor extensions (metadata only).
+	IDE      IDEService
+	Messages *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
 	// Broker reports the message broker's state, only reported by readiness.
@@ -179,6 +183,8 @@ func (s *Server) routes() {
 	s.trustRoutes()
 	s.productRoutes()
 	s.webhookRoutes()
+	s.orchestratorRoutes()
+	s.ideRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

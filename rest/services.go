@@ -6,12 +6,14 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/ide"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/oncall"
+	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rule"
@@ -216,4 +218,17 @@ type TicketService interface {
 	SetCredentials(ctx context.Context, id string, in ticket.CredentialsInput) (ticket.Integration, error)
 	Targets(ctx context.Context, id string) (ticket.Targets, error)
 	UpdateSync(ctx context.Context, id string, in ticket.SyncInput) (ticket.Integration, error)
+}
+
+// IDEService is what the transport needs of the editor metadata.
+type IDEService interface {
+	Columns(ctx context.Context, datasetID string) ([]ide.Column, error)
+	Resolve(ctx context.Context, name string, connection *string) (ide.Resolution, error)
+}
+
+// OrchestratorService is what the transport needs of orchestrator runs.
+type OrchestratorService interface {
+	PipelineHealth(ctx context.Context, datasetID string) (orchestrator.Health, error)
+	RecordRun(ctx context.Context, in orchestrator.RunInput) (orchestrator.Run, bool, error)
+	Runs(ctx context.Context, f orchestrator.RunFilter) (vigia.List[orchestrator.Run], error)
 }

@@ -54,7 +54,7 @@ type TrustBriefOut struct {
 
 // TrustReasonOut is one cause of a decision.
 type TrustReasonOut struct {
-	Code      string         `json:"code" doc:"Stable: readiness_blocker, critical_incident, verdict_fail, verdict_warn, warning_incident, readiness_warning, contract_violation, no_profile, profile_failed (params code)"`
+	Code      string         `json:"code" doc:"Stable: readiness_blocker, critical_incident, verdict_fail, verdict_warn, warning_incident, readiness_warning, contract_violation, no_profile, profile_failed (params code), pipeline_failing and pipeline_late (a pipeline writing the dataset, from orchestrator runs: params orchestrator, pipeline, run_id, and consecutive_failures or expected_by)"`
 	Severity  string         `json:"severity" enum:"critical,warning"`
 	MessagePT string         `json:"message_pt"`
 	Params    map[string]any `json:"params"`

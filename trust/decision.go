@@ -33,6 +33,11 @@ const (
 	ReasonNoProfile         = "no_profile"
 	// ReasonProfileFailed replaces no_profile when scans tried and failed (params code).
 	ReasonProfileFailed = "profile_failed"
+	// ReasonPipelineFailing and ReasonPipelineLate name a pipeline writing the dataset
+	// whose latest finished run failed, or whose next run is overdue (orchestrator runs;
+	// params orchestrator, pipeline, run_id and consecutive_failures or expected_by).
+	ReasonPipelineFailing = "pipeline_failing"
+	ReasonPipelineLate    = "pipeline_late"
 )
 
 // Severities of a reason.
@@ -93,6 +98,8 @@ var actionOf = map[string]string{
 	ReasonWarningIncident:         "resolve_warning_issues",
 	ReasonNoProfile:               "run_scan",
 	ReasonProfileFailed:           "fix_profile_failure",
+	ReasonPipelineFailing:         "fix_pipeline",
+	ReasonPipelineLate:            "fix_pipeline",
 	KeyEmptyDataset:               "load_data",
 	KeyPIIUnmasked:                "mask_pii_columns",
 	KeyStaleData:                  "refresh_data",
@@ -115,7 +122,9 @@ var actionOf = map[string]string{
 //     readiness_blocker (each blocker of the purpose's readiness other than the
 //     critical issues themselves), verdict_fail, contract_violation;
 //   - caution when only warning reasons stand: verdict_warn, warning_incident,
-//     readiness_warning (each warning of the purpose's readiness other than those);
+//     readiness_warning (each warning of the purpose's readiness other than those),
+//     pipeline_failing and pipeline_late (each pipeline writing the dataset that is
+//     failing or late, by name);
 //   - trusted otherwise.
 //
 // The decision is valid for a TTL that shortens as it worsens (trusted 15 min, caution
@@ -177,6 +186,19 @@ func Decide(f Facts, r Readiness, purpose string, now time.Time, cfg Config) Dec
 			d.Reasons = append(d.Reasons, Reason{Code: ReasonReadinessWarning, Severity: SeverityWarning,
 				Params: map[string]any{"warning": w.Key, "purpose": purpose}, Finding: &fd})
 		}
+	}
+
+	// A failing or late writer is said whether or not the dataset was profiled.
+	for _, pf := range f.Pipelines {
+		params := map[string]any{"orchestrator": pf.Orchestrator, "pipeline": pf.Pipeline, "run_id": pf.RunID}
+		code := ReasonPipelineLate
+		if pf.Status == PipelineFailing {
+			code = ReasonPipelineFailing
+			params["consecutive_failures"] = pf.ConsecutiveFailures
+		} else if pf.ExpectedBy != nil {
+			params["expected_by"] = pf.ExpectedBy.UTC().Format(time.RFC3339)
+		}
+		d.Reasons = append(d.Reasons, Reason{Code: code, Severity: SeverityWarning, Params: params})
 	}
 
 	critical, warning := 0, 0

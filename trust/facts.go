@@ -48,6 +48,9 @@ type Facts struct {
 	// WarningIssueIDs name them: quality.CountStanding over Issues (open, or acknowledged
 	// except acknowledged schema_drift; modeling and bi_refresh never count), the count
 	// the verdict reads too. See CountIssues.
+	// Pipelines are the failing and late pipelines writing the dataset (filled by the
+	// service from its Pipelines port, not by the store).
+	Pipelines        []PipelineFact
 	CriticalIssues   int
 	WarningIssues    int
 	CriticalIssueIDs []string

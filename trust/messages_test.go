@@ -28,6 +28,10 @@ func TestEveryMessageKeyExists(t *testing.T) {
 		},
 		func(f *trust.Facts) { f.Verdict, f.LatestTimestamp, f.Domains[0].OwnerName = "warn", nil, nil },
 		func(f *trust.Facts) { f.Verdict = "fail" },
+		func(f *trust.Facts) {
+			f.Pipelines = []trust.PipelineFact{{Orchestrator: "airflow", Pipeline: "a", Status: trust.PipelineFailing, RunID: "1", ConsecutiveFailures: 2},
+				{Orchestrator: "airflow", Pipeline: "b", Status: trust.PipelineLate, RunID: "2", ExpectedBy: ptr(now)}}
+		},
 	}
 	keys := map[string]bool{}
 	for _, v := range variants {

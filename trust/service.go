@@ -53,6 +53,8 @@ type ServiceConfig struct {
 	ConsumptionsPerMinute int
 	// NoticeCap is the workspace's untrusted-read notices per hour (20, the contract's).
 	NoticeCap int
+	// Pipelines tells the failing and late pipelines writing datasets; nil: none.
+	Pipelines Pipelines
 }
 
 // Service answers trust reads and records consumptions.
@@ -94,7 +96,18 @@ func (s *Service) facts(ctx context.Context, ids []string, now time.Time) (map[s
 	if err != nil {
 		return nil, err
 	}
+	var pipes map[string][]PipelineFact
+	if s.cfg.Pipelines != nil && len(fs) > 0 {
+		seen := make([]string, 0, len(fs))
+		for id := range fs {
+			seen = append(seen, id)
+		}
+		if pipes, err = s.cfg.Pipelines.PipelineFacts(ctx, p.WorkspaceID, seen, now); err != nil {
+			return nil, err
+		}
+	}
 	for id, f := range fs {
+		f.Pipelines = pipes[id]
 		f.CountIssues()
 		// No dataset has a data contract until the contracts feature lands.
 		f.Contract = ContractFact{Active: false, Valid: true}
@@ -371,4 +384,35 @@ func dedupe(ids []string) []string {
 		}
 	}
 	return out
+}
+
+// EditorBrief is what an editor shows beside a table name: the agent decision, the
+// latest score and the owner of the dataset's first domain. Columns are the facts'
+// columns (names, types and semantic types: no values).
+type EditorBrief struct {
+	Decision Decision
+	Score    *float64
+	Owner    *string
+	PII      []string
+}
+
+// EditorBrief returns the editor brief of a dataset for the default purpose; unlike
+// Decide it is not written to the audit trail (an editor asks as one types).
+// KindNotFound when the caller cannot see the dataset.
+func (s *Service) EditorBrief(ctx context.Context, datasetID string) (EditorBrief, error) {
+	now := s.clock.Now()
+	f, err := s.one(ctx, datasetID, now)
+	if err != nil {
+		return EditorBrief{}, err
+	}
+	pp, _ := NormalizePurpose("")
+	b := EditorBrief{Decision: s.decide(f, pp, now), Score: f.LatestScore}
+	for _, d := range f.Domains {
+		if d.OwnerName != nil {
+			b.Owner = d.OwnerName
+			break
+		}
+	}
+	b.PII, _ = PII(f.Columns)
+	return b, nil
 }
