@@ -40,6 +40,7 @@ import (
 	"github.com/vigia-data/vigia/store"
 	"github.com/vigia-data/vigia/team"
 	"github.com/vigia-data/vigia/trust"
+	"github.com/vigia-data/vigia/validate"
 	"github.com/vigia-data/vigia/webhook"
 )
 
@@ -78,6 +79,8 @@ type Config struct {
 	// RateLimitProbe is the per-IP limit of liveness, readiness and version (exempt
 	// from RateLimitIP).
 	RateLimitProbe int
+	// RateLimitValidate is each credential's record validations per window (30 by default).
+	RateLimitValidate int
 	// TrustedProxies and ForwardedHeader: see rest.Config (VIGIA_TRUSTED_PROXIES,
 	// VIGIA_FORWARDED_HEADER).
 	TrustedProxies  []netip.Prefix
@@ -120,6 +123,7 @@ type App struct {
 	Products    *product.Service
 	Jobs        *jobs.Queue
 	Rules       *rule.Service
+	Validation  *validate.Service
 	Issues      *issue.Service
 	Teams       *team.Service
 	Lineage     *lineage.Service
@@ -174,6 +178,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans}
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, scanCfg)
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
+	a.Validation = validate.NewService(a.Catalog, db.Rules(), clock)
 	a.Issues = issue.NewService(db.Issues(), db, clock)
 	a.Teams = team.NewService(db.Teams(), clock)
 	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute})
@@ -283,10 +288,11 @@ func (a *App) Server() *rest.Server {
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow,
 		RateLimitPublic: a.Config.RateLimitPublic, RateLimitProbe: a.Config.RateLimitProbe,
-		TrustedProxies: a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
+		RateLimitValidate: a.Config.RateLimitValidate,
+		TrustedProxies:    a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
-			Trust: a.Trust, Products: a.Products, Webhooks: a.Webhooks,
+			Trust: a.Trust, Products: a.Products, Webhooks: a.Webhooks, Validation: a.Validation,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }

@@ -59,21 +59,22 @@ func (s *Server) OpenAPI() ([]byte, error) {
 
 // tagDescriptions says what each area of the API is for.
 var tagDescriptions = map[string]string{
-	"health":        "Liveness, readiness, version and this document; public, and exempt from the per-IP limit (they have their own)",
-	"datasets":      "Datasets found by scans: columns, profiles, scores, verdicts and their history",
-	"catalog":       "Reading the catalog: dataset context, trust facts, query log, search and usage",
-	"connections":   "Sources Vigia reads: create, test, list; credentials are encrypted and never returned",
-	"scans":         "Scans that discover and profile a connection's datasets",
-	"issues":        "Issues raised by scans and rules: list, acknowledge, resolve, mute, assign",
-	"incidents":     "Incidents: issues with their downstream impact",
-	"rules":         "Quality rules on datasets and columns, and their results",
-	"signals":       "Signals: what changed in the data scan after scan",
-	"lineage":       "Lineage: edges between datasets and columns, imports (dbt, OpenLineage), impact and paths",
-	"knowledge":     "The knowledge graph built over datasets, lineage, owners and consumers",
-	"governance":    "Data products (domains): owners, SLAs, readiness, public pages and trust decisions",
-	"consumers":     "Consumers of datasets and domains (dashboards, models, jobs) and their recorded reads",
-	"tickets":       "Ticket integrations (Jira, Linear, GitHub): targets, links and inbound events",
-	"orchestrators": "Orchestrator runs reported to Vigia",
+	"health":            "Liveness, readiness, version and this document; public, and exempt from the per-IP limit (they have their own)",
+	"datasets":          "Datasets found by scans: columns, profiles, scores, verdicts and their history",
+	"catalog":           "Reading the catalog: dataset context, trust facts, query log, search and usage",
+	"connections":       "Sources Vigia reads: create, test, list; credentials are encrypted and never returned",
+	"scans":             "Scans that discover and profile a connection's datasets",
+	"issues":            "Issues raised by scans and rules: list, acknowledge, resolve, mute, assign",
+	"incidents":         "Incidents: issues with their downstream impact",
+	"rules":             "Quality rules on datasets and columns, and their results",
+	"signals":           "Signals: what changed in the data scan after scan",
+	"lineage":           "Lineage: edges between datasets and columns, imports (dbt, OpenLineage), impact and paths",
+	"knowledge":         "The knowledge graph built over datasets, lineage, owners and consumers",
+	"governance":        "Data products (domains): owners, SLAs, readiness, public pages and trust decisions",
+	"consumers":         "Consumers of datasets and domains (dashboards, models, jobs) and their recorded reads",
+	"tickets":           "Ticket integrations (Jira, Linear, GitHub): targets, links and inbound events",
+	"orchestrators":     "Orchestrator runs reported to Vigia",
+	"record-validation": "Records checked against a dataset's rules before they are loaded",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }

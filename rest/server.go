@@ -36,6 +36,9 @@ type Config struct {
 	// RateWindow (6000 by default): they stay reachable for orchestrators once a client
 	// address has spent RateLimitIP.
 	RateLimitProbe int
+	// RateLimitValidate is each credential's record validations per RateWindow (30 by
+	// default), on top of RateLimitToken.
+	RateLimitValidate int
 	// TrustedProxies are the addresses (CIDRs) of the load balancers in front of the
 	// service. Only a request whose connection comes from one of them has its client
 	// address read from ForwardedHeader; none by default.
@@ -60,6 +63,7 @@ type Deps struct {
 	Trust       TrustService
 	Products    ProductService
 	Webhooks    WebhookService
+	Validation  ValidationService
 	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
@@ -86,9 +90,11 @@ type Server struct {
 	clientAddr   clientAddr
 	// publicLimiter bounds each IP on the public data-product page and badge.
 	publicLimiter *limiter
-	metrics       *metrics
-	draining      atomic.Bool
-	now           func() time.Time
+	// validateLimiter bounds each credential's record validations.
+	validateLimiter *limiter
+	metrics         *metrics
+	draining        atomic.Bool
+	now             func() time.Time
 }
 
 // New builds the router with every operation registered.
@@ -107,6 +113,9 @@ func New(cfg Config, deps Deps, log *slog.Logger) *Server {
 	}
 	if cfg.RateLimitProbe == 0 {
 		cfg.RateLimitProbe = 6000
+	}
+	if cfg.RateLimitValidate == 0 {
+		cfg.RateLimitValidate = validationLimitDefault
 	}
 	if cfg.ForwardedHeader == "" {
 		cfg.ForwardedHeader = HeaderXForwardedFor
@@ -175,6 +184,7 @@ func (s *Server) routes() {
 	s.trustRoutes()
 	s.productRoutes()
 	s.webhookRoutes()
+	s.checkRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

@@ -1,0 +1,200 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/app/apptest"
+)
+
+// Must show 1 (record validation): 5000 records with planted defects against the
+// dataset's rules, through an API token (a marked write).
+func TestRecordValidation(t *testing.T) {
+	e := newWF(t, "validate")
+	src := newSource(t, "postgres", e.root)
+	src.exec(t, `CREATE TABLE clientes (id integer PRIMARY KEY, nif text, codigo_postal text, estado text, valor numeric)`)
+	src.exec(t, `INSERT INTO clientes VALUES (1, '123456789', '1000-100', 'ativo', 10)`)
+	conn := e.connect(t, "crm", "postgres", src.dsn)
+	e.scan(t, conn)
+	ds := e.dataset(t, conn, "clientes")
+	mk := func(typ, severity string, params map[string]any) string {
+		return e.createRule(t, map[string]any{"dataset_id": ds, "rule_type": typ, "severity": severity, "params": params})["id"].(string)
+	}
+	postal := mk("pattern", "critical", map[string]any{"column": "codigo_postal", "pattern": `^[0-9]{4}-[0-9]{3}$`})
+	estado := mk("accepted_values", "warning", map[string]any{"column": "estado", "values": []string{"ativo", "inativo"}, "max_failing": 10})
+	valor := mk("range", "warning", map[string]any{"column": "valor", "min": 0, "max": 1000})
+	nif := mk("not_null", "critical", map[string]any{"column": "nif"})
+	unique := mk("unique", "critical", map[string]any{"columns": []string{"id"}})
+
+	records := make([]map[string]any, 5000)
+	for i := range records {
+		records[i] = map[string]any{"id": i, "nif": "123456789", "codigo_postal": "1000-100", "estado": "ativo", "valor": 5}
+	}
+	for _, i := range []int{7, 70, 700} {
+		records[i]["codigo_postal"] = valueMarker + "-1" // pattern_mismatch
+	}
+	for _, i := range []int{8, 80} {
+		records[i]["estado"] = valueMarker // not in the list
+	}
+	records[9]["valor"] = 1000.5
+	records[10]["nif"] = nil
+	delete(records[11], "nif")
+	records[12]["colunaX"] = valueMarker
+
+	r := e.Do(t, http.MethodPost, "/api/v1/datasets/"+ds+"/validate", e.tok, map[string]any{"records": records})
+	if r.Status != 200 {
+		t.Fatalf("validate: %d %s", r.Status, r.Body)
+	}
+	if strings.Contains(string(r.Body), valueMarker) {
+		t.Fatal("the answer echoes a record value")
+	}
+	var out struct {
+		Verdict       string `json:"verdict"`
+		Records       int    `json:"records"`
+		FailedRecords int    `json:"failed_records"`
+		Results       []struct {
+			Index  int `json:"index"`
+			Failed []struct {
+				RuleID string         `json:"rule_id"`
+				Code   string         `json:"code"`
+				Params map[string]any `json:"params"`
+			} `json:"failed"`
+		} `json:"results"`
+		Rules []struct {
+			RuleID            string         `json:"rule_id"`
+			Status            string         `json:"status"`
+			Passed            int            `json:"passed"`
+			Failed            int            `json:"failed"`
+			NotApplicable     int            `json:"not_applicable"`
+			NotApplicableCode *string        `json:"not_applicable_code"`
+			Tolerance         map[string]any `json:"tolerance"`
+		} `json:"rules"`
+		UnknownFields []string `json:"unknown_fields"`
+	}
+	r.JSON(t, &out)
+	t.Run("VerdictAndCounts", func(t *testing.T) {
+		if out.Verdict != "fail" || out.Records != 5000 || out.FailedRecords != 8 {
+			t.Fatalf("verdict %s records %d failed %d", out.Verdict, out.Records, out.FailedRecords)
+		}
+		want := map[string][4]int{postal: {4997, 3, 0}, estado: {4998, 2, 0}, valor: {4999, 1, 0}, nif: {4998, 2, 0}, unique: {0, 0, 5000}}
+		status := map[string]string{postal: "failed", estado: "passed", valor: "failed", nif: "failed", unique: "not_applicable"}
+		for _, ru := range out.Rules {
+			w := want[ru.RuleID]
+			if ru.Passed != w[0] || ru.Failed != w[1] || ru.NotApplicable != w[2] || ru.Status != status[ru.RuleID] {
+				t.Errorf("rule %s: %+v", ru.RuleID, ru)
+			}
+			if ru.RuleID == unique && (ru.NotApplicableCode == nil || *ru.NotApplicableCode != "dataset_wide") {
+				t.Errorf("unique: %+v", ru)
+			}
+			if ru.RuleID == estado && ru.Tolerance["max_failing"] != 10.0 {
+				t.Errorf("tolerance %v", ru.Tolerance)
+			}
+		}
+	})
+	t.Run("PerRecordCodesAndParams", func(t *testing.T) {
+		codes := map[int]string{}
+		for _, res := range out.Results {
+			for _, f := range res.Failed {
+				codes[res.Index] += f.Code + ";"
+				if f.Code == "pattern_mismatch" && (f.RuleID != postal || f.Params["pattern"] != `^[0-9]{4}-[0-9]{3}$` || f.Params["column"] != "codigo_postal") {
+					t.Errorf("params %v", f)
+				}
+				if f.Code == "out_of_range" && (f.Params["min"] != 0.0 || f.Params["max"] != 1000.0) {
+					t.Errorf("params %v", f)
+				}
+			}
+		}
+		want := map[int]string{7: "pattern_mismatch;", 70: "pattern_mismatch;", 700: "pattern_mismatch;", 8: "not_accepted_value;",
+			80: "not_accepted_value;", 9: "out_of_range;", 10: "is_null;", 11: "is_null;"}
+		if fmt.Sprint(codes) != fmt.Sprint(want) {
+			t.Fatalf("codes %v", codes)
+		}
+		if fmt.Sprint(out.UnknownFields) != "[colunaX]" {
+			t.Fatalf("unknown fields %v", out.UnknownFields)
+		}
+	})
+	t.Run("NothingStoredButCountsAndNoValueLogged", func(t *testing.T) {
+		var n int
+		var details string
+		if err := e.DB.Pool().QueryRow(context.Background(), `SELECT count(*), max(details::text) FROM activity_log
+			WHERE workspace_id = $1 AND action = 'records_validated' AND subject_id = $2`, e.ws, ds).Scan(&n, &details); err != nil || n != 1 {
+			t.Fatalf("activity %d %v", n, err)
+		}
+		if !strings.Contains(details, `"records": 5000`) || !strings.Contains(details, `"failed_records": 8`) {
+			t.Fatalf("details %s", details)
+		}
+		var stored int
+		if err := e.DB.Pool().QueryRow(context.Background(), `SELECT
+			(SELECT count(*) FROM activity_log WHERE details::text LIKE '%' || $1 || '%') +
+			(SELECT count(*) FROM issues WHERE details::text LIKE '%' || $1 || '%' OR title LIKE '%' || $1 || '%')`, valueMarker).
+			Scan(&stored); err != nil || stored != 0 {
+			t.Fatalf("marker stored %d (%v)", stored, err)
+		}
+		if strings.Contains(e.Logs.String(), valueMarker) || strings.Contains(e.Logs.String(), "colunaX") {
+			t.Fatal("a record value or field name is in the logs")
+		}
+	})
+	t.Run("Over5000RecordsOr2MiBIs413", func(t *testing.T) {
+		many := append(records[:5000:5000], map[string]any{"id": 1})
+		r := e.Do(t, http.MethodPost, "/api/v1/datasets/"+ds+"/validate", e.tok, map[string]any{"records": many})
+		if r.Status != 413 || !strings.Contains(string(r.Body), "payload_too_large") {
+			t.Fatalf("5001 records: %d %s", r.Status, r.Body)
+		}
+		// Exactly 2 MiB passes the size check; one byte more is refused.
+		base := `{"records":[{"estado":"ativo","nif":"`
+		tail := `"}]}`
+		fill := strings.Repeat("9", 2<<20-len(base)-len(tail))
+		body := base + fill + tail
+		r = e.Do(t, http.MethodPost, "/api/v1/datasets/"+ds+"/validate", e.tok, body)
+		if r.Status != 200 {
+			t.Fatalf("2 MiB: %d %s", r.Status, r.Body)
+		}
+		r = e.Do(t, http.MethodPost, "/api/v1/datasets/"+ds+"/validate", e.tok, base+fill+"9"+tail)
+		if r.Status != 413 || strings.Contains(string(r.Body), "999") {
+			t.Fatalf("2 MiB + 1: %d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("OtherWorkspaceIs404AndBadBodyIs422", func(t *testing.T) {
+		other := e.MustWorkspace(t, "outro")
+		tok := e.MustToken(t, other)
+		r := e.Do(t, http.MethodPost, "/api/v1/datasets/"+ds+"/validate", tok, map[string]any{"records": []any{map[string]any{"id": 1}}})
+		if r.Status != 404 {
+			t.Fatalf("other workspace: %d %s", r.Status, r.Body)
+		}
+		r = e.Do(t, http.MethodPost, "/api/v1/datasets/"+ds+"/validate", e.tok, map[string]any{"records": []any{}})
+		if r.Status != 422 {
+			t.Fatalf("empty: %d %s", r.Status, r.Body)
+		}
+		r = e.Do(t, http.MethodPost, "/api/v1/datasets/"+ds+"/validate", e.tok, map[string]any{"records": []any{valueMarker}})
+		if r.Status != 422 || strings.Contains(string(r.Body), valueMarker) {
+			t.Fatalf("not an object: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// The validation has its own per-credential limit, on top of the per-token one.
+func TestRecordValidationHasItsOwnRateLimit(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{SecretKey: "test-secret-key", RateLimitValidate: 2})
+	ws := env.MustWorkspace(t, "vlimit")
+	ds := env.MustDataset(t, ws, env.MustConnection(t, ws, "c"), "public", "t")
+	tok := env.MustToken(t, ws)
+	body := map[string]any{"records": []any{map[string]any{"id": 1}}}
+	for i := 0; i < 2; i++ {
+		if r := env.Do(t, http.MethodPost, "/api/v1/datasets/"+ds+"/validate", tok, body); r.Status != 200 || r.Header.Get("X-RateLimit-Limit") != "2" {
+			t.Fatalf("call %d: %d %v %s", i, r.Status, r.Header, r.Body)
+		}
+	}
+	r := env.Do(t, http.MethodPost, "/api/v1/datasets/"+ds+"/validate", tok, body)
+	if r.Status != 429 || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("third call: %d %s", r.Status, r.Body)
+	}
+	// Another credential keeps its own allowance; reads are not counted against it.
+	if r := env.Do(t, http.MethodPost, "/api/v1/datasets/"+ds+"/validate", env.MustSession(t, ws, vigia.RoleViewer), body); r.Status != 200 {
+		t.Fatalf("other credential: %d %s", r.Status, r.Body)
+	}
+}

@@ -1,0 +1,435 @@
+// Package validate checks records against a dataset's rules before they are loaded
+// (POST /datasets/{id}/validate): a pipeline sends up to MaxRecords records and learns,
+// per record, which of the dataset's active rules it would fail, per rule the counts and
+// the rule's tolerance, and a batch verdict. The answer for one value is the answer the
+// scan's SQL (package rulesql) gives for the same value on the source; rules that can
+// only be measured over the whole table are not applicable. Nothing of a record is kept:
+// only an activity entry with counts.
+package validate
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/event"
+	"github.com/vigia-data/vigia/rule"
+	"github.com/vigia-data/vigia/rulesql"
+)
+
+// Bounds of one validation (contract part 8).
+const (
+	MaxRecords = 5000
+	MaxBytes   = 2 << 20
+	// MaxUnknownFields bounds the unknown field names an answer lists.
+	MaxUnknownFields = 100
+)
+
+// ActionRecordsValidated is the activity-log action of a validation (counts only).
+const ActionRecordsValidated = "records_validated"
+
+// Failure codes of a record (stable).
+const (
+	CodeIsNull           = "is_null"            // not_null: the field is null or missing
+	CodeNotAcceptedValue = "not_accepted_value" // accepted_values: the value is not in the list
+	CodePatternMismatch  = "pattern_mismatch"   // pattern: no match of the pattern
+	CodeOutOfRange       = "out_of_range"       // range: below min or above max
+	CodeNotANumber       = "not_a_number"       // range: the value does not read as a number
+	CodeTypeMismatch     = "type_mismatch"      // an object or array where the rule compares a scalar
+)
+
+// Codes of a rule that is not applicable to records (stable).
+const (
+	NotApplicableDatasetWide        = "dataset_wide"         // unique, freshness, row_count_min: measured over the whole table
+	NotApplicableCustomSQL          = "custom_sql"           // a user's query over the table
+	NotApplicableReferenceNotCached = "reference_not_cached" // referential: the reference's keys are not held by Vigia
+	NotApplicablePatternUnsupported = "pattern_unsupported"  // the pattern reads differently in Go and the source
+	NotApplicableColumnMissing      = "column_missing"       // the rule's column is gone from the dataset
+	NotApplicableLineBreak          = "line_break"           // MySQL pattern on a value with a line break (ICU reads them apart)
+)
+
+// Verdicts of a batch.
+const (
+	VerdictPass    = "pass"
+	VerdictWarn    = "warn"
+	VerdictFail    = "fail"
+	VerdictUnknown = "unknown"
+)
+
+// Rule statuses in a report.
+const (
+	StatusPassed        = "passed"
+	StatusFailed        = "failed"
+	StatusNotApplicable = "not_applicable"
+)
+
+// Record is one record as sent: field name → raw JSON value.
+type Record map[string]json.RawMessage
+
+// Failure is one rule a record fails.
+type Failure struct {
+	RuleID string
+	Code   string
+	// Params describe the rule's expectation (column, pattern, bounds), never the value.
+	Params map[string]any
+}
+
+// RecordResult is one record's answer, in request order.
+type RecordResult struct {
+	Index  int
+	Passed []string // rule ids
+	Failed []Failure
+	// NotApplicable are rule ids not applicable to this record alone (line_break).
+	NotApplicable []string
+}
+
+// RuleResult is one rule's counts over the batch.
+type RuleResult struct {
+	RuleID   string
+	Name     string
+	Type     string
+	Severity string
+	Columns  []string
+	Status   string
+	Passed   int
+	Failed   int
+	// NotApplicable counts records the rule could not judge (every record when the rule
+	// is not applicable at all).
+	NotApplicable     int
+	NotApplicableCode string
+	// Tolerance is the rule's own: max_failing (records) for row rules.
+	Tolerance Tolerance
+}
+
+// Tolerance is a rule's threshold as its scans apply it.
+type Tolerance struct {
+	MaxFailing   *int64
+	MaxOrphanPct *float64
+	MaxAgeHours  *float64
+	MinRows      *int64
+}
+
+// Report is the answer to a validation.
+type Report struct {
+	DatasetID     string
+	Verdict       string
+	Records       int
+	PassedRecords int
+	FailedRecords int
+	Results       []RecordResult
+	Rules         []RuleResult
+	// UnknownFields are record field names that match no column (safe names only; any
+	// other name is "?"), at most MaxUnknownFields; UnknownFieldCount counts them all.
+	UnknownFields     []string
+	UnknownFieldCount int
+}
+
+// Datasets is the visibility-checked catalog.
+type Datasets interface {
+	Dataset(ctx context.Context, id string) (catalog.Dataset, error)
+}
+
+// Store is what validation reads and writes: the dataset's active rules and the one
+// activity entry.
+type Store interface {
+	ActiveRulesOf(ctx context.Context, datasetID string) ([]rule.ScanRule, error)
+	AddActivity(ctx context.Context, a event.Activity) error
+}
+
+// Service validates records.
+type Service struct {
+	datasets Datasets
+	store    Store
+	clock    vigia.Clock
+}
+
+// NewService returns the validation service.
+func NewService(datasets Datasets, store Store, clock vigia.Clock) *Service {
+	return &Service{datasets: datasets, store: store, clock: clock}
+}
+
+// ValidateRecords checks records against the dataset's active rules. Any credential
+// that can see the dataset may call it (a marked write for API tokens). Returns
+// KindNotFound for a dataset the caller cannot see, KindTooLarge over MaxRecords, and
+// KindInvalid for an empty list.
+func (s *Service) ValidateRecords(ctx context.Context, datasetID string, records []Record) (Report, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return Report{}, err
+	}
+	d, err := s.datasets.Dataset(ctx, datasetID)
+	if err != nil {
+		return Report{}, err
+	}
+	if len(records) > MaxRecords {
+		return Report{}, &vigia.Error{Kind: vigia.KindTooLarge, Code: vigia.CodePayloadTooLarge, Key: "error.payload_too_large"}
+	}
+	if len(records) == 0 {
+		return Report{}, vigia.Invalid(vigia.Field("too_short", map[string]any{"min_length": 1}, "records"))
+	}
+	rules, err := s.store.ActiveRulesOf(ctx, d.ID)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Evaluate(d, rules, records)
+	actor := "user:" + p.UserID
+	if p.IsToken() {
+		actor = "token:" + p.TokenID
+	}
+	act := event.Activity{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, Actor: actor, Action: ActionRecordsValidated, SubjectType: "dataset",
+		SubjectID: d.ID, CreatedAt: s.clock.Now(), Details: map[string]any{"records": rep.Records, "failed_records": rep.FailedRecords,
+			"rules": len(rep.Rules), "verdict": rep.Verdict}}
+	if err := s.store.AddActivity(ctx, act); err != nil {
+		return Report{}, err
+	}
+	return rep, nil
+}
+
+// checker judges one record for one rule.
+type checker struct {
+	r       rule.ScanRule
+	column  string
+	dialect rulesql.Dialect
+	re      *regexp.Regexp
+	min     *big.Rat
+	max     *big.Rat
+	values  map[string]bool
+	nums    []*big.Rat
+	// na is set when the rule is not applicable at all.
+	na string
+}
+
+// Evaluate judges records against a dataset's rules; pure, for tests and the service.
+func Evaluate(d catalog.Dataset, rules []rule.ScanRule, records []Record) Report {
+	columns := map[string]bool{}
+	for _, c := range d.Columns {
+		columns[c.Name] = true
+	}
+	slices.SortFunc(rules, func(a, b rule.ScanRule) int { return strings.Compare(a.ID, b.ID) })
+	checks := make([]checker, len(rules))
+	for i, r := range rules {
+		checks[i] = newChecker(r, columns)
+	}
+	rep := Report{DatasetID: d.ID, Records: len(records), Results: make([]RecordResult, len(records)),
+		Rules: make([]RuleResult, len(rules)), UnknownFields: []string{}}
+	for i, c := range checks {
+		r := c.r
+		rep.Rules[i] = RuleResult{RuleID: r.ID, Name: r.Name, Type: r.Type, Severity: r.Severity, Columns: r.Params.KeyColumns(),
+			NotApplicableCode: c.na, Tolerance: Tolerance{MaxFailing: r.Params.MaxFailing, MaxOrphanPct: r.Params.MaxOrphanPct,
+				MaxAgeHours: r.Params.MaxAgeHours, MinRows: r.Params.MinRows}}
+	}
+	unknown := map[string]bool{}
+	for ri, rec := range records {
+		for name := range rec {
+			if !columns[name] && !unknown[name] {
+				unknown[name] = true
+			}
+		}
+		res := RecordResult{Index: ri, Passed: []string{}, Failed: []Failure{}, NotApplicable: []string{}}
+		for i := range checks {
+			c := &checks[i]
+			if c.na != "" {
+				rep.Rules[i].NotApplicable++
+				continue
+			}
+			raw, present := rec[c.column]
+			code, params, na := c.judge(valueOf(raw, present))
+			switch {
+			case na:
+				rep.Rules[i].NotApplicable++
+				res.NotApplicable = append(res.NotApplicable, c.r.ID)
+			case code != "":
+				rep.Rules[i].Failed++
+				res.Failed = append(res.Failed, Failure{RuleID: c.r.ID, Code: code, Params: params})
+			default:
+				rep.Rules[i].Passed++
+				res.Passed = append(res.Passed, c.r.ID)
+			}
+		}
+		if len(res.Failed) > 0 {
+			rep.FailedRecords++
+		} else {
+			rep.PassedRecords++
+		}
+		rep.Results[ri] = res
+	}
+	names := make([]string, 0, len(unknown))
+	for n := range unknown {
+		names = append(names, vigia.SafeName(n))
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	rep.UnknownFieldCount = len(unknown)
+	if len(names) > MaxUnknownFields {
+		names = names[:MaxUnknownFields]
+	}
+	rep.UnknownFields = names
+	rep.Verdict = verdict(rep.Rules)
+	return rep
+}
+
+// verdict is the batch's: fail when a critical rule fails beyond its tolerance, warn
+// when only warning rules do, pass when at least one rule judged the records and none
+// failed beyond tolerance (info rules never change it), unknown when no rule applied.
+func verdict(rules []RuleResult) string {
+	judged, warn, fail := false, false, false
+	for i := range rules {
+		r := &rules[i]
+		if r.NotApplicableCode != "" || r.Passed+r.Failed == 0 {
+			r.Status = StatusNotApplicable
+			continue
+		}
+		judged = true
+		tolerance := int64(0)
+		if r.Tolerance.MaxFailing != nil {
+			tolerance = *r.Tolerance.MaxFailing
+		}
+		if int64(r.Failed) <= tolerance {
+			r.Status = StatusPassed
+			continue
+		}
+		r.Status = StatusFailed
+		switch r.Severity {
+		case rule.SeverityCritical:
+			fail = true
+		case rule.SeverityWarning:
+			warn = true
+		}
+	}
+	switch {
+	case fail:
+		return VerdictFail
+	case warn:
+		return VerdictWarn
+	case !judged:
+		return VerdictUnknown
+	}
+	return VerdictPass
+}
+
+func newChecker(r rule.ScanRule, columns map[string]bool) checker {
+	c := checker{r: r, dialect: rulesql.Dialect(dialectOf(r.ConnectionKind))}
+	switch r.Type {
+	case rule.TypeUnique, rule.TypeFreshness, rule.TypeRowCountMin:
+		c.na = NotApplicableDatasetWide
+		return c
+	case rule.TypeCustomSQL:
+		c.na = NotApplicableCustomSQL
+		return c
+	case rule.TypeReferential:
+		c.na = NotApplicableReferenceNotCached
+		return c
+	}
+	c.column = r.Params.Column
+	if !columns[c.column] {
+		c.na = NotApplicableColumnMissing
+		return c
+	}
+	switch r.Type {
+	case rule.TypePattern:
+		re, ok := compilePattern(r.Params.Pattern, c.dialect)
+		if !ok {
+			c.na = NotApplicablePatternUnsupported
+			return c
+		}
+		c.re = re
+	case rule.TypeRange:
+		if r.Params.Min != nil {
+			// The bound as the scan's SQL writes it: the shortest decimal of the float.
+			c.min = decimal(strconv.FormatFloat(*r.Params.Min, 'g', -1, 64))
+		}
+		if r.Params.Max != nil {
+			c.max = decimal(strconv.FormatFloat(*r.Params.Max, 'g', -1, 64))
+		}
+	case rule.TypeAcceptedValues:
+		c.values = map[string]bool{}
+		for _, v := range r.Params.Values {
+			c.values[c.fold(v)] = true
+			if n := decimal(v); n != nil {
+				c.nums = append(c.nums, n)
+			}
+		}
+	}
+	return c
+}
+
+func dialectOf(kind string) string {
+	switch kind {
+	case "mysql", "mariadb":
+		return string(rulesql.MySQL)
+	case "sqlite":
+		return string(rulesql.SQLite)
+	}
+	return string(rulesql.Postgres)
+}
+
+// fold is how the source compares texts: MySQL/MariaDB's usual collations ignore case
+// and trailing spaces; Postgres and SQLite compare exactly.
+func (c *checker) fold(s string) string {
+	if c.dialect == rulesql.MySQL {
+		return strings.ToLower(strings.TrimRight(s, " "))
+	}
+	return s
+}
+
+// judge returns the failure code and params of one value, "" when it passes; na when
+// the rule cannot judge this value alone. NULL fails only not_null, as in SQL.
+func (c *checker) judge(v value) (code string, params map[string]any, na bool) {
+	col := map[string]any{"column": c.column}
+	if c.r.Type == rule.TypeNotNull {
+		if v.null {
+			return CodeIsNull, col, false
+		}
+		return "", nil, false
+	}
+	if v.null {
+		return "", nil, false
+	}
+	if v.composite {
+		return CodeTypeMismatch, col, false
+	}
+	switch c.r.Type {
+	case rule.TypeAcceptedValues:
+		if c.values[c.fold(v.text)] {
+			return "", nil, false
+		}
+		if v.num != nil {
+			// A numeric column compares numbers: 1.0 is '1'.
+			for _, n := range c.nums {
+				if n.Cmp(v.num) == 0 {
+					return "", nil, false
+				}
+			}
+		}
+		return CodeNotAcceptedValue, map[string]any{"column": c.column, "values_count": len(c.r.Params.Values)}, false
+	case rule.TypePattern:
+		if c.dialect == rulesql.MySQL && strings.ContainsAny(v.text, "\r\n") {
+			return "", nil, true
+		}
+		if c.re.MatchString(v.text) {
+			return "", nil, false
+		}
+		return CodePatternMismatch, map[string]any{"column": c.column, "pattern": c.r.Params.Pattern}, false
+	case rule.TypeRange:
+		if v.num == nil {
+			return CodeNotANumber, col, false
+		}
+		if c.min != nil && v.num.Cmp(c.min) < 0 || c.max != nil && v.num.Cmp(c.max) > 0 {
+			p := map[string]any{"column": c.column}
+			if c.r.Params.Min != nil {
+				p["min"] = *c.r.Params.Min
+			}
+			if c.r.Params.Max != nil {
+				p["max"] = *c.r.Params.Max
+			}
+			return CodeOutOfRange, p, false
+		}
+	}
+	return "", nil, false
+}
