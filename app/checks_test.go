@@ -17,8 +17,10 @@ import (
 func TestRecordValidation(t *testing.T) {
 	e := newWF(t, "validate")
 	src := newSource(t, "postgres", e.root)
-	src.exec(t, `CREATE TABLE clientes (id integer PRIMARY KEY, nif text, codigo_postal text, estado text, valor numeric)`)
-	src.exec(t, `INSERT INTO clientes VALUES (1, '123456789', '1000-100', 'ativo', 10)`)
+	src.exec(t, `CREATE TABLE distritos (id integer PRIMARY KEY)`)
+	src.exec(t, `INSERT INTO distritos SELECT generate_series(1, 20)`)
+	src.exec(t, `CREATE TABLE clientes (id integer PRIMARY KEY, nif text, codigo_postal text, estado text, valor numeric, distrito integer)`)
+	src.exec(t, `INSERT INTO clientes VALUES (1, '123456789', '1000-100', 'ativo', 10, 1)`)
 	conn := e.connect(t, "crm", "postgres", src.dsn)
 	e.scan(t, conn)
 	ds := e.dataset(t, conn, "clientes")
@@ -30,11 +32,17 @@ func TestRecordValidation(t *testing.T) {
 	valor := mk("range", "warning", map[string]any{"column": "valor", "min": 0, "max": 1000})
 	nif := mk("not_null", "critical", map[string]any{"column": "nif"})
 	unique := mk("unique", "critical", map[string]any{"columns": []string{"id"}})
+	distrito := mk("referential", "critical", map[string]any{"column": "distrito", "ref_dataset_id": e.dataset(t, conn, "distritos"),
+		"ref_column": "id", "max_orphan_pct": 0.05})
 
 	records := make([]map[string]any, 5000)
 	for i := range records {
-		records[i] = map[string]any{"id": i, "nif": "123456789", "codigo_postal": "1000-100", "estado": "ativo", "valor": 5}
+		records[i] = map[string]any{"id": i, "nif": "123456789", "codigo_postal": "1000-100", "estado": "ativo", "valor": 5, "distrito": i%20 + 1}
 	}
+	for _, i := range []int{20, 2000, 4000} {
+		records[i]["distrito"] = 90 + i%7 // not in the reference
+	}
+	records[21]["distrito"] = "1.0" // a number as text: 1 is in the reference
 	for _, i := range []int{7, 70, 700} {
 		records[i]["codigo_postal"] = valueMarker + "-1" // pattern_mismatch
 	}
@@ -78,11 +86,19 @@ func TestRecordValidation(t *testing.T) {
 	}
 	r.JSON(t, &out)
 	t.Run("VerdictAndCounts", func(t *testing.T) {
-		if out.Verdict != "fail" || out.Records != 5000 || out.FailedRecords != 8 {
-			t.Fatalf("verdict %s records %d failed %d", out.Verdict, out.Records, out.FailedRecords)
+		if out.Verdict != "fail" || out.Records != 5000 || out.FailedRecords != 11 {
+			var nas []string
+			for _, ru := range out.Rules {
+				if ru.NotApplicableCode != nil {
+					nas = append(nas, *ru.NotApplicableCode)
+				}
+			}
+			t.Fatalf("verdict %s records %d failed %d; not applicable: %v", out.Verdict, out.Records, out.FailedRecords, nas)
 		}
-		want := map[string][4]int{postal: {4997, 3, 0}, estado: {4998, 2, 0}, valor: {4999, 1, 0}, nif: {4998, 2, 0}, unique: {0, 0, 5000}}
-		status := map[string]string{postal: "failed", estado: "passed", valor: "failed", nif: "failed", unique: "not_applicable"}
+		want := map[string][4]int{postal: {4997, 3, 0}, estado: {4998, 2, 0}, valor: {4999, 1, 0}, nif: {4998, 2, 0}, unique: {0, 0, 5000},
+			distrito: {4997, 3, 0}}
+		status := map[string]string{postal: "failed", estado: "passed", valor: "failed", nif: "failed", unique: "not_applicable",
+			distrito: "failed"}
 		for _, ru := range out.Rules {
 			w := want[ru.RuleID]
 			if ru.Passed != w[0] || ru.Failed != w[1] || ru.NotApplicable != w[2] || ru.Status != status[ru.RuleID] {
@@ -110,7 +126,8 @@ func TestRecordValidation(t *testing.T) {
 			}
 		}
 		want := map[int]string{7: "pattern_mismatch;", 70: "pattern_mismatch;", 700: "pattern_mismatch;", 8: "not_accepted_value;",
-			80: "not_accepted_value;", 9: "out_of_range;", 10: "is_null;", 11: "is_null;"}
+			80: "not_accepted_value;", 9: "out_of_range;", 10: "is_null;", 11: "is_null;", 20: "not_in_reference;", 2000: "not_in_reference;",
+			4000: "not_in_reference;"}
 		if fmt.Sprint(codes) != fmt.Sprint(want) {
 			t.Fatalf("codes %v", codes)
 		}
@@ -125,7 +142,7 @@ func TestRecordValidation(t *testing.T) {
 			WHERE workspace_id = $1 AND action = 'records_validated' AND subject_id = $2`, e.ws, ds).Scan(&n, &details); err != nil || n != 1 {
 			t.Fatalf("activity %d %v", n, err)
 		}
-		if !strings.Contains(details, `"records": 5000`) || !strings.Contains(details, `"failed_records": 8`) {
+		if !strings.Contains(details, `"records": 5000`) || !strings.Contains(details, `"failed_records": 11`) {
 			t.Fatalf("details %s", details)
 		}
 		var stored int

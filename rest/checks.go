@@ -26,7 +26,7 @@ type validateBody struct {
 // ValidationFailureOut is one rule a record fails.
 type ValidationFailureOut struct {
 	RuleID string         `json:"rule_id"`
-	Code   string         `json:"code" enum:"is_null,not_accepted_value,pattern_mismatch,out_of_range,not_a_number,type_mismatch" doc:"Stable failure code"`
+	Code   string         `json:"code" enum:"is_null,not_accepted_value,pattern_mismatch,out_of_range,not_a_number,type_mismatch,not_in_reference" doc:"Stable failure code"`
 	Params map[string]any `json:"params" doc:"What the rule expects (column, pattern, min, max, values_count); never the value"`
 }
 
@@ -58,7 +58,7 @@ type ValidationRuleOut struct {
 	Passed            int                    `json:"passed"`
 	Failed            int                    `json:"failed"`
 	NotApplicable     int                    `json:"not_applicable"`
-	NotApplicableCode *string                `json:"not_applicable_code" enum:"dataset_wide,custom_sql,reference_not_cached,pattern_unsupported,column_missing" doc:"Why the rule cannot judge single records; null when it can"`
+	NotApplicableCode *string                `json:"not_applicable_code" enum:"dataset_wide,custom_sql,reference_not_cached,reference_missing,reference_other_connection,reference_unreachable,reference_not_visible,reference_lookup_budget,pattern_unsupported,column_missing" doc:"Why the rule cannot judge single records; null when it can"`
 	Tolerance         ValidationToleranceOut `json:"tolerance"`
 }
 
@@ -87,9 +87,10 @@ func (s *Server) checkRoutes() {
 			http.StatusTooManyRequests: "Above the validation limit of the credential (rate_limited, Retry-After)"},
 		Desc: "Evaluates the dataset's active rules that judge single records — not_null, accepted_values, pattern, range — with the " +
 			"semantics of the scan's SQL on the dataset's source (a record's answer is the one the rule gives that value in a scan). " +
-			"unique, freshness and row_count_min are not_applicable (dataset_wide), custom_sql too (custom_sql), referential rules " +
-			"(reference_not_cached: Vigia holds no key of a reference), and patterns whose flavour differs between Go and the source " +
-			"(pattern_unsupported: \\w, \\s, \\b, look-arounds, back-references, flags, locale classes). Nothing of the records is " +
+			"unique, freshness and row_count_min are not_applicable (dataset_wide), custom_sql too (custom_sql). Referential rules " +
+			"look the batch's distinct keys up live on the reference (counts only; halves split where keys are missing; 400 " +
+			"statements at most; the reference must be visible to the caller), failing records with not_in_reference. Patterns whose flavour differs between Go and the source " +
+			"are not_applicable (pattern_unsupported: \\w, \\s, \\b, look-arounds, back-references, flags, locale classes). Nothing of the records is " +
 			"stored or logged: one activity entry keeps the counts. Each credential has its own validation limit (30 per minute by " +
 			"default), on top of the general per-token limit; the X-RateLimit-* headers then describe the validation limit."},
 		s.handleValidateRecords)

@@ -10,6 +10,7 @@ package validate
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"math/big"
 	"regexp"
 	"slices"
@@ -29,6 +30,8 @@ const (
 	MaxBytes   = 2 << 20
 	// MaxUnknownFields bounds the unknown field names an answer lists.
 	MaxUnknownFields = 100
+	// MaxLookups bounds the statements one referential rule sends to the reference.
+	MaxLookups = 400
 )
 
 // ActionRecordsValidated is the activity-log action of a validation (counts only).
@@ -42,16 +45,22 @@ const (
 	CodeOutOfRange       = "out_of_range"       // range: below min or above max
 	CodeNotANumber       = "not_a_number"       // range: the value does not read as a number
 	CodeTypeMismatch     = "type_mismatch"      // an object or array where the rule compares a scalar
+	CodeNotInReference   = "not_in_reference"   // referential: no row of the reference holds the value
 )
 
 // Codes of a rule that is not applicable to records (stable).
 const (
 	NotApplicableDatasetWide        = "dataset_wide"         // unique, freshness, row_count_min: measured over the whole table
 	NotApplicableCustomSQL          = "custom_sql"           // a user's query over the table
-	NotApplicableReferenceNotCached = "reference_not_cached" // referential: the reference's keys are not held by Vigia
-	NotApplicablePatternUnsupported = "pattern_unsupported"  // the pattern reads differently in Go and the source
-	NotApplicableColumnMissing      = "column_missing"       // the rule's column is gone from the dataset
-	NotApplicableLineBreak          = "line_break"           // MySQL pattern on a value with a line break (ICU reads them apart)
+	NotApplicableReferenceNotCached = "reference_not_cached" // referential: evaluated without a lookup of the reference (Evaluate with nil References)
+	NotApplicableReferenceMissing   = "reference_missing"    // referential: the reference dataset was deleted
+	NotApplicableReferenceOther     = "reference_other_connection"
+	NotApplicableReferenceGone      = "reference_unreachable"   // the reference table or its column is gone, or the source did not answer
+	NotApplicableReferenceHidden    = "reference_not_visible"   // the caller cannot see the reference dataset: its keys are not revealed
+	NotApplicableReferenceBudget    = "reference_lookup_budget" // the lookups would exceed MaxLookups statements
+	NotApplicablePatternUnsupported = "pattern_unsupported"     // the pattern reads differently in Go and the source
+	NotApplicableColumnMissing      = "column_missing"          // the rule's column is gone from the dataset
+	NotApplicableLineBreak          = "line_break"              // MySQL pattern on a value with a line break (ICU reads them apart)
 )
 
 // Verdicts of a batch.
@@ -146,12 +155,13 @@ type Store interface {
 type Service struct {
 	datasets Datasets
 	store    Store
+	conns    Connections
 	clock    vigia.Clock
 }
 
 // NewService returns the validation service.
-func NewService(datasets Datasets, store Store, clock vigia.Clock) *Service {
-	return &Service{datasets: datasets, store: store, clock: clock}
+func NewService(datasets Datasets, store Store, conns Connections, clock vigia.Clock) *Service {
+	return &Service{datasets: datasets, store: store, conns: conns, clock: clock}
 }
 
 // ValidateRecords checks records against the dataset's active rules. Any credential
@@ -177,7 +187,17 @@ func (s *Service) ValidateRecords(ctx context.Context, datasetID string, records
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Evaluate(d, rules, records)
+	// The rules compare as the dataset's source does.
+	c, err := s.conns.Connection(ctx, d.ConnectionID)
+	if err != nil {
+		return Report{}, err
+	}
+	for i := range rules {
+		rules[i].ConnectionID, rules[i].ConnectionKind = d.ConnectionID, c.Kind
+	}
+	refs := &sourceRefs{datasets: s.datasets, conns: s.conns, dataset: d}
+	rep := Evaluate(ctx, d, rules, records, refs)
+	refs.close()
 	actor := "user:" + p.UserID
 	if p.IsToken() {
 		actor = "token:" + p.TokenID
@@ -203,10 +223,25 @@ type checker struct {
 	nums    []*big.Rat
 	// na is set when the rule is not applicable at all.
 	na string
+	// refNumeric: the reference column is numeric (referential); missing holds the keys
+	// the lookup did not find.
+	refNumeric bool
+	missing    map[string]bool
 }
 
-// Evaluate judges records against a dataset's rules; pure, for tests and the service.
-func Evaluate(d catalog.Dataset, rules []rule.ScanRule, records []Record) Report {
+// References looks keys up in a referential rule's reference: Missing returns, of the
+// keys (literals in the source's dialect, by key), those no row of the reference holds,
+// or a not-applicable code.
+type References interface {
+	// Column says whether the reference column is numeric, or why the rule cannot be
+	// looked up.
+	Column(ctx context.Context, r rule.ScanRule) (numeric bool, na string)
+	Missing(ctx context.Context, r rule.ScanRule, numeric bool, keys map[string]string) (map[string]bool, string)
+}
+
+// Evaluate judges records against a dataset's rules. refs may be nil: referential
+// rules are then not applicable (reference_not_cached).
+func Evaluate(ctx context.Context, d catalog.Dataset, rules []rule.ScanRule, records []Record, refs References) Report {
 	columns := map[string]bool{}
 	for _, c := range d.Columns {
 		columns[c.Name] = true
@@ -215,6 +250,13 @@ func Evaluate(d catalog.Dataset, rules []rule.ScanRule, records []Record) Report
 	checks := make([]checker, len(rules))
 	for i, r := range rules {
 		checks[i] = newChecker(r, columns)
+		if c := &checks[i]; r.Type == rule.TypeReferential && c.na == "" {
+			if refs == nil {
+				c.na = NotApplicableReferenceNotCached
+				continue
+			}
+			c.lookup(ctx, refs, records)
+		}
 	}
 	rep := Report{DatasetID: d.ID, Records: len(records), Results: make([]RecordResult, len(records)),
 		Rules: make([]RuleResult, len(rules)), UnknownFields: []string{}}
@@ -290,7 +332,16 @@ func verdict(rules []RuleResult) string {
 		if r.Tolerance.MaxFailing != nil {
 			tolerance = *r.Tolerance.MaxFailing
 		}
-		if int64(r.Failed) <= tolerance {
+		within := int64(r.Failed) <= tolerance
+		if r.Type == rule.TypeReferential {
+			// As the scan measures it: the percentage of orphans, to two decimals.
+			pct, limit := math.Round(10000*float64(r.Failed)/float64(r.Passed+r.Failed))/100, 0.0
+			if r.Tolerance.MaxOrphanPct != nil {
+				limit = *r.Tolerance.MaxOrphanPct
+			}
+			within = pct <= limit
+		}
+		if within {
 			r.Status = StatusPassed
 			continue
 		}
@@ -322,13 +373,21 @@ func newChecker(r rule.ScanRule, columns map[string]bool) checker {
 	case rule.TypeCustomSQL:
 		c.na = NotApplicableCustomSQL
 		return c
-	case rule.TypeReferential:
-		c.na = NotApplicableReferenceNotCached
-		return c
 	}
 	c.column = r.Params.Column
 	if !columns[c.column] {
 		c.na = NotApplicableColumnMissing
+		return c
+	}
+	if r.Type == rule.TypeReferential {
+		switch {
+		case r.Ref == nil:
+			c.na = NotApplicableReferenceMissing
+		case r.Ref.ConnectionID != r.ConnectionID:
+			c.na = NotApplicableReferenceOther
+		case r.Ref.Dropped || len(r.Ref.Columns) > 0 && !slices.Contains(r.Ref.Columns, r.Params.RefColumn):
+			c.na = NotApplicableReferenceGone
+		}
 		return c
 	}
 	switch r.Type {
@@ -395,6 +454,11 @@ func (c *checker) judge(v value) (code string, params map[string]any, na bool) {
 		return CodeTypeMismatch, col, false
 	}
 	switch c.r.Type {
+	case rule.TypeReferential:
+		key, _, ok := c.refKey(v)
+		if !ok || c.missing[key] {
+			return CodeNotInReference, map[string]any{"column": c.column, "ref_dataset_id": c.r.Ref.ID, "ref_column": c.r.Params.RefColumn}, false
+		}
 	case rule.TypeAcceptedValues:
 		if c.values[c.fold(v.text)] {
 			return "", nil, false
@@ -432,4 +496,40 @@ func (c *checker) judge(v value) (code string, params map[string]any, na bool) {
 		}
 	}
 	return "", nil, false
+}
+
+// refKey is a value's key in the reference and its literal: a numeric reference column
+// takes numbers only (ok false otherwise: no number equals the value), compared as
+// numbers; a text column compares texts as the source does.
+func (c *checker) refKey(v value) (key, literal string, ok bool) {
+	if c.refNumeric {
+		if v.num == nil {
+			return "", "", false
+		}
+		return "n:" + v.num.RatString(), strings.TrimSpace(v.text), true
+	}
+	return "t:" + c.fold(v.text), rulesql.QuoteString(c.dialect, v.text), true
+}
+
+// lookup asks the reference for the batch's distinct keys of the rule's column.
+func (c *checker) lookup(ctx context.Context, refs References, records []Record) {
+	if c.refNumeric, c.na = refs.Column(ctx, c.r); c.na != "" {
+		return
+	}
+	keys := map[string]string{}
+	for _, rec := range records {
+		raw, present := rec[c.column]
+		v := valueOf(raw, present)
+		if v.null || v.composite {
+			continue
+		}
+		if k, lit, ok := c.refKey(v); ok {
+			keys[k] = lit
+		}
+	}
+	if len(keys) == 0 {
+		c.missing = map[string]bool{}
+		return
+	}
+	c.missing, c.na = refs.Missing(ctx, c.r, c.refNumeric, keys)
 }

@@ -105,7 +105,7 @@ func TestRecordAnswersAgreeWithTheScanSQLOnPostgres(t *testing.T) {
 	d := catalog.Dataset{ID: "d1", Schema: "public", Table: "t",
 		Columns: []catalog.Column{{Name: "id"}, {Name: "code"}, {Name: "status"}, {Name: "amount"}}}
 	rules := agreementRules()
-	rep := validate.Evaluate(d, rules, records)
+	rep := validate.Evaluate(context.Background(), d, rules, records, nil)
 	for _, r := range rules {
 		spec := rulesql.Rule{Type: r.Type, Table: rulesql.Table{Schema: "public", Name: "t"}, Columns: r.Params.KeyColumns(),
 			Values: r.Params.Values, Pattern: r.Params.Pattern, Min: r.Params.Min, Max: r.Params.Max}
@@ -147,8 +147,8 @@ func TestPatternsReadingDifferentlyAreNotApplicable(t *testing.T) {
 		}
 	}
 	d := catalog.Dataset{ID: "d", Columns: []catalog.Column{{Name: "c"}}}
-	rep := validate.Evaluate(d, []rule.ScanRule{mkRule("r", rule.TypePattern, "critical", rule.Params{Column: "c", Pattern: `\w`})},
-		[]validate.Record{{"c": json.RawMessage(`"x"`)}})
+	rep := validate.Evaluate(context.Background(), d, []rule.ScanRule{mkRule("r", rule.TypePattern, "critical", rule.Params{Column: "c", Pattern: `\w`})},
+		[]validate.Record{{"c": json.RawMessage(`"x"`)}}, nil)
 	if rep.Rules[0].NotApplicableCode != validate.NotApplicablePatternUnsupported || rep.Verdict != validate.VerdictUnknown {
 		t.Fatalf("%+v", rep)
 	}
@@ -169,14 +169,14 @@ func TestBatchVerdictCountsToleranceAndDatasetWideRules(t *testing.T) {
 		{"a": json.RawMessage(`null`), "b": json.RawMessage(`11`)},
 		{"a": json.RawMessage(`"x"`), "b": json.RawMessage(`"3"`), "zz": json.RawMessage(`1`), "bad name": json.RawMessage(`1`)},
 	}
-	rep := validate.Evaluate(d, rules, recs)
+	rep := validate.Evaluate(context.Background(), d, rules, recs, nil)
 	if rep.Verdict != validate.VerdictWarn {
 		t.Fatalf("verdict %s: %+v", rep.Verdict, rep.Rules)
 	}
 	want := map[string]string{"r1": validate.StatusPassed, "r2": validate.StatusFailed, "r3": validate.StatusNotApplicable,
 		"r4": validate.StatusNotApplicable, "r5": validate.StatusNotApplicable, "r6": validate.StatusNotApplicable}
 	codes := map[string]string{"r3": validate.NotApplicableDatasetWide, "r4": validate.NotApplicableCustomSQL,
-		"r5": validate.NotApplicableReferenceNotCached, "r6": validate.NotApplicableColumnMissing}
+		"r5": validate.NotApplicableReferenceMissing, "r6": validate.NotApplicableColumnMissing}
 	for _, r := range rep.Rules {
 		if r.Status != want[r.RuleID] || r.NotApplicableCode != codes[r.RuleID] {
 			t.Errorf("%s: %s %q", r.RuleID, r.Status, r.NotApplicableCode)
@@ -194,7 +194,7 @@ func TestBatchVerdictCountsToleranceAndDatasetWideRules(t *testing.T) {
 	}
 	// A critical rule beyond tolerance fails the batch.
 	recs = append(recs, validate.Record{"b": json.RawMessage(`1`)})
-	if rep := validate.Evaluate(d, rules, recs); rep.Verdict != validate.VerdictFail {
+	if rep := validate.Evaluate(context.Background(), d, rules, recs, nil); rep.Verdict != validate.VerdictFail {
 		t.Fatalf("verdict %s", rep.Verdict)
 	}
 }
