@@ -215,3 +215,137 @@ func TestRecordValidationHasItsOwnRateLimit(t *testing.T) {
 		t.Fatalf("other credential: %d %s", r.Status, r.Body)
 	}
 }
+
+// gateAnswer is the part of a RAG gate answer the tests read.
+type gateAnswer struct {
+	TTLSeconds    int    `json:"ttl_seconds"`
+	ConsumptionID string `json:"consumption_id"`
+	Replayed      bool   `json:"replayed"`
+	Items         []struct {
+		DatasetID  string   `json:"dataset_id"`
+		Action     string   `json:"action"`
+		Decision   string   `json:"decision"`
+		PIIColumns []string `json:"pii_columns"`
+		Reasons    []struct {
+			Code     string         `json:"code"`
+			Severity string         `json:"severity"`
+			Params   map[string]any `json:"params"`
+			Message  string         `json:"message"`
+		} `json:"reasons"`
+	} `json:"items"`
+}
+
+func (g gateAnswer) codes(i int) string {
+	var out []string
+	for _, r := range g.Items[i].Reasons {
+		out = append(out, r.Code)
+	}
+	return strings.Join(out, ",")
+}
+
+// Must show 4 (RAG gate): a dataset under an open critical issue is blocked with its
+// reason, PII columns are blocked unless the purpose allows them, and the read is
+// recorded once.
+func TestRAGGate(t *testing.T) {
+	e := newWF(t, "raggate")
+	src := newSource(t, "postgres", e.root)
+	src.exec(t, `CREATE TABLE artigos (id integer PRIMARY KEY, titulo text)`)
+	src.exec(t, `CREATE TABLE clientes (id integer PRIMARY KEY, email text)`)
+	src.exec(t, `CREATE TABLE encomendas (id integer PRIMARY KEY, estado text)`)
+	for i := 1; i <= 60; i++ {
+		src.exec(t, fmt.Sprintf(`INSERT INTO artigos VALUES (%d, 'artigo %d')`, i, i))
+		src.exec(t, fmt.Sprintf(`INSERT INTO clientes VALUES (%d, 'pessoa%d@exemplo.pt')`, i, i))
+		estado := "'paga'"
+		if i%10 == 0 {
+			estado = "NULL"
+		}
+		src.exec(t, fmt.Sprintf(`INSERT INTO encomendas VALUES (%d, %s)`, i, estado))
+	}
+	conn := e.connect(t, "docs", "postgres", src.dsn)
+	e.scan(t, conn)
+	artigos, clientes, encomendas := e.dataset(t, conn, "artigos"), e.dataset(t, conn, "clientes"), e.dataset(t, conn, "encomendas")
+	e.createRule(t, map[string]any{"dataset_id": encomendas, "rule_type": "not_null", "severity": "critical", "params": map[string]any{"column": "estado"}})
+	e.scan(t, conn)
+
+	gate := func(t *testing.T, cred string, body map[string]any) (gateAnswer, *apptest.Response) {
+		t.Helper()
+		r := e.Do(t, http.MethodPost, "/api/v1/rag-gate", cred, body)
+		var g gateAnswer
+		if r.Status == 200 {
+			r.JSON(t, &g)
+		}
+		return g, r
+	}
+	consumer := map[string]any{"name": "assistente", "kind": "agent", "run_ref": "run-1", "framework": "langchain"}
+	g, r := gate(t, e.tok, map[string]any{"consumer": consumer, "items": []any{
+		map[string]any{"dataset_id": artigos}, map[string]any{"dataset_id": encomendas}, map[string]any{"dataset_id": clientes}}})
+	if r.Status != 200 {
+		t.Fatalf("gate: %d %s", r.Status, r.Body)
+	}
+	t.Run("CriticalIssueBlocks", func(t *testing.T) {
+		it := g.Items[1]
+		if it.DatasetID != encomendas || it.Action != "block" || it.Decision != "untrusted" || !strings.Contains(g.codes(1), "critical_incident") {
+			t.Fatalf("encomendas %+v", it)
+		}
+		for _, rs := range it.Reasons {
+			if rs.Code == "critical_incident" && (len(rs.Params["issue_ids"].([]any)) != 1 || rs.Message == "") {
+				t.Fatalf("reason %+v", rs)
+			}
+		}
+	})
+	t.Run("PIIBlocksUnlessAllowed", func(t *testing.T) {
+		it := g.Items[2]
+		if it.Action != "block" || fmt.Sprint(it.PIIColumns) != "[email]" || !strings.Contains(g.codes(2), "pii_not_allowed") {
+			t.Fatalf("clientes %+v", it)
+		}
+		p, r := gate(t, e.tok, map[string]any{"consumer": map[string]any{"name": "assistente", "kind": "agent"}, "pii_allowed": true,
+			"items": []any{map[string]any{"dataset_id": clientes}}})
+		if r.Status != 200 || p.Items[0].Action == "block" || !strings.Contains(p.codes(0), "pii_allowed") {
+			t.Fatalf("allowed: %d %+v", r.Status, p)
+		}
+		p, _ = gate(t, e.tok, map[string]any{"consumer": map[string]any{"name": "assistente", "kind": "agent"},
+			"items": []any{map[string]any{"dataset_id": clientes, "columns": []string{"id"}}}})
+		if p.Items[0].Action == "block" || len(p.Items[0].PIIColumns) != 0 {
+			t.Fatalf("id only: %+v", p)
+		}
+		p, _ = gate(t, e.tok, map[string]any{"consumer": map[string]any{"name": "assistente", "kind": "agent"},
+			"items": []any{map[string]any{"dataset_id": clientes, "columns": []string{"id", valueMarker}}}})
+		if p.Items[0].Action != "block" || !strings.Contains(p.codes(0), "column_unknown") {
+			t.Fatalf("unknown column: %+v", p)
+		}
+	})
+	t.Run("CleanDatasetFollowsItsDecision", func(t *testing.T) {
+		it := g.Items[0]
+		want := map[string]string{"trusted": "allow", "caution": "allow_with_warning", "unknown": "allow_with_warning"}[it.Decision]
+		if it.Action != want || want == "" {
+			t.Fatalf("artigos %+v", it)
+		}
+		if r.Header.Get("Cache-Control") != fmt.Sprintf("private, max-age=%d", g.TTLSeconds) || g.TTLSeconds <= 0 {
+			t.Fatalf("cache %q ttl %d", r.Header.Get("Cache-Control"), g.TTLSeconds)
+		}
+	})
+	t.Run("ConsumptionRecordedOnce", func(t *testing.T) {
+		again, r := gate(t, e.tok, map[string]any{"consumer": consumer, "items": []any{map[string]any{"dataset_id": artigos}}})
+		if r.Status != 200 || !again.Replayed || again.ConsumptionID != g.ConsumptionID {
+			t.Fatalf("replay: %d %+v", r.Status, again)
+		}
+		var n, datasets int
+		if err := e.DB.Pool().QueryRow(context.Background(), `SELECT count(*), (SELECT count(*) FROM consumption_datasets WHERE consumption_id = $2)
+			FROM consumptions WHERE workspace_id = $1 AND run_ref = 'run-1'`, e.ws, g.ConsumptionID).Scan(&n, &datasets); err != nil || n != 1 || datasets != 3 {
+			t.Fatalf("consumptions %d datasets %d (%v)", n, datasets, err)
+		}
+	})
+	t.Run("OtherWorkspaceIs404AndNoEcho", func(t *testing.T) {
+		other := e.MustWorkspace(t, "outro")
+		_, r := gate(t, e.MustToken(t, other), map[string]any{"consumer": map[string]any{"name": "x", "kind": "agent"},
+			"items": []any{map[string]any{"dataset_id": artigos}}})
+		if r.Status != 404 {
+			t.Fatalf("other workspace: %d %s", r.Status, r.Body)
+		}
+		_, r = gate(t, e.tok, map[string]any{"consumer": map[string]any{"name": valueMarker + "<>", "kind": "robot"},
+			"items": []any{map[string]any{"dataset_id": artigos}}, "purpose": "rag"})
+		if r.Status != 422 || strings.Contains(string(r.Body), valueMarker) {
+			t.Fatalf("bad consumer: %d %s", r.Status, r.Body)
+		}
+	})
+}

@@ -3,8 +3,11 @@ package rest
 import (
 	"context"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/trust"
 	"github.com/vigia-data/vigia/validate"
 )
 
@@ -167,4 +170,106 @@ func isRowRule(t string) bool {
 		return true
 	}
 	return false
+}
+
+// RAGGateIn is a RAG gate call.
+type RAGGateIn struct {
+	Consumer   ConsumerRefIn   `json:"consumer"`
+	Items      []RAGGateItemIn `json:"items" minItems:"1" maxItems:"50" doc:"The datasets the retrieval is about to read (1-50; duplicates once)"`
+	Purpose    *string         `json:"purpose,omitempty" enum:"agente,rag,treino,bi,ml" doc:"Trust purpose of the decision; rag by default"`
+	PIIAllowed *bool           `json:"pii_allowed,omitempty" doc:"The purpose allows personal data (the caller holds the lawful basis): PII columns warn instead of blocking. Recorded in the audit trail. false by default"`
+}
+
+// RAGGateItemIn is one dataset of a gate call.
+type RAGGateItemIn struct {
+	DatasetID string   `json:"dataset_id" maxLength:"64"`
+	Columns   []string `json:"columns,omitempty" maxItems:"500" doc:"Columns the retrieval exposes (their names); all columns when absent"`
+}
+
+// RAGGateReasonOut is one cause of an item's action.
+type RAGGateReasonOut struct {
+	Code     string         `json:"code" doc:"A trust decision reason (critical_incident, verdict_fail, readiness_blocker, ...) or pii_not_allowed, pii_allowed, column_unknown"`
+	Severity string         `json:"severity" enum:"critical,warning"`
+	Params   map[string]any `json:"params"`
+	Message  string         `json:"message" doc:"pt-PT"`
+}
+
+// RAGGateItemOut is one item's answer.
+type RAGGateItemOut struct {
+	DatasetID   string             `json:"dataset_id"`
+	DatasetName string             `json:"dataset_name"`
+	Action      string             `json:"action" enum:"allow,allow_with_warning,block"`
+	Decision    string             `json:"decision" enum:"trusted,caution,untrusted,unknown" doc:"The trust decision for the purpose"`
+	Reasons     []RAGGateReasonOut `json:"reasons"`
+	PIIColumns  []string           `json:"pii_columns" doc:"Exposed columns holding personal data"`
+}
+
+// RAGGateOut is the answer of a gate call.
+type RAGGateOut struct {
+	Purpose       string           `json:"purpose" enum:"agente,rag,treino,bi"`
+	AsOf          time.Time        `json:"as_of"`
+	ValidUntil    time.Time        `json:"valid_until"`
+	TTLSeconds    int              `json:"ttl_seconds" doc:"The shortest of the items' decision TTLs; also sent as Cache-Control max-age"`
+	Items         []RAGGateItemOut `json:"items" doc:"In request order, duplicates once"`
+	ConsumptionID string           `json:"consumption_id" doc:"The read recorded (the first one for a replayed run_ref)"`
+	Replayed      bool             `json:"replayed" doc:"The consumer's run_ref was recorded before: nothing new written or notified"`
+	Consumer      ConsumerOut      `json:"consumer"`
+}
+
+func (s *Server) ragGateRoutes() {
+	s.register(operation{ID: "ragGate", Method: http.MethodPost, Path: "/api/v1/rag-gate", Tag: "rag-gate", TokenWrite: true,
+		Summary: "Gate an AI retrieval: allow, allow_with_warning or block per dataset, recording the read (a marked write)",
+		Body:    RAGGateIn{}, Response: RAGGateOut{}, Headers: map[string]string{"Cache-Control": "private, max-age=<ttl_seconds>"},
+		Desc: "Per item: block when the trust decision for the purpose (rag by default) is untrusted — open critical issues " +
+			"(critical_incident, with the issue ids), a failing verdict, a contract violation, readiness blockers — or when the " +
+			"exposed columns (columns, or all) hold personal data and pii_allowed is not true (pii_not_allowed), or a named column " +
+			"does not exist (column_unknown); allow_with_warning when the decision is caution or unknown, or allowed PII is exposed " +
+			"(pii_allowed); allow otherwise. The read is recorded in the same call as POST /trust/consumptions records it (consumer " +
+			"registry, each dataset with its decision, consumer.untrusted_read notices within their caps; a repeated run_ref is a " +
+			"replay). 404 when an item is not a dataset the caller can see; 429 above the workspace's reads per minute. The answer " +
+			"may be cached for ttl_seconds. GraphQL ragGate previews the answer without recording."},
+		s.handleRAGGate)
+}
+
+func toGateInput(body RAGGateIn) trust.GateInput {
+	in := trust.GateInput{Consumer: trust.ConsumerRef{Name: body.Consumer.Name, Kind: body.Consumer.Kind, RunRef: body.Consumer.RunRef,
+		Framework: body.Consumer.Framework}}
+	if body.Purpose != nil {
+		in.Purpose = *body.Purpose
+	}
+	if body.PIIAllowed != nil {
+		in.PIIAllowed = *body.PIIAllowed
+	}
+	for _, it := range body.Items {
+		in.Items = append(in.Items, trust.GateItem{DatasetID: it.DatasetID, Columns: it.Columns})
+	}
+	return in
+}
+
+func (s *Server) handleRAGGate(w http.ResponseWriter, r *http.Request, in *input) {
+	var body RAGGateIn
+	if err := in.Decode(&body, 0); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, err := s.deps.Trust.RAGGate(r.Context(), toGateInput(body))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := RAGGateOut{Purpose: res.Purpose, AsOf: res.AsOf, ValidUntil: res.ValidUntil, TTLSeconds: int(res.TTL.Seconds()),
+		Items: make([]RAGGateItemOut, 0, len(res.Items))}
+	for _, it := range res.Items {
+		o := RAGGateItemOut{DatasetID: it.DatasetID, DatasetName: it.DatasetName, Action: it.Action, Decision: it.Decision,
+			PIIColumns: nonNilStrings(it.PIIColumns), Reasons: make([]RAGGateReasonOut, 0, len(it.Reasons))}
+		for _, rs := range it.Reasons {
+			o.Reasons = append(o.Reasons, RAGGateReasonOut{Code: rs.Code, Severity: rs.Severity, Params: nonNilMap(rs.Params), Message: rs.Message})
+		}
+		out.Items = append(out.Items, o)
+	}
+	if c := res.Consumption; c != nil {
+		out.ConsumptionID, out.Replayed, out.Consumer = c.ID, c.Replayed, toConsumerOut(c.Consumer)
+	}
+	w.Header().Set("Cache-Control", "private, max-age="+strconv.Itoa(out.TTLSeconds))
+	writeJSON(w, http.StatusOK, out)
 }

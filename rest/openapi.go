@@ -75,6 +75,7 @@ var tagDescriptions = map[string]string{
 	"tickets":           "Ticket integrations (Jira, Linear, GitHub): targets, links and inbound events",
 	"orchestrators":     "Orchestrator runs reported to Vigia",
 	"record-validation": "Records checked against a dataset's rules before they are loaded",
+	"rag-gate":          "The gate of AI retrieval: allow, warn or block per dataset, recording the read",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }

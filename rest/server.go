@@ -185,6 +185,7 @@ func (s *Server) routes() {
 	s.productRoutes()
 	s.webhookRoutes()
 	s.checkRoutes()
+	s.ragGateRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)
