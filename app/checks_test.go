@@ -335,6 +335,25 @@ func TestRAGGate(t *testing.T) {
 			t.Fatalf("consumptions %d datasets %d (%v)", n, datasets, err)
 		}
 	})
+	t.Run("GraphQLPreviewRecordsNothing", func(t *testing.T) {
+		var before int
+		count := `SELECT count(*) FROM consumptions WHERE workspace_id = $1`
+		if err := e.DB.Pool().QueryRow(context.Background(), count, e.ws).Scan(&before); err != nil {
+			t.Fatal(err)
+		}
+		out := e.GraphQL(t, e.member, `query($a: ID!, $b: ID!) { ragGate(items: [{dataset: $a}, {dataset: $b, columns: ["id"]}]) {
+			purpose ttlSeconds items { datasetId action decision piiColumns reasons { code severity messagePt } } } }`,
+			map[string]any{"a": encomendas, "b": clientes})
+		g, _ := out["data"].(map[string]any)["ragGate"].(map[string]any)
+		items, _ := g["items"].([]any)
+		if g["purpose"] != "rag" || len(items) != 2 || items[0].(map[string]any)["action"] != "block" || items[1].(map[string]any)["action"] == "block" {
+			t.Fatalf("preview %v", out)
+		}
+		var after int
+		if err := e.DB.Pool().QueryRow(context.Background(), count, e.ws).Scan(&after); err != nil || after != before {
+			t.Fatalf("the preview recorded a read: %d → %d (%v)", before, after, err)
+		}
+	})
 	t.Run("OtherWorkspaceIs404AndNoEcho", func(t *testing.T) {
 		other := e.MustWorkspace(t, "outro")
 		_, r := gate(t, e.MustToken(t, other), map[string]any{"consumer": map[string]any{"name": "x", "kind": "agent"},
