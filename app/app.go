@@ -17,6 +17,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/datadiff"
 	"github.com/vigia-data/vigia/demo"
 	"github.com/vigia-data/vigia/graph"
 	"github.com/vigia-data/vigia/graph/explorer"
@@ -124,6 +125,7 @@ type App struct {
 	Jobs        *jobs.Queue
 	Rules       *rule.Service
 	Validation  *validate.Service
+	Diff        *datadiff.Service
 	Issues      *issue.Service
 	Teams       *team.Service
 	Lineage     *lineage.Service
@@ -179,6 +181,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, scanCfg)
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
 	a.Validation = validate.NewService(a.Catalog, db.Rules(), a.Connections, clock)
+	a.Diff = datadiff.NewService(a.Catalog, a.Connections, db.Rules(), clock)
 	a.Issues = issue.NewService(db.Issues(), db, clock)
 	a.Teams = team.NewService(db.Teams(), clock)
 	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute})
@@ -292,7 +295,7 @@ func (a *App) Server() *rest.Server {
 		TrustedProxies:    a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
-			Trust: a.Trust, Products: a.Products, Webhooks: a.Webhooks, Validation: a.Validation,
+			Trust: a.Trust, Products: a.Products, Webhooks: a.Webhooks, Validation: a.Validation, Diff: a.Diff,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }

@@ -368,3 +368,143 @@ func TestRAGGate(t *testing.T) {
 		}
 	})
 }
+
+// diffOut is the part of a diff report the tests read.
+type diffOut struct {
+	KeySource       string           `json:"key_source"`
+	KeyColumns      []string         `json:"key_columns"`
+	Columns         []string         `json:"columns"`
+	RowsA           int64            `json:"rows_a"`
+	RowsB           int64            `json:"rows_b"`
+	OnlyInA         int64            `json:"only_in_a"`
+	OnlyInB         int64            `json:"only_in_b"`
+	Changed         int64            `json:"changed"`
+	ChangedByColumn map[string]int64 `json:"changed_by_column"`
+	SampleOnlyInA   [][]*string      `json:"sample_only_in_a"`
+	SampleOnlyInB   [][]*string      `json:"sample_only_in_b"`
+	SampleChanged   [][]*string      `json:"sample_changed"`
+	Method          struct {
+		Buckets          int   `json:"buckets"`
+		DifferingBuckets int   `json:"differing_buckets"`
+		Statements       int   `json:"statements"`
+		BytesTransferred int64 `json:"bytes_transferred"`
+	} `json:"method"`
+}
+
+func diffKeys(sample [][]*string) string {
+	var out []string
+	for _, k := range sample {
+		var parts []string
+		for _, v := range k {
+			if v == nil {
+				parts = append(parts, "NULL")
+			} else {
+				parts = append(parts, *v)
+			}
+		}
+		out = append(out, strings.Join(parts, "|"))
+	}
+	return strings.Join(out, ",")
+}
+
+// Must show 2 (data diff): a Postgres table against a MariaDB copy with 10 changed, 5
+// missing and 5 extra rows; the report counts them exactly and lists the keys; without
+// key_columns and with different column sets → 422.
+func TestDataDiffPostgresAgainstMariaDB(t *testing.T) {
+	e := newWF(t, "diff")
+	pg := newSource(t, "postgres", e.root)
+	my := newSource(t, "mysql", e.root)
+	sl := newSource(t, "sqlite", e.root)
+	pg.exec(t, `CREATE TABLE encomendas (id integer PRIMARY KEY, cliente text, valor numeric(10,2), criada timestamp, paga boolean)`)
+	my.exec(t, `CREATE TABLE encomendas (id integer PRIMARY KEY, cliente varchar(100), valor decimal(10,2), criada datetime, paga boolean)`)
+	sl.exec(t, `CREATE TABLE encomendas (id integer PRIMARY KEY, cliente text, valor text, criada text, paga integer)`)
+	sl.exec(t, `CREATE TABLE outra (id integer PRIMARY KEY, cliente text)`)
+	const n = 2000
+	var pgRows, myRows, slRows []string
+	for i := 1; i <= n; i++ {
+		cliente := fmt.Sprintf("'cliente %d'", i)
+		if i%97 == 0 {
+			cliente = "NULL"
+		}
+		valor := fmt.Sprintf("%d.%02d", i, i%100)
+		criada := fmt.Sprintf("'2024-01-%02d 10:%02d:00'", i%28+1, i%60)
+		pgRows = append(pgRows, fmt.Sprintf("(%d, %s, %s, %s, %v)", i, cliente, valor, criada, i%2 == 0))
+		slRows = append(slRows, fmt.Sprintf("(%d, %s, '%s', %s, %d)", i, cliente, valor, criada, map[bool]int{true: 1, false: 0}[i%2 == 0]))
+		if i > n-5 { // 5 rows missing from the copy
+			continue
+		}
+		switch {
+		case i%200 == 0: // 9 rows changed (200 … 1800), with row 7 below: 10
+			valor = fmt.Sprintf("%d.%02d", i, (i+1)%100)
+		case i == 7:
+			cliente = "'mudou'"
+		}
+		myRows = append(myRows, fmt.Sprintf("(%d, %s, %s, %s, %v)", i, cliente, valor, criada, i%2 == 0))
+	}
+	for i := n + 1; i <= n+5; i++ { // 5 extra rows in the copy
+		myRows = append(myRows, fmt.Sprintf("(%d, 'nova', 1.00, '2024-02-01 00:00:00', false)", i))
+	}
+	pg.exec(t, "INSERT INTO encomendas VALUES "+strings.Join(pgRows, ", "))
+	my.exec(t, "INSERT INTO encomendas VALUES "+strings.Join(myRows, ", "))
+	sl.exec(t, "INSERT INTO encomendas VALUES "+strings.Join(slRows, ", "))
+	connPG, connMy, connSL := e.connect(t, "pg", "postgres", pg.dsn), e.connect(t, "maria", "mysql", my.dsn), e.connect(t, "lite", "sqlite", sl.dsn)
+	e.scan(t, connPG)
+	e.scan(t, connMy)
+	e.scan(t, connSL)
+	a, b, c, other := e.dataset(t, connPG, "encomendas"), e.dataset(t, connMy, "encomendas"), e.dataset(t, connSL, "encomendas"), e.dataset(t, connSL, "outra")
+
+	diff := func(t *testing.T, cred, x, y string, body any) (diffOut, *apptest.Response) {
+		t.Helper()
+		r := e.Do(t, http.MethodPost, "/api/v1/datasets/"+x+"/diff/"+y, cred, body)
+		var d diffOut
+		if r.Status == 200 {
+			r.JSON(t, &d)
+		}
+		return d, r
+	}
+	t.Run("PostgresAgainstMariaDBCountsExactly", func(t *testing.T) {
+		d, r := diff(t, e.tok, a, b, map[string]any{})
+		if r.Status != 200 {
+			t.Fatalf("diff: %d %s", r.Status, r.Body)
+		}
+		// Changed: multiples of 200 up to 1995 (9 rows) and row 7: 10.
+		if d.KeySource != "primary_key" || fmt.Sprint(d.KeyColumns) != "[id]" || d.RowsA != n || d.RowsB != n {
+			t.Fatalf("report %+v", d)
+		}
+		if d.OnlyInA != 5 || d.OnlyInB != 5 || d.Changed != 10 || d.ChangedByColumn["valor"] != 9 || d.ChangedByColumn["cliente"] != 1 ||
+			len(d.ChangedByColumn) != 2 {
+			t.Fatalf("counts %+v", d)
+		}
+		if diffKeys(d.SampleOnlyInA) != "1996,1997,1998,1999,2000" || diffKeys(d.SampleOnlyInB) != "2001,2002,2003,2004,2005" ||
+			diffKeys(d.SampleChanged) != "1000,1200,1400,1600,1800,200,400,600,7,800" {
+			t.Fatalf("keys %s / %s / %s", diffKeys(d.SampleOnlyInA), diffKeys(d.SampleOnlyInB), diffKeys(d.SampleChanged))
+		}
+		// Only hashes, counts and keys: far less than the tables.
+		if d.Method.BytesTransferred > 60000 || d.Method.DifferingBuckets == 0 {
+			t.Fatalf("method %+v", d.Method)
+		}
+	})
+	t.Run("PostgresAgainstSQLiteIsEqual", func(t *testing.T) {
+		d, r := diff(t, e.tok, a, c, map[string]any{"key_columns": []string{"id"}})
+		if r.Status != 200 || d.OnlyInA+d.OnlyInB+d.Changed != 0 || d.Method.DifferingBuckets != 0 || d.KeySource != "request" {
+			t.Fatalf("diff: %d %+v %s", r.Status, d, r.Body)
+		}
+	})
+	t.Run("WithoutKeyAndDifferentColumnsIs422", func(t *testing.T) {
+		_, r := diff(t, e.tok, c, other, nil)
+		if r.Status != 422 || !strings.Contains(string(r.Body), "diff_key_required") {
+			t.Fatalf("diff: %d %s", r.Status, r.Body)
+		}
+		_, r = diff(t, e.tok, a, other, map[string]any{"key_columns": []string{"valor"}})
+		if r.Status != 422 {
+			t.Fatalf("key not in both: %d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("OtherWorkspaceIs404", func(t *testing.T) {
+		ws := e.MustWorkspace(t, "outro")
+		_, r := diff(t, e.MustToken(t, ws), a, b, nil)
+		if r.Status != 404 {
+			t.Fatalf("diff: %d %s", r.Status, r.Body)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/datadiff"
 	"github.com/vigia-data/vigia/trust"
 	"github.com/vigia-data/vigia/validate"
 )
@@ -272,4 +273,102 @@ func (s *Server) handleRAGGate(w http.ResponseWriter, r *http.Request, in *input
 	}
 	w.Header().Set("Cache-Control", "private, max-age="+strconv.Itoa(out.TTLSeconds))
 	writeJSON(w, http.StatusOK, out)
+}
+
+// DiffService is what the transport needs of data diffs.
+type DiffService interface {
+	Diff(ctx context.Context, id, otherID string, req datadiff.Request, progress datadiff.Progress) (datadiff.Report, error)
+}
+
+// DiffIn is a data diff's options.
+type DiffIn struct {
+	KeyColumns        []string `json:"key_columns,omitempty" minItems:"1" maxItems:"16" doc:"Columns identifying a row on both sides; without it the first dataset's primary key, when the other has the same columns (else 422 diff_key_required)"`
+	TimeBudgetSeconds *int     `json:"time_budget_seconds,omitempty" minimum:"1" maximum:"600" doc:"Bound of the whole diff (60 by default); exceeded: 422 diff_time_budget_exceeded"`
+	SampleSize        *int     `json:"sample_size,omitempty" minimum:"1" maximum:"100" doc:"Keys listed per kind of difference (20 by default)"`
+}
+
+// DiffMethodOut says how a diff worked and what it cost.
+type DiffMethodOut struct {
+	Name             string `json:"name" enum:"bucketed_checksums"`
+	Buckets          int    `json:"buckets" doc:"Buckets of the key hash each side summed"`
+	DifferingBuckets int    `json:"differing_buckets"`
+	Statements       int    `json:"statements"`
+	RowsFetched      int64  `json:"rows_fetched" doc:"Rows the sources answered: bucket sums, then keys and column hashes of the differing buckets"`
+	BytesTransferred int64  `json:"bytes_transferred" doc:"Bytes of the values the sources answered"`
+	DurationMS       int64  `json:"duration_ms"`
+}
+
+// DiffOut is a data diff's report.
+type DiffOut struct {
+	DatasetID       string           `json:"dataset_id"`
+	OtherID         string           `json:"other_id"`
+	KeySource       string           `json:"key_source" enum:"request,primary_key"`
+	KeyColumns      []string         `json:"key_columns"`
+	Columns         []string         `json:"columns" doc:"Columns compared: those of both datasets"`
+	ColumnsOnlyInA  []string         `json:"columns_only_in_a"`
+	ColumnsOnlyInB  []string         `json:"columns_only_in_b"`
+	RowsA           int64            `json:"rows_a"`
+	RowsB           int64            `json:"rows_b"`
+	OnlyInA         int64            `json:"only_in_a"`
+	OnlyInB         int64            `json:"only_in_b"`
+	Changed         int64            `json:"changed"`
+	ChangedByColumn map[string]int64 `json:"changed_by_column" doc:"Changed rows per compared column"`
+	SampleOnlyInA   [][]*string      `json:"sample_only_in_a" doc:"Keys only in the first dataset (each key as its columns' text, in key_columns order; null for NULL), sorted, at most sample_size"`
+	SampleOnlyInB   [][]*string      `json:"sample_only_in_b"`
+	SampleChanged   [][]*string      `json:"sample_changed"`
+	Method          DiffMethodOut    `json:"method"`
+}
+
+var otherIDParam = param{Name: "other_id", In: "path", Type: "string", Required: true, MaxLen: 64}
+
+func (s *Server) diffRoutes() {
+	s.register(operation{ID: "diffDatasets", Method: http.MethodPost, Path: "/api/v1/datasets/{dataset_id}/diff/{other_id}", Tag: "datasets",
+		TokenWrite: true, Summary: "Compare two datasets row by row, pushed down to their sources (a marked write)",
+		Params: []param{datasetIDParam, otherIDParam}, Body: DiffIn{}, OptionalBody: true, Response: DiffOut{},
+		Errors: map[int]string{http.StatusUnprocessableEntity: "validation_error (bad options, a key column not in both datasets), " +
+			"diff_key_required, diff_time_budget_exceeded, diff_too_many_differences, diff_key_not_unique, diff_source_failed"},
+		Desc: "The datasets may be on different connections and engines (Postgres, MySQL/MariaDB, SQLite). Each source hashes its " +
+			"rows (each column as text, booleans as 1/0, NULL as \\N, MD5) and answers per bucket of the key hash the row count and " +
+			"the sums of the row hashes — one read of each table; only differing buckets are read again, for their keys and " +
+			"8-digit hashes of each column. Only hashes, counts and keys leave the sources. 404 when either dataset is not one " +
+			"the caller can see; 422 diff_key_required without key_columns when the first dataset has no primary key or the " +
+			"other has different columns; 422 diff_time_budget_exceeded, diff_too_many_differences (over 250000 rows in " +
+			"differing buckets on a side), diff_key_not_unique, diff_source_failed. Values of the same type compare equal across " +
+			"engines when their text is the same (integers, text, decimals of the same scale, timestamps without time zone)."},
+		s.handleDiff)
+}
+
+func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request, in *input) {
+	var body DiffIn
+	if r.ContentLength != 0 {
+		if err := in.Decode(&body, 0); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	req := datadiff.Request{KeyColumns: body.KeyColumns}
+	if body.TimeBudgetSeconds != nil {
+		req.TimeBudget = time.Duration(*body.TimeBudgetSeconds) * time.Second
+		if *body.TimeBudgetSeconds <= 0 {
+			req.TimeBudget = -1
+		}
+	}
+	if body.SampleSize != nil {
+		req.Sample = *body.SampleSize
+		if req.Sample == 0 {
+			req.Sample = -1
+		}
+	}
+	rep, err := s.deps.Diff.Diff(r.Context(), in.Path("dataset_id"), in.Path("other_id"), req, nil)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, DiffOut{DatasetID: rep.DatasetID, OtherID: rep.OtherID, KeySource: rep.KeySource, KeyColumns: rep.KeyColumns,
+		Columns: nonNilStrings(rep.Columns), ColumnsOnlyInA: nonNilStrings(rep.ColumnsOnlyInA), ColumnsOnlyInB: nonNilStrings(rep.ColumnsOnlyInB),
+		RowsA: rep.RowsA, RowsB: rep.RowsB, OnlyInA: rep.OnlyInA, OnlyInB: rep.OnlyInB, Changed: rep.Changed, ChangedByColumn: rep.ChangedByColumn,
+		SampleOnlyInA: rep.SampleOnlyInA, SampleOnlyInB: rep.SampleOnlyInB, SampleChanged: rep.SampleChanged,
+		Method: DiffMethodOut{Name: rep.Method.Name, Buckets: rep.Method.Buckets, DifferingBuckets: rep.Method.DifferingBuckets,
+			Statements: rep.Method.Statements, RowsFetched: rep.Method.RowsFetched, BytesTransferred: rep.Method.BytesTransferred,
+			DurationMS: rep.Method.Duration.Milliseconds()}})
 }

@@ -64,6 +64,7 @@ type Deps struct {
 	Products    ProductService
 	Webhooks    WebhookService
 	Validation  ValidationService
+	Diff        DiffService
 	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
@@ -186,6 +187,7 @@ func (s *Server) routes() {
 	s.webhookRoutes()
 	s.checkRoutes()
 	s.ragGateRoutes()
+	s.diffRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)
