@@ -484,6 +484,17 @@ func TestDataDiffPostgresAgainstMariaDB(t *testing.T) {
 			t.Fatalf("method %+v", d.Method)
 		}
 	})
+	t.Run("CompositeKeyBucketsByKeyHash", func(t *testing.T) {
+		// Row 7's cliente is part of the key now: its two versions are two keys.
+		d, r := diff(t, e.tok, a, b, map[string]any{"key_columns": []string{"id", "cliente"}, "sample_size": 100})
+		if r.Status != 200 || d.OnlyInA != 6 || d.OnlyInB != 6 || d.Changed != 9 || d.ChangedByColumn["valor"] != 9 {
+			t.Fatalf("diff: %d %+v %s", r.Status, d, r.Body)
+		}
+		if !strings.HasPrefix(diffKeys(d.SampleOnlyInA), "1996|cliente 1996,") || !strings.Contains(diffKeys(d.SampleOnlyInA), "7|cliente 7") ||
+			!strings.Contains(diffKeys(d.SampleOnlyInB), "7|mudou") {
+			t.Fatalf("keys %s / %s", diffKeys(d.SampleOnlyInA), diffKeys(d.SampleOnlyInB))
+		}
+	})
 	t.Run("PostgresAgainstSQLiteIsEqual", func(t *testing.T) {
 		d, r := diff(t, e.tok, a, c, map[string]any{"key_columns": []string{"id"}})
 		if r.Status != 200 || d.OnlyInA+d.OnlyInB+d.Changed != 0 || d.Method.DifferingBuckets != 0 || d.KeySource != "request" {

@@ -147,10 +147,44 @@ func NewService(datasets Datasets, conns Connections, store Store, clock vigia.C
 const sessionLabel = "vigia diff"
 
 type side struct {
-	d    catalog.Dataset
 	src  source.Source
 	gen  gen
 	cols map[string]catalog.Column
+}
+
+// Side is one table of a diff on its open source: its name and columns (name and
+// class; the class says how a value becomes text).
+type Side struct {
+	Source  source.Source
+	Schema  string
+	Table   string
+	Columns []catalog.Column
+}
+
+func (s Side) side() *side {
+	return &side{src: s.Source, gen: newGen(rulesql.Dialect(s.Source.Dialect()), rulesql.Table{Schema: s.Schema, Name: s.Table}),
+		cols: byName(s.Columns)}
+}
+
+// CompareSources diffs two open tables on keys over the columns cols (names present on
+// both sides) with the given bucket count, filling a report's counts, samples and method
+// (not its ids, key source or column lists). For Diff and the benchmark; ctx bounds it.
+func CompareSources(ctx context.Context, a, b Side, keys, cols []string, buckets, sample int, progress Progress) (Report, error) {
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
+	rep := Report{ChangedByColumn: map[string]int64{}, Method: Method{Name: MethodBucketedChecksums, Buckets: buckets}}
+	start := time.Now()
+	r := &run{rep: &rep, keys: keys, cols: cols, bk: bucketing{buckets: buckets}, sample: sample}
+	sa, sb := a.side(), b.side()
+	if err := r.rangeBuckets(ctx, sa, sb); err != nil {
+		return Report{}, budgetOr(ctx, err)
+	}
+	if err := r.compare(ctx, sa, sb, progress); err != nil {
+		return Report{}, budgetOr(ctx, err)
+	}
+	rep.Method.Duration = time.Since(start)
+	return rep, nil
 }
 
 // Diff compares dataset id (A) with otherID (B). Any credential that can see both may
@@ -203,27 +237,28 @@ func (s *Service) Diff(ctx context.Context, id, otherID string, req Request, pro
 
 	ctx, cancel := context.WithTimeout(ctx, req.TimeBudget)
 	defer cancel()
-	start := time.Now()
-	sa, err := s.open(ctx, a)
+	srcA, err := s.open(ctx, a)
 	if err != nil {
 		return Report{}, budgetOr(ctx, err)
 	}
-	defer sa.src.Close()
-	sb, err := s.open(ctx, b)
+	defer srcA.Close()
+	srcB, err := s.open(ctx, b)
 	if err != nil {
 		return Report{}, budgetOr(ctx, err)
 	}
-	defer sb.src.Close()
+	defer srcB.Close()
 	buckets := req.Buckets
 	if buckets == 0 {
 		buckets = bucketsFor(a.RowCount, b.RowCount)
 	}
-	rep.Method.Buckets = buckets
-	r := &run{rep: &rep, keys: keys, cols: compared, buckets: buckets, sample: req.Sample}
-	if err := r.compare(ctx, sa, sb, progress); err != nil {
-		return Report{}, budgetOr(ctx, err)
+	res, err := CompareSources(ctx, Side{Source: srcA, Schema: a.Schema, Table: a.Table, Columns: a.Columns},
+		Side{Source: srcB, Schema: b.Schema, Table: b.Table, Columns: b.Columns}, keys, compared, buckets, req.Sample, progress)
+	if err != nil {
+		return Report{}, err
 	}
-	rep.Method.Duration = time.Since(start)
+	res.DatasetID, res.OtherID, res.KeySource, res.KeyColumns = rep.DatasetID, rep.OtherID, rep.KeySource, rep.KeyColumns
+	res.Columns, res.ColumnsOnlyInA, res.ColumnsOnlyInB = rep.Columns, rep.ColumnsOnlyInA, rep.ColumnsOnlyInB
+	rep = res
 	progress("done", 1, 1)
 	actor := "user:" + p.UserID
 	if p.IsToken() {
@@ -333,7 +368,7 @@ func bucketsFor(ra, rb *int64) int {
 	return n
 }
 
-func (s *Service) open(ctx context.Context, d catalog.Dataset) (*side, error) {
+func (s *Service) open(ctx context.Context, d catalog.Dataset) (source.Source, error) {
 	c, err := s.conns.Connection(ctx, d.ConnectionID)
 	if err != nil {
 		return nil, err
@@ -342,8 +377,7 @@ func (s *Service) open(ctx context.Context, d catalog.Dataset) (*side, error) {
 	if err != nil {
 		return nil, sourceFailed()
 	}
-	dialect := rulesql.Dialect(src.Dialect())
-	return &side{d: d, src: src, gen: newGen(dialect, rulesql.Table{Schema: d.Schema, Name: d.Table}), cols: byName(d.Columns)}, nil
+	return src, nil
 }
 
 func sourceFailed() error {
@@ -360,11 +394,11 @@ func budgetOr(ctx context.Context, err error) error {
 
 // run is one diff's work.
 type run struct {
-	rep     *Report
-	keys    []string
-	cols    []string
-	buckets int
-	sample  int
+	rep    *Report
+	keys   []string
+	cols   []string
+	bk     bucketing
+	sample int
 }
 
 type sums struct{ n, h1, h2 string }
@@ -399,17 +433,20 @@ func (r *run) query(ctx context.Context, s *side, stmt string, max int) ([][]*st
 }
 
 func (r *run) bucketSums(ctx context.Context, s *side) (map[int]sums, int64, error) {
-	rows, err := r.query(ctx, s, s.gen.bucketSums(r.columns(s, r.keys), r.columns(s, r.cols), r.buckets), r.buckets+1)
+	rows, err := r.query(ctx, s, s.gen.bucketSums(r.bk, r.columns(s, r.keys), r.columns(s, r.cols)), r.bk.buckets+2)
 	if err != nil {
 		return nil, 0, err
 	}
 	out := make(map[int]sums, len(rows))
 	var total int64
 	for _, row := range rows {
-		if len(row) != 4 || row[0] == nil || row[1] == nil {
+		if len(row) != 4 || row[1] == nil {
 			return nil, 0, sourceFailed()
 		}
-		b, ok := atoi(*row[0])
+		b, ok := -1, true
+		if row[0] != nil {
+			b, ok = atoi(*row[0])
+		}
 		n, ok2 := atoi(*row[1])
 		if !ok || !ok2 {
 			return nil, 0, sourceFailed()
@@ -484,7 +521,7 @@ func (r *run) compare(ctx context.Context, a, b *side, progress Progress) error 
 			keys   map[string][]*string
 			hashes map[string][]string
 		}{{a, leafA, hashesA}, {b, leafB, hashesB}} {
-			rows, err := r.query(ctx, sd.s, sd.s.gen.leafRows(r.columns(sd.s, r.keys), r.columns(sd.s, r.cols), r.buckets, part), budget+1)
+			rows, err := r.query(ctx, sd.s, sd.s.gen.leafRows(r.bk, r.columns(sd.s, r.keys), r.columns(sd.s, r.cols), part), budget+1)
 			if err != nil {
 				return err
 			}
@@ -559,4 +596,46 @@ func (r *run) sampleOf(ids []string, keys map[string][]*string) [][]*string {
 		out = append(out, row)
 	}
 	return out
+}
+
+// rangeBuckets switches to key ranges when the key is one integer column on both
+// sides: its bounds come from the sources (MIN and MAX, index reads on a key).
+func (r *run) rangeBuckets(ctx context.Context, a, b *side) error {
+	if len(r.keys) != 1 || !integer(a.cols[r.keys[0]]) || !integer(b.cols[r.keys[0]]) {
+		return nil
+	}
+	var lo, hi *int64
+	for _, s := range []*side{a, b} {
+		k := rulesql.QuoteIdent(s.gen.d, r.keys[0])
+		for _, agg := range []string{"MIN", "MAX"} {
+			v, ok, err := s.src.QueryInt(ctx, "SELECT "+agg+"("+k+") FROM "+s.gen.table)
+			r.rep.Method.Statements++
+			if err != nil {
+				return sourceFailed()
+			}
+			switch {
+			case !ok:
+			case agg == "MIN" && (lo == nil || v < *lo):
+				lo = &v
+			case agg == "MAX" && (hi == nil || v > *hi):
+				hi = &v
+			}
+		}
+	}
+	if lo == nil || hi == nil {
+		return nil
+	}
+	span := uint64(*hi-*lo) + 1
+	width := (span + uint64(r.bk.buckets) - 1) / uint64(r.bk.buckets)
+	if width == 0 || width > 1<<62 {
+		return nil
+	}
+	r.bk.ranged, r.bk.lo, r.bk.width = true, *lo, int64(width)
+	return nil
+}
+
+// integer reports whether a column holds integers (its source type).
+func integer(c catalog.Column) bool {
+	t := strings.ToLower(c.DataType)
+	return c.Class == source.ClassNumeric && strings.Contains(t, "int") && !strings.Contains(t, "interval") && !strings.Contains(t, "point")
 }

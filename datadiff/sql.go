@@ -92,21 +92,44 @@ func (g gen) mod(e string, n int) string {
 	return "MOD(" + e + ", " + strconv.Itoa(n) + ")"
 }
 
-// bucketSums answers, per bucket of the key hash, the rows and the two sums of the
-// row hashes: one read of the table, only numbers leave the source.
-func (g gen) bucketSums(keys, cols []catalog.Column, buckets int) string {
-	inner := "SELECT " + g.md5(g.concat(keys)) + " AS kh, " + g.md5(g.concat(cols)) + " AS rh FROM " + g.table
+// bucketing assigns a row to a bucket from its key alone: by the key's MD5 (any key
+// type), or, for one integer key, by contiguous ranges of the key (the leaf reads are
+// then index range scans).
+type bucketing struct {
+	buckets int
+	// ranged: bucket = (key - lo) / width.
+	ranged    bool
+	lo, width int64
+}
+
+// bucketExpr is a row's bucket in g's dialect.
+func (g gen) bucketExpr(bk bucketing, keys []catalog.Column) string {
+	if bk.ranged {
+		k := rulesql.QuoteIdent(g.d, keys[0].Name)
+		diff := "(" + k + " - (" + strconv.FormatInt(bk.lo, 10) + "))"
+		if g.d == rulesql.MySQL {
+			return diff + " DIV " + strconv.FormatInt(bk.width, 10)
+		}
+		return diff + " / " + strconv.FormatInt(bk.width, 10)
+	}
+	return g.mod(g.hexInt(g.md5(g.concat(keys)), 1), bk.buckets)
+}
+
+// bucketSums answers, per bucket, the rows and the two sums of the row hashes: one
+// read of the table, only numbers leave the source. A NULL key's bucket is NULL.
+func (g gen) bucketSums(bk bucketing, keys, cols []catalog.Column) string {
+	inner := "SELECT " + g.bucketExpr(bk, keys) + " AS b, " + g.md5(g.concat(cols)) + " AS rh FROM " + g.table
 	if g.d == rulesql.Postgres {
-		// OFFSET 0 keeps the hashes computed once per row.
+		// OFFSET 0 keeps each row's hash computed once.
 		inner += " OFFSET 0"
 	}
-	return "SELECT b, COUNT(*), SUM(h1), SUM(h2) FROM (SELECT " + g.mod(g.hexInt("kh", 1), buckets) + " AS b, " +
-		g.hexInt("rh", 1) + " AS h1, " + g.hexInt("rh", 9) + " AS h2 FROM (" + inner + ") s1) s2 GROUP BY b"
+	return "SELECT b, COUNT(*), SUM(" + g.hexInt("rh", 1) + "), SUM(" + g.hexInt("rh", 9) + ") FROM (" + inner + ") s1 GROUP BY b"
 }
 
 // leafRows answers, for the rows of the given buckets, the key columns as canonical
 // text and an 8-digit hash of every compared column: keys and hashes, no other value.
-func (g gen) leafRows(keys, cols []catalog.Column, buckets int, in []int) string {
+// Bucket -1 stands for the rows whose key is NULL.
+func (g gen) leafRows(bk bucketing, keys, cols []catalog.Column, in []int) string {
 	sel := make([]string, 0, len(keys)+len(cols))
 	for _, k := range keys {
 		sel = append(sel, g.colText(k))
@@ -114,10 +137,41 @@ func (g gen) leafRows(keys, cols []catalog.Column, buckets int, in []int) string
 	for _, c := range cols {
 		sel = append(sel, "substr("+g.md5(g.colText(c))+", 1, 8)")
 	}
-	list := make([]string, len(in))
-	for i, b := range in {
-		list[i] = strconv.Itoa(b)
+	var conds, list []string
+	for _, b := range in {
+		switch {
+		case b == -1:
+			var nulls []string
+			for _, k := range keys {
+				nulls = append(nulls, rulesql.QuoteIdent(g.d, k.Name)+" IS NULL")
+			}
+			conds = append(conds, "("+strings.Join(nulls, " OR ")+")")
+		case bk.ranged:
+			lo := bk.lo + int64(b)*bk.width
+			conds = append(conds, rulesql.QuoteIdent(g.d, keys[0].Name)+" BETWEEN "+strconv.FormatInt(lo, 10)+" AND "+
+				strconv.FormatInt(lo+bk.width-1, 10))
+		default:
+			list = append(list, strconv.Itoa(b))
+		}
 	}
-	return "SELECT " + strings.Join(sel, ", ") + " FROM " + g.table + " WHERE " +
-		g.mod(g.hexInt(g.md5(g.concat(keys)), 1), buckets) + " IN (" + strings.Join(list, ", ") + ")"
+	if len(list) > 0 {
+		conds = append(conds, g.bucketExpr(bk, keys)+" IN ("+strings.Join(list, ", ")+")")
+	}
+	return "SELECT " + strings.Join(sel, ", ") + " FROM " + g.table + " WHERE " + strings.Join(conds, " OR ")
+}
+
+// FullHashStatement is one full hash aggregate of a side: the rows and the sums of
+// their hashes over cols, without buckets; the benchmark's yardstick.
+func FullHashStatement(s Side, cols []string) string {
+	sd := s.side()
+	cs := make([]catalog.Column, len(cols))
+	for i, c := range cols {
+		cs[i] = sd.cols[c]
+	}
+	g := sd.gen
+	inner := "SELECT " + g.md5(g.concat(cs)) + " AS rh FROM " + g.table
+	if g.d == rulesql.Postgres {
+		inner += " OFFSET 0"
+	}
+	return "SELECT COUNT(*), SUM(" + g.hexInt("rh", 1) + "), SUM(" + g.hexInt("rh", 9) + ") FROM (" + inner + ") s1"
 }
