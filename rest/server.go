@@ -62,7 +62,9 @@ type Deps struct {
 	Incidents   IncidentService
 	Trust       TrustService
 	Products    ProductService
-	Webhooks    WebhookService
+	Notify      NotifyService
+	OnCall      OnCallService
+	Tickets     TicketService
 	Validation  ValidationService
 	Diff        DiffService
 	Messages    *i18n.Catalog
