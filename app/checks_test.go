@@ -519,3 +519,63 @@ func TestDataDiffPostgresAgainstMariaDB(t *testing.T) {
 		}
 	})
 }
+
+// Must show 5 (on demand): a reconciliation between a warehouse table and its source
+// with one group off by more than the tolerance fails with that group named; a group
+// off within the tolerance passes.
+func TestReconcileOnDemand(t *testing.T) {
+	e := newWF(t, "reconcile")
+	pg := newSource(t, "postgres", e.root)
+	my := newSource(t, "mysql", e.root)
+	pg.exec(t, `CREATE TABLE encomendas (id integer PRIMARY KEY, dia date, loja text, valor numeric(10,2))`)
+	my.exec(t, `CREATE TABLE encomendas (id integer PRIMARY KEY, dia date, loja varchar(20), valor decimal(10,2))`)
+	var rows []string
+	for i := 1; i <= 300; i++ {
+		rows = append(rows, fmt.Sprintf("(%d, '2024-03-%02d', 'loja%d', %d.50)", i, i%3+1, i%2, i))
+	}
+	pg.exec(t, "INSERT INTO encomendas VALUES "+strings.Join(rows, ", "))
+	my.exec(t, "INSERT INTO encomendas VALUES "+strings.Join(rows, ", "))
+	// 2024-03-02/loja1: one order's value off by 100 (beyond 0.5%); 2024-03-03/loja0: off by 0.01 (within).
+	my.exec(t, `UPDATE encomendas SET valor = valor + 100 WHERE id = 1`)
+	my.exec(t, `UPDATE encomendas SET valor = valor + 0.01 WHERE id = 2`)
+	connPG, connMy := e.connect(t, "dw", "postgres", pg.dsn), e.connect(t, "erp", "mysql", my.dsn)
+	e.scan(t, connPG)
+	e.scan(t, connMy)
+	a, b := e.dataset(t, connPG, "encomendas"), e.dataset(t, connMy, "encomendas")
+	var out struct {
+		Status       string `json:"status"`
+		Groups       int    `json:"groups"`
+		FailedGroups int    `json:"failed_groups"`
+		Differing    []struct {
+			Group []*string            `json:"group"`
+			Code  string               `json:"code"`
+			Sums  map[string][2]string `json:"sums"`
+		} `json:"differing"`
+	}
+	r := e.Do(t, http.MethodPost, "/api/v1/reconcile", e.member, map[string]any{"dataset_id": a, "other_id": b,
+		"group_by": []string{"dia", "loja"}, "sum_columns": []string{"valor"}, "tolerance_pct": 0.5})
+	if r.Status != 200 {
+		t.Fatalf("reconcile: %d %s", r.Status, r.Body)
+	}
+	r.JSON(t, &out)
+	if out.Status != "failed" || out.Groups != 6 || out.FailedGroups != 1 || len(out.Differing) != 1 {
+		t.Fatalf("result %+v", out)
+	}
+	d := out.Differing[0]
+	if d.Code != "sum_differs" || *d.Group[0] != "2024-03-02" || *d.Group[1] != "loja1" || d.Sums["valor"][1] == d.Sums["valor"][0] {
+		t.Fatalf("group %+v", d)
+	}
+	r = e.Do(t, http.MethodPost, "/api/v1/reconcile", e.member, map[string]any{"dataset_id": a, "other_id": b,
+		"group_by": []string{"dia"}, "sum_columns": []string{"valor"}, "tolerance_pct": 1})
+	r.JSON(t, &out)
+	if r.Status != 200 || out.Status != "passed" || out.Groups != 3 {
+		t.Fatalf("within tolerance: %d %+v", r.Status, out)
+	}
+	if r := e.Do(t, http.MethodPost, "/api/v1/reconcile", e.member, map[string]any{"dataset_id": a, "other_id": b,
+		"sum_columns": []string{"loja"}}); r.Status != 422 {
+		t.Fatalf("text sum: %d %s", r.Status, r.Body)
+	}
+	if r := e.Do(t, http.MethodPost, "/api/v1/reconcile", e.tok, map[string]any{"dataset_id": a, "other_id": b}); r.Status != 403 {
+		t.Fatalf("token: %d %s", r.Status, r.Body)
+	}
+}

@@ -372,3 +372,83 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request, in *input) {
 			Statements: rep.Method.Statements, RowsFetched: rep.Method.RowsFetched, BytesTransferred: rep.Method.BytesTransferred,
 			DurationMS: rep.Method.Duration.Milliseconds()}})
 }
+
+// ReconcileIn is an on-demand reconciliation.
+type ReconcileIn struct {
+	DatasetID         string   `json:"dataset_id" maxLength:"64" doc:"The first dataset (e.g. orders in the warehouse)"`
+	OtherID           string   `json:"other_id" maxLength:"64" doc:"The other dataset (e.g. orders in the source system)"`
+	GroupBy           []string `json:"group_by,omitempty" maxItems:"16" doc:"Columns of both datasets grouping the figures (date, store ...); none: one group"`
+	SumColumns        []string `json:"sum_columns,omitempty" maxItems:"16" doc:"Numeric columns of both datasets summed per group"`
+	TolerancePct      *float64 `json:"tolerance_pct,omitempty" minimum:"0" maximum:"100" doc:"Relative difference allowed per count and sum, in percent of the larger (0 by default: exact)"`
+	TimeBudgetSeconds *int     `json:"time_budget_seconds,omitempty" minimum:"1" maximum:"600" doc:"60 by default; exceeded: 422 diff_time_budget_exceeded"`
+}
+
+// ReconcileGroupOut is one group that differs.
+type ReconcileGroupOut struct {
+	Group  []*string            `json:"group" doc:"The group's values as text, in group_by order (null for NULL)"`
+	Code   string               `json:"code" enum:"only_in_a,only_in_b,count_differs,sum_differs"`
+	CountA int64                `json:"count_a"`
+	CountB int64                `json:"count_b"`
+	Sums   map[string][2]string `json:"sums" doc:"Per differing sum column: [first, other] as decimal text"`
+}
+
+// ReconcileOut is a reconciliation's result, as a rule result.
+type ReconcileOut struct {
+	DatasetID    string              `json:"dataset_id"`
+	OtherID      string              `json:"other_id"`
+	Status       string              `json:"status" enum:"passed,failed"`
+	Groups       int                 `json:"groups"`
+	FailedGroups int                 `json:"failed_groups"`
+	Differing    []ReconcileGroupOut `json:"differing" doc:"The groups beyond tolerance, sorted, at most 100"`
+	Statements   int                 `json:"statements"`
+	DurationMS   int64               `json:"duration_ms"`
+}
+
+// ReconcileService is what the transport needs of reconciliations.
+type ReconcileService interface {
+	Reconcile(ctx context.Context, id, otherID string, req datadiff.ReconcileRequest) (datadiff.ReconcileResult, error)
+}
+
+func (s *Server) reconcileRoutes() {
+	s.register(operation{ID: "reconcile", Method: http.MethodPost, Path: "/api/v1/reconcile", Tag: "reconcile",
+		Summary: "Reconcile two datasets on demand: row counts and sums per group, within a tolerance", Body: ReconcileIn{}, Response: ReconcileOut{},
+		Errors: map[int]string{http.StatusUnprocessableEntity: "validation_error (a column not in both datasets, a sum column not numeric), " +
+			"reconcile_too_many_groups (over 10000 groups on a side), diff_time_budget_exceeded, diff_source_failed"},
+		Desc: "Each dataset is aggregated on its own source (GROUP BY the group_by columns as text: COUNT(*) and SUM of each sum " +
+			"column); only the groups' figures travel. A group fails when it is on one side only, or its count or a sum differs by " +
+			"more than tolerance_pct of the larger value. status failed lists the groups (at most 100, sorted). 404 when a dataset " +
+			"is not one the caller can see. Each run is written to the activity log with its counts."}, s.handleReconcile)
+}
+
+func (s *Server) handleReconcile(w http.ResponseWriter, r *http.Request, in *input) {
+	var body ReconcileIn
+	if err := in.Decode(&body, 0); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	req := datadiff.ReconcileRequest{GroupBy: body.GroupBy, SumColumns: body.SumColumns}
+	if body.TolerancePct != nil {
+		req.TolerancePct = *body.TolerancePct
+	}
+	if body.TimeBudgetSeconds != nil {
+		req.TimeBudget = time.Duration(*body.TimeBudgetSeconds) * time.Second
+		if *body.TimeBudgetSeconds <= 0 {
+			req.TimeBudget = -1
+		}
+	}
+	res, err := s.deps.Reconcile.Reconcile(r.Context(), body.DatasetID, body.OtherID, req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := ReconcileOut{DatasetID: res.DatasetID, OtherID: res.OtherID, Status: res.Status, Groups: res.Groups, FailedGroups: res.FailedGroups,
+		Differing: make([]ReconcileGroupOut, 0, len(res.Differing)), Statements: res.Statements, DurationMS: res.Duration.Milliseconds()}
+	for _, d := range res.Differing {
+		sums := d.Sums
+		if sums == nil {
+			sums = map[string][2]string{}
+		}
+		out.Differing = append(out.Differing, ReconcileGroupOut{Group: d.Group, Code: d.Code, CountA: d.CountA, CountB: d.CountB, Sums: sums})
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -76,6 +76,7 @@ var tagDescriptions = map[string]string{
 	"orchestrators":     "Orchestrator runs reported to Vigia",
 	"record-validation": "Records checked against a dataset's rules before they are loaded",
 	"rag-gate":          "The gate of AI retrieval: allow, warn or block per dataset, recording the read",
+	"reconcile":         "Reconciliations between two datasets: counts and sums per group within a tolerance",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }

@@ -67,6 +67,7 @@ type Deps struct {
 	Tickets     TicketService
 	Validation  ValidationService
 	Diff        DiffService
+	Reconcile   ReconcileService
 	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
@@ -190,6 +191,7 @@ func (s *Server) routes() {
 	s.checkRoutes()
 	s.ragGateRoutes()
 	s.diffRoutes()
+	s.reconcileRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)
