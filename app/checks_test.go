@@ -10,6 +10,8 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/rule"
+	"github.com/vigia-data/vigia/rulesql"
 )
 
 // Must show 1 (record validation): 5000 records with planted defects against the
@@ -32,6 +34,8 @@ func TestRecordValidation(t *testing.T) {
 	valor := mk("range", "warning", map[string]any{"column": "valor", "min": 0, "max": 1000})
 	nif := mk("not_null", "critical", map[string]any{"column": "nif"})
 	unique := mk("unique", "critical", map[string]any{"columns": []string{"id"}})
+	// The rule packs' NIF check digit (pt_customer_master), as the pack writes it for Postgres.
+	nifCheck := mk("custom_sql", "critical", map[string]any{"sql": rule.NIFCheckDigitSQL(rulesql.Postgres, rulesql.Table{Schema: "public", Name: "clientes"}, "nif")})
 	distrito := mk("referential", "critical", map[string]any{"column": "distrito", "ref_dataset_id": e.dataset(t, conn, "distritos"),
 		"ref_column": "id", "max_orphan_pct": 0.05})
 
@@ -42,7 +46,8 @@ func TestRecordValidation(t *testing.T) {
 	for _, i := range []int{20, 2000, 4000} {
 		records[i]["distrito"] = 90 + i%7 // not in the reference
 	}
-	records[21]["distrito"] = "1.0" // a number as text: 1 is in the reference
+	records[21]["distrito"] = "1.0"  // a number as text: 1 is in the reference
+	records[30]["nif"] = "123456780" // wrong check digit (9 expected)
 	for _, i := range []int{7, 70, 700} {
 		records[i]["codigo_postal"] = valueMarker + "-1" // pattern_mismatch
 	}
@@ -86,7 +91,7 @@ func TestRecordValidation(t *testing.T) {
 	}
 	r.JSON(t, &out)
 	t.Run("VerdictAndCounts", func(t *testing.T) {
-		if out.Verdict != "fail" || out.Records != 5000 || out.FailedRecords != 11 {
+		if out.Verdict != "fail" || out.Records != 5000 || out.FailedRecords != 12 {
 			var nas []string
 			for _, ru := range out.Rules {
 				if ru.NotApplicableCode != nil {
@@ -96,9 +101,9 @@ func TestRecordValidation(t *testing.T) {
 			t.Fatalf("verdict %s records %d failed %d; not applicable: %v", out.Verdict, out.Records, out.FailedRecords, nas)
 		}
 		want := map[string][4]int{postal: {4997, 3, 0}, estado: {4998, 2, 0}, valor: {4999, 1, 0}, nif: {4998, 2, 0}, unique: {0, 0, 5000},
-			distrito: {4997, 3, 0}}
+			distrito: {4997, 3, 0}, nifCheck: {4999, 1, 0}}
 		status := map[string]string{postal: "failed", estado: "passed", valor: "failed", nif: "failed", unique: "not_applicable",
-			distrito: "failed"}
+			distrito: "failed", nifCheck: "failed"}
 		for _, ru := range out.Rules {
 			w := want[ru.RuleID]
 			if ru.Passed != w[0] || ru.Failed != w[1] || ru.NotApplicable != w[2] || ru.Status != status[ru.RuleID] {
@@ -127,7 +132,7 @@ func TestRecordValidation(t *testing.T) {
 		}
 		want := map[int]string{7: "pattern_mismatch;", 70: "pattern_mismatch;", 700: "pattern_mismatch;", 8: "not_accepted_value;",
 			80: "not_accepted_value;", 9: "out_of_range;", 10: "is_null;", 11: "is_null;", 20: "not_in_reference;", 2000: "not_in_reference;",
-			4000: "not_in_reference;"}
+			4000: "not_in_reference;", 30: "invalid_check_digit;"}
 		if fmt.Sprint(codes) != fmt.Sprint(want) {
 			t.Fatalf("codes %v", codes)
 		}
@@ -142,7 +147,7 @@ func TestRecordValidation(t *testing.T) {
 			WHERE workspace_id = $1 AND action = 'records_validated' AND subject_id = $2`, e.ws, ds).Scan(&n, &details); err != nil || n != 1 {
 			t.Fatalf("activity %d %v", n, err)
 		}
-		if !strings.Contains(details, `"records": 5000`) || !strings.Contains(details, `"failed_records": 11`) {
+		if !strings.Contains(details, `"records": 5000`) || !strings.Contains(details, `"failed_records": 12`) {
 			t.Fatalf("details %s", details)
 		}
 		var stored int

@@ -30,7 +30,7 @@ type validateBody struct {
 // ValidationFailureOut is one rule a record fails.
 type ValidationFailureOut struct {
 	RuleID string         `json:"rule_id"`
-	Code   string         `json:"code" enum:"is_null,not_accepted_value,pattern_mismatch,out_of_range,not_a_number,type_mismatch,not_in_reference" doc:"Stable failure code"`
+	Code   string         `json:"code" enum:"is_null,not_accepted_value,pattern_mismatch,out_of_range,not_a_number,type_mismatch,not_in_reference,invalid_check_digit" doc:"Stable failure code"`
 	Params map[string]any `json:"params" doc:"What the rule expects (column, pattern, min, max, values_count); never the value"`
 }
 
@@ -91,7 +91,8 @@ func (s *Server) checkRoutes() {
 			http.StatusTooManyRequests: "Above the validation limit of the credential (rate_limited, Retry-After)"},
 		Desc: "Evaluates the dataset's active rules that judge single records — not_null, accepted_values, pattern, range — with the " +
 			"semantics of the scan's SQL on the dataset's source (a record's answer is the one the rule gives that value in a scan). " +
-			"unique, freshness and row_count_min are not_applicable (dataset_wide), custom_sql too (custom_sql). Referential rules " +
+			"unique, freshness and row_count_min are not_applicable (dataset_wide), custom_sql too (custom_sql) except the pt_customer_master " +
+			"pack's NIF check digit, judged per value (invalid_check_digit). Referential rules " +
 			"look the batch's distinct keys up live on the reference (counts only; halves split where keys are missing; 400 " +
 			"statements at most; the reference must be visible to the caller), failing records with not_in_reference. Patterns whose flavour differs between Go and the source " +
 			"are not_applicable (pattern_unsupported: \\w, \\s, \\b, look-arounds, back-references, flags, locale classes). Nothing of the records is " +

@@ -39,13 +39,14 @@ const ActionRecordsValidated = "records_validated"
 
 // Failure codes of a record (stable).
 const (
-	CodeIsNull           = "is_null"            // not_null: the field is null or missing
-	CodeNotAcceptedValue = "not_accepted_value" // accepted_values: the value is not in the list
-	CodePatternMismatch  = "pattern_mismatch"   // pattern: no match of the pattern
-	CodeOutOfRange       = "out_of_range"       // range: below min or above max
-	CodeNotANumber       = "not_a_number"       // range: the value does not read as a number
-	CodeTypeMismatch     = "type_mismatch"      // an object or array where the rule compares a scalar
-	CodeNotInReference   = "not_in_reference"   // referential: no row of the reference holds the value
+	CodeIsNull            = "is_null"             // not_null: the field is null or missing
+	CodeNotAcceptedValue  = "not_accepted_value"  // accepted_values: the value is not in the list
+	CodePatternMismatch   = "pattern_mismatch"    // pattern: no match of the pattern
+	CodeOutOfRange        = "out_of_range"        // range: below min or above max
+	CodeNotANumber        = "not_a_number"        // range: the value does not read as a number
+	CodeTypeMismatch      = "type_mismatch"       // an object or array where the rule compares a scalar
+	CodeNotInReference    = "not_in_reference"    // referential: no row of the reference holds the value
+	CodeInvalidCheckDigit = "invalid_check_digit" // the pack's NIF check-digit rule: nine digits, wrong ninth
 )
 
 // Codes of a rule that is not applicable to records (stable).
@@ -227,6 +228,8 @@ type checker struct {
 	// the lookup did not find.
 	refNumeric bool
 	missing    map[string]bool
+	// nif: a custom_sql rule recognised as the pt_customer_master NIF check digit.
+	nif bool
 }
 
 // References looks keys up in a referential rule's reference: Missing returns, of the
@@ -247,9 +250,14 @@ func Evaluate(ctx context.Context, d catalog.Dataset, rules []rule.ScanRule, rec
 		columns[c.Name] = true
 	}
 	slices.SortFunc(rules, func(a, b rule.ScanRule) int { return strings.Compare(a.ID, b.ID) })
+	names := make([]string, 0, len(d.Columns))
+	for _, c := range d.Columns {
+		names = append(names, c.Name)
+	}
 	checks := make([]checker, len(rules))
 	for i, r := range rules {
-		checks[i] = newChecker(r, columns)
+		r.DatasetSchema, r.DatasetTable = d.Schema, d.Table
+		checks[i] = newChecker(r, columns, names)
 		if c := &checks[i]; r.Type == rule.TypeReferential && c.na == "" {
 			if refs == nil {
 				c.na = NotApplicableReferenceNotCached
@@ -301,17 +309,17 @@ func Evaluate(ctx context.Context, d catalog.Dataset, rules []rule.ScanRule, rec
 		}
 		rep.Results[ri] = res
 	}
-	names := make([]string, 0, len(unknown))
+	unknownNames := make([]string, 0, len(unknown))
 	for n := range unknown {
-		names = append(names, vigia.SafeName(n))
+		unknownNames = append(unknownNames, vigia.SafeName(n))
 	}
-	slices.Sort(names)
-	names = slices.Compact(names)
+	slices.Sort(unknownNames)
+	unknownNames = slices.Compact(unknownNames)
 	rep.UnknownFieldCount = len(unknown)
-	if len(names) > MaxUnknownFields {
-		names = names[:MaxUnknownFields]
+	if len(unknownNames) > MaxUnknownFields {
+		unknownNames = unknownNames[:MaxUnknownFields]
 	}
-	rep.UnknownFields = names
+	rep.UnknownFields = unknownNames
 	rep.Verdict = verdict(rep.Rules)
 	return rep
 }
@@ -364,13 +372,17 @@ func verdict(rules []RuleResult) string {
 	return VerdictPass
 }
 
-func newChecker(r rule.ScanRule, columns map[string]bool) checker {
+func newChecker(r rule.ScanRule, columns map[string]bool, names []string) checker {
 	c := checker{r: r, dialect: rulesql.Dialect(dialectOf(r.ConnectionKind))}
 	switch r.Type {
 	case rule.TypeUnique, rule.TypeFreshness, rule.TypeRowCountMin:
 		c.na = NotApplicableDatasetWide
 		return c
 	case rule.TypeCustomSQL:
+		if col, ok := rule.NIFCheckDigitColumn(r.Rule, c.dialect, names); ok {
+			c.nif, c.column = true, col
+			return c
+		}
 		c.na = NotApplicableCustomSQL
 		return c
 	}
@@ -453,6 +465,16 @@ func (c *checker) judge(v value) (code string, params map[string]any, na bool) {
 	if v.composite {
 		return CodeTypeMismatch, col, false
 	}
+	if c.nif {
+		if c.dialect == rulesql.MySQL && strings.ContainsAny(v.text, "\r\n") {
+			// MySQL's $ also matches before a final line break: judged apart.
+			return "", nil, true
+		}
+		if nifCheckDigitWrong(v.text) {
+			return CodeInvalidCheckDigit, map[string]any{"column": c.column, "check": "nif_pt"}, false
+		}
+		return "", nil, false
+	}
 	switch c.r.Type {
 	case rule.TypeReferential:
 		key, _, ok := c.refKey(v)
@@ -532,4 +554,22 @@ func (c *checker) lookup(ctx context.Context, refs References, records []Record)
 		return
 	}
 	c.missing, c.na = refs.Missing(ctx, c.r, c.refNumeric, keys)
+}
+
+// nifCheckDigitWrong is the pack's SQL on one value: nine ASCII digits whose ninth is
+// not (11 - Σ dᵢ·(10-i) mod 11) mod 11 mod 10; any other text passes (the format rule's).
+func nifCheckDigitWrong(s string) bool {
+	if len(s) != 9 {
+		return false
+	}
+	sum := 0
+	for i := 0; i < 9; i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+		if i < 8 {
+			sum += int(s[i]-'0') * (9 - i)
+		}
+	}
+	return (11-sum%11)%11%10 != int(s[8]-'0')
 }

@@ -69,6 +69,13 @@ func agreementValues() [][3]*string {
 		{s("ＡＢ"), s("pago"), s("13")},
 		{s("ab\x7f"), s("pago"), s("14")},
 		{s(" 1000-100"), s("pago"), s("15")},
+		{s("123456789"), s("pago"), s("16")},
+		{s("123456780"), s("pago"), s("17")},
+		{s("000000000"), s("pago"), s("18")},
+		{s("500000001"), s("pago"), s("19")},
+		{s("12345678a"), s("pago"), s("20")},
+		{s("1234567890"), s("pago"), s("21")},
+		{s("123456789\n"), s("pago"), s("22")},
 	}
 }
 
@@ -121,6 +128,9 @@ func assertAgreement(t *testing.T, db *sql.DB, d rulesql.Dialect, kind, create, 
 	d0 := catalog.Dataset{ID: "d1", Schema: schema, Table: "t",
 		Columns: []catalog.Column{{Name: "id"}, {Name: "code"}, {Name: "status"}, {Name: "amount"}}}
 	rules := agreementRules()
+	// The rule packs' NIF check digit, as custom_sql written for this table.
+	nif := mkRule("r13", rule.TypeCustomSQL, "critical", rule.Params{SQL: rule.NIFCheckDigitSQL(d, rulesql.Table{Schema: schema, Name: "t"}, "code")})
+	rules = append(rules, nif)
 	for i := range rules {
 		rules[i].ConnectionKind = kind
 	}
@@ -128,9 +138,16 @@ func assertAgreement(t *testing.T, db *sql.DB, d rulesql.Dialect, kind, create, 
 	for ri, r := range rules {
 		spec := rulesql.Rule{Type: r.Type, Table: rulesql.Table{Schema: schema, Name: "t"}, Columns: r.Params.KeyColumns(),
 			Values: r.Params.Values, Pattern: r.Params.Pattern, Min: r.Params.Min, Max: r.Params.Max}
-		stmt, ok, _, err := rulesql.CountSQL(spec, d)
-		if err != nil || !ok {
-			t.Fatalf("%s: %v", r.ID, err)
+		stmt := r.Params.SQL
+		if r.Type != rule.TypeCustomSQL {
+			var ok bool
+			var err error
+			stmt, ok, _, err = rulesql.CountSQL(spec, d)
+			if err != nil || !ok {
+				t.Fatalf("%s: %v", r.ID, err)
+			}
+		} else if rep.Rules[ri].NotApplicableCode != "" || rep.Rules[ri].Failed != 3 { // 123456780, 500000001 and 912345678
+			t.Fatalf("the NIF rule was not recognised or judged: %+v", rep.Rules[ri])
 		}
 		for i := range vals {
 			var n int
