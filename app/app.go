@@ -17,6 +17,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/datadiff"
 	"github.com/vigia-data/vigia/demo"
 	"github.com/vigia-data/vigia/graph"
 	"github.com/vigia-data/vigia/graph/explorer"
@@ -49,6 +50,7 @@ import (
 	"github.com/vigia-data/vigia/ticket/linear"
 	"github.com/vigia-data/vigia/trust"
 	"github.com/vigia-data/vigia/ui"
+	"github.com/vigia-data/vigia/validate"
 )
 
 // Config holds what the wiring needs beyond the database.
@@ -86,6 +88,8 @@ type Config struct {
 	// RateLimitProbe is the per-IP limit of liveness, readiness and version (exempt
 	// from RateLimitIP).
 	RateLimitProbe int
+	// RateLimitValidate is each credential's record validations per window (30 by default).
+	RateLimitValidate int
 	// TrustedProxies and ForwardedHeader: see rest.Config (VIGIA_TRUSTED_PROXIES,
 	// VIGIA_FORWARDED_HEADER).
 	TrustedProxies  []netip.Prefix
@@ -128,6 +132,8 @@ type App struct {
 	Products    *product.Service
 	Jobs        *jobs.Queue
 	Rules       *rule.Service
+	Validation  *validate.Service
+	Diff        *datadiff.Service
 	Issues      *issue.Service
 	Teams       *team.Service
 	Lineage     *lineage.Service
@@ -188,6 +194,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans}
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, scanCfg)
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
+	a.Validation = validate.NewService(a.Catalog, db.Rules(), a.Connections, clock)
+	a.Diff = datadiff.NewService(a.Catalog, a.Connections, db.Rules(), clock)
 	a.Issues = issue.NewService(db.Issues(), db, clock)
 	a.Teams = team.NewService(db.Teams(), clock)
 	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute,
@@ -320,11 +328,13 @@ func (a *App) Server() *rest.Server {
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow,
 		RateLimitPublic: a.Config.RateLimitPublic, RateLimitProbe: a.Config.RateLimitProbe,
-		TrustedProxies: a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
+		RateLimitValidate: a.Config.RateLimitValidate,
+		TrustedProxies:    a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets,
-			Orchestrators: a.Orchestrators, IDE: a.IDE, Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
+			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff,
+			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages)}, a.Log)
 }
 

@@ -91,3 +91,20 @@ func toConsumer(c trust.Consumer) model.Consumer {
 		Consumptions30d: c.Consumptions30d, Datasets30d: c.Datasets30d, LastDecision: c.LastDecision, LastPurpose: c.LastPurpose,
 		LastConsumedAt: c.LastConsumedAt}
 }
+
+func toRAGGate(res trust.GateResult) *model.RAGGate {
+	out := &model.RAGGate{Purpose: res.Purpose, AsOf: res.AsOf, ValidUntil: res.ValidUntil, TTLSeconds: int(res.TTL.Seconds()),
+		Items: make([]model.RAGGateItem, 0, len(res.Items))}
+	for _, it := range res.Items {
+		o := model.RAGGateItem{DatasetID: it.DatasetID, DatasetName: it.DatasetName, Action: it.Action, Decision: it.Decision,
+			PiiColumns: it.PIIColumns, Reasons: make([]model.TrustReason, 0, len(it.Reasons))}
+		if o.PiiColumns == nil {
+			o.PiiColumns = []string{}
+		}
+		for _, rs := range it.Reasons {
+			o.Reasons = append(o.Reasons, model.TrustReason{Code: rs.Code, Severity: rs.Severity, MessagePt: rs.Message})
+		}
+		out.Items = append(out.Items, o)
+	}
+	return out
+}

@@ -74,6 +74,7 @@ type LineageService interface {
 type TrustService interface {
 	Consumers(ctx context.Context, page vigia.Page) (vigia.List[trust.Consumer], error)
 	Decide(ctx context.Context, datasetID, purpose string) (trust.Decision, error)
+	PreviewRAGGate(ctx context.Context, in trust.GateInput) (trust.GateResult, error)
 }
 
 // ProductService is what the resolvers need of data products.

@@ -36,6 +36,9 @@ type Config struct {
 	// RateWindow (6000 by default): they stay reachable for orchestrators once a client
 	// address has spent RateLimitIP.
 	RateLimitProbe int
+	// RateLimitValidate is each credential's record validations per RateWindow (30 by
+	// default), on top of RateLimitToken.
+	RateLimitValidate int
 	// TrustedProxies are the addresses (CIDRs) of the load balancers in front of the
 	// service. Only a request whose connection comes from one of them has its client
 	// address read from ForwardedHeader; none by default.
@@ -65,8 +68,11 @@ type Deps struct {
 	// Orchestrators records pipeline runs and judges pipeline health.
 	Orchestrators OrchestratorService
 	// IDE answers editor extensions (metadata only).
-	IDE      IDEService
-	Messages *i18n.Catalog
+	IDE        IDEService
+	Validation ValidationService
+	Diff       DiffService
+	Reconcile  ReconcileService
+	Messages   *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
 	// Broker reports the message broker's state, only reported by readiness.
@@ -94,9 +100,11 @@ type Server struct {
 	clientAddr   clientAddr
 	// publicLimiter bounds each IP on the public data-product page and badge.
 	publicLimiter *limiter
-	metrics       *metrics
-	draining      atomic.Bool
-	now           func() time.Time
+	// validateLimiter bounds each credential's record validations.
+	validateLimiter *limiter
+	metrics         *metrics
+	draining        atomic.Bool
+	now             func() time.Time
 }
 
 // New builds the router with every operation registered.
@@ -115,6 +123,9 @@ func New(cfg Config, deps Deps, log *slog.Logger) *Server {
 	}
 	if cfg.RateLimitProbe == 0 {
 		cfg.RateLimitProbe = 6000
+	}
+	if cfg.RateLimitValidate == 0 {
+		cfg.RateLimitValidate = validationLimitDefault
 	}
 	if cfg.ForwardedHeader == "" {
 		cfg.ForwardedHeader = HeaderXForwardedFor
@@ -185,6 +196,10 @@ func (s *Server) routes() {
 	s.webhookRoutes()
 	s.orchestratorRoutes()
 	s.ideRoutes()
+	s.checkRoutes()
+	s.ragGateRoutes()
+	s.diffRoutes()
+	s.reconcileRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

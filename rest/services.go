@@ -150,6 +150,7 @@ type TrustService interface {
 	DecideBatch(ctx context.Context, ids []string, purpose string) (trust.Batch, error)
 	Find(ctx context.Context, f trust.FindFilter) (trust.FindResult, error)
 	FindDatasetsWithTrust(ctx context.Context, f catalog.DatasetFilter) (vigia.List[catalog.Dataset], map[string]trust.Score, error)
+	RAGGate(ctx context.Context, in trust.GateInput) (trust.GateResult, error)
 	RecordConsumption(ctx context.Context, in trust.ConsumptionInput) (trust.ConsumptionResult, error)
 	TrustFacts(ctx context.Context, datasetID string) (trust.DatasetFacts, error)
 	TrustScore(ctx context.Context, datasetID string) (trust.Score, error)

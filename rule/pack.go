@@ -316,3 +316,26 @@ func nifCheckDigitSQL(d rulesql.Dialect, t rulesql.Table, column string) string 
 	return "SELECT COUNT(*) FROM " + rulesql.TableRef(d, t) + " WHERE " + match(c) + " AND (11 - (" + strings.Join(sum, " + ") +
 		") % 11) % 11 % 10 <> " + digit(9)
 }
+
+// NIFCheckDigitSQL is the statement of the pt_customer_master pack's NIF check-digit
+// rule for a column of table t in dialect d.
+func NIFCheckDigitSQL(d rulesql.Dialect, t rulesql.Table, column string) string {
+	return nifCheckDigitSQL(d, t, column)
+}
+
+// NIFCheckDigitColumn returns the column whose NIF check digit a custom_sql rule
+// counts, when the rule's SQL is exactly the pack's statement for one of columns of the
+// rule's dataset in dialect d; a statement edited since is not recognised. Record
+// validation evaluates such a rule on single values.
+func NIFCheckDigitColumn(r Rule, d rulesql.Dialect, columns []string) (string, bool) {
+	if r.Type != TypeCustomSQL {
+		return "", false
+	}
+	t := rulesql.Table{Schema: r.DatasetSchema, Name: r.DatasetTable}
+	for _, c := range columns {
+		if nifCheckDigitSQL(d, t, c) == r.Params.SQL {
+			return c, true
+		}
+	}
+	return "", false
+}

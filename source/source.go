@@ -131,6 +131,11 @@ type Source interface {
 	// given a source value. It returns an *Error: ReasonResult when the answer is not one
 	// row of one integer column, ReasonTimeout, ReasonNotFound, ReasonQuery...
 	QueryInt(ctx context.Context, stmt string) (value int64, ok bool, err error)
+	// QueryRows runs one read-only statement like QueryInt and answers its rows, each
+	// column as text (nil for NULL); more than maxRows rows is ReasonResult. For
+	// statements whose answers are hashes, counts and keys (data diff), never a
+	// customer's other values.
+	QueryRows(ctx context.Context, stmt string, maxRows int) ([][]*string, error)
 	// CancelLabelled cancels the statements running on the source in other sessions
 	// whose label (Options.Label) starts with prefix and is not this connection's own:
 	// pg_cancel_backend on Postgres, KILL QUERY on MySQL/MariaDB, nothing on SQLite

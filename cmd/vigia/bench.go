@@ -36,7 +36,8 @@ func benchCommand(stdout, stderr io.Writer) *cobra.Command {
 	lin.Flags().IntVar(&datasets, "datasets", 100000, "datasets in the synthetic workspace (a multiple of 100)")
 	lin.Flags().IntVar(&iterations, "iterations", 300, "timed requests per operation")
 	lin.Flags().BoolVar(&keep, "keep", false, "keep the synthetic workspace afterwards")
-	cmd.AddCommand(lin, profileBenchCommand(stdout, stderr), benchWebhooksCommand(stdout, stderr), benchRebuildCommand(stdout, stderr))
+	cmd.AddCommand(lin, profileBenchCommand(stdout, stderr), benchWebhooksCommand(stdout, stderr), benchRebuildCommand(stdout, stderr),
+		benchDiffCommand(stdout, stderr))
 	return cmd
 }
 

@@ -391,11 +391,29 @@ type ComplexityRoot struct {
 		Issue          func(childComplexity int, id string) int
 		Issues         func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
 		KnowledgeGraph func(childComplexity int, focus *string, hops *int, kinds []string) int
+		RagGate        func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
 		Rule           func(childComplexity int, id string) int
 		Rules          func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
 		Scans          func(childComplexity int, limit *int, offset *int) int
 		Signals        func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
 		TrustDecision  func(childComplexity int, dataset string, purpose *string) int
+	}
+
+	RAGGate struct {
+		AsOf       func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Purpose    func(childComplexity int) int
+		TTLSeconds func(childComplexity int) int
+		ValidUntil func(childComplexity int) int
+	}
+
+	RAGGateItem struct {
+		Action      func(childComplexity int) int
+		DatasetID   func(childComplexity int) int
+		DatasetName func(childComplexity int) int
+		Decision    func(childComplexity int) int
+		PiiColumns  func(childComplexity int) int
+		Reasons     func(childComplexity int) int
 	}
 
 	ReadinessItem struct {
@@ -611,6 +629,7 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Datasets(ctx context.Context, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) (*model.DatasetPage, error)
 	Dataset(ctx context.Context, id string) (*model.Dataset, error)
+	RagGate(ctx context.Context, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) (*model.RAGGate, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
@@ -2261,6 +2280,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.KnowledgeGraph(childComplexity, args["focus"].(*string), args["hops"].(*int), args["kinds"].([]string)), true
+	case "Query.ragGate":
+		if e.ComplexityRoot.Query.RagGate == nil {
+			break
+		}
+
+		args, err := ec.field_Query_ragGate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RagGate(childComplexity, args["items"].([]model.RAGGateItemInput), args["purpose"].(*string), args["piiAllowed"].(*bool)), true
 	case "Query.rule":
 		if e.ComplexityRoot.Query.Rule == nil {
 			break
@@ -2316,6 +2346,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.TrustDecision(childComplexity, args["dataset"].(string), args["purpose"].(*string)), true
+
+	case "RAGGate.asOf":
+		if e.ComplexityRoot.RAGGate.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RAGGate.AsOf(childComplexity), true
+	case "RAGGate.items":
+		if e.ComplexityRoot.RAGGate.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RAGGate.Items(childComplexity), true
+	case "RAGGate.purpose":
+		if e.ComplexityRoot.RAGGate.Purpose == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RAGGate.Purpose(childComplexity), true
+	case "RAGGate.ttlSeconds":
+		if e.ComplexityRoot.RAGGate.TTLSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RAGGate.TTLSeconds(childComplexity), true
+	case "RAGGate.validUntil":
+		if e.ComplexityRoot.RAGGate.ValidUntil == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RAGGate.ValidUntil(childComplexity), true
+
+	case "RAGGateItem.action":
+		if e.ComplexityRoot.RAGGateItem.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RAGGateItem.Action(childComplexity), true
+	case "RAGGateItem.datasetId":
+		if e.ComplexityRoot.RAGGateItem.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RAGGateItem.DatasetID(childComplexity), true
+	case "RAGGateItem.datasetName":
+		if e.ComplexityRoot.RAGGateItem.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RAGGateItem.DatasetName(childComplexity), true
+	case "RAGGateItem.decision":
+		if e.ComplexityRoot.RAGGateItem.Decision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RAGGateItem.Decision(childComplexity), true
+	case "RAGGateItem.piiColumns":
+		if e.ComplexityRoot.RAGGateItem.PiiColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RAGGateItem.PiiColumns(childComplexity), true
+	case "RAGGateItem.reasons":
+		if e.ComplexityRoot.RAGGateItem.Reasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RAGGateItem.Reasons(childComplexity), true
 
 	case "ReadinessItem.code":
 		if e.ComplexityRoot.ReadinessItem.Code == nil {
@@ -3087,6 +3185,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputCreateRuleInput,
+		ec.unmarshalInputRAGGateItemInput,
 		ec.unmarshalInputRuleParamsInput,
 		ec.unmarshalInputUpdateRuleInput,
 	)
@@ -3251,6 +3350,41 @@ type Query {
   datasets(q: String, connectionId: ID, sort: DatasetSort = name, limit: Int = 500, offset: Int = 0): DatasetPage!
   "One dataset; an unknown id or another workspace's gives an error with extensions.code not_found."
   dataset(id: ID!): Dataset
+}
+`, BuiltIn: false},
+	{Name: "../schema/checks.graphqls", Input: `"One dataset a retrieval is about to read."
+input RAGGateItemInput {
+  dataset: ID!
+  "Columns the retrieval exposes; all columns when absent (at most 500)."
+  columns: [String!]
+}
+
+"One item of a RAG gate answer."
+type RAGGateItem {
+  datasetId: ID!
+  datasetName: String!
+  "allow, allow_with_warning, block"
+  action: String!
+  "The trust decision for the purpose: trusted, caution, untrusted, unknown"
+  decision: String!
+  "The decision's reasons and the gate's own (pii_not_allowed, pii_allowed, column_unknown)"
+  reasons: [TrustReason!]!
+  "Exposed columns holding personal data"
+  piiColumns: [String!]!
+}
+
+"A preview of POST /rag-gate: the same answers, nothing recorded."
+type RAGGate {
+  purpose: String!
+  asOf: Time!
+  validUntil: Time!
+  ttlSeconds: Int!
+  items: [RAGGateItem!]!
+}
+
+extend type Query {
+  "Preview of the RAG gate for analysts: the answer POST /rag-gate would give, without recording a read (1-50 items)."
+  ragGate(items: [RAGGateItemInput!]!, purpose: String = "rag", piiAllowed: Boolean = false): RAGGate!
 }
 `, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
@@ -4592,6 +4726,40 @@ func (ec *executionContext) childFields_ProfileFailure(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type ProfileFailure", field.Name)
 }
 
+func (ec *executionContext) childFields_RAGGate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "purpose":
+		return ec.fieldContext_RAGGate_purpose(ctx, field)
+	case "asOf":
+		return ec.fieldContext_RAGGate_asOf(ctx, field)
+	case "validUntil":
+		return ec.fieldContext_RAGGate_validUntil(ctx, field)
+	case "ttlSeconds":
+		return ec.fieldContext_RAGGate_ttlSeconds(ctx, field)
+	case "items":
+		return ec.fieldContext_RAGGate_items(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RAGGate", field.Name)
+}
+
+func (ec *executionContext) childFields_RAGGateItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_RAGGateItem_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_RAGGateItem_datasetName(ctx, field)
+	case "action":
+		return ec.fieldContext_RAGGateItem_action(ctx, field)
+	case "decision":
+		return ec.fieldContext_RAGGateItem_decision(ctx, field)
+	case "reasons":
+		return ec.fieldContext_RAGGateItem_reasons(ctx, field)
+	case "piiColumns":
+		return ec.fieldContext_RAGGateItem_piiColumns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RAGGateItem", field.Name)
+}
+
 func (ec *executionContext) childFields_ReadinessItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "code":
@@ -5591,6 +5759,36 @@ func (ec *executionContext) field_Query_knowledgeGraph_args(ctx context.Context,
 		return nil, err
 	}
 	args["kinds"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_ragGate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "items",
+		func(ctx context.Context, v any) ([]model.RAGGateItemInput, error) {
+			return ec.unmarshalNRAGGateItemInput2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGateItemInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["items"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "purpose",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["purpose"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "piiAllowed",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["piiAllowed"] = arg2
 	return args, nil
 }
 
@@ -11948,6 +12146,50 @@ func (ec *executionContext) fieldContext_Query_dataset(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_ragGate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_ragGate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RagGate(ctx, fc.Args["items"].([]model.RAGGateItemInput), fc.Args["purpose"].(*string), fc.Args["piiAllowed"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RAGGate) graphql.Marshaler {
+			return ec.marshalNRAGGate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGate(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_ragGate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RAGGate(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_ragGate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_issues(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12550,6 +12792,277 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RAGGate_purpose(ctx context.Context, field graphql.CollectedField, obj *model.RAGGate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RAGGate_purpose(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Purpose, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RAGGate_purpose(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RAGGate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RAGGate_asOf(ctx context.Context, field graphql.CollectedField, obj *model.RAGGate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RAGGate_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RAGGate_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RAGGate", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _RAGGate_validUntil(ctx context.Context, field graphql.CollectedField, obj *model.RAGGate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RAGGate_validUntil(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidUntil, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RAGGate_validUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RAGGate", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _RAGGate_ttlSeconds(ctx context.Context, field graphql.CollectedField, obj *model.RAGGate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RAGGate_ttlSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TTLSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RAGGate_ttlSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RAGGate", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RAGGate_items(ctx context.Context, field graphql.CollectedField, obj *model.RAGGate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RAGGate_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RAGGateItem) graphql.Marshaler {
+			return ec.marshalNRAGGateItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGateItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RAGGate_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RAGGate",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RAGGateItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RAGGateItem_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.RAGGateItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RAGGateItem_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RAGGateItem_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RAGGateItem", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RAGGateItem_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.RAGGateItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RAGGateItem_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RAGGateItem_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RAGGateItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RAGGateItem_action(ctx context.Context, field graphql.CollectedField, obj *model.RAGGateItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RAGGateItem_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RAGGateItem_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RAGGateItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RAGGateItem_decision(ctx context.Context, field graphql.CollectedField, obj *model.RAGGateItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RAGGateItem_decision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Decision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RAGGateItem_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RAGGateItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RAGGateItem_reasons(ctx context.Context, field graphql.CollectedField, obj *model.RAGGateItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RAGGateItem_reasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reasons, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TrustReason) graphql.Marshaler {
+			return ec.marshalNTrustReason2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustReasonᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RAGGateItem_reasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RAGGateItem",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustReason(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RAGGateItem_piiColumns(ctx context.Context, field graphql.CollectedField, obj *model.RAGGateItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RAGGateItem_piiColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PiiColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RAGGateItem_piiColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RAGGateItem", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ReadinessItem_code(ctx context.Context, field graphql.CollectedField, obj *model.ReadinessItem) (ret graphql.Marshaler) {
@@ -16600,6 +17113,43 @@ func (ec *executionContext) unmarshalInputCreateRuleInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRAGGateItemInput(ctx context.Context, obj any) (model.RAGGateItemInput, error) {
+	var it model.RAGGateItemInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"dataset", "columns"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "dataset":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dataset"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Dataset = data
+		case "columns":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("columns"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Columns = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRuleParamsInput(ctx context.Context, obj any) (model.RuleParamsInput, error) {
 	var it model.RuleParamsInput
 	if obj == nil {
@@ -19622,6 +20172,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "ragGate":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_ragGate(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "issues":
 			field := field
 
@@ -19899,6 +20471,127 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rAGGateImplementors = []string{"RAGGate"}
+
+func (ec *executionContext) _RAGGate(ctx context.Context, sel ast.SelectionSet, obj *model.RAGGate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rAGGateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RAGGate")
+		case "purpose":
+			out.Values[i] = ec._RAGGate_purpose(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "asOf":
+			out.Values[i] = ec._RAGGate_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "validUntil":
+			out.Values[i] = ec._RAGGate_validUntil(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ttlSeconds":
+			out.Values[i] = ec._RAGGate_ttlSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "items":
+			out.Values[i] = ec._RAGGate_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rAGGateItemImplementors = []string{"RAGGateItem"}
+
+func (ec *executionContext) _RAGGateItem(ctx context.Context, sel ast.SelectionSet, obj *model.RAGGateItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rAGGateItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RAGGateItem")
+		case "datasetId":
+			out.Values[i] = ec._RAGGateItem_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._RAGGateItem_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._RAGGateItem_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "decision":
+			out.Values[i] = ec._RAGGateItem_decision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reasons":
+			out.Values[i] = ec._RAGGateItem_reasons(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "piiColumns":
+			out.Values[i] = ec._RAGGateItem_piiColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -22143,6 +22836,55 @@ func (ec *executionContext) marshalNLineagePath2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._LineagePath(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRAGGate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGate(ctx context.Context, sel ast.SelectionSet, v *model.RAGGate) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RAGGate(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRAGGateItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGateItem(ctx context.Context, sel ast.SelectionSet, v model.RAGGateItem) graphql.Marshaler {
+	return ec._RAGGateItem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRAGGateItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGateItemᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RAGGateItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRAGGateItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGateItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNRAGGateItemInput2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGateItemInput(ctx context.Context, v any) (model.RAGGateItemInput, error) {
+	res, err := ec.unmarshalInputRAGGateItemInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNRAGGateItemInput2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGateItemInputᚄ(ctx context.Context, v any) ([]model.RAGGateItemInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.RAGGateItemInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNRAGGateItemInput2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGateItemInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNReadinessItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessItem(ctx context.Context, sel ast.SelectionSet, v model.ReadinessItem) graphql.Marshaler {

@@ -427,6 +427,36 @@ type ProfileFailure struct {
 type Query struct {
 }
 
+// A preview of POST /rag-gate: the same answers, nothing recorded.
+type RAGGate struct {
+	Purpose    string        `json:"purpose"`
+	AsOf       time.Time     `json:"asOf"`
+	ValidUntil time.Time     `json:"validUntil"`
+	TTLSeconds int           `json:"ttlSeconds"`
+	Items      []RAGGateItem `json:"items"`
+}
+
+// One item of a RAG gate answer.
+type RAGGateItem struct {
+	DatasetID   string `json:"datasetId"`
+	DatasetName string `json:"datasetName"`
+	// allow, allow_with_warning, block
+	Action string `json:"action"`
+	// The trust decision for the purpose: trusted, caution, untrusted, unknown
+	Decision string `json:"decision"`
+	// The decision's reasons and the gate's own (pii_not_allowed, pii_allowed, column_unknown)
+	Reasons []TrustReason `json:"reasons"`
+	// Exposed columns holding personal data
+	PiiColumns []string `json:"piiColumns"`
+}
+
+// One dataset a retrieval is about to read.
+type RAGGateItemInput struct {
+	Dataset string `json:"dataset"`
+	// Columns the retrieval exposes; all columns when absent (at most 500).
+	Columns []string `json:"columns,omitempty"`
+}
+
 // A blocker or warning code of a use case; datasets counts the member datasets it comes from.
 type ReadinessItem struct {
 	Code     string `json:"code"`

@@ -381,3 +381,49 @@ func (c *conn) inReadTx(ctx context.Context, phase string, fn func(ctx context.C
 	defer func() { _ = tx.Rollback() }()
 	return fn(tctx, tx)
 }
+
+// QueryRows runs one read-only statement and answers its rows as text (see source.Source).
+func (c *conn) QueryRows(ctx context.Context, stmt string, maxRows int) ([][]*string, error) {
+	const phase = "query"
+	if c.closed.Load() {
+		return nil, newError(c.d.kind(), phase, source.ReasonClosed, "")
+	}
+	tctx, cancel := context.WithTimeout(ctx, c.timeout+c.d.grace())
+	defer cancel()
+	tx, err := c.db.BeginTx(tctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, translate(tctx, c.d.kind(), phase, err, c.d.classify)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var out [][]*string
+	_, err = c.run(tctx, tx, source.OperationFrom(ctx, source.OpScan), phase, stmt, nil, func(rows *sql.Rows) error {
+		if len(out) >= maxRows {
+			return c.resultError(phase)
+		}
+		cols, err := rows.Columns()
+		if err != nil {
+			return c.resultError(phase)
+		}
+		vals := make([]sql.RawBytes, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return c.resultError(phase)
+		}
+		row := make([]*string, len(cols))
+		for i, v := range vals {
+			if v != nil {
+				s := string(v)
+				row[i] = &s
+			}
+		}
+		out = append(out, row)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
