@@ -18,6 +18,8 @@ import (
 //   - composition: app, cmd and bench, which wire everything.
 //   - features: everything else (the services and their libraries); they never import
 //     an adapter, the composition or a driver, directly or through another package.
+//   - client: the typed REST client generated from the OpenAPI document; it links no
+//     package of the module (it knows the service only through the document).
 
 const module = "github.com/vigia-data/vigia"
 
@@ -44,8 +46,8 @@ var sqlParsers = []string{"github.com/pganalyze/pg_query_go", "github.com/pingca
 // forbidden is the table of forbidden pairs: a package of room `from` may not depend on
 // a package matched by `to` (directly unless transitive is set). Rooms and targets are
 // "kernel", "adapter", "other-adapter", "feature", "infrastructure", "composition",
-// "non-parser", "driver", "parser", "nonstd", "beyond-ingest" or a
-// package path of the module (relative, a prefix).
+// "non-parser", "driver", "parser", "nonstd", "beyond-ingest", "module" (any package of
+// the module) or a package path of the module (relative, a prefix).
 var forbidden = []struct {
 	from, to   string
 	transitive bool
@@ -65,6 +67,7 @@ var forbidden = []struct {
 	{"graph", "driver", true, "transports never link a driver"},
 	{"non-parser", "parser", true, "only lineage/sqllineage, app and cmd link the SQL parsers"},
 	{"ingest", "beyond-ingest", true, "ingest decodes with the standard library, the YAML library and the kernel only"},
+	{"client", "module", true, "the generated client knows the service only through the OpenAPI document"},
 }
 
 // pkg is what go list says of a package.
@@ -151,6 +154,9 @@ func toMatches(to string, p pkg, dep string) bool {
 		}
 		first, _, _ := strings.Cut(dep, "/")
 		return strings.Contains(first, ".") && !matchesAny(dep, ingestLibraries)
+	case "module":
+		_, ok := rel(dep)
+		return ok
 	case "driver":
 		return matchesAny(dep, drivers)
 	case "parser":
@@ -244,6 +250,8 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"ingest imports lineage", pkg{ImportPath: m("ingest"), Imports: []string{m("lineage")}, Deps: []string{m("lineage")}}},
 		{"ingest links the store", pkg{ImportPath: m("ingest"), Deps: []string{m("store")}}},
 		{"ingest links a transport's library", pkg{ImportPath: m("ingest"), Deps: []string{"github.com/danielgtaylor/huma/v2"}}},
+		{"client imports the kernel", pkg{ImportPath: m("client"), Imports: []string{module}, Deps: []string{module}}},
+		{"client links rest", pkg{ImportPath: m("client"), Deps: []string{m("rest")}}},
 	}
 	for _, c := range cases {
 		if v := violations([]pkg{c.p}); len(v) == 0 {
@@ -263,6 +271,8 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{ImportPath: m("app"), Imports: []string{m("ticket/jira"), m("ticket/linear"), m("ticket/generic"), m("oncall")}},
 		{ImportPath: m("ingest"), Imports: []string{module, "encoding/json", "github.com/goccy/go-yaml"},
 			Deps: []string{module, "encoding/json", "github.com/goccy/go-yaml", "github.com/goccy/go-yaml/ast"}},
+		{ImportPath: m("client"), Imports: []string{"net/http", "github.com/oapi-codegen/runtime"},
+			Deps: []string{"net/http", "github.com/oapi-codegen/runtime", "github.com/apapsch/go-jsonmerge/v2"}},
 	}
 	if v := violations(keep); len(v) > 0 {
 		t.Errorf("packages that keep to their rooms: %v", v)

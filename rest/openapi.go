@@ -205,6 +205,10 @@ func paramSchema(p param) *huma.Schema {
 	if sc.Type == "" {
 		sc.Type = "string"
 	}
+	if sc.Type == "number" {
+		// A double, as the handlers parse it (generated clients otherwise pick float32).
+		sc.Format = "double"
+	}
 	if p.Min != nil {
 		v := float64(*p.Min)
 		sc.Minimum = &v
