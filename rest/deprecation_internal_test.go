@@ -5,18 +5,29 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 )
 
 // A deprecated operation keeps answering with Deprecation, Sunset and Link
-// rel=deprecation, and the document marks it deprecated.
+// rel=deprecation, and the document marks it deprecated. The operation is deprecated as
+// a changelog release announces it (read by the changelog's own parser), so the headers
+// carry the announced dates.
 func TestDeprecatedOperationSendsHeaders(t *testing.T) {
+	releases, err := parseChangelog("## 9.9.9\n\n### Deprecated\n\n" +
+		"- Operation `legacyHealth` (`GET /api/v1/legacy-health`) is deprecated since 2026-06-01; sunset\n  2027-05-31.\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := announcements(releases)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("announcements %v %v", list, err)
+	}
+	a := list[0]
 	s := New(Config{}, Deps{}, nil)
-	since := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	sunset := time.Date(2027, 5, 31, 0, 0, 0, 0, time.UTC)
-	s.register(operation{ID: "legacyHealth", Method: http.MethodGet, Path: "/api/v1/legacy-health", Tag: "health", Public: true,
-		Response: HealthOut{}, Deprecated: &deprecation{Since: since, Sunset: sunset, Link: "https://docs.example/changelog#legacy"}},
-		s.handleHealth)
+	s.register(operation{ID: a.ID, Method: a.Method, Path: a.Path, Tag: "health", Public: true, Response: HealthOut{},
+		Deprecated: &deprecation{Since: a.Since, Sunset: a.Sunset, Link: "https://docs.example/CHANGELOG.md#999"}}, s.handleHealth)
+	if p := checkAnnouncements(s.ops, list); len(p) > 0 {
+		t.Fatalf("the operation is not deprecated as announced: %v", p)
+	}
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/legacy-health", nil))
 	if rec.Code != 200 {
@@ -24,7 +35,7 @@ func TestDeprecatedOperationSendsHeaders(t *testing.T) {
 	}
 	h := rec.Header()
 	if h.Get("Deprecation") != "@1780272000" || h.Get("Sunset") != "Mon, 31 May 2027 00:00:00 GMT" ||
-		h.Get("Link") != `<https://docs.example/changelog#legacy>; rel="deprecation"; type="text/html"` {
+		h.Get("Link") != `<https://docs.example/CHANGELOG.md#999>; rel="deprecation"; type="text/html"` {
 		t.Fatalf("headers %v", h)
 	}
 	doc, err := s.OpenAPI()
