@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/vigia-data/vigia/store/storetest"
+)
+
+// `vigia scan --server URL` with VIGIA_TOKEN scans through a running server with the
+// generated client, as the local command does against DATABASE_URL; without a token, with
+// a bad one or with --workspace it says why and exits non-zero, never printing the token.
+func TestRemoteScanThroughTheClient(t *testing.T) {
+	t.Setenv("DATABASE_URL", storetest.MustURL(t))
+	t.Setenv("VIGIA_SECRET_KEY", "remote-test-key")
+	root := t.TempDir()
+	t.Setenv("VIGIA_SQLITE_ROOT", root)
+	t.Setenv("VIGIA_URL", "")
+	t.Setenv("VIGIA_TOKEN", "")
+	ctx := context.Background()
+	path := filepath.Join(root, "armazem.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE stock (id INTEGER PRIMARY KEY, artigo TEXT, quantidade INTEGER);
+		INSERT INTO stock VALUES (1, 'parafuso', 10), (2, 'porca', 20)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	var out, errb bytes.Buffer
+	mustRun := func(args ...string) string { return mustRunCLI(t, ctx, &out, &errb, args...) }
+	mustRun("workspace", "create", "armazem")
+	mustRun("connection", "add", "--workspace", "armazem", "--name", "armazem", "--kind", "sqlite", "--dsn", path)
+	token := regexp.MustCompile(`svc_[0-9a-f]{48}`).FindString(mustRun("token", "create", "--workspace", "armazem", "--name", "ci"))
+	if token == "" {
+		t.Fatal("no token")
+	}
+
+	// A running server with its workers, as vigia serve runs.
+	cfg, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := openApp(ctx, cfg, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.DB.Close()
+	srv := httptest.NewServer(a.Server().Handler())
+	defer srv.Close()
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = a.RunWorkers(wctx) }()
+	defer func() { stop(); <-done }()
+
+	fails := func(want string, args ...string) {
+		t.Helper()
+		out.Reset()
+		errb.Reset()
+		if code := run(ctx, args, &out, &errb); code == 0 || !strings.Contains(errb.String(), want) {
+			t.Fatalf("%v: exit %d, want %q in\n%s", args, code, want, errb.String())
+		}
+		if strings.Contains(out.String()+errb.String(), "svc_") {
+			t.Fatalf("%v printed a token", args)
+		}
+	}
+	fails("VIGIA_TOKEN is not set", "scan", "--server", srv.URL, "--connection", "armazem")
+	t.Setenv("VIGIA_TOKEN", "svc_"+strings.Repeat("0", 48))
+	fails("401", "scan", "--server", srv.URL, "--connection", "armazem")
+	t.Setenv("VIGIA_TOKEN", token)
+	fails("--workspace is for a local database", "scan", "--server", srv.URL, "--workspace", "armazem", "--connection", "armazem")
+	fails("not found on the server", "scan", "--server", srv.URL, "--connection", "no-such-connection")
+	fails("want an http or https URL", "scan", "--server", "ftp://x", "--connection", "armazem")
+	fails(`required flag(s) "workspace" not set`, "scan", "--connection", "armazem")
+
+	t.Setenv("VIGIA_URL", srv.URL)
+	got := mustRun("scan", "--connection", "armazem", "--wait")
+	if !strings.Contains(got, "succeeded: 1 datasets profiled, 0 failed") {
+		t.Fatalf("remote scan --wait:\n%s", got)
+	}
+	id := mustRun("scan", "--connection", "armazem")
+	if !regexp.MustCompile(`^[0-9A-Za-z-]{20,}$`).MatchString(id) {
+		t.Fatalf("remote scan prints %q, not the scan's id", id)
+	}
+	var n int
+	if err := a.DB.Pool().QueryRow(ctx, `SELECT count(*) FROM scans WHERE id = $1`, id).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("scan %s not on the server (%v)", id, err)
+	}
+}
