@@ -49,6 +49,19 @@ func remoteError(what string, status int, e *client.Error) error {
 	return fmt.Errorf("%s: the server answered %d %s%s", what, status, http.StatusText(status), code)
 }
 
+// remoteInvalid says which fields a server refused (422), by location and type.
+func remoteInvalid(what string, v *client.ValidationError) error {
+	parts := make([]string, 0, len(v.Detail))
+	for _, item := range v.Detail {
+		loc := ""
+		if item.Loc != nil {
+			loc = strings.Join(*item.Loc, ".")
+		}
+		parts = append(parts, loc+": "+item.Type)
+	}
+	return fmt.Errorf("%s: the server refused the request (%s): %s", what, v.Code, strings.Join(parts, "; "))
+}
+
 // remoteConnectionID finds a connection the token can see by name or id.
 func remoteConnectionID(ctx context.Context, c *client.ClientWithResponses, nameOrID string) (string, error) {
 	r, err := c.ListConnectionsWithResponse(ctx)
@@ -91,6 +104,9 @@ func remoteScan(ctx context.Context, server, conn string, wait bool, out io.Writ
 		return err
 	}
 	if r.JSON202 == nil {
+		if r.JSON422 != nil {
+			return remoteInvalid(fmt.Sprintf("scan of connection %q", conn), r.JSON422)
+		}
 		return remoteError(fmt.Sprintf("scan of connection %q", conn), r.StatusCode(), firstError(r.JSON401, r.JSON403, r.JSON404, r.JSON429))
 	}
 	if !wait {

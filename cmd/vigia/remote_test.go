@@ -93,4 +93,18 @@ func TestRemoteScanThroughTheClient(t *testing.T) {
 	if err := a.DB.Pool().QueryRow(ctx, `SELECT count(*) FROM scans WHERE id = $1`, id).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("scan %s not on the server (%v)", id, err)
 	}
+
+	// The trust decision through the server is the one the local command reads.
+	var dataset string
+	if err := a.DB.Pool().QueryRow(ctx, `SELECT id FROM datasets WHERE table_name = 'stock'`).Scan(&dataset); err != nil {
+		t.Fatal(err)
+	}
+	remote := mustRun("trust", "decide", dataset, "--purpose", "bi")
+	t.Logf("vigia trust decide: %s", remote)
+	local := mustRun("trust", "decide", dataset, "--purpose", "bi", "--server", "", "--workspace", "armazem")
+	if !regexp.MustCompile(`^` + dataset + ` (trusted|caution|untrusted|unknown) verdict=\w+ reasons=\S+$`).MatchString(remote) || remote != local {
+		t.Fatalf("remote decision %q, local %q", remote, local)
+	}
+	fails("not found or not visible", "trust", "decide", dataset, "01JX0000000000000000000000")
+	fails("body.purpose", "trust", "decide", dataset, "--purpose", "nope")
 }
