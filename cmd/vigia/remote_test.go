@@ -102,7 +102,7 @@ func TestRemoteScanThroughTheClient(t *testing.T) {
 	remote := mustRun("trust", "decide", dataset, "--purpose", "bi")
 	t.Logf("vigia trust decide: %s", remote)
 	local := mustRun("trust", "decide", dataset, "--purpose", "bi", "--server", "", "--workspace", "armazem")
-	if !regexp.MustCompile(`^` + dataset + ` (trusted|caution|untrusted|unknown) verdict=\w+ reasons=\S+$`).MatchString(remote) || remote != local {
+	if !regexp.MustCompile(`^`+dataset+` (trusted|caution|untrusted|unknown) verdict=\w+ reasons=\S+$`).MatchString(remote) || remote != local {
 		t.Fatalf("remote decision %q, local %q", remote, local)
 	}
 	fails("not found or not visible", "trust", "decide", dataset, "01JX0000000000000000000000")
