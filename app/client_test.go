@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -69,8 +70,9 @@ func TestGeneratedClientWalksScanIssueTrustConsumption(t *testing.T) {
 	tok := newTypedClient(t, env, env.MustToken(t, ws))
 
 	src := newSource(t, "postgres", "")
-	src.exec(t, `CREATE TABLE contas (id integer PRIMARY KEY, iban text)`)
-	src.exec(t, `INSERT INTO contas SELECT g, CASE WHEN g % 4 = 0 THEN NULL ELSE 'PT50' || g END FROM generate_series(1, 200) g`)
+	src.exec(t, `CREATE TABLE contas (id integer PRIMARY KEY, iban text, saldo numeric(38,10))`)
+	src.exec(t, `INSERT INTO contas SELECT g, CASE WHEN g % 4 = 0 THEN NULL ELSE 'PT50' || g END, g * 1.5 FROM generate_series(1, 199) g`)
+	src.exec(t, `INSERT INTO contas VALUES (200, 'PT50200', 12345678901234567890.1234567891)`)
 
 	// A person adds the connection; an API token may not (403 token_read_only).
 	in := client.ConnectionIn{Name: "banco", Kind: client.ConnectionInKindPostgres, Dsn: src.dsn}
@@ -106,6 +108,31 @@ func TestGeneratedClientWalksScanIssueTrustConsumption(t *testing.T) {
 	}
 	if dataset == "" {
 		t.Fatalf("contas not found in %s", dl.Body)
+	}
+	// The exact min/max is a oneOf in the document: a double when one holds it, else the
+	// decimal's digits; the client reads both branches.
+	dd, err := tok.GetDatasetWithResponse(ctx, dataset)
+	if err != nil || dd.JSON200 == nil || dd.JSON200.Columns == nil {
+		t.Fatalf("dataset: %v %d %s", err, dd.StatusCode(), dd.Body)
+	}
+	extremes := map[string][2]string{}
+	for _, col := range *dd.JSON200.Columns {
+		if col.Profile == nil || col.Profile.Min == nil || col.Profile.Max == nil {
+			continue
+		}
+		lo, hi := "", ""
+		if n, err := col.Profile.Min.AsProfileOutMin0(); err == nil {
+			lo = fmt.Sprint(n)
+		}
+		if n, err := col.Profile.Max.AsProfileOutMax0(); err == nil {
+			hi = fmt.Sprint(n)
+		} else if s, err := col.Profile.Max.AsProfileOutMax1(); err == nil {
+			hi = s
+		}
+		extremes[col.Name] = [2]string{lo, hi}
+	}
+	if extremes["id"] != [2]string{"1", "200"} || extremes["saldo"] != [2]string{"1.5", "12345678901234567890.1234567891"} {
+		t.Fatalf("min/max through the client: %v", extremes)
 	}
 
 	// A person adds a critical not_null rule; the token's next scan raises the issue.
