@@ -136,7 +136,8 @@ func rootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{Use: "vigia", Short: "Vigia: data quality and lineage", SilenceUsage: true, SilenceErrors: true}
 	root.AddCommand(serveCommand(stderr), migrateCommand(stderr), workspaceCommand(stdout, stderr), userCommand(stdout, stderr),
 		tokenCommand(stdout, stderr), openapiCommand(stdout), healthcheckCommand(), connectionCommand(stdout, stderr),
-		scanCommand(stdout, stderr), demoCommand(stdout, stderr), trustCommand(stdout, stderr))
+		scanCommand(stdout, stderr), demoCommand(stdout, stderr), trustCommand(stdout, stderr),
+		datasetsCommand(stdout, stderr))
 	root.AddCommand(graphCommand(stdout, stderr), lineageCommand(stdout, stderr), benchCommand(stdout, stderr))
 	return root
 }

@@ -94,6 +94,16 @@ func TestRemoteScanThroughTheClient(t *testing.T) {
 		t.Fatalf("scan %s not on the server (%v)", id, err)
 	}
 
+	// The datasets through the server are those the local command lists.
+	remoteDS := mustRun("datasets", "--connection", "armazem")
+	localDS := mustRun("datasets", "--connection", "armazem", "--server", "", "--workspace", "armazem")
+	if !regexp.MustCompile(`^\S+ main\.stock armazem score=[0-9.]+$`).MatchString(remoteDS) || remoteDS != localDS {
+		t.Fatalf("remote datasets %q, local %q", remoteDS, localDS)
+	}
+	if got := mustRun("datasets", "--q", "nothing-matches-this"); got != "" {
+		t.Fatalf("a search matching nothing listed %q", got)
+	}
+
 	// The trust decision through the server is the one the local command reads.
 	var dataset string
 	if err := a.DB.Pool().QueryRow(ctx, `SELECT id FROM datasets WHERE table_name = 'stock'`).Scan(&dataset); err != nil {
