@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
@@ -117,4 +118,21 @@ func TestRemoteScanThroughTheClient(t *testing.T) {
 	}
 	fails("not found or not visible", "trust", "decide", dataset, "01JX0000000000000000000000")
 	fails("body.purpose", "trust", "decide", dataset, "--purpose", "nope")
+}
+
+// `vigia openapi --indent` (the copy client/ is generated from) is the served document,
+// laid out one member per line.
+func TestOpenAPIIndentIsTheSameDocument(t *testing.T) {
+	ctx := context.Background()
+	var plain, indented, errb bytes.Buffer
+	if run(ctx, []string{"openapi"}, &plain, &errb) != 0 || run(ctx, []string{"openapi", "--indent"}, &indented, &errb) != 0 {
+		t.Fatalf("openapi: %s", errb.String())
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, indented.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if compact.String() != strings.TrimSpace(plain.String()) || bytes.Count(indented.Bytes(), []byte("\n")) < 1000 {
+		t.Fatal("the indented document differs from the served one")
+	}
 }
