@@ -34,6 +34,9 @@ func TestDeprecatedOperationSendsHeaders(t *testing.T) {
 		t.Fatalf("status %d", rec.Code)
 	}
 	h := rec.Header()
+	if len(h.Values("Link")) != 1 {
+		t.Fatalf("Link sent %d times", len(h.Values("Link")))
+	}
 	if h.Get("Deprecation") != "@1780272000" || h.Get("Sunset") != "Mon, 31 May 2027 00:00:00 GMT" ||
 		h.Get("Link") != `<https://docs.example/CHANGELOG.md#999>; rel="deprecation"; type="text/html"` {
 		t.Fatalf("headers %v", h)
@@ -52,6 +55,16 @@ func TestDeprecatedOperationSendsHeaders(t *testing.T) {
 	}
 	if !d.Paths["/api/v1/legacy-health"]["get"].Deprecated {
 		t.Fatal("document does not mark the operation deprecated")
+	}
+	// A refusal before the handler (no credential: 401) is an answer of the deprecated
+	// operation too, and the document declares the headers on it.
+	s.register(operation{ID: "legacyDatasets", Method: http.MethodGet, Path: "/api/v1/legacy-datasets", Tag: "datasets",
+		Response: HealthOut{}, Deprecated: &deprecation{Since: a.Since, Sunset: a.Sunset, Link: "https://docs.example/CHANGELOG.md#999"}},
+		s.handleHealth)
+	rec = httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/legacy-datasets", nil))
+	if rec.Code != http.StatusUnauthorized || rec.Header().Get("Deprecation") != "@1780272000" || len(rec.Header().Values("Link")) != 1 {
+		t.Fatalf("refusal of a deprecated operation: %d %v", rec.Code, rec.Header())
 	}
 	rec = httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/health", nil))
