@@ -46,8 +46,8 @@ var sqlParsers = []string{"github.com/pganalyze/pg_query_go", "github.com/pingca
 // forbidden is the table of forbidden pairs: a package of room `from` may not depend on
 // a package matched by `to` (directly unless transitive is set). Rooms and targets are
 // "kernel", "adapter", "other-adapter", "feature", "infrastructure", "composition",
-// "non-parser", "driver", "parser", "nonstd", "beyond-ingest", "module" (any package of
-// the module) or a package path of the module (relative, a prefix).
+// "non-parser", "driver", "parser", "nonstd", "beyond-ingest", "module" (any package of the module) or a
+// package path of the module (relative, a prefix).
 var forbidden = []struct {
 	from, to   string
 	transitive bool
@@ -68,6 +68,7 @@ var forbidden = []struct {
 	{"non-parser", "parser", true, "only lineage/sqllineage, app and cmd link the SQL parsers"},
 	{"ingest", "beyond-ingest", true, "ingest decodes with the standard library, the YAML library and the kernel only"},
 	{"client", "module", true, "the generated client knows the service only through the OpenAPI document"},
+	{"rule/rulefile", "module", false, "the rule file formats are pure: the standard library and YAML, no package of Vigia"},
 }
 
 // pkg is what go list says of a package.
@@ -252,6 +253,7 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"ingest links a transport's library", pkg{ImportPath: m("ingest"), Deps: []string{"github.com/danielgtaylor/huma/v2"}}},
 		{"client imports the kernel", pkg{ImportPath: m("client"), Imports: []string{module}, Deps: []string{module}}},
 		{"client links rest", pkg{ImportPath: m("client"), Deps: []string{m("rest")}}},
+		{"rulefile imports the kernel", pkg{ImportPath: m("rule/rulefile"), Imports: []string{module}}},
 	}
 	for _, c := range cases {
 		if v := violations([]pkg{c.p}); len(v) == 0 {

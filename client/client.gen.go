@@ -14,7 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for BlastRadiusOutImpactScope.
@@ -1274,6 +1277,30 @@ func (e FoundDatasetOutVerdict) Valid() bool {
 	}
 }
 
+// Defines values for GXUnsupportedOutReason.
+const (
+	NoEquivalent        GXUnsupportedOutReason = "no_equivalent"
+	ReferenceNotVisible GXUnsupportedOutReason = "reference_not_visible"
+	ThresholdCount      GXUnsupportedOutReason = "threshold_count"
+	ThresholdPercent    GXUnsupportedOutReason = "threshold_percent"
+)
+
+// Valid indicates whether the value is a known member of the GXUnsupportedOutReason enum.
+func (e GXUnsupportedOutReason) Valid() bool {
+	switch e {
+	case NoEquivalent:
+		return true
+	case ReferenceNotVisible:
+		return true
+	case ThresholdCount:
+		return true
+	case ThresholdPercent:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GenericTicketEventInStatusCategory.
 const (
 	Done       GenericTicketEventInStatusCategory = "done"
@@ -2228,6 +2255,147 @@ func (e RuleOutSeverity) Valid() bool {
 	}
 }
 
+// Defines values for RulePackItemOutRuleType.
+const (
+	RulePackItemOutRuleTypeAcceptedValues RulePackItemOutRuleType = "accepted_values"
+	RulePackItemOutRuleTypeCustomSql      RulePackItemOutRuleType = "custom_sql"
+	RulePackItemOutRuleTypeFreshness      RulePackItemOutRuleType = "freshness"
+	RulePackItemOutRuleTypeNotNull        RulePackItemOutRuleType = "not_null"
+	RulePackItemOutRuleTypePattern        RulePackItemOutRuleType = "pattern"
+	RulePackItemOutRuleTypeRange          RulePackItemOutRuleType = "range"
+	RulePackItemOutRuleTypeReferential    RulePackItemOutRuleType = "referential"
+	RulePackItemOutRuleTypeRowCountMin    RulePackItemOutRuleType = "row_count_min"
+	RulePackItemOutRuleTypeUnique         RulePackItemOutRuleType = "unique"
+)
+
+// Valid indicates whether the value is a known member of the RulePackItemOutRuleType enum.
+func (e RulePackItemOutRuleType) Valid() bool {
+	switch e {
+	case RulePackItemOutRuleTypeAcceptedValues:
+		return true
+	case RulePackItemOutRuleTypeCustomSql:
+		return true
+	case RulePackItemOutRuleTypeFreshness:
+		return true
+	case RulePackItemOutRuleTypeNotNull:
+		return true
+	case RulePackItemOutRuleTypePattern:
+		return true
+	case RulePackItemOutRuleTypeRange:
+		return true
+	case RulePackItemOutRuleTypeReferential:
+		return true
+	case RulePackItemOutRuleTypeRowCountMin:
+		return true
+	case RulePackItemOutRuleTypeUnique:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulePackItemOutSeverity.
+const (
+	RulePackItemOutSeverityCritical RulePackItemOutSeverity = "critical"
+	RulePackItemOutSeverityInfo     RulePackItemOutSeverity = "info"
+	RulePackItemOutSeverityWarning  RulePackItemOutSeverity = "warning"
+)
+
+// Valid indicates whether the value is a known member of the RulePackItemOutSeverity enum.
+func (e RulePackItemOutSeverity) Valid() bool {
+	switch e {
+	case RulePackItemOutSeverityCritical:
+		return true
+	case RulePackItemOutSeverityInfo:
+		return true
+	case RulePackItemOutSeverityWarning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulePackMatchOutRuleType.
+const (
+	RulePackMatchOutRuleTypeAcceptedValues RulePackMatchOutRuleType = "accepted_values"
+	RulePackMatchOutRuleTypeCustomSql      RulePackMatchOutRuleType = "custom_sql"
+	RulePackMatchOutRuleTypeFreshness      RulePackMatchOutRuleType = "freshness"
+	RulePackMatchOutRuleTypeNotNull        RulePackMatchOutRuleType = "not_null"
+	RulePackMatchOutRuleTypePattern        RulePackMatchOutRuleType = "pattern"
+	RulePackMatchOutRuleTypeRange          RulePackMatchOutRuleType = "range"
+	RulePackMatchOutRuleTypeReferential    RulePackMatchOutRuleType = "referential"
+	RulePackMatchOutRuleTypeRowCountMin    RulePackMatchOutRuleType = "row_count_min"
+	RulePackMatchOutRuleTypeUnique         RulePackMatchOutRuleType = "unique"
+)
+
+// Valid indicates whether the value is a known member of the RulePackMatchOutRuleType enum.
+func (e RulePackMatchOutRuleType) Valid() bool {
+	switch e {
+	case RulePackMatchOutRuleTypeAcceptedValues:
+		return true
+	case RulePackMatchOutRuleTypeCustomSql:
+		return true
+	case RulePackMatchOutRuleTypeFreshness:
+		return true
+	case RulePackMatchOutRuleTypeNotNull:
+		return true
+	case RulePackMatchOutRuleTypePattern:
+		return true
+	case RulePackMatchOutRuleTypeRange:
+		return true
+	case RulePackMatchOutRuleTypeReferential:
+		return true
+	case RulePackMatchOutRuleTypeRowCountMin:
+		return true
+	case RulePackMatchOutRuleTypeUnique:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulePackMatchOutSeverity.
+const (
+	RulePackMatchOutSeverityCritical RulePackMatchOutSeverity = "critical"
+	RulePackMatchOutSeverityInfo     RulePackMatchOutSeverity = "info"
+	RulePackMatchOutSeverityWarning  RulePackMatchOutSeverity = "warning"
+)
+
+// Valid indicates whether the value is a known member of the RulePackMatchOutSeverity enum.
+func (e RulePackMatchOutSeverity) Valid() bool {
+	switch e {
+	case RulePackMatchOutSeverityCritical:
+		return true
+	case RulePackMatchOutSeverityInfo:
+		return true
+	case RulePackMatchOutSeverityWarning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulePackMatchOutStatus.
+const (
+	RulePackMatchOutStatusCreated  RulePackMatchOutStatus = "created"
+	RulePackMatchOutStatusExisting RulePackMatchOutStatus = "existing"
+	RulePackMatchOutStatusNew      RulePackMatchOutStatus = "new"
+)
+
+// Valid indicates whether the value is a known member of the RulePackMatchOutStatus enum.
+func (e RulePackMatchOutStatus) Valid() bool {
+	switch e {
+	case RulePackMatchOutStatusCreated:
+		return true
+	case RulePackMatchOutStatusExisting:
+		return true
+	case RulePackMatchOutStatusNew:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RulePatchInSeverity.
 const (
 	RulePatchInSeverityCritical RulePatchInSeverity = "critical"
@@ -2264,6 +2432,51 @@ func (e RuleResultOutStatus) Valid() bool {
 	case RuleResultOutStatusNotEvaluated:
 		return true
 	case RuleResultOutStatusPassed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulesImportItemOutResult.
+const (
+	RulesImportItemOutResultCreated     RulesImportItemOutResult = "created"
+	RulesImportItemOutResultDuplicate   RulesImportItemOutResult = "duplicate"
+	RulesImportItemOutResultInvalid     RulesImportItemOutResult = "invalid"
+	RulesImportItemOutResultUnsupported RulesImportItemOutResult = "unsupported"
+)
+
+// Valid indicates whether the value is a known member of the RulesImportItemOutResult enum.
+func (e RulesImportItemOutResult) Valid() bool {
+	switch e {
+	case RulesImportItemOutResultCreated:
+		return true
+	case RulesImportItemOutResultDuplicate:
+		return true
+	case RulesImportItemOutResultInvalid:
+		return true
+	case RulesImportItemOutResultUnsupported:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulesImportOutFormat.
+const (
+	RulesImportOutFormatDbt    RulesImportOutFormat = "dbt"
+	RulesImportOutFormatGx     RulesImportOutFormat = "gx"
+	RulesImportOutFormatSodacl RulesImportOutFormat = "sodacl"
+)
+
+// Valid indicates whether the value is a known member of the RulesImportOutFormat enum.
+func (e RulesImportOutFormat) Valid() bool {
+	switch e {
+	case RulesImportOutFormatDbt:
+		return true
+	case RulesImportOutFormatGx:
+		return true
+	case RulesImportOutFormatSodacl:
 		return true
 	default:
 		return false
@@ -2999,6 +3212,27 @@ func (e TraverseDatasetLineageParamsDirection) Valid() bool {
 	}
 }
 
+// Defines values for ExportDatasetRulesParamsFormat.
+const (
+	ExportDatasetRulesParamsFormatDbt    ExportDatasetRulesParamsFormat = "dbt"
+	ExportDatasetRulesParamsFormatGx     ExportDatasetRulesParamsFormat = "gx"
+	ExportDatasetRulesParamsFormatSodacl ExportDatasetRulesParamsFormat = "sodacl"
+)
+
+// Valid indicates whether the value is a known member of the ExportDatasetRulesParamsFormat enum.
+func (e ExportDatasetRulesParamsFormat) Valid() bool {
+	switch e {
+	case ExportDatasetRulesParamsFormatDbt:
+		return true
+	case ExportDatasetRulesParamsFormatGx:
+		return true
+	case ExportDatasetRulesParamsFormatSodacl:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DatasetTrustDecisionParamsPurpose.
 const (
 	DatasetTrustDecisionParamsPurposeAgente DatasetTrustDecisionParamsPurpose = "agente"
@@ -3155,6 +3389,45 @@ func (e ListRulesParamsStatus) Valid() bool {
 	case ListRulesParamsStatusNotEvaluated:
 		return true
 	case ListRulesParamsStatusPassed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportRulesParamsFormat.
+const (
+	ExportRulesParamsFormatDbt    ExportRulesParamsFormat = "dbt"
+	ExportRulesParamsFormatSodacl ExportRulesParamsFormat = "sodacl"
+)
+
+// Valid indicates whether the value is a known member of the ExportRulesParamsFormat enum.
+func (e ExportRulesParamsFormat) Valid() bool {
+	switch e {
+	case ExportRulesParamsFormatDbt:
+		return true
+	case ExportRulesParamsFormatSodacl:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportRulesParamsFormat.
+const (
+	ImportRulesParamsFormatDbt    ImportRulesParamsFormat = "dbt"
+	ImportRulesParamsFormatGx     ImportRulesParamsFormat = "gx"
+	ImportRulesParamsFormatSodacl ImportRulesParamsFormat = "sodacl"
+)
+
+// Valid indicates whether the value is a known member of the ImportRulesParamsFormat enum.
+func (e ImportRulesParamsFormat) Valid() bool {
+	switch e {
+	case ImportRulesParamsFormatDbt:
+		return true
+	case ImportRulesParamsFormatGx:
+		return true
+	case ImportRulesParamsFormatSodacl:
 		return true
 	default:
 		return false
@@ -4433,6 +4706,45 @@ type FreshnessOut struct {
 	SlaHours        float64    `json:"sla_hours"`
 }
 
+// GXExpectationOut defines model for GXExpectationOut.
+type GXExpectationOut struct {
+	// ExpectationType e.g. expect_column_values_to_not_be_null, expect_compound_columns_to_be_unique
+	ExpectationType string                 `json:"expectation_type"`
+	Kwargs          map[string]interface{} `json:"kwargs"`
+
+	// Meta severity and name of the Vigia rule
+	Meta *map[string]interface{} `json:"meta,omitempty"`
+}
+
+// GXExportOut defines model for GXExportOut.
+type GXExportOut struct {
+	Exported    int64               `json:"exported"`
+	Unsupported *[]GXUnsupportedOut `json:"unsupported"`
+}
+
+// GXSuiteMetaOut defines model for GXSuiteMetaOut.
+type GXSuiteMetaOut struct {
+	Vigia GXExportOut `json:"vigia"`
+}
+
+// GXSuiteOut defines model for GXSuiteOut.
+type GXSuiteOut struct {
+	// ExpectationSuiteName schema.table of the dataset
+	ExpectationSuiteName string              `json:"expectation_suite_name"`
+	Expectations         *[]GXExpectationOut `json:"expectations"`
+	Meta                 GXSuiteMetaOut      `json:"meta"`
+}
+
+// GXUnsupportedOut defines model for GXUnsupportedOut.
+type GXUnsupportedOut struct {
+	Reason   GXUnsupportedOutReason `json:"reason"`
+	RuleId   string                 `json:"rule_id"`
+	RuleType string                 `json:"rule_type"`
+}
+
+// GXUnsupportedOutReason defines model for GXUnsupportedOut.Reason.
+type GXUnsupportedOutReason string
+
 // GenericTicketEventIn defines model for GenericTicketEventIn.
 type GenericTicketEventIn struct {
 	StatusCategory GenericTicketEventInStatusCategory `json:"status_category"`
@@ -5438,6 +5750,97 @@ type RuleOutcome struct {
 	Status    string  `json:"status"`
 }
 
+// RulePackApplyIn defines model for RulePackApplyIn.
+type RulePackApplyIn struct {
+	ConnectionId *string `json:"connection_id,omitempty"`
+	DatasetId    *string `json:"dataset_id,omitempty"`
+}
+
+// RulePackItemOut defines model for RulePackItemOut.
+type RulePackItemOut struct {
+	// CheckDigit custom_sql rules: the check whose failures the query counts, written in the source's dialect (nif_pt)
+	CheckDigit *string `json:"check_digit"`
+
+	// Key Names the item within its pack
+	Key string `json:"key"`
+
+	// Pattern pattern rules: the regular expression
+	Pattern  *string                 `json:"pattern"`
+	RuleType RulePackItemOutRuleType `json:"rule_type"`
+
+	// SemanticType The columns it applies to: those scans recognised as this type (e.g. nif_pt, postal_code_pt, iban, phone_pt, email)
+	SemanticType string                  `json:"semantic_type"`
+	Severity     RulePackItemOutSeverity `json:"severity"`
+	Title        string                  `json:"title"`
+}
+
+// RulePackItemOutRuleType defines model for RulePackItemOut.RuleType.
+type RulePackItemOutRuleType string
+
+// RulePackItemOutSeverity defines model for RulePackItemOut.Severity.
+type RulePackItemOutSeverity string
+
+// RulePackMatchOut defines model for RulePackMatchOut.
+type RulePackMatchOut struct {
+	Column      string `json:"column"`
+	DatasetId   string `json:"dataset_id"`
+	DatasetName string `json:"dataset_name"`
+
+	// Item The pack item's key
+	Item   string        `json:"item"`
+	Params RuleParamsOut `json:"params"`
+
+	// RuleId The rule created, or the existing equivalent one; null for a new rule in a preview
+	RuleId       *string                  `json:"rule_id"`
+	RuleName     string                   `json:"rule_name"`
+	RuleType     RulePackMatchOutRuleType `json:"rule_type"`
+	SemanticType string                   `json:"semantic_type"`
+	Severity     RulePackMatchOutSeverity `json:"severity"`
+
+	// Status new (preview), created (apply) or existing
+	Status RulePackMatchOutStatus `json:"status"`
+}
+
+// RulePackMatchOutRuleType defines model for RulePackMatchOut.RuleType.
+type RulePackMatchOutRuleType string
+
+// RulePackMatchOutSeverity defines model for RulePackMatchOut.Severity.
+type RulePackMatchOutSeverity string
+
+// RulePackMatchOutStatus new (preview), created (apply) or existing
+type RulePackMatchOutStatus string
+
+// RulePackOut defines model for RulePackOut.
+type RulePackOut struct {
+	Description string             `json:"description"`
+	Items       *[]RulePackItemOut `json:"items"`
+
+	// Name Stable name, e.g. pt_customer_master
+	Name  string `json:"name"`
+	Title string `json:"title"`
+
+	// Version Semantic version of the pack
+	Version string `json:"version"`
+}
+
+// RulePackPlanOut defines model for RulePackPlanOut.
+type RulePackPlanOut struct {
+	// Applied false for a preview
+	Applied bool `json:"applied"`
+
+	// Datasets Datasets of the scope looked at
+	Datasets int64 `json:"datasets"`
+
+	// Existing Rules the datasets already have (equivalent: same type and parameters)
+	Existing int64               `json:"existing"`
+	Matches  *[]RulePackMatchOut `json:"matches"`
+
+	// New Rules the pack adds (applied: created)
+	New     int64  `json:"new"`
+	Pack    string `json:"pack"`
+	Version string `json:"version"`
+}
+
 // RuleParamsOut defines model for RuleParamsOut.
 type RuleParamsOut struct {
 	Column *string `json:"column,omitempty"`
@@ -5508,6 +5911,61 @@ type RuleResultOut struct {
 
 // RuleResultOutStatus defines model for RuleResultOut.Status.
 type RuleResultOutStatus string
+
+// RulesImportItemOut defines model for RulesImportItemOut.
+type RulesImportItemOut struct {
+	// Code Why unsupported (unsupported_check, unsupported_threshold, unsupported_config, unsupported_format, multiple_validity, unsupported_section) or invalid (syntax, invalid_value, missing_table, unknown_dataset, ambiguous_dataset, unknown_reference, unknown_column, sql_not_read_only, ...)
+	Code        *string `json:"code"`
+	DatasetId   *string `json:"dataset_id"`
+	DatasetName *string `json:"dataset_name"`
+
+	// DuplicateOf The existing equivalent rule
+	DuplicateOf *string `json:"duplicate_of"`
+
+	// DuplicateOfItem The earlier check of the same file this one repeats
+	DuplicateOfItem *int64 `json:"duplicate_of_item"`
+
+	// Index Position of the check in the file (0-based)
+	Index int64 `json:"index"`
+
+	// Line Line of the check in the file (1-based)
+	Line *int64 `json:"line"`
+
+	// Loc The rule parameter an invalid check failed on, e.g. [params, column]
+	Loc *[]string `json:"loc,omitempty"`
+
+	// Path Where the check sits in a dbt file or GX suite, e.g. expectations[3]
+	Path   *string                  `json:"path"`
+	Result RulesImportItemOutResult `json:"result"`
+
+	// RuleId The rule created; null on a dry run
+	RuleId   *string `json:"rule_id"`
+	RuleType *string `json:"rule_type"`
+}
+
+// RulesImportItemOutResult defines model for RulesImportItemOut.Result.
+type RulesImportItemOutResult string
+
+// RulesImportOut defines model for RulesImportOut.
+type RulesImportOut struct {
+	// Created Rules created (on a dry run: that would be)
+	Created int64 `json:"created"`
+
+	// DryRun true: nothing was created
+	DryRun     bool  `json:"dry_run"`
+	Duplicates int64 `json:"duplicates"`
+
+	// Format The format read (given or detected)
+	Format  RulesImportOutFormat `json:"format"`
+	Invalid int64                `json:"invalid"`
+
+	// Items One per check of the file, in file order
+	Items       *[]RulesImportItemOut `json:"items"`
+	Unsupported int64                 `json:"unsupported"`
+}
+
+// RulesImportOutFormat The format read (given or detected)
+type RulesImportOutFormat string
 
 // SLAGroupOut defines model for SLAGroupOut.
 type SLAGroupOut struct {
@@ -6459,6 +6917,15 @@ type TraverseDatasetLineageParams struct {
 // TraverseDatasetLineageParamsDirection defines parameters for TraverseDatasetLineage.
 type TraverseDatasetLineageParamsDirection string
 
+// ExportDatasetRulesParams defines parameters for ExportDatasetRules.
+type ExportDatasetRulesParams struct {
+	// Format dbt (a property file with data tests), sodacl (a checks file) or gx (an expectation suite, JSON)
+	Format ExportDatasetRulesParamsFormat `form:"format" json:"format"`
+}
+
+// ExportDatasetRulesParamsFormat defines parameters for ExportDatasetRules.
+type ExportDatasetRulesParamsFormat string
+
 // DatasetTrustDecisionParams defines parameters for DatasetTrustDecision.
 type DatasetTrustDecisionParams struct {
 	// Purpose agente (default), rag, treino, bi; ml is treino
@@ -6653,6 +7120,24 @@ type ListNotificationsParams struct {
 	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// ListRulePacksParams defines parameters for ListRulePacks.
+type ListRulePacksParams struct {
+	// Limit Page size (1-500)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (>= 0)
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// PreviewRulePackParams defines parameters for PreviewRulePack.
+type PreviewRulePackParams struct {
+	// DatasetId Only this dataset
+	DatasetId *string `form:"dataset_id,omitempty" json:"dataset_id,omitempty"`
+
+	// ConnectionId Only this connection's datasets
+	ConnectionId *string `form:"connection_id,omitempty" json:"connection_id,omitempty"`
+}
+
 // ListRulesParams defines parameters for ListRules.
 type ListRulesParams struct {
 	DatasetId *string                  `form:"dataset_id,omitempty" json:"dataset_id,omitempty"`
@@ -6677,6 +7162,45 @@ type ListRulesParamsSeverity string
 
 // ListRulesParamsStatus defines parameters for ListRules.
 type ListRulesParamsStatus string
+
+// ExportRulesParams defines parameters for ExportRules.
+type ExportRulesParams struct {
+	// Format sodacl (a checks for section per dataset) or dbt
+	Format *ExportRulesParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportRulesParamsFormat defines parameters for ExportRules.
+type ExportRulesParamsFormat string
+
+// ImportRulesJSONBody defines parameters for ImportRules.
+type ImportRulesJSONBody = string
+
+// ImportRulesMultipartBody defines parameters for ImportRules.
+type ImportRulesMultipartBody struct {
+	// File The file (one)
+	File openapi_types.File `json:"file"`
+
+	// Format As the format parameter, when that is not given
+	Format *string `json:"format,omitempty"`
+}
+
+// ImportRulesTextBody defines parameters for ImportRules.
+type ImportRulesTextBody = string
+
+// ImportRulesParams defines parameters for ImportRules.
+type ImportRulesParams struct {
+	// Format Default: detected from the file
+	Format *ImportRulesParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+
+	// DryRun Answer what would happen; create nothing
+	DryRun *bool `form:"dry_run,omitempty" json:"dry_run,omitempty"`
+
+	// ConnectionId Resolve table names among this connection's datasets only
+	ConnectionId *string `form:"connection_id,omitempty" json:"connection_id,omitempty"`
+}
+
+// ImportRulesParamsFormat defines parameters for ImportRules.
+type ImportRulesParamsFormat string
 
 // RuleFailingRowsSQLParams defines parameters for RuleFailingRowsSQL.
 type RuleFailingRowsSQLParams struct {
@@ -6799,8 +7323,20 @@ type CreateNotificationMuteJSONRequestBody = MuteIn
 // SetOnCallRotaJSONRequestBody defines body for SetOnCallRota for application/json ContentType.
 type SetOnCallRotaJSONRequestBody = RotaIn
 
+// ApplyRulePackJSONRequestBody defines body for ApplyRulePack for application/json ContentType.
+type ApplyRulePackJSONRequestBody = RulePackApplyIn
+
 // CreateRuleJSONRequestBody defines body for CreateRule for application/json ContentType.
 type CreateRuleJSONRequestBody = RuleIn
+
+// ImportRulesJSONRequestBody defines body for ImportRules for application/json ContentType.
+type ImportRulesJSONRequestBody = ImportRulesJSONBody
+
+// ImportRulesMultipartRequestBody defines body for ImportRules for multipart/form-data ContentType.
+type ImportRulesMultipartRequestBody ImportRulesMultipartBody
+
+// ImportRulesTextRequestBody defines body for ImportRules for text/plain ContentType.
+type ImportRulesTextRequestBody = ImportRulesTextBody
 
 // UpdateRuleJSONRequestBody defines body for UpdateRule for application/json ContentType.
 type UpdateRuleJSONRequestBody = RulePatchIn
@@ -7414,6 +7950,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/datasets/{dataset_id}/parsing (the `DatasetParsing` operationId).
 	DatasetParsing(ctx context.Context, datasetId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDatasetRulesDBT The dataset's active rules as dbt tests
+	//
+	// A dbt property file (version 2) whose sources are the monitored tables (a source per schema), with the rules as data tests: not_null, unique, accepted_values, relationships; dbt_utils.unique_combination_of_columns, dbt_utils.accepted_range, dbt_utils.recency, dbt_expectations.expect_column_values_to_match_regex, dbt_expectations.expect_table_row_count_to_be_between. Severity maps to config.severity and an allowance of failing rows to error_if/warn_if. Rules dbt cannot express are listed in the header comment. Same as /rules/export?format=dbt. Needs a bearer credential; API tokens may call it.
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/rules.dbt.yml (the `GetDatasetRulesDBT` operationId).
+	GetDatasetRulesDBT(ctx context.Context, datasetId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportDatasetRules The dataset's active rules as a dbt, SodaCL or Great Expectations file
+	//
+	// dbt and sodacl answer YAML, gx a JSON expectation suite. Rules a format cannot express are listed in the file's header (gx: meta.vigia.unsupported) and counted in the X-Rules-* headers. A referential rule whose reference dataset the caller cannot see is always unsupported (reference_not_visible): no export names that dataset. Needs a bearer credential; API tokens may call it.
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/rules/export (the `ExportDatasetRules` operationId).
+	ExportDatasetRules(ctx context.Context, datasetId string, params *ExportDatasetRulesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DatasetSchemaChanges Added, dropped and type-changed columns per scan, with suggested renames
 	//
@@ -8127,6 +8677,45 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/public/domains/{token} (the `PublicDomain` operationId).
 	PublicDomain(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListRulePacks The rule packs Vigia ships
+	//
+	// The rule packs Vigia ships. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
+	//
+	// Corresponds with GET /api/v1/rule-packs (the `ListRulePacks` operationId).
+	ListRulePacks(ctx context.Context, params *ListRulePacksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRulePack One rule pack
+	//
+	// One rule pack. Needs a bearer credential; API tokens may call it.
+	//
+	// Corresponds with GET /api/v1/rule-packs/{pack_name} (the `GetRulePack` operationId).
+	GetRulePack(ctx context.Context, packName string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApplyRulePackWithBody Create the pack's rules on the matching columns (member or admin session)
+	//
+	// Creates, in one transaction, the rules a preview of the same scope calls new; existing equivalent rules are left as they are, so applying twice creates nothing the second time. The rules are ordinary rules from then on (named after the pack and its version). Give at most one of dataset_id and connection_id. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/rule-packs/{pack_name}/apply (the `ApplyRulePack` operationId).
+	ApplyRulePackWithBody(ctx context.Context, packName string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApplyRulePack Create the pack's rules on the matching columns (member or admin session)
+	//
+	// Creates, in one transaction, the rules a preview of the same scope calls new; existing equivalent rules are left as they are, so applying twice creates nothing the second time. The rules are ordinary rules from then on (named after the pack and its version). Give at most one of dataset_id and connection_id. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/rule-packs/{pack_name}/apply (the `ApplyRulePack` operationId).
+	ApplyRulePack(ctx context.Context, packName string, body ApplyRulePackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PreviewRulePack Which columns would get which of the pack's rules
+	//
+	// Columns match an item by the semantic type the last scan measured. Scope: dataset_id, connection_id, or every dataset the caller can see. A rule equivalent to one the dataset has (same type and parameters) is existing, with its id. Nothing changes. Needs a bearer credential; API tokens may call it.
+	//
+	// Corresponds with GET /api/v1/rule-packs/{pack_name}/preview (the `PreviewRulePack` operationId).
+	PreviewRulePack(ctx context.Context, packName string, params *PreviewRulePackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListRules Rules of the datasets the caller can see, with last_result
 	//
 	// Rules of the datasets the caller can see, with last_result. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
@@ -8151,6 +8740,40 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/rules (the `CreateRule` operationId).
 	CreateRule(ctx context.Context, body CreateRuleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportRules The active rules of every dataset the caller can see, in one file
+	//
+	// The active rules of every dataset the caller can see, in one file. Needs a bearer credential; API tokens may call it.
+	//
+	// Corresponds with GET /api/v1/rules/export (the `ExportRules` operationId).
+	ExportRules(ctx context.Context, params *ExportRulesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportRulesWithBody Import rules from a SodaCL, Great Expectations or dbt file (member or admin session)
+	//
+	// The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and user-defined metrics with a query (custom_sql). GX: expectation_type + kwargs (not null, unique, compound unique, in set, regex, between, table row count). dbt: sources and models with tests or data_tests (generic, dbt_utils and dbt_expectations). Tables are resolved by schema.table (or table alone when one dataset has that name) among the datasets the caller can see. Each check gets a result: created, duplicate (duplicate_of an equivalent rule: same type and parameters, whatever the name or severity; or duplicate_of_item), unsupported with a code, or invalid with its line or path. The rules are created in one transaction. A file that cannot be read is 422 rules_file_invalid (ctx: reason and line) and creates nothing. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/rules/import (the `ImportRules` operationId).
+	ImportRulesWithBody(ctx context.Context, params *ImportRulesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportRules Import rules from a SodaCL, Great Expectations or dbt file (member or admin session)
+	//
+	// The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and user-defined metrics with a query (custom_sql). GX: expectation_type + kwargs (not null, unique, compound unique, in set, regex, between, table row count). dbt: sources and models with tests or data_tests (generic, dbt_utils and dbt_expectations). Tables are resolved by schema.table (or table alone when one dataset has that name) among the datasets the caller can see. Each check gets a result: created, duplicate (duplicate_of an equivalent rule: same type and parameters, whatever the name or severity; or duplicate_of_item), unsupported with a code, or invalid with its line or path. The rules are created in one transaction. A file that cannot be read is 422 rules_file_invalid (ctx: reason and line) and creates nothing. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/rules/import (the `ImportRules` operationId).
+	ImportRules(ctx context.Context, params *ImportRulesParams, body ImportRulesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportRulesWithTextBody Import rules from a SodaCL, Great Expectations or dbt file (member or admin session)
+	//
+	// The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and user-defined metrics with a query (custom_sql). GX: expectation_type + kwargs (not null, unique, compound unique, in set, regex, between, table row count). dbt: sources and models with tests or data_tests (generic, dbt_utils and dbt_expectations). Tables are resolved by schema.table (or table alone when one dataset has that name) among the datasets the caller can see. Each check gets a result: created, duplicate (duplicate_of an equivalent rule: same type and parameters, whatever the name or severity; or duplicate_of_item), unsupported with a code, or invalid with its line or path. The rules are created in one transaction. A file that cannot be read is 422 rules_file_invalid (ctx: reason and line) and creates nothing. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `text/plain` content type.
+	//
+	// Corresponds with POST /api/v1/rules/import (the `ImportRules` operationId).
+	ImportRulesWithTextBody(ctx context.Context, params *ImportRulesParams, body ImportRulesTextRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteRule Delete a rule; its current issue is resolved (member or admin session)
 	//
@@ -9003,6 +9626,40 @@ func (c *Client) TraverseDatasetLineage(ctx context.Context, datasetId string, p
 // Corresponds with GET /api/v1/datasets/{dataset_id}/parsing (the `DatasetParsing` operationId).
 func (c *Client) DatasetParsing(ctx context.Context, datasetId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDatasetParsingRequest(c.Server, datasetId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDatasetRulesDBT The dataset's active rules as dbt tests
+//
+// A dbt property file (version 2) whose sources are the monitored tables (a source per schema), with the rules as data tests: not_null, unique, accepted_values, relationships; dbt_utils.unique_combination_of_columns, dbt_utils.accepted_range, dbt_utils.recency, dbt_expectations.expect_column_values_to_match_regex, dbt_expectations.expect_table_row_count_to_be_between. Severity maps to config.severity and an allowance of failing rows to error_if/warn_if. Rules dbt cannot express are listed in the header comment. Same as /rules/export?format=dbt. Needs a bearer credential; API tokens may call it.
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/rules.dbt.yml (the `GetDatasetRulesDBT` operationId).
+func (c *Client) GetDatasetRulesDBT(ctx context.Context, datasetId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDatasetRulesDBTRequest(c.Server, datasetId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportDatasetRules The dataset's active rules as a dbt, SodaCL or Great Expectations file
+//
+// dbt and sodacl answer YAML, gx a JSON expectation suite. Rules a format cannot express are listed in the file's header (gx: meta.vigia.unsupported) and counted in the X-Rules-* headers. A referential rule whose reference dataset the caller cannot see is always unsupported (reference_not_visible): no export names that dataset. Needs a bearer credential; API tokens may call it.
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/rules/export (the `ExportDatasetRules` operationId).
+func (c *Client) ExportDatasetRules(ctx context.Context, datasetId string, params *ExportDatasetRulesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportDatasetRulesRequest(c.Server, datasetId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10645,6 +11302,95 @@ func (c *Client) PublicDomain(ctx context.Context, token string, reqEditors ...R
 	return c.Client.Do(req)
 }
 
+// ListRulePacks The rule packs Vigia ships
+//
+// The rule packs Vigia ships. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
+//
+// Corresponds with GET /api/v1/rule-packs (the `ListRulePacks` operationId).
+func (c *Client) ListRulePacks(ctx context.Context, params *ListRulePacksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRulePacksRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRulePack One rule pack
+//
+// One rule pack. Needs a bearer credential; API tokens may call it.
+//
+// Corresponds with GET /api/v1/rule-packs/{pack_name} (the `GetRulePack` operationId).
+func (c *Client) GetRulePack(ctx context.Context, packName string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRulePackRequest(c.Server, packName)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApplyRulePackWithBody Create the pack's rules on the matching columns (member or admin session)
+//
+// Creates, in one transaction, the rules a preview of the same scope calls new; existing equivalent rules are left as they are, so applying twice creates nothing the second time. The rules are ordinary rules from then on (named after the pack and its version). Give at most one of dataset_id and connection_id. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/rule-packs/{pack_name}/apply (the `ApplyRulePack` operationId).
+func (c *Client) ApplyRulePackWithBody(ctx context.Context, packName string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApplyRulePackRequestWithBody(c.Server, packName, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApplyRulePack Create the pack's rules on the matching columns (member or admin session)
+//
+// Creates, in one transaction, the rules a preview of the same scope calls new; existing equivalent rules are left as they are, so applying twice creates nothing the second time. The rules are ordinary rules from then on (named after the pack and its version). Give at most one of dataset_id and connection_id. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/rule-packs/{pack_name}/apply (the `ApplyRulePack` operationId).
+func (c *Client) ApplyRulePack(ctx context.Context, packName string, body ApplyRulePackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApplyRulePackRequest(c.Server, packName, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PreviewRulePack Which columns would get which of the pack's rules
+//
+// Columns match an item by the semantic type the last scan measured. Scope: dataset_id, connection_id, or every dataset the caller can see. A rule equivalent to one the dataset has (same type and parameters) is existing, with its id. Nothing changes. Needs a bearer credential; API tokens may call it.
+//
+// Corresponds with GET /api/v1/rule-packs/{pack_name}/preview (the `PreviewRulePack` operationId).
+func (c *Client) PreviewRulePack(ctx context.Context, packName string, params *PreviewRulePackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPreviewRulePackRequest(c.Server, packName, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListRules Rules of the datasets the caller can see, with last_result
 //
 // Rules of the datasets the caller can see, with last_result. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
@@ -10690,6 +11436,80 @@ func (c *Client) CreateRuleWithBody(ctx context.Context, contentType string, bod
 // Corresponds with POST /api/v1/rules (the `CreateRule` operationId).
 func (c *Client) CreateRule(ctx context.Context, body CreateRuleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateRuleRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportRules The active rules of every dataset the caller can see, in one file
+//
+// The active rules of every dataset the caller can see, in one file. Needs a bearer credential; API tokens may call it.
+//
+// Corresponds with GET /api/v1/rules/export (the `ExportRules` operationId).
+func (c *Client) ExportRules(ctx context.Context, params *ExportRulesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportRulesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportRulesWithBody Import rules from a SodaCL, Great Expectations or dbt file (member or admin session)
+//
+// The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and user-defined metrics with a query (custom_sql). GX: expectation_type + kwargs (not null, unique, compound unique, in set, regex, between, table row count). dbt: sources and models with tests or data_tests (generic, dbt_utils and dbt_expectations). Tables are resolved by schema.table (or table alone when one dataset has that name) among the datasets the caller can see. Each check gets a result: created, duplicate (duplicate_of an equivalent rule: same type and parameters, whatever the name or severity; or duplicate_of_item), unsupported with a code, or invalid with its line or path. The rules are created in one transaction. A file that cannot be read is 422 rules_file_invalid (ctx: reason and line) and creates nothing. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/rules/import (the `ImportRules` operationId).
+func (c *Client) ImportRulesWithBody(ctx context.Context, params *ImportRulesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportRulesRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportRules Import rules from a SodaCL, Great Expectations or dbt file (member or admin session)
+//
+// The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and user-defined metrics with a query (custom_sql). GX: expectation_type + kwargs (not null, unique, compound unique, in set, regex, between, table row count). dbt: sources and models with tests or data_tests (generic, dbt_utils and dbt_expectations). Tables are resolved by schema.table (or table alone when one dataset has that name) among the datasets the caller can see. Each check gets a result: created, duplicate (duplicate_of an equivalent rule: same type and parameters, whatever the name or severity; or duplicate_of_item), unsupported with a code, or invalid with its line or path. The rules are created in one transaction. A file that cannot be read is 422 rules_file_invalid (ctx: reason and line) and creates nothing. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/rules/import (the `ImportRules` operationId).
+func (c *Client) ImportRules(ctx context.Context, params *ImportRulesParams, body ImportRulesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportRulesRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportRulesWithTextBody Import rules from a SodaCL, Great Expectations or dbt file (member or admin session)
+//
+// The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and user-defined metrics with a query (custom_sql). GX: expectation_type + kwargs (not null, unique, compound unique, in set, regex, between, table row count). dbt: sources and models with tests or data_tests (generic, dbt_utils and dbt_expectations). Tables are resolved by schema.table (or table alone when one dataset has that name) among the datasets the caller can see. Each check gets a result: created, duplicate (duplicate_of an equivalent rule: same type and parameters, whatever the name or severity; or duplicate_of_item), unsupported with a code, or invalid with its line or path. The rules are created in one transaction. A file that cannot be read is 422 rules_file_invalid (ctx: reason and line) and creates nothing. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `text/plain` content type.
+//
+// Corresponds with POST /api/v1/rules/import (the `ImportRules` operationId).
+func (c *Client) ImportRulesWithTextBody(ctx context.Context, params *ImportRulesParams, body ImportRulesTextRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportRulesRequestWithTextBody(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12808,6 +13628,97 @@ func NewDatasetParsingRequest(server string, datasetId string) (*http.Request, e
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDatasetRulesDBTRequest constructs an http.Request for the GetDatasetRulesDBT method
+func NewGetDatasetRulesDBTRequest(server string, datasetId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/rules.dbt.yml", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportDatasetRulesRequest constructs an http.Request for the ExportDatasetRules method
+func NewExportDatasetRulesRequest(server string, datasetId string, params *ExportDatasetRulesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/rules/export", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -16213,6 +17124,226 @@ func NewPublicDomainRequest(server string, token string) (*http.Request, error) 
 	return req, nil
 }
 
+// NewListRulePacksRequest constructs an http.Request for the ListRulePacks method
+func NewListRulePacksRequest(server string, params *ListRulePacksParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/rule-packs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRulePackRequest constructs an http.Request for the GetRulePack method
+func NewGetRulePackRequest(server string, packName string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pack_name", packName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/rule-packs/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewApplyRulePackRequest calls the generic ApplyRulePack builder with application/json body
+func NewApplyRulePackRequest(server string, packName string, body ApplyRulePackJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewApplyRulePackRequestWithBody(server, packName, "application/json", bodyReader)
+}
+
+// NewApplyRulePackRequestWithBody constructs an http.Request for the ApplyRulePack method, with any body, and a specified content type
+func NewApplyRulePackRequestWithBody(server string, packName string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pack_name", packName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/rule-packs/%s/apply", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPreviewRulePackRequest constructs an http.Request for the PreviewRulePack method
+func NewPreviewRulePackRequest(server string, packName string, params *PreviewRulePackParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pack_name", packName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/rule-packs/%s/preview", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DatasetId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "dataset_id", *params.DatasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ConnectionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "connection_id", *params.ConnectionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListRulesRequest constructs an http.Request for the ListRules method
 func NewListRulesRequest(server string, params *ListRulesParams) (*http.Request, error) {
 	var err error
@@ -16355,6 +17486,162 @@ func NewCreateRuleRequestWithBody(server string, contentType string, body io.Rea
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewExportRulesRequest constructs an http.Request for the ExportRules method
+func NewExportRulesRequest(server string, params *ExportRulesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/rules/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewImportRulesRequest calls the generic ImportRules builder with application/json body
+func NewImportRulesRequest(server string, params *ImportRulesParams, body ImportRulesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewImportRulesRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewImportRulesRequestWithTextBody calls the generic ImportRules builder with text/plain body
+func NewImportRulesRequestWithTextBody(server string, params *ImportRulesParams, body ImportRulesTextRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	if stringer, ok := interface{}(body).(fmt.Stringer); ok {
+		bodyReader = strings.NewReader(stringer.String())
+	} else {
+		bodyReader = strings.NewReader(fmt.Sprint(body))
+	}
+	return NewImportRulesRequestWithBody(server, params, "text/plain", bodyReader)
+}
+
+// NewImportRulesRequestWithBody constructs an http.Request for the ImportRules method, with any body, and a specified content type
+func NewImportRulesRequestWithBody(server string, params *ImportRulesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/rules/import")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DryRun != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "dry_run", *params.DryRun, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ConnectionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "connection_id", *params.ConnectionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
@@ -17935,6 +19222,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/datasets/{dataset_id}/parsing (the `DatasetParsing` operationId).
 	DatasetParsingWithResponse(ctx context.Context, datasetId string, reqEditors ...RequestEditorFn) (*DatasetParsingResponse, error)
 
+	// GetDatasetRulesDBTWithResponse The dataset's active rules as dbt tests
+	//
+	// A dbt property file (version 2) whose sources are the monitored tables (a source per schema), with the rules as data tests: not_null, unique, accepted_values, relationships; dbt_utils.unique_combination_of_columns, dbt_utils.accepted_range, dbt_utils.recency, dbt_expectations.expect_column_values_to_match_regex, dbt_expectations.expect_table_row_count_to_be_between. Severity maps to config.severity and an allowance of failing rows to error_if/warn_if. Rules dbt cannot express are listed in the header comment. Same as /rules/export?format=dbt. Needs a bearer credential; API tokens may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/rules.dbt.yml (the `GetDatasetRulesDBT` operationId).
+	GetDatasetRulesDBTWithResponse(ctx context.Context, datasetId string, reqEditors ...RequestEditorFn) (*GetDatasetRulesDBTResponse, error)
+
+	// ExportDatasetRulesWithResponse The dataset's active rules as a dbt, SodaCL or Great Expectations file
+	//
+	// dbt and sodacl answer YAML, gx a JSON expectation suite. Rules a format cannot express are listed in the file's header (gx: meta.vigia.unsupported) and counted in the X-Rules-* headers. A referential rule whose reference dataset the caller cannot see is always unsupported (reference_not_visible): no export names that dataset. Needs a bearer credential; API tokens may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/rules/export (the `ExportDatasetRules` operationId).
+	ExportDatasetRulesWithResponse(ctx context.Context, datasetId string, params *ExportDatasetRulesParams, reqEditors ...RequestEditorFn) (*ExportDatasetRulesResponse, error)
+
 	// DatasetSchemaChangesWithResponse Added, dropped and type-changed columns per scan, with suggested renames
 	//
 	// Added, dropped and type-changed columns per scan, with suggested renames. Needs a bearer credential; API tokens may call it.
@@ -18763,6 +20068,51 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/public/domains/{token} (the `PublicDomain` operationId).
 	PublicDomainWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*PublicDomainResponse, error)
 
+	// ListRulePacksWithResponse The rule packs Vigia ships
+	//
+	// The rule packs Vigia ships. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/rule-packs (the `ListRulePacks` operationId).
+	ListRulePacksWithResponse(ctx context.Context, params *ListRulePacksParams, reqEditors ...RequestEditorFn) (*ListRulePacksResponse, error)
+
+	// GetRulePackWithResponse One rule pack
+	//
+	// One rule pack. Needs a bearer credential; API tokens may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/rule-packs/{pack_name} (the `GetRulePack` operationId).
+	GetRulePackWithResponse(ctx context.Context, packName string, reqEditors ...RequestEditorFn) (*GetRulePackResponse, error)
+
+	// ApplyRulePackWithBodyWithResponse Create the pack's rules on the matching columns (member or admin session)
+	//
+	// Creates, in one transaction, the rules a preview of the same scope calls new; existing equivalent rules are left as they are, so applying twice creates nothing the second time. The rules are ordinary rules from then on (named after the pack and its version). Give at most one of dataset_id and connection_id. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/rule-packs/{pack_name}/apply (the `ApplyRulePack` operationId).
+	ApplyRulePackWithBodyWithResponse(ctx context.Context, packName string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApplyRulePackResponse, error)
+
+	// ApplyRulePackWithResponse Create the pack's rules on the matching columns (member or admin session)
+	//
+	// Creates, in one transaction, the rules a preview of the same scope calls new; existing equivalent rules are left as they are, so applying twice creates nothing the second time. The rules are ordinary rules from then on (named after the pack and its version). Give at most one of dataset_id and connection_id. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/rule-packs/{pack_name}/apply (the `ApplyRulePack` operationId).
+	ApplyRulePackWithResponse(ctx context.Context, packName string, body ApplyRulePackJSONRequestBody, reqEditors ...RequestEditorFn) (*ApplyRulePackResponse, error)
+
+	// PreviewRulePackWithResponse Which columns would get which of the pack's rules
+	//
+	// Columns match an item by the semantic type the last scan measured. Scope: dataset_id, connection_id, or every dataset the caller can see. A rule equivalent to one the dataset has (same type and parameters) is existing, with its id. Nothing changes. Needs a bearer credential; API tokens may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/rule-packs/{pack_name}/preview (the `PreviewRulePack` operationId).
+	PreviewRulePackWithResponse(ctx context.Context, packName string, params *PreviewRulePackParams, reqEditors ...RequestEditorFn) (*PreviewRulePackResponse, error)
+
 	// ListRulesWithResponse Rules of the datasets the caller can see, with last_result
 	//
 	// Rules of the datasets the caller can see, with last_result. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
@@ -18789,6 +20139,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/rules (the `CreateRule` operationId).
 	CreateRuleWithResponse(ctx context.Context, body CreateRuleJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRuleResponse, error)
+
+	// ExportRulesWithResponse The active rules of every dataset the caller can see, in one file
+	//
+	// The active rules of every dataset the caller can see, in one file. Needs a bearer credential; API tokens may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/rules/export (the `ExportRules` operationId).
+	ExportRulesWithResponse(ctx context.Context, params *ExportRulesParams, reqEditors ...RequestEditorFn) (*ExportRulesResponse, error)
+
+	// ImportRulesWithBodyWithResponse Import rules from a SodaCL, Great Expectations or dbt file (member or admin session)
+	//
+	// The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and user-defined metrics with a query (custom_sql). GX: expectation_type + kwargs (not null, unique, compound unique, in set, regex, between, table row count). dbt: sources and models with tests or data_tests (generic, dbt_utils and dbt_expectations). Tables are resolved by schema.table (or table alone when one dataset has that name) among the datasets the caller can see. Each check gets a result: created, duplicate (duplicate_of an equivalent rule: same type and parameters, whatever the name or severity; or duplicate_of_item), unsupported with a code, or invalid with its line or path. The rules are created in one transaction. A file that cannot be read is 422 rules_file_invalid (ctx: reason and line) and creates nothing. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/rules/import (the `ImportRules` operationId).
+	ImportRulesWithBodyWithResponse(ctx context.Context, params *ImportRulesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportRulesResponse, error)
+
+	// ImportRulesWithResponse Import rules from a SodaCL, Great Expectations or dbt file (member or admin session)
+	//
+	// The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and user-defined metrics with a query (custom_sql). GX: expectation_type + kwargs (not null, unique, compound unique, in set, regex, between, table row count). dbt: sources and models with tests or data_tests (generic, dbt_utils and dbt_expectations). Tables are resolved by schema.table (or table alone when one dataset has that name) among the datasets the caller can see. Each check gets a result: created, duplicate (duplicate_of an equivalent rule: same type and parameters, whatever the name or severity; or duplicate_of_item), unsupported with a code, or invalid with its line or path. The rules are created in one transaction. A file that cannot be read is 422 rules_file_invalid (ctx: reason and line) and creates nothing. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/rules/import (the `ImportRules` operationId).
+	ImportRulesWithResponse(ctx context.Context, params *ImportRulesParams, body ImportRulesJSONRequestBody, reqEditors ...RequestEditorFn) (*ImportRulesResponse, error)
+
+	// ImportRulesWithTextBodyWithResponse Import rules from a SodaCL, Great Expectations or dbt file (member or admin session)
+	//
+	// The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and user-defined metrics with a query (custom_sql). GX: expectation_type + kwargs (not null, unique, compound unique, in set, regex, between, table row count). dbt: sources and models with tests or data_tests (generic, dbt_utils and dbt_expectations). Tables are resolved by schema.table (or table alone when one dataset has that name) among the datasets the caller can see. Each check gets a result: created, duplicate (duplicate_of an equivalent rule: same type and parameters, whatever the name or severity; or duplicate_of_item), unsupported with a code, or invalid with its line or path. The rules are created in one transaction. A file that cannot be read is 422 rules_file_invalid (ctx: reason and line) and creates nothing. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/rules/import (the `ImportRules` operationId).
+	ImportRulesWithTextBodyWithResponse(ctx context.Context, params *ImportRulesParams, body ImportRulesTextRequestBody, reqEditors ...RequestEditorFn) (*ImportRulesResponse, error)
 
 	// DeleteRuleWithResponse Delete a rule; its current issue is resolved (member or admin session)
 	//
@@ -22806,6 +24192,293 @@ func (r DatasetParsingResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DatasetParsingResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDatasetRulesDBTResponse200Headers the declared response headers of an HTTP 200 response for GetDatasetRulesDBT
+type GetDatasetRulesDBTResponse200Headers struct {
+	XRateLimitLimit        int
+	XRateLimitRemaining    int
+	XRateLimitReset        int
+	XRequestID             string
+	XRulesExported         *string
+	XRulesUnsupported      *string
+	XRulesUnsupportedTypes *string
+}
+
+// GetDatasetRulesDBTResponse401Headers the declared response headers of an HTTP 401 response for GetDatasetRulesDBT
+type GetDatasetRulesDBTResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetDatasetRulesDBTResponse403Headers the declared response headers of an HTTP 403 response for GetDatasetRulesDBT
+type GetDatasetRulesDBTResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetDatasetRulesDBTResponse404Headers the declared response headers of an HTTP 404 response for GetDatasetRulesDBT
+type GetDatasetRulesDBTResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetDatasetRulesDBTResponse422Headers the declared response headers of an HTTP 422 response for GetDatasetRulesDBT
+type GetDatasetRulesDBTResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetDatasetRulesDBTResponse429Headers the declared response headers of an HTTP 429 response for GetDatasetRulesDBT
+type GetDatasetRulesDBTResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type GetDatasetRulesDBTResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *string
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDatasetRulesDBTResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDatasetRulesDBTResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetDatasetRulesDBTResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDatasetRulesDBTResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetDatasetRulesDBTResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDatasetRulesDBTResponse429Headers
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetDatasetRulesDBTResponse) GetYAML200() *string {
+	return r.YAML200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDatasetRulesDBTResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDatasetRulesDBTResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDatasetRulesDBTResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetDatasetRulesDBTResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDatasetRulesDBTResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDatasetRulesDBTResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDatasetRulesDBTResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDatasetRulesDBTResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDatasetRulesDBTResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportDatasetRulesResponse200Headers the declared response headers of an HTTP 200 response for ExportDatasetRules
+type ExportDatasetRulesResponse200Headers struct {
+	XRateLimitLimit        int
+	XRateLimitRemaining    int
+	XRateLimitReset        int
+	XRequestID             string
+	XRulesExported         *string
+	XRulesUnsupported      *string
+	XRulesUnsupportedTypes *string
+}
+
+// ExportDatasetRulesResponse401Headers the declared response headers of an HTTP 401 response for ExportDatasetRules
+type ExportDatasetRulesResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ExportDatasetRulesResponse403Headers the declared response headers of an HTTP 403 response for ExportDatasetRules
+type ExportDatasetRulesResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ExportDatasetRulesResponse404Headers the declared response headers of an HTTP 404 response for ExportDatasetRules
+type ExportDatasetRulesResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ExportDatasetRulesResponse422Headers the declared response headers of an HTTP 422 response for ExportDatasetRules
+type ExportDatasetRulesResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ExportDatasetRulesResponse429Headers the declared response headers of an HTTP 429 response for ExportDatasetRules
+type ExportDatasetRulesResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type ExportDatasetRulesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GXSuiteOut
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *string
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportDatasetRulesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportDatasetRulesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ExportDatasetRulesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ExportDatasetRulesResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ExportDatasetRulesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportDatasetRulesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ExportDatasetRulesResponse) GetJSON200() *GXSuiteOut {
+	return r.JSON200
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r ExportDatasetRulesResponse) GetYAML200() *string {
+	return r.YAML200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportDatasetRulesResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportDatasetRulesResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportDatasetRulesResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ExportDatasetRulesResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExportDatasetRulesResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportDatasetRulesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportDatasetRulesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportDatasetRulesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportDatasetRulesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -32963,6 +34636,555 @@ func (r PublicDomainResponse) ContentType() string {
 	return ""
 }
 
+// ListRulePacksResponse200Headers the declared response headers of an HTTP 200 response for ListRulePacks
+type ListRulePacksResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+	XTotalCount         int
+}
+
+// ListRulePacksResponse401Headers the declared response headers of an HTTP 401 response for ListRulePacks
+type ListRulePacksResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ListRulePacksResponse403Headers the declared response headers of an HTTP 403 response for ListRulePacks
+type ListRulePacksResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ListRulePacksResponse422Headers the declared response headers of an HTTP 422 response for ListRulePacks
+type ListRulePacksResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ListRulePacksResponse429Headers the declared response headers of an HTTP 429 response for ListRulePacks
+type ListRulePacksResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type ListRulePacksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]RulePackOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListRulePacksResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListRulePacksResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListRulePacksResponse403Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ListRulePacksResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListRulePacksResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListRulePacksResponse) GetJSON200() *[]RulePackOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListRulePacksResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListRulePacksResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListRulePacksResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListRulePacksResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ListRulePacksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListRulePacksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListRulePacksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListRulePacksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetRulePackResponse200Headers the declared response headers of an HTTP 200 response for GetRulePack
+type GetRulePackResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetRulePackResponse401Headers the declared response headers of an HTTP 401 response for GetRulePack
+type GetRulePackResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetRulePackResponse403Headers the declared response headers of an HTTP 403 response for GetRulePack
+type GetRulePackResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetRulePackResponse404Headers the declared response headers of an HTTP 404 response for GetRulePack
+type GetRulePackResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetRulePackResponse422Headers the declared response headers of an HTTP 422 response for GetRulePack
+type GetRulePackResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetRulePackResponse429Headers the declared response headers of an HTTP 429 response for GetRulePack
+type GetRulePackResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type GetRulePackResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RulePackOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRulePackResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetRulePackResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetRulePackResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetRulePackResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetRulePackResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetRulePackResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRulePackResponse) GetJSON200() *RulePackOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetRulePackResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetRulePackResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetRulePackResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetRulePackResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetRulePackResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRulePackResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRulePackResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRulePackResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRulePackResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ApplyRulePackResponse200Headers the declared response headers of an HTTP 200 response for ApplyRulePack
+type ApplyRulePackResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ApplyRulePackResponse401Headers the declared response headers of an HTTP 401 response for ApplyRulePack
+type ApplyRulePackResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ApplyRulePackResponse403Headers the declared response headers of an HTTP 403 response for ApplyRulePack
+type ApplyRulePackResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ApplyRulePackResponse404Headers the declared response headers of an HTTP 404 response for ApplyRulePack
+type ApplyRulePackResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ApplyRulePackResponse413Headers the declared response headers of an HTTP 413 response for ApplyRulePack
+type ApplyRulePackResponse413Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ApplyRulePackResponse422Headers the declared response headers of an HTTP 422 response for ApplyRulePack
+type ApplyRulePackResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ApplyRulePackResponse429Headers the declared response headers of an HTTP 429 response for ApplyRulePack
+type ApplyRulePackResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type ApplyRulePackResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RulePackPlanOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ApplyRulePackResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ApplyRulePackResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ApplyRulePackResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ApplyRulePackResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ApplyRulePackResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ApplyRulePackResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ApplyRulePackResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApplyRulePackResponse) GetJSON200() *RulePackPlanOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ApplyRulePackResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ApplyRulePackResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ApplyRulePackResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ApplyRulePackResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ApplyRulePackResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ApplyRulePackResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ApplyRulePackResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApplyRulePackResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApplyRulePackResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApplyRulePackResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PreviewRulePackResponse200Headers the declared response headers of an HTTP 200 response for PreviewRulePack
+type PreviewRulePackResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PreviewRulePackResponse401Headers the declared response headers of an HTTP 401 response for PreviewRulePack
+type PreviewRulePackResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PreviewRulePackResponse403Headers the declared response headers of an HTTP 403 response for PreviewRulePack
+type PreviewRulePackResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PreviewRulePackResponse404Headers the declared response headers of an HTTP 404 response for PreviewRulePack
+type PreviewRulePackResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PreviewRulePackResponse422Headers the declared response headers of an HTTP 422 response for PreviewRulePack
+type PreviewRulePackResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PreviewRulePackResponse429Headers the declared response headers of an HTTP 429 response for PreviewRulePack
+type PreviewRulePackResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type PreviewRulePackResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RulePackPlanOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PreviewRulePackResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PreviewRulePackResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PreviewRulePackResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PreviewRulePackResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PreviewRulePackResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PreviewRulePackResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PreviewRulePackResponse) GetJSON200() *RulePackPlanOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PreviewRulePackResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PreviewRulePackResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PreviewRulePackResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PreviewRulePackResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PreviewRulePackResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r PreviewRulePackResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PreviewRulePackResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PreviewRulePackResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PreviewRulePackResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListRulesResponse200Headers the declared response headers of an HTTP 200 response for ListRules
 type ListRulesResponse200Headers struct {
 	XRateLimitLimit     int
@@ -33232,6 +35454,283 @@ func (r CreateRuleResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateRuleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportRulesResponse200Headers the declared response headers of an HTTP 200 response for ExportRules
+type ExportRulesResponse200Headers struct {
+	XRateLimitLimit        int
+	XRateLimitRemaining    int
+	XRateLimitReset        int
+	XRequestID             string
+	XRulesExported         *string
+	XRulesUnsupported      *string
+	XRulesUnsupportedTypes *string
+}
+
+// ExportRulesResponse401Headers the declared response headers of an HTTP 401 response for ExportRules
+type ExportRulesResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ExportRulesResponse403Headers the declared response headers of an HTTP 403 response for ExportRules
+type ExportRulesResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ExportRulesResponse422Headers the declared response headers of an HTTP 422 response for ExportRules
+type ExportRulesResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ExportRulesResponse429Headers the declared response headers of an HTTP 429 response for ExportRules
+type ExportRulesResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type ExportRulesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *string
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportRulesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportRulesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ExportRulesResponse403Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ExportRulesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportRulesResponse429Headers
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r ExportRulesResponse) GetYAML200() *string {
+	return r.YAML200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportRulesResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportRulesResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ExportRulesResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExportRulesResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportRulesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportRulesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportRulesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportRulesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ImportRulesResponse200Headers the declared response headers of an HTTP 200 response for ImportRules
+type ImportRulesResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ImportRulesResponse401Headers the declared response headers of an HTTP 401 response for ImportRules
+type ImportRulesResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ImportRulesResponse403Headers the declared response headers of an HTTP 403 response for ImportRules
+type ImportRulesResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ImportRulesResponse404Headers the declared response headers of an HTTP 404 response for ImportRules
+type ImportRulesResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ImportRulesResponse413Headers the declared response headers of an HTTP 413 response for ImportRules
+type ImportRulesResponse413Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ImportRulesResponse422Headers the declared response headers of an HTTP 422 response for ImportRules
+type ImportRulesResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ImportRulesResponse429Headers the declared response headers of an HTTP 429 response for ImportRules
+type ImportRulesResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type ImportRulesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RulesImportOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ImportRulesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ImportRulesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ImportRulesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ImportRulesResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ImportRulesResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ImportRulesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ImportRulesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ImportRulesResponse) GetJSON200() *RulesImportOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ImportRulesResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ImportRulesResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ImportRulesResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ImportRulesResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ImportRulesResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ImportRulesResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ImportRulesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ImportRulesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ImportRulesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ImportRulesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -37492,6 +39991,36 @@ func (c *ClientWithResponses) DatasetParsingWithResponse(ctx context.Context, da
 	return ParseDatasetParsingResponse(rsp)
 }
 
+// GetDatasetRulesDBTWithResponse The dataset's active rules as dbt tests
+//
+// A dbt property file (version 2) whose sources are the monitored tables (a source per schema), with the rules as data tests: not_null, unique, accepted_values, relationships; dbt_utils.unique_combination_of_columns, dbt_utils.accepted_range, dbt_utils.recency, dbt_expectations.expect_column_values_to_match_regex, dbt_expectations.expect_table_row_count_to_be_between. Severity maps to config.severity and an allowance of failing rows to error_if/warn_if. Rules dbt cannot express are listed in the header comment. Same as /rules/export?format=dbt. Needs a bearer credential; API tokens may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/rules.dbt.yml (the `GetDatasetRulesDBT` operationId).
+func (c *ClientWithResponses) GetDatasetRulesDBTWithResponse(ctx context.Context, datasetId string, reqEditors ...RequestEditorFn) (*GetDatasetRulesDBTResponse, error) {
+	rsp, err := c.GetDatasetRulesDBT(ctx, datasetId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDatasetRulesDBTResponse(rsp)
+}
+
+// ExportDatasetRulesWithResponse The dataset's active rules as a dbt, SodaCL or Great Expectations file
+//
+// dbt and sodacl answer YAML, gx a JSON expectation suite. Rules a format cannot express are listed in the file's header (gx: meta.vigia.unsupported) and counted in the X-Rules-* headers. A referential rule whose reference dataset the caller cannot see is always unsupported (reference_not_visible): no export names that dataset. Needs a bearer credential; API tokens may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/rules/export (the `ExportDatasetRules` operationId).
+func (c *ClientWithResponses) ExportDatasetRulesWithResponse(ctx context.Context, datasetId string, params *ExportDatasetRulesParams, reqEditors ...RequestEditorFn) (*ExportDatasetRulesResponse, error) {
+	rsp, err := c.ExportDatasetRules(ctx, datasetId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportDatasetRulesResponse(rsp)
+}
+
 // DatasetSchemaChangesWithResponse Added, dropped and type-changed columns per scan, with suggested renames
 //
 // Added, dropped and type-changed columns per scan, with suggested renames. Needs a bearer credential; API tokens may call it.
@@ -38872,6 +41401,81 @@ func (c *ClientWithResponses) PublicDomainWithResponse(ctx context.Context, toke
 	return ParsePublicDomainResponse(rsp)
 }
 
+// ListRulePacksWithResponse The rule packs Vigia ships
+//
+// The rule packs Vigia ships. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/rule-packs (the `ListRulePacks` operationId).
+func (c *ClientWithResponses) ListRulePacksWithResponse(ctx context.Context, params *ListRulePacksParams, reqEditors ...RequestEditorFn) (*ListRulePacksResponse, error) {
+	rsp, err := c.ListRulePacks(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListRulePacksResponse(rsp)
+}
+
+// GetRulePackWithResponse One rule pack
+//
+// One rule pack. Needs a bearer credential; API tokens may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/rule-packs/{pack_name} (the `GetRulePack` operationId).
+func (c *ClientWithResponses) GetRulePackWithResponse(ctx context.Context, packName string, reqEditors ...RequestEditorFn) (*GetRulePackResponse, error) {
+	rsp, err := c.GetRulePack(ctx, packName, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRulePackResponse(rsp)
+}
+
+// ApplyRulePackWithBodyWithResponse Create the pack's rules on the matching columns (member or admin session)
+//
+// Creates, in one transaction, the rules a preview of the same scope calls new; existing equivalent rules are left as they are, so applying twice creates nothing the second time. The rules are ordinary rules from then on (named after the pack and its version). Give at most one of dataset_id and connection_id. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/rule-packs/{pack_name}/apply (the `ApplyRulePack` operationId).
+func (c *ClientWithResponses) ApplyRulePackWithBodyWithResponse(ctx context.Context, packName string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApplyRulePackResponse, error) {
+	rsp, err := c.ApplyRulePackWithBody(ctx, packName, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApplyRulePackResponse(rsp)
+}
+
+// ApplyRulePackWithResponse Create the pack's rules on the matching columns (member or admin session)
+//
+// Creates, in one transaction, the rules a preview of the same scope calls new; existing equivalent rules are left as they are, so applying twice creates nothing the second time. The rules are ordinary rules from then on (named after the pack and its version). Give at most one of dataset_id and connection_id. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/rule-packs/{pack_name}/apply (the `ApplyRulePack` operationId).
+func (c *ClientWithResponses) ApplyRulePackWithResponse(ctx context.Context, packName string, body ApplyRulePackJSONRequestBody, reqEditors ...RequestEditorFn) (*ApplyRulePackResponse, error) {
+	rsp, err := c.ApplyRulePack(ctx, packName, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApplyRulePackResponse(rsp)
+}
+
+// PreviewRulePackWithResponse Which columns would get which of the pack's rules
+//
+// Columns match an item by the semantic type the last scan measured. Scope: dataset_id, connection_id, or every dataset the caller can see. A rule equivalent to one the dataset has (same type and parameters) is existing, with its id. Nothing changes. Needs a bearer credential; API tokens may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/rule-packs/{pack_name}/preview (the `PreviewRulePack` operationId).
+func (c *ClientWithResponses) PreviewRulePackWithResponse(ctx context.Context, packName string, params *PreviewRulePackParams, reqEditors ...RequestEditorFn) (*PreviewRulePackResponse, error) {
+	rsp, err := c.PreviewRulePack(ctx, packName, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePreviewRulePackResponse(rsp)
+}
+
 // ListRulesWithResponse Rules of the datasets the caller can see, with last_result
 //
 // Rules of the datasets the caller can see, with last_result. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
@@ -38915,6 +41519,66 @@ func (c *ClientWithResponses) CreateRuleWithResponse(ctx context.Context, body C
 		return nil, err
 	}
 	return ParseCreateRuleResponse(rsp)
+}
+
+// ExportRulesWithResponse The active rules of every dataset the caller can see, in one file
+//
+// The active rules of every dataset the caller can see, in one file. Needs a bearer credential; API tokens may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/rules/export (the `ExportRules` operationId).
+func (c *ClientWithResponses) ExportRulesWithResponse(ctx context.Context, params *ExportRulesParams, reqEditors ...RequestEditorFn) (*ExportRulesResponse, error) {
+	rsp, err := c.ExportRules(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportRulesResponse(rsp)
+}
+
+// ImportRulesWithBodyWithResponse Import rules from a SodaCL, Great Expectations or dbt file (member or admin session)
+//
+// The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and user-defined metrics with a query (custom_sql). GX: expectation_type + kwargs (not null, unique, compound unique, in set, regex, between, table row count). dbt: sources and models with tests or data_tests (generic, dbt_utils and dbt_expectations). Tables are resolved by schema.table (or table alone when one dataset has that name) among the datasets the caller can see. Each check gets a result: created, duplicate (duplicate_of an equivalent rule: same type and parameters, whatever the name or severity; or duplicate_of_item), unsupported with a code, or invalid with its line or path. The rules are created in one transaction. A file that cannot be read is 422 rules_file_invalid (ctx: reason and line) and creates nothing. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/rules/import (the `ImportRules` operationId).
+func (c *ClientWithResponses) ImportRulesWithBodyWithResponse(ctx context.Context, params *ImportRulesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportRulesResponse, error) {
+	rsp, err := c.ImportRulesWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportRulesResponse(rsp)
+}
+
+// ImportRulesWithResponse Import rules from a SodaCL, Great Expectations or dbt file (member or admin session)
+//
+// The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and user-defined metrics with a query (custom_sql). GX: expectation_type + kwargs (not null, unique, compound unique, in set, regex, between, table row count). dbt: sources and models with tests or data_tests (generic, dbt_utils and dbt_expectations). Tables are resolved by schema.table (or table alone when one dataset has that name) among the datasets the caller can see. Each check gets a result: created, duplicate (duplicate_of an equivalent rule: same type and parameters, whatever the name or severity; or duplicate_of_item), unsupported with a code, or invalid with its line or path. The rules are created in one transaction. A file that cannot be read is 422 rules_file_invalid (ctx: reason and line) and creates nothing. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/rules/import (the `ImportRules` operationId).
+func (c *ClientWithResponses) ImportRulesWithResponse(ctx context.Context, params *ImportRulesParams, body ImportRulesJSONRequestBody, reqEditors ...RequestEditorFn) (*ImportRulesResponse, error) {
+	rsp, err := c.ImportRules(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportRulesResponse(rsp)
+}
+
+// ImportRulesWithTextBodyWithResponse Import rules from a SodaCL, Great Expectations or dbt file (member or admin session)
+//
+// The body is the file itself, or multipart/form-data with one file part (file) and optionally format. SodaCL: missing_count, duplicate_count (several columns too), invalid_count with valid values, valid regex, valid format (email, uuid, integer, positive integer, date iso 8601) or valid min/max, freshness(col) < 90m (d, h, m, s), row_count, reference checks, and user-defined metrics with a query (custom_sql). GX: expectation_type + kwargs (not null, unique, compound unique, in set, regex, between, table row count). dbt: sources and models with tests or data_tests (generic, dbt_utils and dbt_expectations). Tables are resolved by schema.table (or table alone when one dataset has that name) among the datasets the caller can see. Each check gets a result: created, duplicate (duplicate_of an equivalent rule: same type and parameters, whatever the name or severity; or duplicate_of_item), unsupported with a code, or invalid with its line or path. The rules are created in one transaction. A file that cannot be read is 422 rules_file_invalid (ctx: reason and line) and creates nothing. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/rules/import (the `ImportRules` operationId).
+func (c *ClientWithResponses) ImportRulesWithTextBodyWithResponse(ctx context.Context, params *ImportRulesParams, body ImportRulesTextRequestBody, reqEditors ...RequestEditorFn) (*ImportRulesResponse, error) {
+	rsp, err := c.ImportRulesWithTextBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportRulesResponse(rsp)
 }
 
 // DeleteRuleWithResponse Delete a rule; its current issue is resolved (member or admin session)
@@ -46308,6 +48972,569 @@ func ParseDatasetParsingResponse(rsp *http.Response) (*DatasetParsingResponse, e
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers DatasetParsingResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDatasetRulesDBTResponse parses an HTTP response from a GetDatasetRulesDBTWithResponse call
+func ParseGetDatasetRulesDBTResponse(rsp *http.Response) (*GetDatasetRulesDBTResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDatasetRulesDBTResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest string
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDatasetRulesDBTResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		if values := rsp.Header.Values("X-Rules-Exported"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Rules-Exported", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRulesExported = &value
+		}
+		if values := rsp.Header.Values("X-Rules-Unsupported"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Rules-Unsupported", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRulesUnsupported = &value
+		}
+		if values := rsp.Header.Values("X-Rules-Unsupported-Types"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Rules-Unsupported-Types", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRulesUnsupportedTypes = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDatasetRulesDBTResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetDatasetRulesDBTResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDatasetRulesDBTResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetDatasetRulesDBTResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDatasetRulesDBTResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportDatasetRulesResponse parses an HTTP response from a ExportDatasetRulesWithResponse call
+func ParseExportDatasetRulesResponse(rsp *http.Response) (*ExportDatasetRulesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportDatasetRulesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GXSuiteOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest string
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportDatasetRulesResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		if values := rsp.Header.Values("X-Rules-Exported"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Rules-Exported", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRulesExported = &value
+		}
+		if values := rsp.Header.Values("X-Rules-Unsupported"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Rules-Unsupported", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRulesUnsupported = &value
+		}
+		if values := rsp.Header.Values("X-Rules-Unsupported-Types"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Rules-Unsupported-Types", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRulesUnsupportedTypes = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportDatasetRulesResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ExportDatasetRulesResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ExportDatasetRulesResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers ExportDatasetRulesResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportDatasetRulesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -65527,6 +68754,1041 @@ func ParsePublicDomainResponse(rsp *http.Response) (*PublicDomainResponse, error
 	return response, nil
 }
 
+// ParseListRulePacksResponse parses an HTTP response from a ListRulePacksWithResponse call
+func ParseListRulePacksResponse(rsp *http.Response) (*ListRulePacksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListRulePacksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []RulePackOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListRulePacksResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		if values := rsp.Header.Values("X-Total-Count"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Total-Count", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XTotalCount = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListRulePacksResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListRulePacksResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 422:
+		var headers ListRulePacksResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListRulePacksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRulePackResponse parses an HTTP response from a GetRulePackWithResponse call
+func ParseGetRulePackResponse(rsp *http.Response) (*GetRulePackResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRulePackResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RulePackOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRulePackResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetRulePackResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetRulePackResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetRulePackResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetRulePackResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetRulePackResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseApplyRulePackResponse parses an HTTP response from a ApplyRulePackWithResponse call
+func ParseApplyRulePackResponse(rsp *http.Response) (*ApplyRulePackResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApplyRulePackResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RulePackPlanOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ApplyRulePackResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ApplyRulePackResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ApplyRulePackResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ApplyRulePackResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ApplyRulePackResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers ApplyRulePackResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ApplyRulePackResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePreviewRulePackResponse parses an HTTP response from a PreviewRulePackWithResponse call
+func ParsePreviewRulePackResponse(rsp *http.Response) (*PreviewRulePackResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PreviewRulePackResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RulePackPlanOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PreviewRulePackResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PreviewRulePackResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PreviewRulePackResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PreviewRulePackResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers PreviewRulePackResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PreviewRulePackResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListRulesResponse parses an HTTP response from a ListRulesWithResponse call
 func ParseListRulesResponse(rsp *http.Response) (*ListRulesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -66007,6 +70269,541 @@ func ParseCreateRuleResponse(rsp *http.Response) (*CreateRuleResponse, error) {
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateRuleResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportRulesResponse parses an HTTP response from a ExportRulesWithResponse call
+func ParseExportRulesResponse(rsp *http.Response) (*ExportRulesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportRulesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest string
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportRulesResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		if values := rsp.Header.Values("X-Rules-Exported"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Rules-Exported", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRulesExported = &value
+		}
+		if values := rsp.Header.Values("X-Rules-Unsupported"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Rules-Unsupported", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRulesUnsupported = &value
+		}
+		if values := rsp.Header.Values("X-Rules-Unsupported-Types"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Rules-Unsupported-Types", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRulesUnsupportedTypes = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportRulesResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ExportRulesResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 422:
+		var headers ExportRulesResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportRulesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseImportRulesResponse parses an HTTP response from a ImportRulesWithResponse call
+func ParseImportRulesResponse(rsp *http.Response) (*ImportRulesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ImportRulesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RulesImportOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ImportRulesResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ImportRulesResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ImportRulesResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ImportRulesResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ImportRulesResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers ImportRulesResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ImportRulesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

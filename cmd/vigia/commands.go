@@ -140,7 +140,7 @@ func rootCommand(stdout, stderr io.Writer) *cobra.Command {
 		tokenCommand(stdout, stderr), openapiCommand(stdout), healthcheckCommand(), connectionCommand(stdout, stderr),
 		scanCommand(stdout, stderr), demoCommand(stdout, stderr), trustCommand(stdout, stderr),
 		datasetsCommand(stdout, stderr))
-	root.AddCommand(graphCommand(stdout, stderr), lineageCommand(stdout, stderr), benchCommand(stdout, stderr))
+	root.AddCommand(graphCommand(stdout, stderr), lineageCommand(stdout, stderr), rulesCommand(stdout, stderr), benchCommand(stdout, stderr))
 	return root
 }
 
