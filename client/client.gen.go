@@ -24254,7 +24254,7 @@ type GetDatasetRulesDBTResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *string
+	YAML200 *map[string]interface{}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Error
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -24280,7 +24280,7 @@ type GetDatasetRulesDBTResponse struct {
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r GetDatasetRulesDBTResponse) GetYAML200() *string {
+func (r GetDatasetRulesDBTResponse) GetYAML200() *map[string]interface{} {
 	return r.YAML200
 }
 
@@ -24396,7 +24396,7 @@ type ExportDatasetRulesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GXSuiteOut
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *string
+	YAML200 *map[string]interface{}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Error
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -24427,7 +24427,7 @@ func (r ExportDatasetRulesResponse) GetJSON200() *GXSuiteOut {
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r ExportDatasetRulesResponse) GetYAML200() *string {
+func (r ExportDatasetRulesResponse) GetYAML200() *map[string]interface{} {
 	return r.YAML200
 }
 
@@ -35508,7 +35508,7 @@ type ExportRulesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *string
+	YAML200 *map[string]interface{}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Error
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -35530,7 +35530,7 @@ type ExportRulesResponse struct {
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r ExportRulesResponse) GetYAML200() *string {
+func (r ExportRulesResponse) GetYAML200() *map[string]interface{} {
 	return r.YAML200
 }
 
@@ -49028,7 +49028,7 @@ func ParseGetDatasetRulesDBTResponse(rsp *http.Response) (*GetDatasetRulesDBTRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest string
+		var dest map[string]interface{}
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -49313,7 +49313,7 @@ func ParseExportDatasetRulesResponse(rsp *http.Response) (*ExportDatasetRulesRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest string
+		var dest map[string]interface{}
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -70325,7 +70325,7 @@ func ParseExportRulesResponse(rsp *http.Response) (*ExportRulesResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest string
+		var dest map[string]interface{}
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -169,7 +169,7 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 	}
 	switch {
 	case op.ContentType != "":
-		ok.Content = map[string]*huma.MediaType{op.ContentType: {Schema: &huma.Schema{Type: "string"}}}
+		ok.Content = map[string]*huma.MediaType{op.ContentType: {Schema: fileSchema(op.ContentType)}}
 		if op.Response != nil {
 			ok.Content["application/json"] = &huma.MediaType{Schema: reg.Schema(reflect.TypeOf(op.Response), true, op.ID+"Response")}
 			allowNullStructs(reg, reflect.TypeOf(op.Response), map[reflect.Type]bool{})
@@ -212,6 +212,16 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 	rl.Headers["Retry-After"] = &huma.Param{Schema: &huma.Schema{Type: "integer", Minimum: &one}, Required: true, Description: "Seconds to wait"}
 	o.Responses["429"] = rl
 	return o
+}
+
+// fileSchema describes a file answer: a YAML file is a mapping (its schema describes the
+// parsed document, so a client that reads YAML gets a map, not a failed string); other
+// media types (CSV, SVG, plain text) are text, described as a string.
+func fileSchema(contentType string) *huma.Schema {
+	if strings.Contains(contentType, "yaml") {
+		return &huma.Schema{Type: "object", Description: "A YAML document (a mapping)"}
+	}
+	return &huma.Schema{Type: "string"}
 }
 
 func paramSchema(p param) *huma.Schema {

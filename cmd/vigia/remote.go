@@ -154,3 +154,84 @@ func scanFromClient(s *client.ScanDetailOut) scan.Scan {
 	}
 	return sc
 }
+
+// remoteDatasetID finds a dataset the token can see by id or by schema.table.
+func remoteDatasetID(ctx context.Context, c *client.ClientWithResponses, ref string) (string, error) {
+	if g, err := c.GetDatasetWithResponse(ctx, ref); err == nil && g.JSON200 != nil {
+		return g.JSON200.Id, nil
+	}
+	limit := datasetPage
+	r, err := c.ListDatasetsWithResponse(ctx, &client.ListDatasetsParams{Q: &ref, Limit: &limit})
+	if err != nil {
+		return "", err
+	}
+	if r.JSON200 == nil {
+		return "", remoteError("datasets", r.StatusCode(), firstError(r.JSON401, r.JSON403, r.JSON429))
+	}
+	var found []string
+	for _, d := range *r.JSON200 {
+		if d.Name == ref {
+			found = append(found, d.Id)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return "", fmt.Errorf("dataset %q: not found on the server", ref)
+	}
+	return "", fmt.Errorf("dataset %q: %d datasets have that name on the server; give its id", ref, len(found))
+}
+
+// remoteRulesExport writes the server's export of the active rules (a workspace's, or
+// one dataset's) to out and says on info what the X-Rules-* headers count.
+func remoteRulesExport(ctx context.Context, server, dataset, format string, out, info io.Writer) error {
+	c, err := remoteClient(server)
+	if err != nil {
+		return err
+	}
+	var (
+		status int
+		body   []byte
+		header http.Header
+	)
+	if dataset != "" {
+		id, err := remoteDatasetID(ctx, c, dataset)
+		if err != nil {
+			return err
+		}
+		r, err := c.ExportDatasetRulesWithResponse(ctx, id, &client.ExportDatasetRulesParams{Format: client.ExportDatasetRulesParamsFormat(format)})
+		if err != nil {
+			return err
+		}
+		if r.JSON422 != nil {
+			return remoteInvalid("export", r.JSON422)
+		}
+		status, body, header = r.StatusCode(), r.Body, r.HTTPResponse.Header
+		if status != http.StatusOK {
+			return remoteError("export", status, firstError(r.JSON401, r.JSON403, r.JSON404, r.JSON429))
+		}
+	} else {
+		f := client.ExportRulesParamsFormat(format)
+		r, err := c.ExportRulesWithResponse(ctx, &client.ExportRulesParams{Format: &f})
+		if err != nil {
+			return err
+		}
+		if r.JSON422 != nil {
+			return remoteInvalid("export", r.JSON422)
+		}
+		status, body, header = r.StatusCode(), r.Body, r.HTTPResponse.Header
+		if status != http.StatusOK {
+			return remoteError("export", status, firstError(r.JSON401, r.JSON403, r.JSON429))
+		}
+	}
+	if _, err := out.Write(body); err != nil {
+		return fmt.Errorf("cannot write the export")
+	}
+	fmt.Fprintf(info, "exported %s rules, %s unsupported", header.Get("X-Rules-Exported"), header.Get("X-Rules-Unsupported"))
+	if types := header.Get("X-Rules-Unsupported-Types"); types != "" {
+		fmt.Fprintf(info, " (%s)", types)
+	}
+	fmt.Fprintln(info)
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -104,6 +105,26 @@ func TestRemoteScanThroughTheClient(t *testing.T) {
 	if got := mustRun("datasets", "--q", "nothing-matches-this"); got != "" {
 		t.Fatalf("a search matching nothing listed %q", got)
 	}
+
+	// The rules export through the server is the file the local command writes.
+	rules := filepath.Join(root, "stock.yml")
+	if err := os.WriteFile(rules, []byte("checks for main.stock:\n  - row_count > 0\n  - missing_count(artigo) = 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustRun("rules", "import", "--workspace", "armazem", rules)
+	errb.Reset()
+	remoteRules := mustRun("rules", "export", "--dataset", "main.stock", "--format", "sodacl")
+	remoteInfo := errb.String()
+	errb.Reset()
+	localRules := mustRun("rules", "export", "--dataset", "main.stock", "--format", "sodacl", "--server", "", "--workspace", "armazem")
+	if !strings.Contains(remoteRules, "missing_count(artigo) = 0") || remoteRules != localRules ||
+		!strings.Contains(remoteInfo, "exported 2 rules, 0 unsupported") || remoteInfo != errb.String() {
+		t.Fatalf("remote export %q (%s), local %q (%s)", remoteRules, remoteInfo, localRules, errb.String())
+	}
+	if all := mustRun("rules", "export", "--format", "dbt"); !strings.Contains(all, "stock") {
+		t.Fatalf("workspace export through the server:\n%s", all)
+	}
+	fails("not found on the server", "rules", "export", "--dataset", "main.nothing", "--format", "sodacl")
 
 	// The trust decision through the server is the one the local command reads.
 	var dataset string
