@@ -31,12 +31,15 @@ vet:
 staticcheck:
 	$(GO) tool staticcheck $(PKGS)
 
-generate: ## regenerate GraphQL code
+generate: ## regenerate GraphQL code, the OpenAPI document client/openapi.json and the typed client
 	$(GO) tool gqlgen generate
+	$(GO) generate ./client
 
 verify: ## fail when generated code, embedded assets or go.mod are stale
 	$(GO) tool gqlgen generate
 	@git diff --exit-code -- graph/generated graph/model || (echo "generated GraphQL code is stale: run make generate"; exit 1)
+	$(GO) generate ./client
+	@git diff --exit-code -- client || (echo "the OpenAPI document or the generated client is stale: run make generate"; exit 1)
 	graph/explorer/build.sh --check
 	ui/build.sh --check
 	$(GO) mod tidy -diff

@@ -18,6 +18,8 @@ import (
 //   - composition: app, cmd and bench, which wire everything.
 //   - features: everything else (the services and their libraries); they never import
 //     an adapter, the composition or a driver, directly or through another package.
+//   - client: the typed REST client generated from the OpenAPI document; it links no
+//     package of the module (it knows the service only through the document).
 
 const module = "github.com/vigia-data/vigia"
 
@@ -65,6 +67,7 @@ var forbidden = []struct {
 	{"graph", "driver", true, "transports never link a driver"},
 	{"non-parser", "parser", true, "only lineage/sqllineage, app and cmd link the SQL parsers"},
 	{"ingest", "beyond-ingest", true, "ingest decodes with the standard library, the YAML library and the kernel only"},
+	{"client", "module", true, "the generated client knows the service only through the OpenAPI document"},
 	{"rule/rulefile", "module", false, "the rule file formats are pure: the standard library and YAML, no package of Vigia"},
 }
 
@@ -253,6 +256,8 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"ingest imports lineage", pkg{ImportPath: m("ingest"), Imports: []string{m("lineage")}, Deps: []string{m("lineage")}}},
 		{"ingest links the store", pkg{ImportPath: m("ingest"), Deps: []string{m("store")}}},
 		{"ingest links a transport's library", pkg{ImportPath: m("ingest"), Deps: []string{"github.com/danielgtaylor/huma/v2"}}},
+		{"client imports the kernel", pkg{ImportPath: m("client"), Imports: []string{module}, Deps: []string{module}}},
+		{"client links rest", pkg{ImportPath: m("client"), Deps: []string{m("rest")}}},
 		{"rulefile imports the kernel", pkg{ImportPath: m("rule/rulefile"), Imports: []string{module}}},
 	}
 	for _, c := range cases {
@@ -275,6 +280,8 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{ImportPath: m("orchestrator"), Imports: []string{module, m("catalog"), m("lineage"), m("trust")}},
 		{ImportPath: m("ingest"), Imports: []string{module, "encoding/json", "github.com/goccy/go-yaml"},
 			Deps: []string{module, "encoding/json", "github.com/goccy/go-yaml", "github.com/goccy/go-yaml/ast"}},
+		{ImportPath: m("client"), Imports: []string{"net/http", "github.com/oapi-codegen/runtime"},
+			Deps: []string{"net/http", "github.com/oapi-codegen/runtime", "github.com/apapsch/go-jsonmerge/v2"}},
 	}
 	if v := violations(keep); len(v) > 0 {
 		t.Errorf("packages that keep to their rooms: %v", v)

@@ -91,6 +91,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		op := s.lookup(r)
+		if op != nil && op.Deprecated != nil {
+			// Every answer of a deprecated operation says so, refusals included (the
+			// document declares the headers on all of its responses).
+			setDeprecation(w, op.Deprecated)
+		}
 		ipLimiter := s.ipLimiter
 		if op != nil && op.Probe {
 			ipLimiter = s.probeLimiter

@@ -14,12 +14,13 @@ type NumberOut vigia.Decimal
 // MarshalJSON writes the number (see vigia.Decimal).
 func (n NumberOut) MarshalJSON() ([]byte, error) { return vigia.Decimal(n).MarshalJSON() }
 
-// Schema documents both forms in the OpenAPI document.
+// Schema documents both forms in the OpenAPI document; the number is a double
+// (format double, so generated clients read it as float64, not float32).
 func (NumberOut) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{
 		Description: "Exact value: a number when a double holds it exactly, else a string of its decimal digits",
 		OneOf: []*huma.Schema{
-			{Type: huma.TypeNumber},
+			{Type: huma.TypeNumber, Format: "double"},
 			{Type: huma.TypeString, Pattern: `^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`},
 		},
 	}

@@ -173,7 +173,7 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 	}
 	switch {
 	case op.ContentType != "":
-		ok.Content = map[string]*huma.MediaType{op.ContentType: {Schema: &huma.Schema{Type: "string"}}}
+		ok.Content = map[string]*huma.MediaType{op.ContentType: {Schema: fileSchema(op.ContentType)}}
 		if op.Response != nil {
 			ok.Content["application/json"] = &huma.MediaType{Schema: reg.Schema(reflect.TypeOf(op.Response), true, op.ID+"Response")}
 			allowNullStructs(reg, reflect.TypeOf(op.Response), map[reflect.Type]bool{})
@@ -218,10 +218,24 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 	return o
 }
 
+// fileSchema describes a file answer: a YAML file is a mapping (its schema describes the
+// parsed document, so a client that reads YAML gets a map, not a failed string); other
+// media types (CSV, SVG, plain text) are text, described as a string.
+func fileSchema(contentType string) *huma.Schema {
+	if strings.Contains(contentType, "yaml") {
+		return &huma.Schema{Type: "object", Description: "A YAML document (a mapping)"}
+	}
+	return &huma.Schema{Type: "string"}
+}
+
 func paramSchema(p param) *huma.Schema {
 	sc := &huma.Schema{Type: p.Type, Default: p.Default}
 	if sc.Type == "" {
 		sc.Type = "string"
+	}
+	if sc.Type == "number" {
+		// A double, as the handlers parse it (generated clients otherwise pick float32).
+		sc.Format = "double"
 	}
 	if p.Min != nil {
 		v := float64(*p.Min)

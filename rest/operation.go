@@ -322,9 +322,7 @@ func (s *Server) register(op operation, h func(w http.ResponseWriter, r *http.Re
 	s.ops = append(s.ops, o)
 	s.opByRoute[op.Method+" "+op.Path] = o
 	s.root.Method(op.Method, op.Path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o.Deprecated != nil {
-			setDeprecation(w, o.Deprecated)
-		}
+		// A deprecated operation's headers are set by guard, before any refusal.
 		in, err := o.parse(r)
 		if err == nil {
 			err = o.checkBody(r)

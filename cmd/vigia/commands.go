@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -136,7 +138,8 @@ func rootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{Use: "vigia", Short: "Vigia: data quality and lineage", SilenceUsage: true, SilenceErrors: true}
 	root.AddCommand(serveCommand(stderr), migrateCommand(stderr), workspaceCommand(stdout, stderr), userCommand(stdout, stderr),
 		tokenCommand(stdout, stderr), openapiCommand(stdout), healthcheckCommand(), connectionCommand(stdout, stderr),
-		scanCommand(stdout, stderr), demoCommand(stdout, stderr))
+		scanCommand(stdout, stderr), demoCommand(stdout, stderr), trustCommand(stdout, stderr),
+		datasetsCommand(stdout, stderr))
 	root.AddCommand(graphCommand(stdout, stderr), lineageCommand(stdout, stderr), rulesCommand(stdout, stderr), benchCommand(stdout, stderr),
 		diffCommand(stdout, stderr))
 	return root
@@ -341,13 +344,23 @@ func parseLifetime(s string) (time.Duration, error) {
 }
 
 func openapiCommand(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{Use: "openapi", Short: "Print the OpenAPI 3.1 document",
+	var indent bool
+	cmd := &cobra.Command{Use: "openapi", Short: "Print the OpenAPI 3.1 document",
 		RunE: func(c *cobra.Command, _ []string) error {
 			doc, err := rest.New(rest.Config{Version: version, BuildSHA: sha()}, rest.Deps{}, nil).OpenAPI()
 			if err != nil {
 				return err
 			}
+			if indent {
+				var b bytes.Buffer
+				if err := json.Indent(&b, doc, "", "  "); err != nil {
+					return err
+				}
+				doc = b.Bytes()
+			}
 			_, err = stdout.Write(append(doc, '\n'))
 			return err
 		}}
+	cmd.Flags().BoolVar(&indent, "indent", false, "one member per line (the copy kept in client/openapi.json, for readable diffs)")
+	return cmd
 }

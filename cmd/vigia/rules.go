@@ -25,10 +25,30 @@ const exitRulesInvalid = 3
 // Expectations files a team keeps in its repository and CI.
 func rulesCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "rules", Short: "Rules as code: export and import dbt, SodaCL and Great Expectations files"}
-	var ws, dataset, format, output string
+	var ws, dataset, format, output, server string
 	export := &cobra.Command{Use: "export", Short: "Write the active rules of a workspace or one dataset as a file",
+		Long: "Write the active rules as a file. Locally (DATABASE_URL) with --workspace; against a running server with\n" +
+			"--server URL (or VIGIA_URL) and an API token in VIGIA_TOKEN.",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if server != "" {
+				if c.Flags().Changed("workspace") {
+					return fmt.Errorf("--workspace is for a local database; against --server the API token names the workspace")
+				}
+				out := stdout
+				if output != "" {
+					f, err := os.Create(output)
+					if err != nil {
+						return fmt.Errorf("cannot write %s", output)
+					}
+					defer f.Close()
+					out = f
+				}
+				return remoteRulesExport(c.Context(), server, dataset, format, out, stderr)
+			}
+			if ws == "" {
+				return fmt.Errorf(`required flag(s) "workspace" not set`)
+			}
 			return withApp(c.Context(), stderr, func(a *app.App) error {
 				w, err := a.Identity.Workspace(c.Context(), ws)
 				if err != nil {
@@ -67,11 +87,11 @@ func rulesCommand(stdout, stderr io.Writer) *cobra.Command {
 				return nil
 			})
 		}}
-	export.Flags().StringVar(&ws, "workspace", "", "workspace name or id")
+	export.Flags().StringVar(&ws, "workspace", "", "workspace name or id (local only; required there)")
 	export.Flags().StringVar(&dataset, "dataset", "", "only this dataset (id or schema.table)")
 	export.Flags().StringVar(&format, "format", rulefile.FormatSodaCL, "dbt, sodacl or gx (gx needs --dataset)")
 	export.Flags().StringVarP(&output, "output", "o", "", "write to this file instead of the standard output")
-	_ = export.MarkFlagRequired("workspace")
+	serverFlag(export, &server)
 
 	var iws, iformat, iconn string
 	var dry bool

@@ -116,10 +116,21 @@ func connectionCommand(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func scanCommand(stdout, stderr io.Writer) *cobra.Command {
-	var ws, conn string
+	var ws, conn, server string
 	var wait bool
 	cmd := &cobra.Command{Use: "scan", Short: "Scan a connection; with --wait, follow it and exit non-zero if it fails",
+		Long: "Scan a connection. Locally (DATABASE_URL) with --workspace; against a running server with --server URL\n" +
+			"(or VIGIA_URL) and an API token in VIGIA_TOKEN, where the token names the workspace.",
 		RunE: func(c *cobra.Command, _ []string) error {
+			if server != "" {
+				if c.Flags().Changed("workspace") {
+					return fmt.Errorf("--workspace is for a local database; against --server the API token names the workspace")
+				}
+				return remoteScan(c.Context(), server, conn, wait, stdout)
+			}
+			if ws == "" {
+				return fmt.Errorf(`required flag(s) "workspace" not set`)
+			}
 			return withApp(c.Context(), stderr, func(a *app.App) error {
 				w, err := a.Identity.Workspace(c.Context(), ws)
 				if err != nil {
@@ -137,10 +148,10 @@ func scanCommand(stdout, stderr io.Writer) *cobra.Command {
 				return followScan(ctx, a, sc.ID, stdout)
 			})
 		}}
-	cmd.Flags().StringVar(&ws, "workspace", "", "workspace name or id")
+	cmd.Flags().StringVar(&ws, "workspace", "", "workspace name or id (local only; required there)")
 	cmd.Flags().StringVar(&conn, "connection", "", "connection name or id")
 	cmd.Flags().BoolVar(&wait, "wait", false, "work and follow the scan until it ends")
-	_ = cmd.MarkFlagRequired("workspace")
+	serverFlag(cmd, &server)
 	_ = cmd.MarkFlagRequired("connection")
 	return cmd
 }
