@@ -33,14 +33,12 @@ func TestTimeBudgetExceededIsAClear422(t *testing.T) {
 	side := datadiff.Side{Source: slowSource{}, Schema: "public", Table: "t", Columns: cols}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	start := time.Now()
+	// slowSource answers only when its context ends: returning at all shows that the
+	// budget stopped the work.
 	_, err := datadiff.CompareSources(ctx, side, side, []string{"id"}, []string{"id", "v"}, 64, 10, nil)
 	var ve *vigia.Error
 	if !errors.As(err, &ve) || ve.Code != datadiff.CodeTimeBudget || ve.Kind != vigia.KindInvalid {
 		t.Fatalf("err %v", err)
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Fatal("the budget did not stop the work")
 	}
 }
 

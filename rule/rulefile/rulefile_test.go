@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -452,8 +451,10 @@ func BenchmarkDecodeSodaCL(b *testing.B) {
 }
 
 // A file built to make a reader work — deep nesting, the whole 2 MiB of an upload — is
-// refused or read in well under a second, and nothing of it is kept.
-func TestHostileFilesAreCheap(t *testing.T) {
+// refused as unreadable, and nothing of it is kept. Its cost is not timed here (no
+// timed assertions in tests): a parser that hung on it would hit the test timeout, and
+// BenchmarkDecodeSodaCL measures decoding.
+func TestHostileFilesAreRefused(t *testing.T) {
 	for name, body := range map[string]string{
 		"FlowNesting":  strings.Repeat("[", 2<<20),
 		"MapNesting":   strings.Repeat("{a: ", 1<<19),
@@ -462,11 +463,7 @@ func TestHostileFilesAreCheap(t *testing.T) {
 		"JSONNesting":  `{"expectations": ` + strings.Repeat("[", 1<<20),
 	} {
 		t.Run(name, func(t *testing.T) {
-			start := time.Now()
 			_, items, err := rulefile.Decode("", []byte(body))
-			if took := time.Since(start); took > 3*time.Second {
-				t.Fatalf("took %s", took)
-			}
 			if _, ok := err.(*rulefile.ParseError); !ok || items != nil {
 				t.Fatalf("err %v, %d items", err, len(items))
 			}
