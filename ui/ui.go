@@ -12,10 +12,7 @@ package ui
 
 import (
 	"bytes"
-	"compress/gzip"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"html/template"
 	"io/fs"
@@ -23,9 +20,9 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/vigia-data/vigia/i18n"
+	"github.com/vigia-data/vigia/internal/webasset"
 )
 
 //go:embed dist static
@@ -39,10 +36,6 @@ var contentTypes = map[string]string{
 	".html": "text/html; charset=utf-8",
 	".json": "application/json; charset=utf-8",
 }
-
-// immutable is the Cache-Control of an asset asked for with its current version: the
-// URL changes whenever the bytes do.
-const immutable = "public, max-age=31536000, immutable"
 
 // ContentSecurityPolicy allows scripts, styles, images and requests from this origin
 // only: no inline script or style, no other origin. data: and blob: images are the
@@ -72,13 +65,13 @@ func Handler(msgs *i18n.Catalog) http.Handler {
 			})
 		}
 	}
-	h := &handler{assets: loadAssets(), messages: map[string]*asset{}}
+	h := &handler{assets: loadAssets(), messages: map[string]*webasset.Asset{}}
 	for _, lang := range []string{i18n.PT, i18n.EN, i18n.ES} {
 		body, err := json.Marshal(msgs.Messages(lang, "ui."))
 		if err != nil {
 			continue
 		}
-		h.messages[lang] = newAsset(body, contentTypes[".json"])
+		h.messages[lang] = webasset.New(body, contentTypes[".json"])
 	}
 	page, err := template.New("index.html").Funcs(template.FuncMap{"asset": h.assetURL}).ParseFS(files, "static/index.html")
 	if err != nil {
@@ -100,8 +93,8 @@ func Handler(msgs *i18n.Catalog) http.Handler {
 
 type handler struct {
 	page     []byte
-	assets   map[string]*asset
-	messages map[string]*asset
+	assets   map[string]*webasset.Asset
+	messages map[string]*webasset.Asset
 }
 
 type pageData struct {
@@ -109,24 +102,8 @@ type pageData struct {
 	MessagesPrefix string
 }
 
-// asset is one served file with the version that changes with its bytes and a gzip
-// copy made on first demand.
-type asset struct {
-	body        []byte
-	contentType string
-	version     string
-
-	gzipOnce sync.Once
-	gzipped  []byte
-}
-
-func newAsset(body []byte, ct string) *asset {
-	sum := sha256.Sum256(body)
-	return &asset{body: body, contentType: ct, version: hex.EncodeToString(sum[:8])}
-}
-
-func loadAssets() map[string]*asset {
-	assets := map[string]*asset{}
+func loadAssets() map[string]*webasset.Asset {
+	assets := map[string]*webasset.Asset{}
 	entries, err := fs.ReadDir(files, "dist")
 	if err != nil {
 		return assets
@@ -140,7 +117,7 @@ func loadAssets() map[string]*asset {
 		if err != nil {
 			continue
 		}
-		assets[e.Name()] = newAsset(body, ct)
+		assets[e.Name()] = webasset.New(body, ct)
 	}
 	return assets
 }
@@ -151,7 +128,7 @@ func (h *handler) assetURL(name string) string {
 	if !ok {
 		return Mount + "/assets/" + name
 	}
-	return Mount + "/assets/" + name + "?v=" + a.version
+	return Mount + "/assets/" + name + "?v=" + a.Version
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -202,89 +179,11 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *handler) serveAsset(w http.ResponseWriter, r *http.Request, a *asset) {
+func (h *handler) serveAsset(w http.ResponseWriter, r *http.Request, a *webasset.Asset) {
 	if a == nil {
 		notFound(w)
 		return
 	}
-	body, etag := a.body, `"`+a.version+`"`
-	hdr := w.Header()
-	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
-		if gz := a.gzip(); gz != nil {
-			body, etag = gz, `"`+a.version+`-gzip"`
-			hdr.Set("Content-Encoding", "gzip")
-		}
-	}
-	setSecurityHeaders(hdr)
-	hdr.Set("Content-Type", a.contentType)
-	hdr.Set("Vary", "Accept-Encoding")
-	hdr.Set("ETag", etag)
-	if r.URL.Query().Get("v") == a.version {
-		hdr.Set("Cache-Control", immutable)
-	} else {
-		// An old or missing version must not pin today's bytes under that URL.
-		hdr.Set("Cache-Control", "no-cache")
-	}
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, etag) {
-		hdr.Del("Content-Encoding")
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	hdr.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
-	}
-}
-
-// gzip returns the asset compressed, or nil when that does not pay.
-func (a *asset) gzip() []byte {
-	a.gzipOnce.Do(func() {
-		if len(a.body) < 1024 {
-			return
-		}
-		var buf bytes.Buffer
-		zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		if err != nil {
-			return
-		}
-		if _, err := zw.Write(a.body); err != nil {
-			return
-		}
-		if err := zw.Close(); err != nil {
-			return
-		}
-		if buf.Len() < len(a.body) {
-			a.gzipped = buf.Bytes()
-		}
-	})
-	return a.gzipped
-}
-
-// acceptsGzip reports whether an Accept-Encoding header accepts gzip, honouring q=0.
-func acceptsGzip(header string) bool {
-	for _, part := range strings.Split(header, ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
-			continue
-		}
-		q, found := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
-		if !found {
-			return true
-		}
-		v, err := strconv.ParseFloat(q, 64)
-		return err == nil && v > 0
-	}
-	return false
-}
-
-// etagMatches reports whether an If-None-Match header names etag (or is "*").
-func etagMatches(header, etag string) bool {
-	for _, candidate := range strings.Split(header, ",") {
-		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
-		if candidate == etag || candidate == "*" {
-			return true
-		}
-	}
-	return false
+	setSecurityHeaders(w.Header())
+	a.Serve(w, r)
 }

@@ -10,18 +10,16 @@ package explorer
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/rand"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/vigia-data/vigia/internal/webasset"
 )
 
 // files holds the vendor builds (dist) and Vigia's own page, script and style (static).
@@ -61,10 +59,6 @@ var contentTypes = map[string]string{
 	".txt":  "text/plain; charset=utf-8",
 	".html": "text/html; charset=utf-8",
 }
-
-// immutable is the Cache-Control of an asset requested with its current version:
-// the URL changes whenever the file does, so browsers may keep it for a year.
-const immutable = "public, max-age=31536000, immutable"
 
 // Option changes how Handler serves the explorer.
 type Option func(*config)
@@ -117,23 +111,12 @@ type handler struct {
 	assetsPrefix string
 	defaultQuery string
 	page         *template.Template
-	assets       map[string]*asset
-}
-
-// asset is one embedded file, with the version that makes its URL change when its
-// bytes do, and a gzip copy made the first time a browser accepts one.
-type asset struct {
-	body        []byte
-	contentType string
-	version     string
-
-	gzipOnce sync.Once
-	gzipped  []byte
+	assets       map[string]*webasset.Asset
 }
 
 // loadAssets indexes the served files of dist/ and static/ by base name.
-func loadAssets() map[string]*asset {
-	assets := make(map[string]*asset)
+func loadAssets() map[string]*webasset.Asset {
+	assets := make(map[string]*webasset.Asset)
 	for _, dir := range []string{"dist", "static"} {
 		entries, err := fs.ReadDir(files, dir)
 		if err != nil {
@@ -148,8 +131,7 @@ func loadAssets() map[string]*asset {
 			if err != nil {
 				continue
 			}
-			sum := sha256.Sum256(body)
-			assets[e.Name()] = &asset{body: body, contentType: ct, version: hex.EncodeToString(sum[:6])}
+			assets[e.Name()] = webasset.New(body, ct)
 		}
 	}
 	return assets
@@ -162,7 +144,7 @@ func (h *handler) assetURL(name string) string {
 	if !ok {
 		return h.assetsPrefix + name
 	}
-	return h.assetsPrefix + name + "?v=" + a.version
+	return h.assetsPrefix + name + "?v=" + a.Version
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -233,85 +215,5 @@ func (h *handler) serveAsset(w http.ResponseWriter, r *http.Request, name string
 		http.NotFound(w, r)
 		return
 	}
-	body, etag := a.body, `"`+a.version+`"`
-	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
-		if gz := a.gzip(); gz != nil {
-			body, etag = gz, `"`+a.version+`-gzip"`
-			w.Header().Set("Content-Encoding", "gzip")
-		}
-	}
-	hdr := w.Header()
-	hdr.Set("Content-Type", a.contentType)
-	hdr.Set("X-Content-Type-Options", "nosniff")
-	hdr.Set("Vary", "Accept-Encoding")
-	hdr.Set("ETag", etag)
-	if r.URL.Query().Get("v") == a.version {
-		hdr.Set("Cache-Control", immutable)
-	} else {
-		// An old or missing version must not pin today's bytes under that URL.
-		hdr.Set("Cache-Control", "no-cache")
-	}
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, etag) {
-		hdr.Del("Content-Encoding")
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	hdr.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
-	}
-}
-
-// gzip returns the asset compressed, or nil when compressing does not pay.
-func (a *asset) gzip() []byte {
-	a.gzipOnce.Do(func() {
-		if len(a.body) < 1024 {
-			return
-		}
-		var buf bytes.Buffer
-		zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		if err != nil {
-			return
-		}
-		if _, err := zw.Write(a.body); err != nil {
-			return
-		}
-		if err := zw.Close(); err != nil {
-			return
-		}
-		if buf.Len() < len(a.body) {
-			a.gzipped = buf.Bytes()
-		}
-	})
-	return a.gzipped
-}
-
-// acceptsGzip reports whether an Accept-Encoding header accepts gzip, honouring
-// an explicit q=0.
-func acceptsGzip(header string) bool {
-	for _, part := range strings.Split(header, ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
-			continue
-		}
-		q, found := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
-		if !found {
-			return true
-		}
-		v, err := strconv.ParseFloat(q, 64)
-		return err == nil && v > 0
-	}
-	return false
-}
-
-// etagMatches reports whether an If-None-Match header names etag (or is "*").
-func etagMatches(header, etag string) bool {
-	for _, candidate := range strings.Split(header, ",") {
-		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
-		if candidate == etag || candidate == "*" {
-			return true
-		}
-	}
-	return false
+	a.Serve(w, r)
 }
