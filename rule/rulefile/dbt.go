@@ -289,38 +289,12 @@ func dbtItem(t Table, column string, test *node, path string) Item {
 	it := Item{Line: test.line, Path: path}
 	r := &it.Rule
 	r.Table = t
-	invalid := func(code string) Item {
-		it.Status, it.Code, it.Rule = StatusInvalid, code, Rule{}
-		return it
-	}
-	unsupported := func(code string) Item {
-		it.Status, it.Code, it.Rule = StatusUnsupported, code, Rule{}
-		return it
-	}
 	if t.Name == "" {
-		return invalid(CodeMissingTable)
+		return it.refuse(StatusInvalid, CodeMissingTable)
 	}
-	var name string
-	var args *node
-	switch test.kind {
-	case scalarNode:
-		s, ok := test.str()
-		if !ok {
-			return invalid(CodeSyntax)
-		}
-		name = s
-	case mapNode:
-		if len(test.keys) != 1 {
-			return invalid(CodeSyntax)
-		}
-		name, args = test.keys[0], test.items[0]
-		if args.kind == scalarNode && args.value == nil {
-			args = nil
-		} else if args.kind != mapNode {
-			return invalid(CodeSyntax)
-		}
-	default:
-		return invalid(CodeSyntax)
+	name, args, ok := nameAndArgs(test)
+	if !ok {
+		return it.refuse(StatusInvalid, CodeSyntax)
 	}
 	// Arguments may sit under "arguments" (dbt 1.10) or beside config (before).
 	arg := func(k string) *node {
@@ -350,18 +324,18 @@ func dbtItem(t Table, column string, test *node, path string) Item {
 			case s == "!=0":
 				n = 0
 			case !strings.HasPrefix(s, ">") || strings.HasPrefix(s, ">=") || err != nil || n < 0:
-				return unsupported(CodeUnsupportedThreshold)
+				return it.refuse(StatusUnsupported, CodeUnsupportedThreshold)
 			}
 			r.MaxFailing = &n
 		}
 		for _, k := range cfg.keys {
 			if k == "where" || k == "limit" || k == "fail_calc" {
-				return unsupported(CodeUnsupportedConfig)
+				return it.refuse(StatusUnsupported, CodeUnsupportedConfig)
 			}
 		}
 	}
 	if args.get("where") != nil {
-		return unsupported(CodeUnsupportedConfig)
+		return it.refuse(StatusUnsupported, CodeUnsupportedConfig)
 	}
 	if n, ok := args.get("name").text(); ok {
 		r.Name = n
@@ -379,12 +353,12 @@ func dbtItem(t Table, column string, test *node, path string) Item {
 	switch short {
 	case "not_null", "expect_column_values_to_not_be_null":
 		if !needColumn() {
-			return invalid(CodeSyntax)
+			return it.refuse(StatusInvalid, CodeSyntax)
 		}
 		r.Type, r.Column = TypeNotNull, column
 	case "unique", "expect_column_values_to_be_unique":
 		if !needColumn() {
-			return invalid(CodeSyntax)
+			return it.refuse(StatusInvalid, CodeSyntax)
 		}
 		r.Type, r.Columns = TypeUnique, []string{column}
 	case "unique_combination_of_columns", "expect_compound_columns_to_be_unique":
@@ -395,12 +369,12 @@ func dbtItem(t Table, column string, test *node, path string) Item {
 		known[key] = true
 		cols := arg(key)
 		if cols == nil || cols.kind != seqNode || len(cols.items) == 0 {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		for _, c := range cols.items {
 			s, ok := c.text()
 			if !ok || s == "" {
-				return invalid(CodeInvalidValue)
+				return it.refuse(StatusInvalid, CodeInvalidValue)
 			}
 			r.Columns = append(r.Columns, s)
 		}
@@ -413,12 +387,12 @@ func dbtItem(t Table, column string, test *node, path string) Item {
 		known[key], known["quote"] = true, true
 		vals := arg(key)
 		if !needColumn() || vals == nil || vals.kind != seqNode || len(vals.items) == 0 {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		for _, v := range vals.items {
 			s, ok := v.text()
 			if !ok {
-				return invalid(CodeInvalidValue)
+				return it.refuse(StatusInvalid, CodeInvalidValue)
 			}
 			r.Values = append(r.Values, s)
 		}
@@ -426,16 +400,16 @@ func dbtItem(t Table, column string, test *node, path string) Item {
 	case "expect_column_values_to_match_regex":
 		p, ok := text("regex")
 		if !needColumn() || !ok {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		r.Type, r.Column, r.Pattern = TypePattern, column, p
 	case "accepted_range", "expect_column_values_to_be_between":
 		known["inclusive"], known["strictly"] = true, true
 		if v := arg("inclusive"); v != nil && v.value != true {
-			return unsupported(CodeUnsupportedConfig)
+			return it.refuse(StatusUnsupported, CodeUnsupportedConfig)
 		}
 		if v := arg("strictly"); v != nil && v.value != false {
-			return unsupported(CodeUnsupportedConfig)
+			return it.refuse(StatusUnsupported, CodeUnsupportedConfig)
 		}
 		for _, k := range []string{"min_value", "max_value"} {
 			known[k] = true
@@ -445,7 +419,7 @@ func dbtItem(t Table, column string, test *node, path string) Item {
 			}
 			f, ok := v.number()
 			if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
-				return invalid(CodeInvalidValue)
+				return it.refuse(StatusInvalid, CodeInvalidValue)
 			}
 			if k == "min_value" {
 				r.Min = &f
@@ -454,18 +428,18 @@ func dbtItem(t Table, column string, test *node, path string) Item {
 			}
 		}
 		if !needColumn() || r.Min == nil && r.Max == nil {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		r.Type, r.Column = TypeRange, column
 	case "relationships":
 		to, ok1 := text("to")
 		field, ok2 := text("field")
 		if !needColumn() || !ok1 || !ok2 {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		ref, ok := dbtRelation(to)
 		if !ok {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		zero := 0.0
 		r.Type, r.Column, r.Ref, r.RefColumn, r.MaxOrphanPct = TypeReferential, column, &ref, field, &zero
@@ -475,38 +449,38 @@ func dbtItem(t Table, column string, test *node, path string) Item {
 		interval, ok3 := arg("interval").number()
 		known["interval"] = true
 		if !ok1 || !ok2 || !ok3 || interval <= 0 {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		perHour := map[string]float64{"second": 3600, "minute": 60, "hour": 1, "day": 1.0 / 24, "week": 1.0 / 168}[strings.ToLower(part)]
 		if perHour == 0 {
-			return unsupported(CodeUnsupportedThreshold)
+			return it.refuse(StatusUnsupported, CodeUnsupportedThreshold)
 		}
 		hours := interval / perHour
 		r.Type, r.Column, r.MaxAgeHours = TypeFreshness, field, &hours
 	case "expect_table_row_count_to_be_between":
 		known["min_value"], known["max_value"] = true, true
 		if arg("max_value") != nil {
-			return unsupported(CodeUnsupportedCheck)
+			return it.refuse(StatusUnsupported, CodeUnsupportedCheck)
 		}
 		f, ok := arg("min_value").number()
 		if !ok || f < 0 || f != math.Trunc(f) || f > 1e15 {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		n := int64(f)
 		r.Type, r.MinRows, r.MaxFailing = TypeRowCountMin, &n, nil
 	default:
-		return unsupported(CodeUnsupportedCheck)
+		return it.refuse(StatusUnsupported, CodeUnsupportedCheck)
 	}
 	if args != nil {
 		for _, k := range args.keys {
 			if !known[k] {
-				return unsupported(CodeUnsupportedConfig)
+				return it.refuse(StatusUnsupported, CodeUnsupportedConfig)
 			}
 		}
 		if a := args.get("arguments"); a != nil {
 			for _, k := range a.keys {
 				if !known[k] {
-					return unsupported(CodeUnsupportedConfig)
+					return it.refuse(StatusUnsupported, CodeUnsupportedConfig)
 				}
 			}
 		}

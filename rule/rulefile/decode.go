@@ -36,6 +36,33 @@ const (
 	CodeMissingTable = "missing_table"
 )
 
+// refuse marks the item invalid or unsupported with its code; the rule read so far is
+// dropped.
+func (it Item) refuse(status, code string) Item {
+	it.Status, it.Code, it.Rule = status, code, Rule{}
+	return it
+}
+
+// nameAndArgs reads a dbt test or a SodaCL check written either as a bare name or as a
+// one-key map from the name to its arguments (a null value: none).
+func nameAndArgs(n *node) (string, *node, bool) {
+	switch n.kind {
+	case scalarNode:
+		s, ok := n.str()
+		return s, nil, ok
+	case mapNode:
+		if len(n.keys) != 1 {
+			return "", nil, false
+		}
+		args := n.items[0]
+		if args.kind == scalarNode && args.value == nil {
+			return n.keys[0], nil, true
+		}
+		return n.keys[0], args, args.kind == mapNode
+	}
+	return "", nil, false
+}
+
 // MaxItems bounds the checks of one file.
 const MaxItems = 5000
 

@@ -171,16 +171,8 @@ func gxItem(t Table, e *node, path string) Item {
 	it := Item{Line: e.line, Path: path}
 	r := &it.Rule
 	r.Table = t
-	invalid := func(code string) Item {
-		it.Status, it.Code, it.Rule = StatusInvalid, code, Rule{}
-		return it
-	}
-	unsupported := func(code string) Item {
-		it.Status, it.Code, it.Rule = StatusUnsupported, code, Rule{}
-		return it
-	}
 	if t.Name == "" {
-		return invalid(CodeMissingTable)
+		return it.refuse(StatusInvalid, CodeMissingTable)
 	}
 	typ, ok := e.get("expectation_type").str()
 	if !ok {
@@ -188,7 +180,7 @@ func gxItem(t Table, e *node, path string) Item {
 	}
 	kw := e.get("kwargs")
 	if !ok || kw == nil || kw.kind != mapNode {
-		return invalid(CodeSyntax)
+		return it.refuse(StatusInvalid, CodeSyntax)
 	}
 	if meta := e.get("meta"); meta != nil {
 		if sev, ok := meta.get("severity").str(); ok && validSeverity(sev) {
@@ -211,38 +203,38 @@ func gxItem(t Table, e *node, path string) Item {
 	if m := kw.get("mostly"); m != nil {
 		known["mostly"] = true
 		if f, ok := m.number(); !ok || f != 1 {
-			return unsupported(CodeUnsupportedThreshold)
+			return it.refuse(StatusUnsupported, CodeUnsupportedThreshold)
 		}
 	}
 	switch typ {
 	case "expect_column_values_to_not_be_null":
 		c, ok := column()
 		if !ok {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		r.Type, r.Column = TypeNotNull, c
 	case "expect_column_values_to_be_unique":
 		c, ok := column()
 		if !ok {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		r.Type, r.Columns = TypeUnique, []string{c}
 	case "expect_compound_columns_to_be_unique", "expect_select_column_values_to_be_unique_within_record":
 		if typ != "expect_compound_columns_to_be_unique" {
-			return unsupported(CodeUnsupportedCheck)
+			return it.refuse(StatusUnsupported, CodeUnsupportedCheck)
 		}
 		known["column_list"], known["ignore_row_if"] = true, true
 		if v, ok := kw.get("ignore_row_if").str(); kw.get("ignore_row_if") != nil && (!ok || v != "any_value_is_missing") {
-			return unsupported(CodeUnsupportedConfig)
+			return it.refuse(StatusUnsupported, CodeUnsupportedConfig)
 		}
 		cols := kw.get("column_list")
 		if cols == nil || cols.kind != seqNode || len(cols.items) == 0 {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		for _, c := range cols.items {
 			s, ok := c.text()
 			if !ok || s == "" {
-				return invalid(CodeInvalidValue)
+				return it.refuse(StatusInvalid, CodeInvalidValue)
 			}
 			r.Columns = append(r.Columns, s)
 		}
@@ -252,12 +244,12 @@ func gxItem(t Table, e *node, path string) Item {
 		known["value_set"] = true
 		set := kw.get("value_set")
 		if !ok || set == nil || set.kind != seqNode || len(set.items) == 0 {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		for _, v := range set.items {
 			s, ok := v.text()
 			if !ok {
-				return invalid(CodeInvalidValue)
+				return it.refuse(StatusInvalid, CodeInvalidValue)
 			}
 			r.Values = append(r.Values, s)
 		}
@@ -267,18 +259,18 @@ func gxItem(t Table, e *node, path string) Item {
 		known["regex"] = true
 		p, ok2 := kw.get("regex").str()
 		if !ok || !ok2 || p == "" {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		r.Type, r.Column, r.Pattern = TypePattern, c, p
 	case "expect_column_values_to_be_between":
 		c, ok := column()
 		if !ok {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		for _, k := range []string{"strict_min", "strict_max"} {
 			known[k] = true
 			if v := kw.get(k); v != nil && v.value != false {
-				return unsupported(CodeUnsupportedConfig)
+				return it.refuse(StatusUnsupported, CodeUnsupportedConfig)
 			}
 		}
 		for _, k := range []string{"min_value", "max_value"} {
@@ -289,7 +281,7 @@ func gxItem(t Table, e *node, path string) Item {
 			}
 			f, ok := v.number()
 			if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
-				return invalid(CodeInvalidValue)
+				return it.refuse(StatusInvalid, CodeInvalidValue)
 			}
 			if k == "min_value" {
 				r.Min = &f
@@ -298,26 +290,26 @@ func gxItem(t Table, e *node, path string) Item {
 			}
 		}
 		if r.Min == nil && r.Max == nil {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		r.Type, r.Column = TypeRange, c
 	case "expect_table_row_count_to_be_between":
 		known["min_value"], known["max_value"] = true, true
 		if v := kw.get("max_value"); v != nil && !(v.kind == scalarNode && v.value == nil) {
-			return unsupported(CodeUnsupportedCheck)
+			return it.refuse(StatusUnsupported, CodeUnsupportedCheck)
 		}
 		f, ok := kw.get("min_value").number()
 		if !ok || f < 0 || f != math.Trunc(f) || f > 1e15 {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		n := int64(f)
 		r.Type, r.MinRows = TypeRowCountMin, &n
 	default:
-		return unsupported(CodeUnsupportedCheck)
+		return it.refuse(StatusUnsupported, CodeUnsupportedCheck)
 	}
 	for _, k := range kw.keys {
 		if !known[k] {
-			return unsupported(CodeUnsupportedConfig)
+			return it.refuse(StatusUnsupported, CodeUnsupportedConfig)
 		}
 	}
 	if r.Type != TypeRowCountMin {

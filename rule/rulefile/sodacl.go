@@ -428,39 +428,13 @@ func decodeSodaCL(root *node) ([]Item, error) {
 // sodaItem reads one check: "expr" or "expr: {config}".
 func sodaItem(check *node) Item {
 	it := Item{Line: check.line}
-	invalid := func(code string) Item {
-		it.Status, it.Code, it.Rule = StatusInvalid, code, Rule{}
-		return it
-	}
-	unsupported := func(code string) Item {
-		it.Status, it.Code, it.Rule = StatusUnsupported, code, Rule{}
-		return it
-	}
-	var expr string
-	var cfg *node
-	switch check.kind {
-	case scalarNode:
-		s, ok := check.str()
-		if !ok {
-			return invalid(CodeSyntax)
-		}
-		expr = s
-	case mapNode:
-		if len(check.keys) != 1 {
-			return invalid(CodeSyntax)
-		}
-		expr, cfg = check.keys[0], check.items[0]
-		if cfg.kind == scalarNode && cfg.value == nil {
-			cfg = nil
-		} else if cfg.kind != mapNode {
-			return invalid(CodeSyntax)
-		}
-	default:
-		return invalid(CodeSyntax)
+	expr, cfg, ok := nameAndArgs(check)
+	if !ok {
+		return it.refuse(StatusInvalid, CodeSyntax)
 	}
 	toks, ok := sodaLex(expr)
 	if !ok || len(toks) == 0 {
-		return invalid(CodeSyntax)
+		return it.refuse(StatusInvalid, CodeSyntax)
 	}
 	r := &it.Rule
 	// Configuration keys every check may carry; the rest belongs to the check kind.
@@ -470,10 +444,10 @@ func sodaItem(check *node) Item {
 	if !slices.ContainsFunc(toks, func(t sodaTok) bool { return t.kind == 'o' }) && !(toks[0].kind == 'w' && toks[0].text == "values") {
 		cond, severity, code := sodaCondition(cfg)
 		if code != "" {
-			return unsupported(code)
+			return it.refuse(StatusUnsupported, code)
 		}
 		if cond == nil {
-			return invalid(CodeSyntax)
+			return it.refuse(StatusInvalid, CodeSyntax)
 		}
 		toks = append(toks, cond...)
 		allowed["fail"], allowed["warn"] = true, true
@@ -484,7 +458,7 @@ func sodaItem(check *node) Item {
 		if n := cfg.get("name"); n != nil {
 			s, ok := n.text()
 			if !ok {
-				return invalid(CodeInvalidValue)
+				return it.refuse(StatusInvalid, CodeInvalidValue)
 			}
 			r.Name = s
 		}
@@ -500,10 +474,10 @@ func sodaItem(check *node) Item {
 		e.pos++
 		op, n, ok := e.threshold()
 		if !ok {
-			return invalid(CodeSyntax)
+			return it.refuse(StatusInvalid, CodeSyntax)
 		}
 		if n != math.Trunc(n) || n < 0 || n > 1e15 {
-			return unsupported(CodeUnsupportedThreshold)
+			return it.refuse(StatusUnsupported, CodeUnsupportedThreshold)
 		}
 		var min int64
 		switch op {
@@ -513,35 +487,35 @@ func sodaItem(check *node) Item {
 			min = int64(n) + 1
 		case "!=":
 			if n != 0 {
-				return unsupported(CodeUnsupportedThreshold)
+				return it.refuse(StatusUnsupported, CodeUnsupportedThreshold)
 			}
 			min = 1
 		default:
-			return unsupported(CodeUnsupportedThreshold)
+			return it.refuse(StatusUnsupported, CodeUnsupportedThreshold)
 		}
 		r.Type, r.MinRows = TypeRowCountMin, &min
 	case first.kind == 'w' && first.text == "values" && len(toks) > 1 && toks[1].kind == 'w' && toks[1].text == "in":
 		e.pos += 2
 		cols, ok := e.names()
 		if !ok || !e.word("must") {
-			return invalid(CodeSyntax)
+			return it.refuse(StatusInvalid, CodeSyntax)
 		}
 		if e.word("not") {
-			return unsupported(CodeUnsupportedCheck)
+			return it.refuse(StatusUnsupported, CodeUnsupportedCheck)
 		}
 		if !e.word("exist") || !e.word("in") {
-			return invalid(CodeSyntax)
+			return it.refuse(StatusInvalid, CodeSyntax)
 		}
 		ref, ok := e.table()
 		if !ok {
-			return invalid(CodeSyntax)
+			return it.refuse(StatusInvalid, CodeSyntax)
 		}
 		refCols, ok := e.names()
 		if !ok || !e.done() {
-			return invalid(CodeSyntax)
+			return it.refuse(StatusInvalid, CodeSyntax)
 		}
 		if len(cols) != 1 || len(refCols) != 1 {
-			return unsupported(CodeUnsupportedCheck)
+			return it.refuse(StatusUnsupported, CodeUnsupportedCheck)
 		}
 		zero := 0.0
 		r.Type, r.Column, r.Ref, r.RefColumn, r.MaxOrphanPct = TypeReferential, cols[0], &ref, refCols[0], &zero
@@ -549,37 +523,37 @@ func sodaItem(check *node) Item {
 		e.pos++
 		cols, ok := e.names()
 		if !ok {
-			return invalid(CodeSyntax)
+			return it.refuse(StatusInvalid, CodeSyntax)
 		}
 		if first.text == "freshness" {
 			op, ok1 := e.next()
 			d, ok2 := e.next()
 			if !ok1 || !ok2 || op.kind != 'o' || d.kind != 'n' || !e.done() || len(cols) != 1 {
-				return invalid(CodeSyntax)
+				return it.refuse(StatusInvalid, CodeSyntax)
 			}
 			hours, ok := sodaDuration(d.text)
 			if !ok {
-				return invalid(CodeSyntax)
+				return it.refuse(StatusInvalid, CodeSyntax)
 			}
 			if op.text != "<" && op.text != "<=" {
-				return unsupported(CodeUnsupportedThreshold)
+				return it.refuse(StatusUnsupported, CodeUnsupportedThreshold)
 			}
 			r.Type, r.Column, r.MaxAgeHours = TypeFreshness, cols[0], &hours
 			break
 		}
 		op, n, ok := e.threshold()
 		if !ok {
-			return invalid(CodeSyntax)
+			return it.refuse(StatusInvalid, CodeSyntax)
 		}
 		allowance, ok := countAllowance(op, n)
 		if !ok {
-			return unsupported(CodeUnsupportedThreshold)
+			return it.refuse(StatusUnsupported, CodeUnsupportedThreshold)
 		}
 		r.MaxFailing = &allowance
 		switch first.text {
 		case "missing_count":
 			if len(cols) != 1 {
-				return invalid(CodeSyntax)
+				return it.refuse(StatusInvalid, CodeSyntax)
 			}
 			r.Type, r.Column = TypeNotNull, cols[0]
 		case "duplicate_count":
@@ -587,15 +561,15 @@ func sodaItem(check *node) Item {
 			r.Columns = cols
 		case "invalid_count":
 			if len(cols) != 1 {
-				return invalid(CodeSyntax)
+				return it.refuse(StatusInvalid, CodeSyntax)
 			}
 			r.Column = cols[0]
 			code := sodaValidity(cfg, r, allowed)
 			if code != "" {
 				if code == CodeInvalidValue || code == CodeSyntax {
-					return invalid(code)
+					return it.refuse(StatusInvalid, code)
 				}
-				return unsupported(code)
+				return it.refuse(StatusUnsupported, code)
 			}
 		}
 	case first.kind == 'w' && len(toks) >= 3 && toks[1].kind == 'o':
@@ -603,30 +577,30 @@ func sodaItem(check *node) Item {
 		metric := first.text
 		q := cfg.get(metric + " query")
 		if q == nil {
-			return unsupported(CodeUnsupportedCheck)
+			return it.refuse(StatusUnsupported, CodeUnsupportedCheck)
 		}
 		sql, ok := q.str()
 		if !ok || strings.TrimSpace(sql) == "" {
-			return invalid(CodeInvalidValue)
+			return it.refuse(StatusInvalid, CodeInvalidValue)
 		}
 		e.pos++
 		op, n, ok := e.threshold()
 		if !ok {
-			return invalid(CodeSyntax)
+			return it.refuse(StatusInvalid, CodeSyntax)
 		}
 		allowance, ok := countAllowance(op, n)
 		if !ok {
-			return unsupported(CodeUnsupportedThreshold)
+			return it.refuse(StatusUnsupported, CodeUnsupportedThreshold)
 		}
 		allowed[metric+" query"] = true
 		r.Type, r.SQL, r.MaxFailing = TypeCustomSQL, sql, &allowance
 	default:
-		return unsupported(CodeUnsupportedCheck)
+		return it.refuse(StatusUnsupported, CodeUnsupportedCheck)
 	}
 	if cfg != nil {
 		for _, k := range cfg.keys {
 			if !allowed[k] {
-				return unsupported(CodeUnsupportedConfig)
+				return it.refuse(StatusUnsupported, CodeUnsupportedConfig)
 			}
 		}
 	}
