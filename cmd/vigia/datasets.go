@@ -31,21 +31,9 @@ func datasetsCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: "List datasets. Locally (DATABASE_URL) with --workspace; against a running server with --server URL\n" +
 			"(or VIGIA_URL) and an API token in VIGIA_TOKEN, which sees what the token sees.",
 		RunE: func(c *cobra.Command, _ []string) error {
-			if server != "" {
-				if c.Flags().Changed("workspace") {
-					return fmt.Errorf("--workspace is for a local database; against --server the API token names the workspace")
-				}
+			return localOrRemote(c, stderr, ws, server, func() error {
 				return remoteDatasets(c.Context(), server, conn, q, stdout)
-			}
-			if ws == "" {
-				return fmt.Errorf(`required flag(s) "workspace" not set`)
-			}
-			return withApp(c.Context(), stderr, func(a *app.App) error {
-				w, err := a.Identity.Workspace(c.Context(), ws)
-				if err != nil {
-					return about(fmt.Sprintf("workspace %q", ws), err)
-				}
-				ctx := app.AsAdmin(c.Context(), w.ID, "cli")
+			}, func(ctx context.Context, a *app.App) error {
 				f := catalog.DatasetFilter{Sort: catalog.SortName}
 				if conn != "" {
 					cn, err := a.Connections.Connection(ctx, conn)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/client"
 	"github.com/vigia-data/vigia/scan"
 )
@@ -234,4 +235,27 @@ func remoteRulesExport(ctx context.Context, server, dataset, format string, out,
 	}
 	fmt.Fprintln(info)
 	return nil
+}
+
+// localOrRemote runs a command that works both ways: remote against --server (the API
+// token names the workspace, so --workspace is refused), else local as an admin of
+// the workspace --workspace names in the local database.
+func localOrRemote(c *cobra.Command, stderr io.Writer, ws, server string, remote func() error,
+	local func(ctx context.Context, a *app.App) error) error {
+	if server != "" {
+		if c.Flags().Changed("workspace") {
+			return fmt.Errorf("--workspace is for a local database; against --server the API token names the workspace")
+		}
+		return remote()
+	}
+	if ws == "" {
+		return fmt.Errorf(`required flag(s) "workspace" not set`)
+	}
+	return withApp(c.Context(), stderr, func(a *app.App) error {
+		w, err := a.Identity.Workspace(c.Context(), ws)
+		if err != nil {
+			return about(fmt.Sprintf("workspace %q", ws), err)
+		}
+		return local(app.AsAdmin(c.Context(), w.ID, "cli"), a)
+	})
 }

@@ -31,10 +31,7 @@ func rulesCommand(stdout, stderr io.Writer) *cobra.Command {
 			"--server URL (or VIGIA_URL) and an API token in VIGIA_TOKEN.",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if server != "" {
-				if c.Flags().Changed("workspace") {
-					return fmt.Errorf("--workspace is for a local database; against --server the API token names the workspace")
-				}
+			return localOrRemote(c, stderr, ws, server, func() error {
 				out := stdout
 				if output != "" {
 					f, err := os.Create(output)
@@ -45,16 +42,7 @@ func rulesCommand(stdout, stderr io.Writer) *cobra.Command {
 					out = f
 				}
 				return remoteRulesExport(c.Context(), server, dataset, format, out, stderr)
-			}
-			if ws == "" {
-				return fmt.Errorf(`required flag(s) "workspace" not set`)
-			}
-			return withApp(c.Context(), stderr, func(a *app.App) error {
-				w, err := a.Identity.Workspace(c.Context(), ws)
-				if err != nil {
-					return about(fmt.Sprintf("workspace %q", ws), err)
-				}
-				ctx := app.AsAdmin(c.Context(), w.ID, "cli")
+			}, func(ctx context.Context, a *app.App) error {
 				var id *string
 				if dataset != "" {
 					d, err := findDataset(ctx, a, dataset)

@@ -40,21 +40,10 @@ func trustCommand(stdout, stderr io.Writer) *cobra.Command {
 			"with --server URL (or VIGIA_URL) and an API token in VIGIA_TOKEN. Exits 1 when a dataset is not found.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, ids []string) error {
-			if server != "" {
-				if c.Flags().Changed("workspace") {
-					return fmt.Errorf("--workspace is for a local database; against --server the API token names the workspace")
-				}
+			return localOrRemote(c, stderr, ws, server, func() error {
 				return remoteDecide(c.Context(), server, ids, purpose, stdout)
-			}
-			if ws == "" {
-				return fmt.Errorf(`required flag(s) "workspace" not set`)
-			}
-			return withApp(c.Context(), stderr, func(a *app.App) error {
-				w, err := a.Identity.Workspace(c.Context(), ws)
-				if err != nil {
-					return about(fmt.Sprintf("workspace %q", ws), err)
-				}
-				b, err := a.Trust.DecideBatch(app.AsAdmin(c.Context(), w.ID, "cli"), ids, purpose)
+			}, func(ctx context.Context, a *app.App) error {
+				b, err := a.Trust.DecideBatch(ctx, ids, purpose)
 				if err != nil {
 					return about("trust decisions", err)
 				}
