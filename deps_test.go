@@ -38,7 +38,7 @@ var drivers = []string{
 }
 
 // ingestLibraries are the libraries ingest may link besides the standard library.
-var ingestLibraries = []string{"github.com/goccy/go-yaml"}
+var ingestLibraries = []string{"go.yaml.in/yaml/v3"}
 
 // sqlParsers are the cgo Postgres parser and the TiDB parser.
 var sqlParsers = []string{"github.com/pganalyze/pg_query_go", "github.com/pingcap/tidb/pkg/parser"}
@@ -278,8 +278,8 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{ImportPath: m("app"), Imports: []string{m("ticket/jira"), m("ticket/linear"), m("ticket/generic"), m("oncall")}},
 		{ImportPath: m("ide"), Imports: []string{module, m("catalog"), m("trust")}},
 		{ImportPath: m("orchestrator"), Imports: []string{module, m("catalog"), m("lineage"), m("trust")}},
-		{ImportPath: m("ingest"), Imports: []string{module, "encoding/json", "github.com/goccy/go-yaml"},
-			Deps: []string{module, "encoding/json", "github.com/goccy/go-yaml", "github.com/goccy/go-yaml/ast"}},
+		{ImportPath: m("ingest"), Imports: []string{module, "encoding/json", "go.yaml.in/yaml/v3"},
+			Deps: []string{module, "encoding/json", "go.yaml.in/yaml/v3"}},
 		{ImportPath: m("client"), Imports: []string{"net/http", "github.com/oapi-codegen/runtime"},
 			Deps: []string{"net/http", "github.com/oapi-codegen/runtime", "github.com/apapsch/go-jsonmerge/v2"}},
 	}

@@ -1,7 +1,11 @@
 package ingest
 
 import (
-	"github.com/goccy/go-yaml"
+	"bytes"
+	"errors"
+	"io"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/vigia-data/vigia"
 )
@@ -42,13 +46,21 @@ type DeclaredExposure struct {
 
 // DecodeDeclarations reads a declaration file (unknown keys refused). Returns
 // KindTooLarge over MaxImportBytes, KindInvalid (loc "file", without echoing it) for a
-// body that is not one.
+// body that is not one. The YAML reader is go.yaml.in/yaml/v3, which refuses deep
+// nesting at once (a file of 2 MiB of "[" kept the previous reader busy for minutes).
 func DecodeDeclarations(body []byte) (Declarations, error) {
 	if len(body) > MaxImportBytes {
 		return Declarations{}, tooLarge()
 	}
 	var f Declarations
-	if err := yaml.UnmarshalWithOptions(body, &f, yaml.Strict()); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(body))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return Declarations{}, vigia.Invalid(vigia.Field("value_error", nil, "file"))
+	}
+	// One document only: a second one would be silently ignored.
+	var more any
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
 		return Declarations{}, vigia.Invalid(vigia.Field("value_error", nil, "file"))
 	}
 	return f, nil

@@ -83,6 +83,24 @@ func TestDecodeDeclarations(t *testing.T) {
 	if _, err := ingest.DecodeDeclarations(make([]byte, ingest.MaxImportBytes+1)); !vigia.IsKind(err, vigia.KindTooLarge) {
 		t.Fatalf("oversized file: %v", err)
 	}
+	// A second document would be ignored silently: refused. An empty file declares nothing.
+	if _, err := ingest.DecodeDeclarations([]byte("edges: []\n---\nedges: [{from: a, to: b}]\n")); !vigia.IsKind(err, vigia.KindInvalid) {
+		t.Fatalf("two documents: %v", err)
+	}
+	if d, err := ingest.DecodeDeclarations(nil); err != nil || len(d.Edges)+len(d.Exposures) != 0 {
+		t.Fatalf("empty file: %+v %v", d, err)
+	}
+	// Files built to make the reader work, at the size limit, are refused (a reader
+	// that hung on them would hit the test timeout; nothing is timed here).
+	for name, body := range map[string]string{
+		"flow nesting":  strings.Repeat("[", ingest.MaxImportBytes),
+		"map nesting":   strings.Repeat("{a: ", ingest.MaxImportBytes/4),
+		"block nesting": "edges:\n" + strings.Repeat("- ", ingest.MaxImportBytes/2-8),
+	} {
+		if _, err := ingest.DecodeDeclarations([]byte(body)); !vigia.IsKind(err, vigia.KindInvalid) {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
 }
 
 func TestDecodeOpenLineageBatch(t *testing.T) {
