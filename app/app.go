@@ -17,6 +17,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/demo"
 	"github.com/vigia-data/vigia/graph"
 	"github.com/vigia-data/vigia/graph/explorer"
@@ -124,6 +125,7 @@ type App struct {
 	Teams       *team.Service
 	Lineage     *lineage.Service
 	Incidents   *incident.Service
+	Contracts   *contract.Service
 	// closeGraph closes the Neo4j driver when that backend is used.
 	closeGraph  func(ctx context.Context) error
 	Webhooks    *webhook.Service
@@ -172,7 +174,6 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Catalog = catalog.NewService(db.Catalog())
 	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans}
-	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, scanCfg)
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
 	a.Issues = issue.NewService(db.Issues(), db, clock)
 	a.Teams = team.NewService(db.Teams(), clock)
@@ -184,10 +185,14 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Incidents = incident.NewService(db.Incidents(), a.Lineage, clock)
 	// Products order by lineage reach.
 	a.Products = product.NewService(db.Products(), db, a.Trust, a.Lineage, box, clock, product.Config{})
-	// After a scan: lineage, then incidents, then the domains' verdicts (one event per
-	// domain whose aggregated verdict the scan's verdicts changed).
+	// Contracts render rules and domains; trust and domain versions read their state from the store.
+	a.Contracts = contract.NewService(db.Contracts(), db, a.Catalog, a.Rules, a.Products, clock)
+	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
+	// After a scan: lineage, then the active contracts' checks (a violation opens an
+	// issue), then incidents, then the domains' verdicts (one event per domain whose
+	// aggregated verdict the scan's verdicts changed).
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
-		Weights: db.Products(), After: scan.Finishers{a.Lineage, a.Incidents, a.Products}}, clock, log, scanCfg)
+		Weights: db.Products(), After: scan.Finishers{a.Lineage, a.Contracts, a.Incidents, a.Products}}, clock, log, scanCfg)
 	a.Webhooks, a.WebhookJobs = newWebhooks(cfg, db, box, msgs, clock, a.Issues, log)
 	a.handleJobs()
 	return a, nil
@@ -218,6 +223,25 @@ func (a *App) handleJobs() {
 	})
 	a.WebhookJobs.Handle(webhook.JobKind, a.runDelivery)
 	a.WebhookJobs.Handle(webhook.TicketJobKind, a.runTicketSync)
+}
+
+// contractEffects gives scan reads the contract feature's effect of schema changes.
+type contractEffects struct{ c *contract.Service }
+
+func (e contractEffects) ContractEffects(ctx context.Context, datasetID string, sets []scan.SchemaChangeSet) ([]*string, error) {
+	in := make([][]contract.ColumnChange, len(sets))
+	for i, st := range sets {
+		for _, c := range st.Added {
+			in[i] = append(in[i], contract.ColumnChange{Change: "add", Column: c.Column, ToType: c.ToType})
+		}
+		for _, c := range st.Dropped {
+			in[i] = append(in[i], contract.ColumnChange{Change: "drop", Column: c.Column})
+		}
+		for _, c := range st.TypeChanged {
+			in[i] = append(in[i], contract.ColumnChange{Change: "type_change", Column: c.Column, ToType: c.ToType})
+		}
+	}
+	return e.c.SchemaChangeEffects(ctx, datasetID, in)
 }
 
 // recentConsumers gives lineage the trust feature's recent consumers of datasets.
@@ -286,7 +310,7 @@ func (a *App) Server() *rest.Server {
 		TrustedProxies: a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
-			Trust: a.Trust, Products: a.Products, Webhooks: a.Webhooks,
+			Trust: a.Trust, Products: a.Products, Webhooks: a.Webhooks, Contracts: a.Contracts,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }

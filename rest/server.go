@@ -60,6 +60,7 @@ type Deps struct {
 	Trust       TrustService
 	Products    ProductService
 	Webhooks    WebhookService
+	Contracts   ContractService
 	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
@@ -175,6 +176,7 @@ func (s *Server) routes() {
 	s.trustRoutes()
 	s.productRoutes()
 	s.webhookRoutes()
+	s.contractRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

@@ -7,6 +7,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
@@ -198,4 +199,19 @@ type WebhookService interface {
 	TestChannel(ctx context.Context, id string) (webhook.TestResult, error)
 	UpdateChannel(ctx context.Context, id string, up webhook.ChannelUpdate) (webhook.Channel, error)
 	UpdateSync(ctx context.Context, id string, in webhook.SyncInput) (webhook.TicketIntegration, error)
+}
+
+// ContractService is what the transport needs of data contracts.
+type ContractService interface {
+	Comment(ctx context.Context, datasetID, proposalID, body string) (contract.Comment, error)
+	Contract(ctx context.Context, datasetID, source string) (contract.Document, error)
+	DBT(ctx context.Context, datasetID, source string) ([]byte, error)
+	Decide(ctx context.Context, datasetID, proposalID, action string, note *string) (contract.Proposal, error)
+	Diff(ctx context.Context, datasetID string, from, to *string) (contract.DiffResult, error)
+	DomainContract(ctx context.Context, domainID string) (contract.DomainContract, error)
+	Proposal(ctx context.Context, datasetID, id string) (contract.Proposal, error)
+	Proposals(ctx context.Context, datasetID string, f contract.ProposalFilter) (vigia.List[contract.Proposal], error)
+	Propose(ctx context.Context, datasetID string, in contract.ProposalInput) (contract.Proposal, error)
+	VersionByNumber(ctx context.Context, datasetID, number string) (contract.VersionRecord, error)
+	Versions(ctx context.Context, datasetID string, page vigia.Page) (vigia.List[contract.VersionRecord], error)
 }
