@@ -470,6 +470,31 @@ func TestContractColumnDroppedBreaksTheContract(t *testing.T) {
 		t.Fatalf("contract issues %v", issues)
 	}
 
+	t.Run("GraphQL", func(t *testing.T) {
+		out := ce.env.GraphQL(t, ce.tok, `query($d: ID!) { dataset(id: $d) { contract { active activeVersion valid violations observed activeDocument }
+			contractVersions(limit: 5) { version bump changeSummary changes { kind property breaking } createdAt } } }`, map[string]any{"d": ce.dataset})
+		if out["errors"] != nil {
+			t.Fatalf("errors %v", out["errors"])
+		}
+		ds := out["data"].(map[string]any)["dataset"].(map[string]any)
+		c := ds["contract"].(map[string]any)
+		if c["active"] != true || c["activeVersion"] != "1.0.0" || c["valid"] != false || fmt.Sprint(c["violations"]) != "[column_missing]" {
+			t.Fatalf("contract %v", c)
+		}
+		var observed map[string]any
+		if err := json.Unmarshal([]byte(c["observed"].(string)), &observed); err != nil || len(propsOf(t, observed)) != 6 {
+			t.Fatalf("observed document: %v", err)
+		}
+		vs := ds["contractVersions"].([]any)
+		if len(vs) != 1 || vs[0].(map[string]any)["version"] != "1.0.0" || vs[0].(map[string]any)["bump"] != "initial" {
+			t.Fatalf("versions %v", vs)
+		}
+		out = ce.env.GraphQL(t, ce.tok, `query($d: ID!) { dataset(id: $d) { contractVersions(limit: 0) { version } } }`, map[string]any{"d": ce.dataset})
+		if out["errors"] == nil || !strings.Contains(fmt.Sprint(out["errors"]), "greater_than_equal") {
+			t.Fatalf("limit 0: %v", out)
+		}
+	})
+
 	var agg map[string]any
 	ce.do(t, http.MethodGet, domain+"/contract", ce.tok, nil, 200).JSON(t, &agg)
 	members := agg["members"].([]any)

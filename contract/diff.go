@@ -104,9 +104,9 @@ func BumpOf(changes []Change) string {
 	return BumpMinor
 }
 
-// Summary is a one-line change summary: counts of added, removed and changed columns
+// ChangeSummary is a one-line change summary: counts of added, removed and changed columns
 // and quality checks.
-func Summary(changes []Change) string {
+func ChangeSummary(changes []Change) string {
 	if len(changes) == 0 {
 		return "no changes"
 	}

@@ -567,7 +567,7 @@ func (s *Service) Decide(ctx context.Context, datasetID, proposalID, action stri
 			doc := prop.Document
 			doc.Version, doc.Status = next.String(), "active"
 			v := VersionRecord{ID: vigia.NewID(), WorkspaceID: p.WorkspaceID, DatasetID: d.ID, Number: next, Bump: prop.Bump,
-				Document: doc, Changes: prop.Changes, Summary: Summary(prop.Changes), ProposalID: &prop.ID, AuthorID: prop.AuthorID,
+				Document: doc, Changes: prop.Changes, Summary: ChangeSummary(prop.Changes), ProposalID: &prop.ID, AuthorID: prop.AuthorID,
 				AcceptedBy: p.UserID, CreatedAt: now}
 			if prop.Summary != "" {
 				v.Summary = prop.Summary + " — " + v.Summary
@@ -772,3 +772,42 @@ func isBlank(s string) bool {
 
 // MarshalDocument is the JSON form kept by the store.
 func MarshalDocument(d Document) ([]byte, error) { return json.Marshal(d) }
+
+// Summary is a dataset's contract at a glance: the active version and whether the last
+// check honoured it, with the observed and active documents.
+type Summary struct {
+	Active         bool
+	ActiveVersion  *string
+	Valid          bool
+	Violations     []string
+	Observed       Document
+	ActiveDocument *Document
+}
+
+// Summary returns the dataset's contract summary; KindNotFound when the caller cannot
+// see the dataset.
+func (s *Service) Summary(ctx context.Context, datasetID string) (Summary, error) {
+	d, err := s.dataset(ctx, datasetID)
+	if err != nil {
+		return Summary{}, err
+	}
+	obs, err := s.observed(ctx, d)
+	if err != nil {
+		return Summary{}, err
+	}
+	out := Summary{Valid: true, Violations: []string{}, Observed: obs}
+	v, ok, err := s.store.ActiveVersion(ctx, d.ID)
+	if err != nil || !ok {
+		return out, err
+	}
+	number := v.Number.String()
+	out.Active, out.ActiveVersion, out.ActiveDocument = true, &number, &v.Document
+	states, err := s.store.States(ctx, []string{d.ID})
+	if err != nil {
+		return Summary{}, err
+	}
+	if st, ok := states[d.ID]; ok {
+		out.Valid, out.Violations = st.Valid, Codes(st.Violations)
+	}
+	return out, nil
+}
