@@ -528,6 +528,14 @@ func TestContractColumnDroppedBreaksTheContract(t *testing.T) {
 	if c := decision()["contract"].(map[string]any); c["valid"] != true {
 		t.Fatalf("contract 2.0.0 %v", c)
 	}
+	var old map[string]any
+	ce.do(t, http.MethodGet, ce.base+"/contract/versions/1.0.0", ce.tok, nil, 200).JSON(t, &old)
+	if old["document"].(map[string]any)["status"] != "deprecated" {
+		t.Fatalf("a superseded version %v", old["document"].(map[string]any)["status"])
+	}
+	// Another workspace does not see the domain's contract.
+	ws2 := ce.env.MustWorkspace(t, "alheio")
+	ce.do(t, http.MethodGet, domain+"/contract", ce.env.MustToken(t, ws2), nil, 404)
 	ce.do(t, http.MethodGet, "/api/v1/issues?type=contract&status=open&dataset_id="+ce.dataset, ce.tok, nil, 200).JSON(t, &issues)
 	if len(issues) != 0 {
 		t.Fatalf("the contract issue stayed open: %v", issues)

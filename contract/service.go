@@ -280,7 +280,17 @@ func (s *Service) VersionByNumber(ctx context.Context, datasetID, number string)
 	if err != nil {
 		return VersionRecord{}, err
 	}
-	return s.store.VersionByNumber(ctx, d.ID, n)
+	v, err := s.store.VersionByNumber(ctx, d.ID, n)
+	if err != nil {
+		return VersionRecord{}, err
+	}
+	// Only the newest version is the active contract; an older one was superseded.
+	if active, ok, err := s.store.ActiveVersion(ctx, d.ID); err != nil {
+		return VersionRecord{}, err
+	} else if ok && active.Number != v.Number {
+		v.Document.Status = "deprecated"
+	}
+	return v, nil
 }
 
 // DiffResult compares two contracts.
