@@ -347,6 +347,27 @@ func TestDataContracts(t *testing.T) {
 		if r.Header.Get("X-Total-Count") != "2" {
 			t.Fatalf("proposals %s", r.Body)
 		}
+		var items []map[string]any
+		r.JSON(t, &items)
+		if items[0]["status"] != "withdrawn" || items[1]["status"] != "accepted" || items[1]["version"] != "1.0.0" {
+			t.Fatalf("proposals newest first %v", items)
+		}
+	})
+
+	t.Run("UploadedYAML", func(t *testing.T) {
+		y := string(ce.do(t, http.MethodGet, ce.base+"/contract", ce.tok, nil, 200).Body)
+		var p map[string]any
+		ce.do(t, http.MethodPost, ce.base+"/contract/proposals", ce.member, map[string]any{"origin": "document", "document": y,
+			"summary": "from our repository"}, 201).JSON(t, &p)
+		if p["bump"] != "minor" || p["origin"] != "document" || len(p["changes"].([]any)) != 0 {
+			t.Fatalf("YAML proposal %v", p)
+		}
+		ce.do(t, http.MethodPost, ce.base+"/contract/proposals/"+p["id"].(string)+"/reject", ce.admin, map[string]any{"note": "same"}, 200)
+		e := decodeItems(t, ce.do(t, http.MethodPost, ce.base+"/contract/proposals", ce.member,
+			map[string]any{"origin": "document", "document": "schema: [" + valueMarker}, 422))
+		if len(e) != 1 || fmt.Sprint(e[0]["loc"]) != "[body document]" {
+			t.Fatalf("broken YAML: %v", e)
+		}
 	})
 
 	t.Run("InvalidUploadIs422WithLocAndSavesNothing", func(t *testing.T) {

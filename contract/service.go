@@ -8,9 +8,12 @@
 package contract
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
@@ -413,9 +416,11 @@ func (s *Service) compare(p *Proposal, active VersionRecord, ok bool) {
 // ProposalInput creates a proposal: from the observed contract, or from an uploaded
 // ODCS document (raw JSON).
 type ProposalInput struct {
-	Origin   string
-	Document []byte
-	Summary  string
+	Origin string
+	// Document is the uploaded document as JSON; DocumentYAML the same as YAML text.
+	Document     []byte
+	DocumentYAML *string
+	Summary      string
 }
 
 // Propose creates a proposal for the dataset. A member's or admin's session. An
@@ -427,6 +432,14 @@ func (s *Service) Propose(ctx context.Context, datasetID string, in ProposalInpu
 		return Proposal{}, err
 	}
 	var fields []vigia.FieldError
+	if in.DocumentYAML != nil {
+		j, err := yaml.YAMLToJSON([]byte(*in.DocumentYAML))
+		if err != nil || len(bytes.TrimSpace(j)) == 0 || bytes.Equal(bytes.TrimSpace(j), []byte("null")) {
+			// The parser's message quotes the text: never returned.
+			return Proposal{}, vigia.Invalid(vigia.Field("value_error", nil, "document"))
+		}
+		in.Document = j
+	}
 	if in.Origin != OriginObserved && in.Origin != OriginDocument {
 		fields = append(fields, vigia.Field("enum", nil, "origin"))
 	}

@@ -84,9 +84,9 @@ type ContractProposalOut struct {
 
 // ContractProposalIn creates a proposal.
 type ContractProposalIn struct {
-	Origin   string         `json:"origin" enum:"observed,document" doc:"observed proposes the contract the data honours now; document proposes the uploaded ODCS document"`
-	Document map[string]any `json:"document,omitempty" doc:"With origin document: an ODCS v3.0.x document (JSON form) describing one table; validated against the standard's JSON Schema"`
-	Summary  *string        `json:"summary,omitempty" maxLength:"2000"`
+	Origin   string  `json:"origin" enum:"observed,document" doc:"observed proposes the contract the data honours now; document proposes the uploaded ODCS document"`
+	Document any     `json:"document,omitempty" doc:"With origin document: an ODCS v3.0.x document describing one table, as a JSON object or as a string holding the YAML file; validated against the standard's JSON Schema"`
+	Summary  *string `json:"summary,omitempty" maxLength:"2000"`
 }
 
 // ContractCommentIn comments a proposal.
@@ -322,8 +322,12 @@ func (s *Server) handleContractPropose(w http.ResponseWriter, r *http.Request, i
 	if body.Summary != nil {
 		pi.Summary = *body.Summary
 	}
-	if body.Document != nil {
-		raw, err := json.Marshal(body.Document)
+	switch doc := body.Document.(type) {
+	case nil:
+	case string:
+		pi.DocumentYAML = &doc
+	default:
+		raw, err := json.Marshal(doc)
 		if err != nil {
 			s.writeError(w, r, vigia.Invalid(vigia.Field("json_invalid", nil, "document")))
 			return
