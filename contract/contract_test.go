@@ -181,7 +181,8 @@ func TestUploadedDocuments(t *testing.T) {
 		for _, f := range e.Fields {
 			locs = append(locs, f.Type+":"+strings.Join(f.Loc, "."))
 		}
-		for _, want := range []string{"missing:document.status", "enum:document.apiVersion", "enum:document.schema.0.properties.0.logicalType"} {
+		for _, want := range []string{"missing:document.status", "enum:document.apiVersion", "enum:document.schema.0.properties.0.logicalType",
+			"extra_forbidden:document.schema.0.properties.0.bogus"} {
 			if !slices.Contains(locs, want) {
 				t.Errorf("missing %s in %v", want, locs)
 			}

@@ -242,6 +242,9 @@ func Validate(v any, root ...string) error {
 			for _, p := range k.Properties {
 				add("extra_forbidden", append(append([]string{}, loc...), vigia.SafeName(p)))
 			}
+		case *kind.FalseSchema:
+			// A member the schema forbids (unevaluatedProperties: false).
+			add("extra_forbidden", loc)
 		case *kind.Enum, *kind.Const:
 			add("enum", loc)
 		default:
