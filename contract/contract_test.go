@@ -90,6 +90,8 @@ func sample() contract.Observed {
 				Profile: &catalog.ColumnProfile{Distinct: &catalog.Estimate{Value: 50}, Semantic: &catalog.Semantic{Type: "email", Matches: 40}}},
 			{Name: "pais", Position: 3, DataType: "text", Class: "text", Nullable: true, Profile: prof(0, 1)},
 			{Name: "cidade", Position: 4, DataType: "text", Class: "text", Nullable: true, Profile: prof(5, 10)},
+			// Declared unique by the source, sampled: unique on the database's word, not required.
+			{Name: "ref", Position: 6, DataType: "text", Class: "text", Nullable: true, Unique: true, Profile: &catalog.ColumnProfile{Estimated: true}},
 			{Name: "total", Position: 5, DataType: "numeric(10,2)", Class: "numeric", Nullable: true, Profile: &catalog.ColumnProfile{Estimated: true}},
 		}}
 	rules := []rule.Rule{
@@ -119,7 +121,7 @@ func TestObservedContractValidatesAndNamesKeys(t *testing.T) {
 	}
 	want := map[string][3]bool{ // required, unique, primary key
 		"id": {true, true, true}, "email": {true, true, false}, "pais": {true, false, false},
-		"cidade": {false, false, false}, "total": {false, false, false},
+		"cidade": {false, false, false}, "total": {false, false, false}, "ref": {false, true, false},
 	}
 	for name, w := range want {
 		p := props[name]
@@ -359,7 +361,7 @@ func TestDBTValidatesAgainstTheDBTSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := f.Models[0]
-	if f.Version != 2 || m.Name != "clientes" || !m.Config.Contract.Enforced || len(m.Columns) != 5 || len(m.Constraints) != 1 ||
+	if f.Version != 2 || m.Name != "clientes" || !m.Config.Contract.Enforced || len(m.Columns) != 6 || len(m.Constraints) != 1 ||
 		m.Columns[1].DataType != "character varying(200)" {
 		t.Fatalf("model %+v", m)
 	}

@@ -45,10 +45,11 @@ const (
 // ObservedDocument renders the contract the data currently honours: every column with
 // its physical and logical type; required when the source declares it NOT NULL or the
 // last profile, read over the whole table, found no null in a non-empty table; unique
-// when it is the primary key's only column or the last exact profile counted as many
-// distinct values as rows and no null; the primary key; the classification (pii for a
-// column trust counts as personal data); the active rules as quality checks; the SLA,
-// owner and teams of its domain (the first by name when several).
+// when it is the primary key's only column, the source declares it alone unique, or the
+// last exact profile counted as many distinct values as rows and no null; the primary
+// key; the classification (pii for a column trust counts as personal data); the active
+// rules as quality checks; the SLA, owner and teams of its domain (the first by name
+// when several).
 func ObservedDocument(o Observed) Document {
 	d := o.Dataset
 	doc := Document{APIVersion: APIVersion, Kind: "DataContract", ID: d.ID, Name: d.Name(), Version: "0.0.0", Status: "draft",
@@ -98,7 +99,7 @@ func ObservedDocument(o Observed) Document {
 		prof := c.Profile
 		exact := prof != nil && !prof.Estimated && rowsExact && rows > 0
 		p.Required = !c.Nullable || c.PrimaryKey || exact && prof.NullCount == 0
-		p.Unique = c.PrimaryKey && pkCount == 1 ||
+		p.Unique = c.PrimaryKey && pkCount == 1 || c.Unique ||
 			exact && prof.NullCount == 0 && prof.Distinct != nil && !prof.Distinct.Estimated && int64(prof.Distinct.Value) == rows
 		byName[c.Name] = len(obj.Properties)
 		obj.Properties = append(obj.Properties, p)

@@ -326,7 +326,7 @@ func (s *ContractStore) Subjects(ctx context.Context, workspaceID, connectionID 
 		return nil, err
 	}
 	cols := map[string][]catalog.Column{}
-	rows, err = s.db.q(ctx).Query(ctx, `SELECT dataset_id::text, name, position, data_type, class, nullable, primary_key, profile
+	rows, err = s.db.q(ctx).Query(ctx, `SELECT dataset_id::text, name, position, data_type, class, nullable, primary_key, unique_key, profile
 		FROM dataset_columns WHERE dataset_id = ANY($1::uuid[]) ORDER BY dataset_id, position`, ids)
 	if err != nil {
 		return nil, translate(err)
@@ -335,7 +335,7 @@ func (s *ContractStore) Subjects(ctx context.Context, workspaceID, connectionID 
 		var id string
 		var c catalog.Column
 		var prof []byte
-		if err := rows.Scan(&id, &c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &prof); err != nil {
+		if err := rows.Scan(&id, &c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Unique, &prof); err != nil {
 			rows.Close()
 			return nil, translate(err)
 		}

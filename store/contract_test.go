@@ -116,10 +116,16 @@ func TestContracts(t *testing.T) {
 		sc := f.newScan(ws, conn, 1)
 		f.result(ws, ds[0], sc, 1, 90, func(r *scan.DatasetResult) {
 			r.RuleResults = []scan.RuleResult{{RuleID: notNull, Status: "failed"}}
+			r.Columns[1].Unique = true
 		})
+		d, err := f.db.Catalog().DatasetByID(f.ctx, v, ds[0])
+		f.must(err)
+		if !d.Columns[1].Unique || d.Columns[0].Unique {
+			t.Fatalf("declared unique columns %+v", d.Columns)
+		}
 		subs, err := s.Subjects(f.ctx, ws, conn, nil)
 		f.must(err)
-		if len(subs) != 1 || subs[0].DatasetID != ds[0] || len(subs[0].Columns) != 2 || subs[0].Columns[1].Profile == nil ||
+		if len(subs) != 1 || subs[0].DatasetID != ds[0] || len(subs[0].Columns) != 2 || subs[0].Columns[1].Profile == nil || !subs[0].Columns[1].Unique ||
 			subs[0].Columns[1].Profile.NullCount != 1 || len(subs[0].Rules) != 1 || subs[0].Rules[0].Status != "failed" ||
 			subs[0].Active.Number.String() != "2.0.0" {
 			t.Fatalf("subjects %+v", subs)

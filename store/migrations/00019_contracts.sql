@@ -62,12 +62,17 @@ CREATE TABLE contract_checks (
     checked_at   timestamptz NOT NULL
 );
 
+-- Whether the source declares the column alone unique (a unique constraint or index
+-- without predicate): the observed contract's unique flag takes it as the database's word.
+ALTER TABLE dataset_columns ADD COLUMN unique_key boolean NOT NULL DEFAULT false;
+
 -- One open (or acknowledged) contract issue per dataset.
 CREATE UNIQUE INDEX issues_one_open_contract ON issues (dataset_id)
     WHERE type = 'contract' AND status IN ('open', 'acknowledged');
 
 -- +goose Down
 DROP INDEX issues_one_open_contract;
+ALTER TABLE dataset_columns DROP COLUMN unique_key;
 DROP TABLE contract_checks;
 DROP TABLE contract_proposal_comments;
 DROP TABLE contract_proposals;
