@@ -23,8 +23,8 @@ import (
 	"github.com/vigia-data/vigia/app/apptest"
 )
 
-// officialSchema compiles a schema of ../shared/formats (the standards' own files).
-func officialSchema(t *testing.T, rel string) *jsonschema.Schema {
+// contractsFormatSchema compiles a schema of ../shared/formats (the standards' own files).
+func contractsFormatSchema(t *testing.T, rel string) *jsonschema.Schema {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("../../shared/formats", rel))
 	if err != nil {
@@ -38,7 +38,7 @@ func officialSchema(t *testing.T, rel string) *jsonschema.Schema {
 	// Patterns are ECMA-262 (the dbt schema uses lookaheads RE2 lacks).
 	c.UseRegexpEngine(func(s string) (jsonschema.Regexp, error) {
 		re, err := regexp2.Compile(s, regexp2.ECMAScript)
-		return ecma{re}, err
+		return contractsECMARegexp{re}, err
 	})
 	url := "file:///" + filepath.Base(rel)
 	if err := c.AddResource(url, doc); err != nil {
@@ -51,17 +51,17 @@ func officialSchema(t *testing.T, rel string) *jsonschema.Schema {
 	return s
 }
 
-type ecma struct{ re *regexp2.Regexp }
+type contractsECMARegexp struct{ re *regexp2.Regexp }
 
-func (r ecma) MatchString(s string) bool {
+func (r contractsECMARegexp) MatchString(s string) bool {
 	ok, err := r.re.MatchString(s)
 	return ok && err == nil
 }
 
-func (r ecma) String() string { return r.re.String() }
+func (r contractsECMARegexp) String() string { return r.re.String() }
 
-// mustValidYAML checks a YAML body against a schema and returns it decoded.
-func mustValidYAML(t *testing.T, s *jsonschema.Schema, body []byte) map[string]any {
+// contractsValidYAML checks a YAML body against a schema and returns it decoded.
+func contractsValidYAML(t *testing.T, s *jsonschema.Schema, body []byte) map[string]any {
 	t.Helper()
 	j, err := yaml.YAMLToJSON(body)
 	if err != nil {
@@ -77,8 +77,8 @@ func mustValidYAML(t *testing.T, s *jsonschema.Schema, body []byte) map[string]a
 	return v.(map[string]any)
 }
 
-// decodeItems returns the 422 items of an error body.
-func decodeItems(t *testing.T, r *apptest.Response) []map[string]any {
+// contractsItems returns the 422 items of an error body.
+func contractsItems(t *testing.T, r *apptest.Response) []map[string]any {
 	t.Helper()
 	var items []map[string]any
 	if err := json.Unmarshal(decodeError(t, r).Detail, &items); err != nil {
@@ -155,9 +155,9 @@ func (ce *contractEnv) do(t *testing.T, method, path, cred string, body any, wan
 	return r
 }
 
-// dbFacts asks the source database itself which columns are the primary key, have no
+// contractDBFacts asks the source database itself which columns are the primary key, have no
 // null and hold unique values.
-func dbFacts(t *testing.T, db *sql.DB) (key, required, unique map[string]bool) {
+func contractDBFacts(t *testing.T, db *sql.DB) (key, required, unique map[string]bool) {
 	t.Helper()
 	key, required, unique = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	rows, err := db.Query(`SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
@@ -182,7 +182,7 @@ func dbFacts(t *testing.T, db *sql.DB) (key, required, unique map[string]bool) {
 	return key, required, unique
 }
 
-func propsOf(t *testing.T, doc map[string]any) map[string]map[string]any {
+func contractProps(t *testing.T, doc map[string]any) map[string]map[string]any {
 	t.Helper()
 	schema := doc["schema"].([]any)
 	out := map[string]map[string]any{}
@@ -199,7 +199,7 @@ func propsOf(t *testing.T, doc map[string]any) map[string]map[string]any {
 // versions, diffs, dbt, tenancy and bad input.
 func TestDataContracts(t *testing.T) {
 	ce := newContractEnv(t)
-	odcs := officialSchema(t, "odcs/odcs-json-schema-v3.0.2.json")
+	odcs := contractsFormatSchema(t, "odcs/odcs-json-schema-v3.0.2.json")
 	// An active rule becomes a quality check of the contract.
 	ce.do(t, http.MethodPost, "/api/v1/rules", ce.admin, map[string]any{"dataset_id": ce.dataset, "rule_type": "accepted_values",
 		"params": map[string]any{"column": "pais", "values": []string{"PT", "ES"}}}, 201)
@@ -210,9 +210,9 @@ func TestDataContracts(t *testing.T) {
 		if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
 			t.Fatalf("content type %q", r.Header.Get("Content-Type"))
 		}
-		observed = mustValidYAML(t, odcs, r.Body)
-		key, required, unique := dbFacts(t, ce.src.db)
-		props := propsOf(t, observed)
+		observed = contractsValidYAML(t, odcs, r.Body)
+		key, required, unique := contractDBFacts(t, ce.src.db)
+		props := contractProps(t, observed)
 		if len(props) != 7 {
 			t.Fatalf("properties %v", props)
 		}
@@ -233,7 +233,7 @@ func TestDataContracts(t *testing.T) {
 		// JSON by Accept, the same document.
 		var j map[string]any
 		ce.do(t, http.MethodGet, ce.base+"/contract?source=observed", ce.tok, nil, 200, "Accept: application/json").JSON(t, &j)
-		if j["id"] != ce.dataset || j["apiVersion"] != "v3.0.2" || len(propsOf(t, j)) != 7 {
+		if j["id"] != ce.dataset || j["apiVersion"] != "v3.0.2" || len(contractProps(t, j)) != 7 {
 			t.Fatalf("JSON contract %v", j)
 		}
 	})
@@ -274,7 +274,7 @@ func TestDataContracts(t *testing.T) {
 		if decodeError(t, r).Code != "proposal_not_open" {
 			t.Fatalf("%s", r.Body)
 		}
-		active := mustValidYAML(t, odcs, ce.do(t, http.MethodGet, ce.base+"/contract?source=active", ce.tok, nil, 200).Body)
+		active := contractsValidYAML(t, odcs, ce.do(t, http.MethodGet, ce.base+"/contract?source=active", ce.tok, nil, 200).Body)
 		if active["version"] != "1.0.0" || active["status"] != "active" {
 			t.Fatalf("active %v %v", active["version"], active["status"])
 		}
@@ -294,7 +294,7 @@ func TestDataContracts(t *testing.T) {
 		}
 		ce.do(t, http.MethodGet, ce.base+"/contract/versions/2.0.0", ce.tok, nil, 404)
 		r = ce.do(t, http.MethodGet, ce.base+"/contract/versions/latest", ce.tok, nil, 422)
-		if e := decodeItems(t, r); len(e) != 1 || fmt.Sprint(e[0]["loc"]) != "[path number]" {
+		if e := contractsItems(t, r); len(e) != 1 || fmt.Sprint(e[0]["loc"]) != "[path number]" {
 			t.Fatalf("%s", r.Body)
 		}
 		var d map[string]any
@@ -363,7 +363,7 @@ func TestDataContracts(t *testing.T) {
 			t.Fatalf("YAML proposal %v", p)
 		}
 		ce.do(t, http.MethodPost, ce.base+"/contract/proposals/"+p["id"].(string)+"/reject", ce.admin, map[string]any{"note": "same"}, 200)
-		e := decodeItems(t, ce.do(t, http.MethodPost, ce.base+"/contract/proposals", ce.member,
+		e := contractsItems(t, ce.do(t, http.MethodPost, ce.base+"/contract/proposals", ce.member,
 			map[string]any{"origin": "document", "document": "schema: [" + valueMarker}, 422))
 		if len(e) != 1 || fmt.Sprint(e[0]["loc"]) != "[body document]" {
 			t.Fatalf("broken YAML: %v", e)
@@ -375,7 +375,7 @@ func TestDataContracts(t *testing.T) {
 		bad := map[string]any{"apiVersion": "v3.0.2", "kind": "DataContract", "id": "x", "version": "1", "status": "draft",
 			"schema": []any{map[string]any{"name": "t", "properties": []any{map[string]any{"name": "a", "logicalType": valueMarker}}}}}
 		r := ce.do(t, http.MethodPost, ce.base+"/contract/proposals", ce.member, map[string]any{"origin": "document", "document": bad}, 422)
-		e := decodeItems(t, r)
+		e := contractsItems(t, r)
 		locs := []string{}
 		for _, d := range e {
 			locs = append(locs, fmt.Sprint(d["loc"]))
@@ -385,7 +385,7 @@ func TestDataContracts(t *testing.T) {
 		}
 		delete(bad, "kind")
 		bad["schema"] = []any{}
-		e = decodeItems(t, ce.do(t, http.MethodPost, ce.base+"/contract/proposals", ce.member, map[string]any{"origin": "document", "document": bad}, 422))
+		e = contractsItems(t, ce.do(t, http.MethodPost, ce.base+"/contract/proposals", ce.member, map[string]any{"origin": "document", "document": bad}, 422))
 		if fmt.Sprint(e[0]["loc"]) != "[body document kind]" || e[0]["type"] != "missing" {
 			t.Fatalf("missing kind: %v", e)
 		}
@@ -398,7 +398,7 @@ func TestDataContracts(t *testing.T) {
 
 	t.Run("DBTValidatesAgainstTheDBTSchema", func(t *testing.T) {
 		r := ce.do(t, http.MethodGet, ce.base+"/contract.dbt.yml?source=active", ce.tok, nil, 200)
-		f := mustValidYAML(t, officialSchema(t, "dbt/dbt_yml_files-latest.json"), r.Body)
+		f := contractsValidYAML(t, contractsFormatSchema(t, "dbt/dbt_yml_files-latest.json"), r.Body)
 		m := f["models"].([]any)[0].(map[string]any)
 		cols := map[string]map[string]any{}
 		for _, c := range m["columns"].([]any) {
@@ -442,7 +442,7 @@ func TestContractColumnDroppedBreaksTheContract(t *testing.T) {
 
 	var p map[string]any
 	ce.do(t, http.MethodPost, ce.base+"/contract/proposals", ce.member, map[string]any{"origin": "observed"}, 201).JSON(t, &p)
-	if got := mustValidYAML(t, officialSchema(t, "odcs/odcs-json-schema-v3.0.2.json"),
+	if got := contractsValidYAML(t, contractsFormatSchema(t, "odcs/odcs-json-schema-v3.0.2.json"),
 		ce.do(t, http.MethodGet, ce.base+"/contract", ce.tok, nil, 200).Body); got["domain"] != "Clientes" || len(got["slaProperties"].([]any)) != 2 {
 		t.Fatalf("domain and SLA in the contract: %v %v", got["domain"], got["slaProperties"])
 	}
@@ -503,7 +503,7 @@ func TestContractColumnDroppedBreaksTheContract(t *testing.T) {
 			t.Fatalf("contract %v", c)
 		}
 		var observed map[string]any
-		if err := json.Unmarshal([]byte(c["observed"].(string)), &observed); err != nil || len(propsOf(t, observed)) != 6 {
+		if err := json.Unmarshal([]byte(c["observed"].(string)), &observed); err != nil || len(contractProps(t, observed)) != 6 {
 			t.Fatalf("observed document: %v", err)
 		}
 		vs := ds["contractVersions"].([]any)
