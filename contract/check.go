@@ -67,7 +67,7 @@ func Check(doc Document, cols []catalog.Column, rules []RuleState) []Violation {
 		checks = append(checks, p.Quality...)
 	}
 	for _, q := range checks {
-		if q.Engine != EngineVigia || q.Implementation == nil {
+		if _, ok := q.VigiaRule(); !ok {
 			continue
 		}
 		if k := qualityKey(q); failed[k] {

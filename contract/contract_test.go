@@ -194,6 +194,32 @@ func TestUploadedDocuments(t *testing.T) {
 			t.Fatalf("a value came back: %s", b)
 		}
 	})
+	t.Run("OtherEnginesChecksAreKeptAndNotRun", func(t *testing.T) {
+		raw := `{"apiVersion": "v3.0.2", "kind": "DataContract", "id": "x", "version": "1.0.0", "status": "active",
+			"schema": [{"name": "t", "properties": [{"name": "a", "physicalType": "integer",
+				"quality": [{"type": "custom", "engine": "soda", "implementation": "checks for t:\n  - row_count > 0"},
+					{"type": "custom", "engine": "vigia", "implementation": {"rule_type": "not_null", "params": {"column": "a"}}}]}]}]}`
+		d, err := contract.ParseDocument([]byte(raw), "document")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := d.Table().Properties[0].Quality
+		if _, ok := q[0].VigiaRule(); ok || q[0].Implementation != "checks for t:\n  - row_count > 0" {
+			t.Fatalf("soda check %+v", q[0])
+		}
+		if impl, ok := q[1].VigiaRule(); !ok || impl.RuleType != "not_null" {
+			t.Fatalf("vigia check %+v", q[1])
+		}
+		cols := []catalog.Column{{Name: "a", DataType: "integer"}}
+		vs := contract.Check(d, cols, []contract.RuleState{{Type: rule.TypeNotNull, Params: rule.Params{Column: "a"}, Status: rule.StatusFailed}})
+		if len(vs) != 1 || vs[0].Quality != "not_null(a)" {
+			t.Fatalf("violations %+v", vs)
+		}
+		y, err := d.YAML()
+		if err != nil || !strings.Contains(string(y), "row_count > 0") {
+			t.Fatalf("the soda check was lost: %v\n%s", err, y)
+		}
+	})
 	t.Run("NotJSON", func(t *testing.T) {
 		if _, err := contract.ParseDocument([]byte("{"), "document"); !vigia.IsKind(err, vigia.KindInvalid) {
 			t.Fatalf("got %v", err)

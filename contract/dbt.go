@@ -77,18 +77,19 @@ func DBT(doc Document) ([]byte, error) {
 			tests["unique"] = true
 		}
 		for _, q := range p.Quality {
-			if q.Engine != EngineVigia || q.Implementation == nil {
+			impl, ok := q.VigiaRule()
+			if !ok {
 				continue
 			}
-			switch q.Implementation.RuleType {
+			switch impl.RuleType {
 			case rule.TypeNotNull, rule.TypeUnique:
-				if !tests[q.Implementation.RuleType] {
-					c.DataTests = append(c.DataTests, q.Implementation.RuleType)
-					tests[q.Implementation.RuleType] = true
+				if !tests[impl.RuleType] {
+					c.DataTests = append(c.DataTests, impl.RuleType)
+					tests[impl.RuleType] = true
 				}
 			case rule.TypeAcceptedValues:
 				values := []string{}
-				if vs, ok := q.Implementation.Params["values"].([]any); ok {
+				if vs, ok := impl.Params["values"].([]any); ok {
 					for _, v := range vs {
 						values = append(values, fmt.Sprint(v))
 					}

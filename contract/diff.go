@@ -129,19 +129,19 @@ func ChangeSummary(changes []Change) string {
 
 // qualityKey identifies a quality check: Vigia's rule type and columns, else its rule or name.
 func qualityKey(q Quality) string {
-	if q.Implementation != nil {
+	if impl, ok := q.VigiaRule(); ok {
 		cols := []string{}
-		if c, ok := q.Implementation.Params["column"].(string); ok {
+		if c, ok := impl.Params["column"].(string); ok {
 			cols = append(cols, c)
 		}
-		if cs, ok := q.Implementation.Params["columns"].([]any); ok {
+		if cs, ok := impl.Params["columns"].([]any); ok {
 			for _, c := range cs {
 				if s, ok := c.(string); ok {
 					cols = append(cols, s)
 				}
 			}
 		}
-		return q.Implementation.RuleType + "(" + strings.Join(cols, ",") + ")"
+		return impl.RuleType + "(" + strings.Join(cols, ",") + ")"
 	}
 	if q.Rule != "" {
 		return q.Rule
@@ -191,10 +191,12 @@ func compareQuality(a, b Quality) (tighter, changed bool) {
 	if string(ja) == string(jb) {
 		return false, false
 	}
-	if a.Implementation == nil || b.Implementation == nil {
+	ia, okA := a.VigiaRule()
+	ib, okB := b.VigiaRule()
+	if !okA || !okB {
 		return true, true
 	}
-	pa, pb := a.Implementation.Params, b.Implementation.Params
+	pa, pb := ia.Params, ib.Params
 	num := func(m map[string]any, k string) (float64, bool) {
 		v, ok := m[k].(float64)
 		return v, ok
@@ -244,7 +246,7 @@ func compareQuality(a, b Quality) (tighter, changed bool) {
 			}
 		}
 	}
-	if a.Implementation.RuleType == rule.TypeReferential && fmt.Sprint(pa["ref_column"]) != fmt.Sprint(pb["ref_column"]) {
+	if ia.RuleType == rule.TypeReferential && fmt.Sprint(pa["ref_column"]) != fmt.Sprint(pb["ref_column"]) {
 		return true, true
 	}
 	return false, true

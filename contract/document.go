@@ -74,21 +74,41 @@ type Property struct {
 // engine "vigia" whose implementation holds the rule type and parameters, so that a
 // contract names exactly what a scan evaluates.
 type Quality struct {
-	Type           string          `json:"type"`
-	Name           string          `json:"name,omitempty"`
-	Description    string          `json:"description,omitempty"`
-	Dimension      string          `json:"dimension,omitempty"`
-	Severity       string          `json:"severity,omitempty"`
-	Rule           string          `json:"rule,omitempty"`
-	MustBe         any             `json:"mustBe,omitempty"`
-	Engine         string          `json:"engine,omitempty"`
-	Implementation *Implementation `json:"implementation,omitempty"`
+	Type        string `json:"type"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	Dimension   string `json:"dimension,omitempty"`
+	Severity    string `json:"severity,omitempty"`
+	Rule        string `json:"rule,omitempty"`
+	MustBe      any    `json:"mustBe,omitempty"`
+	Engine      string `json:"engine,omitempty"`
+	// Implementation is what the engine runs: for Vigia {rule_type, params}; another
+	// engine's (a string or an object, as the standard allows) is kept as sent.
+	Implementation any `json:"implementation,omitempty"`
 }
 
 // Implementation is a Vigia rule inside a custom quality check.
 type Implementation struct {
-	RuleType string         `json:"rule_type"`
-	Params   map[string]any `json:"params"`
+	RuleType string
+	Params   map[string]any
+}
+
+// VigiaRule returns the Vigia rule a check names: engine vigia with an implementation
+// {rule_type, params}; false for any other check.
+func (q Quality) VigiaRule() (Implementation, bool) {
+	if q.Engine != EngineVigia {
+		return Implementation{}, false
+	}
+	m, ok := q.Implementation.(map[string]any)
+	if !ok {
+		return Implementation{}, false
+	}
+	rt, _ := m["rule_type"].(string)
+	params, _ := m["params"].(map[string]any)
+	if params == nil {
+		params = map[string]any{}
+	}
+	return Implementation{RuleType: rt, Params: params}, rt != ""
 }
 
 // TeamMember is a person or team of the contract's team.

@@ -177,7 +177,7 @@ func QualityOf(r rule.Rule) Quality {
 		_ = json.Unmarshal(b, &params)
 	}
 	return Quality{Type: "custom", Name: r.Name, Dimension: dimensionOf[r.Type], Severity: r.Severity, Engine: EngineVigia,
-		Implementation: &Implementation{RuleType: r.Type, Params: params}}
+		Implementation: map[string]any{"rule_type": r.Type, "params": params}}
 }
 
 // LogicalType is the ODCS logical type of a column from its class and physical type.
