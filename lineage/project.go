@@ -25,6 +25,11 @@ type ProjectionLocker interface {
 func (s *Service) Project(ctx context.Context, workspaceID string) error {
 	lock, ok := s.store.(ProjectionLocker)
 	run := func(ctx context.Context) error {
+		// An unfinished rebuild owns the outbox: it drops the rows its record read
+		// covers, and the projector applies the later ones once it ends.
+		if _, rebuilding, err := s.store.RebuildState(ctx, workspaceID); err != nil || rebuilding {
+			return err
+		}
 		applied := false
 		for {
 			changes, last, err := s.store.TakeOutbox(ctx, workspaceID, outboxBatch)
@@ -58,85 +63,9 @@ func (s *Service) Project(ctx context.Context, workspaceID string) error {
 	return run(ctx)
 }
 
-// Rebuild re-projects every workspace from the record: the backend is cleared and
-// filled again, the outbox emptied, reach recomputed. Returns the number of workspaces.
-func (s *Service) Rebuild(ctx context.Context) (int, error) {
-	wss, err := s.store.Workspaces(ctx)
-	if err != nil {
-		return 0, err
-	}
-	for _, ws := range wss {
-		if err := s.RebuildWorkspace(ctx, ws); err != nil {
-			return 0, err
-		}
-	}
-	return len(wss), nil
-}
-
-// RebuildWorkspace re-projects one workspace from the record.
-func (s *Service) RebuildWorkspace(ctx context.Context, ws string) error {
-	run := func(ctx context.Context) error {
-		_, last, err := s.store.TakeOutbox(ctx, ws, 1<<30)
-		if err != nil {
-			return err
-		}
-		if err := s.graph.Clear(ctx, ws); err != nil {
-			return err
-		}
-		c, err := s.recordChange(ctx, ws)
-		if err != nil {
-			return err
-		}
-		// Apply in slices so a large workspace does not make one huge statement.
-		const step = 5000
-		for i := 0; i < len(c.UpsertNodes); i += step {
-			if err := s.graph.Apply(ctx, ws, Change{UpsertNodes: c.UpsertNodes[i:min(i+step, len(c.UpsertNodes))]}); err != nil {
-				return err
-			}
-		}
-		for i := 0; i < len(c.UpsertEdges); i += step {
-			if err := s.graph.Apply(ctx, ws, Change{UpsertEdges: c.UpsertEdges[i:min(i+step, len(c.UpsertEdges))]}); err != nil {
-				return err
-			}
-		}
-		if last > 0 {
-			if err := s.store.DropOutbox(ctx, ws, last); err != nil {
-				return err
-			}
-		}
-		return s.recomputeReach(ctx, ws)
-	}
-	if lock, ok := s.store.(ProjectionLocker); ok {
-		return lock.WithProjectionLock(ctx, ws, run)
-	}
-	return run(ctx)
-}
-
-// recordChange is the whole record of a workspace as one change.
-func (s *Service) recordChange(ctx context.Context, ws string) (Change, error) {
-	ds, err := s.store.FindByName(ctx, ws)
-	if err != nil {
-		return Change{}, err
-	}
-	var c Change
-	for _, d := range ds {
-		c.UpsertNodes = append(c.UpsertNodes, Node{ID: d.ID, Kind: NodeDataset, Name: datasetName(d.Schema, d.Table)})
-	}
-	exps, err := s.store.ListExposures(ctx, ws)
-	if err != nil {
-		return Change{}, err
-	}
-	for _, e := range exps {
-		c.UpsertNodes = append(c.UpsertNodes, Node{ID: ExposureNodeID(e.ID), Kind: NodeExposure, Name: e.Name, Type: e.Type})
-	}
-	edges, err := s.store.AllEdges(ctx, ws)
-	if err != nil {
-		return Change{}, err
-	}
-	for _, e := range edges {
-		c.UpsertEdges = append(c.UpsertEdges, e.Edge)
-	}
-	return c, nil
+// DatasetNode is the graph node of a dataset.
+func DatasetNode(id, schema, table string) Node {
+	return Node{ID: id, Kind: NodeDataset, Name: datasetName(schema, table)}
 }
 
 func datasetName(schema, table string) string {
@@ -158,37 +87,54 @@ func (s *Service) recomputeReach(ctx context.Context, ws string) error {
 
 // Reach counts the datasets downstream of every dataset of edges at any distance.
 func Reach(edges []Edge) map[string]int {
-	idx := map[string]int{}
-	var names []string
-	id := func(n string) int {
-		if i, ok := idx[n]; ok {
-			return i
-		}
-		idx[n] = len(names)
-		names = append(names, n)
-		return len(names) - 1
-	}
-	var adj [][]int
+	var r ReachCounter
 	for _, e := range edges {
-		if IsExposure(e.Source) || IsExposure(e.Target) || e.Source == e.Target {
-			continue
-		}
-		a, b := id(e.Source), id(e.Target)
-		for len(adj) < len(names) {
-			adj = append(adj, nil)
-		}
-		adj[a] = append(adj[a], b)
+		r.Add(e.Source, e.Target)
 	}
-	for len(adj) < len(names) {
-		adj = append(adj, nil)
+	return r.Counts()
+}
+
+// ReachCounter counts downstream reach over edges added one at a time, holding only
+// an integer adjacency list (the rebuild feeds it the record page by page).
+type ReachCounter struct {
+	idx   map[string]int
+	names []string
+	adj   [][]int
+}
+
+func (r *ReachCounter) id(n string) int {
+	if i, ok := r.idx[n]; ok {
+		return i
 	}
-	out := make(map[string]int, len(names))
-	mark := make([]int, len(names))
+	if r.idx == nil {
+		r.idx = map[string]int{}
+	}
+	r.idx[n] = len(r.names)
+	r.names = append(r.names, n)
+	r.adj = append(r.adj, nil)
+	return len(r.names) - 1
+}
+
+// Add records that data of source flows into target. Exposures and self-loops do not
+// count.
+func (r *ReachCounter) Add(source, target string) {
+	if IsExposure(source) || IsExposure(target) || source == target {
+		return
+	}
+	a, b := r.id(source), r.id(target)
+	r.adj[a] = append(r.adj[a], b)
+}
+
+// Counts returns, for every dataset added, how many datasets are downstream of it at
+// any distance.
+func (r *ReachCounter) Counts() map[string]int {
+	out := make(map[string]int, len(r.names))
+	mark := make([]int, len(r.names))
 	stamp := 0
 	stack := make([]int, 0, 64)
-	for start := range names {
-		if len(adj[start]) == 0 {
-			out[names[start]] = 0
+	for start := range r.names {
+		if len(r.adj[start]) == 0 {
+			out[r.names[start]] = 0
 			continue
 		}
 		stamp++
@@ -198,7 +144,7 @@ func Reach(edges []Edge) map[string]int {
 		for len(stack) > 0 {
 			at := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			for _, nb := range adj[at] {
+			for _, nb := range r.adj[at] {
 				if mark[nb] != stamp {
 					mark[nb] = stamp
 					n++
@@ -206,7 +152,7 @@ func Reach(edges []Edge) map[string]int {
 				}
 			}
 		}
-		out[names[start]] = n
+		out[r.names[start]] = n
 	}
 	return out
 }

@@ -83,8 +83,6 @@ type Store interface {
 	SetReach(ctx context.Context, workspaceID string, reach map[string]int) error
 	// Edges returns the record's edges of a kind and origin ("" = any origin).
 	Edges(ctx context.Context, workspaceID string, kind EdgeKind, origin string) ([]RecordEdge, error)
-	// AllEdges returns every edge of the record of the workspace.
-	AllEdges(ctx context.Context, workspaceID string) ([]RecordEdge, error)
 	// EdgesBetween returns the record's edges touching any of ids (either end).
 	EdgesTouching(ctx context.Context, workspaceID string, ids []string) ([]RecordEdge, error)
 	// UpsertEdges writes edges (by source, target, kind).
@@ -117,6 +115,7 @@ type Store interface {
 	FindByName(ctx context.Context, workspaceID string) ([]NamedDataset, error)
 
 	KnowledgeStore
+	RebuildStore
 }
 
 // NamedDataset is a dataset with the parts of its name, for matching external names.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"time"
 
@@ -245,11 +246,6 @@ func collectEdges(rows pgx.Rows, err error) ([]lineage.RecordEdge, error) {
 func (s *LineageStore) Edges(ctx context.Context, ws string, kind lineage.EdgeKind, origin string) ([]lineage.RecordEdge, error) {
 	return collectEdges(s.db.q(ctx).Query(ctx, edgeSelect+` WHERE workspace_id = $1 AND kind = $2 AND ($3 = '' OR origin = $3)
 		ORDER BY source_id, target_id`, ws, string(kind), origin))
-}
-
-// AllEdges returns every edge of the workspace.
-func (s *LineageStore) AllEdges(ctx context.Context, ws string) ([]lineage.RecordEdge, error) {
-	return collectEdges(s.db.q(ctx).Query(ctx, edgeSelect+` WHERE workspace_id = $1 ORDER BY source_id, target_id, kind`, ws))
 }
 
 // EdgesTouching returns edges with either end among ids.
@@ -771,6 +767,125 @@ func (w WebhookIncidents) ForIssues(ctx context.Context, workspaceID string, iss
 		in.ImpactScope, in.ImpactColumns = &scope, cols
 		in.DownstreamCount, in.DownstreamColumnCount, in.ExposuresCount = &down, &downCols, &expos
 		return in, nil
+	})
+	return out, translate(err)
+}
+
+// RebuildState returns the workspace's unfinished graph rebuild, if any.
+func (s *LineageStore) RebuildState(ctx context.Context, ws string) (lineage.RebuildState, bool, error) {
+	st := lineage.RebuildState{WorkspaceID: ws}
+	var phase string
+	err := s.db.q(ctx).QueryRow(ctx, `SELECT outbox_position, phase, cursor, nodes_written, edges_written, batches,
+		started_at, updated_at FROM lineage_rebuilds WHERE workspace_id = $1`, ws).
+		Scan(&st.OutboxPosition, &phase, &st.Cursor, &st.NodesWritten, &st.EdgesWritten, &st.Batches, &st.StartedAt, &st.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return lineage.RebuildState{}, false, nil
+	}
+	if err != nil {
+		return lineage.RebuildState{}, false, translate(err)
+	}
+	st.Phase = lineage.RebuildPhase(phase)
+	return st, true, nil
+}
+
+// PutRebuildState saves the progress of a graph rebuild.
+func (s *LineageStore) PutRebuildState(ctx context.Context, st lineage.RebuildState) error {
+	cursor := st.Cursor
+	if cursor == nil {
+		cursor = []string{}
+	}
+	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO lineage_rebuilds (workspace_id, outbox_position, phase, cursor,
+		nodes_written, edges_written, batches, started_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (workspace_id) DO UPDATE SET outbox_position = EXCLUDED.outbox_position, phase = EXCLUDED.phase,
+		cursor = EXCLUDED.cursor, nodes_written = EXCLUDED.nodes_written, edges_written = EXCLUDED.edges_written,
+		batches = EXCLUDED.batches, started_at = EXCLUDED.started_at, updated_at = EXCLUDED.updated_at`,
+		st.WorkspaceID, st.OutboxPosition, string(st.Phase), cursor, st.NodesWritten, st.EdgesWritten, st.Batches,
+		st.StartedAt, st.UpdatedAt)
+	return translate(err)
+}
+
+// DeleteRebuildState ends a graph rebuild.
+func (s *LineageStore) DeleteRebuildState(ctx context.Context, ws string) error {
+	_, err := s.db.q(ctx).Exec(ctx, `DELETE FROM lineage_rebuilds WHERE workspace_id = $1`, ws)
+	return translate(err)
+}
+
+// OutboxPosition returns the id of the workspace's last outbox row (0 when empty).
+func (s *LineageStore) OutboxPosition(ctx context.Context, ws string) (int64, error) {
+	var pos int64
+	err := s.db.q(ctx).QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM lineage_outbox WHERE workspace_id = $1`, ws).Scan(&pos)
+	return pos, translate(err)
+}
+
+// RecordCounts counts the workspace's live datasets, exposures and edges.
+func (s *LineageStore) RecordCounts(ctx context.Context, ws string) (lineage.RecordCounts, error) {
+	var c lineage.RecordCounts
+	err := s.db.q(ctx).QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM datasets WHERE workspace_id = $1 AND dropped_at IS NULL),
+		(SELECT count(*) FROM lineage_exposures WHERE workspace_id = $1),
+		(SELECT count(*) FROM lineage_edges WHERE workspace_id = $1)`, ws).Scan(&c.Datasets, &c.Exposures, &c.Edges)
+	return c, translate(err)
+}
+
+// nilUUID sorts before every id: the cursor of a page read from the first row.
+const nilUUID = "00000000-0000-0000-0000-000000000000"
+
+// DatasetNodesAfter returns up to limit live datasets as graph nodes, by id, after
+// the id after ("" = from the first).
+func (s *LineageStore) DatasetNodesAfter(ctx context.Context, ws, after string, limit int) ([]lineage.Node, error) {
+	if after == "" {
+		after = nilUUID
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text, schema_name, table_name FROM datasets
+		WHERE workspace_id = $1 AND id > $2::uuid AND dropped_at IS NULL ORDER BY id LIMIT $3`, ws, after, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.Node, error) {
+		var id, schema, table string
+		err := r.Scan(&id, &schema, &table)
+		return lineage.DatasetNode(id, schema, table), err
+	})
+	return out, translate(err)
+}
+
+// ExposureNodesAfter returns up to limit exposures as graph nodes, by exposure id,
+// after the exposure id after ("" = from the first).
+func (s *LineageStore) ExposureNodesAfter(ctx context.Context, ws, after string, limit int) ([]lineage.Node, error) {
+	if after == "" {
+		after = nilUUID
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text, name, type FROM lineage_exposures
+		WHERE workspace_id = $1 AND id > $2::uuid ORDER BY id LIMIT $3`, ws, after, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.Node, error) {
+		var id, name, typ string
+		err := r.Scan(&id, &name, &typ)
+		return lineage.Node{ID: lineage.ExposureNodeID(id), Kind: lineage.NodeExposure, Name: name, Type: typ}, err
+	})
+	return out, translate(err)
+}
+
+// EdgesAfter returns up to limit edges by (source, target, kind) after the key after
+// (the zero key = from the first).
+func (s *LineageStore) EdgesAfter(ctx context.Context, ws string, after lineage.EdgeKey, limit int) ([]lineage.Edge, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT source_id, target_id, kind, origin, column_map, column_level, linking_column
+		FROM lineage_edges WHERE workspace_id = $1 AND (source_id, target_id, kind) > ($2, $3, $4)
+		ORDER BY source_id, target_id, kind LIMIT $5`, ws, after.Source, after.Target, string(after.Kind), limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lineage.Edge, error) {
+		var e lineage.Edge
+		var cols []byte
+		var kind string
+		if err := r.Scan(&e.Source, &e.Target, &kind, &e.Origin, &cols, &e.ColumnLevel, &e.LinkingColumn); err != nil {
+			return e, err
+		}
+		e.Kind = lineage.EdgeKind(kind)
+		return e, json.Unmarshal(cols, &e.Columns)
 	})
 	return out, translate(err)
 }

@@ -3,7 +3,9 @@ package store_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/incident"
@@ -36,7 +38,7 @@ func TestLineageEdgesExposuresReach(t *testing.T) {
 	up.ColumnLevel, up.Columns, up.Notes = false, nil, []string{"unparsed"}
 	f.must(s.UpsertEdges(f.ctx, ws, []lineage.RecordEdge{up})) // the same key updates
 
-	all, err := s.AllEdges(f.ctx, ws)
+	all, err := s.EdgesTouching(f.ctx, ws, []string{a, b, c})
 	f.must(err)
 	// Ordered by source then target: dataset ids made in one millisecond need not sort in
 	// the order they were made, so the expectation is sorted too.
@@ -61,10 +63,10 @@ func TestLineageEdgesExposuresReach(t *testing.T) {
 		t.Fatalf("by origin %v, any origin %v, touching %v", names(dbt, edgeKey), names(anyDBT, edgeKey), names(touching, edgeKey))
 	}
 	f.must(s.DeleteEdges(f.ctx, ws, []lineage.EdgeKey{{Source: a, Target: b, Kind: lineage.KindParsed}, {Source: a, Target: c, Kind: lineage.KindParsed}}))
-	if all, _ = s.AllEdges(f.ctx, ws); len(all) != 2 {
+	if all, _ = s.EdgesTouching(f.ctx, ws, []string{a, b, c}); len(all) != 2 {
 		t.Fatalf("after deleting one edge %v", names(all, edgeKey))
 	}
-	if o, _ := s.AllEdges(f.ctx, other); len(o) != 1 {
+	if o, _ := s.EdgesTouching(f.ctx, other, []string{a, b, c}); len(o) != 1 {
 		t.Fatalf("another workspace's edges changed: %v", names(o, edgeKey))
 	}
 
@@ -391,4 +393,103 @@ func TestIncidentsAndTheirWebhookImpacts(t *testing.T) {
 
 func incidentFilter(status *string, limit, offset int) incident.Filter {
 	return incident.Filter{Status: status, Page: vigia.Page{Limit: limit, Offset: offset}}
+}
+
+// The rebuild reads the record in key-ordered pages and keeps its progress per
+// workspace.
+func TestLineageRebuildPagesAndProgress(t *testing.T) {
+	f := newFx(t)
+	s := f.db.Lineage()
+	ws := f.workspace().WorkspaceID
+	other := f.workspace().WorkspaceID
+	ds := f.tables(ws, f.connection(ws, "warehouse"), "a", "b", "c", "d", "e")
+	f.tables(other, f.connection(other, "w"), "z")
+	n := func(i int) string { return "dataset:" + ds[i] }
+	f.must(s.UpsertEdges(f.ctx, ws, []lineage.RecordEdge{edge(n(0), n(1), lineage.KindParsed, "view"),
+		edge(n(1), n(2), lineage.KindDBT, "dbt:p"), edge(n(0), n(1), lineage.KindDBT, "dbt:p"), edge(n(3), n(4), lineage.KindDeclared, "f")}))
+	f.must(s.UpsertEdges(f.ctx, other, []lineage.RecordEdge{edge(n(0), n(1), lineage.KindParsed, "view")}))
+	_, err := s.UpsertExposure(f.ctx, ws, lineage.Exposure{Name: "painel", Type: "dashboard", Origin: "declared"})
+	f.must(err)
+
+	c, err := s.RecordCounts(f.ctx, ws)
+	f.must(err)
+	if c != (lineage.RecordCounts{Datasets: 5, Exposures: 1, Edges: 4}) {
+		t.Fatalf("record counts %+v", c)
+	}
+	// Two pages of two datasets and one of one, in id order, none of the other workspace.
+	var got []string
+	after := ""
+	for {
+		page, err := s.DatasetNodesAfter(f.ctx, ws, after, 2)
+		f.must(err)
+		for _, nd := range page {
+			if nd.Kind != lineage.NodeDataset || !strings.HasPrefix(nd.Name, "public.") {
+				t.Fatalf("dataset node %+v", nd)
+			}
+			got = append(got, nd.ID)
+		}
+		if len(page) < 2 {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	if want := sorted(ds...); !slices.Equal(got, want) {
+		t.Fatalf("dataset pages %v, want %v", got, want)
+	}
+	exps, err := s.ExposureNodesAfter(f.ctx, ws, "", 10)
+	f.must(err)
+	if len(exps) != 1 || !lineage.IsExposure(exps[0].ID) || exps[0].Type != "dashboard" {
+		t.Fatalf("exposure nodes %+v", exps)
+	}
+	var keys []string
+	var key lineage.EdgeKey
+	for {
+		page, err := s.EdgesAfter(f.ctx, ws, key, 3)
+		f.must(err)
+		for _, e := range page {
+			keys = append(keys, edgeKey(lineage.RecordEdge{Edge: e}))
+		}
+		if len(page) < 3 {
+			break
+		}
+		key = page[len(page)-1].Key()
+	}
+	if len(keys) != 4 || len(slices.Compact(slices.Sorted(slices.Values(keys)))) != 4 { // each edge once
+		t.Fatalf("edge pages %v", keys)
+	}
+
+	if _, ok, err := s.RebuildState(f.ctx, ws); err != nil || ok {
+		t.Fatalf("no rebuild yet: %v %v", ok, err)
+	}
+	st := lineage.RebuildState{WorkspaceID: ws, OutboxPosition: 42, Phase: lineage.RebuildEdges,
+		Cursor: []string{n(0), n(1), "dbt"}, NodesWritten: 6, EdgesWritten: 1, Batches: 3, StartedAt: t0, UpdatedAt: t0.Add(time.Minute)}
+	f.must(s.PutRebuildState(f.ctx, st))
+	back, ok, err := s.RebuildState(f.ctx, ws)
+	f.must(err)
+	if !ok || back.Phase != st.Phase || !slices.Equal(back.Cursor, st.Cursor) || back.OutboxPosition != 42 ||
+		back.NodesWritten != 6 || back.EdgesWritten != 1 || back.Batches != 3 || !back.UpdatedAt.Equal(st.UpdatedAt) {
+		t.Fatalf("rebuild state read back %+v", back)
+	}
+	if _, ok, _ := s.RebuildState(f.ctx, other); ok {
+		t.Fatal("another workspace sees the rebuild")
+	}
+	st.Phase, st.Cursor = lineage.RebuildReach, nil
+	f.must(s.PutRebuildState(f.ctx, st))
+	if back, _, _ := s.RebuildState(f.ctx, ws); back.Phase != lineage.RebuildReach || len(back.Cursor) != 0 {
+		t.Fatalf("rebuild state replaced %+v", back)
+	}
+	f.must(s.DeleteRebuildState(f.ctx, ws))
+	if _, ok, _ := s.RebuildState(f.ctx, ws); ok {
+		t.Fatal("rebuild state outlived its end")
+	}
+
+	f.must(s.AddOutbox(f.ctx, ws, lineage.Change{DeleteNodes: []string{"x"}}))
+	_, last, err := s.TakeOutbox(f.ctx, ws, 10)
+	f.must(err)
+	if pos, err := s.OutboxPosition(f.ctx, ws); err != nil || pos != last {
+		t.Fatalf("outbox position %d, want %d (%v)", pos, last, err)
+	}
+	if pos, err := s.OutboxPosition(f.ctx, vigia.NewID()); err != nil || pos != 0 {
+		t.Fatalf("outbox position of an empty outbox %d (%v)", pos, err)
+	}
 }

@@ -37,7 +37,8 @@ func openApp(ctx context.Context, cfg config, logOut io.Writer) (*app.App, error
 		ForwardedHeader: cfg.ForwardedHeader, NATSURL: cfg.NATSURL, SecretKey: cfg.SecretKey, SQLiteRoot: cfg.SQLiteRoot,
 		SourcesDenyPrivate: cfg.SourcesDenyPrivate, Workers: cfg.Workers, MaxActiveScans: cfg.MaxActiveScans,
 		JobStaleAfter: cfg.JobStaleAfter, JobHeartbeat: max(time.Second, cfg.JobStaleAfter/5),
-		Neo4j:             neo4jgraph.Config{URI: cfg.Neo4jURI, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase},
+		Neo4j: neo4jgraph.Config{URI: cfg.Neo4jURI, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase,
+			QueryTimeout: cfg.Neo4jQueryTimeout, MaxNeighbourEdges: cfg.Neo4jMaxNeighbourEdges},
 		WebhookAllowHosts: cfg.WebhookAllowHosts, WebhookLegacyPrefix: cfg.WebhookLegacyPrefix, WebhookWorkers: cfg.WebhookWorkers,
 		PublicURL: cfg.PublicURL, DevelopmentKeyNotice: notice(cfg.devKeyNotice)}, db, log)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/bench"
+	"github.com/vigia-data/vigia/lineage"
 )
 
 // benchCommand is `vigia bench lineage`: a synthetic workspace of many datasets and
@@ -35,7 +36,7 @@ func benchCommand(stdout, stderr io.Writer) *cobra.Command {
 	lin.Flags().IntVar(&datasets, "datasets", 100000, "datasets in the synthetic workspace (a multiple of 100)")
 	lin.Flags().IntVar(&iterations, "iterations", 300, "timed requests per operation")
 	lin.Flags().BoolVar(&keep, "keep", false, "keep the synthetic workspace afterwards")
-	cmd.AddCommand(lin, profileBenchCommand(stdout, stderr), benchWebhooksCommand(stdout, stderr))
+	cmd.AddCommand(lin, profileBenchCommand(stdout, stderr), benchWebhooksCommand(stdout, stderr), benchRebuildCommand(stdout, stderr))
 	return cmd
 }
 
@@ -72,7 +73,7 @@ func benchLineage(ctx context.Context, a *app.App, out io.Writer, n, iterations 
 	}
 	fmt.Fprintf(out, "seeded %d datasets and %d edges in %s\n", n, edges, time.Since(start).Round(time.Millisecond))
 	t0 := time.Now()
-	if err := a.Lineage.RebuildWorkspace(ctx, w.ID); err != nil {
+	if err := a.Lineage.RebuildWorkspace(ctx, w.ID, lineage.RebuildOptions{}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "projected into the graph backend (with reach counts) in %s\n", time.Since(t0).Round(time.Millisecond))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,5 +38,37 @@ func TestBenchWebhooksReportsFigures(t *testing.T) {
 	}
 	if (code == 0) != res.Pass {
 		t.Fatalf("exit %d but pass=%v", code, res.Pass)
+	}
+}
+
+// `vigia bench rebuild` runs both sizes and the stopped and resumed runs, and the
+// resumed run writes less than a full one.
+func TestBenchRebuildReportsEveryRun(t *testing.T) {
+	t.Setenv("DATABASE_URL", storetest.MustURL(t))
+	t.Setenv("VIGIA_SECRET_KEY", "bench-test-key")
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"bench", "rebuild", "--datasets", "8000"}, &out, &errb); code != 0 {
+		t.Fatalf("bench: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	text := out.String()
+	for _, want := range []string{"2000 datasets, from zero", "8000 datasets, from zero", "stopped at half", "resumed", "heap pages", "the resumed run wrote"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("report lacks %q:\n%s", want, text)
+		}
+	}
+	var stopped, resumed, full int
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case strings.HasPrefix(line, "8000 datasets, from zero") && len(f) > 5:
+			full, _ = strconv.Atoi(f[5])
+		case strings.HasPrefix(line, "stopped at half") && len(f) > 4:
+			stopped, _ = strconv.Atoi(f[4])
+		case strings.HasPrefix(line, "resumed") && len(f) > 2:
+			resumed, _ = strconv.Atoi(f[2])
+		}
+	}
+	if full == 0 || stopped < full/2 || stopped+resumed != full {
+		t.Fatalf("full %d, stopped after %d, resumed wrote %d: the two parts must add up to one full run\n%s", full, stopped, resumed, text)
 	}
 }

@@ -18,17 +18,22 @@ import (
 
 // config is read from the environment; flags override some fields.
 type config struct {
-	DatabaseURL    string
-	Addr           string
-	SecretKey      string
-	Neo4jURI       string
-	Neo4jUser      string
-	Neo4jPassword  string
-	Neo4jDatabase  string
-	NATSURL        string
-	RateLimitToken int
-	RateLimitIP    int
-	RateLimitProbe int
+	DatabaseURL   string
+	Addr          string
+	SecretKey     string
+	Neo4jURI      string
+	Neo4jUser     string
+	Neo4jPassword string
+	Neo4jDatabase string
+	// Neo4jQueryTimeout (NEO4J_QUERY_TIMEOUT_SECONDS) and Neo4jMaxNeighbourEdges
+	// (NEO4J_MAX_NEIGHBOUR_EDGES) bound every Neo4j transaction and neighbour query;
+	// 0 takes neo4jgraph's defaults.
+	Neo4jQueryTimeout      time.Duration
+	Neo4jMaxNeighbourEdges int
+	NATSURL                string
+	RateLimitToken         int
+	RateLimitIP            int
+	RateLimitProbe         int
 	// TrustedProxies (VIGIA_TRUSTED_PROXIES, CIDRs) are the load balancers whose
 	// ForwardedHeader (VIGIA_FORWARDED_HEADER) names the client address.
 	TrustedProxies     []netip.Prefix
@@ -64,6 +69,14 @@ func loadConfig() (config, error) {
 		NATSURL:       os.Getenv("VIGIA_NATS_URL"),
 	}
 	var err error
+	timeout, err := envInt("NEO4J_QUERY_TIMEOUT_SECONDS", 0)
+	if err != nil {
+		return c, err
+	}
+	c.Neo4jQueryTimeout = time.Duration(timeout) * time.Second
+	if c.Neo4jMaxNeighbourEdges, err = envInt("NEO4J_MAX_NEIGHBOUR_EDGES", 0); err != nil {
+		return c, err
+	}
 	if c.RateLimitToken, err = envInt("VIGIA_RATE_LIMIT_TOKEN", 600); err != nil {
 		return c, err
 	}

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
@@ -19,29 +21,41 @@ import (
 func graphCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "graph", Short: "The lineage and knowledge graph"}
 	var ws string
+	var restart bool
 	rebuild := &cobra.Command{Use: "rebuild", Short: "Re-project the lineage/knowledge graph from Postgres into the graph backend",
+		Long: `Re-project the lineage/knowledge graph from Postgres into the graph backend.
+
+The record is written back in steps of ` + fmt.Sprint(lineage.RebuildBatch) + ` rows, each saved as it lands: a rebuild that
+stops (an error, Ctrl-C) resumes after its last saved step when run again. --restart
+starts it from zero instead.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withApp(c.Context(), stderr, func(a *app.App) error {
+				bar := newRebuildProgress(stderr)
+				defer bar.finish()
+				opts := lineage.RebuildOptions{Restart: restart, Progress: bar.update}
 				if ws != "" {
 					w, err := a.Identity.Workspace(c.Context(), ws)
 					if err != nil {
 						return about(fmt.Sprintf("workspace %q", ws), err)
 					}
-					if err := a.Lineage.RebuildWorkspace(c.Context(), w.ID); err != nil {
+					if err := a.Lineage.RebuildWorkspace(c.Context(), w.ID, opts); err != nil {
 						return about(fmt.Sprintf("graph of workspace %q", ws), err)
 					}
+					bar.finish()
 					fmt.Fprintln(stdout, "rebuilt 1 workspace")
 					return nil
 				}
-				n, err := a.Lineage.Rebuild(c.Context())
+				n, err := a.Lineage.Rebuild(c.Context(), opts)
 				if err != nil {
 					return err
 				}
+				bar.finish()
 				fmt.Fprintf(stdout, "rebuilt %d workspaces\n", n)
 				return nil
 			})
 		}}
 	rebuild.Flags().StringVar(&ws, "workspace", "", "only this workspace (name or id); default all")
+	rebuild.Flags().BoolVar(&restart, "restart", false, "discard an unfinished rebuild's progress and start from zero")
 	cmd.AddCommand(rebuild)
 	return cmd
 }
@@ -117,4 +131,53 @@ func runImport(ctx context.Context, stdout, stderr io.Writer, ws, path string,
 		printUnmatched(stdout, res.Unmatched, res.UnmatchedNames)
 		return nil
 	})
+}
+
+// rebuildProgress draws a bar per workspace rebuild on a terminal, and elsewhere a
+// line at each phase and every rebuildProgressEvery steps.
+type rebuildProgress struct {
+	out  io.Writer
+	tty  bool
+	bar  *progressbar.ProgressBar
+	ws   string
+	last lineage.RebuildPhase
+}
+
+const rebuildProgressEvery = 20
+
+func newRebuildProgress(out io.Writer) *rebuildProgress {
+	tty := false
+	if f, ok := out.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &rebuildProgress{out: out, tty: tty}
+}
+
+func (p *rebuildProgress) update(st lineage.RebuildState, c lineage.RecordCounts) {
+	total := c.Datasets + c.Exposures + c.Edges
+	done := min(st.NodesWritten+st.EdgesWritten, total)
+	label := "graph " + st.WorkspaceID[:min(8, len(st.WorkspaceID))]
+	if !p.tty {
+		if st.Phase != p.last || st.WorkspaceID != p.ws || st.Batches%rebuildProgressEvery == 0 {
+			fmt.Fprintf(p.out, "%s: %s, %d/%d rows written\n", label, st.Phase, done, total)
+		}
+		p.ws, p.last = st.WorkspaceID, st.Phase
+		return
+	}
+	if p.bar == nil || p.ws != st.WorkspaceID {
+		p.finish()
+		p.bar = progressbar.NewOptions64(max(total, 1), progressbar.OptionSetWriter(p.out), progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(true), progressbar.OptionSetRenderBlankState(true))
+		p.ws = st.WorkspaceID
+	}
+	p.bar.Describe(fmt.Sprintf("%s %-9s", label, st.Phase))
+	_ = p.bar.Set64(done)
+}
+
+func (p *rebuildProgress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		fmt.Fprintln(p.out)
+		p.bar = nil
+	}
 }
