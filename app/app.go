@@ -31,6 +31,8 @@ import (
 	"github.com/vigia-data/vigia/lineage/pggraph"
 	"github.com/vigia-data/vigia/lineage/sqllineage"
 	"github.com/vigia-data/vigia/netguard"
+	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/rule"
@@ -40,8 +42,11 @@ import (
 	"github.com/vigia-data/vigia/source/connect"
 	"github.com/vigia-data/vigia/store"
 	"github.com/vigia-data/vigia/team"
+	"github.com/vigia-data/vigia/ticket"
+	"github.com/vigia-data/vigia/ticket/generic"
+	"github.com/vigia-data/vigia/ticket/jira"
+	"github.com/vigia-data/vigia/ticket/linear"
 	"github.com/vigia-data/vigia/trust"
-	"github.com/vigia-data/vigia/webhook"
 )
 
 // Config holds what the wiring needs beyond the database.
@@ -86,7 +91,7 @@ type Config struct {
 	// ConsumptionsPerMinute is a workspace's limit of recorded reads per minute.
 	ConsumptionsPerMinute int
 
-	// Webhooks: see webhook.Config. WebhookAllowHosts (VIGIA_WEBHOOK_ALLOW_HOSTS) admits
+	// Webhooks: see notify.Config. WebhookAllowHosts (VIGIA_WEBHOOK_ALLOW_HOSTS) admits
 	// named loopback or private receivers for development and tests only; WebhookResolver
 	// and WebhookRootCAs are injected by tests (nil: the system's, SSL_CERT_FILE honoured).
 	WebhookAllowHosts    []string
@@ -128,7 +133,9 @@ type App struct {
 	Contracts   *contract.Service
 	// closeGraph closes the Neo4j driver when that backend is used.
 	closeGraph  func(ctx context.Context) error
-	Webhooks    *webhook.Service
+	Notify      *notify.Service
+	OnCall      *oncall.Service
+	Tickets     *ticket.Service
 	WebhookJobs *jobs.Queue
 }
 
@@ -188,12 +195,26 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	// Contracts render rules and domains; trust and domain versions read their state from the store.
 	a.Contracts = contract.NewService(db.Contracts(), db, a.Catalog, a.Rules, a.Products, clock)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
-	// After a scan: lineage, then the active contracts' checks (a violation opens an
-	// issue), then incidents, then the domains' verdicts (one event per domain whose
-	// aggregated verdict the scan's verdicts changed).
+	// A succeeded scan's event is consumed by lineage, then the active contracts' checks
+	// (a violation opens an issue), then incidents, then the domains' verdicts (one event
+	// per domain whose aggregated verdict the scan's verdicts changed):
+	// scan.Service.AfterScan, the job of scan.AfterJobKind.
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
-		Weights: db.Products(), After: scan.Finishers{a.Lineage, a.Contracts, a.Incidents, a.Products}}, clock, log, scanCfg)
-	a.Webhooks, a.WebhookJobs = newWebhooks(cfg, db, box, msgs, clock, a.Issues, log)
+		Weights: db.Products(), Consumers: []scan.NamedConsumer{{Name: "lineage", Consumer: a.Lineage},
+			{Name: "contracts", Consumer: a.Contracts}, {Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products}}},
+		clock, log, scanCfg)
+	// Notifications, then on-call (which sends through them) and ticket integrations
+	// (which resolve issues through the issue workflow); deliveries and ticket syncs run
+	// on the webhook queue.
+	a.WebhookJobs = newWebhookQueue(cfg, db, log)
+	a.Notify = notify.NewService(db.Webhooks(), db, deliveryJobs{a.WebhookJobs}, box, msgs, clock, log,
+		db.WebhookIncidents(), notify.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
+			RootCAs: cfg.WebhookRootCAs, LegacyPrefix: cfg.WebhookLegacyPrefix, PublicURL: cfg.PublicURL,
+			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel})
+	a.OnCall = oncall.NewService(db.Webhooks(), db, a.Notify, clock, log)
+	a.Tickets = ticket.NewService(db.Webhooks(), db, ticketJobs{a.WebhookJobs}, box, msgs, clock, log,
+		ticketTransitions{a.Issues}, []ticket.Provider{jira.Provider(), linear.Provider(), generic.Provider()}, ticket.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
+			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
 	a.handleJobs()
 	return a, nil
 }
@@ -206,6 +227,13 @@ func (a *App) handleJobs() {
 			return jobs.Permanent(err)
 		}
 		return a.Scans.Run(ctx, args.ScanID)
+	})
+	a.Jobs.Handle(scan.AfterJobKind, func(ctx context.Context, j jobs.Job) error {
+		var args scanJobArgs
+		if err := json.Unmarshal(j.Args, &args); err != nil {
+			return jobs.Permanent(err)
+		}
+		return a.Scans.AfterScan(ctx, args.ScanID, j.Attempt >= j.MaxAttempts)
 	})
 	a.Jobs.Handle(lineage.ProjectionJobKind, func(ctx context.Context, j jobs.Job) error {
 		var args projectionArgs
@@ -221,8 +249,8 @@ func (a *App) handleJobs() {
 		}
 		return err
 	})
-	a.WebhookJobs.Handle(webhook.JobKind, a.runDelivery)
-	a.WebhookJobs.Handle(webhook.TicketJobKind, a.runTicketSync)
+	a.WebhookJobs.Handle(notify.JobKind, a.runDelivery)
+	a.WebhookJobs.Handle(ticket.JobKind, a.runTicketSync)
 }
 
 // contractEffects gives scan reads the contract feature's effect of schema changes.
@@ -310,7 +338,7 @@ func (a *App) Server() *rest.Server {
 		TrustedProxies: a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
-			Trust: a.Trust, Products: a.Products, Webhooks: a.Webhooks, Contracts: a.Contracts,
+			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql")}, a.Log)
 }
@@ -360,6 +388,15 @@ type scanJobs struct{ q *jobs.Queue }
 func (s scanJobs) EnqueueScan(ctx context.Context, scanID, workspaceID, _ string) (string, error) {
 	return s.q.Enqueue(ctx, scan.JobKind, scanJobArgs{ScanID: scanID}, jobs.EnqueueOpts{
 		WorkspaceID: workspaceID, UniqueKey: "scan:" + scanID, MaxAttempts: 5})
+}
+
+func (s scanJobs) EnqueueAfterScan(ctx context.Context, scanID, workspaceID string) error {
+	_, err := s.q.Enqueue(ctx, scan.AfterJobKind, scanJobArgs{ScanID: scanID}, jobs.EnqueueOpts{
+		WorkspaceID: workspaceID, UniqueKey: "scan.after:" + scanID, MaxAttempts: 5})
+	if errors.Is(err, jobs.ErrDuplicate) {
+		return nil
+	}
+	return err
 }
 
 // sources opens customers' databases through the guarded dialer.

@@ -10,6 +10,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/jobs"
 	"github.com/vigia-data/vigia/lineage"
 )
@@ -158,7 +159,17 @@ func TestLineageCapsAndPaths(t *testing.T) {
 			t.Fatalf("delete again: %d", r.Status)
 		}
 		ctx := app.AsAdmin(context.Background(), le.ws, "cli")
-		res, err := env.App.Lineage.LoadDeclarations(ctx, []byte(`
+		declare := func(body string) (lineage.ImportResult, error) {
+			if err := env.App.Lineage.MayDeclare(ctx); err != nil {
+				return lineage.ImportResult{}, err
+			}
+			f, err := ingest.DecodeDeclarations([]byte(body))
+			if err != nil {
+				return lineage.ImportResult{}, err
+			}
+			return env.App.Lineage.LoadDeclarations(ctx, f)
+		}
+		res, err := declare(`
 edges:
   - from: shop/public.c50
     to: shop/public.hub
@@ -166,14 +177,14 @@ exposures:
   - name: Painel operacional
     type: dashboard
     depends_on: [public.h03]
-`))
+`)
 		if err != nil || res.Edges != 1 || res.Exposures != 1 {
 			t.Fatalf("declarations: %+v %v", res, err)
 		}
-		if _, err := env.App.Lineage.LoadDeclarations(ctx, []byte("edges:\n  - from: shop/public.nothing\n    to: shop/public.hub\n")); !vigia.IsKind(err, vigia.KindInvalid) {
+		if _, err := declare("edges:\n  - from: shop/public.nothing\n    to: shop/public.hub\n"); !vigia.IsKind(err, vigia.KindInvalid) {
 			t.Fatalf("unknown name: %v", err)
 		}
-		if _, err := env.App.Lineage.LoadDeclarations(ctx, []byte("edges: [oops")); !vigia.IsKind(err, vigia.KindInvalid) {
+		if _, err := declare("edges: [oops"); !vigia.IsKind(err, vigia.KindInvalid) {
 			t.Fatalf("bad yaml: %v", err)
 		}
 	})

@@ -16,7 +16,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/ticket"
 )
 
 // ticketEnv starts Vigia with the webhook test configuration and the test's clock.
@@ -53,7 +53,7 @@ func TestTicketPollingJira(t *testing.T) {
 	ctx := context.Background()
 	sync := func() {
 		t.Helper()
-		if err := env.App.Webhooks.SyncTickets(ctx, id); err != nil {
+		if err := env.App.Tickets.SyncTickets(ctx, id); err != nil {
 			t.Fatalf("sync: %v", err)
 		}
 	}
@@ -143,7 +143,7 @@ func TestTicketPollingBackoff(t *testing.T) {
 	ctx := context.Background()
 	sync := func(a *app.App) {
 		t.Helper()
-		if err := a.Webhooks.SyncTickets(ctx, id); err != nil {
+		if err := a.Tickets.SyncTickets(ctx, id); err != nil {
 			t.Fatalf("sync: %v", err)
 		}
 	}
@@ -153,7 +153,7 @@ func TestTicketPollingBackoff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return slices.ContainsFunc(ds, func(d webhook.DueSync) bool { return d.ID == id })
+		return slices.ContainsFunc(ds, func(d ticket.DueSync) bool { return d.ID == id })
 	}
 
 	tracker.failNext(429, 500, 503, 401, 500, 500, 502)
@@ -236,7 +236,7 @@ func TestTicketPollingBackoff(t *testing.T) {
 		rec.mustLink(t, admin, MustIssue(t, env, ws, ds, "anomaly", "warning", clock.Now(), nil), rebind, "INC-9",
 			"https://"+rebindHost+"/tickets/INC-9")
 		n := len(tracker.requests())
-		if err := env.App.Webhooks.SyncTickets(ctx, rebind); err != nil {
+		if err := env.App.Tickets.SyncTickets(ctx, rebind); err != nil {
 			t.Fatal(err)
 		}
 		st := rec.state(t, admin, rebind)
@@ -376,7 +376,7 @@ func TestTicketWriteBackJira(t *testing.T) {
 	act(outside, "resolve")
 	act(unscoped, "ignore")
 	body := jiraEvent("OPS-12", "done", time.Now())
-	if r := postTicket(t, env, id, body, "X-Hub-Signature: sha256="+webhook.SignTicketEvent(ticketSecret, body)); r.Status != 200 {
+	if r := postTicket(t, env, id, body, "X-Hub-Signature: sha256="+ticket.SignTicketEvent(ticketSecret, body)); r.Status != 200 {
 		t.Fatalf("inbound: %d %s", r.Status, r.Body)
 	}
 	if s := issueStatus(t, env, fromTicket); s != "resolved" {
@@ -422,7 +422,7 @@ func TestTicketLinearPollAndWriteBack(t *testing.T) {
 	ctx := context.Background()
 	sync := func() {
 		t.Helper()
-		if err := env.App.Webhooks.SyncTickets(ctx, id); err != nil {
+		if err := env.App.Tickets.SyncTickets(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -494,7 +494,7 @@ func TestTicketGenericContractExample(t *testing.T) {
 		"credentials": map[string]any{"api_token": tokenMarker}})
 	issue := MustIssue(t, env, ws, ds, "anomaly", "warning", clock.Now(), nil)
 	rec.mustLink(t, admin, issue, id, "INC:2041", base+"/tickets/INC:2041")
-	if err := env.App.Webhooks.SyncTickets(context.Background(), id); err != nil {
+	if err := env.App.Tickets.SyncTickets(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
 	if gotPath != "/api/tickets/INC:2041" || gotAuth != "Bearer "+tokenMarker || issueStatus(t, env, issue) != "resolved" {
@@ -525,7 +525,7 @@ func TestTicketWriteBackFromScans(t *testing.T) {
 	rec.mustLink(t, e.member, id, integration, "OPS-20", tracker.URL+"/browse/OPS-20")
 	sync := func() {
 		t.Helper()
-		if err := env.App.Webhooks.SyncTickets(context.Background(), integration); err != nil {
+		if err := env.App.Tickets.SyncTickets(context.Background(), integration); err != nil {
 			t.Fatal(err)
 		}
 	}

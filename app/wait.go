@@ -16,13 +16,17 @@ func AsAdmin(ctx context.Context, workspaceID, actor string) context.Context {
 
 // WaitScan works scan jobs in this process until the scan finishes (a running server
 // may work it instead), reporting its progress as it changes. ctx must carry a
-// principal of the scan's workspace.
+// principal of the scan's workspace. A succeeded scan is returned once its after-scan
+// steps (lineage, incidents, domain verdict events: the consumers of its
+// scan.succeeded event) are done too — WaitScan works their job as well — so what
+// derives from the scan can be read when it returns; it is the one way tests and the
+// command line wait for derived state.
 func (a *App) WaitScan(ctx context.Context, scanID string, progress func(scan.Scan)) (scan.Scan, error) {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
 		for wctx.Err() == nil {
-			ran, err := a.Jobs.RunOne(wctx, scan.JobKind)
+			ran, err := a.Jobs.RunOne(wctx, scan.JobKind, scan.AfterJobKind)
 			if err != nil && wctx.Err() == nil {
 				a.Log.Warn("local scan worker", "cause", err.Error())
 			}
@@ -46,7 +50,10 @@ func (a *App) WaitScan(ctx context.Context, scanID string, progress func(scan.Sc
 		}
 		last = sc
 		if sc.Finished() {
-			return sc, nil
+			done, err := a.Scans.AfterScanDone(ctx, scanID)
+			if err != nil || done {
+				return sc, err
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -19,7 +19,7 @@ import (
 // what the receivers got is final.
 func settle(tb testing.TB, env *apptest.Env, ws string) {
 	tb.Helper()
-	if _, err := env.App.Webhooks.Dispatch(context.Background()); err != nil {
+	if _, err := env.App.Notify.Dispatch(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
 	eventually(tb, "deliveries to finish", func() bool {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app/apptest"
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/oncall"
 )
 
 // userOf returns the user id behind a session token.
@@ -250,7 +250,7 @@ func TestEscalationAndDigest(t *testing.T) {
 	// until the issue has gone up the rota to its team, then once more, which must send
 	// nothing new.
 	escalateUntil(t, env, "the issue to reach the team", func() bool { return escalation(t, env, issue) == "2 true" })
-	if _, err := env.App.Webhooks.Escalate(ctx); err != nil {
+	if _, err := env.App.OnCall.Escalate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, env, ws)
@@ -317,7 +317,7 @@ func TestEscalationAndDigest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		slot := webhook.WeeklySlot(time.Now(), loc)
+		slot := oncall.WeeklySlot(time.Now(), loc)
 		for _, c := range []struct {
 			days    int
 			revoked bool
@@ -333,7 +333,7 @@ func TestEscalationAndDigest(t *testing.T) {
 			}
 		}
 		for range 2 {
-			if _, err := env.App.Webhooks.SendDigests(ctx); err != nil {
+			if _, err := env.App.OnCall.SendDigests(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -371,7 +371,7 @@ func TestNotificationResponsesMatchOpenAPI(t *testing.T) {
 	env.Do(t, http.MethodPut, "/api/v1/oncall/rota", admin, map[string]any{"levels": []map[string]any{{"user_id": userOf(t, env, admin), "minutes": 5}}})
 	ds := env.MustDataset(t, ws, env.MustConnection(t, ws, "pg"), "public", "t")
 	MustEvent(t, env, ws, "dataset.verdict_changed", "dataset", ds, "k1", map[string]any{"dataset_id": ds, "from": "pass", "to": "warn"})
-	if _, err := env.App.Webhooks.Dispatch(context.Background()); err != nil {
+	if _, err := env.App.Notify.Dispatch(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -390,7 +390,7 @@ func TestNotificationResponsesMatchOpenAPI(t *testing.T) {
 func escalateUntil(tb testing.TB, env *apptest.Env, what string, done func() bool) {
 	tb.Helper()
 	eventually(tb, what, func() bool {
-		if _, err := env.App.Webhooks.Escalate(context.Background()); err != nil {
+		if _, err := env.App.OnCall.Escalate(context.Background()); err != nil {
 			tb.Fatal(err)
 		}
 		return done()

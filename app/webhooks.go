@@ -9,12 +9,11 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
-	"github.com/vigia-data/vigia/i18n"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/jobs"
-	"github.com/vigia-data/vigia/secret"
+	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/store"
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/ticket"
 )
 
 // deliveryMaxAttempts bounds the runs of a delivery job: the contract's 4 sends plus
@@ -24,20 +23,16 @@ const deliveryMaxAttempts = 8
 // errDeliveryRetry is the cause recorded when a delivery waits for its next attempt.
 var errDeliveryRetry = errors.New("webhook delivery will be retried")
 
-// newWebhooks wires the notification feature and its own job queue: deliveries run
-// apart from scans, many at once (a send mostly waits on the network), with a short poll
-// so that a worker restarted during back-off keeps the retry schedule.
-func newWebhooks(cfg Config, db *store.DB, box *secret.Box, msgs *i18n.Catalog, clock vigia.Clock, issues *issue.Service, log *slog.Logger) (*webhook.Service, *jobs.Queue) {
+// newWebhookQueue is the job queue of deliveries and ticket syncs: they run apart from
+// scans, many at once (a send mostly waits on the network), with a short poll so that a
+// worker restarted during back-off keeps the retry schedule.
+func newWebhookQueue(cfg Config, db *store.DB, log *slog.Logger) *jobs.Queue {
 	workers := cfg.WebhookWorkers
 	if workers <= 0 {
 		workers = 64
 	}
-	queue := jobs.New(db.Pool(), jobs.Options{Logger: log, Concurrency: map[string]int{webhook.JobQueue: workers},
+	return jobs.New(db.Pool(), jobs.Options{Logger: log, Concurrency: map[string]int{notify.JobQueue: workers},
 		Heartbeat: cfg.JobHeartbeat, StaleAfter: cfg.JobStaleAfter, Poll: 250 * time.Millisecond})
-	return webhook.NewService(db.Webhooks(), db, deliveryJobs{queue}, box, msgs, clock, log,
-		db.WebhookIncidents(), ticketTransitions{issues}, webhook.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
-			RootCAs: cfg.WebhookRootCAs, LegacyPrefix: cfg.WebhookLegacyPrefix, PublicURL: cfg.PublicURL,
-			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel, TicketPollBatch: cfg.TicketPollBatch}), queue
 }
 
 // ticketSyncMaxAttempts bounds the runs of a ticket sync job: a run cut short by a dead
@@ -46,20 +41,20 @@ const ticketSyncMaxAttempts = 3
 
 // runTicketSync is an integration's sync job: its pending write-backs, then its poll.
 func (a *App) runTicketSync(ctx context.Context, j jobs.Job) error {
-	var args webhook.TicketSyncJobArgs
+	var args ticket.SyncJobArgs
 	if err := json.Unmarshal(j.Args, &args); err != nil {
 		return jobs.Permanent(jobs.WithCode("bad_args", err))
 	}
-	return a.Webhooks.SyncTickets(ctx, args.IntegrationID)
+	return a.Tickets.SyncTickets(ctx, args.IntegrationID)
 }
 
 // runDelivery is the delivery job: one attempt, then the queue waits as the service asks.
 func (a *App) runDelivery(ctx context.Context, j jobs.Job) error {
-	var args webhook.DeliveryJobArgs
+	var args notify.DeliveryJobArgs
 	if err := json.Unmarshal(j.Args, &args); err != nil {
 		return jobs.Permanent(jobs.WithCode("bad_args", err))
 	}
-	out, err := a.Webhooks.Deliver(ctx, args.DeliveryID, j.Attempt >= j.MaxAttempts)
+	out, err := a.Notify.Deliver(ctx, args.DeliveryID, j.Attempt >= j.MaxAttempts)
 	switch {
 	case err != nil:
 		return err
@@ -71,25 +66,27 @@ func (a *App) runDelivery(ctx context.Context, j jobs.Job) error {
 	return nil
 }
 
-// deliveryJobs puts delivery and ticket sync jobs on the webhook queue, in the caller's
-// transaction.
+// deliveryJobs puts delivery jobs on the webhook queue, in the caller's transaction.
 type deliveryJobs struct{ q *jobs.Queue }
 
 // EnqueueDelivery enqueues a delivery's job once: a second call for the same delivery
 // finds the first job.
 func (d deliveryJobs) EnqueueDelivery(ctx context.Context, deliveryID, workspaceID string) error {
-	_, err := d.q.Enqueue(ctx, webhook.JobKind, webhook.DeliveryJobArgs{DeliveryID: deliveryID}, jobs.EnqueueOpts{
-		Queue: webhook.JobQueue, WorkspaceID: workspaceID, MaxAttempts: deliveryMaxAttempts, UniqueKey: "delivery:" + deliveryID})
+	_, err := d.q.Enqueue(ctx, notify.JobKind, notify.DeliveryJobArgs{DeliveryID: deliveryID}, jobs.EnqueueOpts{
+		Queue: notify.JobQueue, WorkspaceID: workspaceID, MaxAttempts: deliveryMaxAttempts, UniqueKey: "delivery:" + deliveryID})
 	if errors.Is(err, jobs.ErrDuplicate) {
 		return nil
 	}
 	return err
 }
 
+// ticketJobs puts ticket sync jobs on the webhook queue, in the caller's transaction.
+type ticketJobs struct{ q *jobs.Queue }
+
 // EnqueueTicketSync queues an integration's sync job unless one is queued or running.
-func (d deliveryJobs) EnqueueTicketSync(ctx context.Context, integrationID, workspaceID string) error {
-	_, err := d.q.Enqueue(ctx, webhook.TicketJobKind, webhook.TicketSyncJobArgs{IntegrationID: integrationID}, jobs.EnqueueOpts{
-		Queue: webhook.JobQueue, WorkspaceID: workspaceID, MaxAttempts: ticketSyncMaxAttempts, UniqueKey: "ticket.sync:" + integrationID})
+func (d ticketJobs) EnqueueTicketSync(ctx context.Context, integrationID, workspaceID string) error {
+	_, err := d.q.Enqueue(ctx, ticket.JobKind, ticket.SyncJobArgs{IntegrationID: integrationID}, jobs.EnqueueOpts{
+		Queue: notify.JobQueue, WorkspaceID: workspaceID, MaxAttempts: ticketSyncMaxAttempts, UniqueKey: "ticket.sync:" + integrationID})
 	if errors.Is(err, jobs.ErrDuplicate) {
 		return nil
 	}
@@ -100,10 +97,13 @@ func (d deliveryJobs) EnqueueTicketSync(ctx context.Context, integrationID, work
 // until ctx ends; RunWorkers calls it. It returns once everything it started stopped.
 func (a *App) RunWebhookWorkers(ctx context.Context) error {
 	var wg sync.WaitGroup
-	wg.Go(func() { a.Webhooks.RunBackground(ctx, a.Config.WebhookDispatchEvery) })
+	wg.Go(func() { a.Notify.RunBackground(ctx, a.Config.WebhookDispatchEvery) })
+	wg.Go(func() { a.OnCall.RunBackground(ctx) })
+	wg.Go(func() { a.Tickets.RunBackground(ctx, a.Config.WebhookDispatchEvery) })
 	err := a.WebhookJobs.Run(ctx)
 	wg.Wait()
-	a.Webhooks.Close()
+	a.Notify.Close()
+	a.Tickets.Close()
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -445,7 +445,7 @@ func TestStaleDeliveryIsSkipped(t *testing.T) {
 	id, _ := MustChannel(t, env, admin, map[string]any{"name": "late", "config": map[string]any{"webhook_url": rcv.URL},
 		"event_kinds": []string{"dataset.verdict_changed"}})
 	verdictEvent(t, env, ws)
-	if _, err := env.App.Webhooks.Dispatch(context.Background()); err != nil {
+	if _, err := env.App.Notify.Dispatch(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := env.DB.Pool().Exec(context.Background(), `UPDATE webhook_deliveries SET created_at = now() - interval '7 hours',

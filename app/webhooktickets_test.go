@@ -12,7 +12,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app/apptest"
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/ticket"
 )
 
 const ticketSecret = "tracker-secret-0123456789"
@@ -80,15 +80,15 @@ func TestInboundTicketEvents(t *testing.T) {
 	}
 
 	done := jiraEvent("OPS-12", "done", time.Now())
-	good := "X-Hub-Signature: sha256=" + webhook.SignTicketEvent(ticketSecret, done)
+	good := "X-Hub-Signature: sha256=" + ticket.SignTicketEvent(ticketSecret, done)
 
 	t.Run("RefusalsAreIdenticalAndChangeNothing", func(t *testing.T) {
 		cases := map[string]*apptest.Response{
-			"BadSignature":       postTicket(t, env, jira, done, "X-Hub-Signature: sha256="+webhook.SignTicketEvent("wrong-secret-000000", done)),
+			"BadSignature":       postTicket(t, env, jira, done, "X-Hub-Signature: sha256="+ticket.SignTicketEvent("wrong-secret-000000", done)),
 			"NoSignature":        postTicket(t, env, jira, done, ""),
 			"UnknownIntegration": postTicket(t, env, vigia.NewID(), done, good),
 			"NotAnID":            postTicket(t, env, "nope", done, good),
-			"NoSecret":           postTicket(t, env, noSecret, done, "X-Hub-Signature: sha256="+webhook.SignTicketEvent(ticketSecret, done)),
+			"NoSecret":           postTicket(t, env, noSecret, done, "X-Hub-Signature: sha256="+ticket.SignTicketEvent(ticketSecret, done)),
 		}
 		var first string
 		for name, r := range cases {
@@ -109,12 +109,12 @@ func TestInboundTicketEvents(t *testing.T) {
 	})
 	t.Run("StaleOrMissingTimestampIs400", func(t *testing.T) {
 		old := jiraEvent("OPS-12", "done", time.Now().Add(-6*time.Minute))
-		r := postTicket(t, env, jira, old, "X-Hub-Signature: sha256="+webhook.SignTicketEvent(ticketSecret, old))
+		r := postTicket(t, env, jira, old, "X-Hub-Signature: sha256="+ticket.SignTicketEvent(ticketSecret, old))
 		if e := decodeError(t, r); r.Status != http.StatusBadRequest || e.Code != "timestamp_invalid" {
 			t.Fatalf("old: %d %s", r.Status, r.Body)
 		}
 		none := []byte(`{"issue":{"key":"OPS-12","fields":{"status":{"statusCategory":{"key":"done"}}}}}`)
-		r = postTicket(t, env, jira, none, "X-Hub-Signature: sha256="+webhook.SignTicketEvent(ticketSecret, none))
+		r = postTicket(t, env, jira, none, "X-Hub-Signature: sha256="+ticket.SignTicketEvent(ticketSecret, none))
 		if r.Status != http.StatusBadRequest {
 			t.Fatalf("missing: %d %s", r.Status, r.Body)
 		}
@@ -123,7 +123,7 @@ func TestInboundTicketEvents(t *testing.T) {
 		}
 	})
 	t.Run("TooLargeBeforeSignature", func(t *testing.T) {
-		big := bytes.Repeat([]byte("x"), webhook.MaxInboundBody+1)
+		big := bytes.Repeat([]byte("x"), ticket.MaxInboundBody+1)
 		r := postTicket(t, env, vigia.NewID(), big, "")
 		if e := decodeError(t, r); r.Status != http.StatusRequestEntityTooLarge || e.Code != "payload_too_large" {
 			t.Fatalf("got %d %s", r.Status, r.Body)
@@ -156,7 +156,7 @@ func TestInboundTicketEvents(t *testing.T) {
 		send := func(body []byte) string {
 			t.Helper()
 			var out map[string]any
-			r := postTicket(t, env, jira, body, "X-Hub-Signature: sha256="+webhook.SignTicketEvent(ticketSecret, body))
+			r := postTicket(t, env, jira, body, "X-Hub-Signature: sha256="+ticket.SignTicketEvent(ticketSecret, body))
 			r.JSON(t, &out)
 			if r.Status != 200 {
 				t.Fatalf("%d %s", r.Status, r.Body)
@@ -191,7 +191,7 @@ func TestInboundTicketEvents(t *testing.T) {
 		body, _ := json.Marshal(map[string]any{"action": "update", "type": "Issue", "webhookTimestamp": time.Now().UnixMilli(),
 			"data": map[string]any{"identifier": "OPS-7", "state": map[string]any{"type": "completed", "name": "Done"}}})
 		var out map[string]any
-		r := postTicket(t, env, linear, body, "Linear-Signature: "+webhook.SignTicketEvent(ticketSecret, body))
+		r := postTicket(t, env, linear, body, "Linear-Signature: "+ticket.SignTicketEvent(ticketSecret, body))
 		r.JSON(t, &out)
 		if r.Status != 200 || out["status"] != "applied" {
 			t.Fatalf("linear: %d %s", r.Status, r.Body)
@@ -205,7 +205,7 @@ func TestInboundTicketEvents(t *testing.T) {
 			ruleIssue).Scan(&status, &current, &history); err != nil || status != "resolved" || !current || !history {
 			t.Fatalf("rule issue: status %s, current %v, history %v (%v)", status, current, history, err)
 		}
-		if r := postTicket(t, env, linear, body, "Linear-Signature: sha256="+webhook.SignTicketEvent(ticketSecret, body)); r.Status != 401 {
+		if r := postTicket(t, env, linear, body, "Linear-Signature: sha256="+ticket.SignTicketEvent(ticketSecret, body)); r.Status != 401 {
 			t.Fatalf("linear with a prefixed signature: %d", r.Status)
 		}
 	})
@@ -222,7 +222,7 @@ func TestInboundTicketEvents(t *testing.T) {
 		}
 		body := []byte(fmt.Sprintf(`{"ticket_key":"INC-2041","status_category":"done","timestamp":%d}`, time.Now().Unix()))
 		var out map[string]any
-		postTicket(t, env, generic, body, "X-Ticket-Signature: "+webhook.SignTicketEvent(ticketSecret, body)).JSON(t, &out)
+		postTicket(t, env, generic, body, "X-Ticket-Signature: "+ticket.SignTicketEvent(ticketSecret, body)).JSON(t, &out)
 		if out["status"] != "applied" || issueStatus(t, env, other) != "resolved" {
 			t.Fatalf("generic: %v", out)
 		}
@@ -272,7 +272,7 @@ func TestInboundTicketEvents(t *testing.T) {
 		if e := decodeError(t, last); last.Status != http.StatusTooManyRequests || e.Code != "rate_limited" || last.Header.Get("Retry-After") == "" {
 			t.Fatalf("121st request: %d %s", last.Status, last.Body)
 		}
-		big := bytes.Repeat([]byte("x"), webhook.MaxInboundBody+1)
+		big := bytes.Repeat([]byte("x"), ticket.MaxInboundBody+1)
 		if r := postTicket(t, env, id, big, ""); r.Status != http.StatusTooManyRequests {
 			t.Fatalf("over the limit a large body still gets %d, want 429 first", r.Status)
 		}

@@ -668,9 +668,9 @@ func checkOf(sub Subject, scanID *string, now time.Time) CheckResult {
 }
 
 // AfterScan checks every dataset of the scanned connection that has an active contract
-// against it (scan.Finisher): the outcome becomes the dataset's contract state, and a
-// violation opens the dataset's issue of type contract (one at a time), which the
-// first check that holds again resolves.
+// against it (a scan.Consumer of the scan.succeeded event, idempotent): the outcome
+// becomes the dataset's contract state, and a violation opens the dataset's issue of
+// type contract (one at a time), which the first check that holds again resolves.
 func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scanID string) error {
 	subjects, err := s.store.Subjects(ctx, workspaceID, connectionID, nil)
 	if err != nil {

@@ -70,3 +70,14 @@ type ConsumerRead struct {
 	RunRef       *string      `json:"run_ref"`
 	Datasets     []DatasetRef `json:"datasets"`
 }
+
+// TypeScanSucceeded is the type of the outbox event a succeeded scan writes in the
+// transaction that marks it succeeded. It is no notification: its consumers are the
+// after-scan steps (lineage, incidents, domain verdict events), each of which processes
+// it at least once, in order per connection (see scan.Service.AfterScan).
+const TypeScanSucceeded = "scan.succeeded"
+
+// ScanSucceeded is the payload of a scan.succeeded event.
+type ScanSucceeded struct {
+	ConnectionID string `json:"connection_id"`
+}

@@ -2,15 +2,13 @@ package lineage
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
 	"unicode"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/ingest"
 )
 
 // Origins of declared and imported lineage.
@@ -20,9 +18,6 @@ const (
 	originDBT          = "dbt:"
 	originOpenLineage  = "openlineage:"
 )
-
-// maxImportBytes bounds a manifest, an event or a declaration file.
-const maxImportBytes = 32 << 20
 
 // ImportResult says what an import or a declaration changed.
 type ImportResult struct {
@@ -284,49 +279,22 @@ func (s *Service) checkDatasets(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// DeclarationFile is the YAML file `vigia lineage declare` loads. Datasets are named
-// connection/schema.table (or by id).
-//
-//	edges:
-//	  - from: warehouse/public.orders
-//	    to: warehouse/analytics.orders_clean
-//	    columns: [{from: amount, to: amount_eur}]
-//	exposures:
-//	  - name: Receita diária
-//	    type: dashboard
-//	    url: https://bi.example.pt/d/42
-//	    owner: financas
-//	    depends_on: [warehouse/analytics.revenue_daily]
-type DeclarationFile struct {
-	Edges []struct {
-		From    string       `yaml:"from"`
-		To      string       `yaml:"to"`
-		Columns []ColumnPair `yaml:"columns"`
-	} `yaml:"edges"`
-	Exposures []struct {
-		Name      string   `yaml:"name"`
-		Type      string   `yaml:"type"`
-		URL       string   `yaml:"url"`
-		Owner     string   `yaml:"owner"`
-		DependsOn []string `yaml:"depends_on"`
-	} `yaml:"exposures"`
+// MayDeclare returns KindForbidden unless the caller may load a declaration file (an
+// admin session: the command line acts as the workspace admin). Callers check it
+// before decoding the file (ingest.DecodeDeclarations), so a forbidden upload is not
+// parsed.
+func (s *Service) MayDeclare(ctx context.Context) error {
+	_, err := vigia.RequireSession(ctx, vigia.RoleAdmin)
+	return err
 }
 
 // LoadDeclarations replaces the workspace's file-declared edges and exposures with a
-// YAML declaration (admin only: the command line acts as the workspace admin).
-// Returns KindForbidden, KindInvalid for bad YAML (without echoing it) or a name that
-// matches no dataset.
-func (s *Service) LoadDeclarations(ctx context.Context, body []byte) (ImportResult, error) {
+// decoded declaration file (admin only, see MayDeclare). Returns KindForbidden, or
+// KindInvalid for a name that matches no dataset.
+func (s *Service) LoadDeclarations(ctx context.Context, f ingest.Declarations) (ImportResult, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleAdmin)
 	if err != nil {
 		return ImportResult{}, err
-	}
-	if len(body) > maxImportBytes {
-		return ImportResult{}, &vigia.Error{Kind: vigia.KindTooLarge, Code: vigia.CodePayloadTooLarge, Key: "error.payload_too_large"}
-	}
-	var f DeclarationFile
-	if err := yaml.UnmarshalWithOptions(body, &f, yaml.Strict()); err != nil {
-		return ImportResult{}, vigia.Invalid(vigia.Field("value_error", nil, "file"))
 	}
 	names, err := s.nameIndex(ctx, p.WorkspaceID)
 	if err != nil {
@@ -340,7 +308,8 @@ func (s *Service) LoadDeclarations(ctx context.Context, body []byte) (ImportResu
 		if !ok1 || !ok2 || src == dst {
 			return ImportResult{}, vigia.Invalid(vigia.Field("value_error", nil, "edges", itoa(i)))
 		}
-		edges = append(edges, RecordEdge{Edge: Edge{Source: src, Target: dst, Columns: e.Columns, ColumnLevel: len(e.Columns) > 0}})
+		cols := columnPairs(e.Columns)
+		edges = append(edges, RecordEdge{Edge: Edge{Source: src, Target: dst, Columns: cols, ColumnLevel: len(cols) > 0}})
 	}
 	var exps []ExposureInput
 	for i, x := range f.Exposures {
@@ -419,58 +388,16 @@ func (ix nameIndex) ref(name string) (string, bool) {
 	return m[0], true
 }
 
-// dbtManifest is the part of a dbt manifest.json lineage reads. Column lineage, which
-// dbt does not record itself, is read where a tool put it in a column's meta:
-// columns.<c>.meta.lineage = [{node: <unique_id>, column: <c>}].
-type dbtManifest struct {
-	Metadata struct {
-		ProjectName string `json:"project_name"`
-	} `json:"metadata"`
-	Nodes     map[string]dbtNode `json:"nodes"`
-	Sources   map[string]dbtNode `json:"sources"`
-	Exposures map[string]struct {
-		Name  string `json:"name"`
-		Label string `json:"label"`
-		Type  string `json:"type"`
-		URL   string `json:"url"`
-		Owner struct {
-			Name  string `json:"name"`
-			Email string `json:"email"`
-		} `json:"owner"`
-		DependsOn struct {
-			Nodes []string `json:"nodes"`
-		} `json:"depends_on"`
-	} `json:"exposures"`
-}
-
-type dbtNode struct {
-	ResourceType string `json:"resource_type"`
-	Schema       string `json:"schema"`
-	Name         string `json:"name"`
-	Alias        string `json:"alias"`
-	Identifier   string `json:"identifier"`
-	DependsOn    struct {
-		Nodes []string `json:"nodes"`
-	} `json:"depends_on"`
-	Columns map[string]struct {
-		Meta struct {
-			Lineage []struct {
-				Node   string `json:"node"`
-				Column string `json:"column"`
-			} `json:"lineage"`
-		} `json:"meta"`
-	} `json:"columns"`
-}
-
-func (n dbtNode) relation() string {
-	name := n.Name
-	if n.Identifier != "" {
-		name = n.Identifier
+// columnPairs are a declaration's column pairs as lineage keeps them.
+func columnPairs(in []ingest.ColumnPair) []ColumnPair {
+	if in == nil {
+		return nil
 	}
-	if n.Alias != "" {
-		name = n.Alias
+	out := make([]ColumnPair, 0, len(in))
+	for _, c := range in {
+		out = append(out, ColumnPair{From: c.From, To: c.To, Direct: c.Direct})
 	}
-	return n.Schema + "." + name
+	return out
 }
 
 // dbtExposureTypes maps dbt's exposure types to ours.
@@ -485,21 +412,11 @@ var dbtExposureTypes = map[string]string{"dashboard": "dashboard", "notebook": "
 // fewer than half its current edges and exposures, the import is refused with
 // KindConflict (CodeDBTImportWouldErase, the unmatched names in the detail) unless
 // opts.Replace is set. Session admins and API tokens (the run-results endpoint is a
-// marked write) may call it. Returns KindInvalid for a body that is not a manifest.
-func (s *Service) ImportDBTManifest(ctx context.Context, manifest []byte, opts ImportOptions) (ImportResult, error) {
-	p, err := vigia.MustPrincipal(ctx)
+// marked write) may call it (see MayImportDBT).
+func (s *Service) ImportDBTManifest(ctx context.Context, m ingest.DBTManifest, opts ImportOptions) (ImportResult, error) {
+	p, err := mayImportDBT(ctx)
 	if err != nil {
 		return ImportResult{}, err
-	}
-	if !p.IsToken() && p.Role != vigia.RoleAdmin {
-		return ImportResult{}, vigia.Forbidden(vigia.CodeForbidden, "error.forbidden")
-	}
-	if len(manifest) > maxImportBytes {
-		return ImportResult{}, &vigia.Error{Kind: vigia.KindTooLarge, Code: vigia.CodePayloadTooLarge, Key: "error.payload_too_large"}
-	}
-	var m dbtManifest
-	if err := json.Unmarshal(manifest, &m); err != nil || (m.Nodes == nil && m.Sources == nil) {
-		return ImportResult{}, vigia.Invalid(vigia.Field("value_error", nil, "manifest"))
 	}
 	names, err := s.nameIndex(ctx, p.WorkspaceID)
 	if err != nil {
@@ -508,8 +425,8 @@ func (s *Service) ImportDBTManifest(ctx context.Context, manifest []byte, opts I
 	res := ImportResult{UnmatchedNames: []string{}}
 	var unmatched []string
 	dataset := map[string]string{} // unique_id → dataset id
-	resolve := func(uid string, n dbtNode) {
-		if id, ok := names.ref(n.relation()); ok {
+	resolve := func(uid string, n ingest.DBTNode) {
+		if id, ok := names.ref(n.Relation()); ok {
 			dataset[uid] = id
 		} else {
 			unmatched = append(unmatched, uid)
@@ -668,11 +585,24 @@ func listNames(names []string) []string {
 	return out
 }
 
-// RunResults is what POST /integrations/dbt/run-results receives: dbt's
-// run_results.json and, for lineage, the manifest of the same run.
-type RunResults struct {
-	RunResults json.RawMessage
-	Manifest   json.RawMessage
+// MayImportDBT returns KindForbidden unless the caller may import a dbt manifest: an
+// admin session or an API token (the run-results endpoint is a marked write). Callers
+// check it before decoding the manifest (ingest.DecodeDBTManifest), so a forbidden
+// upload is not parsed.
+func (s *Service) MayImportDBT(ctx context.Context) error {
+	_, err := mayImportDBT(ctx)
+	return err
+}
+
+func mayImportDBT(ctx context.Context) (vigia.Principal, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return vigia.Principal{}, err
+	}
+	if !p.IsToken() && p.Role != vigia.RoleAdmin {
+		return vigia.Principal{}, vigia.Forbidden(vigia.CodeForbidden, "error.forbidden")
+	}
+	return p, nil
 }
 
 // RunSummary is what a dbt run told.
@@ -683,36 +613,20 @@ type RunSummary struct {
 	Lineage      *ImportResult  `json:"lineage"`
 }
 
-// DBTRunResults reads a dbt run's results (a marked write for tokens) and, when the
-// manifest comes along, imports its lineage with opts (see ImportDBTManifest). Returns
-// KindInvalid for bodies that are not dbt artefacts, KindConflict when the import would
-// erase the project's lineage.
-func (s *Service) DBTRunResults(ctx context.Context, in RunResults, opts ImportOptions) (RunSummary, error) {
+// DBTRunResults records a dbt run's results (a marked write for tokens) and, when the
+// run's manifest comes along, imports its lineage with opts (see ImportDBTManifest).
+// Returns KindForbidden for a manifest the caller may not import, KindConflict when the
+// import would erase the project's lineage.
+func (s *Service) DBTRunResults(ctx context.Context, run ingest.DBTRun, manifest *ingest.DBTManifest, opts ImportOptions) (RunSummary, error) {
 	if _, err := vigia.MustPrincipal(ctx); err != nil {
 		return RunSummary{}, err
 	}
-	var rr struct {
-		Metadata struct {
-			InvocationID string `json:"invocation_id"`
-		} `json:"metadata"`
-		Results []struct {
-			UniqueID string `json:"unique_id"`
-			Status   string `json:"status"`
-		} `json:"results"`
+	out := RunSummary{InvocationID: run.InvocationID, Results: run.Results, ByStatus: run.ByStatus}
+	if out.ByStatus == nil {
+		out.ByStatus = map[string]int{}
 	}
-	if len(in.RunResults) == 0 || json.Unmarshal(in.RunResults, &rr) != nil || rr.Results == nil {
-		return RunSummary{}, vigia.Invalid(vigia.Field("value_error", nil, "run_results"))
-	}
-	out := RunSummary{InvocationID: rr.Metadata.InvocationID, Results: len(rr.Results), ByStatus: map[string]int{}}
-	for _, r := range rr.Results {
-		st := r.Status
-		if len(st) > 32 {
-			st = "other"
-		}
-		out.ByStatus[st]++
-	}
-	if len(in.Manifest) > 0 {
-		res, err := s.ImportDBTManifest(ctx, in.Manifest, opts)
+	if manifest != nil {
+		res, err := s.ImportDBTManifest(ctx, *manifest, opts)
 		if err != nil {
 			return RunSummary{}, err
 		}

@@ -9,32 +9,11 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/ingest"
 )
 
-// Bounds of OpenLineage input.
-const (
-	// MaxOpenLineageBatch is how many events one batch may carry.
-	MaxOpenLineageBatch = 1000
-	// maxOLDatasets bounds the inputs and outputs of one event.
-	maxOLDatasets = 1000
-	// maxOLName bounds a namespace or a name.
-	maxOLName = 1000
-	// maxUnmatchedNames bounds the unmatched names a result lists.
-	maxUnmatchedNames = 100
-)
-
-// Kinds of OpenLineage events (spec 2-0-2: RunEvent, JobEvent, DatasetEvent).
-const (
-	olRun     = "run"
-	olJob     = "job"
-	olDataset = "dataset"
-)
-
-// Field types of refused events.
-const (
-	// TypeOpenLineageKind: the body is no RunEvent, JobEvent or DatasetEvent.
-	TypeOpenLineageKind = "openlineage_kind_unsupported"
-)
+// maxUnmatchedNames bounds the unmatched names a result lists.
+const maxUnmatchedNames = 100
 
 // OpenLineageResult says what a batch of OpenLineage events changed.
 type OpenLineageResult struct {
@@ -48,55 +27,11 @@ type OpenLineageResult struct {
 	// them as namespace/name (at most 100).
 	Unmatched      int
 	UnmatchedNames []string
-	Refused        []RefusedEvent
-}
-
-// RefusedEvent is an event of a batch that was not read, with why (never its content).
-type RefusedEvent struct {
-	Index  int
-	Fields []vigia.FieldError
-}
-
-// olEventIn is the part of an OpenLineage event lineage reads.
-type olEventIn struct {
-	EventType string          `json:"eventType"`
-	EventTime string          `json:"eventTime"`
-	Run       json.RawMessage `json:"run"`
-	Job       *struct {
-		Namespace string `json:"namespace"`
-		Name      string `json:"name"`
-	} `json:"job"`
-	Dataset *olDatasetIn  `json:"dataset"`
-	Inputs  []olDatasetIn `json:"inputs"`
-	Outputs []olDatasetIn `json:"outputs"`
-}
-
-type olDatasetIn struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	Facets    struct {
-		ColumnLineage *struct {
-			Fields map[string]struct {
-				InputFields []struct {
-					Namespace       string `json:"namespace"`
-					Name            string `json:"name"`
-					Field           string `json:"field"`
-					Transformations []struct {
-						Type    string `json:"type"`
-						Subtype string `json:"subtype"`
-						Masking bool   `json:"masking"`
-					} `json:"transformations"`
-				} `json:"inputFields"`
-				// TransformationType is the facet's older form: IDENTITY or MASKED.
-				TransformationType string `json:"transformationType"`
-			} `json:"fields"`
-		} `json:"columnLineage"`
-	} `json:"facets"`
+	Refused        []ingest.RefusedEvent
 }
 
 // olEvent is a validated event as the merge reads it.
 type olEvent struct {
-	kind string
 	// complete events carry the whole of a job's lineage: a RunEvent COMPLETE, a
 	// JobEvent (static lineage). The others add to it.
 	complete bool
@@ -290,35 +225,20 @@ func sortedRefs(rs []olRef) []olRef {
 // schema and table (postgres {database}.{schema}.{table}, mysql {database}.{table}). An
 // output that is no dataset of the workspace is a destination outside the warehouse.
 //
-// With single, the body was one event: a refused event is KindInvalid. Otherwise a
-// refused event is listed in the result and the others are read.
-func (s *Service) OpenLineageEvents(ctx context.Context, events []json.RawMessage, single bool) (OpenLineageResult, error) {
+// The batch comes decoded (ingest.DecodeOpenLineage): its refused events are listed in
+// the result.
+func (s *Service) OpenLineageEvents(ctx context.Context, batch ingest.OLBatch) (OpenLineageResult, error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
 		return OpenLineageResult{}, err
 	}
-	res := OpenLineageResult{Events: len(events), Refused: []RefusedEvent{}, UnmatchedNames: []string{}}
-	if len(events) > MaxOpenLineageBatch {
-		return res, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": MaxOpenLineageBatch}))
+	res := OpenLineageResult{Events: batch.Events, Accepted: batch.Accepted, Refused: batch.Refused, UnmatchedNames: []string{}}
+	if res.Refused == nil {
+		res.Refused = []ingest.RefusedEvent{}
 	}
-	var valid []olEvent
-	for i, raw := range events {
-		var loc []string
-		if !single {
-			loc = []string{itoa(i)}
-		}
-		ev, fields := decodeOpenLineage(raw, loc)
-		if len(fields) > 0 {
-			if single {
-				return res, vigia.Invalid(fields...)
-			}
-			res.Refused = append(res.Refused, RefusedEvent{Index: i, Fields: fields})
-			continue
-		}
-		res.Accepted++
-		if ev.job != "" {
-			valid = append(valid, ev)
-		}
+	valid := make([]olEvent, 0, len(batch.Lineage))
+	for _, ev := range batch.Lineage {
+		valid = append(valid, olEventOf(ev))
 	}
 	if len(valid) == 0 {
 		return res, nil
@@ -400,171 +320,27 @@ func (s *Service) OpenLineageEvents(ctx context.Context, events []json.RawMessag
 	return res, nil
 }
 
-// decodeOpenLineage validates one event. An event that tells nothing of lineage (a
-// failed or aborted run, a DatasetEvent without columnLineage) comes back with no job.
-func decodeOpenLineage(raw json.RawMessage, loc []string) (olEvent, []vigia.FieldError) {
-	at := func(l ...string) []string { return append(slices.Clone(loc), l...) }
-	var in olEventIn
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return olEvent{}, []vigia.FieldError{vigia.Field("json_invalid", nil, loc...)}
-	}
-	var ev olEvent
-	switch {
-	case len(in.Run) > 0 && string(in.Run) != "null" && in.Job != nil:
-		ev.kind = olRun
-	case in.Job != nil && in.Dataset == nil:
-		ev.kind = olJob
-	case in.Dataset != nil && in.Job == nil:
-		ev.kind = olDataset
-	default:
-		// Neither a run, a job nor a dataset event: say so, not which field is missing.
-		return olEvent{}, []vigia.FieldError{vigia.Field(TypeOpenLineageKind, nil, loc...)}
-	}
-	var fields []vigia.FieldError
-	t, ok := parseEventTime(in.EventTime)
-	if !ok {
-		fields = append(fields, vigia.Field("datetime_parsing", nil, at("eventTime")...))
-	}
-	ev.at = t
-	if ev.kind != olDataset {
-		if in.Job.Namespace == "" || in.Job.Name == "" || !cleanName(in.Job.Namespace) || !cleanName(in.Job.Name) {
-			fields = append(fields, vigia.Field("value_error", map[string]any{"min_length": 1, "max_length": maxOLName}, at("job")...))
+// olEventOf is a decoded event as the merge reads it: the stored state has its own
+// types (olRef, olPair), kept apart from the decoding's.
+func olEventOf(in ingest.OLEvent) olEvent {
+	ref := func(r ingest.OLRef) olRef { return olRef{NS: r.Namespace, Name: r.Name} }
+	refs := func(rs []ingest.OLRef) []olRef {
+		var out []olRef
+		for _, r := range rs {
+			out = append(out, ref(r))
 		}
+		return out
 	}
-	if len(in.Inputs) > maxOLDatasets || len(in.Outputs) > maxOLDatasets {
-		fields = append(fields, vigia.Field("too_long", map[string]any{"max_length": maxOLDatasets}, at("inputs")...))
-	}
-	check := func(d olDatasetIn, l ...string) {
-		if !cleanName(d.Namespace) || !cleanName(d.Name) || d.Namespace == "" || d.Name == "" {
-			fields = append(fields, vigia.Field("value_error", map[string]any{"min_length": 1, "max_length": maxOLName}, at(l...)...))
+	ev := olEvent{complete: in.Complete, at: in.At, job: in.Job,
+		facts: olFacts{inputs: refs(in.Inputs), outputs: refs(in.Outputs), columns: map[olRef][]olPair{}}}
+	for out, cols := range in.Columns {
+		pairs := make([]olPair, 0, len(cols))
+		for _, c := range cols {
+			pairs = append(pairs, olPair{Out: ref(c.Out), Field: c.Field, In: ref(c.In), From: c.From, Direct: c.Direct})
 		}
+		ev.facts.columns[ref(out)] = pairs
 	}
-	for i, d := range in.Inputs {
-		check(d, "inputs", itoa(i))
-	}
-	for i, d := range in.Outputs {
-		check(d, "outputs", itoa(i))
-	}
-	if in.Dataset != nil {
-		check(*in.Dataset, "dataset")
-	}
-	if len(fields) > 0 {
-		return olEvent{}, fields
-	}
-	switch ev.kind {
-	case olRun:
-		switch strings.ToUpper(in.EventType) {
-		case "FAIL", "ABORT":
-			return ev, nil // a failed run tells nothing about lineage
-		case "COMPLETE":
-			ev.complete = true
-		}
-		ev.job = in.Job.Namespace + "/" + in.Job.Name
-	case olJob:
-		ev.complete = true
-		ev.job = in.Job.Namespace + "/" + in.Job.Name
-	case olDataset:
-		// A dataset's static lineage is its columnLineage facet; without it the event
-		// describes the dataset only.
-		if in.Dataset.Facets.ColumnLineage == nil {
-			return ev, nil
-		}
-		ev.complete = true
-		ev.job = "dataset:" + in.Dataset.Namespace + "/" + in.Dataset.Name
-		in.Outputs = []olDatasetIn{*in.Dataset}
-	}
-	ev.facts = olFactsOf(in, &fields, at)
-	if len(fields) > 0 {
-		return olEvent{}, fields
-	}
-	return ev, nil
-}
-
-// olFactsOf reads an event's inputs, outputs and column pairs.
-func olFactsOf(in olEventIn, fields *[]vigia.FieldError, at func(...string) []string) olFacts {
-	f := olFacts{columns: map[olRef][]olPair{}}
-	for _, d := range in.Inputs {
-		f.inputs = append(f.inputs, olRef{NS: d.Namespace, Name: d.Name})
-	}
-	for i, d := range in.Outputs {
-		out := olRef{NS: d.Namespace, Name: d.Name}
-		f.outputs = append(f.outputs, out)
-		cl := d.Facets.ColumnLineage
-		if cl == nil {
-			continue
-		}
-		pairs := []olPair{}
-		for field, fl := range cl.Fields {
-			for _, inf := range fl.InputFields {
-				if !cleanName(field) || !cleanName(inf.Namespace) || !cleanName(inf.Name) || !cleanName(inf.Field) ||
-					inf.Namespace == "" || inf.Name == "" || inf.Field == "" {
-					*fields = append(*fields, vigia.Field("value_error", nil, at("outputs", itoa(i), "facets", "columnLineage")...))
-					return f
-				}
-				flows, direct := transformation(fl.TransformationType, inf.Transformations)
-				if !flows {
-					continue
-				}
-				pairs = append(pairs, olPair{Out: out, Field: field, In: olRef{NS: inf.Namespace, Name: inf.Name}, From: inf.Field, Direct: direct})
-			}
-		}
-		slices.SortFunc(pairs, func(a, b olPair) int {
-			return strings.Compare(a.Field+"\x1f"+a.In.String()+"\x1f"+a.From, b.Field+"\x1f"+b.In.String()+"\x1f"+b.From)
-		})
-		f.columns[out] = slices.Compact(pairs)
-	}
-	return f
-}
-
-// transformation reads an input field's transformations: it flows into the output
-// column when one of them is DIRECT (INDIRECT ones — filters, joins, sorts, groupings —
-// only shape the rows), and the column is a plain copy (direct) when one is
-// DIRECT/IDENTITY and none masks. Without transformations (older producers) the field
-// flows, and the facet's deprecated transformationType IDENTITY says it is a copy.
-func transformation(legacyType string, ts []struct {
-	Type    string `json:"type"`
-	Subtype string `json:"subtype"`
-	Masking bool   `json:"masking"`
-}) (flows, direct bool) {
-	if len(ts) == 0 {
-		return true, strings.EqualFold(legacyType, "IDENTITY")
-	}
-	masked := false
-	for _, t := range ts {
-		if strings.EqualFold(t.Type, "DIRECT") {
-			flows = true
-			if strings.EqualFold(t.Subtype, "IDENTITY") {
-				direct = true
-			}
-		}
-		masked = masked || t.Masking
-	}
-	return flows, direct && !masked
-}
-
-// parseEventTime reads an eventTime: RFC 3339, or without a zone (as some clients send
-// it), then read as UTC.
-func parseEventTime(s string) (time.Time, bool) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
-}
-
-// cleanName reports whether a namespace, name or field can be stored: not too long, no
-// NUL or other control characters.
-func cleanName(s string) bool {
-	if len(s) > maxOLName {
-		return false
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
+	return ev
 }
 
 // olIndex matches OpenLineage datasets with the workspace's datasets.

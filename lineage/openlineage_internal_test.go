@@ -2,10 +2,11 @@ package lineage
 
 import (
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/vigia-data/vigia/ingest"
 )
 
 // olTestEvent builds a run event as JSON; facet maps output field → input "name.field"
@@ -41,6 +42,21 @@ func olTestEvent(typ, at string, inputs []string, facet map[string][2]string) js
 	return b
 }
 
+// decodeAll decodes a batch as the transport does and gives its events as the merge
+// reads them.
+func decodeAll(t *testing.T, raw []json.RawMessage) []olEvent {
+	t.Helper()
+	b, err := ingest.DecodeOpenLineage(raw, false)
+	if err != nil || len(b.Refused) > 0 || len(b.Lineage) != len(raw) {
+		t.Fatalf("batch refused: %v %+v", err, b.Refused)
+	}
+	var events []olEvent
+	for _, ev := range b.Lineage {
+		events = append(events, olEventOf(ev))
+	}
+	return events
+}
+
 func permutations(n int) [][]int {
 	if n == 1 {
 		return [][]int{{0}}
@@ -66,14 +82,7 @@ func TestOpenLineageMergeIsOrderIndependent(t *testing.T) {
 			map[string][2]string{"x": {"orders.x", "IDENTITY"}, "y": {"customers.y", "TRANSFORMATION"}}),
 		olTestEvent("START", "2026-11-21T09:00:00Z", []string{"shop.public.orders", "shop.public.rates"}, nil),
 	}
-	var events []olEvent
-	for i, r := range raw {
-		ev, fields := decodeOpenLineage(r, []string{"body", fmt.Sprint(i)})
-		if len(fields) > 0 {
-			t.Fatalf("event %d refused: %+v", i, fields)
-		}
-		events = append(events, ev)
-	}
+	events := decodeAll(t, raw)
 	type view struct {
 		In, Out []olRef
 		Pairs   []olPair
@@ -120,39 +129,11 @@ func TestOpenLineageCompleteWithoutFacetKeepsColumns(t *testing.T) {
 	without := olTestEvent("COMPLETE", "2026-11-20T11:00:00Z", []string{"shop.public.orders"}, nil)
 	for _, order := range [][]json.RawMessage{{withCols, without}, {without, withCols}} {
 		st := &olState{}
-		for _, r := range order {
-			ev, _ := decodeOpenLineage(r, nil)
+		for _, ev := range decodeAll(t, order) {
 			st.merge(ev)
 		}
 		if _, _, pairs := st.effective(); len(pairs) != 1 {
 			t.Fatalf("a later COMPLETE without the facet erased the column map: %+v", pairs)
-		}
-	}
-}
-
-func TestOpenLineageKinds(t *testing.T) {
-	for _, c := range []struct {
-		body     string
-		refused  string
-		job      string
-		complete bool
-	}{
-		{`{"eventTime":"2026-11-20T10:00:00Z","job":{"namespace":"n","name":"j"},"inputs":[],"outputs":[]}`, "", "n/j", true},
-		{`{"eventTime":"2021-11-03T10:53:52.427343","dataset":{"namespace":"n","name":"d","facets":{}}}`, "", "", false},
-		{`{"eventTime":"2021-11-03T10:53:52.427343","dataset":{"namespace":"n","name":"d","facets":{"columnLineage":{"fields":{}}}}}`, "", "dataset:n/d", true},
-		{`{"eventType":"FAIL","eventTime":"2026-11-20T10:00:00Z","run":{"runId":"x"},"job":{"namespace":"n","name":"j"}}`, "", "", false},
-		{`{"eventTime":"2026-11-20T10:00:00Z","producer":"x"}`, TypeOpenLineageKind, "", false},
-		{`{"eventType":"START","eventTime":"yesterday","run":{"runId":"x"},"job":{"namespace":"n","name":"j"}}`, "datetime_parsing", "", false},
-		{`{"eventType":"START","eventTime":"2026-11-20T10:00:00Z","run":{"runId":"x"},"job":{"namespace":"n","name":"a\u0000b"}}`, "value_error", "", false},
-	} {
-		ev, fields := decodeOpenLineage(json.RawMessage(c.body), []string{"body"})
-		switch {
-		case c.refused != "" && (len(fields) == 0 || fields[0].Type != c.refused):
-			t.Errorf("%s: fields %+v, want %s", c.body, fields, c.refused)
-		case c.refused == "" && len(fields) > 0:
-			t.Errorf("%s: refused %+v", c.body, fields)
-		case ev.job != c.job || ev.complete != c.complete:
-			t.Errorf("%s: job %q complete %v", c.body, ev.job, ev.complete)
 		}
 	}
 }

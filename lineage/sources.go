@@ -16,8 +16,9 @@ const (
 // AfterScan runs at the end of each scan of a connection: it re-derives the parsed
 // edges from the view definitions discovery captured and the inferred edges from names
 // and keys, projects them and takes a snapshot when the graph changed. Each step's
-// failure is returned after the others ran. Incidents are grouped after it (package
-// incident, the next of the scan's finishers).
+// failure is returned after the others ran. It is the first consumer of a succeeded
+// scan's event (scan.Service.AfterScan); incidents are grouped after it (package
+// incident, the next consumer).
 func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scanID string) error {
 	cat, err := s.store.ConnectionDatasets(ctx, connectionID)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/incident"
+	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/lineage"
 )
 
@@ -311,7 +312,7 @@ type OpenLineageBodyIn struct{}
 // Schema documents both JSON forms.
 func (OpenLineageBodyIn) Schema(r huma.Registry) *huma.Schema {
 	ev := r.Schema(reflect.TypeOf(OpenLineageEventIn{}), true, "OpenLineageEventIn")
-	max := lineage.MaxOpenLineageBatch
+	max := ingest.MaxOpenLineageBatch
 	return &huma.Schema{OneOf: []*huma.Schema{ev, {Type: huma.TypeArray, Items: ev, MaxItems: &max}}}
 }
 
@@ -847,7 +848,12 @@ func (s *Server) handleOpenLineage(w http.ResponseWriter, r *http.Request, _ *in
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := s.deps.Lineage.OpenLineageEvents(r.Context(), events, single)
+	batch, err := ingest.DecodeOpenLineage(events, single)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, err := s.deps.Lineage.OpenLineageEvents(r.Context(), batch)
 	s.reply(w, r, err, func() any { return s.toOpenLineageOut(r, res) })
 }
 
@@ -871,8 +877,8 @@ func readOpenLineage(r *http.Request) ([]json.RawMessage, bool, error) {
 			if len(line) == 0 {
 				continue
 			}
-			if len(events) == lineage.MaxOpenLineageBatch {
-				return nil, false, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": lineage.MaxOpenLineageBatch}))
+			if len(events) == ingest.MaxOpenLineageBatch {
+				return nil, false, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": ingest.MaxOpenLineageBatch}))
 			}
 			if !json.Valid(line) {
 				return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil, strconv.Itoa(i)))
@@ -895,8 +901,8 @@ func readOpenLineage(r *http.Request) ([]json.RawMessage, bool, error) {
 		if err := json.Unmarshal(b, &events); err != nil {
 			return nil, false, vigia.Invalid(vigia.Field("json_invalid", nil))
 		}
-		if len(events) > lineage.MaxOpenLineageBatch {
-			return nil, false, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": lineage.MaxOpenLineageBatch}))
+		if len(events) > ingest.MaxOpenLineageBatch {
+			return nil, false, vigia.Invalid(vigia.Field("too_long", map[string]any{"max_length": ingest.MaxOpenLineageBatch}))
 		}
 		return events, false, nil
 	}
@@ -935,9 +941,27 @@ func (s *Server) handleDBTRunResults(w http.ResponseWriter, r *http.Request, in 
 		s.writeError(w, r, vigia.Invalid(vigia.Field("json_invalid", nil)))
 		return
 	}
+	run, err := ingest.DecodeDBTRunResults(body.RunResults)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var manifest *ingest.DBTManifest
+	if len(body.Manifest) > 0 {
+		// The permission first: a manifest the caller may not import is not parsed.
+		if err := s.deps.Lineage.MayImportDBT(r.Context()); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		m, err := ingest.DecodeDBTManifest(body.Manifest)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		manifest = &m
+	}
 	replace := in.Bool("replace")
-	res, err := s.deps.Lineage.DBTRunResults(r.Context(), lineage.RunResults{RunResults: body.RunResults, Manifest: body.Manifest},
-		lineage.ImportOptions{Replace: replace != nil && *replace})
+	res, err := s.deps.Lineage.DBTRunResults(r.Context(), run, manifest, lineage.ImportOptions{Replace: replace != nil && *replace})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

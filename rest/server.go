@@ -59,7 +59,9 @@ type Deps struct {
 	Incidents   IncidentService
 	Trust       TrustService
 	Products    ProductService
-	Webhooks    WebhookService
+	Notify      NotifyService
+	OnCall      OnCallService
+	Tickets     TicketService
 	Contracts   ContractService
 	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).

@@ -2,22 +2,24 @@ package rest
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/incident"
+	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/team"
+	"github.com/vigia-data/vigia/ticket"
 	"github.com/vigia-data/vigia/trust"
-	"github.com/vigia-data/vigia/webhook"
 )
 
 // The transport depends on these per-area interfaces, one per feature, holding just
@@ -113,7 +115,7 @@ type IncidentService interface {
 
 // LineageService is what the transport needs of lineage and the knowledge graph.
 type LineageService interface {
-	DBTRunResults(ctx context.Context, in lineage.RunResults, opts lineage.ImportOptions) (lineage.RunSummary, error)
+	DBTRunResults(ctx context.Context, run ingest.DBTRun, manifest *ingest.DBTManifest, opts lineage.ImportOptions) (lineage.RunSummary, error)
 	DeclareEdge(ctx context.Context, in lineage.DeclaredEdge) error
 	DeclareExposure(ctx context.Context, in lineage.ExposureInput) (lineage.Exposure, error)
 	DeleteDeclaredEdge(ctx context.Context, sourceID, targetID string) error
@@ -122,7 +124,8 @@ type LineageService interface {
 	Impact(ctx context.Context, datasetID string, column *string) (lineage.ImpactResult, error)
 	KnowledgeGraph(ctx context.Context, o lineage.KnowledgeOpts) (lineage.KGraph, error)
 	Lineage(ctx context.Context, datasetID string) (lineage.LineageResult, error)
-	OpenLineageEvents(ctx context.Context, events []json.RawMessage, single bool) (lineage.OpenLineageResult, error)
+	MayImportDBT(ctx context.Context) error
+	OpenLineageEvents(ctx context.Context, batch ingest.OLBatch) (lineage.OpenLineageResult, error)
 	Path(ctx context.Context, datasetID, targetID string) (lineage.PathResult, error)
 	SnapshotHistory(ctx context.Context, page vigia.Page) (vigia.List[lineage.Snapshot], error)
 	SuggestDomains(ctx context.Context) (lineage.DomainSuggestions, error)
@@ -173,32 +176,41 @@ type ProductService interface {
 	VersionPage(ctx context.Context, id string, page vigia.Page) (vigia.List[product.VersionRow], error)
 }
 
-// WebhookService is what the transport needs of notifications, on-call and tickets.
-type WebhookService interface {
-	Channel(ctx context.Context, id string) (webhook.Channel, error)
-	CreateChannel(ctx context.Context, in webhook.ChannelInput) (webhook.Channel, string, error)
-	CreateIntegration(ctx context.Context, in webhook.IntegrationInput) (webhook.TicketIntegration, error)
-	CreateMute(ctx context.Context, in webhook.MuteInput) (webhook.Mute, error)
+// NotifyService is what the transport needs of notifications: channels, deliveries,
+// mutes and the notification list.
+type NotifyService interface {
+	Channel(ctx context.Context, id string) (notify.Channel, error)
+	CreateChannel(ctx context.Context, in notify.ChannelInput) (notify.Channel, string, error)
+	CreateMute(ctx context.Context, in notify.MuteInput) (notify.Mute, error)
 	DeleteChannel(ctx context.Context, id string) error
 	DeleteMute(ctx context.Context, id string) error
-	DeleteOnCallRota(ctx context.Context) error
-	Deliveries(ctx context.Context, channelID string, page vigia.Page) (vigia.List[webhook.Delivery], error)
-	Integration(ctx context.Context, id string) (webhook.TicketIntegration, error)
-	Integrations(ctx context.Context) ([]webhook.TicketIntegration, error)
-	LinkTicket(ctx context.Context, in webhook.LinkInput) (webhook.TicketLink, error)
-	ListChannels(ctx context.Context, page vigia.Page) (vigia.List[webhook.Channel], error)
-	Mutes(ctx context.Context, page vigia.Page) (vigia.List[webhook.Mute], error)
-	Notifications(ctx context.Context, f webhook.NotificationFilter) (vigia.List[webhook.Notification], error)
-	OnCallRota(ctx context.Context) (webhook.Rota, error)
-	PreviewChannel(ctx context.Context, id string, days int) (webhook.Preview, error)
-	ReceiveTicketEvent(ctx context.Context, in webhook.InboundRequest) (string, error)
+	Deliveries(ctx context.Context, channelID string, page vigia.Page) (vigia.List[notify.Delivery], error)
+	ListChannels(ctx context.Context, page vigia.Page) (vigia.List[notify.Channel], error)
+	Mutes(ctx context.Context, page vigia.Page) (vigia.List[notify.Mute], error)
+	Notifications(ctx context.Context, f notify.NotificationFilter) (vigia.List[notify.Notification], error)
+	PreviewChannel(ctx context.Context, id string, days int) (notify.Preview, error)
 	RotateSecret(ctx context.Context, id string) (string, error)
-	SetCredentials(ctx context.Context, id string, in webhook.CredentialsInput) (webhook.TicketIntegration, error)
-	SetOnCallRota(ctx context.Context, in webhook.RotaInput) (webhook.Rota, error)
-	Targets(ctx context.Context, id string) (webhook.TicketTargets, error)
-	TestChannel(ctx context.Context, id string) (webhook.TestResult, error)
-	UpdateChannel(ctx context.Context, id string, up webhook.ChannelUpdate) (webhook.Channel, error)
-	UpdateSync(ctx context.Context, id string, in webhook.SyncInput) (webhook.TicketIntegration, error)
+	TestChannel(ctx context.Context, id string) (notify.TestResult, error)
+	UpdateChannel(ctx context.Context, id string, up notify.ChannelUpdate) (notify.Channel, error)
+}
+
+// OnCallService is what the transport needs of the on-call rota.
+type OnCallService interface {
+	DeleteOnCallRota(ctx context.Context) error
+	OnCallRota(ctx context.Context) (oncall.Rota, error)
+	SetOnCallRota(ctx context.Context, in oncall.RotaInput) (oncall.Rota, error)
+}
+
+// TicketService is what the transport needs of ticket integrations.
+type TicketService interface {
+	CreateIntegration(ctx context.Context, in ticket.IntegrationInput) (ticket.Integration, error)
+	Integration(ctx context.Context, id string) (ticket.Integration, error)
+	Integrations(ctx context.Context) ([]ticket.Integration, error)
+	LinkTicket(ctx context.Context, in ticket.LinkInput) (ticket.Link, error)
+	ReceiveTicketEvent(ctx context.Context, in ticket.InboundRequest) (string, error)
+	SetCredentials(ctx context.Context, id string, in ticket.CredentialsInput) (ticket.Integration, error)
+	Targets(ctx context.Context, id string) (ticket.Targets, error)
+	UpdateSync(ctx context.Context, id string, in ticket.SyncInput) (ticket.Integration, error)
 }
 
 // ContractService is what the transport needs of data contracts.

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/oncall"
+	"github.com/vigia-data/vigia/ticket"
 )
 
 // ChannelConfigIn is a channel's configuration.
@@ -413,7 +415,7 @@ func (s *Server) webhookRoutes() {
 			"the integration whose base URL has the ticket's host is used."}, s.handleTicketLink)
 }
 
-func toChannelOut(c webhook.Channel) ChannelOut {
+func toChannelOut(c notify.Channel) ChannelOut {
 	out := ChannelOut{ID: c.ID, Name: c.Name, Kind: c.Kind, Config: ChannelConfigOut{WebhookURL: c.DisplayURL, Locale: c.Locale},
 		MinSeverity: c.MinSeverity, Digest: c.Digest, EventKinds: nonNilStrings(c.EventKinds),
 		Scope: ScopeOut{DomainIDs: nonNilStrings(c.Scope.DomainIDs), ConnectionIDs: nonNilStrings(c.Scope.ConnectionIDs),
@@ -427,11 +429,11 @@ func toChannelOut(c webhook.Channel) ChannelOut {
 	return out
 }
 
-func toScopeInput(in *ScopeIn) *webhook.ScopeInput {
+func toScopeInput(in *ScopeIn) *notify.ScopeInput {
 	if in == nil {
 		return nil
 	}
-	return &webhook.ScopeInput{DomainIDs: in.DomainIDs, ConnectionIDs: in.ConnectionIDs, DatasetIDs: in.DatasetIDs,
+	return &notify.ScopeInput{DomainIDs: in.DomainIDs, ConnectionIDs: in.ConnectionIDs, DatasetIDs: in.DatasetIDs,
 		IssueTypes: in.IssueTypes, IncludeAutoMonitors: in.IncludeAutoMonitors}
 }
 
@@ -462,7 +464,7 @@ func (s *Server) handleChannelCreate(w http.ResponseWriter, r *http.Request, in 
 		s.writeError(w, r, err)
 		return
 	}
-	c, secret, err := s.deps.Webhooks.CreateChannel(r.Context(), webhook.ChannelInput{Name: body.Name, Kind: body.Kind,
+	c, secret, err := s.deps.Notify.CreateChannel(r.Context(), notify.ChannelInput{Name: body.Name, Kind: body.Kind,
 		WebhookURL: body.Config.WebhookURL, Locale: locale, MinSeverity: body.MinSeverity, Digest: body.Digest,
 		EventKinds: body.EventKinds, Scope: toScopeInput(body.Scope), TeamID: body.TeamID})
 	if err != nil {
@@ -473,7 +475,7 @@ func (s *Server) handleChannelCreate(w http.ResponseWriter, r *http.Request, in 
 }
 
 func (s *Server) handleChannelList(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Webhooks.ListChannels(r.Context(), in.Page())
+	res, err := s.deps.Notify.ListChannels(r.Context(), in.Page())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -486,7 +488,7 @@ func (s *Server) handleChannelList(w http.ResponseWriter, r *http.Request, in *i
 }
 
 func (s *Server) handleChannelGet(w http.ResponseWriter, r *http.Request, in *input) {
-	c, err := s.deps.Webhooks.Channel(r.Context(), in.Path("channel_id"))
+	c, err := s.deps.Notify.Channel(r.Context(), in.Path("channel_id"))
 	s.reply(w, r, err, func() any { return toChannelOut(c) })
 }
 
@@ -496,9 +498,9 @@ func (s *Server) handleChannelPatch(w http.ResponseWriter, r *http.Request, in *
 		s.writeError(w, r, err)
 		return
 	}
-	up := webhook.ChannelUpdate{Name: body.Name, MinSeverity: body.MinSeverity, Digest: body.Digest, EventKinds: body.EventKinds,
+	up := notify.ChannelUpdate{Name: body.Name, MinSeverity: body.MinSeverity, Digest: body.Digest, EventKinds: body.EventKinds,
 		Scope: toScopeInput(body.Scope)}
-	if body.Kind != nil && *body.Kind != webhook.KindWebhook {
+	if body.Kind != nil && *body.Kind != notify.KindWebhook {
 		s.writeError(w, r, invalid("enum", "kind"))
 		return
 	}
@@ -517,12 +519,12 @@ func (s *Server) handleChannelPatch(w http.ResponseWriter, r *http.Request, in *
 		s.writeError(w, r, err)
 		return
 	}
-	c, err := s.deps.Webhooks.UpdateChannel(r.Context(), in.Path("channel_id"), up)
+	c, err := s.deps.Notify.UpdateChannel(r.Context(), in.Path("channel_id"), up)
 	s.reply(w, r, err, func() any { return toChannelOut(c) })
 }
 
 func (s *Server) handleChannelDelete(w http.ResponseWriter, r *http.Request, in *input) {
-	if err := s.deps.Webhooks.DeleteChannel(r.Context(), in.Path("channel_id")); err != nil {
+	if err := s.deps.Notify.DeleteChannel(r.Context(), in.Path("channel_id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -530,12 +532,12 @@ func (s *Server) handleChannelDelete(w http.ResponseWriter, r *http.Request, in 
 }
 
 func (s *Server) handleChannelRotate(w http.ResponseWriter, r *http.Request, in *input) {
-	secret, err := s.deps.Webhooks.RotateSecret(r.Context(), in.Path("channel_id"))
+	secret, err := s.deps.Notify.RotateSecret(r.Context(), in.Path("channel_id"))
 	s.reply(w, r, err, func() any { return SigningSecretOut{SigningSecret: secret} })
 }
 
 func (s *Server) handleChannelTest(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Webhooks.TestChannel(r.Context(), in.Path("channel_id"))
+	res, err := s.deps.Notify.TestChannel(r.Context(), in.Path("channel_id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -545,13 +547,13 @@ func (s *Server) handleChannelTest(w http.ResponseWriter, r *http.Request, in *i
 }
 
 func (s *Server) handleChannelPreview(w http.ResponseWriter, r *http.Request, in *input) {
-	p, err := s.deps.Webhooks.PreviewChannel(r.Context(), in.Path("channel_id"), in.Int("days"))
+	p, err := s.deps.Notify.PreviewChannel(r.Context(), in.Path("channel_id"), in.Int("days"))
 	s.reply(w, r, err, func() any {
 		return ChannelPreviewOut{Days: p.Days, Alerts: p.Alerts, Deliveries: p.Deliveries, Held: p.Held}
 	})
 }
 
-func toDeliveryOut(d webhook.Delivery) DeliveryOut {
+func toDeliveryOut(d notify.Delivery) DeliveryOut {
 	out := DeliveryOut{ID: d.ID, Event: d.Event, Status: d.Status, Test: d.Test, IdempotencyKey: d.IdempotencyKey,
 		Attempts: make([]DeliveryAttemptOut, 0, len(d.AttemptLog)), NextAttemptAt: d.NextAttemptAt,
 		LastStatusCode: d.LastStatusCode, LastError: d.LastError, CreatedAt: d.CreatedAt, FinishedAt: d.FinishedAt}
@@ -571,7 +573,7 @@ func toDeliveryOut(d webhook.Delivery) DeliveryOut {
 }
 
 func (s *Server) handleChannelDeliveries(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Webhooks.Deliveries(r.Context(), in.Path("channel_id"), in.Page())
+	res, err := s.deps.Notify.Deliveries(r.Context(), in.Path("channel_id"), in.Page())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -583,7 +585,7 @@ func (s *Server) handleChannelDeliveries(w http.ResponseWriter, r *http.Request,
 	list(w, res.Total, out)
 }
 
-func toNotificationOut(n webhook.Notification) NotificationOut {
+func toNotificationOut(n notify.Notification) NotificationOut {
 	params := n.Params
 	if params == nil {
 		params = map[string]any{}
@@ -594,7 +596,7 @@ func toNotificationOut(n webhook.Notification) NotificationOut {
 }
 
 func (s *Server) handleNotificationList(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Webhooks.Notifications(r.Context(), webhook.NotificationFilter{Held: in.Bool("held"),
+	res, err := s.deps.Notify.Notifications(r.Context(), notify.NotificationFilter{Held: in.Bool("held"),
 		Event: in.String("event"), Page: in.Page()})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -607,13 +609,13 @@ func (s *Server) handleNotificationList(w http.ResponseWriter, r *http.Request, 
 	list(w, res.Total, out)
 }
 
-func toMuteOut(m webhook.Mute) MuteOut {
+func toMuteOut(m notify.Mute) MuteOut {
 	return MuteOut{ID: m.ID, Scope: m.Scope, ConnectionID: m.ConnectionID, DatasetID: m.DatasetID,
 		IssueTypes: nonNilStrings(m.IssueTypes), Reason: m.Reason, EndsAt: m.EndsAt, CreatedBy: m.CreatedBy, CreatedAt: m.CreatedAt}
 }
 
 func (s *Server) handleMuteList(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Webhooks.Mutes(r.Context(), in.Page())
+	res, err := s.deps.Notify.Mutes(r.Context(), in.Page())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -631,7 +633,7 @@ func (s *Server) handleMuteCreate(w http.ResponseWriter, r *http.Request, in *in
 		s.writeError(w, r, err)
 		return
 	}
-	m, err := s.deps.Webhooks.CreateMute(r.Context(), webhook.MuteInput{Scope: body.Scope, ConnectionID: body.ConnectionID,
+	m, err := s.deps.Notify.CreateMute(r.Context(), notify.MuteInput{Scope: body.Scope, ConnectionID: body.ConnectionID,
 		DatasetID: body.DatasetID, IssueTypes: body.IssueTypes, EndsAt: body.EndsAt, Reason: body.Reason})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -641,14 +643,14 @@ func (s *Server) handleMuteCreate(w http.ResponseWriter, r *http.Request, in *in
 }
 
 func (s *Server) handleMuteDelete(w http.ResponseWriter, r *http.Request, in *input) {
-	if err := s.deps.Webhooks.DeleteMute(r.Context(), in.Path("mute_id")); err != nil {
+	if err := s.deps.Notify.DeleteMute(r.Context(), in.Path("mute_id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func toRotaOut(rt webhook.Rota) RotaOut {
+func toRotaOut(rt oncall.Rota) RotaOut {
 	out := RotaOut{TeamID: rt.TeamID, MinSeverity: rt.MinSeverity, CreatedAt: rt.CreatedAt, UpdatedAt: rt.UpdatedAt,
 		Levels: make([]RotaLevelIO, 0, len(rt.Levels))}
 	for _, l := range rt.Levels {
@@ -658,7 +660,7 @@ func toRotaOut(rt webhook.Rota) RotaOut {
 }
 
 func (s *Server) handleRotaGet(w http.ResponseWriter, r *http.Request, _ *input) {
-	rt, err := s.deps.Webhooks.OnCallRota(r.Context())
+	rt, err := s.deps.OnCall.OnCallRota(r.Context())
 	s.reply(w, r, err, func() any { return toRotaOut(rt) })
 }
 
@@ -668,23 +670,23 @@ func (s *Server) handleRotaSet(w http.ResponseWriter, r *http.Request, in *input
 		s.writeError(w, r, err)
 		return
 	}
-	levels := make([]webhook.RotaLevel, 0, len(body.Levels))
+	levels := make([]oncall.RotaLevel, 0, len(body.Levels))
 	for _, l := range body.Levels {
-		levels = append(levels, webhook.RotaLevel{UserID: l.UserID, Minutes: l.Minutes})
+		levels = append(levels, oncall.RotaLevel{UserID: l.UserID, Minutes: l.Minutes})
 	}
-	rt, err := s.deps.Webhooks.SetOnCallRota(r.Context(), webhook.RotaInput{Levels: levels, TeamID: body.TeamID, MinSeverity: body.MinSeverity})
+	rt, err := s.deps.OnCall.SetOnCallRota(r.Context(), oncall.RotaInput{Levels: levels, TeamID: body.TeamID, MinSeverity: body.MinSeverity})
 	s.reply(w, r, err, func() any { return toRotaOut(rt) })
 }
 
 func (s *Server) handleRotaDelete(w http.ResponseWriter, r *http.Request, _ *input) {
-	if err := s.deps.Webhooks.DeleteOnCallRota(r.Context()); err != nil {
+	if err := s.deps.OnCall.DeleteOnCallRota(r.Context()); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func toIntegrationOut(t webhook.TicketIntegration) TicketIntegrationOut {
+func toIntegrationOut(t ticket.Integration) TicketIntegrationOut {
 	return TicketIntegrationOut{ID: t.ID, Name: t.Name, Provider: t.Provider, BaseURL: t.BaseURL, Project: t.Project,
 		WebhookSecretSet: t.SecretSet, WebhookPath: t.WebhookPath(), IntervalMin: t.IntervalMin, Comment: t.Comment,
 		Transition: t.Transition, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, CredentialsSet: t.CredentialsSet,
@@ -692,11 +694,11 @@ func toIntegrationOut(t webhook.TicketIntegration) TicketIntegrationOut {
 		BackoffUntil: t.BackoffUntil, TicketErrors: t.TicketErrors, PendingWrites: t.PendingWrites, FailedWrites: t.FailedWrites}
 }
 
-func toCredentialsInput(in *TicketCredentialsIn) *webhook.CredentialsInput {
+func toCredentialsInput(in *TicketCredentialsIn) *ticket.CredentialsInput {
 	if in == nil {
 		return nil
 	}
-	c := &webhook.CredentialsInput{Email: in.Email}
+	c := &ticket.CredentialsInput{Email: in.Email}
 	if in.APIToken != nil {
 		c.APIToken = *in.APIToken
 	}
@@ -704,20 +706,20 @@ func toCredentialsInput(in *TicketCredentialsIn) *webhook.CredentialsInput {
 }
 
 func (s *Server) handleIntegrationGet(w http.ResponseWriter, r *http.Request, in *input) {
-	t, err := s.deps.Webhooks.Integration(r.Context(), in.Path("integration_id"))
+	t, err := s.deps.Tickets.Integration(r.Context(), in.Path("integration_id"))
 	s.reply(w, r, err, func() any { return toIntegrationOut(t) })
 }
 
 func (s *Server) handleTicketTargets(w http.ResponseWriter, r *http.Request, in *input) {
-	tt, err := s.deps.Webhooks.Targets(r.Context(), in.Path("integration_id"))
+	tt, err := s.deps.Tickets.Targets(r.Context(), in.Path("integration_id"))
 	s.reply(w, r, err, func() any { return toTargetsOut(tt) })
 }
 
-func toIssueTypeOut(it webhook.TicketIssueType) TicketIssueTypeOut {
+func toIssueTypeOut(it ticket.IssueType) TicketIssueTypeOut {
 	return TicketIssueTypeOut{ID: it.ID, Name: it.Name, Subtask: it.Subtask}
 }
 
-func toTargetsOut(tt webhook.TicketTargets) TicketTargetsOut {
+func toTargetsOut(tt ticket.Targets) TicketTargetsOut {
 	out := TicketTargetsOut{Targets: make([]TicketTargetOut, 0, len(tt.Targets)), Truncated: tt.Truncated,
 		DefaultProject: tt.DefaultProject}
 	for _, tg := range tt.Targets {
@@ -744,12 +746,12 @@ func (s *Server) handleIntegrationCredentials(w http.ResponseWriter, r *http.Req
 		s.writeError(w, r, err)
 		return
 	}
-	t, err := s.deps.Webhooks.SetCredentials(r.Context(), in.Path("integration_id"), *toCredentialsInput(&body))
+	t, err := s.deps.Tickets.SetCredentials(r.Context(), in.Path("integration_id"), *toCredentialsInput(&body))
 	s.reply(w, r, err, func() any { return toIntegrationOut(t) })
 }
 
 func (s *Server) handleIntegrationList(w http.ResponseWriter, r *http.Request, _ *input) {
-	ts, err := s.deps.Webhooks.Integrations(r.Context())
+	ts, err := s.deps.Tickets.Integrations(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -767,7 +769,7 @@ func (s *Server) handleIntegrationCreate(w http.ResponseWriter, r *http.Request,
 		s.writeError(w, r, err)
 		return
 	}
-	t, err := s.deps.Webhooks.CreateIntegration(r.Context(), webhook.IntegrationInput{Name: body.Name, Provider: body.Provider,
+	t, err := s.deps.Tickets.CreateIntegration(r.Context(), ticket.IntegrationInput{Name: body.Name, Provider: body.Provider,
 		BaseURL: body.BaseURL, Project: body.Project, Credentials: toCredentialsInput(body.Credentials)})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -782,7 +784,7 @@ func (s *Server) handleTicketSync(w http.ResponseWriter, r *http.Request, in *in
 		s.writeError(w, r, err)
 		return
 	}
-	t, err := s.deps.Webhooks.UpdateSync(r.Context(), in.Path("integration_id"), webhook.SyncInput{WebhookSecret: body.WebhookSecret,
+	t, err := s.deps.Tickets.UpdateSync(r.Context(), in.Path("integration_id"), ticket.SyncInput{WebhookSecret: body.WebhookSecret,
 		IntervalMin: body.IntervalMin, Comment: body.Comment, Transition: body.Transition})
 	s.reply(w, r, err, func() any { return toIntegrationOut(t) })
 }
@@ -793,7 +795,7 @@ func (s *Server) handleTicketLink(w http.ResponseWriter, r *http.Request, in *in
 		s.writeError(w, r, err)
 		return
 	}
-	l, err := s.deps.Webhooks.LinkTicket(r.Context(), webhook.LinkInput{IssueID: body.IssueID, IntegrationID: body.IntegrationID,
+	l, err := s.deps.Tickets.LinkTicket(r.Context(), ticket.LinkInput{IssueID: body.IssueID, IntegrationID: body.IntegrationID,
 		Key: body.Key, URL: body.URL})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -804,7 +806,7 @@ func (s *Server) handleTicketLink(w http.ResponseWriter, r *http.Request, in *in
 }
 
 func (s *Server) handleTicketEvent(w http.ResponseWriter, r *http.Request, in *input) {
-	status, err := s.deps.Webhooks.ReceiveTicketEvent(r.Context(), webhook.InboundRequest{IntegrationID: in.Path("integration_id"),
+	status, err := s.deps.Tickets.ReceiveTicketEvent(r.Context(), ticket.InboundRequest{IntegrationID: in.Path("integration_id"),
 		ClientIP: s.clientAddr.of(r), Header: r.Header, Body: r.Body})
 	s.reply(w, r, err, func() any { return TicketEventOut{Status: status} })
 }

@@ -35,22 +35,25 @@ func (s *Service) Run(ctx context.Context, scanID string) error {
 		// Stopped by shutdown: leave it running so a restart resumes it.
 		return err
 	}
-	if code == "" && s.finisher != nil {
-		// Lineage, incidents and snapshots follow every successful scan; their failure
-		// is logged and does not fail the scan.
-		if err := s.finisher.AfterScan(ctx, sc.WorkspaceID, sc.ConnectionID, sc.ID); err != nil {
-			s.log.WarnContext(ctx, "after-scan step failed", "scan_id", sc.ID, "cause", err.Error())
-		}
-	}
-	status := StatusSucceeded
-	var ec *string
+	now := s.clock.Now()
+	ctx = context.WithoutCancel(ctx)
 	if code != "" {
-		status, ec = StatusFailed, &code
 		if err != nil {
 			s.log.WarnContext(ctx, "scan failed", "scan_id", sc.ID, "code", code, "cause", err.Error())
 		}
+		return s.store.FinishScan(ctx, sc.ID, StatusFailed, &code, now)
 	}
-	return s.store.FinishScan(context.WithoutCancel(ctx), sc.ID, status, ec, s.clock.Now())
+	// Succeeded: the results are committed; the after-scan steps consume the event
+	// written with the status (see AfterScan).
+	return s.tx.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.FinishScan(ctx, sc.ID, StatusSucceeded, nil, now); err != nil {
+			return err
+		}
+		if err := s.store.RecordSucceeded(ctx, sc.WorkspaceID, sc.ConnectionID, sc.ID, now); err != nil {
+			return err
+		}
+		return s.jobs.EnqueueAfterScan(ctx, sc.ID, sc.WorkspaceID)
+	})
 }
 
 // run profiles every dataset; it returns a stable failure code ("" on success).

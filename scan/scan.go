@@ -7,7 +7,6 @@ package scan
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strconv"
 	"time"
@@ -113,6 +112,24 @@ type Store interface {
 	ScanFailures(ctx context.Context, v catalog.Viewer, scanID string) ([]Failure, error)
 	// Signals lists the signals of the datasets v can see that match q, newest first.
 	Signals(ctx context.Context, v catalog.Viewer, q SignalQuery) (vigia.List[Signal], error)
+	// RecordSucceeded writes the scan.succeeded event of a scan to the outbox, in the
+	// transaction in ctx (the one that marks the scan succeeded); a second call for the
+	// same scan writes nothing.
+	RecordSucceeded(ctx context.Context, workspaceID, connectionID, scanID string, at time.Time) error
+	// SucceededEvent returns a scan's scan.succeeded event (KindNotFound without one,
+	// or when the scan was deleted with its connection: nothing is left to derive).
+	SucceededEvent(ctx context.Context, scanID string) (Succeeded, error)
+	// PendingSucceeded lists the scan.succeeded events of ev's connection not yet
+	// handled by all their consumers, written no later than ev, oldest first.
+	PendingSucceeded(ctx context.Context, ev Succeeded) ([]Succeeded, error)
+	// MarkConsumed records that a consumer processed an event (again: no change).
+	MarkConsumed(ctx context.Context, eventID, consumer string, at time.Time) error
+	// MarkHandled records that an event's consumers are done with it.
+	MarkHandled(ctx context.Context, eventID string, at time.Time) error
+	// WithConnectionLock runs fn holding the connection's after-scan lock, so that one
+	// process at a time runs the consumers of a connection's events. fn's ctx is the
+	// caller's: it carries no transaction of the lock's.
+	WithConnectionLock(ctx context.Context, connectionID string, fn func(ctx context.Context) error) error
 	// ClaimDueSchedules marks, and returns, the connections whose daily scan is due at now
 	// in their own time zone and was not yet queued for that local day.
 	ClaimDueSchedules(ctx context.Context, now time.Time) ([]DueSchedule, error)
@@ -132,6 +149,10 @@ type Tx interface {
 // Enqueuer puts scan jobs on the job queue, inside the transaction in ctx.
 type Enqueuer interface {
 	EnqueueScan(ctx context.Context, scanID, workspaceID, connectionID string) (jobID string, err error)
+	// EnqueueAfterScan queues the job that runs the consumers of a succeeded scan's
+	// event (AfterJobKind, at least 2 attempts); a job already queued for the scan is
+	// no error.
+	EnqueueAfterScan(ctx context.Context, scanID, workspaceID string) error
 }
 
 // Connections is what scans need of the connection service.
@@ -155,27 +176,6 @@ type Config struct {
 	FreshnessSLA time.Duration
 }
 
-// Finisher runs at the end of every successful scan of a connection, after all its
-// datasets (lineage from view definitions, incidents, graph snapshots).
-type Finisher interface {
-	AfterScan(ctx context.Context, workspaceID, connectionID, scanID string) error
-}
-
-// Finishers runs several finishers in order; each runs whatever the others return, and
-// their errors are joined.
-type Finishers []Finisher
-
-// AfterScan implements Finisher.
-func (fs Finishers) AfterScan(ctx context.Context, workspaceID, connectionID, scanID string) error {
-	var errs []error
-	for _, f := range fs {
-		if err := f.AfterScan(ctx, workspaceID, connectionID, scanID); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // Service triggers, runs and reads scans.
 type Service struct {
 	store Store
@@ -186,8 +186,9 @@ type Service struct {
 	log   *slog.Logger
 	cfg   Config
 
-	// finisher runs after every successful scan (lineage, incidents, snapshots).
-	finisher Finisher
+	// consumers process every succeeded scan's scan.succeeded event (lineage,
+	// incidents, domain verdict events), in this order.
+	consumers []NamedConsumer
 	// rules evaluates datasets' rules; nil: datasets have no rules.
 	rules RuleEvaluator
 	// weights reads the domains' dimension weights; nil scores with the defaults.
@@ -202,9 +203,9 @@ type Ports struct {
 	// dataset's profile so that changed weights apply from the next scan; nil scores
 	// with the defaults.
 	Weights DomainWeights
-	// After runs at the end of every successful scan, before it is marked succeeded
-	// (lineage, incidents, snapshots, domain verdicts).
-	After Finisher
+	// Consumers process the scan.succeeded event of every succeeded scan, in this order
+	// (lineage, contract checks, incidents, domain verdicts): see AfterScan.
+	Consumers []NamedConsumer
 }
 
 // NewService returns the scan service.
@@ -225,7 +226,7 @@ func NewService(store Store, tx Tx, jobs Enqueuer, conns Connections, ports Port
 		cfg.FreshnessSLA = 24 * time.Hour
 	}
 	return &Service{store: store, tx: tx, jobs: jobs, conns: conns, clock: clock, log: log, cfg: cfg,
-		finisher: ports.After, rules: ports.Rules, weights: ports.Weights}
+		consumers: ports.Consumers, rules: ports.Rules, weights: ports.Weights}
 }
 
 // TriggerScan queues a scan of a connection (by id, or by name for the CLI): a marked

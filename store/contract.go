@@ -430,8 +430,10 @@ func (s *ContractStore) SaveCheck(ctx context.Context, r contract.CheckResult) e
 	}
 	title := fmt.Sprintf("Contract %s of %s violated: %s", r.Version, r.DatasetName, strings.Join(codes, ", "))
 	if openID != nil {
-		_, err := q.Exec(ctx, `UPDATE issues SET details = $2, title = $3, title_params = $4, updated_at = $5, detections = detections + 1,
-			last_scan_id = coalesce($6, last_scan_id) WHERE id = $1`, *openID, details, title, params, r.At, r.ScanID)
+		// A second run for the same scan (the consumer's retry) counts no new detection.
+		_, err := q.Exec(ctx, `UPDATE issues SET details = $2, title = $3, title_params = $4, updated_at = $5,
+			detections = detections + CASE WHEN $6::uuid IS NOT NULL AND last_scan_id IS DISTINCT FROM $6::uuid THEN 1 ELSE 0 END,
+			last_scan_id = coalesce($6::uuid, last_scan_id) WHERE id = $1`, *openID, details, title, params, r.At, r.ScanID)
 		return translate(err)
 	}
 	id := vigia.NewID()

@@ -142,9 +142,12 @@ func TestContracts(t *testing.T) {
 			t.Fatalf("violations %+v", bad.Violations)
 		}
 		f.must(s.SaveCheck(f.ctx, bad))
-		f.must(s.SaveCheck(f.ctx, bad))
+		f.must(s.SaveCheck(f.ctx, bad)) // the consumer's retry for the same scan
 		if n := openIssues(); n != 1 {
 			t.Fatalf("%d open contract issues, want 1", n)
+		}
+		if n := f.count(`SELECT detections FROM issues WHERE dataset_id = $1 AND type = 'contract'`, ds[0]); n != 1 {
+			t.Fatalf("a retry counted a detection: %d", n)
 		}
 		st, err := s.States(f.ctx, []string{ds[0], ds[1]})
 		f.must(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/internal/pgtx"
 	"github.com/vigia-data/vigia/lineage"
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/notify"
 )
 
 // LineageStore implements lineage.Store: the lineage record, its outbox, reach counts,
@@ -737,7 +737,7 @@ type WebhookIncidents struct{ db *DB }
 func (db *DB) WebhookIncidents() WebhookIncidents { return WebhookIncidents{db: db} }
 
 // ForIssues returns the incidents that contain any of issueIDs.
-func (w WebhookIncidents) ForIssues(ctx context.Context, workspaceID string, issueIDs []string) ([]webhook.IncidentImpact, error) {
+func (w WebhookIncidents) ForIssues(ctx context.Context, workspaceID string, issueIDs []string) ([]notify.IncidentImpact, error) {
 	if len(issueIDs) == 0 {
 		return nil, nil
 	}
@@ -746,8 +746,8 @@ func (w WebhookIncidents) ForIssues(ctx context.Context, workspaceID string, iss
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.IncidentImpact, error) {
-		var in webhook.IncidentImpact
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (notify.IncidentImpact, error) {
+		var in notify.IncidentImpact
 		var raw []byte
 		if err := r.Scan(&in.ID, &in.RootDatasetID, &in.IssueIDs, &raw); err != nil {
 			return in, err

@@ -9,7 +9,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/ticket"
 )
 
 const integrationSelect = `SELECT t.id::text, t.workspace_id::text, t.name, t.provider, t.base_url, t.project, t.webhook_secret_sealed,
@@ -20,8 +20,8 @@ const integrationSelect = `SELECT t.id::text, t.workspace_id::text, t.name, t.pr
 	(SELECT count(*) FROM ticket_writes w WHERE w.integration_id = t.id AND w.status = 'failed')
 	FROM ticket_integrations t`
 
-func scanIntegration(r pgx.Row) (webhook.TicketIntegration, error) {
-	var t webhook.TicketIntegration
+func scanIntegration(r pgx.Row) (ticket.Integration, error) {
+	var t ticket.Integration
 	err := r.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Provider, &t.BaseURL, &t.Project, &t.SealedSecret, &t.IntervalMin,
 		&t.Comment, &t.Transition, &t.CreatedAt, &t.UpdatedAt, &t.SealedCredentials, &t.LastPollAt, &t.NextPollAt,
 		&t.LastError, &t.LastErrorAt, &t.BackoffUntil, &t.BackoffSeconds, &t.TicketErrors, &t.PendingWrites, &t.FailedWrites)
@@ -31,7 +31,7 @@ func scanIntegration(r pgx.Row) (webhook.TicketIntegration, error) {
 }
 
 // CreateIntegration inserts a ticket integration; KindConflict when its name is taken.
-func (s *WebhookStore) CreateIntegration(ctx context.Context, t webhook.TicketIntegration) error {
+func (s *WebhookStore) CreateIntegration(ctx context.Context, t ticket.Integration) error {
 	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO ticket_integrations (id, workspace_id, name, provider, base_url, project,
 		interval_min, comment, transition, created_at, updated_at, credentials_sealed)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
@@ -41,29 +41,29 @@ func (s *WebhookStore) CreateIntegration(ctx context.Context, t webhook.TicketIn
 }
 
 // Integrations lists a workspace's ticket integrations by name.
-func (s *WebhookStore) Integrations(ctx context.Context, workspaceID string) ([]webhook.TicketIntegration, error) {
+func (s *WebhookStore) Integrations(ctx context.Context, workspaceID string) ([]ticket.Integration, error) {
 	rows, err := s.db.q(ctx).Query(ctx, integrationSelect+` WHERE t.workspace_id = $1 ORDER BY t.name, t.id`, workspaceID)
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.TicketIntegration, error) { return scanIntegration(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ticket.Integration, error) { return scanIntegration(r) })
 	return out, translate(err)
 }
 
 // IntegrationByID returns one integration of the workspace.
-func (s *WebhookStore) IntegrationByID(ctx context.Context, workspaceID, id string) (webhook.TicketIntegration, error) {
+func (s *WebhookStore) IntegrationByID(ctx context.Context, workspaceID, id string) (ticket.Integration, error) {
 	t, err := scanIntegration(s.db.q(ctx).QueryRow(ctx, integrationSelect+` WHERE t.workspace_id = $1 AND t.id = $2`, workspaceID, id))
 	return t, translate(err)
 }
 
 // IntegrationForInbound returns an integration by id alone.
-func (s *WebhookStore) IntegrationForInbound(ctx context.Context, id string) (webhook.TicketIntegration, error) {
+func (s *WebhookStore) IntegrationForInbound(ctx context.Context, id string) (ticket.Integration, error) {
 	t, err := scanIntegration(s.db.q(ctx).QueryRow(ctx, integrationSelect+` WHERE t.id = $1`, id))
 	return t, translate(err)
 }
 
 // UpdateIntegrationSync saves the sync settings, and the sealed secret when it changed.
-func (s *WebhookStore) UpdateIntegrationSync(ctx context.Context, t webhook.TicketIntegration, secretChanged bool) error {
+func (s *WebhookStore) UpdateIntegrationSync(ctx context.Context, t ticket.Integration, secretChanged bool) error {
 	_, err := s.db.q(ctx).Exec(ctx, `UPDATE ticket_integrations SET interval_min = $3, comment = $4, transition = $5,
 		updated_at = $6, webhook_secret_sealed = CASE WHEN $7 THEN $8 ELSE webhook_secret_sealed END
 		WHERE workspace_id = $1 AND id = $2`, t.WorkspaceID, t.ID, t.IntervalMin, t.Comment, t.Transition, t.UpdatedAt,
@@ -81,7 +81,7 @@ func (s *WebhookStore) IssueVisible(ctx context.Context, v catalog.Viewer, issue
 }
 
 // CreateLink adds an issue-ticket link, or returns the identical one that exists.
-func (s *WebhookStore) CreateLink(ctx context.Context, l webhook.TicketLink) (webhook.TicketLink, error) {
+func (s *WebhookStore) CreateLink(ctx context.Context, l ticket.Link) (ticket.Link, error) {
 	err := s.db.q(ctx).QueryRow(ctx, `INSERT INTO ticket_links (id, workspace_id, integration_id, issue_id, ticket_key, ticket_url,
 		created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (integration_id, ticket_key, issue_id) DO NOTHING RETURNING id::text`,
@@ -105,14 +105,14 @@ func (s *WebhookStore) LinkedIssues(ctx context.Context, integrationID, key stri
 	return out, translate(err)
 }
 
-// TicketIssueStore resolves issues from ticket state (webhook.IssueTransitioner) directly
+// TicketIssueStore resolves issues from ticket state (ticket.IssueTransitioner) directly
 // on the issues and issue_history tables.
 type TicketIssueStore struct{ db *DB }
 
 // TicketIssues returns the issue transitions inbound ticket events use.
 func (db *DB) TicketIssues() *TicketIssueStore { return &TicketIssueStore{db: db} }
 
-var _ webhook.IssueTransitioner = (*TicketIssueStore)(nil)
+var _ ticket.IssueTransitioner = (*TicketIssueStore)(nil)
 
 // ResolveFromTicket resolves an open or acknowledged issue, with a history row of the
 // origin; an issue that came from a rule is noted as awaiting verification by the next
@@ -165,7 +165,7 @@ func (s *WebhookStore) SetIntegrationCredentials(ctx context.Context, workspaceI
 
 // DueTicketSyncs returns the integrations whose sync job should run at now, the most
 // overdue first.
-func (s *WebhookStore) DueTicketSyncs(ctx context.Context, now time.Time, limit int) ([]webhook.DueSync, error) {
+func (s *WebhookStore) DueTicketSyncs(ctx context.Context, now time.Time, limit int) ([]ticket.DueSync, error) {
 	rows, err := s.db.q(ctx).Query(ctx, `SELECT t.id::text, t.workspace_id::text FROM ticket_integrations t
 		JOIN workspaces ws ON ws.id = t.workspace_id
 		WHERE t.credentials_sealed IS NOT NULL AND NOT ws.suspended AND (t.backoff_until IS NULL OR t.backoff_until <= $1)
@@ -175,15 +175,15 @@ func (s *WebhookStore) DueTicketSyncs(ctx context.Context, now time.Time, limit 
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.DueSync, error) {
-		var d webhook.DueSync
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ticket.DueSync, error) {
+		var d ticket.DueSync
 		return d, r.Scan(&d.ID, &d.WorkspaceID)
 	})
 	return out, translate(err)
 }
 
 // SaveSyncState stores a sync run's outcome.
-func (s *WebhookStore) SaveSyncState(ctx context.Context, id string, st webhook.SyncState) error {
+func (s *WebhookStore) SaveSyncState(ctx context.Context, id string, st ticket.SyncState) error {
 	_, err := s.db.q(ctx).Exec(ctx, `UPDATE ticket_integrations SET last_poll_at = $2, next_poll_at = $3,
 		last_error = $4, last_error_at = coalesce($5, last_error_at), backoff_until = $6, backoff_seconds = $7 WHERE id = $1`,
 		id, st.LastPollAt, st.NextPollAt, st.LastError, st.LastErrorAt, st.BackoffUntil, st.BackoffSeconds)
@@ -211,15 +211,15 @@ func (s *WebhookStore) MarkPolled(ctx context.Context, integrationID, key string
 }
 
 // PendingWrites returns the integration's pending write-backs in the order of the changes.
-func (s *WebhookStore) PendingWrites(ctx context.Context, integrationID string, limit int) ([]webhook.TicketWrite, error) {
+func (s *WebhookStore) PendingWrites(ctx context.Context, integrationID string, limit int) ([]ticket.Write, error) {
 	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text, workspace_id::text, integration_id::text, issue_id::text, ticket_key,
 		change, origin, comment_done, attempts FROM ticket_writes WHERE integration_id = $1 AND status = 'pending'
 		ORDER BY seq LIMIT $2`, integrationID, limit)
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.TicketWrite, error) {
-		var w webhook.TicketWrite
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ticket.Write, error) {
+		var w ticket.Write
 		return w, r.Scan(&w.ID, &w.WorkspaceID, &w.IntegrationID, &w.IssueID, &w.Key, &w.Change, &w.Origin, &w.CommentDone, &w.Attempts)
 	})
 	return out, translate(err)
@@ -246,10 +246,10 @@ func (s *WebhookStore) MarkWriteCommented(ctx context.Context, id string) error 
 }
 
 // queueTicketWrites writes, in the transaction of an issue's change (history event
-// event, origin origin), the write-backs its linked tickets receive (webhook.WritesTo):
+// event, origin origin), the write-backs its linked tickets receive (ticket.WritesTo):
 // every path that changes an issue's status calls it next to its history row.
 func queueTicketWrites(ctx context.Context, q querier, workspaceID, issueID, event, origin string, at time.Time) error {
-	change, ok := webhook.WriteBackChange(event)
+	change, ok := ticket.WriteBackChange(event)
 	if !ok {
 		return nil
 	}
@@ -260,7 +260,7 @@ func queueTicketWrites(ctx context.Context, q querier, workspaceID, issueID, eve
 		return translate(err)
 	}
 	type target struct {
-		t   webhook.TicketIntegration
+		t   ticket.Integration
 		key string
 	}
 	targets, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (target, error) {
@@ -271,7 +271,7 @@ func queueTicketWrites(ctx context.Context, q querier, workspaceID, issueID, eve
 		return translate(err)
 	}
 	for _, tg := range targets {
-		if !webhook.WritesTo(tg.t, tg.key, origin) {
+		if !ticket.WritesTo(tg.t, tg.key, origin) {
 			continue
 		}
 		if _, err := q.Exec(ctx, `INSERT INTO ticket_writes (id, workspace_id, integration_id, issue_id, ticket_key, change, origin, created_at)

@@ -7,13 +7,13 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/scan"
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/ticket"
 )
 
 // integration creates a ticket integration of a provider with project PROJ.
 func (f *fx) integration(ws, name, provider string, creds bool) string {
 	f.t.Helper()
-	t := webhook.TicketIntegration{ID: vigia.NewID(), WorkspaceID: ws, Name: name, Provider: provider, Project: vigia.Ptr("PROJ"),
+	t := ticket.Integration{ID: vigia.NewID(), WorkspaceID: ws, Name: name, Provider: provider, Project: vigia.Ptr("PROJ"),
 		IntervalMin: 15, Comment: true, Transition: true, CreatedAt: t0, UpdatedAt: t0}
 	if creds {
 		t.SealedCredentials = []byte("creds")
@@ -33,14 +33,14 @@ func TestTicketIntegrationsAndLinks(t *testing.T) {
 	f.integration(ws, "generic", "generic", false)
 	foreign := f.integration(other, "jira", "jira", true)
 	f.fails(vigia.KindConflict, "a taken integration name", func(ctx ctxT) error {
-		return s.CreateIntegration(ctx, webhook.TicketIntegration{ID: vigia.NewID(), WorkspaceID: ws, Name: "jira", Provider: "linear", IntervalMin: 15, CreatedAt: t0, UpdatedAt: t0})
+		return s.CreateIntegration(ctx, ticket.Integration{ID: vigia.NewID(), WorkspaceID: ws, Name: "jira", Provider: "linear", IntervalMin: 15, CreatedAt: t0, UpdatedAt: t0})
 	})
 	f.fails(vigia.KindInternal, "a provider the schema refuses", func(ctx ctxT) error {
-		return s.CreateIntegration(ctx, webhook.TicketIntegration{ID: vigia.NewID(), WorkspaceID: ws, Name: "x", Provider: "trello", IntervalMin: 15, CreatedAt: t0, UpdatedAt: t0})
+		return s.CreateIntegration(ctx, ticket.Integration{ID: vigia.NewID(), WorkspaceID: ws, Name: "x", Provider: "trello", IntervalMin: 15, CreatedAt: t0, UpdatedAt: t0})
 	})
 	list, err := s.Integrations(f.ctx, ws)
 	f.must(err)
-	if got := names(list, func(i webhook.TicketIntegration) string { return i.Name }); !slices.Equal(got, []string{"generic", "jira"}) {
+	if got := names(list, func(i ticket.Integration) string { return i.Name }); !slices.Equal(got, []string{"generic", "jira"}) {
 		t.Fatalf("integrations by name %v", got)
 	}
 	f.fails(vigia.KindNotFound, "another workspace's integration", func(ctx ctxT) error { _, err := s.IntegrationByID(ctx, ws, foreign); return err })
@@ -80,8 +80,8 @@ func TestTicketIntegrationsAndLinks(t *testing.T) {
 	if ok, _ := s.IssueVisible(f.ctx, member(other), open); ok {
 		t.Fatal("an issue is visible from another workspace")
 	}
-	link := func(issueID, key string, n int) webhook.TicketLink {
-		l, err := s.CreateLink(f.ctx, webhook.TicketLink{ID: vigia.NewID(), WorkspaceID: ws, IntegrationID: jira, IssueID: issueID, Key: key,
+	link := func(issueID, key string, n int) ticket.Link {
+		l, err := s.CreateLink(f.ctx, ticket.Link{ID: vigia.NewID(), WorkspaceID: ws, IntegrationID: jira, IssueID: issueID, Key: key,
 			URL: "https://jira/" + key, CreatedBy: "ana", CreatedAt: at(n)})
 		f.must(err)
 		return l
@@ -96,7 +96,7 @@ func TestTicketIntegrationsAndLinks(t *testing.T) {
 		t.Fatalf("linked issues %v %v", got, err)
 	}
 	f.fails(vigia.KindNotFound, "a link to an issue that does not exist", func(ctx ctxT) error {
-		_, err := s.CreateLink(ctx, webhook.TicketLink{ID: vigia.NewID(), WorkspaceID: ws, IntegrationID: jira, IssueID: vigia.NewID(), Key: "PROJ-9", CreatedBy: "a", CreatedAt: t0})
+		_, err := s.CreateLink(ctx, ticket.Link{ID: vigia.NewID(), WorkspaceID: ws, IntegrationID: jira, IssueID: vigia.NewID(), Key: "PROJ-9", CreatedBy: "a", CreatedAt: t0})
 		return err
 	})
 
@@ -104,11 +104,11 @@ func TestTicketIntegrationsAndLinks(t *testing.T) {
 	due, err := s.DueTicketSyncs(f.ctx, at(10), 10)
 	f.must(err)
 	// Every workspace's integrations with credentials (the job runs for all); "generic" has none.
-	if got := names(due, func(d webhook.DueSync) string { return d.ID }); len(got) != 2 || !slices.Contains(got, jira) || !slices.Contains(got, foreign) {
+	if got := names(due, func(d ticket.DueSync) string { return d.ID }); len(got) != 2 || !slices.Contains(got, jira) || !slices.Contains(got, foreign) {
 		t.Fatalf("due syncs %v", got)
 	}
-	f.must(s.SaveSyncState(f.ctx, jira, webhook.SyncState{LastPollAt: vigia.Ptr(at(10)), NextPollAt: vigia.Ptr(at(70))}))
-	if due, _ = s.DueTicketSyncs(f.ctx, at(11), 10); slices.ContainsFunc(due, func(d webhook.DueSync) bool { return d.ID == jira }) {
+	f.must(s.SaveSyncState(f.ctx, jira, ticket.SyncState{LastPollAt: vigia.Ptr(at(10)), NextPollAt: vigia.Ptr(at(70))}))
+	if due, _ = s.DueTicketSyncs(f.ctx, at(11), 10); slices.ContainsFunc(due, func(d ticket.DueSync) bool { return d.ID == jira }) {
 		t.Fatal("a polled integration is due before its next poll")
 	}
 	targets, err := s.PollTargets(f.ctx, jira, 10)
@@ -141,7 +141,7 @@ func TestTicketWriteBacks(t *testing.T) {
 	rid := f.newRule(ws, ds, "not_null", "critical", 3, ruleMinRows(1))
 	c := f.issue(ws, conn, ds, "critical", 4, func(ni *scan.NewIssue) { ni.Type, ni.RuleID = "rule", rid })
 	for _, l := range []struct{ in, issue, key string }{{jira, a, "PROJ-1"}, {jira, a, "OTHER-1"}, {quiet, a, "PROJ-2"}, {jira, b, "PROJ-3"}, {jira, c, "PROJ-4"}} {
-		_, err := s.CreateLink(f.ctx, webhook.TicketLink{ID: vigia.NewID(), WorkspaceID: ws, IntegrationID: l.in, IssueID: l.issue, Key: l.key, CreatedBy: "a", CreatedAt: t0})
+		_, err := s.CreateLink(f.ctx, ticket.Link{ID: vigia.NewID(), WorkspaceID: ws, IntegrationID: l.in, IssueID: l.issue, Key: l.key, CreatedBy: "a", CreatedAt: t0})
 		f.must(err)
 	}
 	// A person resolves a: one write-back, to the integration's project with credentials.
@@ -168,7 +168,7 @@ func TestTicketWriteBacks(t *testing.T) {
 
 	ws1, err := s.PendingWrites(f.ctx, jira, 10)
 	f.must(err)
-	if got := names(ws1, func(w webhook.TicketWrite) string { return w.Key }); !slices.Equal(got, []string{"PROJ-1", "PROJ-4"}) {
+	if got := names(ws1, func(w ticket.Write) string { return w.Key }); !slices.Equal(got, []string{"PROJ-1", "PROJ-4"}) {
 		t.Fatalf("pending write-backs %v", got)
 	}
 	if q, _ := s.PendingWrites(f.ctx, quiet, 10); len(q) != 0 {

@@ -12,16 +12,17 @@ import (
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/internal/pgtx"
-	"github.com/vigia-data/vigia/webhook"
+	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/oncall"
 )
 
-// WebhookStore implements webhook.Store.
+// WebhookStore implements notify.Store.
 type WebhookStore struct{ db *DB }
 
 // Webhooks returns the notification store.
 func (db *DB) Webhooks() *WebhookStore { return &WebhookStore{db: db} }
 
-var _ webhook.Store = (*WebhookStore)(nil)
+var _ notify.Store = (*WebhookStore)(nil)
 
 // AddActivity appends to the workspace activity log.
 func (s *WebhookStore) AddActivity(ctx context.Context, a event.Activity) error {
@@ -29,8 +30,8 @@ func (s *WebhookStore) AddActivity(ctx context.Context, a event.Activity) error 
 }
 
 // WorkspaceInfo returns a workspace's locale, time zone and suspension.
-func (s *WebhookStore) WorkspaceInfo(ctx context.Context, workspaceID string) (webhook.WorkspaceInfo, error) {
-	var w webhook.WorkspaceInfo
+func (s *WebhookStore) WorkspaceInfo(ctx context.Context, workspaceID string) (notify.WorkspaceInfo, error) {
+	var w notify.WorkspaceInfo
 	err := s.db.q(ctx).QueryRow(ctx, `SELECT id::text, locale, timezone, suspended FROM workspaces WHERE id = $1`, workspaceID).
 		Scan(&w.ID, &w.Locale, &w.Timezone, &w.Suspended)
 	return w, translate(err)
@@ -44,8 +45,8 @@ const channelSelect = `SELECT c.id::text, c.workspace_id::text, c.team_id::text,
 	LEFT JOIN LATERAL (SELECT status, finished_at, last_error FROM webhook_deliveries wd
 		WHERE wd.channel_id = c.id AND wd.finished_at IS NOT NULL ORDER BY wd.created_at DESC, wd.id DESC LIMIT 1) ld ON true`
 
-func scanChannel(r pgx.Row, extra ...any) (webhook.Channel, error) {
-	var c webhook.Channel
+func scanChannel(r pgx.Row, extra ...any) (notify.Channel, error) {
+	var c notify.Channel
 	var lastStatus, lastError *string
 	var lastAt *time.Time
 	dest := []any{&c.ID, &c.WorkspaceID, &c.TeamID, &c.Name, &c.Kind, &c.SealedURL, &c.SealedSecret, &c.Locale,
@@ -57,13 +58,13 @@ func scanChannel(r pgx.Row, extra ...any) (webhook.Channel, error) {
 	}
 	c.Signed = c.SealedSecret != nil
 	if lastStatus != nil && lastAt != nil {
-		c.Last = &webhook.LastDelivery{Status: *lastStatus, At: *lastAt, Error: lastError}
+		c.Last = &notify.LastDelivery{Status: *lastStatus, At: *lastAt, Error: lastError}
 	}
 	return c, nil
 }
 
 // CreateChannel inserts a channel with its sealed URL and secret.
-func (s *WebhookStore) CreateChannel(ctx context.Context, c webhook.Channel) error {
+func (s *WebhookStore) CreateChannel(ctx context.Context, c notify.Channel) error {
 	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO notification_channels (id, workspace_id, team_id, name, kind, url_sealed,
 		secret_sealed, locale, min_severity, digest, event_kinds, scope_domain_ids, scope_connection_ids, scope_dataset_ids,
 		scope_issue_types, include_auto_monitors, created_by, created_at, updated_at)
@@ -75,23 +76,23 @@ func (s *WebhookStore) CreateChannel(ctx context.Context, c webhook.Channel) err
 }
 
 // Channels lists a workspace's channels, oldest first, with their last delivery.
-func (s *WebhookStore) Channels(ctx context.Context, workspaceID string) ([]webhook.Channel, error) {
+func (s *WebhookStore) Channels(ctx context.Context, workspaceID string) ([]notify.Channel, error) {
 	rows, err := s.db.q(ctx).Query(ctx, channelSelect+` WHERE c.workspace_id = $1 ORDER BY c.created_at, c.id`, workspaceID)
 	if err != nil {
 		return nil, translate(err)
 	}
-	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.Channel, error) { return scanChannel(r) })
+	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (notify.Channel, error) { return scanChannel(r) })
 	return cs, translate(err)
 }
 
 // ChannelByID returns one channel of the workspace.
-func (s *WebhookStore) ChannelByID(ctx context.Context, workspaceID, id string) (webhook.Channel, error) {
+func (s *WebhookStore) ChannelByID(ctx context.Context, workspaceID, id string) (notify.Channel, error) {
 	c, err := scanChannel(s.db.q(ctx).QueryRow(ctx, channelSelect+` WHERE c.workspace_id = $1 AND c.id = $2`, workspaceID, id))
 	return c, translate(err)
 }
 
 // UpdateChannel saves every field of a channel, its sealed URL included.
-func (s *WebhookStore) UpdateChannel(ctx context.Context, c webhook.Channel) error {
+func (s *WebhookStore) UpdateChannel(ctx context.Context, c notify.Channel) error {
 	tag, err := s.db.q(ctx).Exec(ctx, `UPDATE notification_channels SET team_id = $3, name = $4, url_sealed = $5, locale = $6,
 		min_severity = $7, digest = $8, event_kinds = $9, scope_domain_ids = $10::uuid[], scope_connection_ids = $11::uuid[],
 		scope_dataset_ids = $12::uuid[], scope_issue_types = $13, include_auto_monitors = $14, updated_at = $15
@@ -154,7 +155,7 @@ func (s *WebhookStore) TeamReadsWithin(ctx context.Context, workspaceID, teamID 
 
 // ScopeVisible reports whether every scoped domain, connection and dataset is in the
 // viewer's workspace and visible to the viewer.
-func (s *WebhookStore) ScopeVisible(ctx context.Context, v catalog.Viewer, sc webhook.Scope) (bool, error) {
+func (s *WebhookStore) ScopeVisible(ctx context.Context, v catalog.Viewer, sc notify.Scope) (bool, error) {
 	if len(sc.DomainIDs)+len(sc.ConnectionIDs)+len(sc.DatasetIDs) == 0 {
 		return true, nil
 	}
@@ -170,16 +171,17 @@ func (s *WebhookStore) ScopeVisible(ctx context.Context, v catalog.Viewer, sc we
 	return ok, translate(err)
 }
 
-// ClaimEvents locks up to limit undispatched outbox rows, oldest first.
-func (s *WebhookStore) ClaimEvents(ctx context.Context, limit int) ([]webhook.OutboxEvent, error) {
+// ClaimEvents locks up to limit undispatched outbox rows, oldest first. A
+// scan.succeeded event is no notification (the after-scan steps consume it).
+func (s *WebhookStore) ClaimEvents(ctx context.Context, limit int) ([]notify.OutboxEvent, error) {
 	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text, workspace_id::text, type, subject_type, subject_id, scan_id::text,
-		idempotency_key, payload, created_at FROM events WHERE dispatched_at IS NULL
+		idempotency_key, payload, created_at FROM events WHERE dispatched_at IS NULL AND type <> '`+event.TypeScanSucceeded+`'
 		ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
 	if err != nil {
 		return nil, translate(err)
 	}
-	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.OutboxEvent, error) {
-		var e webhook.OutboxEvent
+	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (notify.OutboxEvent, error) {
+		var e notify.OutboxEvent
 		err := r.Scan(&e.ID, &e.WorkspaceID, &e.Type, &e.SubjectType, &e.SubjectID, &e.ScanID, &e.IdempotencyKey, &e.Payload, &e.CreatedAt)
 		return e, err
 	})
@@ -192,17 +194,20 @@ func (s *WebhookStore) MarkEventDispatched(ctx context.Context, id string, at ti
 	return translate(err)
 }
 
-// ClaimFinishedScans locks finished scans whose alerts were not dispatched yet.
-func (s *WebhookStore) ClaimFinishedScans(ctx context.Context, since time.Time, limit int) ([]webhook.FinishedScan, error) {
+// ClaimFinishedScans locks finished scans whose alerts were not dispatched yet; a
+// succeeded scan waits until its after-scan steps are done (its alerts name the
+// incidents they group).
+func (s *WebhookStore) ClaimFinishedScans(ctx context.Context, since time.Time, limit int) ([]notify.FinishedScan, error) {
 	rows, err := s.db.q(ctx).Query(ctx, `SELECT s.id::text, s.workspace_id::text, s.finished_at FROM scans s
 		WHERE s.finished_at IS NOT NULL AND s.finished_at >= $1 AND s.status IN ('succeeded', 'failed')
 		  AND NOT EXISTS (SELECT 1 FROM webhook_scan_alerts a WHERE a.scan_id = s.id)
+		  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.scan_id = s.id AND e.type = '`+event.TypeScanSucceeded+`' AND e.dispatched_at IS NULL)
 		ORDER BY s.finished_at, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED`, since, limit)
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.FinishedScan, error) {
-		var f webhook.FinishedScan
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (notify.FinishedScan, error) {
+		var f notify.FinishedScan
 		err := r.Scan(&f.ID, &f.WorkspaceID, &f.FinishedAt)
 		return f, err
 	})
@@ -210,7 +215,7 @@ func (s *WebhookStore) ClaimFinishedScans(ctx context.Context, since time.Time, 
 }
 
 // MarkScanAlerts records that a scan's alerts were dispatched.
-func (s *WebhookStore) MarkScanAlerts(ctx context.Context, sc webhook.FinishedScan, alerts int, at time.Time) error {
+func (s *WebhookStore) MarkScanAlerts(ctx context.Context, sc notify.FinishedScan, alerts int, at time.Time) error {
 	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO webhook_scan_alerts (scan_id, workspace_id, alerts, dispatched_at)
 		VALUES ($1, $2, $3, $4) ON CONFLICT (scan_id) DO NOTHING`, sc.ID, sc.WorkspaceID, alerts, at)
 	return translate(err)
@@ -219,43 +224,43 @@ func (s *WebhookStore) MarkScanAlerts(ctx context.Context, sc webhook.FinishedSc
 const alertIssueSelect = `SELECT i.id::text, i.dataset_id::text, i.type, i.subtype, i.severity, i.status, i.title, i.title_key,
 	i.title_params, i.rule_id::text, i.first_scan_id::text, i.created_at FROM issues i`
 
-func scanAlertIssue(r pgx.Row) (webhook.AlertIssue, error) {
-	var is webhook.AlertIssue
+func scanAlertIssue(r pgx.Row) (notify.AlertIssue, error) {
+	var is notify.AlertIssue
 	err := r.Scan(&is.ID, &is.DatasetID, &is.Type, &is.Subtype, &is.Severity, &is.Status, &is.Title, &is.TitleKey,
 		&is.Params, &is.RuleID, &is.ScanID, &is.CreatedAt)
 	return is, err
 }
 
-func collectIssues(rows pgx.Rows, err error) ([]webhook.AlertIssue, error) {
+func collectIssues(rows pgx.Rows, err error) ([]notify.AlertIssue, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.AlertIssue, error) { return scanAlertIssue(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (notify.AlertIssue, error) { return scanAlertIssue(r) })
 	return out, translate(err)
 }
 
 // ScanAlertIssues returns the warning and critical issues a scan opened.
-func (s *WebhookStore) ScanAlertIssues(ctx context.Context, scanID string) ([]webhook.AlertIssue, error) {
+func (s *WebhookStore) ScanAlertIssues(ctx context.Context, scanID string) ([]notify.AlertIssue, error) {
 	return collectIssues(s.db.q(ctx).Query(ctx, alertIssueSelect+` WHERE i.first_scan_id = $1
 		AND i.severity IN ('warning', 'critical') ORDER BY i.created_at, i.id`, scanID))
 }
 
 // AlertIssuesSince returns the workspace's warning and critical issues opened since.
-func (s *WebhookStore) AlertIssuesSince(ctx context.Context, workspaceID string, since time.Time) ([]webhook.AlertIssue, error) {
+func (s *WebhookStore) AlertIssuesSince(ctx context.Context, workspaceID string, since time.Time) ([]notify.AlertIssue, error) {
 	return collectIssues(s.db.q(ctx).Query(ctx, alertIssueSelect+` WHERE i.workspace_id = $1 AND i.created_at >= $2
 		AND i.severity IN ('warning', 'critical') ORDER BY i.created_at, i.id`, workspaceID, since))
 }
 
 // IssueByID returns one issue of the workspace.
-func (s *WebhookStore) IssueByID(ctx context.Context, workspaceID, id string) (webhook.AlertIssue, error) {
+func (s *WebhookStore) IssueByID(ctx context.Context, workspaceID, id string) (notify.AlertIssue, error) {
 	is, err := scanAlertIssue(s.db.q(ctx).QueryRow(ctx, alertIssueSelect+` WHERE i.workspace_id = $1 AND i.id = $2`, workspaceID, id))
 	return is, translate(err)
 }
 
 // DatasetFacts returns the workspace's datasets among ids with their connection and
 // domains (the restricted ones apart).
-func (s *WebhookStore) DatasetFacts(ctx context.Context, workspaceID string, ids []string) (map[string]webhook.DatasetFacts, error) {
-	out := map[string]webhook.DatasetFacts{}
+func (s *WebhookStore) DatasetFacts(ctx context.Context, workspaceID string, ids []string) (map[string]notify.DatasetFacts, error) {
+	out := map[string]notify.DatasetFacts{}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -269,7 +274,7 @@ func (s *WebhookStore) DatasetFacts(ctx context.Context, workspaceID string, ids
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var f webhook.DatasetFacts
+		var f notify.DatasetFacts
 		var schema, table string
 		if err := rows.Scan(&f.ID, &schema, &table, &f.ConnectionID, &f.DomainIDs, &f.RestrictedDomainIDs); err != nil {
 			return nil, translate(err)
@@ -284,8 +289,8 @@ func (s *WebhookStore) DatasetFacts(ctx context.Context, workspaceID string, ids
 }
 
 // DomainFacts returns a domain of the workspace.
-func (s *WebhookStore) DomainFacts(ctx context.Context, workspaceID, id string) (webhook.DomainFacts, error) {
-	var d webhook.DomainFacts
+func (s *WebhookStore) DomainFacts(ctx context.Context, workspaceID, id string) (notify.DomainFacts, error) {
+	var d notify.DomainFacts
 	err := s.db.q(ctx).QueryRow(ctx, `SELECT id::text, name, restricted FROM domains WHERE workspace_id = $1 AND id = $2`,
 		workspaceID, id).Scan(&d.ID, &d.Name, &d.Restricted)
 	return d, translate(err)
@@ -311,7 +316,7 @@ func (s *WebhookStore) TeamGrants(ctx context.Context, workspaceID string, teamI
 }
 
 // InsertNotification adds a notification unless its source key exists in the workspace.
-func (s *WebhookStore) InsertNotification(ctx context.Context, n webhook.Notification) (bool, error) {
+func (s *WebhookStore) InsertNotification(ctx context.Context, n notify.Notification) (bool, error) {
 	params, err := json.Marshal(nonNilMap(n.Params))
 	if err != nil {
 		return false, vigia.Internal(err)
@@ -354,7 +359,7 @@ func (s *WebhookStore) RecentConsumerNotices(ctx context.Context, workspaceID, c
 
 // Notifications lists the notifications the viewer can see: every dataset they name
 // visible, and their domain readable.
-func (s *WebhookStore) Notifications(ctx context.Context, v catalog.Viewer, f webhook.NotificationFilter) (vigia.List[webhook.Notification], error) {
+func (s *WebhookStore) Notifications(ctx context.Context, v catalog.Viewer, f notify.NotificationFilter) (vigia.List[notify.Notification], error) {
 	where := []string{"n.workspace_id = $1",
 		"NOT EXISTS (SELECT 1 FROM unnest(n.dataset_ids) x WHERE NOT " + VisibleSQL("x", 2, 3) + ")",
 		`(n.domain_id IS NULL OR $3 OR NOT EXISTS (SELECT 1 FROM domains dm WHERE dm.id = n.domain_id AND dm.restricted
@@ -369,7 +374,7 @@ func (s *WebhookStore) Notifications(ctx context.Context, v catalog.Viewer, f we
 		where = append(where, fmt.Sprintf("n.event = $%d", len(args)))
 	}
 	cond := strings.Join(where, " AND ")
-	var out vigia.List[webhook.Notification]
+	var out vigia.List[notify.Notification]
 	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM notifications n WHERE `+cond, args...).Scan(&out.Total); err != nil {
 		return out, translate(err)
 	}
@@ -381,8 +386,8 @@ func (s *WebhookStore) Notifications(ctx context.Context, v catalog.Viewer, f we
 	if err != nil {
 		return out, translate(err)
 	}
-	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.Notification, error) {
-		var n webhook.Notification
+	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (notify.Notification, error) {
+		var n notify.Notification
 		err := r.Scan(&n.ID, &n.WorkspaceID, &n.Event, &n.Code, &n.Params, &n.Payload, &n.SourceKey, &n.DatasetIDs, &n.DomainID,
 			&n.IssueID, &n.ScanID, &n.Severity, &n.Held, &n.MuteIDs, &n.Deliveries, &n.CreatedAt)
 		return n, err
@@ -391,7 +396,7 @@ func (s *WebhookStore) Notifications(ctx context.Context, v catalog.Viewer, f we
 }
 
 // InsertDelivery adds a delivery unless its channel has one with its source key.
-func (s *WebhookStore) InsertDelivery(ctx context.Context, d webhook.Delivery) (bool, error) {
+func (s *WebhookStore) InsertDelivery(ctx context.Context, d notify.Delivery) (bool, error) {
 	tag, err := s.db.q(ctx).Exec(ctx, `INSERT INTO webhook_deliveries (id, workspace_id, channel_id, notification_id, event,
 		source_key, idempotency_key, body, test, status, next_attempt_at, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (channel_id, source_key) DO NOTHING`,
@@ -407,14 +412,14 @@ const deliveryColumns = `wd.id::text, wd.workspace_id::text, wd.channel_id::text
 	wd.source_key, wd.idempotency_key, wd.body, wd.test, wd.status, wd.attempts, wd.attempt_log, wd.next_attempt_at,
 	wd.last_status_code, wd.last_error, wd.created_at, wd.finished_at`
 
-func deliveryDest(d *webhook.Delivery) []any {
+func deliveryDest(d *notify.Delivery) []any {
 	return []any{&d.ID, &d.WorkspaceID, &d.ChannelID, &d.NotificationID, &d.Event, &d.SourceKey, &d.IdempotencyKey, &d.Body,
 		&d.Test, &d.Status, &d.Attempts, &d.AttemptLog, &d.NextAttemptAt, &d.LastStatusCode, &d.LastError, &d.CreatedAt, &d.FinishedAt}
 }
 
 // DeliveryForSend loads a delivery with its channel's sealed URL and secret.
-func (s *WebhookStore) DeliveryForSend(ctx context.Context, id string) (webhook.SendItem, error) {
-	var it webhook.SendItem
+func (s *WebhookStore) DeliveryForSend(ctx context.Context, id string) (notify.SendItem, error) {
+	var it notify.SendItem
 	err := s.db.q(ctx).QueryRow(ctx, `SELECT `+deliveryColumns+`, c.url_sealed, c.secret_sealed
 		FROM webhook_deliveries wd JOIN notification_channels c ON c.id = wd.channel_id WHERE wd.id = $1`, id).
 		Scan(append(deliveryDest(&it.Delivery), &it.SealedURL, &it.SealedSecret)...)
@@ -422,8 +427,8 @@ func (s *WebhookStore) DeliveryForSend(ctx context.Context, id string) (webhook.
 }
 
 // RecordAttempt appends an attempt and moves the delivery on.
-func (s *WebhookStore) RecordAttempt(ctx context.Context, id string, rec webhook.AttemptRecord, status string, next, finished *time.Time) error {
-	entry, err := json.Marshal([]webhook.AttemptRecord{rec})
+func (s *WebhookStore) RecordAttempt(ctx context.Context, id string, rec notify.AttemptRecord, status string, next, finished *time.Time) error {
+	entry, err := json.Marshal([]notify.AttemptRecord{rec})
 	if err != nil {
 		return vigia.Internal(err)
 	}
@@ -457,8 +462,8 @@ func (s *WebhookStore) FinishDelivery(ctx context.Context, id, status string, st
 }
 
 // Deliveries lists a channel's deliveries, newest first.
-func (s *WebhookStore) Deliveries(ctx context.Context, workspaceID, channelID string, page vigia.Page) (vigia.List[webhook.Delivery], error) {
-	var out vigia.List[webhook.Delivery]
+func (s *WebhookStore) Deliveries(ctx context.Context, workspaceID, channelID string, page vigia.Page) (vigia.List[notify.Delivery], error) {
+	var out vigia.List[notify.Delivery]
 	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE workspace_id = $1 AND channel_id = $2`,
 		workspaceID, channelID).Scan(&out.Total); err != nil {
 		return out, translate(err)
@@ -469,8 +474,8 @@ func (s *WebhookStore) Deliveries(ctx context.Context, workspaceID, channelID st
 	if err != nil {
 		return out, translate(err)
 	}
-	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.Delivery, error) {
-		var d webhook.Delivery
+	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (notify.Delivery, error) {
+		var d notify.Delivery
 		err := r.Scan(deliveryDest(&d)...)
 		return d, err
 	})
@@ -478,7 +483,7 @@ func (s *WebhookStore) Deliveries(ctx context.Context, workspaceID, channelID st
 }
 
 // CreateMute inserts a mute.
-func (s *WebhookStore) CreateMute(ctx context.Context, m webhook.Mute) error {
+func (s *WebhookStore) CreateMute(ctx context.Context, m notify.Mute) error {
 	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO notification_mutes (id, workspace_id, scope, connection_id, dataset_id,
 		issue_types, reason, ends_at, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		m.ID, m.WorkspaceID, m.Scope, m.ConnectionID, m.DatasetID, nonNil(m.IssueTypes), m.Reason, m.EndsAt, m.CreatedBy, m.CreatedAt)
@@ -488,12 +493,12 @@ func (s *WebhookStore) CreateMute(ctx context.Context, m webhook.Mute) error {
 const muteSelect = `SELECT m.id::text, m.workspace_id::text, m.scope, m.connection_id::text, m.dataset_id::text, m.issue_types,
 	m.reason, m.ends_at, m.created_by, m.created_at FROM notification_mutes m`
 
-func collectMutes(rows pgx.Rows, err error) ([]webhook.Mute, error) {
+func collectMutes(rows pgx.Rows, err error) ([]notify.Mute, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.Mute, error) {
-		var m webhook.Mute
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (notify.Mute, error) {
+		var m notify.Mute
 		err := r.Scan(&m.ID, &m.WorkspaceID, &m.Scope, &m.ConnectionID, &m.DatasetID, &m.IssueTypes, &m.Reason, &m.EndsAt,
 			&m.CreatedBy, &m.CreatedAt)
 		return m, err
@@ -502,15 +507,15 @@ func collectMutes(rows pgx.Rows, err error) ([]webhook.Mute, error) {
 }
 
 // ActiveMutes returns the workspace's mutes that have not ended at now.
-func (s *WebhookStore) ActiveMutes(ctx context.Context, workspaceID string, now time.Time) ([]webhook.Mute, error) {
+func (s *WebhookStore) ActiveMutes(ctx context.Context, workspaceID string, now time.Time) ([]notify.Mute, error) {
 	return collectMutes(s.db.q(ctx).Query(ctx, muteSelect+` WHERE m.workspace_id = $1 AND m.ends_at > $2`, workspaceID, now))
 }
 
 // Mutes lists the mutes the viewer can see that have not ended, soonest end first.
-func (s *WebhookStore) Mutes(ctx context.Context, v catalog.Viewer, now time.Time, page vigia.Page) (vigia.List[webhook.Mute], error) {
+func (s *WebhookStore) Mutes(ctx context.Context, v catalog.Viewer, now time.Time, page vigia.Page) (vigia.List[notify.Mute], error) {
 	cond := ` WHERE m.workspace_id = $1 AND m.ends_at > $4 AND (m.dataset_id IS NULL OR ` + VisibleSQL("m.dataset_id", 2, 3) + `)`
 	args := []any{v.WorkspaceID, nonNil(v.TeamIDs), v.Admin, now}
-	var out vigia.List[webhook.Mute]
+	var out vigia.List[notify.Mute]
 	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM notification_mutes m`+cond, args...).Scan(&out.Total); err != nil {
 		return out, translate(err)
 	}
@@ -534,15 +539,15 @@ func (s *WebhookStore) DeleteMute(ctx context.Context, v catalog.Viewer, id stri
 }
 
 // Rota returns the workspace's on-call rota.
-func (s *WebhookStore) Rota(ctx context.Context, workspaceID string) (webhook.Rota, error) {
-	r := webhook.Rota{WorkspaceID: workspaceID}
+func (s *WebhookStore) Rota(ctx context.Context, workspaceID string) (oncall.Rota, error) {
+	r := oncall.Rota{WorkspaceID: workspaceID}
 	err := s.db.q(ctx).QueryRow(ctx, `SELECT levels, team_id::text, min_severity, created_at, updated_at FROM oncall_rotas
 		WHERE workspace_id = $1`, workspaceID).Scan(&r.Levels, &r.TeamID, &r.MinSeverity, &r.CreatedAt, &r.UpdatedAt)
 	return r, translate(err)
 }
 
 // SaveRota inserts or replaces the workspace's rota.
-func (s *WebhookStore) SaveRota(ctx context.Context, r webhook.Rota, at time.Time) (webhook.Rota, error) {
+func (s *WebhookStore) SaveRota(ctx context.Context, r oncall.Rota, at time.Time) (oncall.Rota, error) {
 	levels, err := json.Marshal(r.Levels)
 	if err != nil {
 		return r, vigia.Internal(err)
@@ -569,7 +574,7 @@ func (s *WebhookStore) DeleteRota(ctx context.Context, workspaceID string) error
 // EscalationCandidates returns open problems of every workspace with a rota that are
 // not exhausted. One pass runs at a time across processes (a transaction-level
 // advisory lock); a concurrent pass gets nothing.
-func (s *WebhookStore) EscalationCandidates(ctx context.Context, limit int) ([]webhook.EscalationCandidate, error) {
+func (s *WebhookStore) EscalationCandidates(ctx context.Context, limit int) ([]oncall.EscalationCandidate, error) {
 	var locked bool
 	if err := s.db.q(ctx).QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended('vigia_webhook_escalation', 0))`).
 		Scan(&locked); err != nil || !locked {
@@ -587,8 +592,8 @@ func (s *WebhookStore) EscalationCandidates(ctx context.Context, limit int) ([]w
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.EscalationCandidate, error) {
-		var c webhook.EscalationCandidate
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (oncall.EscalationCandidate, error) {
+		var c oncall.EscalationCandidate
 		is := &c.Issue
 		err := r.Scan(&is.ID, &is.DatasetID, &is.Type, &is.Subtype, &is.Severity, &is.Status, &is.Title, &is.TitleKey, &is.Params,
 			&is.RuleID, &is.ScanID, &is.CreatedAt, &c.Rota.WorkspaceID, &c.Rota.Levels, &c.Rota.TeamID, &c.Rota.MinSeverity,
@@ -608,18 +613,18 @@ func (s *WebhookStore) SaveEscalation(ctx context.Context, issueID, workspaceID 
 }
 
 // DigestChannels lists the channels with the weekly digest on, of live workspaces.
-func (s *WebhookStore) DigestChannels(ctx context.Context) ([]webhook.DigestChannel, error) {
+func (s *WebhookStore) DigestChannels(ctx context.Context) ([]oncall.DigestChannel, error) {
 	rows, err := s.db.q(ctx).Query(ctx, channelSelect+` JOIN workspaces w ON w.id = c.workspace_id
 		WHERE c.digest AND NOT w.suspended ORDER BY c.created_at, c.id`)
 	if err != nil {
 		return nil, translate(err)
 	}
 	// The time zone is read separately: channelSelect's column list is shared.
-	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.Channel, error) { return scanChannel(r) })
+	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (notify.Channel, error) { return scanChannel(r) })
 	if err != nil {
 		return nil, translate(err)
 	}
-	out := make([]webhook.DigestChannel, 0, len(cs))
+	out := make([]oncall.DigestChannel, 0, len(cs))
 	zones := map[string]string{}
 	for _, c := range cs {
 		tz, ok := zones[c.WorkspaceID]
@@ -631,7 +636,7 @@ func (s *WebhookStore) DigestChannels(ctx context.Context) ([]webhook.DigestChan
 			tz = info.Timezone
 			zones[c.WorkspaceID] = tz
 		}
-		out = append(out, webhook.DigestChannel{Channel: c, Timezone: tz})
+		out = append(out, oncall.DigestChannel{Channel: c, Timezone: tz})
 	}
 	return out, nil
 }
@@ -647,8 +652,8 @@ func (s *WebhookStore) ClaimDigest(ctx context.Context, channelID string, slot t
 }
 
 // DigestCounts computes a workspace's weekly figures.
-func (s *WebhookStore) DigestCounts(ctx context.Context, workspaceID string, since, until time.Time) (webhook.DigestCounts, error) {
-	var c webhook.DigestCounts
+func (s *WebhookStore) DigestCounts(ctx context.Context, workspaceID string, since, until time.Time) (oncall.DigestCounts, error) {
+	var c oncall.DigestCounts
 	err := s.db.q(ctx).QueryRow(ctx, `SELECT
 		count(*) FILTER (WHERE v.verdict = 'pass'), count(*) FILTER (WHERE v.verdict = 'warn'), count(*) FILTER (WHERE v.verdict = 'fail'),
 		(SELECT count(*) FROM signals sg WHERE sg.workspace_id = $1 AND sg.anomalous AND sg.created_at >= $2 AND sg.created_at < $3),
@@ -661,8 +666,8 @@ func (s *WebhookStore) DigestCounts(ctx context.Context, workspaceID string, sin
 }
 
 // TeamDigestCounts computes a team's weekly figures over the issues assigned to it.
-func (s *WebhookStore) TeamDigestCounts(ctx context.Context, workspaceID, teamID string, since, until time.Time) (webhook.TeamDigestCounts, error) {
-	var c webhook.TeamDigestCounts
+func (s *WebhookStore) TeamDigestCounts(ctx context.Context, workspaceID, teamID string, since, until time.Time) (oncall.TeamDigestCounts, error) {
+	var c oncall.TeamDigestCounts
 	err := s.db.q(ctx).QueryRow(ctx, `SELECT
 		count(*) FILTER (WHERE status = 'open'),
 		count(*) FILTER (WHERE status IN ('open', 'acknowledged') AND severity = 'critical'),

@@ -7,15 +7,16 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/issue"
+	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/scan"
-	"github.com/vigia-data/vigia/webhook"
 )
 
 // channel creates a webhook channel at minute n.
-func (f *fx) channel(ws, name string, n int, edit func(c *webhook.Channel)) string {
+func (f *fx) channel(ws, name string, n int, edit func(c *notify.Channel)) string {
 	f.t.Helper()
-	c := webhook.Channel{ID: vigia.NewID(), WorkspaceID: ws, Name: name, Kind: "webhook", SealedURL: []byte("url-" + name),
-		MinSeverity: "warning", EventKinds: []string{"alerts"}, Scope: webhook.Scope{IncludeAutoMonitors: true}, CreatedBy: "ana",
+	c := notify.Channel{ID: vigia.NewID(), WorkspaceID: ws, Name: name, Kind: "webhook", SealedURL: []byte("url-" + name),
+		MinSeverity: "warning", EventKinds: []string{"alerts"}, Scope: notify.Scope{IncludeAutoMonitors: true}, CreatedBy: "ana",
 		CreatedAt: at(n), UpdatedAt: at(n)}
 	if edit != nil {
 		edit(&c)
@@ -33,24 +34,24 @@ func TestWebhookChannels(t *testing.T) {
 	fin := f.team(ws, "finance")
 	ops := f.team(ws, "ops")
 	dom := f.restrict(ws, ds[1:], fin)
-	ops2 := f.channel(ws, "ops", 1, func(c *webhook.Channel) { c.TeamID = &ops })
-	alerts := f.channel(ws, "alerts", 2, func(c *webhook.Channel) {
-		c.Scope = webhook.Scope{DatasetIDs: []string{ds[0]}, IssueTypes: []string{"anomaly"}}
+	ops2 := f.channel(ws, "ops", 1, func(c *notify.Channel) { c.TeamID = &ops })
+	alerts := f.channel(ws, "alerts", 2, func(c *notify.Channel) {
+		c.Scope = notify.Scope{DatasetIDs: []string{ds[0]}, IssueTypes: []string{"anomaly"}}
 		c.SealedSecret = []byte("secret")
 	})
 	foreign := f.channel(other, "ops", 1, nil)
 	f.fails(vigia.KindInternal, "a locale the schema refuses", func(ctx ctxT) error {
-		return s.CreateChannel(ctx, webhook.Channel{ID: vigia.NewID(), WorkspaceID: ws, Name: "x", Kind: "webhook", SealedURL: []byte("u"),
+		return s.CreateChannel(ctx, notify.Channel{ID: vigia.NewID(), WorkspaceID: ws, Name: "x", Kind: "webhook", SealedURL: []byte("u"),
 			Locale: vigia.Ptr("fr"), MinSeverity: "warning", CreatedAt: t0, UpdatedAt: t0})
 	})
 	f.fails(vigia.KindNotFound, "a channel of a team that does not exist", func(ctx ctxT) error {
-		return s.CreateChannel(ctx, webhook.Channel{ID: vigia.NewID(), WorkspaceID: ws, Name: "x", Kind: "webhook", SealedURL: []byte("u"),
+		return s.CreateChannel(ctx, notify.Channel{ID: vigia.NewID(), WorkspaceID: ws, Name: "x", Kind: "webhook", SealedURL: []byte("u"),
 			TeamID: vigia.Ptr(vigia.NewID()), MinSeverity: "warning", CreatedAt: t0, UpdatedAt: t0})
 	})
 
 	list, err := s.Channels(f.ctx, ws)
 	f.must(err)
-	if got := names(list, func(c webhook.Channel) string { return c.Name }); !slices.Equal(got, []string{"ops", "alerts"}) {
+	if got := names(list, func(c notify.Channel) string { return c.Name }); !slices.Equal(got, []string{"ops", "alerts"}) {
 		t.Fatalf("channels oldest first %v", got)
 	}
 	c, err := s.ChannelByID(f.ctx, ws, alerts)
@@ -75,16 +76,16 @@ func TestWebhookChannels(t *testing.T) {
 
 	// Scope checks and team grants.
 	for what, want := range map[string]bool{"admin, all": true, "member, open dataset": true, "member, restricted": false, "foreign conn": false} {
-		vw, sc := v, webhook.Scope{}
+		vw, sc := v, notify.Scope{}
 		switch what {
 		case "admin, all":
-			sc = webhook.Scope{DomainIDs: []string{dom}, ConnectionIDs: []string{conn}, DatasetIDs: ds}
+			sc = notify.Scope{DomainIDs: []string{dom}, ConnectionIDs: []string{conn}, DatasetIDs: ds}
 		case "member, open dataset":
-			vw, sc = member(ws), webhook.Scope{DatasetIDs: ds[:1], ConnectionIDs: []string{conn}}
+			vw, sc = member(ws), notify.Scope{DatasetIDs: ds[:1], ConnectionIDs: []string{conn}}
 		case "member, restricted":
-			vw, sc = member(ws, ops), webhook.Scope{DomainIDs: []string{dom}}
+			vw, sc = member(ws, ops), notify.Scope{DomainIDs: []string{dom}}
 		case "foreign conn":
-			sc = webhook.Scope{ConnectionIDs: []string{f.connection(other, "w")}}
+			sc = notify.Scope{ConnectionIDs: []string{f.connection(other, "w")}}
 		}
 		if ok, err := s.ScopeVisible(f.ctx, vw, sc); err != nil || ok != want {
 			t.Fatalf("scope visible (%s): %v %v", what, ok, err)
@@ -149,7 +150,7 @@ func TestWebhookNotificationsAndDeliveries(t *testing.T) {
 	ch := f.channel(ws, "ops", 1, nil)
 	note := func(key, event string, n int, dsIDs []string, domain *string, held bool) string {
 		id := vigia.NewID()
-		ok, err := s.InsertNotification(f.ctx, webhook.Notification{ID: id, WorkspaceID: ws, Event: event, Code: "c", SourceKey: key,
+		ok, err := s.InsertNotification(f.ctx, notify.Notification{ID: id, WorkspaceID: ws, Event: event, Code: "c", SourceKey: key,
 			DatasetIDs: dsIDs, DomainID: domain, Held: held, Payload: map[string]any{"consumer_id": "k"}, CreatedAt: at(n)})
 		f.must(err)
 		if !ok {
@@ -161,35 +162,35 @@ func TestWebhookNotificationsAndDeliveries(t *testing.T) {
 	note("alert:2", "service.issue.opened", 2, ds[1:], nil, false)
 	note("event:3", "service.domain.verdict_changed", 3, nil, &dom, true)
 	n4 := note("event:4", "service.consumer.untrusted_read", 4, ds, nil, false)
-	if ok, err := s.InsertNotification(f.ctx, webhook.Notification{ID: vigia.NewID(), WorkspaceID: ws, Event: "x", Code: "c", SourceKey: "alert:1", CreatedAt: at(5)}); err != nil || ok {
+	if ok, err := s.InsertNotification(f.ctx, notify.Notification{ID: vigia.NewID(), WorkspaceID: ws, Event: "x", Code: "c", SourceKey: "alert:1", CreatedAt: at(5)}); err != nil || ok {
 		t.Fatalf("a source key twice: %v %v", ok, err)
 	}
 	f.must(s.AddNotificationDeliveries(f.ctx, n1, 2))
-	list := func(vw catalogViewer, flt webhook.NotificationFilter) ([]string, int) {
+	list := func(vw catalogViewer, flt notify.NotificationFilter) ([]string, int) {
 		t.Helper()
 		if flt.Page.Limit == 0 {
 			flt.Page.Limit = 10
 		}
 		l, err := s.Notifications(f.ctx, vw, flt)
 		f.must(err)
-		return names(l.Items, func(n webhook.Notification) string { return n.SourceKey }), l.Total
+		return names(l.Items, func(n notify.Notification) string { return n.SourceKey }), l.Total
 	}
-	if got, n := list(v, webhook.NotificationFilter{}); n != 4 || !slices.Equal(got, []string{"event:4", "event:3", "alert:2", "alert:1"}) {
+	if got, n := list(v, notify.NotificationFilter{}); n != 4 || !slices.Equal(got, []string{"event:4", "event:3", "alert:2", "alert:1"}) {
 		t.Fatalf("notifications newest first %v", got)
 	}
-	if got, n := list(member(ws), webhook.NotificationFilter{}); n != 1 || !slices.Equal(got, []string{"alert:1"}) {
+	if got, n := list(member(ws), notify.NotificationFilter{}); n != 1 || !slices.Equal(got, []string{"alert:1"}) {
 		t.Fatalf("notifications a member sees %v", got)
 	}
-	if got, _ := list(v, webhook.NotificationFilter{Held: vigia.Ptr(true)}); !slices.Equal(got, []string{"event:3"}) {
+	if got, _ := list(v, notify.NotificationFilter{Held: vigia.Ptr(true)}); !slices.Equal(got, []string{"event:3"}) {
 		t.Fatalf("held %v", got)
 	}
-	if got, n := list(v, webhook.NotificationFilter{Event: vigia.Ptr("service.issue.opened"), Page: vigia.Page{Limit: 1, Offset: 1}}); n != 2 || !slices.Equal(got, []string{"alert:1"}) {
+	if got, n := list(v, notify.NotificationFilter{Event: vigia.Ptr("service.issue.opened"), Page: vigia.Page{Limit: 1, Offset: 1}}); n != 2 || !slices.Equal(got, []string{"alert:1"}) {
 		t.Fatalf("by event, second page %v", got)
 	}
-	if _, n := list(f.workspace(), webhook.NotificationFilter{}); n != 0 {
+	if _, n := list(f.workspace(), notify.NotificationFilter{}); n != 0 {
 		t.Fatalf("another workspace lists %d notifications", n)
 	}
-	if l, _ := s.Notifications(f.ctx, v, webhook.NotificationFilter{Page: vigia.Page{Limit: 10, Offset: 3}}); l.Items[0].Deliveries != 2 {
+	if l, _ := s.Notifications(f.ctx, v, notify.NotificationFilter{Page: vigia.Page{Limit: 10, Offset: 3}}); l.Items[0].Deliveries != 2 {
 		t.Fatalf("delivery count %+v", l.Items[0])
 	}
 	nds, sent, err := s.RecentConsumerNotices(f.ctx, ws, "k", at(4))
@@ -201,7 +202,7 @@ func TestWebhookNotificationsAndDeliveries(t *testing.T) {
 	// Deliveries: one per channel and cause; attempts append to the log.
 	dl := func(key string, n int) string {
 		id := vigia.NewID()
-		ok, err := s.InsertDelivery(f.ctx, webhook.Delivery{ID: id, WorkspaceID: ws, ChannelID: ch, NotificationID: &n1, Event: "service.issue.opened",
+		ok, err := s.InsertDelivery(f.ctx, notify.Delivery{ID: id, WorkspaceID: ws, ChannelID: ch, NotificationID: &n1, Event: "service.issue.opened",
 			SourceKey: key, Body: []byte(`{}`), Status: "pending", NextAttemptAt: vigia.Ptr(at(n)), CreatedAt: at(n)})
 		f.must(err)
 		if !ok {
@@ -210,15 +211,15 @@ func TestWebhookNotificationsAndDeliveries(t *testing.T) {
 		return id
 	}
 	d1, d2, d3 := dl("k1", 1), dl("k2", 2), dl("k3", 3)
-	if ok, _ := s.InsertDelivery(f.ctx, webhook.Delivery{ID: vigia.NewID(), WorkspaceID: ws, ChannelID: ch, Event: "e", SourceKey: "k1", Body: []byte("{}"), Status: "pending", CreatedAt: t0}); ok {
+	if ok, _ := s.InsertDelivery(f.ctx, notify.Delivery{ID: vigia.NewID(), WorkspaceID: ws, ChannelID: ch, Event: "e", SourceKey: "k1", Body: []byte("{}"), Status: "pending", CreatedAt: t0}); ok {
 		t.Fatal("a delivery twice for one cause")
 	}
 	f.fails(vigia.KindNotFound, "a delivery to no channel", func(ctx ctxT) error {
-		_, err := s.InsertDelivery(ctx, webhook.Delivery{ID: vigia.NewID(), WorkspaceID: ws, ChannelID: vigia.NewID(), Event: "e", SourceKey: "k", Body: []byte("{}"), Status: "pending", CreatedAt: t0})
+		_, err := s.InsertDelivery(ctx, notify.Delivery{ID: vigia.NewID(), WorkspaceID: ws, ChannelID: vigia.NewID(), Event: "e", SourceKey: "k", Body: []byte("{}"), Status: "pending", CreatedAt: t0})
 		return err
 	})
-	f.must(s.RecordAttempt(f.ctx, d1, webhook.AttemptRecord{N: 1, At: at(5), StatusCode: 500, Error: "http_500", Outcome: "retry"}, "pending", vigia.Ptr(at(6)), nil))
-	f.must(s.RecordAttempt(f.ctx, d1, webhook.AttemptRecord{N: 2, At: at(6), StatusCode: 200, Outcome: "delivered"}, "delivered", nil, vigia.Ptr(at(6))))
+	f.must(s.RecordAttempt(f.ctx, d1, notify.AttemptRecord{N: 1, At: at(5), StatusCode: 500, Error: "http_500", Outcome: "retry"}, "pending", vigia.Ptr(at(6)), nil))
+	f.must(s.RecordAttempt(f.ctx, d1, notify.AttemptRecord{N: 2, At: at(6), StatusCode: 200, Outcome: "delivered"}, "delivered", nil, vigia.Ptr(at(6))))
 	f.must(s.FinishDelivery(f.ctx, d2, "skipped", nil, "channel_deleted", at(7)))
 	item, err := s.DeliveryForSend(f.ctx, d1)
 	f.must(err)
@@ -230,7 +231,7 @@ func TestWebhookNotificationsAndDeliveries(t *testing.T) {
 	f.fails(vigia.KindInternal, "a status the schema refuses", func(ctx ctxT) error { return s.FinishDelivery(ctx, d3, "lost", nil, "", at(8)) })
 	page, err := s.Deliveries(f.ctx, ws, ch, vigia.Page{Limit: 2})
 	f.must(err)
-	if page.Total != 3 || !slices.Equal(names(page.Items, func(d webhook.Delivery) string { return d.ID }), []string{d3, d2}) {
+	if page.Total != 3 || !slices.Equal(names(page.Items, func(d notify.Delivery) string { return d.ID }), []string{d3, d2}) {
 		t.Fatalf("deliveries newest first %+v", page)
 	}
 	if o, _ := s.Deliveries(f.ctx, f.workspace().WorkspaceID, ch, vigia.Page{Limit: 5}); o.Total != 0 {
@@ -274,7 +275,7 @@ func TestWebhookOutboxAndScans(t *testing.T) {
 	}
 	since, err := s.AlertIssuesSince(f.ctx, ws, t0)
 	f.must(err)
-	if got := names(since, func(a webhook.AlertIssue) string { return a.ID }); !slices.Equal(got, []string{crit, warn}) {
+	if got := names(since, func(a notify.AlertIssue) string { return a.ID }); !slices.Equal(got, []string{crit, warn}) {
 		t.Fatalf("alerts since %v", got)
 	}
 	if a, err := s.IssueByID(f.ctx, ws, crit); err != nil || a.Severity != "critical" {
@@ -310,14 +311,14 @@ func TestWebhookMutesRotaDigests(t *testing.T) {
 	f.restrict(ws, ds[1:])
 	mute := func(scope string, dataset *string, ends int) string {
 		id := vigia.NewID()
-		f.must(s.CreateMute(f.ctx, webhook.Mute{ID: id, WorkspaceID: ws, Scope: scope, DatasetID: dataset, Reason: "deploy", EndsAt: at(ends), CreatedBy: "ana", CreatedAt: t0}))
+		f.must(s.CreateMute(f.ctx, notify.Mute{ID: id, WorkspaceID: ws, Scope: scope, DatasetID: dataset, Reason: "deploy", EndsAt: at(ends), CreatedBy: "ana", CreatedAt: t0}))
 		return id
 	}
-	wide := mute(webhook.MuteWorkspace, nil, 60)
-	hidden := mute(webhook.MuteDataset, &ds[1], 30)
-	mute(webhook.MuteDataset, &ds[0], 5) // ended by minute 10
+	wide := mute(notify.MuteWorkspace, nil, 60)
+	hidden := mute(notify.MuteDataset, &ds[1], 30)
+	mute(notify.MuteDataset, &ds[0], 5) // ended by minute 10
 	f.fails(vigia.KindInternal, "a mute scope the schema refuses", func(ctx ctxT) error {
-		return s.CreateMute(ctx, webhook.Mute{ID: vigia.NewID(), WorkspaceID: ws, Scope: "planet", EndsAt: at(9), CreatedBy: "a", CreatedAt: t0})
+		return s.CreateMute(ctx, notify.Mute{ID: vigia.NewID(), WorkspaceID: ws, Scope: "planet", EndsAt: at(9), CreatedBy: "a", CreatedAt: t0})
 	})
 	active, err := s.ActiveMutes(f.ctx, ws, at(10))
 	f.must(err)
@@ -339,9 +340,9 @@ func TestWebhookMutesRotaDigests(t *testing.T) {
 	// The rota: saved, replaced, read, deleted; its candidates are open problems.
 	f.fails(vigia.KindNotFound, "a rota before one", func(ctx ctxT) error { _, err := s.Rota(ctx, ws); return err })
 	ana := f.user(ws, "ana@example.com", vigia.RoleAdmin)
-	r, err := s.SaveRota(f.ctx, webhook.Rota{WorkspaceID: ws, Levels: []webhook.RotaLevel{{UserID: ana, Minutes: 15}}, MinSeverity: "critical"}, at(1))
+	r, err := s.SaveRota(f.ctx, oncall.Rota{WorkspaceID: ws, Levels: []oncall.RotaLevel{{UserID: ana, Minutes: 15}}, MinSeverity: "critical"}, at(1))
 	f.must(err)
-	r2, err := s.SaveRota(f.ctx, webhook.Rota{WorkspaceID: ws, Levels: []webhook.RotaLevel{{UserID: ana, Minutes: 30}}, MinSeverity: "warning"}, at(2))
+	r2, err := s.SaveRota(f.ctx, oncall.Rota{WorkspaceID: ws, Levels: []oncall.RotaLevel{{UserID: ana, Minutes: 30}}, MinSeverity: "warning"}, at(2))
 	f.must(err)
 	if !r2.CreatedAt.Equal(r.CreatedAt) || !r2.UpdatedAt.Equal(at(2)) {
 		t.Fatalf("a rota replaced %+v", r2)
@@ -356,7 +357,7 @@ func TestWebhookMutesRotaDigests(t *testing.T) {
 	f.issue(ws, conn, ds[0], "info", 5, nil)
 	cands, err := s.EscalationCandidates(f.ctx, 10)
 	f.must(err)
-	if got := names(cands, func(c webhook.EscalationCandidate) string { return c.Issue.ID }); !slices.Equal(got, []string{crit, warnID}) || cands[0].Level != 0 {
+	if got := names(cands, func(c oncall.EscalationCandidate) string { return c.Issue.ID }); !slices.Equal(got, []string{crit, warnID}) || cands[0].Level != 0 {
 		t.Fatalf("escalation candidates %v", got)
 	}
 	f.must(s.SaveEscalation(f.ctx, crit, ws, 1, at(20), false, at(20)))
@@ -369,7 +370,7 @@ func TestWebhookMutesRotaDigests(t *testing.T) {
 	f.fails(vigia.KindNotFound, "deleting the rota twice", func(ctx ctxT) error { return s.DeleteRota(ctx, ws) })
 
 	// Digests: channels with the digest on, claimed once per slot.
-	ch := f.channel(ws, "weekly", 1, func(c *webhook.Channel) { c.Digest = true })
+	ch := f.channel(ws, "weekly", 1, func(c *notify.Channel) { c.Digest = true })
 	f.channel(ws, "live", 1, nil)
 	dcs, err := s.DigestChannels(f.ctx)
 	f.must(err)

@@ -26,8 +26,8 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/bench"
+	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/store"
-	"github.com/vigia-data/vigia/webhook"
 )
 
 // webhookBenchOpts are the knobs of `vigia bench webhooks`.
@@ -331,8 +331,8 @@ func (b *hookBench) workspace(prefix string) (ws, dataset string, err error) {
 }
 
 func (b *hookBench) channel(ws, receiverURL string, signed bool) (string, error) {
-	c, _, err := b.a.Webhooks.CreateChannel(app.AsAdmin(b.ctx, ws, "bench"), webhook.ChannelInput{Name: "bench " + vigia.NewUUID()[:8],
-		WebhookURL: receiverURL, EventKinds: []string{webhook.EventKindDatasetVerdictChanged}})
+	c, _, err := b.a.Notify.CreateChannel(app.AsAdmin(b.ctx, ws, "bench"), notify.ChannelInput{Name: "bench " + vigia.NewUUID()[:8],
+		WebhookURL: receiverURL, EventKinds: []string{notify.EventKindDatasetVerdictChanged}})
 	if err != nil {
 		return "", err
 	}
@@ -358,7 +358,7 @@ func (b *hookBench) events(workspaces, datasets []string, perWorkspace int) erro
 // dispatchAll turns every outbox row into deliveries.
 func (b *hookBench) dispatchAll() error {
 	for {
-		n, err := b.a.Webhooks.Dispatch(b.ctx)
+		n, err := b.a.Notify.Dispatch(b.ctx)
 		if err != nil || n == 0 {
 			return err
 		}
@@ -615,7 +615,7 @@ func (b *hookBench) latency(o webhookBenchOpts, slowPercent int) (p50, p99 time.
 		// stop them, so that each round measures only its own load.
 		if _, err := b.db.Pool().Exec(b.ctx, `UPDATE jobs SET status = 'cancelled', finished_at = now()
 			WHERE kind = $1 AND workspace_id = ANY($2::uuid[]) AND status IN ('available', 'running')`,
-			webhook.JobKind, wss[:slow]); err != nil {
+			notify.JobKind, wss[:slow]); err != nil {
 			return 0, 0, 0, err
 		}
 	}

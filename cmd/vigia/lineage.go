@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/lineage"
 )
 
@@ -69,7 +70,15 @@ func lineageCommand(stdout, stderr io.Writer) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runImport(c.Context(), stdout, stderr, ws, args[0], func(ctx context.Context, a *app.App, b []byte) (lineage.ImportResult, error) {
-				return a.Lineage.ImportDBTManifest(ctx, b, lineage.ImportOptions{Replace: replace})
+				// The permission first: a manifest the caller may not import is not parsed.
+				if err := a.Lineage.MayImportDBT(ctx); err != nil {
+					return lineage.ImportResult{}, err
+				}
+				m, err := ingest.DecodeDBTManifest(b)
+				if err != nil {
+					return lineage.ImportResult{}, err
+				}
+				return a.Lineage.ImportDBTManifest(ctx, m, lineage.ImportOptions{Replace: replace})
 			})
 		}}
 	importDBT.Flags().StringVar(&ws, "workspace", "", "workspace name or id")
@@ -80,7 +89,14 @@ func lineageCommand(stdout, stderr io.Writer) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runImport(c.Context(), stdout, stderr, declWS, args[0], func(ctx context.Context, a *app.App, b []byte) (lineage.ImportResult, error) {
-				return a.Lineage.LoadDeclarations(ctx, b)
+				if err := a.Lineage.MayDeclare(ctx); err != nil {
+					return lineage.ImportResult{}, err
+				}
+				f, err := ingest.DecodeDeclarations(b)
+				if err != nil {
+					return lineage.ImportResult{}, err
+				}
+				return a.Lineage.LoadDeclarations(ctx, f)
 			})
 		}}
 	declare.Flags().StringVar(&declWS, "workspace", "", "workspace name or id")

@@ -1,0 +1,118 @@
+package ingest
+
+import (
+	"encoding/json"
+
+	"github.com/vigia-data/vigia"
+)
+
+// DBTManifest is the part of a dbt manifest.json lineage reads. Column lineage, which
+// dbt does not record itself, is read where a tool put it in a column's meta:
+// columns.<c>.meta.lineage = [{node: <unique_id>, column: <c>}].
+type DBTManifest struct {
+	Metadata struct {
+		ProjectName string `json:"project_name"`
+	} `json:"metadata"`
+	Nodes     map[string]DBTNode     `json:"nodes"`
+	Sources   map[string]DBTNode     `json:"sources"`
+	Exposures map[string]DBTExposure `json:"exposures"`
+}
+
+// DBTExposure is a dbt exposure.
+type DBTExposure struct {
+	Name  string `json:"name"`
+	Label string `json:"label"`
+	Type  string `json:"type"`
+	URL   string `json:"url"`
+	Owner struct {
+		Name  string `json:"name"`
+		Email string `json:"email"`
+	} `json:"owner"`
+	DependsOn struct {
+		Nodes []string `json:"nodes"`
+	} `json:"depends_on"`
+}
+
+// DBTNode is a model, seed, snapshot, test … or a source of a manifest.
+type DBTNode struct {
+	ResourceType string `json:"resource_type"`
+	Schema       string `json:"schema"`
+	Name         string `json:"name"`
+	Alias        string `json:"alias"`
+	Identifier   string `json:"identifier"`
+	DependsOn    struct {
+		Nodes []string `json:"nodes"`
+	} `json:"depends_on"`
+	Columns map[string]DBTColumn `json:"columns"`
+}
+
+// DBTColumn is a node's column; Lineage is the column lineage a tool put in its meta.
+type DBTColumn struct {
+	Meta struct {
+		Lineage []struct {
+			Node   string `json:"node"`
+			Column string `json:"column"`
+		} `json:"lineage"`
+	} `json:"meta"`
+}
+
+// Relation is the schema.table the node is built as (its alias, else its identifier,
+// else its name).
+func (n DBTNode) Relation() string {
+	name := n.Name
+	if n.Identifier != "" {
+		name = n.Identifier
+	}
+	if n.Alias != "" {
+		name = n.Alias
+	}
+	return n.Schema + "." + name
+}
+
+// DecodeDBTManifest reads a manifest. Returns KindTooLarge over MaxImportBytes,
+// KindInvalid (loc "manifest") for a body that is not a manifest (no nodes and no
+// sources).
+func DecodeDBTManifest(manifest []byte) (DBTManifest, error) {
+	if len(manifest) > MaxImportBytes {
+		return DBTManifest{}, tooLarge()
+	}
+	var m DBTManifest
+	if err := json.Unmarshal(manifest, &m); err != nil || (m.Nodes == nil && m.Sources == nil) {
+		return DBTManifest{}, vigia.Invalid(vigia.Field("value_error", nil, "manifest"))
+	}
+	return m, nil
+}
+
+// DBTRun is what a dbt run_results.json tells: its invocation and how many results
+// ended in each status (a status longer than 32 bytes counts as "other").
+type DBTRun struct {
+	InvocationID string
+	Results      int
+	ByStatus     map[string]int
+}
+
+// DecodeDBTRunResults reads a run_results.json. Returns KindInvalid (loc
+// "run_results") for a body that is none (missing, not JSON, without results).
+func DecodeDBTRunResults(runResults []byte) (DBTRun, error) {
+	var rr struct {
+		Metadata struct {
+			InvocationID string `json:"invocation_id"`
+		} `json:"metadata"`
+		Results []struct {
+			UniqueID string `json:"unique_id"`
+			Status   string `json:"status"`
+		} `json:"results"`
+	}
+	if len(runResults) == 0 || json.Unmarshal(runResults, &rr) != nil || rr.Results == nil {
+		return DBTRun{}, vigia.Invalid(vigia.Field("value_error", nil, "run_results"))
+	}
+	out := DBTRun{InvocationID: rr.Metadata.InvocationID, Results: len(rr.Results), ByStatus: map[string]int{}}
+	for _, r := range rr.Results {
+		st := r.Status
+		if len(st) > 32 {
+			st = "other"
+		}
+		out.ByStatus[st]++
+	}
+	return out, nil
+}
