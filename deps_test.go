@@ -44,7 +44,7 @@ var sqlParsers = []string{"github.com/pganalyze/pg_query_go", "github.com/pingca
 // forbidden is the table of forbidden pairs: a package of room `from` may not depend on
 // a package matched by `to` (directly unless transitive is set). Rooms and targets are
 // "kernel", "adapter", "other-adapter", "feature", "infrastructure", "composition",
-// "non-parser", "driver", "parser", "nonstd", "beyond-ingest" or a
+// "non-parser", "driver", "parser", "nonstd", "beyond-ingest", "module" (any package of the module) or a
 // package path of the module (relative, a prefix).
 var forbidden = []struct {
 	from, to   string
@@ -65,6 +65,7 @@ var forbidden = []struct {
 	{"graph", "driver", true, "transports never link a driver"},
 	{"non-parser", "parser", true, "only lineage/sqllineage, app and cmd link the SQL parsers"},
 	{"ingest", "beyond-ingest", true, "ingest decodes with the standard library, the YAML library and the kernel only"},
+	{"rule/rulefile", "module", false, "the rule file formats are pure: the standard library and YAML, no package of Vigia"},
 }
 
 // pkg is what go list says of a package.
@@ -151,6 +152,9 @@ func toMatches(to string, p pkg, dep string) bool {
 		}
 		first, _, _ := strings.Cut(dep, "/")
 		return strings.Contains(first, ".") && !matchesAny(dep, ingestLibraries)
+	case "module":
+		_, ok := rel(dep)
+		return ok
 	case "driver":
 		return matchesAny(dep, drivers)
 	case "parser":
@@ -244,6 +248,7 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"ingest imports lineage", pkg{ImportPath: m("ingest"), Imports: []string{m("lineage")}, Deps: []string{m("lineage")}}},
 		{"ingest links the store", pkg{ImportPath: m("ingest"), Deps: []string{m("store")}}},
 		{"ingest links a transport's library", pkg{ImportPath: m("ingest"), Deps: []string{"github.com/danielgtaylor/huma/v2"}}},
+		{"rulefile imports the kernel", pkg{ImportPath: m("rule/rulefile"), Imports: []string{module}}},
 	}
 	for _, c := range cases {
 		if v := violations([]pkg{c.p}); len(v) == 0 {

@@ -363,7 +363,7 @@ func (a *App) scheduleLoop(ctx context.Context) {
 	t := time.NewTicker(30 * time.Second)
 	defer t.Stop()
 	for {
-		if n, err := a.Scans.EnqueueDue(ctx, time.Now()); err != nil && ctx.Err() == nil {
+		if n, err := a.Scans.EnqueueDue(ctx); err != nil && ctx.Err() == nil {
 			a.Log.Warn("scheduled scans failed", "cause", err.Error())
 		} else if n > 0 {
 			a.Log.Info("scheduled scans queued", "count", n)

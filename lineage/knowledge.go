@@ -354,10 +354,6 @@ type KnowledgeStore interface {
 	// SnapshotCountsWithout counts, per snapshot among ids, the nodes that are not in
 	// hidden and the edges that touch none of them: [nodes, edges].
 	SnapshotCountsWithout(ctx context.Context, workspaceID string, ids, hidden []string) (map[string][2]int, error)
-	// DomainLinks returns the workspace's domain memberships and names.
-	DomainLinks(ctx context.Context, workspaceID string) (DomainLinks, error)
-	// ManagedDomains returns the domains on which one of the teams has a manager grant.
-	ManagedDomains(ctx context.Context, workspaceID string, teamIDs []string) ([]string, error)
 }
 
 // structural builds the snapshot graph: datasets, exposures and structural providers'

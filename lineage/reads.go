@@ -828,6 +828,23 @@ func (s *Service) shortest(ctx context.Context, ws, from, to string, dir Directi
 	return nil, nil
 }
 
+// DatasetLinks returns the projected edges of the workspace between two different
+// datasets (no exposures), whoever can see them: the links that domain suggestions
+// count. The caller decides what of them to show.
+func (s *Service) DatasetLinks(ctx context.Context, workspaceID string) ([]Edge, error) {
+	ex, err := s.graph.Export(ctx, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Edge, 0, len(ex.Edges))
+	for _, e := range ex.Edges {
+		if !IsExposure(e.Source) && !IsExposure(e.Target) && e.Source != e.Target {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
 // DownstreamReach returns the downstream reach (datasets at any distance, visible or
 // not, as reach_total counts them) of datasets of the caller's workspace; ids the
 // caller cannot see or of another workspace are absent. For the catalog's

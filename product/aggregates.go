@@ -396,7 +396,7 @@ func (s *Service) listByReach(ctx context.Context, ids []string, names map[strin
 	if len(ids) == 0 {
 		return out, nil
 	}
-	reach, err := s.reach.DownstreamReach(ctx, ids)
+	reach, err := s.lineage.DownstreamReach(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

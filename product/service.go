@@ -15,6 +15,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/event"
+	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -103,6 +104,10 @@ type Store interface {
 	ScanMemberVerdicts(ctx context.Context, workspaceID, scanID string) ([]MemberVerdict, error)
 	// InsertDomainVerdictEvent writes the event to the outbox, once per idempotency key.
 	InsertDomainVerdictEvent(ctx context.Context, ev DomainVerdictEvent, at time.Time) error
+	// DomainLinks returns the workspace's domains, their members and its live datasets.
+	DomainLinks(ctx context.Context, workspaceID string) (DomainLinks, error)
+	// ManagedDomains returns the domains on which one of the teams has a manager grant.
+	ManagedDomains(ctx context.Context, workspaceID string, teamIDs []string) ([]string, error)
 }
 
 // Trust is what data products need of the trust feature.
@@ -111,19 +116,11 @@ type Trust interface {
 	ConsumersOf(ctx context.Context, datasetIDs []string, since time.Time) ([]trust.Consumer, error)
 }
 
-// Reach is the port to lineage: how many datasets lie downstream of each dataset.
-// Lineage is another feature; until it is wired NoReach answers 0 for all, and lists
-// ordered by reach fall back to names.
-type Reach interface {
+// Lineage is the port to lineage: how many datasets lie downstream of each dataset,
+// and the links between datasets (for domain suggestions).
+type Lineage interface {
 	DownstreamReach(ctx context.Context, datasetIDs []string) (map[string]int, error)
-}
-
-// NoReach is the Reach of a workspace without lineage.
-type NoReach struct{}
-
-// DownstreamReach returns 0 for every dataset.
-func (NoReach) DownstreamReach(context.Context, []string) (map[string]int, error) {
-	return map[string]int{}, nil
+	DatasetLinks(ctx context.Context, workspaceID string) ([]lineage.Edge, error)
 }
 
 // Sealer seals share tokens at rest (secret.Box).
@@ -147,24 +144,21 @@ type Config struct {
 
 // Service manages and reads data products for the principal in ctx.
 type Service struct {
-	store  Store
-	tx     Tx
-	trust  Trust
-	reach  Reach
-	sealer Sealer
-	clock  vigia.Clock
-	cfg    Config
+	store   Store
+	tx      Tx
+	trust   Trust
+	lineage Lineage
+	sealer  Sealer
+	clock   vigia.Clock
+	cfg     Config
 }
 
-// NewService returns the data product service; reach may be nil.
-func NewService(store Store, tx Tx, tr Trust, reach Reach, sealer Sealer, clock vigia.Clock, cfg Config) *Service {
-	if reach == nil {
-		reach = NoReach{}
-	}
+// NewService returns the data product service.
+func NewService(store Store, tx Tx, tr Trust, lin Lineage, sealer Sealer, clock vigia.Clock, cfg Config) *Service {
 	if cfg.HistoryDays <= 0 {
 		cfg.HistoryDays = 365
 	}
-	return &Service{store: store, tx: tx, trust: tr, reach: reach, sealer: sealer, clock: clock, cfg: cfg}
+	return &Service{store: store, tx: tx, trust: tr, lineage: lin, sealer: sealer, clock: clock, cfg: cfg}
 }
 
 // log writes a domain change to the activity log, in the transaction in ctx.

@@ -17,6 +17,7 @@ import (
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/product"
 )
 
 // LineageNodeOut is a dataset of a lineage answer. A dataset the caller cannot see is
@@ -974,7 +975,7 @@ func (s *Server) handleDBTRunResults(w http.ResponseWriter, r *http.Request, in 
 	writeJSON(w, http.StatusOK, out)
 }
 
-func toSuggestionOut(sg lineage.DomainSuggestion) DomainSuggestionOut {
+func toSuggestionOut(sg product.DomainSuggestion) DomainSuggestionOut {
 	o := DomainSuggestionOut{DatasetID: sg.DatasetID, DatasetName: sg.DatasetName, DomainID: optStr(sg.DomainID),
 		DomainName: optStr(sg.DomainName), Votes: sg.Votes, TotalLinks: sg.TotalLinks, ViaColumns: sg.ViaColumns,
 		EdgeKinds: []string{}, InferredOnly: sg.InferredOnly, Signature: optStr(sg.Signature), Candidates: []DomainVoteOut{}}
@@ -991,7 +992,7 @@ func toSuggestionOut(sg lineage.DomainSuggestion) DomainSuggestionOut {
 }
 
 func (s *Server) handleDomainSuggestions(w http.ResponseWriter, r *http.Request, _ *input) {
-	res, err := s.deps.Lineage.SuggestDomains(r.Context())
+	res, err := s.deps.Products.SuggestDomains(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return

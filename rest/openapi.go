@@ -66,7 +66,8 @@ var tagDescriptions = map[string]string{
 	"scans":         "Scans that discover and profile a connection's datasets",
 	"issues":        "Issues raised by scans and rules: list, acknowledge, resolve, mute, assign",
 	"incidents":     "Incidents: issues with their downstream impact",
-	"rules":         "Quality rules on datasets and columns, and their results",
+	"rules":         "Quality rules on datasets and columns, and their results; rules as code (dbt, SodaCL, Great Expectations)",
+	"rule-packs":    "Named, versioned sets of rules applied to columns by their semantic type",
 	"signals":       "Signals: what changed in the data scan after scan",
 	"lineage":       "Lineage: edges between datasets and columns, imports (dbt, OpenLineage), impact and paths",
 	"knowledge":     "The knowledge graph built over datasets, lineage, owners and consumers",
@@ -125,6 +126,19 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 	if op.Body != nil {
 		o.RequestBody = &huma.RequestBody{Required: !op.OptionalBody, Content: map[string]*huma.MediaType{
 			"application/json": {Schema: reg.Schema(reflect.TypeOf(op.Body), true, op.ID+"Request")}}}
+	}
+	if len(op.BodyMedia) > 0 {
+		o.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{}}
+		for _, m := range op.BodyMedia {
+			sc := &huma.Schema{Type: "string", Description: "The file"}
+			if m == "multipart/form-data" {
+				sc = &huma.Schema{Type: "object", Required: []string{"file"}, Properties: map[string]*huma.Schema{
+					"file":   {Type: "string", Format: "binary", Description: "The file (one)"},
+					"format": {Type: "string", Description: "As the format parameter, when that is not given"},
+				}}
+			}
+			o.RequestBody.Content[m] = &huma.MediaType{Schema: sc}
+		}
 	}
 	// Headers every answer under /api/ carries, errors included.
 	always := func() map[string]*huma.Param {
@@ -188,7 +202,7 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 	if len(op.allParams()) > 0 || op.Body != nil {
 		o.Responses["422"] = errResp("validation_error", errs.validation)
 	}
-	if op.Body != nil {
+	if op.Body != nil || len(op.BodyMedia) > 0 {
 		o.Responses["413"] = errResp("payload_too_large: the body is over "+strconv.FormatInt(op.bodyLimit(), 10)+" bytes", errs.plain)
 	}
 	for code, desc := range op.Errors {

@@ -55,6 +55,9 @@ type operation struct {
 	Errors map[int]string
 	// MaxBody is the largest request body the operation reads (maxBody by default).
 	MaxBody int64
+	// BodyMedia documents a body that is no JSON object (a file): the media types it may
+	// come in. The handler reads it (RawBody is implied).
+	BodyMedia []string
 	// RawBody leaves the body to the service, which bounds and checks it after its own
 	// rate limit and signature (the inbound ticket webhook).
 	RawBody bool
@@ -295,7 +298,7 @@ func (op *operation) locate(loc []string) []string {
 		return loc
 	}
 	where := "query"
-	if op.Body != nil {
+	if op.Body != nil || len(op.BodyMedia) > 0 {
 		where = "body"
 	}
 	if len(loc) > 0 {
@@ -339,7 +342,7 @@ func (s *Server) register(op operation, h func(w http.ResponseWriter, r *http.Re
 // with 422 value_error at the string's loc, before any handler or service sees it.
 // The handler reads the same bytes afterwards.
 func (op *operation) checkBody(r *http.Request) error {
-	if r.Body == nil || r.Body == http.NoBody || op.RawBody {
+	if r.Body == nil || r.Body == http.NoBody || op.RawBody || len(op.BodyMedia) > 0 {
 		return nil
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, op.bodyLimit()))

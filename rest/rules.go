@@ -93,6 +93,8 @@ type RulePatchIn struct {
 var ruleIDParam = param{Name: "rule_id", In: "path", Type: "string", Required: true, MaxLen: 64}
 
 func (s *Server) ruleRoutes() {
+	s.ruleFileRoutes()
+	s.rulePackRoutes()
 	s.register(operation{ID: "listRules", Method: http.MethodGet, Path: "/api/v1/rules", Tag: "rules", List: true, ListDefault: rule.PageDefault,
 		Summary: "Rules of the datasets the caller can see, with last_result", Response: []RuleOut{},
 		Params: []param{

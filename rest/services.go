@@ -79,6 +79,12 @@ type RuleService interface {
 	Rule(ctx context.Context, id string) (rule.Rule, error)
 	Rules(ctx context.Context, f rule.Filter) (vigia.List[rule.Rule], error)
 	UpdateRule(ctx context.Context, id string, u rule.Update) (rule.Rule, error)
+	ExportRules(ctx context.Context, datasetID *string, format string) (rule.Export, error)
+	ImportRules(ctx context.Context, in rule.ImportInput) (rule.ImportResult, error)
+	RulePacks(ctx context.Context) ([]rule.Pack, error)
+	RulePack(ctx context.Context, name string) (rule.Pack, error)
+	PreviewRulePack(ctx context.Context, name string, scope rule.PackScope) (rule.PackPlan, error)
+	ApplyRulePack(ctx context.Context, name string, scope rule.PackScope) (rule.PackPlan, error)
 }
 
 // IssueService is what the transport needs of issues.
@@ -128,7 +134,6 @@ type LineageService interface {
 	OpenLineageEvents(ctx context.Context, batch ingest.OLBatch) (lineage.OpenLineageResult, error)
 	Path(ctx context.Context, datasetID, targetID string) (lineage.PathResult, error)
 	SnapshotHistory(ctx context.Context, page vigia.Page) (vigia.List[lineage.Snapshot], error)
-	SuggestDomains(ctx context.Context) (lineage.DomainSuggestions, error)
 	TakeSnapshot(ctx context.Context) (lineage.Snapshot, bool, error)
 	Traverse(ctx context.Context, datasetID string, o lineage.TraverseOpts) (lineage.TraverseResult, error)
 }
@@ -151,6 +156,7 @@ type TrustService interface {
 
 // ProductService is what the transport needs of data products.
 type ProductService interface {
+	SuggestDomains(ctx context.Context) (product.DomainSuggestions, error)
 	AddConsumer(ctx context.Context, id string, in product.ConsumerInput) (product.DomainConsumer, error)
 	CatalogMetadataQuality(ctx context.Context) (product.MetadataQuality, error)
 	ConsumerPage(ctx context.Context, id string, page vigia.Page) (vigia.List[product.DomainConsumer], error)

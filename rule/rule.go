@@ -572,6 +572,8 @@ type RefDataset struct {
 // datasets the viewer can see.
 type Store interface {
 	CreateRule(ctx context.Context, r Rule) error
+	// CreateRules creates rules and records a, all in one transaction.
+	CreateRules(ctx context.Context, rules []Rule, a event.Activity) error
 	UpdateRule(ctx context.Context, r Rule) error
 	// DeleteRule deletes a rule with its results and resolves its current issue (history
 	// origin origin, event rule_deleted).

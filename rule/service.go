@@ -25,9 +25,12 @@ const (
 // for a reader who cannot see its reference dataset: the query would name it.
 const ReasonReferenceNotVisible = "reference_not_visible"
 
-// Datasets is what rules need of the catalog: the visibility-checked dataset.
+// Datasets is what rules need of the catalog: the visibility-checked dataset, and the
+// list of visible datasets an import resolves table names in.
 type Datasets interface {
 	Dataset(ctx context.Context, id string) (catalog.Dataset, error)
+	FindDatasets(ctx context.Context, f catalog.DatasetFilter) (vigia.List[catalog.Dataset], error)
+	DatasetDetails(ctx context.Context, ids []string, historyLimit int) (map[string]catalog.Dataset, error)
 }
 
 // Connections is what rules need of the connection service: the source's kind.

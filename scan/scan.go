@@ -275,12 +275,13 @@ func (s *Service) TriggerScan(ctx context.Context, connectionRef, trigger string
 	return out, err
 }
 
-// EnqueueDue queues the scans whose daily schedule is due; the claim and the queued scan
-// commit together, so a schedule fires once per local day even with several workers.
-func (s *Service) EnqueueDue(ctx context.Context, now time.Time) (int, error) {
+// EnqueueDue queues the scans whose daily schedule is due by the service's clock; the
+// claim and the queued scan commit together, so a schedule fires once per local day
+// even with several workers.
+func (s *Service) EnqueueDue(ctx context.Context) (int, error) {
 	n := 0
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
-		due, err := s.store.ClaimDueSchedules(ctx, now)
+		due, err := s.store.ClaimDueSchedules(ctx, s.clock.Now())
 		if err != nil {
 			return err
 		}

@@ -595,44 +595,6 @@ func (s *LineageStore) SnapshotAt(ctx context.Context, ws string, at time.Time) 
 	return sn, translate(err)
 }
 
-// DomainLinks returns domains, their datasets and the live datasets of the workspace.
-func (s *LineageStore) DomainLinks(ctx context.Context, ws string) (lineage.DomainLinks, error) {
-	out := lineage.DomainLinks{Names: map[string]string{}, ByDataset: map[string][]string{}}
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT m.id::text, m.name, dd.dataset_id::text FROM domains m
-		LEFT JOIN domain_datasets dd ON dd.domain_id = m.id WHERE m.workspace_id = $1 ORDER BY m.name, dd.dataset_id`, ws)
-	if err != nil {
-		return out, translate(err)
-	}
-	for rows.Next() {
-		var id, name string
-		var ds *string
-		if err := rows.Scan(&id, &name, &ds); err != nil {
-			rows.Close()
-			return out, translate(err)
-		}
-		out.Names[id] = name
-		if ds != nil {
-			out.ByDataset[*ds] = append(out.ByDataset[*ds], id)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return out, translate(err)
-	}
-	out.Datasets, err = s.FindByName(ctx, ws)
-	return out, err
-}
-
-// ManagedDomains returns the domains the teams manage.
-func (s *LineageStore) ManagedDomains(ctx context.Context, ws string, teamIDs []string) ([]string, error) {
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT DISTINCT g.domain_id::text FROM domain_grants g JOIN domains m ON m.id = g.domain_id
-		WHERE m.workspace_id = $1 AND g.role = 'manager' AND g.team_id = ANY($2::uuid[])`, ws, teamIDs)
-	if err != nil {
-		return nil, translate(err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return out, translate(err)
-}
-
 // KnowledgeProviders returns the knowledge-graph node providers over the record's
 // tables: connections and domains (structural), open issues and recent signals.
 func (db *DB) KnowledgeProviders() []lineage.NodeProvider {

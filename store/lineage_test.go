@@ -284,15 +284,18 @@ func TestLineageSnapshotsAndKnowledge(t *testing.T) {
 		t.Fatalf("counts without the hidden %v", counts)
 	}
 
-	links, err := s.DomainLinks(f.ctx, ws)
+	// Domain suggestions' reads live with the product store.
+	ps := f.db.Products()
+	links, err := ps.DomainLinks(f.ctx, ws)
 	f.must(err)
-	if links.Names[dom] == "" || !slices.Equal(links.ByDataset[ds[1]], []string{dom}) || len(links.Datasets) != 2 {
+	if links.Names[dom] == "" || !slices.Equal(links.ByDataset[ds[1]], []string{dom}) || len(links.Datasets) != 2 ||
+		!strings.HasPrefix(links.Datasets[0].Name, "public.") {
 		t.Fatalf("domain links %+v", links)
 	}
-	if m, _ := s.ManagedDomains(f.ctx, ws, []string{tm}); !slices.Equal(m, []string{dom}) {
+	if m, _ := ps.ManagedDomains(f.ctx, ws, []string{tm}); !slices.Equal(m, []string{dom}) {
 		t.Fatalf("managed domains %v", m)
 	}
-	if m, _ := s.ManagedDomains(f.ctx, f.workspace().WorkspaceID, []string{tm}); len(m) != 0 {
+	if m, _ := ps.ManagedDomains(f.ctx, f.workspace().WorkspaceID, []string{tm}); len(m) != 0 {
 		t.Fatalf("managed from another workspace %v", m)
 	}
 

@@ -529,3 +529,51 @@ func (s *ProductStore) InsertDomainVerdictEvent(ctx context.Context, ev product.
 		vigia.NewID(), ev.WorkspaceID, product.EventDomainVerdictChanged, ev.DomainID, ev.ScanID, ev.IdempotencyKey, payload, at)
 	return translate(err)
 }
+
+// DomainLinks returns domains, their datasets and the live datasets of the workspace
+// (for domain suggestions).
+func (s *ProductStore) DomainLinks(ctx context.Context, ws string) (product.DomainLinks, error) {
+	out := product.DomainLinks{Names: map[string]string{}, ByDataset: map[string][]string{}}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT m.id::text, m.name, dd.dataset_id::text FROM domains m
+		LEFT JOIN domain_datasets dd ON dd.domain_id = m.id WHERE m.workspace_id = $1 ORDER BY m.name, dd.dataset_id`, ws)
+	if err != nil {
+		return out, translate(err)
+	}
+	for rows.Next() {
+		var id, name string
+		var ds *string
+		if err := rows.Scan(&id, &name, &ds); err != nil {
+			rows.Close()
+			return out, translate(err)
+		}
+		out.Names[id] = name
+		if ds != nil {
+			out.ByDataset[*ds] = append(out.ByDataset[*ds], id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return out, translate(err)
+	}
+	rows, err = s.db.q(ctx).Query(ctx, `SELECT id::text, CASE WHEN schema_name = '' THEN table_name ELSE schema_name || '.' || table_name END
+		FROM datasets WHERE workspace_id = $1 AND dropped_at IS NULL ORDER BY schema_name, table_name, id`, ws)
+	if err != nil {
+		return out, translate(err)
+	}
+	out.Datasets, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (product.LinkDataset, error) {
+		var d product.LinkDataset
+		err := r.Scan(&d.ID, &d.Name)
+		return d, err
+	})
+	return out, translate(err)
+}
+
+// ManagedDomains returns the domains the teams manage.
+func (s *ProductStore) ManagedDomains(ctx context.Context, ws string, teamIDs []string) ([]string, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT DISTINCT g.domain_id::text FROM domain_grants g JOIN domains m ON m.id = g.domain_id
+		WHERE m.workspace_id = $1 AND g.role = 'manager' AND g.team_id = ANY($2::uuid[])`, ws, teamIDs)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, translate(err)
+}

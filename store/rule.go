@@ -86,6 +86,19 @@ func (s *RuleStore) CreateRule(ctx context.Context, r rule.Rule) error {
 	return translate(err)
 }
 
+// CreateRules creates rules and records the activity a, in one transaction: an import
+// lands whole or not at all.
+func (s *RuleStore) CreateRules(ctx context.Context, rules []rule.Rule, a event.Activity) error {
+	return s.db.InTx(ctx, func(ctx context.Context) error {
+		for _, r := range rules {
+			if err := s.CreateRule(ctx, r); err != nil {
+				return err
+			}
+		}
+		return s.db.AddActivity(ctx, a)
+	})
+}
+
 // UpdateRule writes a rule's name, severity, parameters and active flag.
 func (s *RuleStore) UpdateRule(ctx context.Context, r rule.Rule) error {
 	params, err := json.Marshal(r.Params)

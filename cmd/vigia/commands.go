@@ -137,7 +137,7 @@ func rootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(serveCommand(stderr), migrateCommand(stderr), workspaceCommand(stdout, stderr), userCommand(stdout, stderr),
 		tokenCommand(stdout, stderr), openapiCommand(stdout), healthcheckCommand(), connectionCommand(stdout, stderr),
 		scanCommand(stdout, stderr), demoCommand(stdout, stderr))
-	root.AddCommand(graphCommand(stdout, stderr), lineageCommand(stdout, stderr), benchCommand(stdout, stderr))
+	root.AddCommand(graphCommand(stdout, stderr), lineageCommand(stdout, stderr), rulesCommand(stdout, stderr), benchCommand(stdout, stderr))
 	return root
 }
 
