@@ -17,6 +17,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/datadiff"
 	"github.com/vigia-data/vigia/demo"
 	"github.com/vigia-data/vigia/graph"
@@ -138,6 +139,7 @@ type App struct {
 	Teams       *team.Service
 	Lineage     *lineage.Service
 	Incidents   *incident.Service
+	Contracts   *contract.Service
 	// closeGraph closes the Neo4j driver when that backend is used.
 	closeGraph func(ctx context.Context) error
 	Notify     *notify.Service
@@ -192,7 +194,6 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Catalog = catalog.NewService(db.Catalog())
 	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans}
-	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, scanCfg)
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
 	a.Validation = validate.NewService(a.Catalog, db.Rules(), a.Connections, clock)
 	a.Diff = datadiff.NewService(a.Catalog, a.Connections, db.Rules(), clock)
@@ -207,12 +208,17 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Incidents = incident.NewService(db.Incidents(), a.Lineage, clock)
 	// Products order by lineage reach.
 	a.Products = product.NewService(db.Products(), db, a.Trust, a.Lineage, box, clock, product.Config{})
-	// A succeeded scan's event is consumed by lineage, then incidents, then the domains'
-	// verdicts (one event per domain whose aggregated verdict the scan's verdicts
-	// changed): scan.Service.AfterScan, the job of scan.AfterJobKind.
+	// Contracts render rules and domains; trust and domain versions read their state from the store.
+	a.Contracts = contract.NewService(db.Contracts(), db, a.Catalog, a.Rules, a.Products, clock)
+	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
+	// A succeeded scan's event is consumed by lineage, then the active contracts' checks
+	// (a violation opens an issue), then incidents, then the domains' verdicts (one event
+	// per domain whose aggregated verdict the scan's verdicts changed):
+	// scan.Service.AfterScan, the job of scan.AfterJobKind.
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
 		Weights: db.Products(), Consumers: []scan.NamedConsumer{{Name: "lineage", Consumer: a.Lineage},
-			{Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products}}}, clock, log, scanCfg)
+			{Name: "contracts", Consumer: a.Contracts}, {Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products}}},
+		clock, log, scanCfg)
 	// Notifications, then on-call (which sends through them) and ticket integrations
 	// (which resolve issues through the issue workflow); deliveries and ticket syncs run
 	// on the webhook queue.
@@ -263,6 +269,25 @@ func (a *App) handleJobs() {
 	})
 	a.WebhookJobs.Handle(notify.JobKind, a.runDelivery)
 	a.WebhookJobs.Handle(ticket.JobKind, a.runTicketSync)
+}
+
+// contractEffects gives scan reads the contract feature's effect of schema changes.
+type contractEffects struct{ c *contract.Service }
+
+func (e contractEffects) ContractEffects(ctx context.Context, datasetID string, sets []scan.SchemaChangeSet) ([]*string, error) {
+	in := make([][]contract.ColumnChange, len(sets))
+	for i, st := range sets {
+		for _, c := range st.Added {
+			in[i] = append(in[i], contract.ColumnChange{Change: "add", Column: c.Column, ToType: c.ToType})
+		}
+		for _, c := range st.Dropped {
+			in[i] = append(in[i], contract.ColumnChange{Change: "drop", Column: c.Column})
+		}
+		for _, c := range st.TypeChanged {
+			in[i] = append(in[i], contract.ColumnChange{Change: "type_change", Column: c.Column, ToType: c.ToType})
+		}
+	}
+	return e.c.SchemaChangeEffects(ctx, datasetID, in)
 }
 
 // recentConsumers gives lineage the trust feature's recent consumers of datasets.
@@ -324,7 +349,7 @@ func (l lineageJobs) EnqueueProjection(ctx context.Context, workspaceID string) 
 // Server builds the HTTP transport: /api/v1, /graphql and its explorer, /metrics.
 func (a *App) Server() *rest.Server {
 	gql := graph.NewHandler(&graph.Resolver{Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
-		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, IncidentService: a.Incidents, Trust: a.Trust, Products: a.Products}, a.Messages, a.Log)
+		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, IncidentService: a.Incidents, Trust: a.Trust, Products: a.Products, Contracts: a.Contracts}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow,
 		RateLimitPublic: a.Config.RateLimitPublic, RateLimitProbe: a.Config.RateLimitProbe,
@@ -332,7 +357,7 @@ func (a *App) Server() *rest.Server {
 		TrustedProxies:    a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
-			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets,
+			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages)}, a.Log)

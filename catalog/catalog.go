@@ -204,7 +204,9 @@ type Column struct {
 	PrimaryKey bool
 	Partition  bool
 	Clustering bool
-	Profile    *ColumnProfile
+	// Unique is true when the column alone is the key of a unique constraint or index.
+	Unique  bool
+	Profile *ColumnProfile
 }
 
 // ColumnProfile is the stored last profile of a column: counts, statistics and masks,

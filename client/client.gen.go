@@ -560,6 +560,210 @@ func (e ContextOutVerdict) Valid() bool {
 	}
 }
 
+// Defines values for ContractChangeOutKind.
+const (
+	Added   ContractChangeOutKind = "added"
+	Changed ContractChangeOutKind = "changed"
+	Removed ContractChangeOutKind = "removed"
+)
+
+// Valid indicates whether the value is a known member of the ContractChangeOutKind enum.
+func (e ContractChangeOutKind) Valid() bool {
+	switch e {
+	case Added:
+		return true
+	case Changed:
+		return true
+	case Removed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContractDiffOutBump.
+const (
+	ContractDiffOutBumpMajor ContractDiffOutBump = "major"
+	ContractDiffOutBumpMinor ContractDiffOutBump = "minor"
+)
+
+// Valid indicates whether the value is a known member of the ContractDiffOutBump enum.
+func (e ContractDiffOutBump) Valid() bool {
+	switch e {
+	case ContractDiffOutBumpMajor:
+		return true
+	case ContractDiffOutBumpMinor:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContractProposalInOrigin.
+const (
+	ContractProposalInOriginDocument ContractProposalInOrigin = "document"
+	ContractProposalInOriginObserved ContractProposalInOrigin = "observed"
+)
+
+// Valid indicates whether the value is a known member of the ContractProposalInOrigin enum.
+func (e ContractProposalInOrigin) Valid() bool {
+	switch e {
+	case ContractProposalInOriginDocument:
+		return true
+	case ContractProposalInOriginObserved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContractProposalItemOutOrigin.
+const (
+	ContractProposalItemOutOriginDocument ContractProposalItemOutOrigin = "document"
+	ContractProposalItemOutOriginObserved ContractProposalItemOutOrigin = "observed"
+)
+
+// Valid indicates whether the value is a known member of the ContractProposalItemOutOrigin enum.
+func (e ContractProposalItemOutOrigin) Valid() bool {
+	switch e {
+	case ContractProposalItemOutOriginDocument:
+		return true
+	case ContractProposalItemOutOriginObserved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContractProposalItemOutStatus.
+const (
+	ContractProposalItemOutStatusAccepted  ContractProposalItemOutStatus = "accepted"
+	ContractProposalItemOutStatusOpen      ContractProposalItemOutStatus = "open"
+	ContractProposalItemOutStatusRejected  ContractProposalItemOutStatus = "rejected"
+	ContractProposalItemOutStatusWithdrawn ContractProposalItemOutStatus = "withdrawn"
+)
+
+// Valid indicates whether the value is a known member of the ContractProposalItemOutStatus enum.
+func (e ContractProposalItemOutStatus) Valid() bool {
+	switch e {
+	case ContractProposalItemOutStatusAccepted:
+		return true
+	case ContractProposalItemOutStatusOpen:
+		return true
+	case ContractProposalItemOutStatusRejected:
+		return true
+	case ContractProposalItemOutStatusWithdrawn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContractProposalOutBump.
+const (
+	ContractProposalOutBumpInitial ContractProposalOutBump = "initial"
+	ContractProposalOutBumpMajor   ContractProposalOutBump = "major"
+	ContractProposalOutBumpMinor   ContractProposalOutBump = "minor"
+)
+
+// Valid indicates whether the value is a known member of the ContractProposalOutBump enum.
+func (e ContractProposalOutBump) Valid() bool {
+	switch e {
+	case ContractProposalOutBumpInitial:
+		return true
+	case ContractProposalOutBumpMajor:
+		return true
+	case ContractProposalOutBumpMinor:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContractProposalOutOrigin.
+const (
+	ContractProposalOutOriginDocument ContractProposalOutOrigin = "document"
+	ContractProposalOutOriginObserved ContractProposalOutOrigin = "observed"
+)
+
+// Valid indicates whether the value is a known member of the ContractProposalOutOrigin enum.
+func (e ContractProposalOutOrigin) Valid() bool {
+	switch e {
+	case ContractProposalOutOriginDocument:
+		return true
+	case ContractProposalOutOriginObserved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContractProposalOutStatus.
+const (
+	ContractProposalOutStatusAccepted  ContractProposalOutStatus = "accepted"
+	ContractProposalOutStatusOpen      ContractProposalOutStatus = "open"
+	ContractProposalOutStatusRejected  ContractProposalOutStatus = "rejected"
+	ContractProposalOutStatusWithdrawn ContractProposalOutStatus = "withdrawn"
+)
+
+// Valid indicates whether the value is a known member of the ContractProposalOutStatus enum.
+func (e ContractProposalOutStatus) Valid() bool {
+	switch e {
+	case ContractProposalOutStatusAccepted:
+		return true
+	case ContractProposalOutStatusOpen:
+		return true
+	case ContractProposalOutStatusRejected:
+		return true
+	case ContractProposalOutStatusWithdrawn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContractVersionItemOutBump.
+const (
+	ContractVersionItemOutBumpInitial ContractVersionItemOutBump = "initial"
+	ContractVersionItemOutBumpMajor   ContractVersionItemOutBump = "major"
+	ContractVersionItemOutBumpMinor   ContractVersionItemOutBump = "minor"
+)
+
+// Valid indicates whether the value is a known member of the ContractVersionItemOutBump enum.
+func (e ContractVersionItemOutBump) Valid() bool {
+	switch e {
+	case ContractVersionItemOutBumpInitial:
+		return true
+	case ContractVersionItemOutBumpMajor:
+		return true
+	case ContractVersionItemOutBumpMinor:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContractVersionOutBump.
+const (
+	ContractVersionOutBumpInitial ContractVersionOutBump = "initial"
+	ContractVersionOutBumpMajor   ContractVersionOutBump = "major"
+	ContractVersionOutBumpMinor   ContractVersionOutBump = "minor"
+)
+
+// Valid indicates whether the value is a known member of the ContractVersionOutBump enum.
+func (e ContractVersionOutBump) Valid() bool {
+	switch e {
+	case ContractVersionOutBumpInitial:
+		return true
+	case ContractVersionOutBumpMajor:
+		return true
+	case ContractVersionOutBumpMinor:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CountryOutSource.
 const (
 	CountryOutSourceConnection CountryOutSource = "connection"
@@ -3704,6 +3908,66 @@ func (e FindDatasetsParamsUsageClass) Valid() bool {
 	}
 }
 
+// Defines values for DatasetContractParamsSource.
+const (
+	DatasetContractParamsSourceActive   DatasetContractParamsSource = "active"
+	DatasetContractParamsSourceObserved DatasetContractParamsSource = "observed"
+)
+
+// Valid indicates whether the value is a known member of the DatasetContractParamsSource enum.
+func (e DatasetContractParamsSource) Valid() bool {
+	switch e {
+	case DatasetContractParamsSourceActive:
+		return true
+	case DatasetContractParamsSourceObserved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DatasetContractDBTParamsSource.
+const (
+	DatasetContractDBTParamsSourceActive   DatasetContractDBTParamsSource = "active"
+	DatasetContractDBTParamsSourceObserved DatasetContractDBTParamsSource = "observed"
+)
+
+// Valid indicates whether the value is a known member of the DatasetContractDBTParamsSource enum.
+func (e DatasetContractDBTParamsSource) Valid() bool {
+	switch e {
+	case DatasetContractDBTParamsSourceActive:
+		return true
+	case DatasetContractDBTParamsSourceObserved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DatasetContractProposalsParamsStatus.
+const (
+	DatasetContractProposalsParamsStatusAccepted  DatasetContractProposalsParamsStatus = "accepted"
+	DatasetContractProposalsParamsStatusOpen      DatasetContractProposalsParamsStatus = "open"
+	DatasetContractProposalsParamsStatusRejected  DatasetContractProposalsParamsStatus = "rejected"
+	DatasetContractProposalsParamsStatusWithdrawn DatasetContractProposalsParamsStatus = "withdrawn"
+)
+
+// Valid indicates whether the value is a known member of the DatasetContractProposalsParamsStatus enum.
+func (e DatasetContractProposalsParamsStatus) Valid() bool {
+	switch e {
+	case DatasetContractProposalsParamsStatusAccepted:
+		return true
+	case DatasetContractProposalsParamsStatusOpen:
+		return true
+	case DatasetContractProposalsParamsStatusRejected:
+		return true
+	case DatasetContractProposalsParamsStatusWithdrawn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TraverseDatasetLineageParamsDirection.
 const (
 	TraverseDatasetLineageParamsDirectionBoth       TraverseDatasetLineageParamsDirection = "both"
@@ -4511,6 +4775,140 @@ type ContextOutUsageClass string
 // ContextOutVerdict defines model for ContextOut.Verdict.
 type ContextOutVerdict string
 
+// ContractChangeOut defines model for ContractChangeOut.
+type ContractChangeOut struct {
+	After  interface{} `json:"after"`
+	Before interface{} `json:"before"`
+
+	// Breaking True for a column removed, a type narrowed or converted, a required flag added, a quality check added or tightened
+	Breaking bool `json:"breaking"`
+
+	// Field physicalType, logicalType, required, unique, primaryKey, classification or quality; null when a whole column was added or removed
+	Field *string               `json:"field"`
+	Kind  ContractChangeOutKind `json:"kind"`
+
+	// Property The column; null for a table-level quality check
+	Property *string `json:"property"`
+
+	// Quality For quality changes: the check's identity (rule type and columns)
+	Quality *string `json:"quality"`
+}
+
+// ContractChangeOutKind defines model for ContractChangeOut.Kind.
+type ContractChangeOutKind string
+
+// ContractCommentIn defines model for ContractCommentIn.
+type ContractCommentIn struct {
+	Body string `json:"body"`
+}
+
+// ContractCommentOut defines model for ContractCommentOut.
+type ContractCommentOut struct {
+	AuthorId  string    `json:"author_id"`
+	Body      string    `json:"body"`
+	CreatedAt time.Time `json:"created_at"`
+	Id        string    `json:"id"`
+}
+
+// ContractDecisionIn defines model for ContractDecisionIn.
+type ContractDecisionIn struct {
+	Note *string `json:"note,omitempty"`
+}
+
+// ContractDiffOut defines model for ContractDiffOut.
+type ContractDiffOut struct {
+	Breaking bool `json:"breaking"`
+
+	// Bump The bump going from one to the other takes
+	Bump    ContractDiffOutBump  `json:"bump"`
+	Changes *[]ContractChangeOut `json:"changes"`
+	From    string               `json:"from"`
+	To      string               `json:"to"`
+}
+
+// ContractDiffOutBump The bump going from one to the other takes
+type ContractDiffOutBump string
+
+// ContractProposalIn defines model for ContractProposalIn.
+type ContractProposalIn struct {
+	// Document With origin document: an ODCS v3.0.x document describing one table, as a JSON object or as a string holding the YAML file; validated against the standard's JSON Schema
+	Document interface{} `json:"document,omitempty"`
+
+	// Origin observed proposes the contract the data honours now; document proposes the uploaded ODCS document
+	Origin  ContractProposalInOrigin `json:"origin"`
+	Summary *string                  `json:"summary,omitempty"`
+}
+
+// ContractProposalInOrigin observed proposes the contract the data honours now; document proposes the uploaded ODCS document
+type ContractProposalInOrigin string
+
+// ContractProposalItemOut defines model for ContractProposalItemOut.
+type ContractProposalItemOut struct {
+	AuthorId  string     `json:"author_id"`
+	CreatedAt time.Time  `json:"created_at"`
+	DatasetId string     `json:"dataset_id"`
+	DecidedAt *time.Time `json:"decided_at"`
+	DecidedBy *string    `json:"decided_by"`
+	Id        string     `json:"id"`
+
+	// Note The note of the decision
+	Note *string `json:"note"`
+
+	// Origin observed: the contract the data honoured when proposed; document: an uploaded ODCS document
+	Origin    ContractProposalItemOutOrigin `json:"origin"`
+	Status    ContractProposalItemOutStatus `json:"status"`
+	Summary   string                        `json:"summary"`
+	UpdatedAt time.Time                     `json:"updated_at"`
+
+	// Version The version an accepted proposal became
+	Version *string `json:"version"`
+}
+
+// ContractProposalItemOutOrigin observed: the contract the data honoured when proposed; document: an uploaded ODCS document
+type ContractProposalItemOutOrigin string
+
+// ContractProposalItemOutStatus defines model for ContractProposalItemOut.Status.
+type ContractProposalItemOutStatus string
+
+// ContractProposalOut defines model for ContractProposalOut.
+type ContractProposalOut struct {
+	AuthorId string `json:"author_id"`
+
+	// Bump The bump accepting it takes now (initial without an active contract)
+	Bump ContractProposalOutBump `json:"bump"`
+
+	// Changes Its differences from the active contract
+	Changes   *[]ContractChangeOut  `json:"changes"`
+	Comments  *[]ContractCommentOut `json:"comments"`
+	CreatedAt time.Time             `json:"created_at"`
+	DatasetId string                `json:"dataset_id"`
+	DecidedAt *time.Time            `json:"decided_at"`
+	DecidedBy *string               `json:"decided_by"`
+	Document  Document              `json:"document"`
+	Id        string                `json:"id"`
+
+	// Note The note of the decision
+	Note *string `json:"note"`
+
+	// Origin observed: the contract the data honoured when proposed; document: an uploaded ODCS document
+	Origin    ContractProposalOutOrigin `json:"origin"`
+	Status    ContractProposalOutStatus `json:"status"`
+	Summary   string                    `json:"summary"`
+	UpdatedAt time.Time                 `json:"updated_at"`
+
+	// Version The version an accepted proposal became
+	Version *string `json:"version"`
+}
+
+// ContractProposalOutBump The bump accepting it takes now (initial without an active contract)
+type ContractProposalOutBump string
+
+// ContractProposalOutOrigin observed: the contract the data honoured when proposed; document: an uploaded ODCS document
+type ContractProposalOutOrigin string
+
+// ContractProposalOutStatus defines model for ContractProposalOut.Status.
+type ContractProposalOutStatus string
+
 // ContractStateOut defines model for ContractStateOut.
 type ContractStateOut struct {
 	Active bool `json:"active"`
@@ -4518,6 +4916,53 @@ type ContractStateOut struct {
 	// Valid false when the last scan violated the active contract; true without one
 	Valid bool `json:"valid"`
 }
+
+// ContractVersionItemOut defines model for ContractVersionItemOut.
+type ContractVersionItemOut struct {
+	// AcceptedBy The person who accepted it
+	AcceptedBy string `json:"accepted_by"`
+
+	// AuthorId The person who proposed it
+	AuthorId      string                     `json:"author_id"`
+	Bump          ContractVersionItemOutBump `json:"bump"`
+	ChangeSummary string                     `json:"change_summary"`
+
+	// Changes What changed from the version before
+	Changes    *[]ContractChangeOut `json:"changes"`
+	CreatedAt  time.Time            `json:"created_at"`
+	ProposalId *string              `json:"proposal_id"`
+
+	// Version MAJOR.MINOR.PATCH; the first accepted contract is 1.0.0
+	Version string `json:"version"`
+}
+
+// ContractVersionItemOutBump defines model for ContractVersionItemOut.Bump.
+type ContractVersionItemOutBump string
+
+// ContractVersionOut defines model for ContractVersionOut.
+type ContractVersionOut struct {
+	// AcceptedBy The person who accepted it
+	AcceptedBy string `json:"accepted_by"`
+
+	// AuthorId The person who proposed it
+	AuthorId      string                 `json:"author_id"`
+	Bump          ContractVersionOutBump `json:"bump"`
+	ChangeSummary string                 `json:"change_summary"`
+
+	// Changes What changed from the version before
+	Changes   *[]ContractChangeOut `json:"changes"`
+	CreatedAt time.Time            `json:"created_at"`
+
+	// Document The ODCS v3 document as accepted
+	Document   Document `json:"document"`
+	ProposalId *string  `json:"proposal_id"`
+
+	// Version MAJOR.MINOR.PATCH; the first accepted contract is 1.0.0
+	Version string `json:"version"`
+}
+
+// ContractVersionOutBump defines model for ContractVersionOut.Bump.
+type ContractVersionOutBump string
 
 // CountryOut defines model for CountryOut.
 type CountryOut struct {
@@ -4527,6 +4972,12 @@ type CountryOut struct {
 
 // CountryOutSource defines model for CountryOut.Source.
 type CountryOutSource string
+
+// CustomProperty defines model for CustomProperty.
+type CustomProperty struct {
+	Property string      `json:"property"`
+	Value    interface{} `json:"value"`
+}
 
 // DBTRunOut defines model for DBTRunOut.
 type DBTRunOut struct {
@@ -4765,6 +5216,12 @@ type DemoPackOut struct {
 // DemoPackOutKey defines model for DemoPackOut.Key.
 type DemoPackOutKey string
 
+// Description defines model for Description.
+type Description struct {
+	Purpose *string `json:"purpose,omitempty"`
+	Usage   *string `json:"usage,omitempty"`
+}
+
 // DiffCountOut defines model for DiffCountOut.
 type DiffCountOut struct {
 	Added   int64 `json:"added"`
@@ -4854,6 +5311,23 @@ type Dimensions struct {
 	Validade     *float64 `json:"validade"`
 }
 
+// Document defines model for Document.
+type Document struct {
+	ApiVersion       string            `json:"apiVersion"`
+	CustomProperties *[]CustomProperty `json:"customProperties,omitempty"`
+	DataProduct      *string           `json:"dataProduct,omitempty"`
+	Description      *Description      `json:"description,omitempty"`
+	Domain           *string           `json:"domain,omitempty"`
+	Id               string            `json:"id"`
+	Kind             string            `json:"kind"`
+	Name             *string           `json:"name,omitempty"`
+	Schema           *[]Object         `json:"schema"`
+	SlaProperties    *[]SLAProperty    `json:"slaProperties,omitempty"`
+	Status           string            `json:"status"`
+	Team             *[]TeamMember     `json:"team,omitempty"`
+	Version          string            `json:"version"`
+}
+
 // DomainConsumerIn defines model for DomainConsumerIn.
 type DomainConsumerIn struct {
 	ChannelId *string              `json:"channel_id,omitempty"`
@@ -4886,6 +5360,34 @@ type DomainConsumerOutKind string
 
 // DomainConsumerOutSource defines model for DomainConsumerOut.Source.
 type DomainConsumerOutSource string
+
+// DomainContractMemberOut defines model for DomainContractMemberOut.
+type DomainContractMemberOut struct {
+	// Columns Columns of the active contract
+	Columns   int64  `json:"columns"`
+	DatasetId string `json:"dataset_id"`
+	Name      string `json:"name"`
+
+	// Valid Whether the last check honoured it; null without an active contract
+	Valid *bool `json:"valid"`
+
+	// Version Active contract version; null without one
+	Version *string `json:"version"`
+}
+
+// DomainContractOut defines model for DomainContractOut.
+type DomainContractOut struct {
+	// Document One ODCS document with a schema object per member with an active contract
+	Document Document `json:"document"`
+	DomainId string   `json:"domain_id"`
+
+	// Members The members the caller can see
+	Members *[]DomainContractMemberOut `json:"members"`
+	Name    string                     `json:"name"`
+
+	// Version The domain's version
+	Version string `json:"version"`
+}
 
 // DomainDiffOut defines model for DomainDiffOut.
 type DomainDiffOut struct {
@@ -5998,6 +6500,16 @@ type NotificationOut struct {
 	Title string `json:"title"`
 }
 
+// Object defines model for Object.
+type Object struct {
+	LogicalType  *string     `json:"logicalType,omitempty"`
+	Name         string      `json:"name"`
+	PhysicalName *string     `json:"physicalName,omitempty"`
+	PhysicalType *string     `json:"physicalType,omitempty"`
+	Properties   *[]Property `json:"properties"`
+	Quality      *[]Quality  `json:"quality,omitempty"`
+}
+
 // OpenIncidentsOut defines model for OpenIncidentsOut.
 type OpenIncidentsOut struct {
 	Critical int64 `json:"critical"`
@@ -6276,6 +6788,20 @@ type ProfileRunOut struct {
 // ProfileRunOutDepth defines model for ProfileRunOut.Depth.
 type ProfileRunOutDepth string
 
+// Property defines model for Property.
+type Property struct {
+	Classification     *string    `json:"classification,omitempty"`
+	LogicalType        *string    `json:"logicalType,omitempty"`
+	Name               string     `json:"name"`
+	Partitioned        *bool      `json:"partitioned,omitempty"`
+	PhysicalType       *string    `json:"physicalType,omitempty"`
+	PrimaryKey         bool       `json:"primaryKey"`
+	PrimaryKeyPosition *int64     `json:"primaryKeyPosition,omitempty"`
+	Quality            *[]Quality `json:"quality,omitempty"`
+	Required           bool       `json:"required"`
+	Unique             bool       `json:"unique"`
+}
+
 // PublicDatasetOut defines model for PublicDatasetOut.
 type PublicDatasetOut struct {
 	Name    string                  `json:"name"`
@@ -6339,6 +6865,19 @@ type PublicShareOut struct {
 type PublishOut struct {
 	Domain  DomainOut        `json:"domain"`
 	Version DomainVersionOut `json:"version"`
+}
+
+// Quality defines model for Quality.
+type Quality struct {
+	Description    *string     `json:"description,omitempty"`
+	Dimension      *string     `json:"dimension,omitempty"`
+	Engine         *string     `json:"engine,omitempty"`
+	Implementation interface{} `json:"implementation,omitempty"`
+	MustBe         interface{} `json:"mustBe,omitempty"`
+	Name           *string     `json:"name,omitempty"`
+	Rule           *string     `json:"rule,omitempty"`
+	Severity       *string     `json:"severity,omitempty"`
+	Type           string      `json:"type"`
 }
 
 // RAGGateIn defines model for RAGGateIn.
@@ -6932,6 +7471,14 @@ type SLAOut struct {
 	RetentionDays *int64 `json:"retention_days"`
 }
 
+// SLAProperty defines model for SLAProperty.
+type SLAProperty struct {
+	Element  *string     `json:"element,omitempty"`
+	Property string      `json:"property"`
+	Unit     *string     `json:"unit,omitempty"`
+	Value    interface{} `json:"value"`
+}
+
 // SLAReportOut defines model for SLAReportOut.
 type SLAReportOut struct {
 	// AsOf Month end, or now for the current month
@@ -7106,7 +7653,7 @@ type ScheduleOut struct {
 type SchemaChangeOut struct {
 	Added *[]ColumnChangeOut `json:"added"`
 
-	// ContractEffect Effect on an active data contract (null without one)
+	// ContractEffect What the changes do to the active data contract: none, compatible (columns added, a contract column's type widened) or breaking (a contract column dropped, its type narrowed or converted); null without an active contract
 	ContractEffect *string   `json:"contract_effect"`
 	DetectedAt     time.Time `json:"detected_at"`
 
@@ -7306,6 +7853,13 @@ type TeamGrantOutRole string
 // TeamIn defines model for TeamIn.
 type TeamIn struct {
 	Name string `json:"name"`
+}
+
+// TeamMember defines model for TeamMember.
+type TeamMember struct {
+	Name     *string `json:"name,omitempty"`
+	Role     *string `json:"role,omitempty"`
+	Username *string `json:"username,omitempty"`
 }
 
 // TeamOut defines model for TeamOut.
@@ -7908,6 +8462,56 @@ type DatasetConsumersParams struct {
 	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// DatasetContractParams defines parameters for DatasetContract.
+type DatasetContractParams struct {
+	// Source observed: what the data honours now; active: the producer-accepted contract (404 while no proposal was accepted)
+	Source *DatasetContractParamsSource `form:"source,omitempty" json:"source,omitempty"`
+}
+
+// DatasetContractParamsSource defines parameters for DatasetContract.
+type DatasetContractParamsSource string
+
+// DatasetContractDBTParams defines parameters for DatasetContractDBT.
+type DatasetContractDBTParams struct {
+	// Source observed: what the data honours now; active: the producer-accepted contract (404 while no proposal was accepted)
+	Source *DatasetContractDBTParamsSource `form:"source,omitempty" json:"source,omitempty"`
+}
+
+// DatasetContractDBTParamsSource defines parameters for DatasetContractDBT.
+type DatasetContractDBTParamsSource string
+
+// DatasetContractDiffParams defines parameters for DatasetContractDiff.
+type DatasetContractDiffParams struct {
+	// From A version number, active or observed (default active)
+	From *string `form:"from,omitempty" json:"from,omitempty"`
+
+	// To A version number, active or observed (default observed)
+	To *string `form:"to,omitempty" json:"to,omitempty"`
+}
+
+// DatasetContractProposalsParams defines parameters for DatasetContractProposals.
+type DatasetContractProposalsParams struct {
+	Status *DatasetContractProposalsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Page size (1-500)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (>= 0)
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// DatasetContractProposalsParamsStatus defines parameters for DatasetContractProposals.
+type DatasetContractProposalsParamsStatus string
+
+// DatasetContractVersionsParams defines parameters for DatasetContractVersions.
+type DatasetContractVersionsParams struct {
+	// Limit Page size (1-500)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (>= 0)
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
 // GetDatasetImpactParams defines parameters for GetDatasetImpact.
 type GetDatasetImpactParams struct {
 	// Column A column of the dataset
@@ -8315,6 +8919,21 @@ type UpdateConnectionJSONRequestBody = ConnectionPatchIn
 
 // UpdateConnectionScheduleJSONRequestBody defines body for UpdateConnectionSchedule for application/json ContentType.
 type UpdateConnectionScheduleJSONRequestBody = ScheduleIn
+
+// CreateContractProposalJSONRequestBody defines body for CreateContractProposal for application/json ContentType.
+type CreateContractProposalJSONRequestBody = ContractProposalIn
+
+// AcceptContractProposalJSONRequestBody defines body for AcceptContractProposal for application/json ContentType.
+type AcceptContractProposalJSONRequestBody = ContractDecisionIn
+
+// CommentContractProposalJSONRequestBody defines body for CommentContractProposal for application/json ContentType.
+type CommentContractProposalJSONRequestBody = ContractCommentIn
+
+// RejectContractProposalJSONRequestBody defines body for RejectContractProposal for application/json ContentType.
+type RejectContractProposalJSONRequestBody = ContractDecisionIn
+
+// WithdrawContractProposalJSONRequestBody defines body for WithdrawContractProposal for application/json ContentType.
+type WithdrawContractProposalJSONRequestBody = ContractDecisionIn
 
 // DiffDatasetsJSONRequestBody defines body for DiffDatasets for application/json ContentType.
 type DiffDatasetsJSONRequestBody = DiffIn
@@ -8954,6 +9573,145 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/datasets/{dataset_id}/context (the `DatasetContext` operationId).
 	DatasetContext(ctx context.Context, datasetId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DatasetContract Data contract in the Open Data Contract Standard v3
+	//
+	// YAML by default; JSON when Accept names application/json. The observed contract lists every column with its physical and logical type, required (declared NOT NULL, or no null in a whole-table profile), unique (the primary key's only column, or as many exact distinct values as rows), primary key, classification (pii for personal data), the active rules as quality checks, and the domain's SLA, owner and teams. Needs a bearer credential; API tokens may call it.
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract (the `DatasetContract` operationId).
+	DatasetContract(ctx context.Context, datasetId string, params *DatasetContractParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DatasetContractDBT dbt properties file with the contract enforced, generated from the contract
+	//
+	// version 2, one model with config.contract.enforced true, columns with data_type, constraints (not_null, unique, primary_key) and tests (not_null, unique, accepted_values). Needs a bearer credential; API tokens may call it.
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract.dbt.yml (the `DatasetContractDBT` operationId).
+	DatasetContractDBT(ctx context.Context, datasetId string, params *DatasetContractDBTParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DatasetContractDiff Added, removed and changed properties between two contracts, with a breaking flag per change
+	//
+	// Added, removed and changed properties between two contracts, with a breaking flag per change. Needs a bearer credential; API tokens may call it.
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/diff (the `DatasetContractDiff` operationId).
+	DatasetContractDiff(ctx context.Context, datasetId string, params *DatasetContractDiffParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DatasetContractProposals Contract proposals, newest first
+	//
+	// Contract proposals, newest first. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/proposals (the `DatasetContractProposals` operationId).
+	DatasetContractProposals(ctx context.Context, datasetId string, params *DatasetContractProposalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateContractProposalWithBody Propose a contract (member or admin session)
+	//
+	// From the observed contract or an uploaded ODCS v3 document; an invalid document is 422 with the problems' locations under body.document and nothing is saved. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals (the `CreateContractProposal` operationId).
+	CreateContractProposalWithBody(ctx context.Context, datasetId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateContractProposal Propose a contract (member or admin session)
+	//
+	// From the observed contract or an uploaded ODCS v3 document; an invalid document is 422 with the problems' locations under body.document and nothing is saved. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals (the `CreateContractProposal` operationId).
+	CreateContractProposal(ctx context.Context, datasetId string, body CreateContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContractProposal One proposal with its document, comments and differences from the active contract
+	//
+	// One proposal with its document, comments and differences from the active contract. Needs a bearer credential; API tokens may call it.
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id} (the `GetContractProposal` operationId).
+	GetContractProposal(ctx context.Context, datasetId string, proposalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AcceptContractProposalWithBody Accept a proposal: it becomes the next contract version
+	//
+	// An admin or a manager of one of the dataset's domains. The first accepted contract is 1.0.0; then major when a column is removed, its type narrowed, a required flag added or a quality check added or tightened, minor otherwise. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/accept (the `AcceptContractProposal` operationId).
+	AcceptContractProposalWithBody(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AcceptContractProposal Accept a proposal: it becomes the next contract version
+	//
+	// An admin or a manager of one of the dataset's domains. The first accepted contract is 1.0.0; then major when a column is removed, its type narrowed, a required flag added or a quality check added or tightened, minor otherwise. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/accept (the `AcceptContractProposal` operationId).
+	AcceptContractProposal(ctx context.Context, datasetId string, proposalId string, body AcceptContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CommentContractProposalWithBody Comment a proposal (member or admin session)
+	//
+	// Comment a proposal (member or admin session). Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/comments (the `CommentContractProposal` operationId).
+	CommentContractProposalWithBody(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CommentContractProposal Comment a proposal (member or admin session)
+	//
+	// Comment a proposal (member or admin session). Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/comments (the `CommentContractProposal` operationId).
+	CommentContractProposal(ctx context.Context, datasetId string, proposalId string, body CommentContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectContractProposalWithBody Reject a proposal
+	//
+	// An admin or a manager of one of the dataset's domains. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/reject (the `RejectContractProposal` operationId).
+	RejectContractProposalWithBody(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectContractProposal Reject a proposal
+	//
+	// An admin or a manager of one of the dataset's domains. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/reject (the `RejectContractProposal` operationId).
+	RejectContractProposal(ctx context.Context, datasetId string, proposalId string, body RejectContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WithdrawContractProposalWithBody Withdraw a proposal
+	//
+	// Its author or an admin. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/withdraw (the `WithdrawContractProposal` operationId).
+	WithdrawContractProposalWithBody(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WithdrawContractProposal Withdraw a proposal
+	//
+	// Its author or an admin. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/withdraw (the `WithdrawContractProposal` operationId).
+	WithdrawContractProposal(ctx context.Context, datasetId string, proposalId string, body WithdrawContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DatasetContractVersions Accepted contract versions, newest first
+	//
+	// Accepted contract versions, newest first. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/versions (the `DatasetContractVersions` operationId).
+	DatasetContractVersions(ctx context.Context, datasetId string, params *DatasetContractVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DatasetContractVersion One accepted contract version with its document
+	//
+	// One accepted contract version with its document. Needs a bearer credential; API tokens may call it.
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/versions/{number} (the `DatasetContractVersion` operationId).
+	DatasetContractVersion(ctx context.Context, datasetId string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DatasetDataCountry Own, effective and source data country
 	//
 	// Own, effective and source data country. Needs a bearer credential; API tokens may call it.
@@ -9218,6 +9976,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /api/v1/domains/{domain_id}/consumers/{consumer_id} (the `DeleteDomainConsumer` operationId).
 	DeleteDomainConsumer(ctx context.Context, domainId string, consumerId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DomainContract The members' active contracts in one ODCS document
+	//
+	// The members' active contracts in one ODCS document. Needs a bearer credential; API tokens may call it.
+	//
+	// Corresponds with GET /api/v1/domains/{domain_id}/contract (the `DomainContract` operationId).
+	DomainContract(ctx context.Context, domainId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeprecateDomain Deprecate a published data product
 	//
@@ -10677,6 +11442,315 @@ func (c *Client) DatasetContext(ctx context.Context, datasetId string, reqEditor
 	return c.Client.Do(req)
 }
 
+// DatasetContract Data contract in the Open Data Contract Standard v3
+//
+// YAML by default; JSON when Accept names application/json. The observed contract lists every column with its physical and logical type, required (declared NOT NULL, or no null in a whole-table profile), unique (the primary key's only column, or as many exact distinct values as rows), primary key, classification (pii for personal data), the active rules as quality checks, and the domain's SLA, owner and teams. Needs a bearer credential; API tokens may call it.
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract (the `DatasetContract` operationId).
+func (c *Client) DatasetContract(ctx context.Context, datasetId string, params *DatasetContractParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDatasetContractRequest(c.Server, datasetId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DatasetContractDBT dbt properties file with the contract enforced, generated from the contract
+//
+// version 2, one model with config.contract.enforced true, columns with data_type, constraints (not_null, unique, primary_key) and tests (not_null, unique, accepted_values). Needs a bearer credential; API tokens may call it.
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract.dbt.yml (the `DatasetContractDBT` operationId).
+func (c *Client) DatasetContractDBT(ctx context.Context, datasetId string, params *DatasetContractDBTParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDatasetContractDBTRequest(c.Server, datasetId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DatasetContractDiff Added, removed and changed properties between two contracts, with a breaking flag per change
+//
+// Added, removed and changed properties between two contracts, with a breaking flag per change. Needs a bearer credential; API tokens may call it.
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/diff (the `DatasetContractDiff` operationId).
+func (c *Client) DatasetContractDiff(ctx context.Context, datasetId string, params *DatasetContractDiffParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDatasetContractDiffRequest(c.Server, datasetId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DatasetContractProposals Contract proposals, newest first
+//
+// Contract proposals, newest first. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/proposals (the `DatasetContractProposals` operationId).
+func (c *Client) DatasetContractProposals(ctx context.Context, datasetId string, params *DatasetContractProposalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDatasetContractProposalsRequest(c.Server, datasetId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateContractProposalWithBody Propose a contract (member or admin session)
+//
+// From the observed contract or an uploaded ODCS v3 document; an invalid document is 422 with the problems' locations under body.document and nothing is saved. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals (the `CreateContractProposal` operationId).
+func (c *Client) CreateContractProposalWithBody(ctx context.Context, datasetId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateContractProposalRequestWithBody(c.Server, datasetId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateContractProposal Propose a contract (member or admin session)
+//
+// From the observed contract or an uploaded ODCS v3 document; an invalid document is 422 with the problems' locations under body.document and nothing is saved. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals (the `CreateContractProposal` operationId).
+func (c *Client) CreateContractProposal(ctx context.Context, datasetId string, body CreateContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateContractProposalRequest(c.Server, datasetId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContractProposal One proposal with its document, comments and differences from the active contract
+//
+// One proposal with its document, comments and differences from the active contract. Needs a bearer credential; API tokens may call it.
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id} (the `GetContractProposal` operationId).
+func (c *Client) GetContractProposal(ctx context.Context, datasetId string, proposalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContractProposalRequest(c.Server, datasetId, proposalId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AcceptContractProposalWithBody Accept a proposal: it becomes the next contract version
+//
+// An admin or a manager of one of the dataset's domains. The first accepted contract is 1.0.0; then major when a column is removed, its type narrowed, a required flag added or a quality check added or tightened, minor otherwise. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/accept (the `AcceptContractProposal` operationId).
+func (c *Client) AcceptContractProposalWithBody(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAcceptContractProposalRequestWithBody(c.Server, datasetId, proposalId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AcceptContractProposal Accept a proposal: it becomes the next contract version
+//
+// An admin or a manager of one of the dataset's domains. The first accepted contract is 1.0.0; then major when a column is removed, its type narrowed, a required flag added or a quality check added or tightened, minor otherwise. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/accept (the `AcceptContractProposal` operationId).
+func (c *Client) AcceptContractProposal(ctx context.Context, datasetId string, proposalId string, body AcceptContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAcceptContractProposalRequest(c.Server, datasetId, proposalId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CommentContractProposalWithBody Comment a proposal (member or admin session)
+//
+// Comment a proposal (member or admin session). Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/comments (the `CommentContractProposal` operationId).
+func (c *Client) CommentContractProposalWithBody(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCommentContractProposalRequestWithBody(c.Server, datasetId, proposalId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CommentContractProposal Comment a proposal (member or admin session)
+//
+// Comment a proposal (member or admin session). Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/comments (the `CommentContractProposal` operationId).
+func (c *Client) CommentContractProposal(ctx context.Context, datasetId string, proposalId string, body CommentContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCommentContractProposalRequest(c.Server, datasetId, proposalId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectContractProposalWithBody Reject a proposal
+//
+// An admin or a manager of one of the dataset's domains. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/reject (the `RejectContractProposal` operationId).
+func (c *Client) RejectContractProposalWithBody(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectContractProposalRequestWithBody(c.Server, datasetId, proposalId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectContractProposal Reject a proposal
+//
+// An admin or a manager of one of the dataset's domains. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/reject (the `RejectContractProposal` operationId).
+func (c *Client) RejectContractProposal(ctx context.Context, datasetId string, proposalId string, body RejectContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectContractProposalRequest(c.Server, datasetId, proposalId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WithdrawContractProposalWithBody Withdraw a proposal
+//
+// Its author or an admin. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/withdraw (the `WithdrawContractProposal` operationId).
+func (c *Client) WithdrawContractProposalWithBody(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWithdrawContractProposalRequestWithBody(c.Server, datasetId, proposalId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WithdrawContractProposal Withdraw a proposal
+//
+// Its author or an admin. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/withdraw (the `WithdrawContractProposal` operationId).
+func (c *Client) WithdrawContractProposal(ctx context.Context, datasetId string, proposalId string, body WithdrawContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWithdrawContractProposalRequest(c.Server, datasetId, proposalId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DatasetContractVersions Accepted contract versions, newest first
+//
+// Accepted contract versions, newest first. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/versions (the `DatasetContractVersions` operationId).
+func (c *Client) DatasetContractVersions(ctx context.Context, datasetId string, params *DatasetContractVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDatasetContractVersionsRequest(c.Server, datasetId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DatasetContractVersion One accepted contract version with its document
+//
+// One accepted contract version with its document. Needs a bearer credential; API tokens may call it.
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/versions/{number} (the `DatasetContractVersion` operationId).
+func (c *Client) DatasetContractVersion(ctx context.Context, datasetId string, number string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDatasetContractVersionRequest(c.Server, datasetId, number)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DatasetDataCountry Own, effective and source data country
 //
 // Own, effective and source data country. Needs a bearer credential; API tokens may call it.
@@ -11282,6 +12356,23 @@ func (c *Client) AddDomainConsumer(ctx context.Context, domainId string, body Ad
 // Corresponds with DELETE /api/v1/domains/{domain_id}/consumers/{consumer_id} (the `DeleteDomainConsumer` operationId).
 func (c *Client) DeleteDomainConsumer(ctx context.Context, domainId string, consumerId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteDomainConsumerRequest(c.Server, domainId, consumerId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DomainContract The members' active contracts in one ODCS document
+//
+// The members' active contracts in one ODCS document. Needs a bearer credential; API tokens may call it.
+//
+// Corresponds with GET /api/v1/domains/{domain_id}/contract (the `DomainContract` operationId).
+func (c *Client) DomainContract(ctx context.Context, domainId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDomainContractRequest(c.Server, domainId)
 	if err != nil {
 		return nil, err
 	}
@@ -14712,6 +15803,704 @@ func NewDatasetContextRequest(server string, datasetId string) (*http.Request, e
 	return req, nil
 }
 
+// NewDatasetContractRequest constructs an http.Request for the DatasetContract method
+func NewDatasetContractRequest(server string, datasetId string, params *DatasetContractParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/contract", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDatasetContractDBTRequest constructs an http.Request for the DatasetContractDBT method
+func NewDatasetContractDBTRequest(server string, datasetId string, params *DatasetContractDBTParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/contract.dbt.yml", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDatasetContractDiffRequest constructs an http.Request for the DatasetContractDiff method
+func NewDatasetContractDiffRequest(server string, datasetId string, params *DatasetContractDiffParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/contract/diff", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDatasetContractProposalsRequest constructs an http.Request for the DatasetContractProposals method
+func NewDatasetContractProposalsRequest(server string, datasetId string, params *DatasetContractProposalsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/contract/proposals", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateContractProposalRequest calls the generic CreateContractProposal builder with application/json body
+func NewCreateContractProposalRequest(server string, datasetId string, body CreateContractProposalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateContractProposalRequestWithBody(server, datasetId, "application/json", bodyReader)
+}
+
+// NewCreateContractProposalRequestWithBody constructs an http.Request for the CreateContractProposal method, with any body, and a specified content type
+func NewCreateContractProposalRequestWithBody(server string, datasetId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/contract/proposals", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetContractProposalRequest constructs an http.Request for the GetContractProposal method
+func NewGetContractProposalRequest(server string, datasetId string, proposalId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "proposal_id", proposalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/contract/proposals/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAcceptContractProposalRequest calls the generic AcceptContractProposal builder with application/json body
+func NewAcceptContractProposalRequest(server string, datasetId string, proposalId string, body AcceptContractProposalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAcceptContractProposalRequestWithBody(server, datasetId, proposalId, "application/json", bodyReader)
+}
+
+// NewAcceptContractProposalRequestWithBody constructs an http.Request for the AcceptContractProposal method, with any body, and a specified content type
+func NewAcceptContractProposalRequestWithBody(server string, datasetId string, proposalId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "proposal_id", proposalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/contract/proposals/%s/accept", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCommentContractProposalRequest calls the generic CommentContractProposal builder with application/json body
+func NewCommentContractProposalRequest(server string, datasetId string, proposalId string, body CommentContractProposalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCommentContractProposalRequestWithBody(server, datasetId, proposalId, "application/json", bodyReader)
+}
+
+// NewCommentContractProposalRequestWithBody constructs an http.Request for the CommentContractProposal method, with any body, and a specified content type
+func NewCommentContractProposalRequestWithBody(server string, datasetId string, proposalId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "proposal_id", proposalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/contract/proposals/%s/comments", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRejectContractProposalRequest calls the generic RejectContractProposal builder with application/json body
+func NewRejectContractProposalRequest(server string, datasetId string, proposalId string, body RejectContractProposalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRejectContractProposalRequestWithBody(server, datasetId, proposalId, "application/json", bodyReader)
+}
+
+// NewRejectContractProposalRequestWithBody constructs an http.Request for the RejectContractProposal method, with any body, and a specified content type
+func NewRejectContractProposalRequestWithBody(server string, datasetId string, proposalId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "proposal_id", proposalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/contract/proposals/%s/reject", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWithdrawContractProposalRequest calls the generic WithdrawContractProposal builder with application/json body
+func NewWithdrawContractProposalRequest(server string, datasetId string, proposalId string, body WithdrawContractProposalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWithdrawContractProposalRequestWithBody(server, datasetId, proposalId, "application/json", bodyReader)
+}
+
+// NewWithdrawContractProposalRequestWithBody constructs an http.Request for the WithdrawContractProposal method, with any body, and a specified content type
+func NewWithdrawContractProposalRequestWithBody(server string, datasetId string, proposalId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "proposal_id", proposalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/contract/proposals/%s/withdraw", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDatasetContractVersionsRequest constructs an http.Request for the DatasetContractVersions method
+func NewDatasetContractVersionsRequest(server string, datasetId string, params *DatasetContractVersionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/contract/versions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDatasetContractVersionRequest constructs an http.Request for the DatasetContractVersion method
+func NewDatasetContractVersionRequest(server string, datasetId string, number string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset_id", datasetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "number", number, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/datasets/%s/contract/versions/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewDatasetDataCountryRequest constructs an http.Request for the DatasetDataCountry method
 func NewDatasetDataCountryRequest(server string, datasetId string) (*http.Request, error) {
 	var err error
@@ -16014,6 +17803,40 @@ func NewDeleteDomainConsumerRequest(server string, domainId string, consumerId s
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDomainContractRequest constructs an http.Request for the DomainContract method
+func NewDomainContractRequest(server string, domainId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "domain_id", domainId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/domains/%s/contract", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -21062,6 +22885,159 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/datasets/{dataset_id}/context (the `DatasetContext` operationId).
 	DatasetContextWithResponse(ctx context.Context, datasetId string, reqEditors ...RequestEditorFn) (*DatasetContextResponse, error)
 
+	// DatasetContractWithResponse Data contract in the Open Data Contract Standard v3
+	//
+	// YAML by default; JSON when Accept names application/json. The observed contract lists every column with its physical and logical type, required (declared NOT NULL, or no null in a whole-table profile), unique (the primary key's only column, or as many exact distinct values as rows), primary key, classification (pii for personal data), the active rules as quality checks, and the domain's SLA, owner and teams. Needs a bearer credential; API tokens may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract (the `DatasetContract` operationId).
+	DatasetContractWithResponse(ctx context.Context, datasetId string, params *DatasetContractParams, reqEditors ...RequestEditorFn) (*DatasetContractResponse, error)
+
+	// DatasetContractDBTWithResponse dbt properties file with the contract enforced, generated from the contract
+	//
+	// version 2, one model with config.contract.enforced true, columns with data_type, constraints (not_null, unique, primary_key) and tests (not_null, unique, accepted_values). Needs a bearer credential; API tokens may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract.dbt.yml (the `DatasetContractDBT` operationId).
+	DatasetContractDBTWithResponse(ctx context.Context, datasetId string, params *DatasetContractDBTParams, reqEditors ...RequestEditorFn) (*DatasetContractDBTResponse, error)
+
+	// DatasetContractDiffWithResponse Added, removed and changed properties between two contracts, with a breaking flag per change
+	//
+	// Added, removed and changed properties between two contracts, with a breaking flag per change. Needs a bearer credential; API tokens may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/diff (the `DatasetContractDiff` operationId).
+	DatasetContractDiffWithResponse(ctx context.Context, datasetId string, params *DatasetContractDiffParams, reqEditors ...RequestEditorFn) (*DatasetContractDiffResponse, error)
+
+	// DatasetContractProposalsWithResponse Contract proposals, newest first
+	//
+	// Contract proposals, newest first. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/proposals (the `DatasetContractProposals` operationId).
+	DatasetContractProposalsWithResponse(ctx context.Context, datasetId string, params *DatasetContractProposalsParams, reqEditors ...RequestEditorFn) (*DatasetContractProposalsResponse, error)
+
+	// CreateContractProposalWithBodyWithResponse Propose a contract (member or admin session)
+	//
+	// From the observed contract or an uploaded ODCS v3 document; an invalid document is 422 with the problems' locations under body.document and nothing is saved. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals (the `CreateContractProposal` operationId).
+	CreateContractProposalWithBodyWithResponse(ctx context.Context, datasetId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateContractProposalResponse, error)
+
+	// CreateContractProposalWithResponse Propose a contract (member or admin session)
+	//
+	// From the observed contract or an uploaded ODCS v3 document; an invalid document is 422 with the problems' locations under body.document and nothing is saved. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals (the `CreateContractProposal` operationId).
+	CreateContractProposalWithResponse(ctx context.Context, datasetId string, body CreateContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateContractProposalResponse, error)
+
+	// GetContractProposalWithResponse One proposal with its document, comments and differences from the active contract
+	//
+	// One proposal with its document, comments and differences from the active contract. Needs a bearer credential; API tokens may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id} (the `GetContractProposal` operationId).
+	GetContractProposalWithResponse(ctx context.Context, datasetId string, proposalId string, reqEditors ...RequestEditorFn) (*GetContractProposalResponse, error)
+
+	// AcceptContractProposalWithBodyWithResponse Accept a proposal: it becomes the next contract version
+	//
+	// An admin or a manager of one of the dataset's domains. The first accepted contract is 1.0.0; then major when a column is removed, its type narrowed, a required flag added or a quality check added or tightened, minor otherwise. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/accept (the `AcceptContractProposal` operationId).
+	AcceptContractProposalWithBodyWithResponse(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AcceptContractProposalResponse, error)
+
+	// AcceptContractProposalWithResponse Accept a proposal: it becomes the next contract version
+	//
+	// An admin or a manager of one of the dataset's domains. The first accepted contract is 1.0.0; then major when a column is removed, its type narrowed, a required flag added or a quality check added or tightened, minor otherwise. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/accept (the `AcceptContractProposal` operationId).
+	AcceptContractProposalWithResponse(ctx context.Context, datasetId string, proposalId string, body AcceptContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*AcceptContractProposalResponse, error)
+
+	// CommentContractProposalWithBodyWithResponse Comment a proposal (member or admin session)
+	//
+	// Comment a proposal (member or admin session). Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/comments (the `CommentContractProposal` operationId).
+	CommentContractProposalWithBodyWithResponse(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CommentContractProposalResponse, error)
+
+	// CommentContractProposalWithResponse Comment a proposal (member or admin session)
+	//
+	// Comment a proposal (member or admin session). Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/comments (the `CommentContractProposal` operationId).
+	CommentContractProposalWithResponse(ctx context.Context, datasetId string, proposalId string, body CommentContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*CommentContractProposalResponse, error)
+
+	// RejectContractProposalWithBodyWithResponse Reject a proposal
+	//
+	// An admin or a manager of one of the dataset's domains. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/reject (the `RejectContractProposal` operationId).
+	RejectContractProposalWithBodyWithResponse(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RejectContractProposalResponse, error)
+
+	// RejectContractProposalWithResponse Reject a proposal
+	//
+	// An admin or a manager of one of the dataset's domains. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/reject (the `RejectContractProposal` operationId).
+	RejectContractProposalWithResponse(ctx context.Context, datasetId string, proposalId string, body RejectContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectContractProposalResponse, error)
+
+	// WithdrawContractProposalWithBodyWithResponse Withdraw a proposal
+	//
+	// Its author or an admin. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/withdraw (the `WithdrawContractProposal` operationId).
+	WithdrawContractProposalWithBodyWithResponse(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WithdrawContractProposalResponse, error)
+
+	// WithdrawContractProposalWithResponse Withdraw a proposal
+	//
+	// Its author or an admin. Needs a person's session; API tokens answer 403 token_read_only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/withdraw (the `WithdrawContractProposal` operationId).
+	WithdrawContractProposalWithResponse(ctx context.Context, datasetId string, proposalId string, body WithdrawContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*WithdrawContractProposalResponse, error)
+
+	// DatasetContractVersionsWithResponse Accepted contract versions, newest first
+	//
+	// Accepted contract versions, newest first. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/versions (the `DatasetContractVersions` operationId).
+	DatasetContractVersionsWithResponse(ctx context.Context, datasetId string, params *DatasetContractVersionsParams, reqEditors ...RequestEditorFn) (*DatasetContractVersionsResponse, error)
+
+	// DatasetContractVersionWithResponse One accepted contract version with its document
+	//
+	// One accepted contract version with its document. Needs a bearer credential; API tokens may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/versions/{number} (the `DatasetContractVersion` operationId).
+	DatasetContractVersionWithResponse(ctx context.Context, datasetId string, number string, reqEditors ...RequestEditorFn) (*DatasetContractVersionResponse, error)
+
 	// DatasetDataCountryWithResponse Own, effective and source data country
 	//
 	// Own, effective and source data country. Needs a bearer credential; API tokens may call it.
@@ -21376,6 +23352,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /api/v1/domains/{domain_id}/consumers/{consumer_id} (the `DeleteDomainConsumer` operationId).
 	DeleteDomainConsumerWithResponse(ctx context.Context, domainId string, consumerId string, reqEditors ...RequestEditorFn) (*DeleteDomainConsumerResponse, error)
+
+	// DomainContractWithResponse The members' active contracts in one ODCS document
+	//
+	// The members' active contracts in one ODCS document. Needs a bearer credential; API tokens may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/domains/{domain_id}/contract (the `DomainContract` operationId).
+	DomainContractWithResponse(ctx context.Context, domainId string, reqEditors ...RequestEditorFn) (*DomainContractResponse, error)
 
 	// DeprecateDomainWithResponse Deprecate a published data product
 	//
@@ -25134,6 +27119,1795 @@ func (r DatasetContextResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DatasetContextResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DatasetContractResponse200Headers the declared response headers of an HTTP 200 response for DatasetContract
+type DatasetContractResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractResponse401Headers the declared response headers of an HTTP 401 response for DatasetContract
+type DatasetContractResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractResponse403Headers the declared response headers of an HTTP 403 response for DatasetContract
+type DatasetContractResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractResponse404Headers the declared response headers of an HTTP 404 response for DatasetContract
+type DatasetContractResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractResponse422Headers the declared response headers of an HTTP 422 response for DatasetContract
+type DatasetContractResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractResponse429Headers the declared response headers of an HTTP 429 response for DatasetContract
+type DatasetContractResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type DatasetContractResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Document
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *map[string]interface{}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DatasetContractResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DatasetContractResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DatasetContractResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DatasetContractResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DatasetContractResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DatasetContractResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DatasetContractResponse) GetJSON200() *Document {
+	return r.JSON200
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r DatasetContractResponse) GetYAML200() *map[string]interface{} {
+	return r.YAML200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DatasetContractResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DatasetContractResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DatasetContractResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DatasetContractResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DatasetContractResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r DatasetContractResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DatasetContractResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DatasetContractResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DatasetContractResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DatasetContractDBTResponse200Headers the declared response headers of an HTTP 200 response for DatasetContractDBT
+type DatasetContractDBTResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractDBTResponse401Headers the declared response headers of an HTTP 401 response for DatasetContractDBT
+type DatasetContractDBTResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractDBTResponse403Headers the declared response headers of an HTTP 403 response for DatasetContractDBT
+type DatasetContractDBTResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractDBTResponse404Headers the declared response headers of an HTTP 404 response for DatasetContractDBT
+type DatasetContractDBTResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractDBTResponse422Headers the declared response headers of an HTTP 422 response for DatasetContractDBT
+type DatasetContractDBTResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractDBTResponse429Headers the declared response headers of an HTTP 429 response for DatasetContractDBT
+type DatasetContractDBTResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type DatasetContractDBTResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *map[string]interface{}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DatasetContractDBTResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DatasetContractDBTResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DatasetContractDBTResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DatasetContractDBTResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DatasetContractDBTResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DatasetContractDBTResponse429Headers
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r DatasetContractDBTResponse) GetYAML200() *map[string]interface{} {
+	return r.YAML200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DatasetContractDBTResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DatasetContractDBTResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DatasetContractDBTResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DatasetContractDBTResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DatasetContractDBTResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r DatasetContractDBTResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DatasetContractDBTResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DatasetContractDBTResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DatasetContractDBTResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DatasetContractDiffResponse200Headers the declared response headers of an HTTP 200 response for DatasetContractDiff
+type DatasetContractDiffResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractDiffResponse401Headers the declared response headers of an HTTP 401 response for DatasetContractDiff
+type DatasetContractDiffResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractDiffResponse403Headers the declared response headers of an HTTP 403 response for DatasetContractDiff
+type DatasetContractDiffResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractDiffResponse404Headers the declared response headers of an HTTP 404 response for DatasetContractDiff
+type DatasetContractDiffResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractDiffResponse422Headers the declared response headers of an HTTP 422 response for DatasetContractDiff
+type DatasetContractDiffResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractDiffResponse429Headers the declared response headers of an HTTP 429 response for DatasetContractDiff
+type DatasetContractDiffResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type DatasetContractDiffResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContractDiffOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DatasetContractDiffResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DatasetContractDiffResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DatasetContractDiffResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DatasetContractDiffResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DatasetContractDiffResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DatasetContractDiffResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DatasetContractDiffResponse) GetJSON200() *ContractDiffOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DatasetContractDiffResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DatasetContractDiffResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DatasetContractDiffResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DatasetContractDiffResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DatasetContractDiffResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r DatasetContractDiffResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DatasetContractDiffResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DatasetContractDiffResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DatasetContractDiffResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DatasetContractProposalsResponse200Headers the declared response headers of an HTTP 200 response for DatasetContractProposals
+type DatasetContractProposalsResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+	XTotalCount         int
+}
+
+// DatasetContractProposalsResponse401Headers the declared response headers of an HTTP 401 response for DatasetContractProposals
+type DatasetContractProposalsResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractProposalsResponse403Headers the declared response headers of an HTTP 403 response for DatasetContractProposals
+type DatasetContractProposalsResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractProposalsResponse404Headers the declared response headers of an HTTP 404 response for DatasetContractProposals
+type DatasetContractProposalsResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractProposalsResponse422Headers the declared response headers of an HTTP 422 response for DatasetContractProposals
+type DatasetContractProposalsResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractProposalsResponse429Headers the declared response headers of an HTTP 429 response for DatasetContractProposals
+type DatasetContractProposalsResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type DatasetContractProposalsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]ContractProposalItemOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DatasetContractProposalsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DatasetContractProposalsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DatasetContractProposalsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DatasetContractProposalsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DatasetContractProposalsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DatasetContractProposalsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DatasetContractProposalsResponse) GetJSON200() *[]ContractProposalItemOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DatasetContractProposalsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DatasetContractProposalsResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DatasetContractProposalsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DatasetContractProposalsResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DatasetContractProposalsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r DatasetContractProposalsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DatasetContractProposalsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DatasetContractProposalsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DatasetContractProposalsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateContractProposalResponse201Headers the declared response headers of an HTTP 201 response for CreateContractProposal
+type CreateContractProposalResponse201Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CreateContractProposalResponse401Headers the declared response headers of an HTTP 401 response for CreateContractProposal
+type CreateContractProposalResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CreateContractProposalResponse403Headers the declared response headers of an HTTP 403 response for CreateContractProposal
+type CreateContractProposalResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CreateContractProposalResponse404Headers the declared response headers of an HTTP 404 response for CreateContractProposal
+type CreateContractProposalResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CreateContractProposalResponse413Headers the declared response headers of an HTTP 413 response for CreateContractProposal
+type CreateContractProposalResponse413Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CreateContractProposalResponse422Headers the declared response headers of an HTTP 422 response for CreateContractProposal
+type CreateContractProposalResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CreateContractProposalResponse429Headers the declared response headers of an HTTP 429 response for CreateContractProposal
+type CreateContractProposalResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type CreateContractProposalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ContractProposalOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateContractProposalResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateContractProposalResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateContractProposalResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateContractProposalResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateContractProposalResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateContractProposalResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateContractProposalResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateContractProposalResponse) GetJSON201() *ContractProposalOut {
+	return r.JSON201
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateContractProposalResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateContractProposalResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateContractProposalResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateContractProposalResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateContractProposalResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateContractProposalResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateContractProposalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateContractProposalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateContractProposalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateContractProposalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetContractProposalResponse200Headers the declared response headers of an HTTP 200 response for GetContractProposal
+type GetContractProposalResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetContractProposalResponse401Headers the declared response headers of an HTTP 401 response for GetContractProposal
+type GetContractProposalResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetContractProposalResponse403Headers the declared response headers of an HTTP 403 response for GetContractProposal
+type GetContractProposalResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetContractProposalResponse404Headers the declared response headers of an HTTP 404 response for GetContractProposal
+type GetContractProposalResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetContractProposalResponse422Headers the declared response headers of an HTTP 422 response for GetContractProposal
+type GetContractProposalResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetContractProposalResponse429Headers the declared response headers of an HTTP 429 response for GetContractProposal
+type GetContractProposalResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type GetContractProposalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContractProposalOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetContractProposalResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetContractProposalResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetContractProposalResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetContractProposalResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetContractProposalResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetContractProposalResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetContractProposalResponse) GetJSON200() *ContractProposalOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetContractProposalResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetContractProposalResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetContractProposalResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetContractProposalResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetContractProposalResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContractProposalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContractProposalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContractProposalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContractProposalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AcceptContractProposalResponse200Headers the declared response headers of an HTTP 200 response for AcceptContractProposal
+type AcceptContractProposalResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// AcceptContractProposalResponse401Headers the declared response headers of an HTTP 401 response for AcceptContractProposal
+type AcceptContractProposalResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// AcceptContractProposalResponse403Headers the declared response headers of an HTTP 403 response for AcceptContractProposal
+type AcceptContractProposalResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// AcceptContractProposalResponse404Headers the declared response headers of an HTTP 404 response for AcceptContractProposal
+type AcceptContractProposalResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// AcceptContractProposalResponse409Headers the declared response headers of an HTTP 409 response for AcceptContractProposal
+type AcceptContractProposalResponse409Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// AcceptContractProposalResponse413Headers the declared response headers of an HTTP 413 response for AcceptContractProposal
+type AcceptContractProposalResponse413Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// AcceptContractProposalResponse422Headers the declared response headers of an HTTP 422 response for AcceptContractProposal
+type AcceptContractProposalResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// AcceptContractProposalResponse429Headers the declared response headers of an HTTP 429 response for AcceptContractProposal
+type AcceptContractProposalResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type AcceptContractProposalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContractProposalOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AcceptContractProposalResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AcceptContractProposalResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AcceptContractProposalResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AcceptContractProposalResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AcceptContractProposalResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AcceptContractProposalResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *AcceptContractProposalResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AcceptContractProposalResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AcceptContractProposalResponse) GetJSON200() *ContractProposalOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AcceptContractProposalResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AcceptContractProposalResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AcceptContractProposalResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AcceptContractProposalResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AcceptContractProposalResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AcceptContractProposalResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AcceptContractProposalResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r AcceptContractProposalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AcceptContractProposalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AcceptContractProposalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AcceptContractProposalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CommentContractProposalResponse201Headers the declared response headers of an HTTP 201 response for CommentContractProposal
+type CommentContractProposalResponse201Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CommentContractProposalResponse401Headers the declared response headers of an HTTP 401 response for CommentContractProposal
+type CommentContractProposalResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CommentContractProposalResponse403Headers the declared response headers of an HTTP 403 response for CommentContractProposal
+type CommentContractProposalResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CommentContractProposalResponse404Headers the declared response headers of an HTTP 404 response for CommentContractProposal
+type CommentContractProposalResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CommentContractProposalResponse413Headers the declared response headers of an HTTP 413 response for CommentContractProposal
+type CommentContractProposalResponse413Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CommentContractProposalResponse422Headers the declared response headers of an HTTP 422 response for CommentContractProposal
+type CommentContractProposalResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CommentContractProposalResponse429Headers the declared response headers of an HTTP 429 response for CommentContractProposal
+type CommentContractProposalResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type CommentContractProposalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ContractCommentOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CommentContractProposalResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CommentContractProposalResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CommentContractProposalResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CommentContractProposalResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CommentContractProposalResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CommentContractProposalResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CommentContractProposalResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CommentContractProposalResponse) GetJSON201() *ContractCommentOut {
+	return r.JSON201
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CommentContractProposalResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CommentContractProposalResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CommentContractProposalResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CommentContractProposalResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CommentContractProposalResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CommentContractProposalResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r CommentContractProposalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CommentContractProposalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CommentContractProposalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CommentContractProposalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RejectContractProposalResponse200Headers the declared response headers of an HTTP 200 response for RejectContractProposal
+type RejectContractProposalResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// RejectContractProposalResponse401Headers the declared response headers of an HTTP 401 response for RejectContractProposal
+type RejectContractProposalResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// RejectContractProposalResponse403Headers the declared response headers of an HTTP 403 response for RejectContractProposal
+type RejectContractProposalResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// RejectContractProposalResponse404Headers the declared response headers of an HTTP 404 response for RejectContractProposal
+type RejectContractProposalResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// RejectContractProposalResponse409Headers the declared response headers of an HTTP 409 response for RejectContractProposal
+type RejectContractProposalResponse409Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// RejectContractProposalResponse413Headers the declared response headers of an HTTP 413 response for RejectContractProposal
+type RejectContractProposalResponse413Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// RejectContractProposalResponse422Headers the declared response headers of an HTTP 422 response for RejectContractProposal
+type RejectContractProposalResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// RejectContractProposalResponse429Headers the declared response headers of an HTTP 429 response for RejectContractProposal
+type RejectContractProposalResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type RejectContractProposalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContractProposalOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RejectContractProposalResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RejectContractProposalResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RejectContractProposalResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RejectContractProposalResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RejectContractProposalResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RejectContractProposalResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RejectContractProposalResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RejectContractProposalResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RejectContractProposalResponse) GetJSON200() *ContractProposalOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RejectContractProposalResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RejectContractProposalResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RejectContractProposalResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RejectContractProposalResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RejectContractProposalResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RejectContractProposalResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RejectContractProposalResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r RejectContractProposalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RejectContractProposalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RejectContractProposalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RejectContractProposalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// WithdrawContractProposalResponse200Headers the declared response headers of an HTTP 200 response for WithdrawContractProposal
+type WithdrawContractProposalResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// WithdrawContractProposalResponse401Headers the declared response headers of an HTTP 401 response for WithdrawContractProposal
+type WithdrawContractProposalResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// WithdrawContractProposalResponse403Headers the declared response headers of an HTTP 403 response for WithdrawContractProposal
+type WithdrawContractProposalResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// WithdrawContractProposalResponse404Headers the declared response headers of an HTTP 404 response for WithdrawContractProposal
+type WithdrawContractProposalResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// WithdrawContractProposalResponse409Headers the declared response headers of an HTTP 409 response for WithdrawContractProposal
+type WithdrawContractProposalResponse409Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// WithdrawContractProposalResponse413Headers the declared response headers of an HTTP 413 response for WithdrawContractProposal
+type WithdrawContractProposalResponse413Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// WithdrawContractProposalResponse422Headers the declared response headers of an HTTP 422 response for WithdrawContractProposal
+type WithdrawContractProposalResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// WithdrawContractProposalResponse429Headers the declared response headers of an HTTP 429 response for WithdrawContractProposal
+type WithdrawContractProposalResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type WithdrawContractProposalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContractProposalOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *WithdrawContractProposalResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *WithdrawContractProposalResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *WithdrawContractProposalResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *WithdrawContractProposalResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *WithdrawContractProposalResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *WithdrawContractProposalResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *WithdrawContractProposalResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WithdrawContractProposalResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r WithdrawContractProposalResponse) GetJSON200() *ContractProposalOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r WithdrawContractProposalResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WithdrawContractProposalResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r WithdrawContractProposalResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r WithdrawContractProposalResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r WithdrawContractProposalResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r WithdrawContractProposalResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WithdrawContractProposalResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r WithdrawContractProposalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WithdrawContractProposalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WithdrawContractProposalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WithdrawContractProposalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DatasetContractVersionsResponse200Headers the declared response headers of an HTTP 200 response for DatasetContractVersions
+type DatasetContractVersionsResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+	XTotalCount         int
+}
+
+// DatasetContractVersionsResponse401Headers the declared response headers of an HTTP 401 response for DatasetContractVersions
+type DatasetContractVersionsResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractVersionsResponse403Headers the declared response headers of an HTTP 403 response for DatasetContractVersions
+type DatasetContractVersionsResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractVersionsResponse404Headers the declared response headers of an HTTP 404 response for DatasetContractVersions
+type DatasetContractVersionsResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractVersionsResponse422Headers the declared response headers of an HTTP 422 response for DatasetContractVersions
+type DatasetContractVersionsResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractVersionsResponse429Headers the declared response headers of an HTTP 429 response for DatasetContractVersions
+type DatasetContractVersionsResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type DatasetContractVersionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]ContractVersionItemOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DatasetContractVersionsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DatasetContractVersionsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DatasetContractVersionsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DatasetContractVersionsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DatasetContractVersionsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DatasetContractVersionsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DatasetContractVersionsResponse) GetJSON200() *[]ContractVersionItemOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DatasetContractVersionsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DatasetContractVersionsResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DatasetContractVersionsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DatasetContractVersionsResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DatasetContractVersionsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r DatasetContractVersionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DatasetContractVersionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DatasetContractVersionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DatasetContractVersionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DatasetContractVersionResponse200Headers the declared response headers of an HTTP 200 response for DatasetContractVersion
+type DatasetContractVersionResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractVersionResponse401Headers the declared response headers of an HTTP 401 response for DatasetContractVersion
+type DatasetContractVersionResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractVersionResponse403Headers the declared response headers of an HTTP 403 response for DatasetContractVersion
+type DatasetContractVersionResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractVersionResponse404Headers the declared response headers of an HTTP 404 response for DatasetContractVersion
+type DatasetContractVersionResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractVersionResponse422Headers the declared response headers of an HTTP 422 response for DatasetContractVersion
+type DatasetContractVersionResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DatasetContractVersionResponse429Headers the declared response headers of an HTTP 429 response for DatasetContractVersion
+type DatasetContractVersionResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type DatasetContractVersionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContractVersionOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DatasetContractVersionResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DatasetContractVersionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DatasetContractVersionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DatasetContractVersionResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DatasetContractVersionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DatasetContractVersionResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DatasetContractVersionResponse) GetJSON200() *ContractVersionOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DatasetContractVersionResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DatasetContractVersionResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DatasetContractVersionResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DatasetContractVersionResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DatasetContractVersionResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r DatasetContractVersionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DatasetContractVersionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DatasetContractVersionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DatasetContractVersionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29320,6 +33094,143 @@ func (r DeleteDomainConsumerResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DeleteDomainConsumerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DomainContractResponse200Headers the declared response headers of an HTTP 200 response for DomainContract
+type DomainContractResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DomainContractResponse401Headers the declared response headers of an HTTP 401 response for DomainContract
+type DomainContractResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DomainContractResponse403Headers the declared response headers of an HTTP 403 response for DomainContract
+type DomainContractResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DomainContractResponse404Headers the declared response headers of an HTTP 404 response for DomainContract
+type DomainContractResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DomainContractResponse422Headers the declared response headers of an HTTP 422 response for DomainContract
+type DomainContractResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// DomainContractResponse429Headers the declared response headers of an HTTP 429 response for DomainContract
+type DomainContractResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type DomainContractResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DomainContractOut
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DomainContractResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DomainContractResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DomainContractResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DomainContractResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DomainContractResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DomainContractResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DomainContractResponse) GetJSON200() *DomainContractOut {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DomainContractResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DomainContractResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DomainContractResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DomainContractResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DomainContractResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r DomainContractResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DomainContractResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DomainContractResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DomainContractResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -43229,6 +47140,261 @@ func (c *ClientWithResponses) DatasetContextWithResponse(ctx context.Context, da
 	return ParseDatasetContextResponse(rsp)
 }
 
+// DatasetContractWithResponse Data contract in the Open Data Contract Standard v3
+//
+// YAML by default; JSON when Accept names application/json. The observed contract lists every column with its physical and logical type, required (declared NOT NULL, or no null in a whole-table profile), unique (the primary key's only column, or as many exact distinct values as rows), primary key, classification (pii for personal data), the active rules as quality checks, and the domain's SLA, owner and teams. Needs a bearer credential; API tokens may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract (the `DatasetContract` operationId).
+func (c *ClientWithResponses) DatasetContractWithResponse(ctx context.Context, datasetId string, params *DatasetContractParams, reqEditors ...RequestEditorFn) (*DatasetContractResponse, error) {
+	rsp, err := c.DatasetContract(ctx, datasetId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDatasetContractResponse(rsp)
+}
+
+// DatasetContractDBTWithResponse dbt properties file with the contract enforced, generated from the contract
+//
+// version 2, one model with config.contract.enforced true, columns with data_type, constraints (not_null, unique, primary_key) and tests (not_null, unique, accepted_values). Needs a bearer credential; API tokens may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract.dbt.yml (the `DatasetContractDBT` operationId).
+func (c *ClientWithResponses) DatasetContractDBTWithResponse(ctx context.Context, datasetId string, params *DatasetContractDBTParams, reqEditors ...RequestEditorFn) (*DatasetContractDBTResponse, error) {
+	rsp, err := c.DatasetContractDBT(ctx, datasetId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDatasetContractDBTResponse(rsp)
+}
+
+// DatasetContractDiffWithResponse Added, removed and changed properties between two contracts, with a breaking flag per change
+//
+// Added, removed and changed properties between two contracts, with a breaking flag per change. Needs a bearer credential; API tokens may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/diff (the `DatasetContractDiff` operationId).
+func (c *ClientWithResponses) DatasetContractDiffWithResponse(ctx context.Context, datasetId string, params *DatasetContractDiffParams, reqEditors ...RequestEditorFn) (*DatasetContractDiffResponse, error) {
+	rsp, err := c.DatasetContractDiff(ctx, datasetId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDatasetContractDiffResponse(rsp)
+}
+
+// DatasetContractProposalsWithResponse Contract proposals, newest first
+//
+// Contract proposals, newest first. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/proposals (the `DatasetContractProposals` operationId).
+func (c *ClientWithResponses) DatasetContractProposalsWithResponse(ctx context.Context, datasetId string, params *DatasetContractProposalsParams, reqEditors ...RequestEditorFn) (*DatasetContractProposalsResponse, error) {
+	rsp, err := c.DatasetContractProposals(ctx, datasetId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDatasetContractProposalsResponse(rsp)
+}
+
+// CreateContractProposalWithBodyWithResponse Propose a contract (member or admin session)
+//
+// From the observed contract or an uploaded ODCS v3 document; an invalid document is 422 with the problems' locations under body.document and nothing is saved. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals (the `CreateContractProposal` operationId).
+func (c *ClientWithResponses) CreateContractProposalWithBodyWithResponse(ctx context.Context, datasetId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateContractProposalResponse, error) {
+	rsp, err := c.CreateContractProposalWithBody(ctx, datasetId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateContractProposalResponse(rsp)
+}
+
+// CreateContractProposalWithResponse Propose a contract (member or admin session)
+//
+// From the observed contract or an uploaded ODCS v3 document; an invalid document is 422 with the problems' locations under body.document and nothing is saved. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals (the `CreateContractProposal` operationId).
+func (c *ClientWithResponses) CreateContractProposalWithResponse(ctx context.Context, datasetId string, body CreateContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateContractProposalResponse, error) {
+	rsp, err := c.CreateContractProposal(ctx, datasetId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateContractProposalResponse(rsp)
+}
+
+// GetContractProposalWithResponse One proposal with its document, comments and differences from the active contract
+//
+// One proposal with its document, comments and differences from the active contract. Needs a bearer credential; API tokens may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id} (the `GetContractProposal` operationId).
+func (c *ClientWithResponses) GetContractProposalWithResponse(ctx context.Context, datasetId string, proposalId string, reqEditors ...RequestEditorFn) (*GetContractProposalResponse, error) {
+	rsp, err := c.GetContractProposal(ctx, datasetId, proposalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContractProposalResponse(rsp)
+}
+
+// AcceptContractProposalWithBodyWithResponse Accept a proposal: it becomes the next contract version
+//
+// An admin or a manager of one of the dataset's domains. The first accepted contract is 1.0.0; then major when a column is removed, its type narrowed, a required flag added or a quality check added or tightened, minor otherwise. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/accept (the `AcceptContractProposal` operationId).
+func (c *ClientWithResponses) AcceptContractProposalWithBodyWithResponse(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AcceptContractProposalResponse, error) {
+	rsp, err := c.AcceptContractProposalWithBody(ctx, datasetId, proposalId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAcceptContractProposalResponse(rsp)
+}
+
+// AcceptContractProposalWithResponse Accept a proposal: it becomes the next contract version
+//
+// An admin or a manager of one of the dataset's domains. The first accepted contract is 1.0.0; then major when a column is removed, its type narrowed, a required flag added or a quality check added or tightened, minor otherwise. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/accept (the `AcceptContractProposal` operationId).
+func (c *ClientWithResponses) AcceptContractProposalWithResponse(ctx context.Context, datasetId string, proposalId string, body AcceptContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*AcceptContractProposalResponse, error) {
+	rsp, err := c.AcceptContractProposal(ctx, datasetId, proposalId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAcceptContractProposalResponse(rsp)
+}
+
+// CommentContractProposalWithBodyWithResponse Comment a proposal (member or admin session)
+//
+// Comment a proposal (member or admin session). Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/comments (the `CommentContractProposal` operationId).
+func (c *ClientWithResponses) CommentContractProposalWithBodyWithResponse(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CommentContractProposalResponse, error) {
+	rsp, err := c.CommentContractProposalWithBody(ctx, datasetId, proposalId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCommentContractProposalResponse(rsp)
+}
+
+// CommentContractProposalWithResponse Comment a proposal (member or admin session)
+//
+// Comment a proposal (member or admin session). Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/comments (the `CommentContractProposal` operationId).
+func (c *ClientWithResponses) CommentContractProposalWithResponse(ctx context.Context, datasetId string, proposalId string, body CommentContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*CommentContractProposalResponse, error) {
+	rsp, err := c.CommentContractProposal(ctx, datasetId, proposalId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCommentContractProposalResponse(rsp)
+}
+
+// RejectContractProposalWithBodyWithResponse Reject a proposal
+//
+// An admin or a manager of one of the dataset's domains. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/reject (the `RejectContractProposal` operationId).
+func (c *ClientWithResponses) RejectContractProposalWithBodyWithResponse(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RejectContractProposalResponse, error) {
+	rsp, err := c.RejectContractProposalWithBody(ctx, datasetId, proposalId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectContractProposalResponse(rsp)
+}
+
+// RejectContractProposalWithResponse Reject a proposal
+//
+// An admin or a manager of one of the dataset's domains. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/reject (the `RejectContractProposal` operationId).
+func (c *ClientWithResponses) RejectContractProposalWithResponse(ctx context.Context, datasetId string, proposalId string, body RejectContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectContractProposalResponse, error) {
+	rsp, err := c.RejectContractProposal(ctx, datasetId, proposalId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectContractProposalResponse(rsp)
+}
+
+// WithdrawContractProposalWithBodyWithResponse Withdraw a proposal
+//
+// Its author or an admin. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/withdraw (the `WithdrawContractProposal` operationId).
+func (c *ClientWithResponses) WithdrawContractProposalWithBodyWithResponse(ctx context.Context, datasetId string, proposalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WithdrawContractProposalResponse, error) {
+	rsp, err := c.WithdrawContractProposalWithBody(ctx, datasetId, proposalId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWithdrawContractProposalResponse(rsp)
+}
+
+// WithdrawContractProposalWithResponse Withdraw a proposal
+//
+// Its author or an admin. Needs a person's session; API tokens answer 403 token_read_only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/datasets/{dataset_id}/contract/proposals/{proposal_id}/withdraw (the `WithdrawContractProposal` operationId).
+func (c *ClientWithResponses) WithdrawContractProposalWithResponse(ctx context.Context, datasetId string, proposalId string, body WithdrawContractProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*WithdrawContractProposalResponse, error) {
+	rsp, err := c.WithdrawContractProposal(ctx, datasetId, proposalId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWithdrawContractProposalResponse(rsp)
+}
+
+// DatasetContractVersionsWithResponse Accepted contract versions, newest first
+//
+// Accepted contract versions, newest first. Needs a bearer credential; API tokens may call it. A page of at most limit items; X-Total-Count is the total.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/versions (the `DatasetContractVersions` operationId).
+func (c *ClientWithResponses) DatasetContractVersionsWithResponse(ctx context.Context, datasetId string, params *DatasetContractVersionsParams, reqEditors ...RequestEditorFn) (*DatasetContractVersionsResponse, error) {
+	rsp, err := c.DatasetContractVersions(ctx, datasetId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDatasetContractVersionsResponse(rsp)
+}
+
+// DatasetContractVersionWithResponse One accepted contract version with its document
+//
+// One accepted contract version with its document. Needs a bearer credential; API tokens may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/datasets/{dataset_id}/contract/versions/{number} (the `DatasetContractVersion` operationId).
+func (c *ClientWithResponses) DatasetContractVersionWithResponse(ctx context.Context, datasetId string, number string, reqEditors ...RequestEditorFn) (*DatasetContractVersionResponse, error) {
+	rsp, err := c.DatasetContractVersion(ctx, datasetId, number, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDatasetContractVersionResponse(rsp)
+}
+
 // DatasetDataCountryWithResponse Own, effective and source data country
 //
 // Own, effective and source data country. Needs a bearer credential; API tokens may call it.
@@ -43752,6 +47918,21 @@ func (c *ClientWithResponses) DeleteDomainConsumerWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseDeleteDomainConsumerResponse(rsp)
+}
+
+// DomainContractWithResponse The members' active contracts in one ODCS document
+//
+// The members' active contracts in one ODCS document. Needs a bearer credential; API tokens may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/domains/{domain_id}/contract (the `DomainContract` operationId).
+func (c *ClientWithResponses) DomainContractWithResponse(ctx context.Context, domainId string, reqEditors ...RequestEditorFn) (*DomainContractResponse, error) {
+	rsp, err := c.DomainContract(ctx, domainId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDomainContractResponse(rsp)
 }
 
 // DeprecateDomainWithResponse Deprecate a published data product
@@ -50484,6 +54665,3415 @@ func ParseDatasetContextResponse(rsp *http.Response) (*DatasetContextResponse, e
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers DatasetContextResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDatasetContractResponse parses an HTTP response from a DatasetContractWithResponse call
+func ParseDatasetContractResponse(rsp *http.Response) (*DatasetContractResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DatasetContractResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Document
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DatasetContractResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DatasetContractResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DatasetContractResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DatasetContractResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers DatasetContractResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers DatasetContractResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDatasetContractDBTResponse parses an HTTP response from a DatasetContractDBTWithResponse call
+func ParseDatasetContractDBTResponse(rsp *http.Response) (*DatasetContractDBTResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DatasetContractDBTResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DatasetContractDBTResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DatasetContractDBTResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DatasetContractDBTResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DatasetContractDBTResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers DatasetContractDBTResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers DatasetContractDBTResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDatasetContractDiffResponse parses an HTTP response from a DatasetContractDiffWithResponse call
+func ParseDatasetContractDiffResponse(rsp *http.Response) (*DatasetContractDiffResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DatasetContractDiffResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContractDiffOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DatasetContractDiffResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DatasetContractDiffResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DatasetContractDiffResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DatasetContractDiffResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers DatasetContractDiffResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers DatasetContractDiffResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDatasetContractProposalsResponse parses an HTTP response from a DatasetContractProposalsWithResponse call
+func ParseDatasetContractProposalsResponse(rsp *http.Response) (*DatasetContractProposalsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DatasetContractProposalsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []ContractProposalItemOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DatasetContractProposalsResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		if values := rsp.Header.Values("X-Total-Count"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Total-Count", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XTotalCount = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DatasetContractProposalsResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DatasetContractProposalsResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DatasetContractProposalsResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers DatasetContractProposalsResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers DatasetContractProposalsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateContractProposalResponse parses an HTTP response from a CreateContractProposalWithResponse call
+func ParseCreateContractProposalResponse(rsp *http.Response) (*CreateContractProposalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateContractProposalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ContractProposalOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateContractProposalResponse201Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateContractProposalResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateContractProposalResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateContractProposalResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateContractProposalResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateContractProposalResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateContractProposalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetContractProposalResponse parses an HTTP response from a GetContractProposalWithResponse call
+func ParseGetContractProposalResponse(rsp *http.Response) (*GetContractProposalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContractProposalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContractProposalOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetContractProposalResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetContractProposalResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetContractProposalResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetContractProposalResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetContractProposalResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetContractProposalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAcceptContractProposalResponse parses an HTTP response from a AcceptContractProposalWithResponse call
+func ParseAcceptContractProposalResponse(rsp *http.Response) (*AcceptContractProposalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AcceptContractProposalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContractProposalOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AcceptContractProposalResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers AcceptContractProposalResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AcceptContractProposalResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers AcceptContractProposalResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers AcceptContractProposalResponse409Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers AcceptContractProposalResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers AcceptContractProposalResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers AcceptContractProposalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCommentContractProposalResponse parses an HTTP response from a CommentContractProposalWithResponse call
+func ParseCommentContractProposalResponse(rsp *http.Response) (*CommentContractProposalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CommentContractProposalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ContractCommentOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CommentContractProposalResponse201Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers CommentContractProposalResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CommentContractProposalResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CommentContractProposalResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers CommentContractProposalResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers CommentContractProposalResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CommentContractProposalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRejectContractProposalResponse parses an HTTP response from a RejectContractProposalWithResponse call
+func ParseRejectContractProposalResponse(rsp *http.Response) (*RejectContractProposalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RejectContractProposalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContractProposalOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RejectContractProposalResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers RejectContractProposalResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RejectContractProposalResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RejectContractProposalResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RejectContractProposalResponse409Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RejectContractProposalResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers RejectContractProposalResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RejectContractProposalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseWithdrawContractProposalResponse parses an HTTP response from a WithdrawContractProposalWithResponse call
+func ParseWithdrawContractProposalResponse(rsp *http.Response) (*WithdrawContractProposalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WithdrawContractProposalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContractProposalOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers WithdrawContractProposalResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers WithdrawContractProposalResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers WithdrawContractProposalResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers WithdrawContractProposalResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers WithdrawContractProposalResponse409Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers WithdrawContractProposalResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers WithdrawContractProposalResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers WithdrawContractProposalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDatasetContractVersionsResponse parses an HTTP response from a DatasetContractVersionsWithResponse call
+func ParseDatasetContractVersionsResponse(rsp *http.Response) (*DatasetContractVersionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DatasetContractVersionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []ContractVersionItemOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DatasetContractVersionsResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		if values := rsp.Header.Values("X-Total-Count"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Total-Count", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XTotalCount = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DatasetContractVersionsResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DatasetContractVersionsResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DatasetContractVersionsResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers DatasetContractVersionsResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers DatasetContractVersionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDatasetContractVersionResponse parses an HTTP response from a DatasetContractVersionWithResponse call
+func ParseDatasetContractVersionResponse(rsp *http.Response) (*DatasetContractVersionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DatasetContractVersionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContractVersionOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DatasetContractVersionResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DatasetContractVersionResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DatasetContractVersionResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DatasetContractVersionResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers DatasetContractVersionResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers DatasetContractVersionResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -58405,6 +65995,263 @@ func ParseDeleteDomainConsumerResponse(rsp *http.Response) (*DeleteDomainConsume
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers DeleteDomainConsumerResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDomainContractResponse parses an HTTP response from a DomainContractWithResponse call
+func ParseDomainContractResponse(rsp *http.Response) (*DomainContractResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DomainContractResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DomainContractOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DomainContractResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DomainContractResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DomainContractResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DomainContractResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers DomainContractResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers DomainContractResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

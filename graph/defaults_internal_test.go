@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
@@ -23,7 +24,7 @@ func TestSchemaDefaultsAreTheServices(t *testing.T) {
 		"Query": {"datasets.limit": catalog.DatasetPageDefault, "issues.limit": issue.PageDefault, "incidents.limit": incident.PageDefault,
 			"domains.limit": product.DomainPageDefault, "consumers.limit": trust.ConsumerPageDefault, "rules.limit": rule.PageDefault,
 			"scans.limit": scan.ScanPageDefault, "signals.limit": scan.SignalPageDefault, "knowledgeGraph.hops": lineage.DefaultKnowledgeHops},
-		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops},
+		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops, "contractVersions.limit": contract.PageDefault},
 	}
 	for typ, args := range want {
 		seen := map[string]bool{}

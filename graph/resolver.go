@@ -18,4 +18,6 @@ type Resolver struct {
 	IncidentService IncidentService
 	Trust           TrustService
 	Products        ProductService
+	// Contracts answers datasets' data contracts.
+	Contracts ContractService
 }

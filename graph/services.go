@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
@@ -83,4 +84,10 @@ type ProductService interface {
 	Domains(ctx context.Context, page vigia.Page) (vigia.List[product.Domain], error)
 	Readiness(ctx context.Context, id string) (product.Readiness, error)
 	SLO(ctx context.Context, id string, month *string) (product.SLOReport, error)
+}
+
+// ContractService is what the resolvers need of data contracts.
+type ContractService interface {
+	Summary(ctx context.Context, datasetID string) (contract.Summary, error)
+	Versions(ctx context.Context, datasetID string, page vigia.Page) (vigia.List[contract.VersionRecord], error)
 }

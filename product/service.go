@@ -487,10 +487,6 @@ func (s *Service) snapshot(ctx context.Context, d Domain) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	for i := range members {
-		// No dataset has a data contract until the contracts feature lands.
-		members[i].ContractColumns = []string{}
-	}
 	return Snapshot{Name: d.Name, Description: d.Description, OwnerName: d.OwnerName, Restricted: d.Restricted,
 		Status: StatusPublished, SLA: d.SLA.Clone(), Datasets: members}, nil
 }

@@ -68,7 +68,7 @@ type SchemaChangeOut struct {
 	TypeChanged      []ColumnChangeOut `json:"type_changed"`
 	SuggestedRenames []RenameOut       `json:"suggested_renames"`
 	DownstreamImpact *int              `json:"downstream_impact" doc:"Downstream datasets (null until lineage is known)"`
-	ContractEffect   *string           `json:"contract_effect" doc:"Effect on an active data contract (null without one)"`
+	ContractEffect   *string           `json:"contract_effect" doc:"What the changes do to the active data contract: none, compatible (columns added, a contract column's type widened) or breaking (a contract column dropped, its type narrowed or converted); null without an active contract"`
 }
 
 // ColumnChangeOut is one column's change.
@@ -223,7 +223,7 @@ func (s *Server) handleSchemaChanges(w http.ResponseWriter, r *http.Request, in 
 	}
 	for _, st := range sets {
 		so := SchemaChangeOut{ScanID: st.ScanID, DetectedAt: st.DetectedAt, IssueID: st.IssueID, Added: conv(st.Added),
-			Dropped: conv(st.Dropped), TypeChanged: conv(st.TypeChanged), SuggestedRenames: []RenameOut{}}
+			Dropped: conv(st.Dropped), TypeChanged: conv(st.TypeChanged), SuggestedRenames: []RenameOut{}, ContractEffect: st.ContractEffect}
 		for _, rn := range st.SuggestedRenames {
 			so.SuggestedRenames = append(so.SuggestedRenames, RenameOut{From: rn.From, To: rn.To})
 		}

@@ -72,6 +72,7 @@ type Deps struct {
 	Validation ValidationService
 	Diff       DiffService
 	Reconcile  ReconcileService
+	Contracts  ContractService
 	Messages   *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
@@ -200,6 +201,7 @@ func (s *Server) routes() {
 	s.ragGateRoutes()
 	s.diffRoutes()
 	s.reconcileRoutes()
+	s.contractRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

@@ -6,6 +6,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/ide"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/ingest"
@@ -232,4 +233,19 @@ type OrchestratorService interface {
 	PipelineHealth(ctx context.Context, datasetID string) (orchestrator.Health, error)
 	RecordRun(ctx context.Context, in orchestrator.RunInput) (orchestrator.Run, bool, error)
 	Runs(ctx context.Context, f orchestrator.RunFilter) (vigia.List[orchestrator.Run], error)
+}
+
+// ContractService is what the transport needs of data contracts.
+type ContractService interface {
+	Comment(ctx context.Context, datasetID, proposalID, body string) (contract.Comment, error)
+	Contract(ctx context.Context, datasetID, source string) (contract.Document, error)
+	DBT(ctx context.Context, datasetID, source string) ([]byte, error)
+	Decide(ctx context.Context, datasetID, proposalID, action string, note *string) (contract.Proposal, error)
+	Diff(ctx context.Context, datasetID string, from, to *string) (contract.DiffResult, error)
+	DomainContract(ctx context.Context, domainID string) (contract.DomainContract, error)
+	Proposal(ctx context.Context, datasetID, id string) (contract.Proposal, error)
+	Proposals(ctx context.Context, datasetID string, f contract.ProposalFilter) (vigia.List[contract.Proposal], error)
+	Propose(ctx context.Context, datasetID string, in contract.ProposalInput) (contract.Proposal, error)
+	VersionByNumber(ctx context.Context, datasetID, number string) (contract.VersionRecord, error)
+	Versions(ctx context.Context, datasetID string, page vigia.Page) (vigia.List[contract.VersionRecord], error)
 }

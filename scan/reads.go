@@ -90,18 +90,26 @@ type TuningRow struct {
 
 // ReadService answers the dataset read operations built on scans.
 type ReadService struct {
-	reads    Reads
-	datasets Datasets
-	conns    Connections
-	cfg      Config
+	reads     Reads
+	datasets  Datasets
+	conns     Connections
+	contracts ContractEffects
+	cfg       Config
 }
 
-// NewReadService returns the read service.
-func NewReadService(reads Reads, datasets Datasets, conns Connections, cfg Config) *ReadService {
+// ContractEffects says what schema changes do to a dataset's active data contract.
+type ContractEffects interface {
+	// ContractEffects returns, for each set, none, compatible or breaking against the
+	// dataset's active contract, or nil without one.
+	ContractEffects(ctx context.Context, datasetID string, sets []SchemaChangeSet) ([]*string, error)
+}
+
+// NewReadService returns the read service; contracts may be nil (no contract effects).
+func NewReadService(reads Reads, datasets Datasets, conns Connections, contracts ContractEffects, cfg Config) *ReadService {
 	if cfg.FreshnessSLA == 0 {
 		cfg.FreshnessSLA = 24 * time.Hour
 	}
-	return &ReadService{reads: reads, datasets: datasets, conns: conns, cfg: cfg}
+	return &ReadService{reads: reads, datasets: datasets, conns: conns, contracts: contracts, cfg: cfg}
 }
 
 // VerdictOut is a dataset's verdict with the rules that failed.
@@ -193,6 +201,9 @@ type SchemaChangeSet struct {
 	Dropped          []ColumnChange
 	TypeChanged      []ColumnChange
 	SuggestedRenames []Rename
+	// ContractEffect is none, compatible or breaking against the active data contract;
+	// nil without one.
+	ContractEffect *string
 }
 
 // ColumnChange is one column's change.
@@ -237,6 +248,17 @@ func (s *ReadService) SchemaChanges(ctx context.Context, datasetID string) ([]Sc
 			}
 		case "type_change":
 			set.TypeChanged = append(set.TypeChanged, c)
+		}
+	}
+	if s.contracts != nil && len(out) > 0 {
+		effects, err := s.contracts.ContractEffects(ctx, d.ID, out)
+		if err != nil {
+			return nil, err
+		}
+		for i := range out {
+			if i < len(effects) {
+				out[i].ContractEffect = effects[i]
+			}
 		}
 	}
 	return out, nil

@@ -204,7 +204,7 @@ type Ports struct {
 	// with the defaults.
 	Weights DomainWeights
 	// Consumers process the scan.succeeded event of every succeeded scan, in this order
-	// (lineage, incidents, domain verdicts): see AfterScan.
+	// (lineage, contract checks, incidents, domain verdicts): see AfterScan.
 	Consumers []NamedConsumer
 }
 

@@ -182,6 +182,9 @@ type Column struct {
 	Class string
 	// What the source declares about the column.
 	Nullable, PrimaryKey, Partition, Clustering bool
+	// Unique is true when the column alone is the key of a unique constraint or unique
+	// index (not partial, not on an expression): the database itself refuses a repeat.
+	Unique bool `json:",omitempty"`
 	// Collation is the column's collation where the source reports one per column
 	// (MySQL/MariaDB); distinct counts follow its equality.
 	Collation string `json:",omitempty"`

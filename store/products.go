@@ -221,14 +221,22 @@ func (s *ProductStore) VisibleDatasetNames(ctx context.Context, v catalog.Viewer
 
 // AllMembers lists every live member of a domain by name.
 func (s *ProductStore) AllMembers(ctx context.Context, domainID string) ([]product.SnapshotDataset, error) {
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.schema_name || '.' || d.table_name FROM domain_datasets dd
-		JOIN datasets d ON d.id = dd.dataset_id WHERE dd.domain_id = $1 AND d.dropped_at IS NULL ORDER BY d.schema_name, d.table_name, d.id`, domainID)
+	// A member's contract columns are those of its active (newest accepted) contract that
+	// the dataset still has: a contract column the source dropped vanishes from the next
+	// snapshot, which the version diff counts as breaking.
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT d.id::text, d.schema_name || '.' || d.table_name,
+		coalesce((SELECT array_agg(c.name ORDER BY c.name) FROM dataset_columns c
+			WHERE c.dataset_id = d.id AND c.name IN (SELECT p->>'name' FROM jsonb_array_elements(cv.document->'schema'->0->'properties') p)),
+			'{}'::text[])
+		FROM domain_datasets dd JOIN datasets d ON d.id = dd.dataset_id
+		LEFT JOIN LATERAL (SELECT document FROM contract_versions WHERE dataset_id = d.id ORDER BY major DESC, minor DESC, patch DESC LIMIT 1) cv ON true
+		WHERE dd.domain_id = $1 AND d.dropped_at IS NULL ORDER BY d.schema_name, d.table_name, d.id`, domainID)
 	if err != nil {
 		return nil, translate(err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (product.SnapshotDataset, error) {
 		d := product.SnapshotDataset{ContractColumns: []string{}}
-		err := r.Scan(&d.ID, &d.Name)
+		err := r.Scan(&d.ID, &d.Name, &d.ContractColumns)
 		return d, err
 	})
 	if out == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -55,8 +56,10 @@ const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text
 		FROM dataset_columns c WHERE c.dataset_id = d.id), '[]'),
 	coalesce((SELECT json_agg(json_build_object('id', dm.id, 'name', dm.name, 'status', dm.status,
 			'version', dm.version_major || '.' || dm.version_minor, 'owner', dm.owner_name) ORDER BY dm.name, dm.id)
-		FROM domain_datasets dd JOIN domains dm ON dm.id = dd.domain_id WHERE dd.dataset_id = d.id), '[]')
+		FROM domain_datasets dd JOIN domains dm ON dm.id = dd.domain_id WHERE dd.dataset_id = d.id), '[]'),
+	EXISTS (SELECT 1 FROM contract_versions cv WHERE cv.dataset_id = d.id), cc.violations, coalesce(cc.version, '')
 	FROM datasets d
+	LEFT JOIN contract_checks cc ON cc.dataset_id = d.id
 	LEFT JOIN LATERAL (SELECT verdict FROM verdicts WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) v ON true
 	LEFT JOIN LATERAL (SELECT detail->'dimensions' AS dims FROM scores WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) sc ON true
 	LEFT JOIN LATERAL (SELECT row_count, row_count_exact, latest_timestamp, profiled_at FROM dataset_profiles WHERE dataset_id = d.id
@@ -108,12 +111,12 @@ func (s *TrustStore) Facts(ctx context.Context, v catalog.Viewer, ids []string, 
 	for rows.Next() {
 		f := trust.Facts{Dimensions: map[string]*float64{}}
 		var verdict *string
-		var dims, cols, doms, open []byte
+		var dims, cols, doms, open, violations []byte
 		var rowCount *int64
 		if err := rows.Scan(&f.DatasetID, &f.WorkspaceID, &f.ConnectionID, &f.Schema, &f.Table, &f.Kind, &f.CreatedAt,
 			&f.LatestScore, &f.LastScanAt, &f.QueriesPerDay, &f.Layer, &verdict, &dims, &rowCount, &f.RowCountExact, &f.LatestTimestamp, &f.ProfiledAt,
 			&f.Scans30d, &f.EmptyExpected, &f.LastFailure, &open, &f.UnackedSchemaChanges, &f.OldestUnackedSchemaChange,
-			&f.Consumptions30d, &f.LastConsumedAt, &cols, &doms); err != nil {
+			&f.Consumptions30d, &f.LastConsumedAt, &cols, &doms, &f.Contract.Active, &violations, &f.Contract.Version); err != nil {
 			return nil, translate(err)
 		}
 		f.Verdict = "unknown"
@@ -148,6 +151,25 @@ func (s *TrustStore) Facts(ctx context.Context, v catalog.Viewer, ids []string, 
 		}
 		for _, d := range fd {
 			f.Domains = append(f.Domains, trust.DomainFact{ID: d.ID, Name: d.Name, Status: d.Status, Version: d.Version, OwnerName: d.Owner})
+		}
+		// The contract holds until a check finds it broken (codes of its violations).
+		f.Contract.Valid, f.Contract.Violations = true, []string{}
+		if violations != nil {
+			var vs []struct {
+				Code string `json:"code"`
+			}
+			if err := json.Unmarshal(violations, &vs); err != nil {
+				return nil, vigia.Internal(err)
+			}
+			seen := map[string]bool{}
+			for _, v := range vs {
+				if !seen[v.Code] {
+					seen[v.Code] = true
+					f.Contract.Violations = append(f.Contract.Violations, v.Code)
+				}
+			}
+			sort.Strings(f.Contract.Violations)
+			f.Contract.Valid = len(vs) == 0 || !f.Contract.Active
 		}
 		f.UsageClass = trust.UsageClassOf(f.QueriesPerDay, f.Consumptions30d, f.LastConsumedAt, now)
 		out[f.DatasetID] = f

@@ -160,7 +160,12 @@ func Decide(f Facts, r Readiness, purpose string, now time.Time, cfg Config) Dec
 			d.Reasons = append(d.Reasons, Reason{Code: ReasonVerdictFail, Severity: SeverityCritical, Params: map[string]any{}})
 		}
 		if f.Contract.Active && !f.Contract.Valid {
-			d.Reasons = append(d.Reasons, Reason{Code: ReasonContractViolation, Severity: SeverityCritical, Params: map[string]any{}})
+			violations := f.Contract.Violations
+			if violations == nil {
+				violations = []string{}
+			}
+			d.Reasons = append(d.Reasons, Reason{Code: ReasonContractViolation, Severity: SeverityCritical,
+				Params: map[string]any{"version": f.Contract.Version, "violations": violations}})
 		}
 		for _, b := range u.Blockers {
 			switch b.Key {

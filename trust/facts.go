@@ -114,8 +114,14 @@ type DomainFact struct {
 type ContractFact struct {
 	// Active is true when a producer-accepted contract exists.
 	Active bool
-	// Valid is false when the last scan violated the active contract; true without one.
+	// Valid is false when the last check (after a scan, or when a version was accepted)
+	// found the active contract broken; true without one.
 	Valid bool
+	// Version is the contract version the last check used ("" before one).
+	Version string
+	// Violations are the codes of what broke it (column_missing, type_changed,
+	// required_has_nulls, quality_rule_failed), sorted.
+	Violations []string
 }
 
 // piiSemanticTypes are the semantic types that hold personal data.

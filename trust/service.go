@@ -109,8 +109,6 @@ func (s *Service) facts(ctx context.Context, ids []string, now time.Time) (map[s
 	for id, f := range fs {
 		f.Pipelines = pipes[id]
 		f.CountIssues()
-		// No dataset has a data contract until the contracts feature lands.
-		f.Contract = ContractFact{Active: false, Valid: true}
 		fs[id] = f
 	}
 	return fs, nil

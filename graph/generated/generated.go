@@ -82,37 +82,67 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	ContractChange struct {
+		Breaking func(childComplexity int) int
+		Field    func(childComplexity int) int
+		Kind     func(childComplexity int) int
+		Property func(childComplexity int) int
+		Quality  func(childComplexity int) int
+	}
+
+	ContractVersion struct {
+		AcceptedBy    func(childComplexity int) int
+		AuthorID      func(childComplexity int) int
+		Bump          func(childComplexity int) int
+		ChangeSummary func(childComplexity int) int
+		Changes       func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ProposalID    func(childComplexity int) int
+		Version       func(childComplexity int) int
+	}
+
 	Country struct {
 		Effective func(childComplexity int) int
 		Source    func(childComplexity int) int
 	}
 
 	Dataset struct {
-		AccessRole     func(childComplexity int) int
-		Columns        func(childComplexity int) int
-		ConnectionID   func(childComplexity int) int
-		ConnectionName func(childComplexity int) int
-		CostGuarded    func(childComplexity int) int
-		Country        func(childComplexity int) int
-		CreatedAt      func(childComplexity int) int
-		DataCountry    func(childComplexity int) int
-		ID             func(childComplexity int) int
-		Impact         func(childComplexity int, column *string) int
-		Issues         func(childComplexity int) int
-		Kind           func(childComplexity int) int
-		LastFailure    func(childComplexity int) int
-		LastScanAt     func(childComplexity int) int
-		LatestScore    func(childComplexity int) int
-		Lineage        func(childComplexity int, direction *model.LineageDirection, hops *int) int
-		Name           func(childComplexity int) int
-		Path           func(childComplexity int, to string) int
-		RowCount       func(childComplexity int) int
-		RowCountExact  func(childComplexity int) int
-		Schema         func(childComplexity int) int
-		ScoreHistory   func(childComplexity int, limit *int) int
-		Table          func(childComplexity int) int
-		UpdatedAt      func(childComplexity int) int
-		Verdict        func(childComplexity int) int
+		AccessRole       func(childComplexity int) int
+		Columns          func(childComplexity int) int
+		ConnectionID     func(childComplexity int) int
+		ConnectionName   func(childComplexity int) int
+		Contract         func(childComplexity int) int
+		ContractVersions func(childComplexity int, limit *int, offset *int) int
+		CostGuarded      func(childComplexity int) int
+		Country          func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		DataCountry      func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Impact           func(childComplexity int, column *string) int
+		Issues           func(childComplexity int) int
+		Kind             func(childComplexity int) int
+		LastFailure      func(childComplexity int) int
+		LastScanAt       func(childComplexity int) int
+		LatestScore      func(childComplexity int) int
+		Lineage          func(childComplexity int, direction *model.LineageDirection, hops *int) int
+		Name             func(childComplexity int) int
+		Path             func(childComplexity int, to string) int
+		RowCount         func(childComplexity int) int
+		RowCountExact    func(childComplexity int) int
+		Schema           func(childComplexity int) int
+		ScoreHistory     func(childComplexity int, limit *int) int
+		Table            func(childComplexity int) int
+		UpdatedAt        func(childComplexity int) int
+		Verdict          func(childComplexity int) int
+	}
+
+	DatasetContract struct {
+		Active         func(childComplexity int) int
+		ActiveDocument func(childComplexity int) int
+		ActiveVersion  func(childComplexity int) int
+		Observed       func(childComplexity int) int
+		Valid          func(childComplexity int) int
+		Violations     func(childComplexity int) int
 	}
 
 	DatasetPage struct {
@@ -598,6 +628,8 @@ type ComplexityRoot struct {
 
 type DatasetResolver interface {
 	Columns(ctx context.Context, obj *model.Dataset) ([]model.Column, error)
+	Contract(ctx context.Context, obj *model.Dataset) (*model.DatasetContract, error)
+	ContractVersions(ctx context.Context, obj *model.Dataset, limit *int, offset *int) ([]model.ContractVersion, error)
 	Lineage(ctx context.Context, obj *model.Dataset, direction *model.LineageDirection, hops *int) (*model.LineageGraph, error)
 	Impact(ctx context.Context, obj *model.Dataset, column *string) (*model.LineageImpact, error)
 	Path(ctx context.Context, obj *model.Dataset, to string) (*model.LineagePath, error)
@@ -843,6 +875,86 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ConsumerPage.Total(childComplexity), true
 
+	case "ContractChange.breaking":
+		if e.ComplexityRoot.ContractChange.Breaking == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractChange.Breaking(childComplexity), true
+	case "ContractChange.field":
+		if e.ComplexityRoot.ContractChange.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractChange.Field(childComplexity), true
+	case "ContractChange.kind":
+		if e.ComplexityRoot.ContractChange.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractChange.Kind(childComplexity), true
+	case "ContractChange.property":
+		if e.ComplexityRoot.ContractChange.Property == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractChange.Property(childComplexity), true
+	case "ContractChange.quality":
+		if e.ComplexityRoot.ContractChange.Quality == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractChange.Quality(childComplexity), true
+
+	case "ContractVersion.acceptedBy":
+		if e.ComplexityRoot.ContractVersion.AcceptedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersion.AcceptedBy(childComplexity), true
+	case "ContractVersion.authorId":
+		if e.ComplexityRoot.ContractVersion.AuthorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersion.AuthorID(childComplexity), true
+	case "ContractVersion.bump":
+		if e.ComplexityRoot.ContractVersion.Bump == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersion.Bump(childComplexity), true
+	case "ContractVersion.changeSummary":
+		if e.ComplexityRoot.ContractVersion.ChangeSummary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersion.ChangeSummary(childComplexity), true
+	case "ContractVersion.changes":
+		if e.ComplexityRoot.ContractVersion.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersion.Changes(childComplexity), true
+	case "ContractVersion.createdAt":
+		if e.ComplexityRoot.ContractVersion.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersion.CreatedAt(childComplexity), true
+	case "ContractVersion.proposalId":
+		if e.ComplexityRoot.ContractVersion.ProposalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersion.ProposalID(childComplexity), true
+	case "ContractVersion.version":
+		if e.ComplexityRoot.ContractVersion.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersion.Version(childComplexity), true
+
 	case "Country.effective":
 		if e.ComplexityRoot.Country.Effective == nil {
 			break
@@ -880,6 +992,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.ConnectionName(childComplexity), true
+	case "Dataset.contract":
+		if e.ComplexityRoot.Dataset.Contract == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Contract(childComplexity), true
+	case "Dataset.contractVersions":
+		if e.ComplexityRoot.Dataset.ContractVersions == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_contractVersions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.ContractVersions(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Dataset.costGuarded":
 		if e.ComplexityRoot.Dataset.CostGuarded == nil {
 			break
@@ -1026,6 +1155,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Verdict(childComplexity), true
+
+	case "DatasetContract.active":
+		if e.ComplexityRoot.DatasetContract.Active == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContract.Active(childComplexity), true
+	case "DatasetContract.activeDocument":
+		if e.ComplexityRoot.DatasetContract.ActiveDocument == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContract.ActiveDocument(childComplexity), true
+	case "DatasetContract.activeVersion":
+		if e.ComplexityRoot.DatasetContract.ActiveVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContract.ActiveVersion(childComplexity), true
+	case "DatasetContract.observed":
+		if e.ComplexityRoot.DatasetContract.Observed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContract.Observed(childComplexity), true
+	case "DatasetContract.valid":
+		if e.ComplexityRoot.DatasetContract.Valid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContract.Valid(childComplexity), true
+	case "DatasetContract.violations":
+		if e.ComplexityRoot.DatasetContract.Violations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContract.Violations(childComplexity), true
 
 	case "DatasetPage.items":
 		if e.ComplexityRoot.DatasetPage.Items == nil {
@@ -3387,6 +3553,54 @@ extend type Query {
   ragGate(items: [RAGGateItemInput!]!, purpose: String = "rag", piiAllowed: Boolean = false): RAGGate!
 }
 `, BuiltIn: false},
+	{Name: "../schema/contracts.graphqls", Input: `# Data contracts (ODCS v3): the same answers as /datasets/{id}/contract and /contract/versions.
+
+"A dataset's data contract."
+type DatasetContract {
+  "Whether a producer-accepted version exists."
+  active: Boolean!
+  "The active (newest accepted) version, MAJOR.MINOR.PATCH; null while no proposal was accepted."
+  activeVersion: String
+  "False when the last check (after a scan, or when a version was accepted) found the active contract broken; true without one."
+  valid: Boolean!
+  "Codes of what broke it: column_missing, type_changed, required_has_nulls, quality_rule_failed."
+  violations: [String!]!
+  "The observed contract (what the data honours now), an ODCS v3 document as JSON text."
+  observed: String!
+  "The active contract as JSON text; null without one."
+  activeDocument: String
+}
+
+"One difference between two contract versions."
+type ContractChange {
+  "added, removed or changed"
+  kind: String!
+  "The column; null for a table-level quality check."
+  property: String
+  field: String
+  quality: String
+  breaking: Boolean!
+}
+
+"An accepted contract version."
+type ContractVersion {
+  version: String!
+  "initial, major or minor"
+  bump: String!
+  changeSummary: String!
+  changes: [ContractChange!]!
+  proposalId: ID
+  authorId: String!
+  acceptedBy: String!
+  createdAt: Time!
+}
+
+extend type Dataset {
+  contract: DatasetContract!
+  "Accepted versions, newest first; limit 1-500."
+  contractVersions(limit: Int = 100, offset: Int = 0): [ContractVersion!]!
+}
+`, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
 
 "An issue of a dataset."
@@ -4152,6 +4366,44 @@ func (ec *executionContext) childFields_ConsumerPage(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ConsumerPage", field.Name)
 }
 
+func (ec *executionContext) childFields_ContractChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ContractChange_kind(ctx, field)
+	case "property":
+		return ec.fieldContext_ContractChange_property(ctx, field)
+	case "field":
+		return ec.fieldContext_ContractChange_field(ctx, field)
+	case "quality":
+		return ec.fieldContext_ContractChange_quality(ctx, field)
+	case "breaking":
+		return ec.fieldContext_ContractChange_breaking(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContractChange", field.Name)
+}
+
+func (ec *executionContext) childFields_ContractVersion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "version":
+		return ec.fieldContext_ContractVersion_version(ctx, field)
+	case "bump":
+		return ec.fieldContext_ContractVersion_bump(ctx, field)
+	case "changeSummary":
+		return ec.fieldContext_ContractVersion_changeSummary(ctx, field)
+	case "changes":
+		return ec.fieldContext_ContractVersion_changes(ctx, field)
+	case "proposalId":
+		return ec.fieldContext_ContractVersion_proposalId(ctx, field)
+	case "authorId":
+		return ec.fieldContext_ContractVersion_authorId(ctx, field)
+	case "acceptedBy":
+		return ec.fieldContext_ContractVersion_acceptedBy(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ContractVersion_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContractVersion", field.Name)
+}
+
 func (ec *executionContext) childFields_Country(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "effective":
@@ -4196,6 +4448,10 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_country(ctx, field)
 	case "columns":
 		return ec.fieldContext_Dataset_columns(ctx, field)
+	case "contract":
+		return ec.fieldContext_Dataset_contract(ctx, field)
+	case "contractVersions":
+		return ec.fieldContext_Dataset_contractVersions(ctx, field)
 	case "lineage":
 		return ec.fieldContext_Dataset_lineage(ctx, field)
 	case "impact":
@@ -4216,6 +4472,24 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_verdict(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Dataset", field.Name)
+}
+
+func (ec *executionContext) childFields_DatasetContract(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "active":
+		return ec.fieldContext_DatasetContract_active(ctx, field)
+	case "activeVersion":
+		return ec.fieldContext_DatasetContract_activeVersion(ctx, field)
+	case "valid":
+		return ec.fieldContext_DatasetContract_valid(ctx, field)
+	case "violations":
+		return ec.fieldContext_DatasetContract_violations(ctx, field)
+	case "observed":
+		return ec.fieldContext_DatasetContract_observed(ctx, field)
+	case "activeDocument":
+		return ec.fieldContext_DatasetContract_activeDocument(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DatasetContract", field.Name)
 }
 
 func (ec *executionContext) childFields_DatasetPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5225,6 +5499,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Dataset_contractVersions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
 
 func (ec *executionContext) field_Dataset_impact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -6711,6 +7007,314 @@ func (ec *executionContext) fieldContext_ConsumerPage_total(_ context.Context, f
 	return graphql.NewScalarFieldContext("ConsumerPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ContractChange_kind(ctx context.Context, field graphql.CollectedField, obj *model.ContractChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractChange_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractChange_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractChange_property(ctx context.Context, field graphql.CollectedField, obj *model.ContractChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractChange_property(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Property, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractChange_property(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractChange_field(ctx context.Context, field graphql.CollectedField, obj *model.ContractChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractChange_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractChange_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractChange_quality(ctx context.Context, field graphql.CollectedField, obj *model.ContractChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractChange_quality(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quality, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractChange_quality(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractChange_breaking(ctx context.Context, field graphql.CollectedField, obj *model.ContractChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractChange_breaking(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Breaking, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractChange_breaking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractChange", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersion_version(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersion_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersion_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersion_bump(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersion_bump(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bump, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersion_bump(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersion_changeSummary(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersion_changeSummary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeSummary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersion_changeSummary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersion_changes(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersion_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ContractChange) graphql.Marshaler {
+			return ec.marshalNContractChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersion_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContractVersion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContractChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContractVersion_proposalId(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersion_proposalId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProposalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersion_proposalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersion_authorId(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersion_authorId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthorID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersion_authorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersion_acceptedBy(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersion_acceptedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AcceptedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersion_acceptedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersion_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersion_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersion_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Country_effective(ctx context.Context, field graphql.CollectedField, obj *model.Country) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7143,6 +7747,82 @@ func (ec *executionContext) fieldContext_Dataset_columns(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_contract(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_contract(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Contract(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DatasetContract) graphql.Marshaler {
+			return ec.marshalNDatasetContract2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetContract(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_contract(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatasetContract(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_contractVersions(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_contractVersions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().ContractVersions(ctx, obj, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ContractVersion) graphql.Marshaler {
+			return ec.marshalNContractVersion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractVersionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_contractVersions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContractVersion(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_contractVersions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Dataset_lineage(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7459,6 +8139,144 @@ func (ec *executionContext) fieldContext_Dataset_verdict(_ context.Context, fiel
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _DatasetContract_active(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContract) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContract_active(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Active, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContract_active(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContract", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContract_activeVersion(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContract) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContract_activeVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActiveVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContract_activeVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContract", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContract_valid(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContract) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContract_valid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Valid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContract_valid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContract", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContract_violations(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContract) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContract_violations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Violations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContract_violations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContract", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContract_observed(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContract) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContract_observed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Observed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContract_observed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContract", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContract_activeDocument(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContract) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContract_activeDocument(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActiveDocument, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContract_activeDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContract", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DatasetPage_items(ctx context.Context, field graphql.CollectedField, obj *model.DatasetPage) (ret graphql.Marshaler) {
@@ -17600,6 +18418,137 @@ func (ec *executionContext) _ConsumerPage(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var contractChangeImplementors = []string{"ContractChange"}
+
+func (ec *executionContext) _ContractChange(ctx context.Context, sel ast.SelectionSet, obj *model.ContractChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contractChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContractChange")
+		case "kind":
+			out.Values[i] = ec._ContractChange_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "property":
+			out.Values[i] = ec._ContractChange_property(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "field":
+			out.Values[i] = ec._ContractChange_field(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "quality":
+			out.Values[i] = ec._ContractChange_quality(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "breaking":
+			out.Values[i] = ec._ContractChange_breaking(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var contractVersionImplementors = []string{"ContractVersion"}
+
+func (ec *executionContext) _ContractVersion(ctx context.Context, sel ast.SelectionSet, obj *model.ContractVersion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contractVersionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContractVersion")
+		case "version":
+			out.Values[i] = ec._ContractVersion_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bump":
+			out.Values[i] = ec._ContractVersion_bump(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changeSummary":
+			out.Values[i] = ec._ContractVersion_changeSummary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._ContractVersion_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "proposalId":
+			out.Values[i] = ec._ContractVersion_proposalId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "authorId":
+			out.Values[i] = ec._ContractVersion_authorId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "acceptedBy":
+			out.Values[i] = ec._ContractVersion_acceptedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ContractVersion_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var countryImplementors = []string{"Country"}
 
 func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, obj *model.Country) graphql.Marshaler {
@@ -17740,6 +18689,82 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Dataset_columns(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contract":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_contract(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contractVersions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_contractVersions(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -18110,6 +19135,69 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var datasetContractImplementors = []string{"DatasetContract"}
+
+func (ec *executionContext) _DatasetContract(ctx context.Context, sel ast.SelectionSet, obj *model.DatasetContract) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, datasetContractImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DatasetContract")
+		case "active":
+			out.Values[i] = ec._DatasetContract_active(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "activeVersion":
+			out.Values[i] = ec._DatasetContract_activeVersion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "valid":
+			out.Values[i] = ec._DatasetContract_valid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "violations":
+			out.Values[i] = ec._DatasetContract_violations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "observed":
+			out.Values[i] = ec._DatasetContract_observed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "activeDocument":
+			out.Values[i] = ec._DatasetContract_activeDocument(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22306,6 +23394,46 @@ func (ec *executionContext) marshalNConsumerPage2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._ConsumerPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNContractChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractChange(ctx context.Context, sel ast.SelectionSet, v model.ContractChange) graphql.Marshaler {
+	return ec._ContractChange(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNContractChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ContractChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContractChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNContractVersion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractVersion(ctx context.Context, sel ast.SelectionSet, v model.ContractVersion) graphql.Marshaler {
+	return ec._ContractVersion(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNContractVersion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractVersionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ContractVersion) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContractVersion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractVersion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNCountry2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐCountry(ctx context.Context, sel ast.SelectionSet, v *model.Country) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -22339,6 +23467,16 @@ func (ec *executionContext) marshalNDataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvig
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNDatasetContract2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetContract(ctx context.Context, sel ast.SelectionSet, v *model.DatasetContract) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DatasetContract(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNDatasetPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetPage(ctx context.Context, sel ast.SelectionSet, v *model.DatasetPage) graphql.Marshaler {

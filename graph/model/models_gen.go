@@ -59,6 +59,30 @@ type ConsumerPage struct {
 	Total int        `json:"total"`
 }
 
+// One difference between two contract versions.
+type ContractChange struct {
+	// added, removed or changed
+	Kind string `json:"kind"`
+	// The column; null for a table-level quality check.
+	Property *string `json:"property,omitempty"`
+	Field    *string `json:"field,omitempty"`
+	Quality  *string `json:"quality,omitempty"`
+	Breaking bool    `json:"breaking"`
+}
+
+// An accepted contract version.
+type ContractVersion struct {
+	Version string `json:"version"`
+	// initial, major or minor
+	Bump          string           `json:"bump"`
+	ChangeSummary string           `json:"changeSummary"`
+	Changes       []ContractChange `json:"changes"`
+	ProposalID    *string          `json:"proposalId,omitempty"`
+	AuthorID      string           `json:"authorId"`
+	AcceptedBy    string           `json:"acceptedBy"`
+	CreatedAt     time.Time        `json:"createdAt"`
+}
+
 // The data country scans use and where it comes from (dataset, connection, workspace).
 type Country struct {
 	Effective string `json:"effective"`
@@ -100,7 +124,10 @@ type Dataset struct {
 	AccessRole string   `json:"accessRole"`
 	Country    *Country `json:"country"`
 	// Last profile per column.
-	Columns []Column `json:"columns"`
+	Columns  []Column         `json:"columns"`
+	Contract *DatasetContract `json:"contract"`
+	// Accepted versions, newest first; limit 1-500.
+	ContractVersions []ContractVersion `json:"contractVersions"`
 	// Lineage traversal; hops 1-3.
 	Lineage *LineageGraph `json:"lineage"`
 	// Downstream impact, with the columns derived from column (null with an error when the dataset has no such column).
@@ -118,6 +145,22 @@ type Dataset struct {
 	// Open and acknowledged issues.
 	Issues  []IssueSummary `json:"issues"`
 	Verdict *Verdict       `json:"verdict"`
+}
+
+// A dataset's data contract.
+type DatasetContract struct {
+	// Whether a producer-accepted version exists.
+	Active bool `json:"active"`
+	// The active (newest accepted) version, MAJOR.MINOR.PATCH; null while no proposal was accepted.
+	ActiveVersion *string `json:"activeVersion,omitempty"`
+	// False when the last check (after a scan, or when a version was accepted) found the active contract broken; true without one.
+	Valid bool `json:"valid"`
+	// Codes of what broke it: column_missing, type_changed, required_has_nulls, quality_rule_failed.
+	Violations []string `json:"violations"`
+	// The observed contract (what the data honours now), an ODCS v3 document as JSON text.
+	Observed string `json:"observed"`
+	// The active contract as JSON text; null without one.
+	ActiveDocument *string `json:"activeDocument,omitempty"`
 }
 
 // One page of datasets with the total the caller can see.

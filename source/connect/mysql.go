@@ -244,7 +244,11 @@ func mysqlFilter(alias string) string {
 
 var (
 	mysqlDiscoverColumns = `SELECT t.TABLE_SCHEMA, t.TABLE_NAME, t.TABLE_TYPE, COALESCE(t.ENGINE, ''),
- c.COLUMN_NAME, c.ORDINAL_POSITION, c.COLUMN_TYPE, c.IS_NULLABLE, s.COLUMN_NAME IS NOT NULL, COALESCE(c.COLLATION_NAME, '')
+ c.COLUMN_NAME, c.ORDINAL_POSITION, c.COLUMN_TYPE, c.IS_NULLABLE, s.COLUMN_NAME IS NOT NULL, COALESCE(c.COLLATION_NAME, ''),
+ EXISTS (SELECT 1 FROM information_schema.STATISTICS u WHERE u.TABLE_SCHEMA = c.TABLE_SCHEMA AND u.TABLE_NAME = c.TABLE_NAME
+   AND u.COLUMN_NAME = c.COLUMN_NAME AND u.NON_UNIQUE = 0 AND u.SEQ_IN_INDEX = 1
+   AND NOT EXISTS (SELECT 1 FROM information_schema.STATISTICS u2 WHERE u2.TABLE_SCHEMA = u.TABLE_SCHEMA
+     AND u2.TABLE_NAME = u.TABLE_NAME AND u2.INDEX_NAME = u.INDEX_NAME AND u2.SEQ_IN_INDEX = 2))
 FROM information_schema.TABLES t
 JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME
 LEFT JOIN information_schema.STATISTICS s ON s.TABLE_SCHEMA = c.TABLE_SCHEMA AND s.TABLE_NAME = c.TABLE_NAME
@@ -271,8 +275,8 @@ func (d *mysqlDialect) discover(ctx context.Context, c *conn, op string) ([]sour
 	_, err := c.query(ctx, op, "discover", mysqlDiscoverColumns, nil, func(rows *sql.Rows) error {
 		var schema, name, typ, engine, col, colType, nullable, collation string
 		var pos int
-		var pk bool
-		if err := rows.Scan(&schema, &name, &typ, &engine, &col, &pos, &colType, &nullable, &pk, &collation); err != nil {
+		var pk, unique bool
+		if err := rows.Scan(&schema, &name, &typ, &engine, &col, &pos, &colType, &nullable, &pk, &collation, &unique); err != nil {
 			return c.resultError("discover")
 		}
 		key := [2]string{schema, name}
@@ -284,7 +288,7 @@ func (d *mysqlDialect) discover(ctx context.Context, c *conn, op string) ([]sour
 		}
 		tables[i].Columns = append(tables[i].Columns, source.Column{
 			Name: col, Position: pos, DataType: colType, Class: d.classOf(colType),
-			Nullable: strings.EqualFold(nullable, "YES"), PrimaryKey: pk, Collation: collation,
+			Nullable: strings.EqualFold(nullable, "YES"), PrimaryKey: pk, Collation: collation, Unique: unique,
 		})
 		return nil
 	})

@@ -143,7 +143,8 @@ func (postgres) classify(err error) (reason, code string) {
 // system schemas, with what the catalog declares about them. Partitions are left out:
 // their parent is the dataset. Key and clustering columns are an index's key columns
 // only (the first indnkeyatts of indkey): INCLUDE columns ride along in the index but
-// are no part of the key.
+// are no part of the key. A column is unique when it alone is the key of a unique index
+// without a predicate (a unique constraint or the primary key has one).
 const pgDiscoverColumns = `SELECT n.nspname, c.relname, c.relkind::text, a.attname, a.attnum::int,
  format_type(a.atttypid, a.atttypmod), coalesce(bt.typname, t.typname)::text,
  coalesce(bt.typcategory, t.typcategory)::text, NOT a.attnotnull,
@@ -151,7 +152,9 @@ const pgDiscoverColumns = `SELECT n.nspname, c.relname, c.relkind::text, a.attna
    AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1])),
  EXISTS (SELECT 1 FROM pg_partitioned_table pt WHERE pt.partrelid = c.oid AND a.attnum = ANY (pt.partattrs)),
  EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisclustered
-   AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1]))
+   AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1])),
+ EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL
+   AND i.indkey[0] = a.attnum)
 FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -203,8 +206,8 @@ func (d postgres) discover(ctx context.Context, c *conn, op string) ([]source.Ta
 	_, err := c.query(ctx, op, "discover", pgDiscoverColumns, nil, func(rows *sql.Rows) error {
 		var schema, name, relkind, col, dataType, typname, category string
 		var pos int
-		var nullable, pk, part, clustered bool
-		if err := rows.Scan(&schema, &name, &relkind, &col, &pos, &dataType, &typname, &category, &nullable, &pk, &part, &clustered); err != nil {
+		var nullable, pk, part, clustered, unique bool
+		if err := rows.Scan(&schema, &name, &relkind, &col, &pos, &dataType, &typname, &category, &nullable, &pk, &part, &clustered, &unique); err != nil {
 			return c.resultError("discover")
 		}
 		key := [2]string{schema, name}
@@ -216,7 +219,7 @@ func (d postgres) discover(ctx context.Context, c *conn, op string) ([]source.Ta
 		}
 		tables[i].Columns = append(tables[i].Columns, source.Column{
 			Name: col, Position: pos, DataType: dataType, Class: pgClass(typname, category),
-			Nullable: nullable, PrimaryKey: pk, Partition: part, Clustering: clustered,
+			Nullable: nullable, PrimaryKey: pk, Partition: part, Clustering: clustered, Unique: unique,
 		})
 		return nil
 	})

@@ -394,3 +394,47 @@ func TestTakeoverCancelsTheDeadAttemptsStatements(t *testing.T) {
 		})
 	}
 }
+
+// TestUniqueIsADeclaredSingleColumnKey: a column is unique when it alone is the key of a
+// unique constraint or index without a predicate; a composite, partial or expression
+// index makes no column unique, and neither does a plain index. The primary key's only
+// column is unique too.
+func TestUniqueIsADeclaredSingleColumnKey(t *testing.T) {
+	cases := []struct {
+		kind  source.Kind
+		dsn   func(t *testing.T) string
+		table string
+	}{
+		{source.Postgres, func(t *testing.T) string {
+			return newPostgres(t, `CREATE TABLE k (id int PRIMARY KEY, email text UNIQUE, a int, b int, c text, d text, e int, UNIQUE (a, b))`,
+				`CREATE UNIQUE INDEX k_c ON k (c) WHERE c <> ''`, `CREATE UNIQUE INDEX k_d ON k (lower(d))`, `CREATE INDEX k_e ON k (e)`,
+				`CREATE UNIQUE INDEX k_e_incl ON k (e) INCLUDE (a)`)
+		}, "k"},
+		{source.MySQL, func(t *testing.T) string {
+			return newMySQL(t, `CREATE TABLE k (id int PRIMARY KEY, email varchar(100) UNIQUE, a int, b int, c text, d text, e int,
+				UNIQUE KEY k_ab (a, b), KEY k_c (c(10)), UNIQUE KEY k_e (e))`)
+		}, "k"},
+		{source.SQLite, func(t *testing.T) string {
+			return newSQLite(t, `CREATE TABLE k (id INTEGER PRIMARY KEY, email TEXT UNIQUE, a INT, b INT, c TEXT, d TEXT, e INT, UNIQUE (a, b))`,
+				`CREATE UNIQUE INDEX k_c ON k (c) WHERE c <> ''`, `CREATE UNIQUE INDEX k_d ON k (lower(d))`, `CREATE UNIQUE INDEX k_e ON k (e)`)
+		}, "k"},
+	}
+	for _, c := range cases {
+		t.Run(string(c.kind), func(t *testing.T) {
+			src := mustOpen(t, c.kind, c.dsn(t), source.Options{})
+			tables, err := src.Discover(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var unique []string
+			for _, col := range findTable(t, tables, c.table).Columns {
+				if col.Unique {
+					unique = append(unique, col.Name)
+				}
+			}
+			if !slices.Equal(unique, []string{"id", "email", "e"}) {
+				t.Fatalf("unique columns %v, want [id email e]", unique)
+			}
+		})
+	}
+}

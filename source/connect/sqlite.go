@@ -138,7 +138,13 @@ func (sqliteDialect) classify(err error) (reason, code string) {
 	return source.ReasonQuery, code
 }
 
-const sqliteDiscover = `SELECT m.type, m.name, coalesce(m.sql, ''), p.cid, p.name, p.type, p."notnull", p.pk
+// sqliteDiscover lists the tables' and views' columns; a column is unique when it alone
+// is the key of a unique index without a predicate, or the only primary key column (an
+// INTEGER PRIMARY KEY is the rowid and has no index).
+const sqliteDiscover = `SELECT m.type, m.name, coalesce(m.sql, ''), p.cid, p.name, p.type, p."notnull", p.pk,
+ EXISTS (SELECT 1 FROM pragma_index_list(m.name) AS il WHERE il."unique" = 1 AND il.partial = 0
+   AND (SELECT count(*) FROM pragma_index_info(il.name)) = 1 AND (SELECT ii.name FROM pragma_index_info(il.name) AS ii) = p.name)
+ OR (p.pk = 1 AND (SELECT count(*) FROM pragma_table_info(m.name) AS p2 WHERE p2.pk > 0) = 1)
 FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p
 WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite\_%' ESCAPE '\'
 ORDER BY m.name, p.cid`
@@ -149,7 +155,8 @@ func (d sqliteDialect) discover(ctx context.Context, c *conn, op string) ([]sour
 	_, err := c.query(ctx, op, "discover", sqliteDiscover, nil, func(rows *sql.Rows) error {
 		var typ, name, ddl, col, colType string
 		var cid, notNull, pk int
-		if err := rows.Scan(&typ, &name, &ddl, &cid, &col, &colType, &notNull, &pk); err != nil {
+		var unique bool
+		if err := rows.Scan(&typ, &name, &ddl, &cid, &col, &colType, &notNull, &pk, &unique); err != nil {
 			return c.resultError("discover")
 		}
 		i, ok := index[name]
@@ -170,7 +177,7 @@ func (d sqliteDialect) discover(ctx context.Context, c *conn, op string) ([]sour
 		rowidAlias := pk > 0 && strings.EqualFold(strings.TrimSpace(colType), "INTEGER")
 		tables[i].Columns = append(tables[i].Columns, source.Column{
 			Name: col, Position: cid + 1, DataType: colType, Class: d.classOf(colType),
-			Nullable: notNull == 0 && !rowidAlias, PrimaryKey: pk > 0,
+			Nullable: notNull == 0 && !rowidAlias, PrimaryKey: pk > 0, Unique: unique,
 		})
 		return nil
 	})
