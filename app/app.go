@@ -196,7 +196,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans}
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
 	a.Validation = validate.NewService(a.Catalog, db.Rules(), a.Connections, clock)
-	a.Diff = datadiff.NewService(a.Catalog, a.Connections, db.Rules(), clock)
+	a.Diff = datadiff.NewService(a.Catalog, a.Connections, db.Rules(), clock).WithChecks(db.Reconciles())
 	a.Issues = issue.NewService(db.Issues(), db, clock)
 	a.Teams = team.NewService(db.Teams(), clock)
 	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute,
@@ -212,12 +212,13 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Contracts = contract.NewService(db.Contracts(), db, a.Catalog, a.Rules, a.Products, clock)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
 	// A succeeded scan's event is consumed by lineage, then the active contracts' checks
-	// (a violation opens an issue), then incidents, then the domains' verdicts (one event
+	// (a violation opens an issue), then the declared reconciliation checks touching the
+	// connection (a failing one opens an issue), then incidents, then the domains' verdicts (one event
 	// per domain whose aggregated verdict the scan's verdicts changed):
 	// scan.Service.AfterScan, the job of scan.AfterJobKind.
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
 		Weights: db.Products(), Consumers: []scan.NamedConsumer{{Name: "lineage", Consumer: a.Lineage},
-			{Name: "contracts", Consumer: a.Contracts}, {Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products}}},
+			{Name: "contracts", Consumer: a.Contracts}, {Name: "reconcile", Consumer: a.Diff}, {Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products}}},
 		clock, log, scanCfg)
 	// Notifications, then on-call (which sends through them) and ticket integrations
 	// (which resolve issues through the issue workflow); deliveries and ticket syncs run
@@ -358,7 +359,7 @@ func (a *App) Server() *rest.Server {
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
-			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff,
+			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages)}, a.Log)
 }

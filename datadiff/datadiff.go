@@ -136,6 +136,7 @@ type Service struct {
 	conns    Connections
 	store    Store
 	clock    vigia.Clock
+	checks   CheckStore
 }
 
 // NewService returns the diff service.

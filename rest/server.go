@@ -72,8 +72,10 @@ type Deps struct {
 	Validation ValidationService
 	Diff       DiffService
 	Reconcile  ReconcileService
-	Contracts  ContractService
-	Messages   *i18n.Catalog
+	// ReconcileChecks keeps declared reconciliation checks.
+	ReconcileChecks ReconcileChecksService
+	Contracts       ContractService
+	Messages        *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
 	// Broker reports the message broker's state, only reported by readiness.
@@ -201,6 +203,7 @@ func (s *Server) routes() {
 	s.ragGateRoutes()
 	s.diffRoutes()
 	s.reconcileRoutes()
+	s.reconcileCheckRoutes()
 	s.contractRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
