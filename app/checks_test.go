@@ -584,3 +584,144 @@ func TestReconcileOnDemand(t *testing.T) {
 		t.Fatalf("token: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestReconcileChecksDeclared is issue 15's must-show 5 for declared checks: a check
+// between a Postgres and a MariaDB table runs after each scan of either connection; one
+// group off by more than the tolerance fails the check with that group named and opens
+// exactly one reconciliation issue, which a later passing run resolves.
+func TestReconcileChecksDeclared(t *testing.T) {
+	e := newWF(t, "reconchk")
+	pg := newSource(t, "postgres", e.root)
+	my := newSource(t, "mysql", e.root)
+	pg.exec(t, `CREATE TABLE encomendas (id integer PRIMARY KEY, dia date, loja text, valor numeric(10,2))`)
+	my.exec(t, `CREATE TABLE encomendas (id integer PRIMARY KEY, dia date, loja varchar(20), valor decimal(10,2))`)
+	var rows []string
+	for i := 1; i <= 300; i++ {
+		rows = append(rows, fmt.Sprintf("(%d, '2024-03-%02d', 'loja%d', %d.50)", i, i%3+1, i%2, i))
+	}
+	pg.exec(t, "INSERT INTO encomendas VALUES "+strings.Join(rows, ", "))
+	my.exec(t, "INSERT INTO encomendas VALUES "+strings.Join(rows, ", "))
+	connPG, connMy := e.connect(t, "dw", "postgres", pg.dsn), e.connect(t, "erp", "mysql", my.dsn)
+	e.scan(t, connPG)
+	e.scan(t, connMy)
+	a, b := e.dataset(t, connPG, "encomendas"), e.dataset(t, connMy, "encomendas")
+
+	type check struct {
+		ID         string `json:"id"`
+		Name       string `json:"name"`
+		LastResult *struct {
+			Status       string  `json:"status"`
+			FailedGroups int     `json:"failed_groups"`
+			ScanID       *string `json:"scan_id"`
+			Differing    []struct {
+				Group []*string `json:"group"`
+				Code  string    `json:"code"`
+			} `json:"differing"`
+		} `json:"last_result"`
+	}
+	body := map[string]any{"name": "encomendas dw vs erp", "dataset_id": a, "other_id": b,
+		"group_by": []string{"dia", "loja"}, "sum_columns": []string{"valor"}, "tolerance_pct": 0.5}
+	if r := e.Do(t, http.MethodPost, "/api/v1/reconcile/checks", e.viewer, body); r.Status != 403 {
+		t.Fatalf("viewer create: %d %s", r.Status, r.Body)
+	}
+	if r := e.Do(t, http.MethodPost, "/api/v1/reconcile/checks", e.member, map[string]any{"name": "x", "dataset_id": a, "other_id": b,
+		"sum_columns": []string{"loja"}}); r.Status != 422 {
+		t.Fatalf("text sum: %d %s", r.Status, r.Body)
+	}
+	r := e.Do(t, http.MethodPost, "/api/v1/reconcile/checks", e.member, body)
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var c check
+	r.JSON(t, &c)
+	if c.LastResult != nil {
+		t.Fatalf("a new check has a result: %s", r.Body)
+	}
+	issues := func(t *testing.T, status string) []map[string]any {
+		t.Helper()
+		r := e.Do(t, http.MethodGet, "/api/v1/issues?type=reconciliation&status="+status+"&dataset_id="+a, e.member, nil)
+		if r.Status != 200 {
+			t.Fatalf("issues: %d %s", r.Status, r.Body)
+		}
+		var out []map[string]any
+		r.JSON(t, &out)
+		return out
+	}
+	get := func(t *testing.T) check {
+		t.Helper()
+		r := e.Do(t, http.MethodGet, "/api/v1/reconcile/checks/"+c.ID, e.member, nil)
+		if r.Status != 200 {
+			t.Fatalf("get: %d %s", r.Status, r.Body)
+		}
+		var out check
+		r.JSON(t, &out)
+		return out
+	}
+
+	// 2024-03-02/loja1 off by 100 (beyond 0.5%); 2024-03-03/loja0 off by 0.01 (within).
+	my.exec(t, `UPDATE encomendas SET valor = valor + 100 WHERE id = 1`)
+	my.exec(t, `UPDATE encomendas SET valor = valor + 0.01 WHERE id = 2`)
+	sc := e.scan(t, connMy)
+	got := get(t)
+	lr := got.LastResult
+	if lr == nil || lr.Status != "failed" || lr.FailedGroups != 1 || len(lr.Differing) != 1 || lr.ScanID == nil || *lr.ScanID != sc.ID {
+		t.Fatalf("after the scan: %+v", lr)
+	}
+	if d := lr.Differing[0]; d.Code != "sum_differs" || *d.Group[0] != "2024-03-02" || *d.Group[1] != "loja1" {
+		t.Fatalf("group %+v", d)
+	}
+	open := issues(t, "open")
+	if len(open) != 1 || !strings.Contains(open[0]["title"].(string), "encomendas dw vs erp") {
+		t.Fatalf("one open issue naming the check: %+v", open)
+	}
+	// Running again (on demand, and after a scan of the other connection) updates the same issue.
+	if r := e.Do(t, http.MethodPost, "/api/v1/reconcile/checks/"+c.ID+"/run", e.member, nil); r.Status != 200 {
+		t.Fatalf("run: %d %s", r.Status, r.Body)
+	}
+	e.scan(t, connPG)
+	if again := issues(t, "open"); len(again) != 1 || again[0]["id"] != open[0]["id"] {
+		t.Fatalf("still one issue: %+v", again)
+	}
+
+	t.Run("OtherWorkspaceIs404", func(t *testing.T) {
+		other := e.MustSession(t, e.MustWorkspace(t, "outro"), vigia.RoleAdmin)
+		for _, m := range []string{http.MethodGet, http.MethodDelete} {
+			if r := e.Do(t, m, "/api/v1/reconcile/checks/"+c.ID, other, nil); r.Status != 404 {
+				t.Fatalf("%s other workspace: %d %s", m, r.Status, r.Body)
+			}
+		}
+		if r := e.Do(t, http.MethodPost, "/api/v1/reconcile/checks/"+c.ID+"/run", other, nil); r.Status != 404 {
+			t.Fatalf("run other workspace: %d %s", r.Status, r.Body)
+		}
+		if r := e.Do(t, http.MethodPost, "/api/v1/reconcile/checks", other, body); r.Status != 404 {
+			t.Fatalf("create with another workspace's datasets: %d %s", r.Status, r.Body)
+		}
+		r := e.Do(t, http.MethodGet, "/api/v1/reconcile/checks", other, nil)
+		if r.Status != 200 || r.Header.Get("X-Total-Count") != "0" {
+			t.Fatalf("list other workspace: %d %s", r.Status, r.Body)
+		}
+		if r := e.Do(t, http.MethodGet, "/api/v1/reconcile/checks?limit=0", e.member, nil); r.Status != 422 {
+			t.Fatalf("bad page: %d %s", r.Status, r.Body)
+		}
+	})
+
+	// Fixed at the source: the next scan passes and resolves the issue.
+	my.exec(t, `UPDATE encomendas SET valor = valor - 100 WHERE id = 1`)
+	e.scan(t, connMy)
+	if got := get(t); got.LastResult == nil || got.LastResult.Status != "passed" {
+		t.Fatalf("after the fix: %+v", got.LastResult)
+	}
+	if len(issues(t, "open")) != 0 || len(issues(t, "resolved")) != 1 {
+		t.Fatalf("the issue is not resolved: open %+v", issues(t, "open"))
+	}
+	r = e.Do(t, http.MethodGet, "/api/v1/reconcile/checks", e.member, nil)
+	if r.Status != 200 || r.Header.Get("X-Total-Count") != "1" {
+		t.Fatalf("list: %d %s", r.Status, r.Body)
+	}
+	if r := e.Do(t, http.MethodDelete, "/api/v1/reconcile/checks/"+c.ID, e.member, nil); r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	if r := e.Do(t, http.MethodGet, "/api/v1/reconcile/checks/"+c.ID, e.member, nil); r.Status != 404 {
+		t.Fatalf("deleted: %d %s", r.Status, r.Body)
+	}
+}
