@@ -227,6 +227,9 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 	}
 	for _, c := range checks {
 		if _, err := s.run(ctx, c, &scanID); err != nil {
+			if vigia.IsKind(err, vigia.KindNotFound) {
+				continue // a dataset dropped or deleted meanwhile
+			}
 			return err
 		}
 	}
