@@ -714,6 +714,18 @@ func TestReconcileChecksDeclared(t *testing.T) {
 	if len(issues(t, "open")) != 0 || len(issues(t, "resolved")) != 1 {
 		t.Fatalf("the issue is not resolved: open %+v", issues(t, "open"))
 	}
+	// A sum column gone from one side: the run after the scan is not_evaluated and opens nothing.
+	my.exec(t, `ALTER TABLE encomendas DROP COLUMN valor`)
+	e.scan(t, connMy)
+	var raw map[string]any
+	r = e.Do(t, http.MethodGet, "/api/v1/reconcile/checks/"+c.ID, e.member, nil)
+	r.JSON(t, &raw)
+	if lr, _ := raw["last_result"].(map[string]any); lr == nil || lr["status"] != "not_evaluated" || lr["code"] != "validation_error" {
+		t.Fatalf("column gone: %s", r.Body)
+	}
+	if len(issues(t, "open")) != 0 {
+		t.Fatalf("a not_evaluated run opened an issue")
+	}
 	r = e.Do(t, http.MethodGet, "/api/v1/reconcile/checks", e.member, nil)
 	if r.Status != 200 || r.Header.Get("X-Total-Count") != "1" {
 		t.Fatalf("list: %d %s", r.Status, r.Body)
