@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/vigia-data/vigia"
 )
@@ -44,6 +45,17 @@ type DBTNode struct {
 		Nodes []string `json:"nodes"`
 	} `json:"depends_on"`
 	Columns map[string]DBTColumn `json:"columns"`
+	// A test's node: what it tests. TestMetadata is set for generic tests (not_null,
+	// unique, accepted_values, relationships, a package's test); AttachedNode (dbt 1.5+)
+	// names the tested model, else it is the first model, seed, snapshot or source it
+	// depends on; ColumnName (older manifests) or kwargs.column_name the tested column.
+	TestMetadata *struct {
+		Name      string         `json:"name"`
+		Namespace *string        `json:"namespace"`
+		Kwargs    map[string]any `json:"kwargs"`
+	} `json:"test_metadata"`
+	AttachedNode string `json:"attached_node"`
+	ColumnName   string `json:"column_name"`
 }
 
 // DBTColumn is a node's column; Lineage is the column lineage a tool put in its meta.
@@ -89,7 +101,20 @@ type DBTRun struct {
 	InvocationID string
 	Results      int
 	ByStatus     map[string]int
+	// Tests are the results of tests (unique_id test.…), in the file's order.
+	Tests []DBTTestResult
 }
+
+// DBTTestResult is one test's result: its status (pass, fail, warn, error, skipped)
+// and the count of failing rows dbt reported (nil when none).
+type DBTTestResult struct {
+	UniqueID string
+	Status   string
+	Failures *int64
+}
+
+// MaxDBTUniqueID bounds a test's unique_id; a longer one is not kept.
+const MaxDBTUniqueID = 512
 
 // DecodeDBTRunResults reads a run_results.json. Returns KindInvalid (loc
 // "run_results") for a body that is none (missing, not JSON, without results).
@@ -99,8 +124,9 @@ func DecodeDBTRunResults(runResults []byte) (DBTRun, error) {
 			InvocationID string `json:"invocation_id"`
 		} `json:"metadata"`
 		Results []struct {
-			UniqueID string `json:"unique_id"`
-			Status   string `json:"status"`
+			UniqueID string   `json:"unique_id"`
+			Status   string   `json:"status"`
+			Failures *float64 `json:"failures"`
 		} `json:"results"`
 	}
 	if len(runResults) == 0 || json.Unmarshal(runResults, &rr) != nil || rr.Results == nil {
@@ -113,6 +139,14 @@ func DecodeDBTRunResults(runResults []byte) (DBTRun, error) {
 			st = "other"
 		}
 		out.ByStatus[st]++
+		if strings.HasPrefix(r.UniqueID, "test.") && len(r.UniqueID) <= MaxDBTUniqueID && len(r.Status) <= 32 {
+			t := DBTTestResult{UniqueID: r.UniqueID, Status: r.Status}
+			if r.Failures != nil && *r.Failures >= 0 && *r.Failures < 1<<53 {
+				n := int64(*r.Failures)
+				t.Failures = &n
+			}
+			out.Tests = append(out.Tests, t)
+		}
 	}
 	return out, nil
 }

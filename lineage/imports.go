@@ -611,6 +611,27 @@ type RunSummary struct {
 	Results      int            `json:"results"`
 	ByStatus     map[string]int `json:"by_status"`
 	Lineage      *ImportResult  `json:"lineage"`
+	// Tests are the run's test results with what the manifest says they test; without
+	// a manifest it is empty.
+	Tests []DBTTest `json:"-"`
+	// UnmatchedTests counts the test results whose tested model the manifest does not
+	// name, or names as no dataset of the workspace (or without a manifest, all).
+	UnmatchedTests int `json:"-"`
+}
+
+// DBTTest is a dbt test result on a dataset: the test's unique_id, generic test name
+// (not_null, unique, accepted_values, relationships, … or "" for a singular test),
+// tested column, its kwargs, the dataset a relationships test refers to (when it is
+// one of the workspace's), its status and failures.
+type DBTTest struct {
+	UniqueID     string
+	DatasetID    string
+	TestName     string
+	Column       string
+	Kwargs       map[string]any
+	RefDatasetID string
+	Status       string
+	Failures     *int64
 }
 
 // DBTRunResults records a dbt run's results (a marked write for tokens) and, when the
@@ -631,8 +652,118 @@ func (s *Service) DBTRunResults(ctx context.Context, run ingest.DBTRun, manifest
 			return RunSummary{}, err
 		}
 		out.Lineage = &res
+		tests, unmatched, err := s.dbtTests(ctx, run, *manifest)
+		if err != nil {
+			return RunSummary{}, err
+		}
+		out.Tests, out.UnmatchedTests = tests, unmatched
+	} else {
+		out.UnmatchedTests = len(run.Tests)
 	}
 	return out, nil
+}
+
+// dbtTests maps the run's test results to the datasets the manifest says they test:
+// the test node's attached_node, else the first model, seed, snapshot or source it
+// depends on. A relationships test's other dependency is its reference.
+func (s *Service) dbtTests(ctx context.Context, run ingest.DBTRun, m ingest.DBTManifest) ([]DBTTest, int, error) {
+	if len(run.Tests) == 0 {
+		return nil, 0, nil
+	}
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	names, err := s.nameIndex(ctx, p.WorkspaceID)
+	if err != nil {
+		return nil, 0, err
+	}
+	resolve := func(uid string) (string, bool) {
+		if n, ok := m.Sources[uid]; ok {
+			return names.ref(n.Relation())
+		}
+		n, ok := m.Nodes[uid]
+		if !ok {
+			return "", false
+		}
+		switch n.ResourceType {
+		case "model", "seed", "snapshot":
+			return names.ref(n.Relation())
+		}
+		return "", false
+	}
+	var out []DBTTest
+	unmatched := 0
+	for _, t := range run.Tests {
+		n, ok := m.Nodes[t.UniqueID]
+		if !ok || n.ResourceType != "test" {
+			unmatched++
+			continue
+		}
+		target := n.AttachedNode
+		if target == "" && n.TestMetadata != nil {
+			// kwargs.model is "{{ get_where_subquery(ref('orders')) }}": the tested model.
+			if model, ok := n.TestMetadata.Kwargs["model"].(string); ok {
+				if name := refName(model); name != "" {
+					for _, dep := range n.DependsOn.Nodes {
+						if d, ok := m.Nodes[dep]; ok && d.Name == name {
+							target = dep
+							break
+						}
+					}
+				}
+			}
+		}
+		if target == "" {
+			for _, dep := range n.DependsOn.Nodes {
+				if _, ok := resolve(dep); ok {
+					target = dep
+					break
+				}
+			}
+		}
+		ds, ok := resolve(target)
+		if !ok {
+			unmatched++
+			continue
+		}
+		dt := DBTTest{UniqueID: t.UniqueID, DatasetID: ds, Column: n.ColumnName, Status: t.Status, Failures: t.Failures}
+		if md := n.TestMetadata; md != nil {
+			dt.TestName, dt.Kwargs = md.Name, md.Kwargs
+			if c, ok := md.Kwargs["column_name"].(string); ok && c != "" {
+				dt.Column = c
+			}
+		}
+		for _, dep := range n.DependsOn.Nodes {
+			if dep == target {
+				continue
+			}
+			if id, ok := resolve(dep); ok {
+				dt.RefDatasetID = id
+				break
+			}
+		}
+		out = append(out, dt)
+	}
+	return out, unmatched, nil
+}
+
+// refName is X of the first ref('X') (or ref("X")) in s; "" without one.
+func refName(s string) string {
+	i := strings.Index(s, "ref(")
+	if i < 0 {
+		return ""
+	}
+	rest := strings.TrimSpace(s[i+4:])
+	if rest == "" || (rest[0] != '\'' && rest[0] != '"') {
+		return ""
+	}
+	q := rest[0]
+	end := strings.IndexByte(rest[1:], q)
+	if end < 0 {
+		return ""
+	}
+	return rest[1 : 1+end]
 }
 
 func itoa(i int) string {

@@ -51,7 +51,7 @@ type IssueHistoryOut struct {
 	FromStatus *string   `json:"from_status"`
 	ToStatus   string    `json:"to_status"`
 	Event      string    `json:"event" doc:"opened, acknowledged, resolved, ignored, ignored_expected, reopened, assigned, auto_resolved, verified, verification_failed, rule_passed, rule_deleted"`
-	Origin     string    `json:"origin" doc:"scan:<id>, user:<id>, ticket:<provider>:<key>, system:<what>"`
+	Origin     string    `json:"origin" doc:"scan:<id>, user:<id>, ticket:<provider>:<key>, system:<what>, dbt:<invocation_id> (dbt:run without one)"`
 	Note       string    `json:"note"`
 	At         time.Time `json:"at"`
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/rule"
 )
 
 // LineageNodeOut is a dataset of a lineage answer. A dataset the caller cannot see is
@@ -329,6 +330,15 @@ type DBTRunOut struct {
 	Results      int              `json:"results"`
 	ByStatus     map[string]int   `json:"by_status"`
 	Lineage      *ImportResultOut `json:"lineage" doc:"What the manifest added; null without one"`
+	Tests        DBTTestsOut      `json:"tests" doc:"What the run's test results did as rule results (they need the manifest)"`
+}
+
+// DBTTestsOut is what a dbt run's test results did.
+type DBTTestsOut struct {
+	Recorded       int `json:"recorded" doc:"Test results recorded as results of the tests' rules on the tested models' datasets"`
+	Unmatched      int `json:"unmatched" doc:"Test results whose tested model is no dataset of the workspace (all of them without a manifest)"`
+	IssuesOpened   int `json:"issues_opened"`
+	IssuesResolved int `json:"issues_resolved" doc:"Issues resolved, or whose resolution was verified, by a passing test"`
 }
 
 // DomainVoteOut is a candidate domain with its votes.
@@ -431,7 +441,12 @@ func (s *Server) lineageRoutes() {
 			"(see docs/lineage.md); outputs that are no dataset are destinations outside the warehouse. Unknown fields are ignored. " +
 			"A body that is no RunEvent, JobEvent or DatasetEvent is 422 openlineage_kind_unsupported."}, s.handleOpenLineage)
 	s.register(operation{ID: "postDBTRunResults", Method: http.MethodPost, Path: "/api/v1/integrations/dbt/run-results", Tag: "orchestrators",
-		TokenWrite: true, Summary: "dbt run results, with the manifest for lineage (a marked write)", Body: DBTRunResultsIn{},
+		TokenWrite: true, Summary: "dbt run results, with the manifest for lineage and test results (a marked write)", Body: DBTRunResultsIn{},
+		Desc: "With the manifest, every test result (unique_id test.…) becomes the result of the test's rule on the tested model's dataset " +
+			"(attached_node, else its first model, seed, snapshot or source dependency): not_null, unique, accepted_values and relationships " +
+			"keep their rule type, other tests are dbt_test rules; a rule per test unique_id, never evaluated by scans. pass and warn pass, " +
+			"fail and error fail, other statuses are not_evaluated. A failing test opens (or detects again) its rule's one issue; a passing " +
+			"one resolves it, or verifies a resolved one, with history origin dbt:<invocation_id>.",
 		MaxBody: maxDBTRunResultsBody,
 		Params: []param{{Name: "replace", In: "query", Type: "boolean", Default: false,
 			Desc: "Replace the project's lineage even when the manifest matches nothing or fewer than half its current edges and exposures"}},
@@ -967,7 +982,21 @@ func (s *Server) handleDBTRunResults(w http.ResponseWriter, r *http.Request, in 
 		s.writeError(w, r, err)
 		return
 	}
-	out := DBTRunOut{InvocationID: res.InvocationID, Results: res.Results, ByStatus: res.ByStatus}
+	out := DBTRunOut{InvocationID: res.InvocationID, Results: res.Results, ByStatus: res.ByStatus,
+		Tests: DBTTestsOut{Unmatched: res.UnmatchedTests}}
+	if len(res.Tests) > 0 {
+		tests := make([]rule.DBTTest, 0, len(res.Tests))
+		for _, t := range res.Tests {
+			tests = append(tests, rule.DBTTest{UniqueID: t.UniqueID, DatasetID: t.DatasetID, TestName: t.TestName, Column: t.Column,
+				Kwargs: t.Kwargs, RefDatasetID: t.RefDatasetID, Status: t.Status, Failures: t.Failures})
+		}
+		sum, err := s.deps.Workflow.Rules.RecordDBTTests(r.Context(), run.InvocationID, tests)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		out.Tests.Recorded, out.Tests.IssuesOpened, out.Tests.IssuesResolved = sum.Recorded, sum.IssuesOpened, sum.IssuesResolved
+	}
 	if res.Lineage != nil {
 		l := toImportOut(*res.Lineage)
 		out.Lineage = &l

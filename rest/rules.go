@@ -20,7 +20,7 @@ type RuleOut struct {
 	ID          string        `json:"id"`
 	DatasetID   string        `json:"dataset_id"`
 	DatasetName string        `json:"dataset_name"`
-	RuleType    string        `json:"rule_type" enum:"not_null,unique,accepted_values,pattern,range,referential,freshness,row_count_min,custom_sql"`
+	RuleType    string        `json:"rule_type" enum:"not_null,unique,accepted_values,pattern,range,referential,freshness,row_count_min,custom_sql,dbt_test" doc:"dbt_test: a dbt test of no Vigia type, whose results come from dbt runs"`
 	Name        string        `json:"name"`
 	Severity    string        `json:"severity" enum:"critical,warning,info"`
 	Params      RuleParamsOut `json:"params"`
@@ -33,6 +33,7 @@ type RuleOut struct {
 	RefDatasetRestricted bool           `json:"ref_dataset_restricted"`
 	LastResult           *RuleResultOut `json:"last_result" doc:"null before the first scan that evaluated the rule"`
 	CurrentIssueID       *string        `json:"current_issue_id" doc:"The rule's current issue (open, acknowledged, ignored while failing, or resolved awaiting verification)"`
+	DBTUniqueID          *string        `json:"dbt_unique_id" doc:"The dbt test the rule stands for (its results come from dbt runs, never from scans); null for Vigia's rules"`
 	CreatedAt            time.Time      `json:"created_at"`
 	UpdatedAt            time.Time      `json:"updated_at"`
 }
@@ -52,22 +53,24 @@ type RuleParamsOut struct {
 	MinRows      *int64   `json:"min_rows,omitempty" doc:"row_count_min"`
 	SQL          string   `json:"sql,omitempty" doc:"custom_sql: one read-only SELECT returning the failing count"`
 	MaxFailing   *int64   `json:"max_failing,omitempty" doc:"failing rows allowed (default 0)"`
+	DBTTest      string   `json:"dbt_test,omitempty" doc:"dbt_test: the dbt generic test's name (absent for a singular test)"`
 }
 
 // RuleResultOut is a rule's result in a scan.
 type RuleResultOut struct {
-	Status      string         `json:"status" enum:"passed,failed,not_evaluated"`
-	ScanID      string         `json:"scan_id"`
-	EvaluatedAt time.Time      `json:"evaluated_at"`
-	Observed    *float64       `json:"observed" doc:"What the rule measured (rows, percent of orphans, hours); null when not evaluated"`
-	Threshold   *float64       `json:"threshold" doc:"The rule's limit"`
-	Reason      *RuleReasonOut `json:"reason" doc:"Why the rule was not evaluated; null otherwise"`
+	Status          string         `json:"status" enum:"passed,failed,not_evaluated"`
+	ScanID          *string        `json:"scan_id" doc:"The scan that evaluated the rule; null for a result a dbt run reported"`
+	DBTInvocationID *string        `json:"dbt_invocation_id" doc:"The dbt run (invocation_id) that reported the result; null for a scan's, or a run that sent no usable invocation_id"`
+	EvaluatedAt     time.Time      `json:"evaluated_at"`
+	Observed        *float64       `json:"observed" doc:"What the rule measured (rows, percent of orphans, hours); null when not evaluated"`
+	Threshold       *float64       `json:"threshold" doc:"The rule's limit"`
+	Reason          *RuleReasonOut `json:"reason" doc:"Why the rule was not evaluated; null otherwise"`
 }
 
 // RuleReasonOut explains a rule's result; it never names a reference dataset the
 // caller cannot see.
 type RuleReasonOut struct {
-	Code    string         `json:"code" doc:"Stable: reference_missing, reference_other_connection, reference_unreachable, reference_column_missing, column_missing, pattern_unsupported, sql_not_read_only, no_values, bad_result, timeout, source_error"`
+	Code    string         `json:"code" doc:"Stable: reference_missing, reference_other_connection, reference_unreachable, reference_column_missing, column_missing, pattern_unsupported, sql_not_read_only, no_values, bad_result, timeout, source_error, dbt_error, dbt_skipped"`
 	Message string         `json:"message" doc:"In the response language"`
 	Params  map[string]any `json:"params"`
 }
@@ -99,7 +102,7 @@ func (s *Server) ruleRoutes() {
 		Summary: "Rules of the datasets the caller can see, with last_result", Response: []RuleOut{},
 		Params: []param{
 			{Name: "dataset_id", In: "query", Type: "string", MaxLen: 64},
-			{Name: "rule_type", In: "query", Type: "string", Enum: rule.Types()},
+			{Name: "rule_type", In: "query", Type: "string", Enum: rule.AllTypes()},
 			{Name: "severity", In: "query", Type: "string", Enum: []string{"critical", "warning", "info"}},
 			{Name: "status", In: "query", Type: "string", Enum: []string{"passed", "failed", "not_evaluated"}, Desc: "Status of the last result"},
 		}}, s.handleRuleList)
@@ -143,13 +146,17 @@ func toRuleOut(r rule.Rule) RuleOut {
 		RefDatasetRestricted: r.RefRestricted,
 		Params: RuleParamsOut{Column: p.Column, Columns: p.Columns, Values: p.Values, Pattern: p.Pattern, Min: p.Min, Max: p.Max,
 			RefDatasetID: p.RefDatasetID, RefColumn: p.RefColumn, MaxOrphanPct: p.MaxOrphanPct, MaxAgeHours: p.MaxAgeHours,
-			MinRows: p.MinRows, SQL: p.SQL, MaxFailing: p.MaxFailing}}
+			MinRows: p.MinRows, SQL: p.SQL, MaxFailing: p.MaxFailing, DBTTest: p.DBTTest}, DBTUniqueID: r.DBTUniqueID}
 	if r.RefDataset != nil {
 		name := r.RefDataset.Name()
 		out.RefDatasetName = &name
 	}
 	if lr := r.LastResult; lr != nil {
-		out.LastResult = &RuleResultOut{Status: lr.Status, ScanID: lr.ScanID, EvaluatedAt: lr.EvaluatedAt, Observed: lr.Observed, Threshold: lr.Threshold}
+		out.LastResult = &RuleResultOut{Status: lr.Status, ScanID: optStr(lr.ScanID), EvaluatedAt: lr.EvaluatedAt, Observed: lr.Observed,
+			Threshold: lr.Threshold}
+		if lr.ScanID == "" {
+			out.LastResult.DBTInvocationID = optStr(lr.DBTInvocationID)
+		}
 		if lr.Reason != nil {
 			params := lr.Reason.Params
 			if params == nil {

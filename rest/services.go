@@ -87,6 +87,7 @@ type RuleService interface {
 	RulePack(ctx context.Context, name string) (rule.Pack, error)
 	PreviewRulePack(ctx context.Context, name string, scope rule.PackScope) (rule.PackPlan, error)
 	ApplyRulePack(ctx context.Context, name string, scope rule.PackScope) (rule.PackPlan, error)
+	RecordDBTTests(ctx context.Context, invocationID string, tests []rule.DBTTest) (rule.DBTSummary, error)
 }
 
 // IssueService is what the transport needs of issues.

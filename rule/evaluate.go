@@ -308,6 +308,8 @@ func issueTitle(dataset string, r ScanRule, observed float64, threshold *float64
 		title = fmt.Sprintf("%s.%s: dados com %s h (máximo %s h)", dataset, col, obs, lim)
 	case TypeRowCountMin:
 		title = fmt.Sprintf("%s: %s linha(s) (mínimo %s)", dataset, obs, lim)
+	case TypeDBTTest:
+		title = fmt.Sprintf("%s: o teste dbt conta %s linha(s) em falha (máximo %s)", dataset, obs, lim)
 	default:
 		title = fmt.Sprintf("%s: a consulta da regra conta %s linha(s) (máximo %s)", dataset, obs, lim)
 	}

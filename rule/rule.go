@@ -36,6 +36,7 @@ import (
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/rulesql"
+	"github.com/vigia-data/vigia/scan"
 )
 
 // Rule types (Rule.rule_type of the contract).
@@ -49,6 +50,9 @@ const (
 	TypeFreshness      = rulesql.TypeFreshness
 	TypeRowCountMin    = rulesql.TypeRowCountMin
 	TypeCustomSQL      = rulesql.TypeCustomSQL
+	// TypeDBTTest is a dbt test Vigia does not map to one of its own types; its results
+	// come only from dbt runs (POST /integrations/dbt/run-results).
+	TypeDBTTest = "dbt_test"
 )
 
 // Types lists every rule type.
@@ -56,6 +60,10 @@ func Types() []string {
 	return []string{TypeNotNull, TypeUnique, TypeAcceptedValues, TypePattern, TypeRange, TypeReferential,
 		TypeFreshness, TypeRowCountMin, TypeCustomSQL}
 }
+
+// AllTypes lists every rule type a rule may have: Types (those one can create) and
+// dbt_test, which only dbt runs create.
+func AllTypes() []string { return append(Types(), TypeDBTTest) }
 
 // Severities of a rule.
 const (
@@ -127,6 +135,9 @@ type Rule struct {
 	// RefRestricted is set for a reader who cannot see the reference dataset: its id is
 	// then left out of Params too.
 	RefRestricted bool
+	// DBTUniqueID is the unique_id of the dbt test the rule stands for (its results come
+	// from dbt runs, never from scans); nil for Vigia's own rules.
+	DBTUniqueID *string
 }
 
 // DatasetName is schema.table.
@@ -164,6 +175,8 @@ type Params struct {
 	MinRows      *int64   `json:"min_rows,omitempty"`
 	SQL          string   `json:"sql,omitempty"`
 	MaxFailing   *int64   `json:"max_failing,omitempty"`
+	// DBTTest is the generic test's name of a dbt_test rule (empty for a singular test).
+	DBTTest string `json:"dbt_test,omitempty"`
 }
 
 // KeyColumns are the columns the rule reads on its own dataset.
@@ -179,11 +192,14 @@ func (p Params) KeyColumns() []string {
 
 // Result is a rule's result in one scan (last_result of the contract).
 type Result struct {
-	Status      string
-	ScanID      string
-	EvaluatedAt time.Time
-	Observed    *float64
-	Threshold   *float64
+	Status string
+	// ScanID is the scan that evaluated the rule; empty for a dbt run's result, which
+	// has DBTInvocationID (maybe empty too when the run sent none).
+	ScanID          string
+	DBTInvocationID string
+	EvaluatedAt     time.Time
+	Observed        *float64
+	Threshold       *float64
 	// Reason is nil when there is nothing to explain.
 	Reason *Reason
 }
@@ -590,4 +606,17 @@ type Store interface {
 	// acts for the workspace).
 	ActiveRulesOf(ctx context.Context, datasetID string) ([]ScanRule, error)
 	AddActivity(ctx context.Context, a event.Activity) error
+	// RecordDBTRun, in one transaction, creates or updates the rules of runs' dbt tests
+	// (found by workspace and dbt unique_id, their ids and active flags set in place:
+	// a rule switched off stays off and its result is not kept), reads their
+	// current issues and saves what apply makes of them per dataset (see
+	// scan.ApplyRuleResults and the scan store's SaveRuleRun).
+	RecordDBTRun(ctx context.Context, rules []DBTRule, apply func(current []scan.KnownIssue) []scan.RuleRun) error
+}
+
+// DBTRule is the rule of a dbt test: created on first sight, its type, params and
+// dataset follow the manifest on later runs.
+type DBTRule struct {
+	Rule
+	UniqueID string
 }

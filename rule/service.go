@@ -209,7 +209,7 @@ func (s *Service) Rules(ctx context.Context, f Filter) (vigia.List[Rule], error)
 		return vigia.List[Rule]{}, err
 	}
 	fields := vigia.FieldsOf(f.Page.Validate())
-	if f.RuleType != nil && !contains(Types(), *f.RuleType) {
+	if f.RuleType != nil && !contains(AllTypes(), *f.RuleType) {
 		fields = append(fields, vigia.Field("enum", nil, "rule_type"))
 	}
 	if f.Severity != nil && !contains([]string{SeverityCritical, SeverityWarning, SeverityInfo}, *f.Severity) {

@@ -87,15 +87,52 @@ type IssueTransition struct {
 //     next failure opens a new issue;
 //   - not_evaluated: nothing changes and nothing counts.
 func (res *DatasetResult) applyRules(in EvaluateInput) []quality.RuleOutcome {
+	ap := ApplyRuleResults(in.Rules, in.Prev.Issues)
+	res.RuleResults = append(res.RuleResults, in.Rules...)
+	res.NewIssues = append(res.NewIssues, ap.NewIssues...)
+	res.Redetected = append(res.Redetected, ap.Redetected...)
+	res.Transitions = append(res.Transitions, ap.Transitions...)
+	return ap.Outcomes
+}
+
+// RuleRun is rule results of one dataset reported from outside a scan (a dbt run),
+// with what they do to the rules' issues (see ApplyRuleResults). Origin is the
+// history rows' origin (dbt:<invocation_id>).
+type RuleRun struct {
+	WorkspaceID   string
+	DatasetID     string
+	DBTInvocation string
+	Origin        string
+	At            time.Time
+	RuleResults   []RuleResult
+	NewIssues     []NewIssue
+	Redetected    []Redetection
+	Transitions   []IssueTransition
+}
+
+// RuleApplication is what rule results do to the rules' issues (see applyRules): the
+// issues to open, those detected again, the transitions of current ones, and the
+// outcomes that count in a score.
+type RuleApplication struct {
+	NewIssues   []NewIssue
+	Redetected  []Redetection
+	Transitions []IssueTransition
+	Outcomes    []quality.RuleOutcome
+}
+
+// ApplyRuleResults applies rule results to the rules' current issues among issues, by
+// the workflow applyRules describes. Scans use it, and so do rule results reported from
+// outside (dbt test results), so that both follow one issue workflow.
+func ApplyRuleResults(results []RuleResult, issues []KnownIssue) RuleApplication {
 	current := map[string]KnownIssue{}
-	for _, is := range in.Prev.Issues {
+	for _, is := range issues {
 		if is.RuleID != "" && is.RuleCurrent {
 			current[is.RuleID] = is
 		}
 	}
-	outcomes := make([]quality.RuleOutcome, 0, len(in.Rules))
-	for _, r := range in.Rules {
-		res.RuleResults = append(res.RuleResults, r)
+	var res RuleApplication
+	outcomes := make([]quality.RuleOutcome, 0, len(results))
+	for _, r := range results {
 		if r.Status != quality.RulePassed && r.Status != quality.RuleFailed {
 			continue
 		}
@@ -133,5 +170,6 @@ func (res *DatasetResult) applyRules(in EvaluateInput) []quality.RuleOutcome {
 				To: is.Status, Event: EventRulePassed, ClearCurrent: true})
 		}
 	}
-	return outcomes
+	res.Outcomes = outcomes
+	return res
 }

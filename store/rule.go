@@ -11,6 +11,7 @@ import (
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/rule"
+	"github.com/vigia-data/vigia/scan"
 )
 
 // RuleStore implements rule.Store.
@@ -25,25 +26,25 @@ const ruleSelect = `SELECT r.id::text, r.workspace_id::text, r.dataset_id::text,
 	r.rule_type, r.name, r.severity, r.params, r.active, r.created_by, r.created_at, r.updated_at,
 	rd.id::text, rd.schema_name, rd.table_name,
 	lr.status, lr.scan_id::text, lr.evaluated_at, lr.observed, lr.threshold, lr.reason_code, lr.reason_params,
-	ci.id::text
+	ci.id::text, r.dbt_unique_id, lr.dbt_invocation_id
 	FROM rules r
 	JOIN datasets d ON d.id = r.dataset_id
 	JOIN connections c ON c.id = d.connection_id
 	LEFT JOIN datasets rd ON rd.id = r.ref_dataset_id
-	LEFT JOIN LATERAL (SELECT status, scan_id, evaluated_at, observed, threshold, reason_code, reason_params
-		FROM rule_results WHERE rule_id = r.id ORDER BY evaluated_at DESC, scan_id DESC LIMIT 1) lr ON true
+	LEFT JOIN LATERAL (SELECT status, scan_id, evaluated_at, observed, threshold, reason_code, reason_params, dbt_invocation_id
+		FROM rule_results WHERE rule_id = r.id ORDER BY evaluated_at DESC, scan_id DESC NULLS LAST LIMIT 1) lr ON true
 	LEFT JOIN issues ci ON ci.rule_id = r.id AND ci.rule_current`
 
 func scanRule(row pgx.Row) (rule.Rule, error) {
 	var r rule.Rule
 	var params, reasonParams []byte
-	var refID, refSchema, refTable, status, scanID, reasonCode *string
+	var refID, refSchema, refTable, status, scanID, reasonCode, invocation *string
 	var evaluatedAt *time.Time
 	var observed, threshold *float64
 	err := row.Scan(&r.ID, &r.WorkspaceID, &r.DatasetID, &r.DatasetSchema, &r.DatasetTable, &r.ConnectionID, &r.ConnectionKind,
 		&r.Type, &r.Name, &r.Severity, &params, &r.Active, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt,
 		&refID, &refSchema, &refTable, &status, &scanID, &evaluatedAt, &observed, &threshold, &reasonCode, &reasonParams,
-		&r.CurrentIssueID)
+		&r.CurrentIssueID, &r.DBTUniqueID, &invocation)
 	if err != nil {
 		return r, err
 	}
@@ -54,7 +55,13 @@ func scanRule(row pgx.Row) (rule.Rule, error) {
 		r.RefDataset = &rule.DatasetRef{ID: *refID, Schema: *refSchema, Table: *refTable}
 	}
 	if status != nil {
-		res := &rule.Result{Status: *status, ScanID: *scanID, EvaluatedAt: *evaluatedAt, Observed: observed, Threshold: threshold}
+		res := &rule.Result{Status: *status, EvaluatedAt: *evaluatedAt, Observed: observed, Threshold: threshold}
+		if scanID != nil {
+			res.ScanID = *scanID
+		}
+		if invocation != nil {
+			res.DBTInvocationID = *invocation
+		}
 		if reasonCode != nil {
 			res.Reason = &rule.Reason{Code: *reasonCode, Params: map[string]any{}}
 			if err := json.Unmarshal(reasonParams, &res.Reason.Params); err != nil {
@@ -232,7 +239,7 @@ func (s *RuleStore) ActiveRulesOf(ctx context.Context, datasetID string) ([]rule
 		r.params, rd.id::text, rd.connection_id::text, rd.schema_name, rd.table_name, rd.dropped_at IS NOT NULL,
 		coalesce((SELECT array_agg(name ORDER BY position) FROM dataset_columns WHERE dataset_id = rd.id), '{}')
 		FROM rules r LEFT JOIN datasets rd ON rd.id = r.ref_dataset_id
-		WHERE r.dataset_id = $1 AND r.active ORDER BY r.created_at, r.id`, datasetID)
+		WHERE r.dataset_id = $1 AND r.active AND r.dbt_unique_id IS NULL ORDER BY r.created_at, r.id`, datasetID)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -262,4 +269,45 @@ func (s *RuleStore) ActiveRulesOf(ctx context.Context, datasetID string) ([]rule
 // AddActivity appends a rule activity to the workspace activity log.
 func (s *RuleStore) AddActivity(ctx context.Context, a event.Activity) error {
 	return s.db.AddActivity(ctx, a)
+}
+
+// RecordDBTRun creates or updates the rules of a dbt run's tests (by workspace and
+// unique_id: type, params, dataset and reference follow the manifest; a rule switched
+// off stays off), reads their current issues and saves what apply makes of them, all
+// in one transaction.
+func (s *RuleStore) RecordDBTRun(ctx context.Context, rules []rule.DBTRule, apply func(current []scan.KnownIssue) []scan.RuleRun) error {
+	return s.db.InTx(ctx, func(ctx context.Context) error {
+		q := s.db.q(ctx)
+		ids := make([]string, 0, len(rules))
+		for i := range rules {
+			r := &rules[i]
+			params, err := json.Marshal(r.Params)
+			if err != nil {
+				return vigia.Internal(err)
+			}
+			if err := q.QueryRow(ctx, `INSERT INTO rules (id, workspace_id, dataset_id, rule_type, name, severity, params, ref_dataset_id,
+				active, created_by, created_at, updated_at, dbt_unique_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, $9, $10, $10, $11)
+				ON CONFLICT (workspace_id, dbt_unique_id) WHERE dbt_unique_id IS NOT NULL DO UPDATE SET dataset_id = EXCLUDED.dataset_id,
+				rule_type = EXCLUDED.rule_type, params = EXCLUDED.params, ref_dataset_id = EXCLUDED.ref_dataset_id,
+				updated_at = CASE WHEN rules.rule_type IS DISTINCT FROM EXCLUDED.rule_type OR rules.params IS DISTINCT FROM EXCLUDED.params
+				  OR rules.dataset_id IS DISTINCT FROM EXCLUDED.dataset_id THEN EXCLUDED.updated_at ELSE rules.updated_at END
+				RETURNING id::text, active`,
+				r.ID, r.WorkspaceID, r.DatasetID, r.Type, r.Name, r.Severity, params, refDatasetArg(r.Params), r.CreatedBy,
+				r.CreatedAt, r.UniqueID).Scan(&r.ID, &r.Active); err != nil {
+				return translate(err)
+			}
+			ids = append(ids, r.ID)
+		}
+		scans := s.db.Scans()
+		current, err := scans.CurrentRuleIssues(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for _, run := range apply(current) {
+			if err := scans.SaveRuleRun(ctx, run); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -611,7 +611,23 @@ func (s *ScanStore) ClaimDueSchedules(ctx context.Context, now time.Time) ([]sca
 // A transition applies only while the issue still has the status the scan read, so a
 // person's change made meanwhile wins.
 func saveRuleResults(ctx context.Context, q querier, r scan.DatasetResult) error {
-	for _, rr := range r.RuleResults {
+	return saveRuleRows(ctx, q, ruleRows{workspaceID: r.WorkspaceID, datasetID: r.DatasetID, scanID: r.ScanID,
+		origin: "scan:" + r.ScanID, at: r.At, results: r.RuleResults, transitions: r.Transitions})
+}
+
+// ruleRows are rule results and issue transitions of one dataset: a scan's (scanID
+// set) or a dbt run's (dbtInvocation set, maybe empty when the run has no usable id).
+type ruleRows struct {
+	workspaceID, datasetID string
+	scanID, dbtInvocation  string
+	origin                 string
+	at                     time.Time
+	results                []scan.RuleResult
+	transitions            []scan.IssueTransition
+}
+
+func saveRuleRows(ctx context.Context, q querier, r ruleRows) error {
+	for _, rr := range r.results {
 		params := rr.ReasonParams
 		if params == nil {
 			params = map[string]any{}
@@ -620,21 +636,31 @@ func saveRuleResults(ctx context.Context, q querier, r scan.DatasetResult) error
 		if err != nil {
 			return vigia.Internal(err)
 		}
+		if r.scanID == "" {
+			if _, err := q.Exec(ctx, `INSERT INTO rule_results (rule_id, scan_id, workspace_id, dataset_id, status, observed, threshold,
+				reason_code, reason_params, evaluated_at, dbt_invocation_id)
+				SELECT $1, NULL, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10 WHERE EXISTS (SELECT 1 FROM rules WHERE id = $1)`,
+				rr.RuleID, r.workspaceID, r.datasetID, string(rr.Status), rr.Observed, rr.Threshold, rr.ReasonCode, b, r.at,
+				r.dbtInvocation); err != nil {
+				return translate(err)
+			}
+			continue
+		}
 		if _, err := q.Exec(ctx, `INSERT INTO rule_results (rule_id, scan_id, workspace_id, dataset_id, status, observed, threshold,
 			reason_code, reason_params, evaluated_at)
 			SELECT $1, $2, $3, $4, $5, $6, $7, nullif($8, ''), $9, $10 WHERE EXISTS (SELECT 1 FROM rules WHERE id = $1)
 			ON CONFLICT (rule_id, scan_id) DO NOTHING`,
-			rr.RuleID, r.ScanID, r.WorkspaceID, r.DatasetID, string(rr.Status), rr.Observed, rr.Threshold, rr.ReasonCode, b, r.At); err != nil {
+			rr.RuleID, r.scanID, r.workspaceID, r.datasetID, string(rr.Status), rr.Observed, rr.Threshold, rr.ReasonCode, b, r.at); err != nil {
 			return translate(err)
 		}
 	}
-	for _, t := range r.Transitions {
+	for _, t := range r.transitions {
 		tag, err := q.Exec(ctx, `UPDATE issues SET status = $2, updated_at = $3,
 			resolved_at = CASE WHEN $2 IN ('open', 'acknowledged') THEN NULL
 			                   WHEN status IN ('open', 'acknowledged') THEN $3 ELSE resolved_at END,
 			resolution_reason = CASE WHEN $2 IN ('open', 'acknowledged') THEN NULL ELSE resolution_reason END,
 			rule_current = rule_current AND NOT $4
-			WHERE id = $1 AND status = $5`, t.IssueID, t.To, r.At, t.ClearCurrent, t.From)
+			WHERE id = $1 AND status = $5`, t.IssueID, t.To, r.at, t.ClearCurrent, t.From)
 		if err != nil {
 			return translate(err)
 		}
@@ -642,12 +668,71 @@ func saveRuleResults(ctx context.Context, q querier, r scan.DatasetResult) error
 			continue
 		}
 		if _, err := q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, note, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, vigia.NewID(), t.IssueID, r.WorkspaceID, t.From, t.To, "scan:"+r.ScanID,
-			t.Event, t.Note, r.At); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, vigia.NewID(), t.IssueID, r.workspaceID, t.From, t.To, r.origin,
+			t.Event, t.Note, r.at); err != nil {
 			return translate(err)
 		}
-		if err := queueTicketWrites(ctx, q, r.WorkspaceID, t.IssueID, t.Event, "scan:"+r.ScanID, r.At); err != nil {
+		if err := queueTicketWrites(ctx, q, r.workspaceID, t.IssueID, t.Event, r.origin, r.at); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// CurrentRuleIssues returns the current issues of the given rules (see
+// scan.KnownIssue), in the transaction in ctx.
+func (s *ScanStore) CurrentRuleIssues(ctx context.Context, ruleIDs []string) ([]scan.KnownIssue, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT id::text, type, severity, status, rule_id::text
+		FROM issues WHERE rule_current AND rule_id = ANY($1::uuid[]) FOR UPDATE`, ruleIDs)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.KnownIssue, error) {
+		is := scan.KnownIssue{RuleCurrent: true}
+		return is, r.Scan(&is.ID, &is.Type, &is.Severity, &is.Status, &is.RuleID)
+	})
+	return out, translate(err)
+}
+
+// SaveRuleRun writes rule results reported from outside a scan (a dbt run) with the
+// issues they open, detect again and move, in the transaction in ctx: the same rows a
+// scan writes for its rules (see SaveDatasetResult), without a scan.
+func (s *ScanStore) SaveRuleRun(ctx context.Context, r scan.RuleRun) error {
+	q := s.db.q(ctx)
+	for _, ni := range r.NewIssues {
+		details, err := json.Marshal(ni.Details)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		params, err := json.Marshal(ni.TitleParams)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO issues (id, workspace_id, dataset_id, type, subtype, severity, title, title_key, title_params,
+			metric, column_name, structural, details, created_at, updated_at, rule_id, rule_current)
+			VALUES ($1, $2, $3, $4, nullif($5, ''), $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15, true)`,
+			ni.ID, r.WorkspaceID, r.DatasetID, ni.Type, ni.Subtype, ni.Severity, ni.Title, ni.TitleKey, params,
+			ni.Metric, ni.Column, ni.Structural, details, r.At, ni.RuleID); err != nil {
+			return translate(err)
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, created_at)
+			VALUES ($1, $2, $3, NULL, 'open', $4, 'opened', $5)`, vigia.NewID(), ni.ID, r.WorkspaceID, r.Origin, r.At); err != nil {
+			return translate(err)
+		}
+	}
+	if err := saveRuleRows(ctx, q, ruleRows{workspaceID: r.WorkspaceID, datasetID: r.DatasetID, dbtInvocation: r.DBTInvocation,
+		origin: r.Origin, at: r.At, results: r.RuleResults, transitions: r.Transitions}); err != nil {
+		return err
+	}
+	for _, rd := range r.Redetected {
+		details, err := json.Marshal(rd.Details)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		if _, err := q.Exec(ctx, `UPDATE issues SET detections = detections + 1,
+			severity = CASE WHEN severity = 'critical' THEN severity ELSE $2 END, details = $3, updated_at = $4 WHERE id = $1`,
+			rd.IssueID, rd.Severity, details, r.At); err != nil {
+			return translate(err)
 		}
 	}
 	return nil

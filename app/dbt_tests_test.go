@@ -1,0 +1,171 @@
+package app_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"testing"
+
+	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/app/apptest"
+)
+
+// dbtRun posts a run_results.json fixture with the manifest fixture.
+func dbtRun(t *testing.T, le *lineageEnv, runResults string) map[string]any {
+	t.Helper()
+	read := func(name string) json.RawMessage {
+		b, err := os.ReadFile("testdata/dbt/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	body := map[string]any{"run_results": read(runResults), "manifest": read("manifest_v6.json")}
+	r := le.env.Do(t, http.MethodPost, "/api/v1/integrations/dbt/run-results", le.tok, body)
+	if r.Status != 200 {
+		t.Fatalf("dbt run results %s: %d %s", runResults, r.Status, r.Body)
+	}
+	var out map[string]any
+	r.JSON(t, &out)
+	return out
+}
+
+type dbtRuleOut struct {
+	ID             string  `json:"id"`
+	DatasetID      string  `json:"dataset_id"`
+	RuleType       string  `json:"rule_type"`
+	DBTUniqueID    *string `json:"dbt_unique_id"`
+	CurrentIssueID *string `json:"current_issue_id"`
+	Params         struct {
+		Column       string   `json:"column"`
+		Columns      []string `json:"columns"`
+		RefDatasetID string   `json:"ref_dataset_id"`
+		RefColumn    string   `json:"ref_column"`
+		DBTTest      string   `json:"dbt_test"`
+	} `json:"params"`
+	LastResult *struct {
+		Status          string   `json:"status"`
+		ScanID          *string  `json:"scan_id"`
+		DBTInvocationID *string  `json:"dbt_invocation_id"`
+		Observed        *float64 `json:"observed"`
+	} `json:"last_result"`
+}
+
+type dbtIssueOut struct {
+	ID        string         `json:"id"`
+	DatasetID string         `json:"dataset_id"`
+	Type      string         `json:"type"`
+	Subtype   *string        `json:"subtype"`
+	Status    string         `json:"status"`
+	Details   map[string]any `json:"details"`
+	History   []struct {
+		ToStatus string `json:"to_status"`
+		Origin   string `json:"origin"`
+		Event    string `json:"event"`
+	} `json:"history"`
+}
+
+// Must-show 2 of issue 19: a real-format run_results.json (schema v5) with one failing
+// not_null test opens one issue on the tested model's dataset, carrying the test's
+// unique_id; the next run (schema v6) with it passing resolves it; a failure after a
+// person resolved the next issue, then a pass, verifies the resolution.
+func TestDBTTestResultsBecomeRuleResultsAndIssues(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{SecretKey: "test-secret-key"})
+	le := newLineageEnv(t, env, shopDDL)
+	le.fillShop(t)
+	le.scan(t)
+	orders, customers := le.ids["orders"], le.ids["customers"]
+	const notNull = "test.shop.not_null_orders_customer_id.8a3f1c2d9e"
+
+	run := dbtRun(t, le, "run_results_v5_fail.json")
+	tests := run["tests"].(map[string]any)
+	if tests["recorded"] != 4.0 || tests["unmatched"] != 0.0 || tests["issues_opened"] != 1.0 || tests["issues_resolved"] != 0.0 {
+		t.Fatalf("first run: %v", run)
+	}
+
+	var rules []dbtRuleOut
+	le.get(t, "/api/v1/rules?limit=100", le.tok, &rules)
+	byUID := map[string]dbtRuleOut{}
+	for _, r := range rules {
+		if r.DBTUniqueID != nil {
+			byUID[*r.DBTUniqueID] = r
+		}
+	}
+	if len(byUID) != 4 {
+		t.Fatalf("dbt rules: %+v", rules)
+	}
+	nn := byUID[notNull]
+	if nn.RuleType != "not_null" || nn.DatasetID != orders || nn.Params.Column != "customer_id" || nn.CurrentIssueID == nil ||
+		nn.LastResult == nil || nn.LastResult.Status != "failed" || nn.LastResult.ScanID != nil ||
+		nn.LastResult.DBTInvocationID == nil || *nn.LastResult.DBTInvocationID != "7d1e0a52-9b3c-4f6e-8a21-5c4d3b2a1f01" ||
+		nn.LastResult.Observed == nil || *nn.LastResult.Observed != 3 {
+		t.Fatalf("not_null rule: %+v %+v", nn, nn.LastResult)
+	}
+	if u := byUID["test.shop.unique_customers_id.4b7e2a9c1f"]; u.RuleType != "unique" || u.DatasetID != customers ||
+		len(u.Params.Columns) != 1 || u.Params.Columns[0] != "id" || u.LastResult == nil || u.LastResult.Status != "passed" || u.CurrentIssueID != nil {
+		t.Fatalf("unique rule: %+v", u)
+	}
+	if rel := byUID["test.shop.relationships_orders_customer_id__id__ref_customers_.5c1d8e3b2a"]; rel.RuleType != "referential" ||
+		rel.DatasetID != orders || rel.Params.RefDatasetID != customers || rel.Params.RefColumn != "id" {
+		t.Fatalf("relationships rule: %+v", rel)
+	}
+	if s := byUID["test.shop.assert_positive_amount"]; s.RuleType != "dbt_test" || s.DatasetID != orders || s.Params.DBTTest != "" {
+		t.Fatalf("singular test rule: %+v", s)
+	}
+
+	// One issue, on orders, carrying the test's unique_id; none on customers.
+	var onOrders, onCustomers []dbtIssueOut
+	le.get(t, "/api/v1/issues?type=rule&dataset_id="+orders, le.tok, &onOrders)
+	le.get(t, "/api/v1/issues?type=rule&dataset_id="+customers, le.tok, &onCustomers)
+	if len(onOrders) != 1 || len(onCustomers) != 0 || onOrders[0].ID != *nn.CurrentIssueID || onOrders[0].Status != "open" ||
+		onOrders[0].Subtype == nil || *onOrders[0].Subtype != "not_null" {
+		t.Fatalf("issues: orders %+v customers %+v", onOrders, onCustomers)
+	}
+	issueID := onOrders[0].ID
+	var is dbtIssueOut
+	le.get(t, "/api/v1/issues/"+issueID, le.tok, &is)
+	if is.Details["dbt_unique_id"] != notNull || len(is.History) != 1 || is.History[0].Origin != "dbt:7d1e0a52-9b3c-4f6e-8a21-5c4d3b2a1f01" {
+		t.Fatalf("issue: %+v", is)
+	}
+
+	// The same failing run again: the same issue, detected again; no second one.
+	run = dbtRun(t, le, "run_results_v5_fail.json")
+	if tests := run["tests"].(map[string]any); tests["issues_opened"] != 0.0 {
+		t.Fatalf("repeated run: %v", run)
+	}
+
+	// The next run passes: the issue is resolved by it.
+	run = dbtRun(t, le, "run_results_v6_pass.json")
+	if tests := run["tests"].(map[string]any); tests["recorded"] != 4.0 || tests["issues_resolved"] != 1.0 || tests["issues_opened"] != 0.0 {
+		t.Fatalf("passing run: %v", run)
+	}
+	le.get(t, "/api/v1/issues/"+issueID, le.tok, &is)
+	last := is.History[len(is.History)-1]
+	if is.Status != "resolved" || last.Event != "auto_resolved" || last.Origin != "dbt:a4c9e2d1-6f70-4b3a-9e8d-2c1b0a9f8e02" {
+		t.Fatalf("after the passing run: %+v", is)
+	}
+
+	// A new failure opens a new issue; a person resolves it; the next passing run
+	// verifies the resolution.
+	dbtRun(t, le, "run_results_v5_fail.json")
+	le.get(t, "/api/v1/issues?type=rule&status=open&dataset_id="+orders, le.tok, &onOrders)
+	if len(onOrders) != 1 || onOrders[0].ID == issueID {
+		t.Fatalf("second failure: %+v", onOrders)
+	}
+	second := onOrders[0].ID
+	if r := env.Do(t, http.MethodPost, "/api/v1/issues/"+second+"/resolve", le.admin, nil); r.Status != 200 {
+		t.Fatalf("resolve: %d %s", r.Status, r.Body)
+	}
+	dbtRun(t, le, "run_results_v6_pass.json")
+	le.get(t, "/api/v1/issues/"+second, le.tok, &is)
+	last = is.History[len(is.History)-1]
+	if is.Status != "resolved" || last.Event != "verified" {
+		t.Fatalf("verification: %+v", is)
+	}
+	le.get(t, "/api/v1/rules?limit=100", le.tok, &rules)
+	for _, r := range rules {
+		if r.DBTUniqueID != nil && *r.DBTUniqueID == notNull && (r.CurrentIssueID != nil || r.LastResult.Status != "passed") {
+			t.Fatalf("not_null rule after verification: %+v", r)
+		}
+	}
+}
