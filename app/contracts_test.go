@@ -14,13 +14,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlclark/regexp2"
 	"github.com/goccy/go-yaml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/internal/formatschema"
 )
 
 // contractsFormatSchema compiles a schema of ../shared/formats (the standards' own files).
@@ -30,35 +30,12 @@ func contractsFormatSchema(t *testing.T, rel string) *jsonschema.Schema {
 	if err != nil {
 		t.Fatalf("the official schema %s: %v", rel, err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	// Patterns are ECMA-262 (the dbt schema uses lookaheads RE2 lacks).
-	c.UseRegexpEngine(func(s string) (jsonschema.Regexp, error) {
-		re, err := regexp2.Compile(s, regexp2.ECMAScript)
-		return contractsECMARegexp{re}, err
-	})
-	url := "file:///" + filepath.Base(rel)
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(url)
+	s, err := formatschema.Compile(raw, filepath.Base(rel))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
-
-type contractsECMARegexp struct{ re *regexp2.Regexp }
-
-func (r contractsECMARegexp) MatchString(s string) bool {
-	ok, err := r.re.MatchString(s)
-	return ok && err == nil
-}
-
-func (r contractsECMARegexp) String() string { return r.re.String() }
 
 // contractsValidYAML checks a YAML body against a schema and returns it decoded.
 func contractsValidYAML(t *testing.T, s *jsonschema.Schema, body []byte) map[string]any {

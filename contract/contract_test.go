@@ -9,13 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlclark/regexp2"
 	"github.com/goccy/go-yaml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/contract"
+	"github.com/vigia-data/vigia/internal/formatschema"
 	"github.com/vigia-data/vigia/rule"
 )
 
@@ -29,36 +29,12 @@ func mustSchema(t *testing.T, rel string) *jsonschema.Schema {
 	if err != nil {
 		t.Fatalf("the official schema %s: %v", rel, err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	// JSON Schema patterns are ECMA-262 regular expressions (the dbt schema uses
-	// lookaheads, which Go's RE2 lacks).
-	c.UseRegexpEngine(func(s string) (jsonschema.Regexp, error) {
-		re, err := regexp2.Compile(s, regexp2.ECMAScript)
-		return ecmaRegexp{re}, err
-	})
-	url := "file:///" + filepath.Base(rel)
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(url)
+	s, err := formatschema.Compile(raw, filepath.Base(rel))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
-
-type ecmaRegexp struct{ re *regexp2.Regexp }
-
-func (r ecmaRegexp) MatchString(s string) bool {
-	ok, err := r.re.MatchString(s)
-	return ok && err == nil
-}
-
-func (r ecmaRegexp) String() string { return r.re.String() }
 
 // mustYAMLValue converts YAML to the JSON value a schema validates.
 func mustYAMLValue(t *testing.T, y []byte) any {
