@@ -16,6 +16,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/confcode"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/datadiff"
@@ -150,6 +151,8 @@ type App struct {
 	// IDE answers editor extensions.
 	IDE         *ide.Service
 	WebhookJobs *jobs.Queue
+	// ConfigAsCode applies and exports configuration files (vigia apply, export-config).
+	ConfigAsCode *confcode.Service
 }
 
 // New wires the services over db (already migrated).
@@ -234,6 +237,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
 	a.Orchestrators = orchestrator.NewService(db.Orchestrators(), a.Lineage, a.Catalog, clock)
 	a.IDE = ide.NewService(db.IDE(), a.Trust, a.Catalog)
+	a.ConfigAsCode = confcode.NewService(confcode.Deps{Connections: a.Connections, Teams: a.Teams, Domains: a.Products,
+		Channels: a.Notify, Rules: a.Rules, Datasets: a.Catalog, Store: db.Config(), Tx: db, Clock: clock})
 	a.handleJobs()
 	return a, nil
 }

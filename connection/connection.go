@@ -161,6 +161,10 @@ type ScanSummary struct {
 
 // Store is the persistence connections need.
 type Store interface {
+	// ManagedByConfig tells the connections configuration as code manages.
+	vigia.ManagedLookup
+	// SetSealedDSN replaces a connection's sealed DSN.
+	SetSealedDSN(ctx context.Context, workspaceID, id string, sealed []byte) error
 	CreateConnection(ctx context.Context, c Connection, sealedDSN []byte) error
 	Connections(ctx context.Context, workspaceID string) ([]Connection, error)
 	// ConnectionByRef finds a connection by id or name; KindNotFound if none.
@@ -417,7 +421,8 @@ func validAliases(in []string, loc ...string) ([]string, []vigia.FieldError) {
 // Update changes a connection's name, data country, scan time zone, statement timeout or
 // OpenLineage aliases; admins only.
 // The next scan reads semantic types with the new country. Returns KindInvalid for bad
-// values, KindNotFound for another workspace's connection, KindConflict for a taken name.
+// values, KindNotFound for another workspace's connection, KindConflict for a taken name,
+// or managed_by_config when configuration as code manages the connection.
 func (s *Service) Update(ctx context.Context, id string, u Update) (Connection, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleAdmin)
 	if err != nil {
@@ -425,6 +430,9 @@ func (s *Service) Update(ctx context.Context, id string, u Update) (Connection, 
 	}
 	c, err := s.store.ConnectionByRef(ctx, p.WorkspaceID, id)
 	if err != nil {
+		return Connection{}, err
+	}
+	if err := vigia.RefuseManaged(ctx, s.store, p.WorkspaceID, vigia.ManagedConnection, c.ID); err != nil {
 		return Connection{}, err
 	}
 	var fields []vigia.FieldError
@@ -474,6 +482,7 @@ func (s *Service) Update(ctx context.Context, id string, u Update) (Connection, 
 
 // UpdateSchedule changes the scan schedule; admins only. Hour and minute are read in the
 // connection's time zone; a new timezone replaces it, without it the zone stays.
+// KindConflict (managed_by_config) when configuration as code manages the connection.
 func (s *Service) UpdateSchedule(ctx context.Context, id string, u ScheduleUpdate) (Connection, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleAdmin)
 	if err != nil {
@@ -481,6 +490,9 @@ func (s *Service) UpdateSchedule(ctx context.Context, id string, u ScheduleUpdat
 	}
 	c, err := s.store.ConnectionByRef(ctx, p.WorkspaceID, id)
 	if err != nil {
+		return Connection{}, err
+	}
+	if err := vigia.RefuseManaged(ctx, s.store, p.WorkspaceID, vigia.ManagedConnection, c.ID); err != nil {
 		return Connection{}, err
 	}
 	var fields []vigia.FieldError

@@ -204,7 +204,8 @@ func (s *Service) channel(ctx context.Context, workspaceID, id string) (Channel,
 
 // UpdateChannel changes a channel. The permission rules are checked on the channel as
 // it is and as it will be; a new URL is validated and keeps the secret. It returns
-// KindNotFound, KindForbidden or KindInvalid as CreateChannel does.
+// KindNotFound, KindForbidden or KindInvalid as CreateChannel does, and KindConflict
+// (managed_by_config) for a channel configuration as code manages, outside apply.
 func (s *Service) UpdateChannel(ctx context.Context, id string, up ChannelUpdate) (Channel, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleMember)
 	if err != nil {
@@ -215,6 +216,9 @@ func (s *Service) UpdateChannel(ctx context.Context, id string, up ChannelUpdate
 		return Channel{}, err
 	}
 	if err := s.canManage(ctx, p, cur); err != nil {
+		return Channel{}, err
+	}
+	if err := vigia.RefuseManaged(ctx, s.store, p.WorkspaceID, vigia.ManagedChannel, cur.ID); err != nil {
 		return Channel{}, err
 	}
 	next := cur
@@ -294,7 +298,8 @@ func (s *Service) UpdateChannel(ctx context.Context, id string, up ChannelUpdate
 }
 
 // DeleteChannel removes a channel with its delivery log. The permission rules are
-// checked on the channel as it is. It returns KindNotFound or KindForbidden.
+// checked on the channel as it is. It returns KindNotFound or KindForbidden, and
+// KindConflict (managed_by_config) for a channel configuration as code manages.
 func (s *Service) DeleteChannel(ctx context.Context, id string) error {
 	p, err := vigia.RequireSession(ctx, vigia.RoleMember)
 	if err != nil {
@@ -305,6 +310,9 @@ func (s *Service) DeleteChannel(ctx context.Context, id string) error {
 		return err
 	}
 	if err := s.canManage(ctx, p, cur); err != nil {
+		return err
+	}
+	if err := vigia.RefuseManaged(ctx, s.store, p.WorkspaceID, vigia.ManagedChannel, cur.ID); err != nil {
 		return err
 	}
 	return s.tx.InTx(ctx, func(ctx context.Context) error {

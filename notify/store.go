@@ -25,6 +25,8 @@ type Store interface {
 
 // ChannelStore keeps channels and answers the permission rules' questions.
 type ChannelStore interface {
+	// ManagedByConfig tells the channels configuration as code manages.
+	vigia.ManagedLookup
 	CreateChannel(ctx context.Context, c Channel) error
 	// Channels lists a workspace's channels, oldest first, with their last delivery.
 	Channels(ctx context.Context, workspaceID string) ([]Channel, error)

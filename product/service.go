@@ -63,6 +63,8 @@ type DatasetMeta struct {
 type Store interface {
 	// Refs checks the ids a body names (vigia.CheckRefs).
 	vigia.Refs
+	// ManagedByConfig tells the domains configuration as code manages.
+	vigia.ManagedLookup
 	CreateDomain(ctx context.Context, d Domain, datasetIDs []string) error
 	// DomainByID returns a domain with its teams, the member datasets v can see and v's
 	// grant role; KindNotFound when absent, in another workspace or invisible to v.
@@ -402,12 +404,17 @@ func (s *Service) CreateDomain(ctx context.Context, in DomainInput) (Domain, err
 // fields not sent keep their value, null clears one; new dimension weights apply to the
 // domain's datasets from their next scan. Returns KindInvalid for bad fields (unknown
 // dimension, weights not summing to 100, bounds), KindNotFound for an invisible domain,
-// dataset or team, KindForbidden for tokens and people who may not manage it.
+// dataset or team, KindForbidden for tokens and people who may not manage it, and
+// KindConflict (managed_by_config) for a domain configuration as code manages, outside
+// apply.
 func (s *Service) UpdateDomain(ctx context.Context, id string, patch DomainPatch) (Domain, error) {
 	var out Domain
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
 		d, p, err := s.lockManaged(ctx, id)
 		if err != nil {
+			return err
+		}
+		if err := vigia.RefuseManaged(ctx, s.store, p.WorkspaceID, vigia.ManagedDomain, d.ID); err != nil {
 			return err
 		}
 		before := d

@@ -315,6 +315,9 @@ func (op *operation) locate(loc []string) []string {
 // register adds an operation to the router and the document.
 func (s *Server) register(op operation, h func(w http.ResponseWriter, r *http.Request, in *input)) {
 	op.handler = h
+	if managedOperations[op.ID] {
+		op.Errors = withManaged(op.Errors)
+	}
 	if op.Status == 0 {
 		op.Status = http.StatusOK
 	}

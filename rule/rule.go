@@ -587,6 +587,8 @@ type RefDataset struct {
 // Store is the persistence rules need. Reads are scoped to a workspace and to the
 // datasets the viewer can see.
 type Store interface {
+	// ManagedByConfig tells the rules configuration as code manages.
+	vigia.ManagedLookup
 	CreateRule(ctx context.Context, r Rule) error
 	// CreateRules creates rules and records a, all in one transaction.
 	CreateRules(ctx context.Context, rules []Rule, a event.Activity) error

@@ -116,7 +116,8 @@ func (s *Service) CreateRule(ctx context.Context, in CreateInput) (Rule, error) 
 
 // UpdateRule changes a rule's name, severity, parameters or active flag; the change
 // applies from the next scan. Same callers and errors as CreateRule; KindNotFound for a
-// rule of a dataset the caller cannot see.
+// rule of a dataset the caller cannot see; KindConflict (managed_by_config) for a rule
+// configuration as code manages, outside apply.
 func (s *Service) UpdateRule(ctx context.Context, id string, u Update) (Rule, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleMember)
 	if err != nil {
@@ -127,6 +128,9 @@ func (s *Service) UpdateRule(ctx context.Context, id string, u Update) (Rule, er
 	}
 	r, err := s.store.RuleByID(ctx, catalog.ViewerOf(p), id)
 	if err != nil {
+		return Rule{}, err
+	}
+	if err := vigia.RefuseManaged(ctx, s.store, p.WorkspaceID, vigia.ManagedRule, r.ID); err != nil {
 		return Rule{}, err
 	}
 	sev, name := r.Severity, r.Name
@@ -171,6 +175,9 @@ func (s *Service) DeleteRule(ctx context.Context, id string) error {
 	}
 	r, err := s.store.RuleByID(ctx, catalog.ViewerOf(p), id)
 	if err != nil {
+		return err
+	}
+	if err := vigia.RefuseManaged(ctx, s.store, p.WorkspaceID, vigia.ManagedRule, r.ID); err != nil {
 		return err
 	}
 	return s.store.DeleteRule(ctx, p.WorkspaceID, r.ID, "user:"+p.UserID, s.clock.Now())

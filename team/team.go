@@ -34,6 +34,8 @@ type Member struct {
 
 // Store is the persistence teams need; every method is scoped to a workspace.
 type Store interface {
+	// ManagedByConfig tells the teams configuration as code manages.
+	vigia.ManagedLookup
 	CreateTeam(ctx context.Context, t Team) error
 	Teams(ctx context.Context, workspaceID string) ([]Team, error)
 	// TeamByID returns a team with its members; KindNotFound when absent.
@@ -48,7 +50,9 @@ type Store interface {
 }
 
 // Service manages teams for the principal in ctx: every principal reads them, only a
-// workspace administrator's session changes them.
+// workspace administrator's session changes them. A team configuration as code manages
+// is changed only by `vigia apply`: its rename, deletion and member changes answer
+// KindConflict (managed_by_config) otherwise.
 type Service struct {
 	store Store
 	clock vigia.Clock
@@ -109,6 +113,9 @@ func (s *Service) RenameTeam(ctx context.Context, id, name string) (Team, error)
 	if name, err = checkName(name); err != nil {
 		return Team{}, err
 	}
+	if err := vigia.RefuseManaged(ctx, s.store, p.WorkspaceID, vigia.ManagedTeam, id); err != nil {
+		return Team{}, err
+	}
 	if err := s.store.RenameTeam(ctx, p.WorkspaceID, id, name); err != nil {
 		return Team{}, nameTaken(err)
 	}
@@ -125,6 +132,9 @@ func (s *Service) DeleteTeam(ctx context.Context, id string) error {
 	if !vigia.ValidID(id) {
 		return vigia.NotFound()
 	}
+	if err := vigia.RefuseManaged(ctx, s.store, p.WorkspaceID, vigia.ManagedTeam, id); err != nil {
+		return err
+	}
 	return s.store.DeleteTeam(ctx, p.WorkspaceID, id)
 }
 
@@ -140,6 +150,9 @@ func (s *Service) AddMember(ctx context.Context, teamID, userRef string) (Team, 
 		return Team{}, vigia.NotFound()
 	}
 	if _, err := s.store.TeamByID(ctx, p.WorkspaceID, teamID); err != nil {
+		return Team{}, err
+	}
+	if err := vigia.RefuseManaged(ctx, s.store, p.WorkspaceID, vigia.ManagedTeam, teamID); err != nil {
 		return Team{}, err
 	}
 	userRef = strings.TrimSpace(userRef)
@@ -167,6 +180,9 @@ func (s *Service) RemoveMember(ctx context.Context, teamID, userID string) error
 		return vigia.NotFound()
 	}
 	if _, err := s.store.TeamByID(ctx, p.WorkspaceID, teamID); err != nil {
+		return err
+	}
+	if err := vigia.RefuseManaged(ctx, s.store, p.WorkspaceID, vigia.ManagedTeam, teamID); err != nil {
 		return err
 	}
 	ok, err := s.store.RemoveMember(ctx, teamID, userID)
