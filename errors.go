@@ -116,8 +116,21 @@ type Error struct {
 	// the caller needs to act, e.g. the unmatched names of a refused import); never a
 	// secret or a source value.
 	Detail map[string]any
+	// Plan is set on a 402: the workspace's plan and the limit it reached, members of
+	// the error body.
+	Plan *PlanLimit
 	// Err is the internal cause: logged, never returned to a client.
 	Err error
+}
+
+// PlanLimit is what a 402 body adds: the workspace's plan and the limit reached (0 when
+// the plan does not include the feature), with the plan a feature needs or the quota
+// that is used up.
+type PlanLimit struct {
+	Plan     string
+	Limit    int
+	Required string // plan_limit: the smallest plan that includes the feature
+	Quota    string // org_quota: the quota used up
 }
 
 func (e *Error) Error() string {

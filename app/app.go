@@ -37,6 +37,7 @@ import (
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/orchestrator"
+	"github.com/vigia-data/vigia/plan"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/rule"
@@ -115,17 +116,22 @@ type Config struct {
 	TicketPollBatch int
 	// PublicURL is the service's address in links sent out (trust_url).
 	PublicURL string
+	// EgressIPs are the addresses outbound connections come from (VIGIA_EGRESS_IPS),
+	// published by GET /public/egress-ips.
+	EgressIPs []netip.Prefix
 	// Clock is the services' clock (default the system clock); tests inject one.
 	Clock vigia.Clock
 }
 
 // App is the wired service graph.
 type App struct {
-	Config      Config
-	Log         *slog.Logger
-	DB          *store.DB
-	Messages    *i18n.Catalog
-	Identity    *identity.Service
+	Config   Config
+	Log      *slog.Logger
+	DB       *store.DB
+	Messages *i18n.Catalog
+	Identity *identity.Service
+	// Plans answers what the workspace's plan includes (402).
+	Plans       *plan.Service
 	Catalog     *catalog.Service
 	Connections *connection.Service
 	Scans       *scan.Service
@@ -193,10 +199,11 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	// Every service in one pass, in dependency order: each gets the others it calls as
 	// constructor parameters.
 	a := &App{Config: cfg, Log: log, DB: db, Messages: msgs, Jobs: queue, closeGraph: closeGraph}
-	a.Identity = identity.NewService(db.Identity(), db, clock)
+	a.Identity = identity.NewService(db.Identity(), db.Settings(), db, clock)
+	a.Plans = plan.NewService(db.Settings(), clock)
 	a.Catalog = catalog.NewService(db.Catalog())
 	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())
-	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans}
+	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans, Quota: a.Plans.AllowScan}
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
 	a.Validation = validate.NewService(a.Catalog, db.Rules(), a.Connections, clock)
 	a.Diff = datadiff.NewService(a.Catalog, a.Connections, db.Rules(), clock).WithChecks(db.Reconciles())
@@ -360,13 +367,13 @@ func (a *App) Server() *rest.Server {
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow,
 		RateLimitPublic: a.Config.RateLimitPublic, RateLimitProbe: a.Config.RateLimitProbe,
 		RateLimitValidate: a.Config.RateLimitValidate,
-		TrustedProxies:    a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader},
+		TrustedProxies:    a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader, EgressIPs: a.Config.EgressIPs},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
-			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages)}, a.Log)
+			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/event"
+	"github.com/vigia-data/vigia/plan"
 )
 
 // Credential prefixes: API tokens (the contract's) and person sessions (ours).
@@ -37,7 +38,11 @@ type Workspace struct {
 	Locale      *string // nil: not set; the effective default is pt-PT
 	Timezone    string
 	Suspended   bool
-	CreatedAt   time.Time
+	// Currency is nil when not set (EUR applies).
+	Currency *string
+	// Plan is the workspace's plan (business unless the operator chose another).
+	Plan      plan.Plan
+	CreatedAt time.Time
 }
 
 // User is a person with a role in one workspace.
@@ -47,7 +52,9 @@ type User struct {
 	Email       string
 	Role        vigia.Role
 	Locale      *string
-	CreatedAt   time.Time
+	// Timezone is the person's IANA zone; nil: the workspace's.
+	Timezone  *string
+	CreatedAt time.Time
 }
 
 // APIToken is an API token's metadata; the secret itself is never stored.
@@ -114,14 +121,15 @@ type Tx interface {
 
 // Service manages workspaces, people and credentials.
 type Service struct {
-	store Store
-	tx    Tx
-	clock vigia.Clock
+	store    Store
+	settings SettingsStore
+	tx       Tx
+	clock    vigia.Clock
 }
 
 // NewService returns the identity service.
-func NewService(store Store, tx Tx, clock vigia.Clock) *Service {
-	return &Service{store: store, tx: tx, clock: clock}
+func NewService(store Store, settings SettingsStore, tx Tx, clock vigia.Clock) *Service {
+	return &Service{store: store, settings: settings, tx: tx, clock: clock}
 }
 
 var countryRE = regexp.MustCompile(`^[A-Z]{2}$`)
@@ -144,7 +152,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, country string) (Wo
 	if len(fields) > 0 {
 		return Workspace{}, vigia.Invalid(fields...)
 	}
-	w := Workspace{ID: vigia.NewID(), Name: name, DataCountry: country, Timezone: "Europe/Lisbon", CreatedAt: s.clock.Now()}
+	w := Workspace{ID: vigia.NewID(), Name: name, DataCountry: country, Timezone: "Europe/Lisbon", Plan: plan.Default, CreatedAt: s.clock.Now()}
 	if err := s.store.CreateWorkspace(ctx, w); err != nil {
 		return Workspace{}, err
 	}
@@ -204,7 +212,8 @@ func (s *Service) openSession(ctx context.Context, u User) (string, error) {
 
 // CreateAPIToken creates an API token and returns it once; only its SHA-256 is kept.
 // expiresAt, when set, ends its validity (in the future, within MaxTokenLifetime). The
-// creation is written to the workspace activity log. Returns KindNotFound for an unknown
+// creation is written to the workspace activity log. The workspace's plan must include
+// API tokens (team and above; else 402 plan_limit). Returns KindNotFound for an unknown
 // workspace and KindInvalid for a name over 100 characters or an end out of bounds.
 func (s *Service) CreateAPIToken(ctx context.Context, workspaceRef, name, actor string, expiresAt *time.Time) (APIToken, string, error) {
 	name = strings.TrimSpace(name)
@@ -223,6 +232,9 @@ func (s *Service) CreateAPIToken(ctx context.Context, workspaceRef, name, actor 
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
 		w, err := s.store.WorkspaceByRef(ctx, workspaceRef)
 		if err != nil {
+			return err
+		}
+		if err := plan.Require(w.Plan, plan.APITokens); err != nil {
 			return err
 		}
 		var hash []byte

@@ -15,6 +15,11 @@ type ErrorOut struct {
 	Code       string `json:"code" doc:"Stable code; decide on it, not on detail"`
 	RequestID  string `json:"request_id" doc:"Equals the X-Request-ID header"`
 	RetryAfter *int   `json:"retry_after,omitempty" doc:"Seconds to wait (429 only)"`
+	Plan       string `json:"plan,omitempty" enum:"free,team,business" doc:"402 only: the workspace's plan"`
+	Limit      *int   `json:"limit,omitempty" doc:"402 only: the limit reached (0 when the plan does not include the feature)"`
+	// RequiredPlan and Quota say which limit a 402 is about.
+	RequiredPlan string `json:"required_plan,omitempty" enum:"team,business" doc:"402 plan_limit only: the smallest plan that includes the feature"`
+	Quota        string `json:"quota,omitempty" enum:"datasets,scans_per_day" doc:"402 org_quota only: the quota used up"`
 }
 
 // ValidationItem is one item of a 422 detail list. ctx holds only the rule's bounds;
@@ -65,6 +70,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		out.Detail = d
 	} else {
 		out.Detail = s.msgs.Message(lang, e.Key, e.Params)
+	}
+	if pl := e.Plan; pl != nil {
+		limit := pl.Limit
+		out.Plan, out.Limit, out.RequiredPlan, out.Quota = pl.Plan, &limit, pl.Required, pl.Quota
 	}
 	if e.Kind == vigia.KindRateLimited {
 		ra := e.RetryAfter

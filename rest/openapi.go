@@ -79,6 +79,7 @@ var tagDescriptions = map[string]string{
 	"rag-gate":          "The gate of AI retrieval: allow, warn or block per dataset, recording the read",
 	"reconcile":         "Reconciliations between two datasets: counts and sums per group within a tolerance",
 	"ide":               "Editor extensions: table references resolved to datasets, column metadata (never values)",
+	"workspace":         "Workspace and account settings: default locale and time zone, currency, the person's locale; the egress addresses",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }
@@ -101,6 +102,10 @@ func (s *Server) errorSchemas(reg huma.Registry) errorRefs {
 			{Type: "array", Items: item, Description: "One item per invalid parameter or field (422)"}}},
 		"code":       {Type: "string", Nullable: true, Description: "Stable code; decide on it, not on detail. May be null"},
 		"request_id": str("Equals the X-Request-ID header"), "retry_after": retry,
+		"plan":          {Type: "string", Enum: []any{"free", "team", "business"}, Description: "402 only: the workspace's plan"},
+		"limit":         {Type: "integer", Description: "402 only: the limit reached (0 when the plan does not include the feature)"},
+		"required_plan": {Type: "string", Enum: []any{"team", "business"}, Description: "402 plan_limit only: the smallest plan that includes the feature"},
+		"quota":         {Type: "string", Enum: []any{"datasets", "scans_per_day"}, Description: "402 org_quota only: the quota used up"},
 	}}
 	validation := &huma.Schema{Type: "object", Required: []string{"detail", "code", "request_id"}, Properties: map[string]*huma.Schema{
 		"detail":     {Type: "array", Items: item, Description: "One item per invalid parameter or field"},

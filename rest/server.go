@@ -48,6 +48,9 @@ type Config struct {
 	ForwardedHeader string
 	// RequestTimeout bounds each request's work.
 	RequestTimeout time.Duration
+	// EgressIPs are the addresses Vigia's outbound connections come from
+	// (VIGIA_EGRESS_IPS), answered by GET /public/egress-ips.
+	EgressIPs []netip.Prefix
 }
 
 // Deps are the services the transport calls.
@@ -85,6 +88,8 @@ type Deps struct {
 	Explorer http.Handler
 	// WebApp serves the web app at /ui/ (GET /ui and everything under /ui/).
 	WebApp http.Handler
+	// Account keeps workspace and account settings.
+	Account AccountService
 }
 
 // Server is the HTTP transport.
@@ -205,6 +210,7 @@ func (s *Server) routes() {
 	s.reconcileRoutes()
 	s.reconcileCheckRoutes()
 	s.contractRoutes()
+	s.workspaceRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

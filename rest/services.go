@@ -8,6 +8,7 @@ import (
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/ide"
+	"github.com/vigia-data/vigia/identity"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/issue"
@@ -31,6 +32,15 @@ import (
 // IdentityService is what the transport needs of identity: who a bearer secret is.
 type IdentityService interface {
 	Authenticate(ctx context.Context, secret string) (vigia.Principal, error)
+}
+
+// AccountService is what the transport needs of workspace and account settings.
+type AccountService interface {
+	CurrentWorkspace(ctx context.Context) (identity.Workspace, error)
+	SetWorkspaceLocale(ctx context.Context, locale *string, timezone string) (identity.Workspace, error)
+	SetWorkspaceCurrency(ctx context.Context, currency *string) (identity.Workspace, error)
+	Me(ctx context.Context) (identity.Account, error)
+	UpdateMe(ctx context.Context, in identity.AccountUpdate) (identity.Account, error)
 }
 
 // CatalogService is what the transport needs of the catalog.

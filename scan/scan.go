@@ -174,6 +174,9 @@ type Config struct {
 	DecayScans int
 	// FreshnessSLA is the default freshness target.
 	FreshnessSLA time.Duration
+	// Quota, when set, is asked before a scan is queued: the plan's quotas (datasets,
+	// scans per day) answer 402 org_quota when used up.
+	Quota func(ctx context.Context) error
 }
 
 // Service triggers, runs and reads scans.
@@ -249,6 +252,11 @@ func (s *Service) TriggerScan(ctx context.Context, connectionRef, trigger string
 		} else if ok && existing.Status == StatusQueued {
 			out = existing
 			return nil
+		}
+		if s.cfg.Quota != nil {
+			if err := s.cfg.Quota(ctx); err != nil {
+				return err
+			}
 		}
 		n, err := s.store.CountActiveScans(ctx, p.WorkspaceID)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/event"
 	"github.com/vigia-data/vigia/identity"
+	"github.com/vigia-data/vigia/plan"
 )
 
 // IdentityStore implements identity.Store.
@@ -21,22 +22,26 @@ var _ identity.Store = (*IdentityStore)(nil)
 
 // CreateWorkspace inserts a workspace; KindConflict when the name is taken.
 func (s *IdentityStore) CreateWorkspace(ctx context.Context, w identity.Workspace) error {
-	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO workspaces (id, name, data_country, locale, timezone, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, w.ID, w.Name, w.DataCountry, w.Locale, w.Timezone, w.CreatedAt)
+	p := w.Plan
+	if p == "" {
+		p = plan.Default
+	}
+	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO workspaces (id, name, data_country, locale, timezone, currency, plan, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, w.ID, w.Name, w.DataCountry, w.Locale, w.Timezone, w.Currency, string(p), w.CreatedAt)
 	return translate(err)
 }
 
 // WorkspaceByRef finds a workspace by id or by name.
 func (s *IdentityStore) WorkspaceByRef(ctx context.Context, ref string) (identity.Workspace, error) {
 	var w identity.Workspace
-	q := `SELECT id::text, name, data_country, locale, timezone, suspended, created_at FROM workspaces WHERE `
+	q := `SELECT id::text, name, data_country, locale, timezone, suspended, currency, plan, created_at FROM workspaces WHERE `
 	var row pgx.Row
 	if vigia.ValidID(ref) {
 		row = s.db.q(ctx).QueryRow(ctx, q+`id = $1`, ref)
 	} else {
 		row = s.db.q(ctx).QueryRow(ctx, q+`name = $1`, ref)
 	}
-	err := row.Scan(&w.ID, &w.Name, &w.DataCountry, &w.Locale, &w.Timezone, &w.Suspended, &w.CreatedAt)
+	err := row.Scan(&w.ID, &w.Name, &w.DataCountry, &w.Locale, &w.Timezone, &w.Suspended, &w.Currency, &w.Plan, &w.CreatedAt)
 	return w, translate(err)
 }
 

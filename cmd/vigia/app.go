@@ -40,7 +40,7 @@ func openApp(ctx context.Context, cfg config, logOut io.Writer) (*app.App, error
 		Neo4j: neo4jgraph.Config{URI: cfg.Neo4jURI, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase,
 			QueryTimeout: cfg.Neo4jQueryTimeout, MaxNeighbourEdges: cfg.Neo4jMaxNeighbourEdges},
 		WebhookAllowHosts: cfg.WebhookAllowHosts, WebhookLegacyPrefix: cfg.WebhookLegacyPrefix, WebhookWorkers: cfg.WebhookWorkers,
-		PublicURL: cfg.PublicURL, DevelopmentKeyNotice: notice(cfg.devKeyNotice)}, db, log)
+		PublicURL: cfg.PublicURL, EgressIPs: cfg.EgressIPs, DevelopmentKeyNotice: notice(cfg.devKeyNotice)}, db, log)
 	if err != nil {
 		db.Close()
 		return nil, err

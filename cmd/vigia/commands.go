@@ -20,6 +20,7 @@ import (
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/i18n"
+	"github.com/vigia-data/vigia/plan"
 	"github.com/vigia-data/vigia/rest"
 )
 
@@ -254,8 +255,28 @@ func workspaceCommand(stdout, stderr io.Writer) *cobra.Command {
 			})
 		}}
 	create.Flags().StringVar(&country, "country", "PT", "default data country (ISO 3166-1 alpha-2)")
-	cmd.AddCommand(create)
+	cmd.AddCommand(create, workspaceSetCommand(stdout, stderr))
 	return cmd
+}
+
+// workspaceSetCommand is `vigia workspace set NAME --plan free|team|business`: the
+// operator chooses a workspace's plan (business unless chosen).
+func workspaceSetCommand(stdout, stderr io.Writer) *cobra.Command {
+	var planName string
+	set := &cobra.Command{Use: "set NAME", Short: "Change a workspace's settings (its plan)", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return withApp(c.Context(), stderr, func(a *app.App) error {
+				w, err := a.Identity.SetPlan(c.Context(), args[0], plan.Plan(planName))
+				if err != nil {
+					return about(fmt.Sprintf("workspace %q", args[0]), err)
+				}
+				fmt.Fprintf(stdout, "%s plan=%s\n", w.ID, w.Plan)
+				return nil
+			})
+		}}
+	set.Flags().StringVar(&planName, "plan", "", "free, team or business (a self-hosted workspace is business unless set)")
+	_ = set.MarkFlagRequired("plan")
+	return set
 }
 
 func userCommand(stdout, stderr io.Writer) *cobra.Command {

@@ -52,6 +52,9 @@ type config struct {
 	WebhookLegacyPrefix string
 	WebhookWorkers      int
 	PublicURL           string
+	// EgressIPs (VIGIA_EGRESS_IPS: comma-separated addresses or CIDRs) are what
+	// GET /public/egress-ips publishes.
+	EgressIPs []netip.Prefix
 	// devKeyNotice is where a command says that the development key is in use (nil:
 	// the JSON log warns, as serve does).
 	devKeyNotice io.Writer
@@ -109,6 +112,9 @@ func loadConfig() (config, error) {
 	}
 	c.JobStaleAfter = time.Duration(stale) * time.Second
 	c.SourcesDenyPrivate = os.Getenv("VIGIA_SOURCES_DENY_PRIVATE") == "true"
+	if c.EgressIPs, err = rest.ParseEgressIPs(os.Getenv("VIGIA_EGRESS_IPS")); err != nil {
+		return c, fmt.Errorf("VIGIA_EGRESS_IPS: want comma-separated addresses or CIDRs (203.0.113.7, 198.51.100.0/28): %w", err)
+	}
 	c.WebhookAllowHosts = netguard.ParseAllowHosts(os.Getenv("VIGIA_WEBHOOK_ALLOW_HOSTS"))
 	c.WebhookLegacyPrefix = os.Getenv("VIGIA_WEBHOOK_LEGACY_PREFIX")
 	if c.WebhookWorkers, err = envInt("VIGIA_WEBHOOK_WORKERS", 64); err != nil {
