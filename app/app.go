@@ -33,6 +33,7 @@ import (
 	"github.com/vigia-data/vigia/lineage/neo4jgraph"
 	"github.com/vigia-data/vigia/lineage/pggraph"
 	"github.com/vigia-data/vigia/lineage/sqllineage"
+	"github.com/vigia-data/vigia/modeling"
 	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/oncall"
@@ -159,6 +160,8 @@ type App struct {
 	WebhookJobs *jobs.Queue
 	// ConfigAsCode applies and exports configuration files (vigia apply, export-config).
 	ConfigAsCode *confcode.Service
+	// Modeling raises modeling and slo_breach issues after each scan.
+	Modeling *modeling.Service
 }
 
 // New wires the services over db (already migrated).
@@ -220,15 +223,19 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Products = product.NewService(db.Products(), db, a.Trust, a.Lineage, box, clock, product.Config{})
 	// Contracts render rules and domains; trust and domain versions read their state from the store.
 	a.Contracts = contract.NewService(db.Contracts(), db, a.Catalog, a.Rules, a.Products, clock)
+	// Modeling's fixes are checked by the dialects' parsers.
+	a.Modeling = modeling.NewService(db.Modeling(), sqllineage.Parser{}, clock, log)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
 	// A succeeded scan's event is consumed by lineage, then the active contracts' checks
 	// (a violation opens an issue), then the declared reconciliation checks touching the
 	// connection (a failing one opens an issue), then incidents, then the domains' verdicts (one event
-	// per domain whose aggregated verdict the scan's verdicts changed):
+	// per domain whose aggregated verdict the scan's verdicts changed), then modeling (schema
+	// design checks and domain SLO targets):
 	// scan.Service.AfterScan, the job of scan.AfterJobKind.
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
 		Weights: db.Products(), Consumers: []scan.NamedConsumer{{Name: "lineage", Consumer: a.Lineage},
-			{Name: "contracts", Consumer: a.Contracts}, {Name: "reconcile", Consumer: a.Diff}, {Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products}}},
+			{Name: "contracts", Consumer: a.Contracts}, {Name: "reconcile", Consumer: a.Diff}, {Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products},
+			{Name: "modeling", Consumer: a.Modeling}}},
 		clock, log, scanCfg)
 	// Notifications, then on-call (which sends through them) and ticket integrations
 	// (which resolve issues through the issue workflow); deliveries and ticket syncs run

@@ -154,10 +154,11 @@ func DecideVerdict(in VerdictInput) VerdictResult {
 // Stands reports whether the issue stands against its dataset: open, or acknowledged
 // except an acknowledged schema_drift (acknowledging a schema change is how a team
 // accepts it). Issues of type modeling (table design advice) and bi_refresh (a
-// downstream BI refresh) describe no problem of the data and never stand.
+// downstream BI refresh) describe no problem of the data and never stand; nor does
+// slo_breach (a dimension under a domain's target), which the score already carries.
 func (is VerdictIssue) Stands() bool {
 	switch is.Type {
-	case IssueTypeModeling, IssueTypeBIRefresh:
+	case IssueTypeModeling, IssueTypeBIRefresh, IssueTypeSLOBreach:
 		return false
 	}
 	switch is.Status {
