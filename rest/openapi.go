@@ -79,6 +79,7 @@ var tagDescriptions = map[string]string{
 	"rag-gate":          "The gate of AI retrieval: allow, warn or block per dataset, recording the read",
 	"reconcile":         "Reconciliations between two datasets: counts and sums per group within a tolerance",
 	"ide":               "Editor extensions: table references resolved to datasets, column metadata (never values)",
+	"synthetic":         "Synthetic data generated from profiles, never from stored values, with a utility and privacy scorecard",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }
@@ -174,6 +175,9 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 	switch {
 	case op.ContentType != "":
 		ok.Content = map[string]*huma.MediaType{op.ContentType: {Schema: fileSchema(op.ContentType)}}
+		for _, ct := range op.MoreContentTypes {
+			ok.Content[ct] = &huma.MediaType{Schema: fileSchema(ct)}
+		}
 		if op.Response != nil {
 			ok.Content["application/json"] = &huma.MediaType{Schema: reg.Schema(reflect.TypeOf(op.Response), true, op.ID+"Response")}
 			allowNullStructs(reg, reflect.TypeOf(op.Response), map[reflect.Type]bool{})
