@@ -26,7 +26,7 @@ const module = "github.com/vigia-data/vigia"
 // adapterRooms are the adapters; a package belongs to the room of the longest prefix.
 var adapterRooms = []string{
 	"store", "jobs", "rest", "graph", "lineage/pggraph", "lineage/neo4jgraph", "lineage/sqllineage", "source/connect",
-	"ticket/jira", "ticket/linear", "ticket/generic", "ui",
+	"ticket/jira", "ticket/linear", "ticket/generic", "ui", "synthetic/sqlitepack",
 }
 
 // compositionRooms wire everything and may import anything but the kernel's rules.
@@ -259,6 +259,8 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"client imports the kernel", pkg{ImportPath: m("client"), Imports: []string{module}, Deps: []string{module}}},
 		{"client links rest", pkg{ImportPath: m("client"), Deps: []string{m("rest")}}},
 		{"rulefile imports the kernel", pkg{ImportPath: m("rule/rulefile"), Imports: []string{module}}},
+		{"synthetic imports its SQLite adapter", pkg{ImportPath: m("synthetic"), Imports: []string{m("synthetic/sqlitepack")}}},
+		{"synthetic links the SQLite driver", pkg{ImportPath: m("synthetic"), Deps: []string{"modernc.org/sqlite"}}},
 	}
 	for _, c := range cases {
 		if v := violations([]pkg{c.p}); len(v) == 0 {

@@ -47,6 +47,8 @@ import (
 	"github.com/vigia-data/vigia/source"
 	"github.com/vigia-data/vigia/source/connect"
 	"github.com/vigia-data/vigia/store"
+	"github.com/vigia-data/vigia/synthetic"
+	"github.com/vigia-data/vigia/synthetic/sqlitepack"
 	"github.com/vigia-data/vigia/team"
 	"github.com/vigia-data/vigia/ticket"
 	"github.com/vigia-data/vigia/ticket/generic"
@@ -122,6 +124,12 @@ type Config struct {
 	EgressIPs []netip.Prefix
 	// Clock is the services' clock (default the system clock); tests inject one.
 	Clock vigia.Clock
+	// Synthetic tunes synthetic data: its budget (30 s by default) and, in tests only,
+	// values the generator is forced to reuse. RateLimitSynthetic and SyntheticWindow are
+	// each workspace's packs per window (20 per 10 minutes by default).
+	Synthetic          synthetic.Options
+	RateLimitSynthetic int
+	SyntheticWindow    time.Duration
 }
 
 // App is the wired service graph.
@@ -162,6 +170,8 @@ type App struct {
 	ConfigAsCode *confcode.Service
 	// Modeling raises modeling and slo_breach issues after each scan.
 	Modeling *modeling.Service
+	// Synthetic generates synthetic data from profiles.
+	Synthetic *synthetic.Service
 }
 
 // New wires the services over db (already migrated).
@@ -253,6 +263,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.IDE = ide.NewService(db.IDE(), a.Trust, a.Catalog)
 	a.ConfigAsCode = confcode.NewService(confcode.Deps{Connections: a.Connections, Teams: a.Teams, Domains: a.Products,
 		Channels: a.Notify, Rules: a.Rules, Datasets: a.Catalog, Store: db.Config(), Tx: db, Clock: clock})
+	a.Synthetic = synthetic.NewService(a.Catalog, a.Products, a.Connections, sqlitepack.Writer{}, cfg.Synthetic)
 	a.handleJobs()
 	return a, nil
 }
@@ -373,13 +384,15 @@ func (a *App) Server() *rest.Server {
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow,
 		RateLimitPublic: a.Config.RateLimitPublic, RateLimitProbe: a.Config.RateLimitProbe,
-		RateLimitValidate: a.Config.RateLimitValidate,
-		TrustedProxies:    a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader, EgressIPs: a.Config.EgressIPs},
+		RateLimitValidate:  a.Config.RateLimitValidate,
+		RateLimitSynthetic: a.Config.RateLimitSynthetic, SyntheticWindow: a.Config.SyntheticWindow,
+		TrustedProxies: a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader, EgressIPs: a.Config.EgressIPs},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
-			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
+			Synthetic: a.Synthetic,
+			Messages:  a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity}, a.Log)
 }
 

@@ -58,7 +58,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	lang := vigia.Lang(ctx)
 	out := ErrorOut{Code: e.Code, RequestID: vigia.RequestID(ctx)}
-	if e.Kind == vigia.KindInvalid {
+	if e.Kind == vigia.KindInvalid && e.Detail == nil {
 		out.Detail = s.validationItems(r, e.Fields)
 	} else if e.Detail != nil {
 		d := map[string]any{"code": e.Code, "message": s.msgs.Message(lang, e.Key, e.Params)}

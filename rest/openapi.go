@@ -80,6 +80,7 @@ var tagDescriptions = map[string]string{
 	"reconcile":         "Reconciliations between two datasets: counts and sums per group within a tolerance",
 	"ide":               "Editor extensions: table references resolved to datasets, column metadata (never values)",
 	"workspace":         "Workspace and account settings: default locale and time zone, currency, the person's locale; the egress addresses",
+	"synthetic":         "Synthetic data generated from profiles, never from stored values, with a utility and privacy scorecard",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }
@@ -179,6 +180,9 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 	switch {
 	case op.ContentType != "":
 		ok.Content = map[string]*huma.MediaType{op.ContentType: {Schema: fileSchema(op.ContentType)}}
+		for _, ct := range op.MoreContentTypes {
+			ok.Content[ct] = &huma.MediaType{Schema: fileSchema(ct)}
+		}
 		if op.Response != nil {
 			ok.Content["application/json"] = &huma.MediaType{Schema: reg.Schema(reflect.TypeOf(op.Response), true, op.ID+"Response")}
 			allowNullStructs(reg, reflect.TypeOf(op.Response), map[reflect.Type]bool{})

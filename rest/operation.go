@@ -47,6 +47,8 @@ type operation struct {
 	ListDefault int
 	// ContentType of a non-JSON success body.
 	ContentType string
+	// MoreContentTypes are further file types the success body may come in.
+	MoreContentTypes []string
 	// NoContent, when set, documents a 204 the operation answers instead (its reason).
 	NoContent string
 	// Headers documents response headers of the success answers (name → description).

@@ -39,6 +39,10 @@ type Config struct {
 	// RateLimitValidate is each credential's record validations per RateWindow (30 by
 	// default), on top of RateLimitToken.
 	RateLimitValidate int
+	// RateLimitSynthetic is each workspace's synthetic packs per SyntheticWindow (20 per
+	// 10 minutes by default).
+	RateLimitSynthetic int
+	SyntheticWindow    time.Duration
 	// TrustedProxies are the addresses (CIDRs) of the load balancers in front of the
 	// service. Only a request whose connection comes from one of them has its client
 	// address read from ForwardedHeader; none by default.
@@ -78,7 +82,9 @@ type Deps struct {
 	// ReconcileChecks keeps declared reconciliation checks.
 	ReconcileChecks ReconcileChecksService
 	Contracts       ContractService
-	Messages        *i18n.Catalog
+	// Synthetic generates and evaluates synthetic data.
+	Synthetic SyntheticService
+	Messages  *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
 	// Broker reports the message broker's state, only reported by readiness.
@@ -110,9 +116,11 @@ type Server struct {
 	publicLimiter *limiter
 	// validateLimiter bounds each credential's record validations.
 	validateLimiter *limiter
-	metrics         *metrics
-	draining        atomic.Bool
-	now             func() time.Time
+	// syntheticLimiter bounds each workspace's synthetic packs.
+	syntheticLimiter *limiter
+	metrics          *metrics
+	draining         atomic.Bool
+	now              func() time.Time
 }
 
 // New builds the router with every operation registered.
@@ -134,6 +142,12 @@ func New(cfg Config, deps Deps, log *slog.Logger) *Server {
 	}
 	if cfg.RateLimitValidate == 0 {
 		cfg.RateLimitValidate = validationLimitDefault
+	}
+	if cfg.RateLimitSynthetic == 0 {
+		cfg.RateLimitSynthetic = syntheticLimitDefault
+	}
+	if cfg.SyntheticWindow == 0 {
+		cfg.SyntheticWindow = syntheticWindowDefault
 	}
 	if cfg.ForwardedHeader == "" {
 		cfg.ForwardedHeader = HeaderXForwardedFor
@@ -211,6 +225,7 @@ func (s *Server) routes() {
 	s.reconcileCheckRoutes()
 	s.contractRoutes()
 	s.workspaceRoutes()
+	s.syntheticRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

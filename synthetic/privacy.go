@@ -1,0 +1,279 @@
+package synthetic
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/vigia-data/vigia/rulesql"
+	"github.com/vigia-data/vigia/source"
+)
+
+// lookupChunk bounds the generated values (or rows) one check statement carries.
+const lookupChunk = 200
+
+// checkPrivacy reads the source only to check the generated table: each statement
+// carries generated values and answers a count of source rows holding them, so nothing
+// of the source leaves it. The findings come in a fixed order: sample_leak,
+// extreme_leak, pii_leak; then k_min over the quasi-identifiers.
+func checkPrivacy(ctx context.Context, src source.Source, t *Table) (Evaluation, error) {
+	d := rulesql.Dialect(src.Dialect())
+	from := rulesql.TableRef(d, rulesql.Table{Schema: t.Source.Schema, Name: t.Source.Table})
+	count := func(where string) (int64, error) {
+		n, _, err := src.QueryInt(ctx, "SELECT COUNT(*) FROM "+from+" WHERE "+where)
+		return n, err
+	}
+	ev := Evaluation{KThreshold: KThreshold, Params: map[string]any{}}
+
+	// sample_leak: generated rows whose every compared column (keys aside) equals a
+	// source row's.
+	var compared []int
+	for c, col := range t.Columns {
+		if !col.PrimaryKey && col.Ref == nil {
+			compared = append(compared, c)
+		}
+	}
+	if len(compared) > 0 {
+		seen := map[string]bool{}
+		var conds []string
+		var leaked int64
+		flush := func() error {
+			if len(conds) == 0 {
+				return nil
+			}
+			n, err := count("(" + strings.Join(conds, ") OR (") + ")")
+			leaked += n
+			conds = conds[:0]
+			return err
+		}
+		for r := 0; r < t.Rows; r++ {
+			parts := make([]string, 0, len(compared))
+			for _, c := range compared {
+				v, null := t.Value(c, r)
+				col := rulesql.QuoteIdent(d, t.Columns[c].Name)
+				if null {
+					parts = append(parts, col+" IS NULL")
+				} else {
+					parts = append(parts, col+" = "+literal(d, t.Columns[c], v))
+				}
+			}
+			cond := strings.Join(parts, " AND ")
+			if seen[cond] {
+				continue
+			}
+			seen[cond] = true
+			conds = append(conds, cond)
+			if len(conds) == lookupChunk {
+				if err := flush(); err != nil {
+					return ev, err
+				}
+			}
+		}
+		if err := flush(); err != nil {
+			return ev, err
+		}
+		if leaked > 0 {
+			ev.Findings = append(ev.Findings, Finding{Key: KeySampleLeak, Params: map[string]any{"source_rows": leaked, "columns": len(compared)}})
+		}
+	}
+
+	// extreme_leak: a generated extreme equal to the column's real extreme, where that
+	// extreme is held by fewer than KThreshold source rows.
+	for c, col := range t.Columns {
+		if col.PrimaryKey || col.Ref != nil || col.profile == nil {
+			continue
+		}
+		for _, b := range extremes(t, c) {
+			n, err := count(rulesql.QuoteIdent(d, col.Name) + " = " + literal(d, col, b.value))
+			if err != nil {
+				return ev, err
+			}
+			if n > 0 && n < KThreshold {
+				ev.Findings = append(ev.Findings, Finding{Key: KeyExtremeLeak, Params: map[string]any{"column": col.Name, "bound": b.bound, "source_rows": n}})
+			}
+		}
+	}
+
+	// pii_leak: a generated value of a personal-data column found in the source.
+	for c, col := range t.Columns {
+		if !col.PII || col.PrimaryKey || col.Ref != nil {
+			continue
+		}
+		seen := map[string]bool{}
+		var lits []string
+		var found int64
+		flush := func() error {
+			if len(lits) == 0 {
+				return nil
+			}
+			n, err := count(rulesql.QuoteIdent(d, col.Name) + " IN (" + strings.Join(lits, ", ") + ")")
+			found += n
+			lits = lits[:0]
+			return err
+		}
+		for r := 0; r < t.Rows; r++ {
+			v, null := t.Value(c, r)
+			if null || seen[v] {
+				continue
+			}
+			seen[v] = true
+			lits = append(lits, literal(d, col, v))
+			if len(lits) == lookupChunk {
+				if err := flush(); err != nil {
+					return ev, err
+				}
+			}
+		}
+		if err := flush(); err != nil {
+			return ev, err
+		}
+		if found > 0 {
+			ev.Findings = append(ev.Findings, Finding{Key: KeyPIILeak, Params: map[string]any{"column": col.Name, "semantic_type": col.Semantic, "source_rows": found}})
+		}
+	}
+
+	// k_min over the quasi-identifiers of the generated rows.
+	var qi []int
+	for c, col := range t.Columns {
+		if col.QuasiIdentifier && !col.PrimaryKey && col.Ref == nil {
+			qi = append(qi, c)
+			ev.QuasiIdentifiers = append(ev.QuasiIdentifiers, col.Name)
+		}
+	}
+	if len(qi) > 0 && t.Rows > 0 {
+		groups := map[string]int{}
+		var b strings.Builder
+		for r := 0; r < t.Rows; r++ {
+			b.Reset()
+			for _, c := range qi {
+				v, null := t.Value(c, r)
+				if null {
+					b.WriteString("\x00N")
+				} else {
+					b.WriteString("\x00V" + v)
+				}
+			}
+			groups[b.String()]++
+		}
+		k := t.Rows
+		for _, n := range groups {
+			k = min(k, n)
+		}
+		ev.KMin = &k
+	}
+
+	switch {
+	case len(ev.Findings) > 0:
+		ev.PrivacyVerdict, ev.Key, ev.Params = VerdictFail, ev.Findings[0].Key, ev.Findings[0].Params
+	case ev.KMin != nil && *ev.KMin < KThreshold:
+		ev.PrivacyVerdict, ev.Key = VerdictWarn, KeyKBelow
+		ev.Params = map[string]any{"k_min": *ev.KMin, "k_threshold": KThreshold, "columns": ev.QuasiIdentifiers}
+	default:
+		ev.PrivacyVerdict = VerdictPass
+	}
+	return ev, nil
+}
+
+type extreme struct {
+	bound string
+	value string
+}
+
+// extremes are the generated minimum and maximum of a numeric or temporal column that
+// equal the profile's.
+func extremes(t *Table, c int) []extreme {
+	col := t.Columns[c]
+	p := col.profile
+	var out []extreme
+	switch col.SQLType {
+	case TypeInteger, TypeNumeric:
+		if p.Min == nil || p.Max == nil {
+			return nil
+		}
+		lo, hi, ok := numericRange(t, c)
+		if !ok {
+			return nil
+		}
+		if lo == p.Min.Float64() {
+			out = append(out, extreme{"min", strconv.FormatFloat(lo, 'f', -1, 64)})
+		}
+		if hi == p.Max.Float64() {
+			out = append(out, extreme{"max", strconv.FormatFloat(hi, 'f', -1, 64)})
+		}
+	case TypeDate, TypeTimestamp:
+		if p.MinTime == nil || p.MaxTime == nil {
+			return nil
+		}
+		layout := "2006-01-02 15:04:05"
+		if col.SQLType == TypeDate {
+			layout = "2006-01-02"
+		}
+		lo, hi, ok := textRange(t, c)
+		if !ok {
+			return nil
+		}
+		if lo == p.MinTime.UTC().Format(layout) {
+			out = append(out, extreme{"min", lo})
+		}
+		if hi == p.MaxTime.UTC().Format(layout) {
+			out = append(out, extreme{"max", hi})
+		}
+	}
+	return out
+}
+
+func numericRange(t *Table, c int) (lo, hi float64, ok bool) {
+	for r := 0; r < t.Rows; r++ {
+		v, null := t.Value(c, r)
+		if null {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			continue
+		}
+		if !ok || f < lo {
+			lo = f
+		}
+		if !ok || f > hi {
+			hi = f
+		}
+		ok = true
+	}
+	return lo, hi, ok
+}
+
+// textRange is the least and greatest value of a column whose text sorts like its values
+// (fixed-layout dates and timestamps).
+func textRange(t *Table, c int) (lo, hi string, ok bool) {
+	for r := 0; r < t.Rows; r++ {
+		v, null := t.Value(c, r)
+		if null {
+			continue
+		}
+		if !ok || v < lo {
+			lo = v
+		}
+		if !ok || v > hi {
+			hi = v
+		}
+		ok = true
+	}
+	return lo, hi, ok
+}
+
+// literal writes a generated value as a SQL literal of the column's type.
+func literal(d rulesql.Dialect, col Column, v string) string {
+	switch col.SQLType {
+	case TypeInteger, TypeNumeric:
+		if _, err := strconv.ParseFloat(v, 64); err == nil {
+			return v
+		}
+	case TypeBoolean:
+		if v == "true" {
+			return "TRUE"
+		}
+		return "FALSE"
+	}
+	return rulesql.QuoteString(d, v)
+}
