@@ -15,7 +15,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -588,14 +587,4 @@ func privacyFail(key string, params map[string]any, tables []map[string]any) err
 		msgParams["column"] = c
 	}
 	return &vigia.Error{Kind: vigia.KindConflict, Code: CodePrivacyFail, Key: "error.synthetic_privacy_fail." + key, Params: msgParams, Detail: detail}
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
