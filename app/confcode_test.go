@@ -185,6 +185,13 @@ func TestConfigAsCodeApply(t *testing.T) {
 				t.Fatalf("request %d: got %d %s", i, r.Status, r.Body)
 			}
 		}
+		// GraphQL calls the same services: the same refusal.
+		out := env.GraphQL(t, admin, `mutation($id: ID!) { updateRule(id: $id, input: {severity: "warning"}) { id } }`,
+			map[string]any{"id": rules.Items[0].ID})
+		errs, _ := out["errors"].([]any)
+		if len(errs) != 1 || errs[0].(map[string]any)["extensions"].(map[string]any)["code"] != "managed_by_config" {
+			t.Fatalf("GraphQL updateRule: %v", out)
+		}
 	})
 	t.Run("SecretShownOnlyWhenRotated", func(t *testing.T) {
 		r := env.Do(t, http.MethodGet, "/api/v1/notification-channels/"+ch.ID, admin, nil)
@@ -242,6 +249,16 @@ func TestConfigAsCodeApply(t *testing.T) {
 		}
 		if p := apply(t, without, confcode.Options{Prune: true}); !p.Empty() {
 			t.Fatalf("after prune:\n%s", planText(p))
+		}
+	})
+	t.Run("RulePackAppliedOnce", func(t *testing.T) {
+		file := cfgFull[:strings.Index(cfgFull, "channels:")] + "rule_packs:\n  - pack: pt_customer_master\n    dataset: warehouse/public.orders\n"
+		p := apply(t, file, confcode.Options{Prune: true})
+		if planText(p) != `apply rule pack "pt_customer_master on warehouse/public.orders": 1 new rule` {
+			t.Fatalf("pack plan:\n%s", planText(p))
+		}
+		if p := apply(t, file, confcode.Options{Prune: true}); !p.Empty() {
+			t.Fatalf("second pack plan:\n%s", planText(p))
 		}
 	})
 	if strings.Contains(env.Logs.String(), "s3cret") || strings.Contains(env.Logs.String(), urlMarker) {
