@@ -299,6 +299,31 @@ func TestConfigAsCodeRefusals(t *testing.T) {
 			t.Fatalf("applied %d connections", len(cs))
 		}
 	})
+	t.Run("AdoptsWhatTheAPIMade", func(t *testing.T) {
+		ws := env.MustWorkspace(t, "cfgadopt")
+		admin := env.MustSession(t, ws, vigia.RoleAdmin)
+		actx := app.AsAdmin(ctx, ws, "config")
+		r := env.Do(t, http.MethodPost, "/api/v1/teams", admin, map[string]any{"name": "Ops"})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("team: %d %s", r.Status, r.Body)
+		}
+		var team struct{ ID string }
+		r.JSON(t, &team)
+		f, err := env.App.ConfigAsCode.Export(actx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := env.App.ConfigAsCode.Apply(actx, f, envOf(nil), confcode.Options{})
+		if err != nil || planText(p) != `manage team "Ops"` {
+			t.Fatalf("adopt: %v\n%s", err, planText(p))
+		}
+		if r := env.Do(t, http.MethodPatch, "/api/v1/teams/"+team.ID, admin, map[string]any{"name": "Other"}); r.Status != http.StatusConflict {
+			t.Fatalf("rename of an adopted team: %d %s", r.Status, r.Body)
+		}
+		if p, err := env.App.ConfigAsCode.Apply(actx, f, envOf(nil), confcode.Options{}); err != nil || !p.Empty() {
+			t.Fatalf("second apply: %v\n%s", err, planText(p))
+		}
+	})
 	t.Run("BadObjectAppliesNothing", func(t *testing.T) {
 		f := mustParse(t, "version: 1\nteams:\n  - name: Early\ndomains:\n  - name: D\n    sla: {dimension_weights: {completude: 50}}\n")
 		_, err := env.App.ConfigAsCode.Apply(actx, f, envOf(nil), confcode.Options{})
