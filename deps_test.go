@@ -261,6 +261,8 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"rulefile imports the kernel", pkg{ImportPath: m("rule/rulefile"), Imports: []string{module}}},
 		{"synthetic imports its SQLite adapter", pkg{ImportPath: m("synthetic"), Imports: []string{m("synthetic/sqlitepack")}}},
 		{"synthetic links the SQLite driver", pkg{ImportPath: m("synthetic"), Deps: []string{"modernc.org/sqlite"}}},
+		{"confcode imports the store", pkg{ImportPath: m("confcode"), Imports: []string{m("store")}}},
+		{"confcode links a driver", pkg{ImportPath: m("confcode"), Deps: []string{"github.com/jackc/pgx/v5"}}},
 	}
 	for _, c := range cases {
 		if v := violations([]pkg{c.p}); len(v) == 0 {
@@ -282,6 +284,8 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{ImportPath: m("orchestrator"), Imports: []string{module, m("catalog"), m("lineage"), m("trust")}},
 		{ImportPath: m("ingest"), Imports: []string{module, "encoding/json", "go.yaml.in/yaml/v3"},
 			Deps: []string{module, "encoding/json", "go.yaml.in/yaml/v3"}},
+		{ImportPath: m("confcode"), Imports: []string{module, m("catalog"), m("connection"), m("notify"), m("product"), m("rule"), m("team"),
+			"go.yaml.in/yaml/v3"}},
 		{ImportPath: m("client"), Imports: []string{"net/http", "github.com/oapi-codegen/runtime"},
 			Deps: []string{"net/http", "github.com/oapi-codegen/runtime", "github.com/apapsch/go-jsonmerge/v2"}},
 	}

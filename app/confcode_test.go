@@ -185,6 +185,13 @@ func TestConfigAsCodeApply(t *testing.T) {
 				t.Fatalf("request %d: got %d %s", i, r.Status, r.Body)
 			}
 		}
+		// GraphQL calls the same services: the same refusal.
+		out := env.GraphQL(t, admin, `mutation($id: ID!) { updateRule(id: $id, input: {severity: "warning"}) { id } }`,
+			map[string]any{"id": rules.Items[0].ID})
+		errs, _ := out["errors"].([]any)
+		if len(errs) != 1 || errs[0].(map[string]any)["extensions"].(map[string]any)["code"] != "managed_by_config" {
+			t.Fatalf("GraphQL updateRule: %v", out)
+		}
 	})
 	t.Run("SecretShownOnlyWhenRotated", func(t *testing.T) {
 		r := env.Do(t, http.MethodGet, "/api/v1/notification-channels/"+ch.ID, admin, nil)
@@ -244,6 +251,16 @@ func TestConfigAsCodeApply(t *testing.T) {
 			t.Fatalf("after prune:\n%s", planText(p))
 		}
 	})
+	t.Run("RulePackAppliedOnce", func(t *testing.T) {
+		file := cfgFull[:strings.Index(cfgFull, "channels:")] + "rule_packs:\n  - pack: pt_customer_master\n    dataset: warehouse/public.orders\n"
+		p := apply(t, file, confcode.Options{Prune: true})
+		if planText(p) != `apply rule pack "pt_customer_master on warehouse/public.orders": 1 new rule` {
+			t.Fatalf("pack plan:\n%s", planText(p))
+		}
+		if p := apply(t, file, confcode.Options{Prune: true}); !p.Empty() {
+			t.Fatalf("second pack plan:\n%s", planText(p))
+		}
+	})
 	if strings.Contains(env.Logs.String(), "s3cret") || strings.Contains(env.Logs.String(), urlMarker) {
 		t.Fatal("a secret reached the logs")
 	}
@@ -280,6 +297,31 @@ func TestConfigAsCodeRefusals(t *testing.T) {
 		}
 		if cs, _ := env.App.Connections.Connections(actx); len(cs) != 0 {
 			t.Fatalf("applied %d connections", len(cs))
+		}
+	})
+	t.Run("AdoptsWhatTheAPIMade", func(t *testing.T) {
+		ws := env.MustWorkspace(t, "cfgadopt")
+		admin := env.MustSession(t, ws, vigia.RoleAdmin)
+		actx := app.AsAdmin(ctx, ws, "config")
+		r := env.Do(t, http.MethodPost, "/api/v1/teams", admin, map[string]any{"name": "Ops"})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("team: %d %s", r.Status, r.Body)
+		}
+		var team struct{ ID string }
+		r.JSON(t, &team)
+		f, err := env.App.ConfigAsCode.Export(actx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := env.App.ConfigAsCode.Apply(actx, f, envOf(nil), confcode.Options{})
+		if err != nil || planText(p) != `manage team "Ops"` {
+			t.Fatalf("adopt: %v\n%s", err, planText(p))
+		}
+		if r := env.Do(t, http.MethodPatch, "/api/v1/teams/"+team.ID, admin, map[string]any{"name": "Other"}); r.Status != http.StatusConflict {
+			t.Fatalf("rename of an adopted team: %d %s", r.Status, r.Body)
+		}
+		if p, err := env.App.ConfigAsCode.Apply(actx, f, envOf(nil), confcode.Options{}); err != nil || !p.Empty() {
+			t.Fatalf("second apply: %v\n%s", err, planText(p))
 		}
 	})
 	t.Run("BadObjectAppliesNothing", func(t *testing.T) {

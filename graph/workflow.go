@@ -35,8 +35,13 @@ func toRule(r rule.Rule) model.Rule {
 		out.RefDatasetName = &name
 	}
 	if lr := r.LastResult; lr != nil {
-		out.LastResult = &model.RuleResult{Status: lr.Status, ScanID: lr.ScanID, EvaluatedAt: lr.EvaluatedAt, Observed: lr.Observed,
+		out.LastResult = &model.RuleResult{Status: lr.Status, EvaluatedAt: lr.EvaluatedAt, Observed: lr.Observed,
 			Threshold: lr.Threshold}
+		if lr.ScanID != "" {
+			// A dbt test's result has no scan: null, never an empty id.
+			scanID := lr.ScanID
+			out.LastResult.ScanID = &scanID
+		}
 		if lr.Reason != nil {
 			params := lr.Reason.Params
 			if params == nil {

@@ -4066,11 +4066,12 @@ type RuleParams {
   maxFailing: Float
 }
 
-"A rule's result in one scan."
+"A rule's result in one scan, or in one dbt run for a dbt test's rule."
 type RuleResult {
   "passed, failed, not_evaluated"
   status: String!
-  scanId: ID!
+  "The scan that evaluated the rule; null for a dbt test's result (dbt runs have no scan)."
+  scanId: ID
   evaluatedAt: Time!
   observed: Float
   threshold: Float
@@ -14727,11 +14728,11 @@ func (ec *executionContext) _RuleResult_scanId(ctx context.Context, field graphq
 			return obj.ScanID, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_RuleResult_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -22056,7 +22057,7 @@ func (ec *executionContext) _RuleResult(ctx context.Context, sel ast.SelectionSe
 			}
 		case "scanId":
 			out.Values[i] = ec._RuleResult_scanId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "evaluatedAt":

@@ -578,11 +578,12 @@ type RuleReason struct {
 	Params string `json:"params"`
 }
 
-// A rule's result in one scan.
+// A rule's result in one scan, or in one dbt run for a dbt test's rule.
 type RuleResult struct {
 	// passed, failed, not_evaluated
-	Status      string      `json:"status"`
-	ScanID      string      `json:"scanId"`
+	Status string `json:"status"`
+	// The scan that evaluated the rule; null for a dbt test's result (dbt runs have no scan).
+	ScanID      *string     `json:"scanId,omitempty"`
 	EvaluatedAt time.Time   `json:"evaluatedAt"`
 	Observed    *float64    `json:"observed,omitempty"`
 	Threshold   *float64    `json:"threshold,omitempty"`
