@@ -142,6 +142,7 @@ func rootCommand(stdout, stderr io.Writer) *cobra.Command {
 		datasetsCommand(stdout, stderr))
 	root.AddCommand(graphCommand(stdout, stderr), lineageCommand(stdout, stderr), rulesCommand(stdout, stderr), benchCommand(stdout, stderr),
 		diffCommand(stdout, stderr))
+	root.AddCommand(syntheticCommand(stdout, stderr))
 	return root
 }
 
