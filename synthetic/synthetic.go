@@ -561,7 +561,11 @@ func (s *Service) evaluate(ctx context.Context, tables []*Table, seed int64, pro
 			}
 			srcs[t.ConnectionID] = src
 		}
-		ev, err := checkPrivacy(ctx, src, t)
+		err := redrawPII(ctx, src, t, seed)
+		var ev Evaluation
+		if err == nil {
+			ev, err = checkPrivacy(ctx, src, t)
+		}
 		if err != nil {
 			if e := budgetErr(ctx); e != nil {
 				return nil, e
