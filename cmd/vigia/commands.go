@@ -113,7 +113,7 @@ func reasonText(err error) string {
 		return e.Code
 	}
 	lang := cliLang()
-	if e.Kind == vigia.KindInvalid {
+	if e.Kind == vigia.KindInvalid && len(e.Fields) > 0 {
 		parts := make([]string, 0, len(e.Fields))
 		for _, f := range e.Fields {
 			where := strings.Join(f.Loc, ".")
