@@ -274,6 +274,28 @@ func TestSyntheticRowsAreDeterministicAndPacksLoadWithTheirKeys(t *testing.T) {
 		}
 	})
 
+	t.Run("GraphQLSyntheticEvaluation", func(t *testing.T) {
+		out := e.GraphQL(t, e.tok, `query($id: ID!) { dataset(id: $id) { syntheticEvaluation(rows: 1000, seed: 5) {
+			rows utilityScore privacyVerdict key kMin kThreshold reason utilityWeights { name value } params { name value } } } }`,
+			map[string]any{"id": clientes})
+		data, _ := out["data"].(map[string]any)
+		ds, _ := data["dataset"].(map[string]any)
+		ev, _ := ds["syntheticEvaluation"].(map[string]any)
+		if ev == nil || ev["privacyVerdict"] != "warn" || ev["key"] != "k_below" || ev["utilityScore"].(float64) < 80 || ev["reason"] == "" {
+			t.Fatalf("graphql: %v", out)
+		}
+		// The same scorecard as REST's for the same request.
+		var rest map[string]any
+		e.Do(t, http.MethodGet, "/api/v1/datasets/"+clientes+"/synthetic/evaluation?rows=1000&seed=5", e.tok, nil).JSON(t, &rest)
+		if rest["utility_score"] != ev["utilityScore"] || rest["k_min"] != ev["kMin"] {
+			t.Fatalf("rest %v vs graphql %v", rest, ev)
+		}
+		bad := e.GraphQL(t, e.tok, `query($id: ID!) { dataset(id: $id) { syntheticEvaluation(rows: 0) { rows } } }`, map[string]any{"id": clientes})
+		if errs, _ := bad["errors"].([]any); len(errs) == 0 {
+			t.Fatalf("rows 0: %v", bad)
+		}
+	})
+
 	t.Run("BadRequests", func(t *testing.T) {
 		for _, c := range []struct {
 			body map[string]any

@@ -2,7 +2,9 @@
 // call (the same as the REST handler's) and converts the result.
 package graph
 
-import ()
+import (
+	"github.com/vigia-data/vigia/i18n"
+)
 
 // Resolver holds the services resolvers call.
 type Resolver struct {
@@ -20,4 +22,7 @@ type Resolver struct {
 	Products        ProductService
 	// Contracts answers datasets' data contracts.
 	Contracts ContractService
+	// Synthetic answers datasets' synthetic-data scorecards; Messages words their reasons.
+	Synthetic SyntheticService
+	Messages  *i18n.Catalog
 }

@@ -216,16 +216,8 @@ func (s *Server) toSyntheticEvaluationOut(r *http.Request, ev synthetic.Evaluati
 	for _, f := range ev.Findings {
 		out.Findings = append(out.Findings, SyntheticFinding{Key: f.Key, Params: nonNilMap(f.Params)})
 	}
-	out.Reason = s.msgs.Message(vigia.Lang(r.Context()), SyntheticReasonKey(ev), ev.Params)
+	out.Reason = s.msgs.Message(vigia.Lang(r.Context()), ev.ReasonKey(), ev.Params)
 	return out
-}
-
-// SyntheticReasonKey is the catalogue key of an evaluation's reason.
-func SyntheticReasonKey(ev synthetic.Evaluation) string {
-	if ev.Key == "" {
-		return "synthetic.reason.pass"
-	}
-	return "synthetic.reason." + ev.Key
 }
 
 // safeFileName keeps letters, digits, dot, dash and underscore of a name.

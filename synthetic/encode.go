@@ -3,6 +3,7 @@ package synthetic
 import (
 	"archive/zip"
 	"bufio"
+	"compress/flate"
 	"encoding/csv"
 	"encoding/json"
 	"io"
@@ -173,6 +174,9 @@ func WriteZIP(w io.Writer, p *Pack) error {
 	manifest := PackManifest(p, FormatZIP)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	zw := zip.NewWriter(bw)
+	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(out, flate.BestSpeed)
+	})
 	create := func(name string) (io.Writer, error) {
 		return zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: zipTime})
 	}

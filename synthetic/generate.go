@@ -62,6 +62,8 @@ type Table struct {
 	Values       [][]string
 	Nulls        [][]bool
 	Rows         int
+	// injected marks, per column, the rows a test hook wrote (never redrawn).
+	injected map[int]bool
 }
 
 // Value returns row r of column c and whether it is NULL.
@@ -226,6 +228,10 @@ func generateColumn(t *Table, c int, seed int64, parents map[string][]string, in
 	for _, in := range inject {
 		if in.Column == col.Name && n > 0 {
 			vals[0], nulls[0] = in.Value, false
+			if t.injected == nil {
+				t.injected = map[int]bool{}
+			}
+			t.injected[c] = true
 		}
 	}
 	t.Values[c], t.Nulls[c] = vals, nulls

@@ -10,7 +10,7 @@ import (
 )
 
 // lookupChunk bounds the generated values (or rows) one check statement carries.
-const lookupChunk = 200
+const lookupChunk = 2000
 
 // checkPrivacy reads the source only to check the generated table: each statement
 // carries generated values and answers a count of source rows holding them, so nothing
@@ -34,42 +34,8 @@ func checkPrivacy(ctx context.Context, src source.Source, t *Table) (Evaluation,
 		}
 	}
 	if len(compared) > 0 {
-		seen := map[string]bool{}
-		var conds []string
-		var leaked int64
-		flush := func() error {
-			if len(conds) == 0 {
-				return nil
-			}
-			n, err := count("(" + strings.Join(conds, ") OR (") + ")")
-			leaked += n
-			conds = conds[:0]
-			return err
-		}
-		for r := 0; r < t.Rows; r++ {
-			parts := make([]string, 0, len(compared))
-			for _, c := range compared {
-				v, null := t.Value(c, r)
-				col := rulesql.QuoteIdent(d, t.Columns[c].Name)
-				if null {
-					parts = append(parts, col+" IS NULL")
-				} else {
-					parts = append(parts, col+" = "+literal(d, t.Columns[c], v))
-				}
-			}
-			cond := strings.Join(parts, " AND ")
-			if seen[cond] {
-				continue
-			}
-			seen[cond] = true
-			conds = append(conds, cond)
-			if len(conds) == lookupChunk {
-				if err := flush(); err != nil {
-					return ev, err
-				}
-			}
-		}
-		if err := flush(); err != nil {
+		leaked, err := sampleLeak(ctx, src, d, from, count, t, compared)
+		if err != nil {
 			return ev, err
 		}
 		if leaked > 0 {
@@ -260,6 +226,193 @@ func textRange(t *Table, c int) (lo, hi string, ok bool) {
 		ok = true
 	}
 	return lo, hi, ok
+}
+
+// redrawPII replaces generated values of personal-data columns that happen to exist in
+// the source (a drawn NIF or phone number that is someone's): the source answers which
+// of the generated values it holds, and those are drawn again, up to three rounds, so
+// that the release never carries them. Nothing of the source is kept: the answer holds
+// only values Vigia generated. Values a test hook injected stay, for the check to find.
+func redrawPII(ctx context.Context, src source.Source, t *Table, seed int64) error {
+	d := rulesql.Dialect(src.Dialect())
+	from := rulesql.TableRef(d, rulesql.Table{Schema: t.Source.Schema, Name: t.Source.Table})
+	for c, col := range t.Columns {
+		if !col.PII || col.PrimaryKey || col.Ref != nil {
+			continue
+		}
+		qcol := rulesql.QuoteIdent(d, col.Name)
+		for round := 0; round < 3; round++ {
+			hits := map[string]bool{}
+			seen := map[string]bool{}
+			var lits []string
+			flush := func() error {
+				if len(lits) == 0 {
+					return nil
+				}
+				rows, err := src.QueryRows(ctx, "SELECT DISTINCT "+qcol+" FROM "+from+" WHERE "+qcol+" IN ("+strings.Join(lits, ", ")+")", len(lits))
+				lits = lits[:0]
+				for _, r := range rows {
+					if len(r) == 1 && r[0] != nil {
+						hits[*r[0]] = true
+					}
+				}
+				return err
+			}
+			for r := 0; r < t.Rows; r++ {
+				v, null := t.Value(c, r)
+				if null || seen[v] || (r == 0 && t.injected[c]) {
+					continue
+				}
+				seen[v] = true
+				lits = append(lits, literal(d, col, v))
+				if len(lits) == lookupChunk {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+			}
+			if err := flush(); err != nil {
+				return err
+			}
+			if len(hits) == 0 {
+				break
+			}
+			gen := valueGenerator(col, seedFor(seed, t.Source.Name(), col.Name, "redraw", strconv.Itoa(round)))
+			for r := 0; r < t.Rows; r++ {
+				if v, null := t.Value(c, r); !null && hits[v] && !(r == 0 && t.injected[c]) {
+					nv := gen()
+					for try := 0; (seen[nv] && col.Unique || hits[nv]) && try < 20; try++ {
+						nv = gen()
+					}
+					seen[nv] = true
+					t.Values[c][r] = nv
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// sampleLeak counts the source rows equal, on every compared column, to a generated
+// row. A row can only match where its most selective column does: per chunk of
+// generated rows, one count of the source rows holding one of that column's values
+// (a hashed IN lookup) rules the chunk out, and only a chunk with hits is checked row by
+// row.
+func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from string, count func(string) (int64, error), t *Table, compared []int) (int64, error) {
+	pivot := compared[0]
+	best := -1.0
+	for _, c := range compared {
+		if r := selectivity(t.Columns[c]); r > best {
+			pivot, best = c, r
+		}
+	}
+	pcol := rulesql.QuoteIdent(d, t.Columns[pivot].Name)
+	var leaked int64
+	// rowCheck counts the source rows equal to one of rows on every compared column,
+	// rowChunk rows per statement (an OR of as many conjunctions).
+	const rowChunk = 100
+	rowCheck := func(rows []int) error {
+		dup := map[string]bool{}
+		var conds []string
+		flush := func() error {
+			if len(conds) == 0 {
+				return nil
+			}
+			n, err := count("(" + strings.Join(conds, ") OR (") + ")")
+			leaked += n
+			conds = conds[:0]
+			return err
+		}
+		for _, r := range rows {
+			parts := make([]string, 0, len(compared))
+			for _, c := range compared {
+				v, null := t.Value(c, r)
+				col := rulesql.QuoteIdent(d, t.Columns[c].Name)
+				if null {
+					parts = append(parts, col+" IS NULL")
+				} else {
+					parts = append(parts, col+" = "+literal(d, t.Columns[c], v))
+				}
+			}
+			cond := strings.Join(parts, " AND ")
+			if dup[cond] {
+				continue
+			}
+			dup[cond] = true
+			conds = append(conds, cond)
+			if len(conds) == rowChunk {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		return flush()
+	}
+	for start := 0; start < t.Rows; start += lookupChunk {
+		end := min(start+lookupChunk, t.Rows)
+		seen := map[string]bool{}
+		var lits []string
+		var nullRows []int
+		for r := start; r < end; r++ {
+			v, null := t.Value(pivot, r)
+			if null {
+				nullRows = append(nullRows, r)
+				continue
+			}
+			if !seen[v] {
+				seen[v] = true
+				lits = append(lits, literal(d, t.Columns[pivot], v))
+			}
+		}
+		hits := map[string]bool{}
+		if len(lits) > 0 {
+			rows, err := src.QueryRows(ctx, "SELECT DISTINCT "+pcol+" FROM "+from+" WHERE "+pcol+" IN ("+strings.Join(lits, ", ")+")", len(lits))
+			if err != nil {
+				return 0, err
+			}
+			for _, row := range rows {
+				if len(row) == 1 && row[0] != nil {
+					hits[*row[0]] = true
+				}
+			}
+		}
+		var candidates []int
+		if len(nullRows) > 0 {
+			n, err := count(pcol + " IS NULL")
+			if err != nil {
+				return 0, err
+			}
+			if n > 0 {
+				candidates = append(candidates, nullRows...)
+			}
+		}
+		if len(hits) > 0 {
+			for r := start; r < end; r++ {
+				// A source prints numbers and times its own way: any hit on such a pivot
+				// makes every row of the chunk a candidate.
+				if v, null := t.Value(pivot, r); !null && (hits[v] || t.Columns[pivot].SQLType != TypeText) {
+					candidates = append(candidates, r)
+				}
+			}
+		}
+		if err := rowCheck(candidates); err != nil {
+			return 0, err
+		}
+	}
+	return leaked, nil
+}
+
+// selectivity is the profile's distinct ratio of a column (unique columns 1), how
+// rarely two rows share a value.
+func selectivity(c Column) float64 {
+	if c.Unique {
+		return 1
+	}
+	p := c.profile
+	if p == nil || p.Distinct == nil || p.Distinct.SampleSize == 0 {
+		return 0
+	}
+	return p.Distinct.Value / float64(p.Distinct.SampleSize) * (1 - p.NullRate)
 }
 
 // literal writes a generated value as a SQL literal of the column's type.

@@ -144,6 +144,15 @@ type Evaluation struct {
 	QuasiIdentifiers []string
 }
 
+// ReasonKey is the message catalogue key of the evaluation's reason
+// (synthetic.reason.<key>, or synthetic.reason.pass).
+func (ev Evaluation) ReasonKey() string {
+	if ev.Key == "" {
+		return "synthetic.reason.pass"
+	}
+	return "synthetic.reason." + ev.Key
+}
+
 // Result is a generated table with its evaluation.
 type Result struct {
 	Table      *Table
@@ -169,6 +178,18 @@ type PackRequest struct {
 	RowsPerTable int
 	Seed         int64
 	Format       string
+	// Progress, when set, is told each table generated and evaluated (the command line
+	// draws it).
+	Progress func(Step)
+}
+
+// Step is a pack's progress: stage generate or evaluate, the table just done, and how
+// many of Total tables that stage has done.
+type Step struct {
+	Stage string
+	Table string
+	Done  int
+	Total int
 }
 
 // Rows generates rows of a dataset and evaluates them. Returns KindNotFound for a
@@ -203,10 +224,10 @@ func (s *Service) generateOne(ctx context.Context, datasetID string, rows int, s
 		return Result{}, overBudget(ctx, err)
 	}
 	tables := planTables([]catalog.Dataset{d}, rows)
-	if err := s.generate(ctx, tables, seed); err != nil {
+	if err := s.generate(ctx, tables, seed, nil); err != nil {
 		return Result{}, overBudget(ctx, err)
 	}
-	evs, err := s.evaluate(ctx, tables, seed)
+	evs, err := s.evaluate(ctx, tables, seed, nil)
 	if err != nil {
 		return Result{}, overBudget(ctx, err)
 	}
@@ -228,10 +249,10 @@ func (s *Service) Pack(ctx context.Context, req PackRequest) (*Pack, error) {
 		return nil, overBudget(ctx, err)
 	}
 	tables := planTables(ds, req.RowsPerTable)
-	if err := s.generate(ctx, tables, req.Seed); err != nil {
+	if err := s.generate(ctx, tables, req.Seed, req.Progress); err != nil {
 		return nil, overBudget(ctx, err)
 	}
-	evs, err := s.evaluate(ctx, tables, req.Seed)
+	evs, err := s.evaluate(ctx, tables, req.Seed, req.Progress)
 	if err != nil {
 		return nil, overBudget(ctx, err)
 	}
@@ -478,9 +499,12 @@ func orderByParents(tables []*Table) []*Table {
 }
 
 // generate fills every table, parents first.
-func (s *Service) generate(ctx context.Context, tables []*Table, seed int64) error {
+func (s *Service) generate(ctx context.Context, tables []*Table, seed int64, progress func(Step)) error {
 	keys := map[string][]string{}
-	for _, t := range tables {
+	for i, t := range tables {
+		if progress != nil && i > 0 {
+			progress(Step{Stage: "generate", Table: tables[i-1].Name, Done: i, Total: len(tables)})
+		}
 		if err := budgetErr(ctx); err != nil {
 			return err
 		}
@@ -499,11 +523,14 @@ func (s *Service) generate(ctx context.Context, tables []*Table, seed int64) err
 			}
 		}
 	}
+	if progress != nil && len(tables) > 0 {
+		progress(Step{Stage: "generate", Table: tables[len(tables)-1].Name, Done: len(tables), Total: len(tables)})
+	}
 	return budgetErr(ctx)
 }
 
 // evaluate checks every table's privacy against its source and scores its utility.
-func (s *Service) evaluate(ctx context.Context, tables []*Table, seed int64) ([]Evaluation, error) {
+func (s *Service) evaluate(ctx context.Context, tables []*Table, seed int64, progress func(Step)) ([]Evaluation, error) {
 	srcs := map[string]source.Source{}
 	defer func() {
 		for _, src := range srcs {
@@ -533,7 +560,11 @@ func (s *Service) evaluate(ctx context.Context, tables []*Table, seed int64) ([]
 			}
 			srcs[t.ConnectionID] = src
 		}
-		ev, err := checkPrivacy(ctx, src, t)
+		err := redrawPII(ctx, src, t, seed)
+		var ev Evaluation
+		if err == nil {
+			ev, err = checkPrivacy(ctx, src, t)
+		}
 		if err != nil {
 			if e := budgetErr(ctx); e != nil {
 				return nil, e
@@ -543,6 +574,9 @@ func (s *Service) evaluate(ctx context.Context, tables []*Table, seed int64) ([]
 		ev.DatasetID, ev.Table, ev.Rows, ev.Seed = t.DatasetID, t.Name, t.Rows, seed
 		ev.UtilityComponents, ev.UtilityWeights, ev.UtilityScore = utility(t, byName)
 		out = append(out, ev)
+		if progress != nil {
+			progress(Step{Stage: "evaluate", Table: t.Name, Done: len(out), Total: len(tables)})
+		}
 	}
 	return out, nil
 }

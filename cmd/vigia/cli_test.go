@@ -65,6 +65,34 @@ func TestDemoPrintsAWorkingToken(t *testing.T) {
 			t.Fatalf("no type change found on the second scan (%v)", err)
 		}
 	})
+
+	t.Run("SyntheticPackOfTheERPConnection", func(t *testing.T) {
+		out.Reset()
+		errb.Reset()
+		path := filepath.Join(t.TempDir(), "erp.sqlite")
+		if code := run(ctx, []string{"synthetic", "pack", "--workspace", "demo", "--connection", "demo-erp", "--rows", "300", "--seed", "4",
+			"--format", "sqlite", "-o", path}, &out, &errb); code != 0 {
+			t.Fatalf("synthetic pack: exit %d\n%s\n%s", code, out.String(), errb.String())
+		}
+		if !strings.Contains(errb.String(), "generate 6/6 tables") || !strings.Contains(errb.String(), "evaluate 6/6 tables") {
+			t.Fatalf("progress:\n%s", errb.String())
+		}
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n, problems int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM faturas`).Scan(&n); err != nil || n != 300 {
+			t.Fatalf("faturas: %d %v", n, err)
+		}
+		if err := db.QueryRow(`SELECT COUNT(*) FROM pragma_foreign_key_check`).Scan(&problems); err != nil || problems != 0 {
+			t.Fatalf("foreign_key_check: %d %v", problems, err)
+		}
+		if code := run(ctx, []string{"synthetic", "pack", "--workspace", "demo", "-o", path}, &out, &errb); code == 0 {
+			t.Fatal("a pack without a scope succeeded")
+		}
+	})
 }
 
 // `vigia scan --wait` prints plain progress lines off a terminal and exits non-zero when

@@ -114,7 +114,7 @@ func reasonText(err error) string {
 		return e.Code
 	}
 	lang := cliLang()
-	if e.Kind == vigia.KindInvalid {
+	if e.Kind == vigia.KindInvalid && len(e.Fields) > 0 {
 		parts := make([]string, 0, len(e.Fields))
 		for _, f := range e.Fields {
 			where := strings.Join(f.Loc, ".")
@@ -144,6 +144,7 @@ func rootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(graphCommand(stdout, stderr), lineageCommand(stdout, stderr), rulesCommand(stdout, stderr), benchCommand(stdout, stderr),
 		diffCommand(stdout, stderr))
 	root.AddCommand(applyCommand(stdout, stderr), exportConfigCommand(stdout, stderr))
+	root.AddCommand(syntheticCommand(stdout, stderr))
 	return root
 }
 

@@ -107,33 +107,34 @@ type ComplexityRoot struct {
 	}
 
 	Dataset struct {
-		AccessRole       func(childComplexity int) int
-		Columns          func(childComplexity int) int
-		ConnectionID     func(childComplexity int) int
-		ConnectionName   func(childComplexity int) int
-		Contract         func(childComplexity int) int
-		ContractVersions func(childComplexity int, limit *int, offset *int) int
-		CostGuarded      func(childComplexity int) int
-		Country          func(childComplexity int) int
-		CreatedAt        func(childComplexity int) int
-		DataCountry      func(childComplexity int) int
-		ID               func(childComplexity int) int
-		Impact           func(childComplexity int, column *string) int
-		Issues           func(childComplexity int) int
-		Kind             func(childComplexity int) int
-		LastFailure      func(childComplexity int) int
-		LastScanAt       func(childComplexity int) int
-		LatestScore      func(childComplexity int) int
-		Lineage          func(childComplexity int, direction *model.LineageDirection, hops *int) int
-		Name             func(childComplexity int) int
-		Path             func(childComplexity int, to string) int
-		RowCount         func(childComplexity int) int
-		RowCountExact    func(childComplexity int) int
-		Schema           func(childComplexity int) int
-		ScoreHistory     func(childComplexity int, limit *int) int
-		Table            func(childComplexity int) int
-		UpdatedAt        func(childComplexity int) int
-		Verdict          func(childComplexity int) int
+		AccessRole          func(childComplexity int) int
+		Columns             func(childComplexity int) int
+		ConnectionID        func(childComplexity int) int
+		ConnectionName      func(childComplexity int) int
+		Contract            func(childComplexity int) int
+		ContractVersions    func(childComplexity int, limit *int, offset *int) int
+		CostGuarded         func(childComplexity int) int
+		Country             func(childComplexity int) int
+		CreatedAt           func(childComplexity int) int
+		DataCountry         func(childComplexity int) int
+		ID                  func(childComplexity int) int
+		Impact              func(childComplexity int, column *string) int
+		Issues              func(childComplexity int) int
+		Kind                func(childComplexity int) int
+		LastFailure         func(childComplexity int) int
+		LastScanAt          func(childComplexity int) int
+		LatestScore         func(childComplexity int) int
+		Lineage             func(childComplexity int, direction *model.LineageDirection, hops *int) int
+		Name                func(childComplexity int) int
+		Path                func(childComplexity int, to string) int
+		RowCount            func(childComplexity int) int
+		RowCountExact       func(childComplexity int) int
+		Schema              func(childComplexity int) int
+		ScoreHistory        func(childComplexity int, limit *int) int
+		SyntheticEvaluation func(childComplexity int, rows *int, seed *int) int
+		Table               func(childComplexity int) int
+		UpdatedAt           func(childComplexity int) int
+		Verdict             func(childComplexity int) int
 	}
 
 	DatasetContract struct {
@@ -584,6 +585,31 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	SyntheticEvaluation struct {
+		KMin              func(childComplexity int) int
+		KThreshold        func(childComplexity int) int
+		Key               func(childComplexity int) int
+		Params            func(childComplexity int) int
+		PrivacyVerdict    func(childComplexity int) int
+		QuasiIdentifiers  func(childComplexity int) int
+		Reason            func(childComplexity int) int
+		Rows              func(childComplexity int) int
+		Seed              func(childComplexity int) int
+		UtilityComponents func(childComplexity int) int
+		UtilityScore      func(childComplexity int) int
+		UtilityWeights    func(childComplexity int) int
+	}
+
+	SyntheticMeasure struct {
+		Name  func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
+	SyntheticParam struct {
+		Name  func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
 	TrustDecision struct {
 		AsOf                func(childComplexity int) int
 		ContractActive      func(childComplexity int) int
@@ -639,6 +665,7 @@ type DatasetResolver interface {
 	ScoreHistory(ctx context.Context, obj *model.Dataset, limit *int) ([]model.ScorePoint, error)
 	Issues(ctx context.Context, obj *model.Dataset) ([]model.IssueSummary, error)
 	Verdict(ctx context.Context, obj *model.Dataset) (*model.Verdict, error)
+	SyntheticEvaluation(ctx context.Context, obj *model.Dataset, rows *int, seed *int) (*model.SyntheticEvaluation, error)
 }
 type DomainResolver interface {
 	Readiness(ctx context.Context, obj *model.Domain) (*model.DomainReadiness, error)
@@ -1137,6 +1164,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.ScoreHistory(childComplexity, args["limit"].(*int)), true
+	case "Dataset.syntheticEvaluation":
+		if e.ComplexityRoot.Dataset.SyntheticEvaluation == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_syntheticEvaluation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.SyntheticEvaluation(childComplexity, args["rows"].(*int), args["seed"].(*int)), true
 	case "Dataset.table":
 		if e.ComplexityRoot.Dataset.Table == nil {
 			break
@@ -3171,6 +3209,105 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SignalPage.Total(childComplexity), true
 
+	case "SyntheticEvaluation.kMin":
+		if e.ComplexityRoot.SyntheticEvaluation.KMin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.KMin(childComplexity), true
+	case "SyntheticEvaluation.kThreshold":
+		if e.ComplexityRoot.SyntheticEvaluation.KThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.KThreshold(childComplexity), true
+	case "SyntheticEvaluation.key":
+		if e.ComplexityRoot.SyntheticEvaluation.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.Key(childComplexity), true
+	case "SyntheticEvaluation.params":
+		if e.ComplexityRoot.SyntheticEvaluation.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.Params(childComplexity), true
+	case "SyntheticEvaluation.privacyVerdict":
+		if e.ComplexityRoot.SyntheticEvaluation.PrivacyVerdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.PrivacyVerdict(childComplexity), true
+	case "SyntheticEvaluation.quasiIdentifiers":
+		if e.ComplexityRoot.SyntheticEvaluation.QuasiIdentifiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.QuasiIdentifiers(childComplexity), true
+	case "SyntheticEvaluation.reason":
+		if e.ComplexityRoot.SyntheticEvaluation.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.Reason(childComplexity), true
+	case "SyntheticEvaluation.rows":
+		if e.ComplexityRoot.SyntheticEvaluation.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.Rows(childComplexity), true
+	case "SyntheticEvaluation.seed":
+		if e.ComplexityRoot.SyntheticEvaluation.Seed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.Seed(childComplexity), true
+	case "SyntheticEvaluation.utilityComponents":
+		if e.ComplexityRoot.SyntheticEvaluation.UtilityComponents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.UtilityComponents(childComplexity), true
+	case "SyntheticEvaluation.utilityScore":
+		if e.ComplexityRoot.SyntheticEvaluation.UtilityScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.UtilityScore(childComplexity), true
+	case "SyntheticEvaluation.utilityWeights":
+		if e.ComplexityRoot.SyntheticEvaluation.UtilityWeights == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.UtilityWeights(childComplexity), true
+
+	case "SyntheticMeasure.name":
+		if e.ComplexityRoot.SyntheticMeasure.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticMeasure.Name(childComplexity), true
+	case "SyntheticMeasure.value":
+		if e.ComplexityRoot.SyntheticMeasure.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticMeasure.Value(childComplexity), true
+
+	case "SyntheticParam.name":
+		if e.ComplexityRoot.SyntheticParam.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticParam.Name(childComplexity), true
+	case "SyntheticParam.value":
+		if e.ComplexityRoot.SyntheticParam.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticParam.Value(childComplexity), true
+
 	case "TrustDecision.asOf":
 		if e.ComplexityRoot.TrustDecision.AsOf == nil {
 			break
@@ -4278,6 +4415,46 @@ type Mutation {
   triggerScan(connectionId: ID!): Scan!
 }
 `, BuiltIn: false},
+	{Name: "../schema/synthetic.graphqls", Input: `extend type Dataset {
+  "Utility and privacy scorecard of rows generated from the dataset's profile, never from stored values (rows 1-20000). Over the 30 s budget the error code is synthetic_budget_exceeded."
+  syntheticEvaluation(rows: Int = 100, seed: Int = 0): SyntheticEvaluation!
+}
+
+"Scorecard of synthetic rows: utility measured against the profile, privacy checked against the source by counts only."
+type SyntheticEvaluation {
+  rows: Int!
+  seed: Int!
+  "0-100: the weighted sum of the components"
+  utilityScore: Float!
+  "0-100 each"
+  utilityComponents: [SyntheticMeasure!]!
+  "Sum 100"
+  utilityWeights: [SyntheticMeasure!]!
+  "pass, warn or fail (fail on sample_leak, extreme_leak or pii_leak; warn when kMin is below kThreshold)"
+  privacyVerdict: String!
+  "sample_leak, extreme_leak, pii_leak or k_below; null on pass"
+  key: String
+  "The deciding finding's params (names and counts, never a value)"
+  params: [SyntheticParam!]!
+  "The verdict in words (pt-PT; en or es by the request's language)"
+  reason: String!
+  kMin: Int
+  kThreshold: Int!
+  quasiIdentifiers: [String!]!
+}
+
+"A named number of a scorecard."
+type SyntheticMeasure {
+  name: String!
+  value: Float!
+}
+
+"A finding's param as text."
+type SyntheticParam {
+  name: String!
+  value: String!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -4471,6 +4648,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_issues(ctx, field)
 	case "verdict":
 		return ec.fieldContext_Dataset_verdict(ctx, field)
+	case "syntheticEvaluation":
+		return ec.fieldContext_Dataset_syntheticEvaluation(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Dataset", field.Name)
 }
@@ -5311,6 +5490,56 @@ func (ec *executionContext) childFields_SignalPage(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type SignalPage", field.Name)
 }
 
+func (ec *executionContext) childFields_SyntheticEvaluation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rows":
+		return ec.fieldContext_SyntheticEvaluation_rows(ctx, field)
+	case "seed":
+		return ec.fieldContext_SyntheticEvaluation_seed(ctx, field)
+	case "utilityScore":
+		return ec.fieldContext_SyntheticEvaluation_utilityScore(ctx, field)
+	case "utilityComponents":
+		return ec.fieldContext_SyntheticEvaluation_utilityComponents(ctx, field)
+	case "utilityWeights":
+		return ec.fieldContext_SyntheticEvaluation_utilityWeights(ctx, field)
+	case "privacyVerdict":
+		return ec.fieldContext_SyntheticEvaluation_privacyVerdict(ctx, field)
+	case "key":
+		return ec.fieldContext_SyntheticEvaluation_key(ctx, field)
+	case "params":
+		return ec.fieldContext_SyntheticEvaluation_params(ctx, field)
+	case "reason":
+		return ec.fieldContext_SyntheticEvaluation_reason(ctx, field)
+	case "kMin":
+		return ec.fieldContext_SyntheticEvaluation_kMin(ctx, field)
+	case "kThreshold":
+		return ec.fieldContext_SyntheticEvaluation_kThreshold(ctx, field)
+	case "quasiIdentifiers":
+		return ec.fieldContext_SyntheticEvaluation_quasiIdentifiers(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyntheticEvaluation", field.Name)
+}
+
+func (ec *executionContext) childFields_SyntheticMeasure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_SyntheticMeasure_name(ctx, field)
+	case "value":
+		return ec.fieldContext_SyntheticMeasure_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyntheticMeasure", field.Name)
+}
+
+func (ec *executionContext) childFields_SyntheticParam(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_SyntheticParam_name(ctx, field)
+	case "value":
+		return ec.fieldContext_SyntheticParam_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyntheticParam", field.Name)
+}
+
 func (ec *executionContext) childFields_TrustDecision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "datasetId":
@@ -5584,6 +5813,28 @@ func (ec *executionContext) field_Dataset_scoreHistory_args(ctx context.Context,
 		return nil, err
 	}
 	args["limit"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_syntheticEvaluation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "rows",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rows"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "seed",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seed"] = arg1
 	return args, nil
 }
 
@@ -8138,6 +8389,50 @@ func (ec *executionContext) fieldContext_Dataset_verdict(_ context.Context, fiel
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Verdict(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_syntheticEvaluation(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_syntheticEvaluation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().SyntheticEvaluation(ctx, obj, fc.Args["rows"].(*int), fc.Args["seed"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SyntheticEvaluation) graphql.Marshaler {
+			return ec.marshalNSyntheticEvaluation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticEvaluation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_syntheticEvaluation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticEvaluation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_syntheticEvaluation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -16155,6 +16450,401 @@ func (ec *executionContext) fieldContext_SignalPage_total(_ context.Context, fie
 	return graphql.NewScalarFieldContext("SignalPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _SyntheticEvaluation_rows(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_rows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticEvaluation_seed(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_seed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_seed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticEvaluation_utilityScore(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_utilityScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UtilityScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_utilityScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticEvaluation_utilityComponents(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_utilityComponents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UtilityComponents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SyntheticMeasure) graphql.Marshaler {
+			return ec.marshalNSyntheticMeasure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticMeasureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_utilityComponents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyntheticEvaluation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticMeasure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyntheticEvaluation_utilityWeights(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_utilityWeights(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UtilityWeights, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SyntheticMeasure) graphql.Marshaler {
+			return ec.marshalNSyntheticMeasure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticMeasureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_utilityWeights(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyntheticEvaluation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticMeasure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyntheticEvaluation_privacyVerdict(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_privacyVerdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PrivacyVerdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_privacyVerdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticEvaluation_key(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticEvaluation_params(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SyntheticParam) graphql.Marshaler {
+			return ec.marshalNSyntheticParam2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticParamᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyntheticEvaluation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticParam(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyntheticEvaluation_reason(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticEvaluation_kMin(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_kMin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.KMin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_kMin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticEvaluation_kThreshold(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_kThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.KThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_kThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticEvaluation_quasiIdentifiers(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_quasiIdentifiers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QuasiIdentifiers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_quasiIdentifiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticMeasure_name(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticMeasure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticMeasure_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticMeasure_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticMeasure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticMeasure_value(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticMeasure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticMeasure_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticMeasure_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticMeasure", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticParam_name(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticParam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticParam_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticParam_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticParam", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticParam_value(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticParam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticParam_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticParam_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticParam", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _TrustDecision_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19108,6 +19798,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Dataset_verdict(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "syntheticEvaluation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_syntheticEvaluation(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -22678,6 +23406,185 @@ func (ec *executionContext) _SignalPage(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var syntheticEvaluationImplementors = []string{"SyntheticEvaluation"}
+
+func (ec *executionContext) _SyntheticEvaluation(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticEvaluation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syntheticEvaluationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyntheticEvaluation")
+		case "rows":
+			out.Values[i] = ec._SyntheticEvaluation_rows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seed":
+			out.Values[i] = ec._SyntheticEvaluation_seed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "utilityScore":
+			out.Values[i] = ec._SyntheticEvaluation_utilityScore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "utilityComponents":
+			out.Values[i] = ec._SyntheticEvaluation_utilityComponents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "utilityWeights":
+			out.Values[i] = ec._SyntheticEvaluation_utilityWeights(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "privacyVerdict":
+			out.Values[i] = ec._SyntheticEvaluation_privacyVerdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "key":
+			out.Values[i] = ec._SyntheticEvaluation_key(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._SyntheticEvaluation_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._SyntheticEvaluation_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kMin":
+			out.Values[i] = ec._SyntheticEvaluation_kMin(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "kThreshold":
+			out.Values[i] = ec._SyntheticEvaluation_kThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quasiIdentifiers":
+			out.Values[i] = ec._SyntheticEvaluation_quasiIdentifiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var syntheticMeasureImplementors = []string{"SyntheticMeasure"}
+
+func (ec *executionContext) _SyntheticMeasure(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticMeasure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syntheticMeasureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyntheticMeasure")
+		case "name":
+			out.Values[i] = ec._SyntheticMeasure_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._SyntheticMeasure_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var syntheticParamImplementors = []string{"SyntheticParam"}
+
+func (ec *executionContext) _SyntheticParam(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticParam) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syntheticParamImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyntheticParam")
+		case "name":
+			out.Values[i] = ec._SyntheticParam_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._SyntheticParam_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var trustDecisionImplementors = []string{"TrustDecision"}
 
 func (ec *executionContext) _TrustDecision(ctx context.Context, sel ast.SelectionSet, obj *model.TrustDecision) graphql.Marshaler {
@@ -24266,6 +25173,56 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	for i := range v {
 		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
 	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSyntheticEvaluation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticEvaluation(ctx context.Context, sel ast.SelectionSet, v *model.SyntheticEvaluation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SyntheticEvaluation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSyntheticMeasure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticMeasure(ctx context.Context, sel ast.SelectionSet, v model.SyntheticMeasure) graphql.Marshaler {
+	return ec._SyntheticMeasure(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSyntheticMeasure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticMeasureᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SyntheticMeasure) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSyntheticMeasure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticMeasure(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSyntheticParam2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticParam(ctx context.Context, sel ast.SelectionSet, v model.SyntheticParam) graphql.Marshaler {
+	return ec._SyntheticParam(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSyntheticParam2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticParamᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SyntheticParam) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSyntheticParam2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticParam(ctx, sel, v[i])
+	})
 
 	for _, e := range ret {
 		if e == graphql.Null {

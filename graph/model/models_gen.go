@@ -145,6 +145,8 @@ type Dataset struct {
 	// Open and acknowledged issues.
 	Issues  []IssueSummary `json:"issues"`
 	Verdict *Verdict       `json:"verdict"`
+	// Utility and privacy scorecard of rows generated from the dataset's profile, never from stored values (rows 1-20000). Over the 30 s budget the error code is synthetic_budget_exceeded.
+	SyntheticEvaluation *SyntheticEvaluation `json:"syntheticEvaluation"`
 }
 
 // A dataset's data contract.
@@ -688,6 +690,41 @@ type Signal struct {
 type SignalPage struct {
 	Items []Signal `json:"items"`
 	Total int      `json:"total"`
+}
+
+// Scorecard of synthetic rows: utility measured against the profile, privacy checked against the source by counts only.
+type SyntheticEvaluation struct {
+	Rows int `json:"rows"`
+	Seed int `json:"seed"`
+	// 0-100: the weighted sum of the components
+	UtilityScore float64 `json:"utilityScore"`
+	// 0-100 each
+	UtilityComponents []SyntheticMeasure `json:"utilityComponents"`
+	// Sum 100
+	UtilityWeights []SyntheticMeasure `json:"utilityWeights"`
+	// pass, warn or fail (fail on sample_leak, extreme_leak or pii_leak; warn when kMin is below kThreshold)
+	PrivacyVerdict string `json:"privacyVerdict"`
+	// sample_leak, extreme_leak, pii_leak or k_below; null on pass
+	Key *string `json:"key,omitempty"`
+	// The deciding finding's params (names and counts, never a value)
+	Params []SyntheticParam `json:"params"`
+	// The verdict in words (pt-PT; en or es by the request's language)
+	Reason           string   `json:"reason"`
+	KMin             *int     `json:"kMin,omitempty"`
+	KThreshold       int      `json:"kThreshold"`
+	QuasiIdentifiers []string `json:"quasiIdentifiers"`
+}
+
+// A named number of a scorecard.
+type SyntheticMeasure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
+// A finding's param as text.
+type SyntheticParam struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // May this dataset be used for this purpose now? The same answer as GET /datasets/{id}/trust-decision.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
@@ -18,7 +19,7 @@ import (
 type Writer struct{}
 
 // batchRows bounds the rows of one INSERT (SQLite allows 32766 variables).
-const batchRows = 200
+const batchRows = 500
 
 // WriteSQLite creates the database at path and loads the pack into it.
 func (Writer) WriteSQLite(ctx context.Context, path string, p *synthetic.Pack) error {
@@ -51,12 +52,13 @@ func insert(ctx context.Context, tx *sql.Tx, t *synthetic.Table) error {
 	}
 	rowPH := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
 	head := `INSERT INTO "` + strings.ReplaceAll(t.Name, `"`, `""`) + `" (` + strings.Join(cols, ", ") + ") VALUES "
-	args := make([]any, 0, batchRows*len(cols))
-	for start := 0; start < t.Rows; start += batchRows {
+	rows := max(1, min(batchRows, 32000/max(1, len(cols))))
+	args := make([]any, 0, rows*len(cols))
+	for start := 0; start < t.Rows; start += rows {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		end := min(start+batchRows, t.Rows)
+		end := min(start+rows, t.Rows)
 		args = args[:0]
 		for r := start; r < end; r++ {
 			for c, col := range t.Columns {
@@ -84,13 +86,11 @@ func value(col synthetic.Column, v string, null bool) any {
 		}
 		return 0
 	case synthetic.TypeInteger:
-		var n int64
-		if _, err := fmt.Sscan(v, &n); err == nil {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			return n
 		}
 	case synthetic.TypeNumeric:
-		var f float64
-		if _, err := fmt.Sscan(v, &f); err == nil {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
 			return f
 		}
 	}
