@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/bi"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
@@ -150,6 +151,8 @@ type App struct {
 	// IDE answers editor extensions.
 	IDE         *ide.Service
 	WebhookJobs *jobs.Queue
+	// BI records BI tools' refreshes (datasets matched and dashboards kept by lineage).
+	BI *bi.Service
 }
 
 // New wires the services over db (already migrated).
@@ -234,7 +237,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
 	a.Orchestrators = orchestrator.NewService(db.Orchestrators(), a.Lineage, a.Catalog, clock)
 	a.IDE = ide.NewService(db.IDE(), a.Trust, a.Catalog)
+	a.BI = bi.NewService(db.BI(), a.Lineage, a.Lineage, clock)
 	a.handleJobs()
+	a.handleFeedJobs()
 	return a, nil
 }
 
@@ -361,13 +366,14 @@ func (a *App) Server() *rest.Server {
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
-			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages)}, a.Log)
+			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), BI: a.BI}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.
 func (a *App) RunWorkers(ctx context.Context) error {
 	go a.scheduleLoop(ctx)
 	go a.slaLoop(ctx)
+	go a.feedLoop(ctx)
 	webhooks := make(chan error, 1)
 	go func() { webhooks <- a.RunWebhookWorkers(ctx) }()
 	err := a.Jobs.Run(ctx)

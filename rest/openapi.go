@@ -79,6 +79,7 @@ var tagDescriptions = map[string]string{
 	"rag-gate":          "The gate of AI retrieval: allow, warn or block per dataset, recording the read",
 	"reconcile":         "Reconciliations between two datasets: counts and sums per group within a tolerance",
 	"ide":               "Editor extensions: table references resolved to datasets, column metadata (never values)",
+	"bi":                "BI tools' dataset refreshes: the warehouse datasets they read, their dashboards, failed and late refreshes",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }

@@ -85,6 +85,8 @@ type Deps struct {
 	Explorer http.Handler
 	// WebApp serves the web app at /ui/ (GET /ui and everything under /ui/).
 	WebApp http.Handler
+	// BI records BI tools' dataset refreshes.
+	BI BIService
 }
 
 // Server is the HTTP transport.
@@ -205,6 +207,7 @@ func (s *Server) routes() {
 	s.reconcileRoutes()
 	s.reconcileCheckRoutes()
 	s.contractRoutes()
+	s.biRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)
