@@ -235,7 +235,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Tickets = ticket.NewService(db.Webhooks(), db, ticketJobs{a.WebhookJobs}, box, msgs, clock, log,
 		ticketTransitions{a.Issues}, []ticket.Provider{jira.Provider(), linear.Provider(), generic.Provider()}, ticket.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
-	a.Orchestrators = orchestrator.NewService(db.Orchestrators(), a.Lineage, a.Catalog, clock)
+	a.Orchestrators = orchestrator.NewService(db.Orchestrators(), a.Lineage, a.Catalog, clock).WithIssues(db.Orchestrators())
 	a.IDE = ide.NewService(db.IDE(), a.Trust, a.Catalog)
 	a.BI = bi.NewService(db.BI(), a.Lineage, a.Lineage, clock)
 	a.handleJobs()
