@@ -246,3 +246,50 @@ func TestDBTModelTimingsFeedPipelineHealth(t *testing.T) {
 		t.Fatalf("orders after a model error: %+v", h)
 	}
 }
+
+// dbt test results count in the next scan's score and verdict like the scan's own rule
+// results (issue 19): a failing not_null test fails the dataset's verdict and lowers its
+// score's completude; once it passes, the next scan's verdict no longer names it.
+func TestDBTTestResultsCountInTheNextScan(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{SecretKey: "test-secret-key"})
+	le := newLineageEnv(t, env, shopDDL)
+	le.fillShop(t)
+	le.scan(t)
+	orders := le.ids["orders"]
+	type verdictOut struct {
+		Verdict      string `json:"verdict"`
+		FailingRules []struct {
+			RuleID   string `json:"rule_id"`
+			RuleType string `json:"rule_type"`
+		} `json:"failing_rules"`
+	}
+	var before verdictOut
+	le.get(t, "/api/v1/datasets/"+orders+"/verdict", le.tok, &before)
+	if len(before.FailingRules) != 0 {
+		t.Fatalf("before dbt: %+v", before)
+	}
+
+	dbtRun(t, le, "run_results_v5_fail.json")
+	var rules []dbtRuleOut
+	le.get(t, "/api/v1/rules?limit=100", le.tok, &rules)
+	notNull := ""
+	for _, r := range rules {
+		if r.DBTUniqueID != nil && *r.DBTUniqueID == "test.shop.not_null_orders_customer_id.8a3f1c2d9e" {
+			notNull = r.ID
+		}
+	}
+	le.scan(t)
+	var failing verdictOut
+	le.get(t, "/api/v1/datasets/"+orders+"/verdict", le.tok, &failing)
+	if failing.Verdict != "fail" || len(failing.FailingRules) != 1 || failing.FailingRules[0].RuleID != notNull || notNull == "" {
+		t.Fatalf("after a failing dbt test and a scan: %+v (rule %s)", failing, notNull)
+	}
+
+	dbtRun(t, le, "run_results_v6_pass.json")
+	le.scan(t)
+	var passing verdictOut
+	le.get(t, "/api/v1/datasets/"+orders+"/verdict", le.tok, &passing)
+	if len(passing.FailingRules) != 0 {
+		t.Fatalf("after the dbt test passed and a scan: %+v", passing)
+	}
+}
