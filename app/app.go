@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/bi"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/confcode"
 	"github.com/vigia-data/vigia/connection"
@@ -172,6 +173,8 @@ type App struct {
 	Modeling *modeling.Service
 	// Synthetic generates synthetic data from profiles.
 	Synthetic *synthetic.Service
+	// BI records BI tools' refreshes (datasets matched and dashboards kept by lineage).
+	BI *bi.Service
 }
 
 // New wires the services over db (already migrated).
@@ -259,12 +262,14 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Tickets = ticket.NewService(db.Webhooks(), db, ticketJobs{a.WebhookJobs}, box, msgs, clock, log,
 		ticketTransitions{a.Issues}, []ticket.Provider{jira.Provider(), linear.Provider(), generic.Provider()}, ticket.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
-	a.Orchestrators = orchestrator.NewService(db.Orchestrators(), a.Lineage, a.Catalog, clock)
+	a.Orchestrators = orchestrator.NewService(db.Orchestrators(), a.Lineage, a.Catalog, clock).WithIssues(db.Orchestrators())
 	a.IDE = ide.NewService(db.IDE(), a.Trust, a.Catalog)
 	a.ConfigAsCode = confcode.NewService(confcode.Deps{Connections: a.Connections, Teams: a.Teams, Domains: a.Products,
 		Channels: a.Notify, Rules: a.Rules, Datasets: a.Catalog, Store: db.Config(), Tx: db, Clock: clock})
 	a.Synthetic = synthetic.NewService(a.Catalog, a.Products, a.Connections, sqlitepack.Writer{}, cfg.Synthetic)
+	a.BI = bi.NewService(db.BI(), a.Lineage, a.Lineage, clock)
 	a.handleJobs()
+	a.handleFeedJobs()
 	return a, nil
 }
 
@@ -394,13 +399,14 @@ func (a *App) Server() *rest.Server {
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
 			Synthetic: a.Synthetic,
 			Messages:  a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
-			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity}, a.Log)
+			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.
 func (a *App) RunWorkers(ctx context.Context) error {
 	go a.scheduleLoop(ctx)
 	go a.slaLoop(ctx)
+	go a.feedLoop(ctx)
 	webhooks := make(chan error, 1)
 	go func() { webhooks <- a.RunWebhookWorkers(ctx) }()
 	err := a.Jobs.Run(ctx)

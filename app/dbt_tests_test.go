@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
@@ -167,5 +169,127 @@ func TestDBTTestResultsBecomeRuleResultsAndIssues(t *testing.T) {
 		if r.DBTUniqueID != nil && *r.DBTUniqueID == notNull && (r.CurrentIssueID != nil || r.LastResult.Status != "passed") {
 			t.Fatalf("not_null rule after verification: %+v", r)
 		}
+	}
+}
+
+// dbt model timings feed pipeline health (issue 19): each model result of a run with
+// its manifest becomes a run of orchestrator dbt, pipeline the model's unique_id, run
+// id the invocation id, writing the model's dataset; an error makes it failing.
+func TestDBTModelTimingsFeedPipelineHealth(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{SecretKey: "test-secret-key"})
+	le := newLineageEnv(t, env, shopDDL)
+	le.scan(t)
+	orders, customers := le.ids["orders"], le.ids["customers"]
+
+	health := func(id string) healthOut {
+		t.Helper()
+		var h healthOut
+		le.get(t, "/api/v1/datasets/"+id+"/pipeline-health", le.tok, &h)
+		return h
+	}
+	if h := health(orders); h.Status != "not_monitored" {
+		t.Fatalf("before dbt: %+v", h)
+	}
+	models := func(run map[string]any) (float64, float64) {
+		m := run["models"].(map[string]any)
+		return m["recorded"].(float64), m["unmatched"].(float64)
+	}
+	if rec, un := models(dbtRun(t, le, "run_results_v5_fail.json")); rec != 2 || un != 0 {
+		t.Fatalf("v5 models: %v %v", rec, un)
+	}
+	if rec, un := models(dbtRun(t, le, "run_results_v6_pass.json")); rec != 1 || un != 0 {
+		t.Fatalf("v6 models: %v %v", rec, un)
+	}
+	h := health(orders)
+	if h.Status != "healthy" || len(h.Pipelines) != 1 || h.Pipelines[0].Pipeline != "model.shop.orders" || h.Pipelines[0].Runs != 2 ||
+		h.Pipelines[0].LastRun.RunID != "a4c9e2d1-6f70-4b3a-9e8d-2c1b0a9f8e02" || h.Pipelines[0].LastRun.Status != "success" {
+		t.Fatalf("orders after two dbt runs: %+v", h)
+	}
+	if h := health(customers); h.Status != "healthy" || len(h.Pipelines) != 1 || h.Pipelines[0].Runs != 1 ||
+		h.Pipelines[0].LastRun.RunID != "7d1e0a52-9b3c-4f6e-8a21-5c4d3b2a1f01" {
+		t.Fatalf("customers: %+v", h)
+	}
+	var started struct {
+		StartedAt time.Time  `json:"started_at"`
+		EndedAt   *time.Time `json:"ended_at"`
+	}
+	var runs []json.RawMessage
+	le.get(t, "/api/v1/orchestrator-runs?orchestrator=dbt&pipeline=model.shop.customers", le.tok, &runs)
+	if len(runs) != 1 || json.Unmarshal(runs[0], &started) != nil || !started.StartedAt.Equal(time.Date(2026, 11, 24, 6, 0, 1, 0, time.UTC)) ||
+		started.EndedAt == nil || !started.EndedAt.Equal(time.Date(2026, 11, 24, 6, 0, 2, 400e6, time.UTC)) {
+		t.Fatalf("customers' run timings (compile start to execute end): %s", runs)
+	}
+
+	// A run where the orders model errors: its pipeline is failing with that run.
+	b, err := os.ReadFile("testdata/dbt/run_results_v6_pass.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := strings.Replace(strings.Replace(string(b), `"status": "success"`, `"status": "error"`, 1),
+		"a4c9e2d1-6f70-4b3a-9e8d-2c1b0a9f8e02", "0b9e8d7c-6f70-4b3a-9e8d-2c1b0a9f8e03", 1)
+	failing = strings.ReplaceAll(failing, "2026-11-25T", "2026-11-26T")
+	if !strings.Contains(failing, `"status": "error"`) {
+		t.Fatal("fixture: no model status to replace")
+	}
+	m, err := os.ReadFile("testdata/dbt/manifest_v6.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := env.Do(t, http.MethodPost, "/api/v1/integrations/dbt/run-results", le.tok,
+		map[string]any{"run_results": json.RawMessage(failing), "manifest": json.RawMessage(m)})
+	if r.Status != 200 {
+		t.Fatalf("failing run: %d %s", r.Status, r.Body)
+	}
+	h = health(orders)
+	if h.Status != "failing" || h.Pipelines[0].FailingRun == nil || h.Pipelines[0].FailingRun.RunID != "0b9e8d7c-6f70-4b3a-9e8d-2c1b0a9f8e03" ||
+		h.Pipelines[0].ConsecutiveFailures != 1 || h.Pipelines[0].CadenceSeconds == nil || *h.Pipelines[0].CadenceSeconds != 86400 {
+		t.Fatalf("orders after a model error: %+v", h)
+	}
+}
+
+// dbt test results count in the next scan's score and verdict like the scan's own rule
+// results (issue 19): a failing not_null test fails the dataset's verdict and lowers its
+// score's completude; once it passes, the next scan's verdict no longer names it.
+func TestDBTTestResultsCountInTheNextScan(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{SecretKey: "test-secret-key"})
+	le := newLineageEnv(t, env, shopDDL)
+	le.fillShop(t)
+	le.scan(t)
+	orders := le.ids["orders"]
+	type verdictOut struct {
+		Verdict      string `json:"verdict"`
+		FailingRules []struct {
+			RuleID   string `json:"rule_id"`
+			RuleType string `json:"rule_type"`
+		} `json:"failing_rules"`
+	}
+	var before verdictOut
+	le.get(t, "/api/v1/datasets/"+orders+"/verdict", le.tok, &before)
+	if len(before.FailingRules) != 0 {
+		t.Fatalf("before dbt: %+v", before)
+	}
+
+	dbtRun(t, le, "run_results_v5_fail.json")
+	var rules []dbtRuleOut
+	le.get(t, "/api/v1/rules?limit=100", le.tok, &rules)
+	notNull := ""
+	for _, r := range rules {
+		if r.DBTUniqueID != nil && *r.DBTUniqueID == "test.shop.not_null_orders_customer_id.8a3f1c2d9e" {
+			notNull = r.ID
+		}
+	}
+	le.scan(t)
+	var failing verdictOut
+	le.get(t, "/api/v1/datasets/"+orders+"/verdict", le.tok, &failing)
+	if failing.Verdict != "fail" || len(failing.FailingRules) != 1 || failing.FailingRules[0].RuleID != notNull || notNull == "" {
+		t.Fatalf("after a failing dbt test and a scan: %+v (rule %s)", failing, notNull)
+	}
+
+	dbtRun(t, le, "run_results_v6_pass.json")
+	le.scan(t)
+	var passing verdictOut
+	le.get(t, "/api/v1/datasets/"+orders+"/verdict", le.tok, &passing)
+	if len(passing.FailingRules) != 0 {
+		t.Fatalf("after the dbt test passed and a scan: %+v", passing)
 	}
 }

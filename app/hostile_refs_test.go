@@ -129,6 +129,10 @@ func TestForeignReferencesInBodiesAre404(t *testing.T) {
 				"started_at": ends, "inputs": []any{map[string]any{"dataset_id": id["dataset2"]}},
 				"outputs": []any{map[string]any{"dataset_id": id["dataset"]}}}
 		}},
+		{http.MethodPost, "/api/v1/bi/refreshes", tokA, 201, []string{"dataset"}, func(id map[string]string) any {
+			return map[string]any{"tool": "metabase", "bi_dataset_id": "q-1", "bi_dataset_name": "Vendas", "refresh_id": vigia.NewUUID(),
+				"status": "success", "started_at": ends, "datasets": []any{map[string]any{"dataset_id": id["dataset"]}}}
+		}},
 		{http.MethodPost, "/api/v1/rules", a.admin, 201, []string{"dataset"}, func(id map[string]string) any {
 			return map[string]any{"dataset_id": id["dataset"], "rule_type": "not_null", "params": map[string]any{"column": "id"}}
 		}},

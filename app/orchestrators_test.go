@@ -163,6 +163,24 @@ func TestOrchestratorRunsAndPipelineHealth(t *testing.T) {
 	if p := reason("pipeline_late"); p["run_id"] != "run-4" || p["expected_by"] == nil {
 		t.Fatalf("late reason: %v", p)
 	}
+	// One failure and a lateness under two cadences open no issue; past two cadences the
+	// periodic check opens the dataset's pipeline issue (late), without a new run.
+	pipelineIssues := func() []biIssueOut {
+		t.Helper()
+		if _, err := env.App.Orchestrators.CheckPipelines(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var out []biIssueOut
+		env.Do(t, http.MethodGet, "/api/v1/issues?type=pipeline&status=open&dataset_id="+orders, token, nil).JSON(t, &out)
+		return out
+	}
+	if got := pipelineIssues(); len(got) != 0 {
+		t.Fatalf("pipeline issues under the thresholds: %+v", got)
+	}
+	clock.Set(base.Add(3*time.Hour + 130*time.Minute))
+	if got := pipelineIssues(); len(got) != 1 || got[0].Subtype == nil || *got[0].Subtype != "late" || got[0].Severity != "warning" {
+		t.Fatalf("pipeline issues past two cadences: %+v", got)
+	}
 
 	// Lists, filters and paging.
 	res = env.Do(t, http.MethodGet, "/api/v1/orchestrator-runs?limit=2", viewer, nil)

@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/vigia-data/vigia"
 )
@@ -103,6 +104,19 @@ type DBTRun struct {
 	ByStatus     map[string]int
 	// Tests are the results of tests (unique_id test.…), in the file's order.
 	Tests []DBTTestResult
+	// Models are the results of models (unique_id model.…, seed.…, snapshot.…) with
+	// their timings, in the file's order.
+	Models []DBTModelResult
+}
+
+// DBTModelResult is one model's result: its status (success, error, skipped) and when
+// it ran: the earliest start and latest completion of its timing entries, else the
+// file's generated_at less execution_time. StartedAt is zero when neither is known.
+type DBTModelResult struct {
+	UniqueID  string
+	Status    string
+	StartedAt time.Time
+	EndedAt   *time.Time
 }
 
 // DBTTestResult is one test's result: its status (pass, fail, warn, error, skipped)
@@ -122,11 +136,17 @@ func DecodeDBTRunResults(runResults []byte) (DBTRun, error) {
 	var rr struct {
 		Metadata struct {
 			InvocationID string `json:"invocation_id"`
+			GeneratedAt  string `json:"generated_at"`
 		} `json:"metadata"`
 		Results []struct {
 			UniqueID string   `json:"unique_id"`
 			Status   string   `json:"status"`
 			Failures *float64 `json:"failures"`
+			Timing   []struct {
+				StartedAt   string `json:"started_at"`
+				CompletedAt string `json:"completed_at"`
+			} `json:"timing"`
+			ExecutionTime float64 `json:"execution_time"`
 		} `json:"results"`
 	}
 	if len(runResults) == 0 || json.Unmarshal(runResults, &rr) != nil || rr.Results == nil {
@@ -147,6 +167,45 @@ func DecodeDBTRunResults(runResults []byte) (DBTRun, error) {
 			}
 			out.Tests = append(out.Tests, t)
 		}
+		if isDBTModel(r.UniqueID) && len(r.UniqueID) <= MaxDBTUniqueID && len(r.Status) <= 32 {
+			m := DBTModelResult{UniqueID: r.UniqueID, Status: r.Status}
+			for _, tm := range r.Timing {
+				if st, ok := dbtTime(tm.StartedAt); ok && (m.StartedAt.IsZero() || st.Before(m.StartedAt)) {
+					m.StartedAt = st
+				}
+				if ct, ok := dbtTime(tm.CompletedAt); ok && (m.EndedAt == nil || ct.After(*m.EndedAt)) {
+					m.EndedAt = &ct
+				}
+			}
+			if gen, ok := dbtTime(rr.Metadata.GeneratedAt); ok && m.StartedAt.IsZero() && r.ExecutionTime >= 0 && r.ExecutionTime < 1e7 {
+				e := gen
+				m.StartedAt, m.EndedAt = e.Add(-time.Duration(r.ExecutionTime*float64(time.Second))), &e
+			}
+			if m.EndedAt != nil && m.EndedAt.Before(m.StartedAt) {
+				m.EndedAt = nil
+			}
+			out.Models = append(out.Models, m)
+		}
 	}
 	return out, nil
+}
+
+// dbtTime reads a timestamp of run_results.json (RFC 3339; dbt writes microseconds and
+// Z, older versions no zone, read as UTC).
+func dbtTime(v string) (time.Time, bool) {
+	if v == "" || len(v) > 64 {
+		return time.Time{}, false
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t.UTC(), true
+	}
+	if t, err := time.Parse("2006-01-02T15:04:05.999999999", v); err == nil {
+		return t.UTC(), true
+	}
+	return time.Time{}, false
+}
+
+// isDBTModel tells the results of nodes that build a relation: models, seeds, snapshots.
+func isDBTModel(uid string) bool {
+	return strings.HasPrefix(uid, "model.") || strings.HasPrefix(uid, "seed.") || strings.HasPrefix(uid, "snapshot.")
 }

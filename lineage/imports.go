@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/vigia-data/vigia"
@@ -170,6 +171,27 @@ func (s *Service) putExposure(ctx context.Context, ws, origin string, kind EdgeK
 	_, err = s.replaceEdges(ctx, ws, kind, origin+":"+id, edges,
 		[]Node{{ID: node, Kind: NodeExposure, Name: e.Name, Type: e.Type}}, nil)
 	return e, err
+}
+
+// ReplaceFeedExposures replaces the exposures a feed (a BI tool's refresh reports:
+// origin bi:<tool>:<bi dataset id>) keeps with exps, as declared edges from the datasets
+// they read; exposures of the origin not among them go. The caller (the feed's
+// service) has checked the principal and the datasets. KindInvalid for a bad exposure.
+func (s *Service) ReplaceFeedExposures(ctx context.Context, workspaceID, origin string, exps []ExposureInput) error {
+	for i, in := range exps {
+		if err := validExposure(in, "dashboards", itoa(i)); err != nil {
+			return err
+		}
+	}
+	err := s.tx.InTx(ctx, func(ctx context.Context) error {
+		_, err := s.replaceOrigin(ctx, workspaceID, KindDeclared, origin, nil, exps)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.projectNow(ctx, workspaceID)
+	return nil
 }
 
 // replaceOrigin replaces an import origin's edges and exposures with these (exposures
@@ -617,6 +639,21 @@ type RunSummary struct {
 	// UnmatchedTests counts the test results whose tested model the manifest does not
 	// name, or names as no dataset of the workspace (or without a manifest, all).
 	UnmatchedTests int `json:"-"`
+	// Models are the run's model results whose relation the manifest names as a
+	// dataset of the workspace; UnmatchedModels counts the others (without a manifest,
+	// all).
+	Models          []DBTModel `json:"-"`
+	UnmatchedModels int        `json:"-"`
+}
+
+// DBTModel is a dbt model (seed, snapshot) result on the dataset it builds: its
+// unique_id, status (success, error, skipped) and timings.
+type DBTModel struct {
+	UniqueID  string
+	DatasetID string
+	Status    string
+	StartedAt time.Time
+	EndedAt   *time.Time
 }
 
 // DBTTest is a dbt test result on a dataset: the test's unique_id, generic test name
@@ -657,10 +694,46 @@ func (s *Service) DBTRunResults(ctx context.Context, run ingest.DBTRun, manifest
 			return RunSummary{}, err
 		}
 		out.Tests, out.UnmatchedTests = tests, unmatched
+		models, unmatched, err := s.dbtModels(ctx, run, *manifest)
+		if err != nil {
+			return RunSummary{}, err
+		}
+		out.Models, out.UnmatchedModels = models, unmatched
 	} else {
-		out.UnmatchedTests = len(run.Tests)
+		out.UnmatchedTests, out.UnmatchedModels = len(run.Tests), len(run.Models)
 	}
 	return out, nil
+}
+
+// dbtModels maps the run's model results to the datasets the manifest's relations
+// name; results without a known start are unmatched too.
+func (s *Service) dbtModels(ctx context.Context, run ingest.DBTRun, m ingest.DBTManifest) ([]DBTModel, int, error) {
+	if len(run.Models) == 0 {
+		return nil, 0, nil
+	}
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	names, err := s.nameIndex(ctx, p.WorkspaceID)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []DBTModel
+	unmatched := 0
+	for _, r := range run.Models {
+		n, ok := m.Nodes[r.UniqueID]
+		var id string
+		if ok && !r.StartedAt.IsZero() {
+			id, ok = names.ref(n.Relation())
+		}
+		if !ok || r.StartedAt.IsZero() {
+			unmatched++
+			continue
+		}
+		out = append(out, DBTModel{UniqueID: r.UniqueID, DatasetID: id, Status: r.Status, StartedAt: r.StartedAt, EndedAt: r.EndedAt})
+	}
+	return out, unmatched, nil
 }
 
 // dbtTests maps the run's test results to the datasets the manifest says they test:

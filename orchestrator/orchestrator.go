@@ -136,11 +136,19 @@ type Service struct {
 	datasets Datasets
 	catalog  Catalog
 	clock    vigia.Clock
+	issues   IssueStore
 }
 
 // NewService returns the orchestrator service.
 func NewService(store Store, datasets Datasets, cat Catalog, clock vigia.Clock) *Service {
 	return &Service{store: store, datasets: datasets, catalog: cat, clock: clock}
+}
+
+// WithIssues lets failing and late writers open pipeline issues on the datasets they
+// write (see FailuresForIssue), when a run is recorded and in CheckPipelines.
+func (s *Service) WithIssues(is IssueStore) *Service {
+	s.issues = is
+	return s
 }
 
 var orchestratorName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
@@ -192,7 +200,14 @@ func (s *Service) RecordRun(ctx context.Context, in RunInput) (Run, bool, error)
 	}
 	now := s.clock.Now()
 	r.ID, r.WorkspaceID, r.ReceivedAt, r.UpdatedAt = vigia.NewID(), p.WorkspaceID, now, now
-	return s.store.PutRun(ctx, catalog.ViewerOf(p), r)
+	out, created, err := s.store.PutRun(ctx, catalog.ViewerOf(p), r)
+	if err != nil {
+		return Run{}, false, err
+	}
+	if _, err := s.judgeWriters(ctx, p.WorkspaceID, r.Outputs, now); err != nil {
+		return Run{}, false, err
+	}
+	return out, created, nil
 }
 
 // match resolves refs to dataset ids ("" where none): ids by one indexed look-up, and

@@ -17,6 +17,7 @@ import (
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rule"
 )
@@ -331,6 +332,15 @@ type DBTRunOut struct {
 	ByStatus     map[string]int   `json:"by_status"`
 	Lineage      *ImportResultOut `json:"lineage" doc:"What the manifest added; null without one"`
 	Tests        DBTTestsOut      `json:"tests" doc:"What the run's test results did as rule results (they need the manifest)"`
+	Models       DBTModelsOut     `json:"models" doc:"What the run's model results did as orchestrator runs (they need the manifest)"`
+}
+
+// DBTModelsOut is what a dbt run's model results did: each became a run of orchestrator
+// dbt, pipeline the model's unique_id, run id the invocation id, writing the model's
+// dataset, so its pipeline health is known.
+type DBTModelsOut struct {
+	Recorded  int `json:"recorded" doc:"Model (seed, snapshot) results recorded as orchestrator runs"`
+	Unmatched int `json:"unmatched" doc:"Model results whose relation is no dataset of the workspace, or without timings (all of them without a manifest)"`
 }
 
 // DBTTestsOut is what a dbt run's test results did.
@@ -446,7 +456,9 @@ func (s *Server) lineageRoutes() {
 			"(attached_node, else its first model, seed, snapshot or source dependency): not_null, unique, accepted_values and relationships " +
 			"keep their rule type, other tests are dbt_test rules; a rule per test unique_id, never evaluated by scans. pass and warn pass, " +
 			"fail and error fail, other statuses are not_evaluated. A failing test opens (or detects again) its rule's one issue; a passing " +
-			"one resolves it, or verifies a resolved one, with history origin dbt:<invocation_id>.",
+			"one resolves it, or verifies a resolved one, with history origin dbt:<invocation_id>. With the manifest, every model (seed, " +
+			"snapshot) result with its timings becomes an orchestrator run (orchestrator dbt, pipeline the model's unique_id, run id " +
+			"the invocation id; success, error failed, skipped aborted) writing the model's dataset: its pipeline health.",
 		MaxBody: maxDBTRunResultsBody,
 		Params: []param{{Name: "replace", In: "query", Type: "boolean", Default: false,
 			Desc: "Replace the project's lineage even when the manifest matches nothing or fewer than half its current edges and exposures"}},
@@ -996,6 +1008,21 @@ func (s *Server) handleDBTRunResults(w http.ResponseWriter, r *http.Request, in 
 			return
 		}
 		out.Tests.Recorded, out.Tests.IssuesOpened, out.Tests.IssuesResolved = sum.Recorded, sum.IssuesOpened, sum.IssuesResolved
+	}
+	out.Models.Unmatched = res.UnmatchedModels
+	if len(res.Models) > 0 {
+		models := make([]orchestrator.DBTModelRun, 0, len(res.Models))
+		for _, m := range res.Models {
+			models = append(models, orchestrator.DBTModelRun{UniqueID: m.UniqueID, DatasetID: m.DatasetID, Status: m.Status,
+				StartedAt: m.StartedAt, EndedAt: m.EndedAt})
+		}
+		n, err := s.deps.Orchestrators.RecordDBTModels(r.Context(), run.InvocationID, models)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		out.Models.Recorded = n
+		out.Models.Unmatched += len(models) - n
 	}
 	if res.Lineage != nil {
 		l := toImportOut(*res.Lineage)

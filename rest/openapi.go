@@ -81,6 +81,7 @@ var tagDescriptions = map[string]string{
 	"ide":               "Editor extensions: table references resolved to datasets, column metadata (never values)",
 	"workspace":         "Workspace and account settings: default locale and time zone, currency, the person's locale; the egress addresses",
 	"synthetic":         "Synthetic data generated from profiles, never from stored values, with a utility and privacy scorecard",
+	"bi":                "BI tools' dataset refreshes: the warehouse datasets they read, their dashboards, failed and late refreshes",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }

@@ -99,7 +99,9 @@ func (s *Server) orchestratorRoutes() {
 		Summary: "Sync health of the pipelines writing the dataset; not_monitored without reported runs",
 		Desc: "Per pipeline that wrote the dataset (from POST /orchestrator-runs): last success and failure, consecutive " +
 			"failures, the cadence learned from its runs and a status: failing when its latest finished run failed, late " +
-			"when no run started within 1.5 cadences of the last, else healthy."}, s.handlePipelineHealth)
+			"when no run started within 1.5 cadences of the last, else healthy. Past a threshold (3 consecutive failures, or no run " +
+			"within 2 cadences) a writer opens a pipeline issue (subtype failing or late) on the dataset, resolved by its next " +
+			"successful run."}, s.handlePipelineHealth)
 }
 
 func toRunOut(r orchestrator.Run) OrchestratorRunOut {

@@ -96,6 +96,8 @@ type Deps struct {
 	WebApp http.Handler
 	// Account keeps workspace and account settings.
 	Account AccountService
+	// BI records BI tools' dataset refreshes.
+	BI BIService
 }
 
 // Server is the HTTP transport.
@@ -226,6 +228,7 @@ func (s *Server) routes() {
 	s.contractRoutes()
 	s.workspaceRoutes()
 	s.syntheticRoutes()
+	s.biRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/bi"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
@@ -244,6 +245,7 @@ type OrchestratorService interface {
 	PipelineHealth(ctx context.Context, datasetID string) (orchestrator.Health, error)
 	RecordRun(ctx context.Context, in orchestrator.RunInput) (orchestrator.Run, bool, error)
 	Runs(ctx context.Context, f orchestrator.RunFilter) (vigia.List[orchestrator.Run], error)
+	RecordDBTModels(ctx context.Context, invocationID string, models []orchestrator.DBTModelRun) (int, error)
 }
 
 // ContractService is what the transport needs of data contracts.
@@ -259,4 +261,10 @@ type ContractService interface {
 	Propose(ctx context.Context, datasetID string, in contract.ProposalInput) (contract.Proposal, error)
 	VersionByNumber(ctx context.Context, datasetID, number string) (contract.VersionRecord, error)
 	Versions(ctx context.Context, datasetID string, page vigia.Page) (vigia.List[contract.VersionRecord], error)
+}
+
+// BIService is what the transport needs of the BI refresh feed.
+type BIService interface {
+	RecordRefresh(ctx context.Context, in bi.RefreshInput) (bi.Refresh, bool, error)
+	Refreshes(ctx context.Context, f bi.RefreshFilter) (vigia.List[bi.Refresh], error)
 }

@@ -46,6 +46,14 @@ func (e *Evaluator) EvaluateRules(ctx context.Context, src source.Source, in sca
 	return out, nil
 }
 
+var _ scan.ReportedRules = (*Evaluator)(nil)
+
+// ReportedOutcomes returns the last passed or failed results of the dataset's active
+// dbt test rules, so that a scan counts them in the score and the verdict.
+func (e *Evaluator) ReportedOutcomes(ctx context.Context, datasetID string) ([]quality.RuleOutcome, error) {
+	return e.store.ReportedRuleOutcomes(ctx, datasetID)
+}
+
 // measure is what one evaluation found.
 type measure struct {
 	observed, threshold *float64

@@ -35,6 +35,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/event"
+	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rulesql"
 	"github.com/vigia-data/vigia/scan"
 )
@@ -589,6 +590,9 @@ type RefDataset struct {
 type Store interface {
 	// ManagedByConfig tells the rules configuration as code manages.
 	vigia.ManagedLookup
+	// ReportedRuleOutcomes returns the last passed or failed results of a dataset's
+	// active rules reported from outside scans (dbt tests), as score outcomes.
+	ReportedRuleOutcomes(ctx context.Context, datasetID string) ([]quality.RuleOutcome, error)
 	CreateRule(ctx context.Context, r Rule) error
 	// CreateRules creates rules and records a, all in one transaction.
 	CreateRules(ctx context.Context, rules []Rule, a event.Activity) error

@@ -67,6 +67,10 @@ type EvaluateInput struct {
 	Duration     time.Duration
 	// Rules are the dataset's rule results in this scan (see applyRules).
 	Rules []RuleResult
+	// Reported are the last results of the dataset's rules reported from outside scans
+	// (dbt tests): they count in the score and the verdict as the scan's own rules do,
+	// while their issues follow the reports (see ReportedRules).
+	Reported []quality.RuleOutcome
 	// Weights are the dimension weights the dataset's domains set (see
 	// quality.EffectiveWeights); nil means the default weights.
 	Weights quality.Weights
@@ -202,7 +206,7 @@ func Evaluate(in EvaluateInput) (DatasetResult, error) {
 	res.judgeMetrics(in, intervals)
 
 	// Rules: their outcomes count in the score and the verdict; failures open issues.
-	ruleOutcomes := res.applyRules(in)
+	ruleOutcomes := append(res.applyRules(in), in.Reported...)
 
 	// Consistencia: open drift and anomaly issues decay with the scans since detection.
 	var prevDeduction map[string]quality.IssueDeduction

@@ -61,6 +61,13 @@ type RuleEvaluator interface {
 	EvaluateRules(ctx context.Context, src source.Source, in RuleInput) ([]RuleResult, error)
 }
 
+// ReportedRules is what a RuleEvaluator may also answer: the last passed or failed
+// results of a dataset's rules reported from outside scans (dbt tests), as score
+// outcomes.
+type ReportedRules interface {
+	ReportedOutcomes(ctx context.Context, datasetID string) ([]quality.RuleOutcome, error)
+}
+
 // IssueTransition is a status change (or a history event) of an existing issue that a
 // scan decides, written with its history row (origin scan:<id>).
 type IssueTransition struct {

@@ -162,12 +162,19 @@ func (s *Service) scanDataset(ctx context.Context, sc Scan, connCountry string, 
 			return err
 		}
 	}
+	var reported []quality.RuleOutcome
+	if rr, ok := s.rules.(ReportedRules); ok {
+		if reported, err = rr.ReportedOutcomes(ctx, d.ID); err != nil {
+			return err
+		}
+	}
 	weights, err := s.domainWeights(ctx, d.ID)
 	if err != nil {
 		return err
 	}
 	res, err := Evaluate(EvaluateInput{Now: now, ScanID: sc.ID, Dataset: d, Table: t, Profile: prof, Prev: prev,
-		DecayScans: s.cfg.DecayScans, FreshnessSLA: s.cfg.FreshnessSLA, Duration: profiled, Rules: rules, Weights: weights})
+		DecayScans: s.cfg.DecayScans, FreshnessSLA: s.cfg.FreshnessSLA, Duration: profiled, Rules: rules, Weights: weights,
+		Reported: reported})
 	if err != nil {
 		return err
 	}

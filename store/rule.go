@@ -10,6 +10,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/event"
+	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
 )
@@ -310,4 +311,25 @@ func (s *RuleStore) RecordDBTRun(ctx context.Context, rules []rule.DBTRule, appl
 		}
 		return nil
 	})
+}
+
+// ReportedRuleOutcomes returns the last passed or failed result of each active dbt test
+// rule of the dataset, as score outcomes.
+func (s *RuleStore) ReportedRuleOutcomes(ctx context.Context, datasetID string) ([]quality.RuleOutcome, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT r.id::text, r.rule_type, coalesce(r.params->>'column', ''), r.severity, lr.status
+		FROM rules r CROSS JOIN LATERAL (SELECT rr.status FROM rule_results rr WHERE rr.rule_id = r.id
+			ORDER BY rr.evaluated_at DESC LIMIT 1) lr
+		WHERE r.dataset_id = $1 AND r.active AND r.dbt_unique_id IS NOT NULL AND lr.status IN ('passed', 'failed')
+		ORDER BY r.created_at, r.id`, datasetID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (quality.RuleOutcome, error) {
+		var o quality.RuleOutcome
+		var sev, status string
+		err := row.Scan(&o.RuleID, &o.RuleType, &o.Column, &sev, &status)
+		o.Severity, o.Status = quality.Severity(sev), quality.RuleStatus(status)
+		return o, err
+	})
+	return out, translate(err)
 }
