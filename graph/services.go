@@ -36,6 +36,11 @@ type ScanService interface {
 // ScanReadService is what the resolvers need of the scan reads.
 type ScanReadService interface {
 	Verdict(ctx context.Context, datasetID string) (scan.VerdictOut, error)
+	Freshness(ctx context.Context, datasetID string) (scan.Freshness, error)
+	SchemaChanges(ctx context.Context, datasetID string) ([]scan.SchemaChangeSet, error)
+	IncrementalProfiling(ctx context.Context, datasetID string) (scan.IncrementalProfiling, error)
+	AutoMonitors(ctx context.Context, datasetID string) (scan.AutoMonitors, error)
+	Parsing(ctx context.Context, datasetID string) (scan.Parsing, error)
 }
 
 // RuleService is what the resolvers need of rules.
@@ -59,6 +64,7 @@ type IssueService interface {
 // IncidentService is what the resolvers need of incidents.
 type IncidentService interface {
 	Incidents(ctx context.Context, f incident.Filter) (vigia.List[incident.View], error)
+	Incident(ctx context.Context, id string) (incident.View, error)
 }
 
 // LineageService is what the resolvers need of lineage and the knowledge graph.
@@ -75,6 +81,7 @@ type LineageService interface {
 type TrustService interface {
 	Consumers(ctx context.Context, page vigia.Page) (vigia.List[trust.Consumer], error)
 	Decide(ctx context.Context, datasetID, purpose string) (trust.Decision, error)
+	DatasetConsumers(ctx context.Context, datasetID string, page vigia.Page) (vigia.List[trust.Consumer], error)
 	PreviewRAGGate(ctx context.Context, in trust.GateInput) (trust.GateResult, error)
 }
 

@@ -16,7 +16,9 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/scan"
 )
 
 // region    ***************************** api!.gotpl *****************************
@@ -31,7 +33,10 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Dataset() DatasetResolver
 	Domain() DomainResolver
+	Incident() IncidentResolver
 	Issue() IssueResolver
+	LineageEdge() LineageEdgeResolver
+	LineageNode() LineageNodeResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Scan() ScanResolver
@@ -41,6 +46,12 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AutoMonitors struct {
+		Freshness func(childComplexity int) int
+		Schema    func(childComplexity int) int
+		Volume    func(childComplexity int) int
+	}
+
 	Column struct {
 		Clustering        func(childComplexity int) int
 		DataType          func(childComplexity int) int
@@ -58,10 +69,21 @@ type ComplexityRoot struct {
 		Semantic          func(childComplexity int) int
 	}
 
+	ColumnChange struct {
+		Column   func(childComplexity int) int
+		FromType func(childComplexity int) int
+		ToType   func(childComplexity int) int
+	}
+
 	ColumnPair struct {
 		Direct func(childComplexity int) int
 		From   func(childComplexity int) int
 		To     func(childComplexity int) int
+	}
+
+	ColumnRename struct {
+		From func(childComplexity int) int
+		To   func(childComplexity int) int
 	}
 
 	Consumer struct {
@@ -103,37 +125,49 @@ type ComplexityRoot struct {
 
 	Country struct {
 		Effective func(childComplexity int) int
+		Own       func(childComplexity int) int
 		Source    func(childComplexity int) int
 	}
 
 	Dataset struct {
-		AccessRole       func(childComplexity int) int
-		Columns          func(childComplexity int) int
-		ConnectionID     func(childComplexity int) int
-		ConnectionName   func(childComplexity int) int
-		Contract         func(childComplexity int) int
-		ContractVersions func(childComplexity int, limit *int, offset *int) int
-		CostGuarded      func(childComplexity int) int
-		Country          func(childComplexity int) int
-		CreatedAt        func(childComplexity int) int
-		DataCountry      func(childComplexity int) int
-		ID               func(childComplexity int) int
-		Impact           func(childComplexity int, column *string) int
-		Issues           func(childComplexity int) int
-		Kind             func(childComplexity int) int
-		LastFailure      func(childComplexity int) int
-		LastScanAt       func(childComplexity int) int
-		LatestScore      func(childComplexity int) int
-		Lineage          func(childComplexity int, direction *model.LineageDirection, hops *int) int
-		Name             func(childComplexity int) int
-		Path             func(childComplexity int, to string) int
-		RowCount         func(childComplexity int) int
-		RowCountExact    func(childComplexity int) int
-		Schema           func(childComplexity int) int
-		ScoreHistory     func(childComplexity int, limit *int) int
-		Table            func(childComplexity int) int
-		UpdatedAt        func(childComplexity int) int
-		Verdict          func(childComplexity int) int
+		AccessRole           func(childComplexity int) int
+		AutoMonitors         func(childComplexity int) int
+		Columns              func(childComplexity int) int
+		ConnectionID         func(childComplexity int) int
+		ConnectionName       func(childComplexity int) int
+		Consumers            func(childComplexity int) int
+		Contract             func(childComplexity int) int
+		ContractVersions     func(childComplexity int, limit *int, offset *int) int
+		CostGuarded          func(childComplexity int) int
+		Country              func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		DataCountry          func(childComplexity int) int
+		Domains              func(childComplexity int) int
+		Downstream           func(childComplexity int, hops *int) int
+		Freshness            func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		Impact               func(childComplexity int, column *string) int
+		Incidents            func(childComplexity int) int
+		IncrementalProfiling func(childComplexity int) int
+		Issues               func(childComplexity int, severity []string, status []string) int
+		Kind                 func(childComplexity int) int
+		LastFailure          func(childComplexity int) int
+		LastScanAt           func(childComplexity int) int
+		LatestScore          func(childComplexity int) int
+		Lineage              func(childComplexity int, direction *model.LineageDirection, hops *int) int
+		Name                 func(childComplexity int) int
+		Parsing              func(childComplexity int) int
+		Path                 func(childComplexity int, to string) int
+		RowCount             func(childComplexity int) int
+		RowCountExact        func(childComplexity int) int
+		Rules                func(childComplexity int) int
+		Schema               func(childComplexity int) int
+		SchemaChanges        func(childComplexity int) int
+		ScoreHistory         func(childComplexity int, limit *int) int
+		Table                func(childComplexity int) int
+		UpdatedAt            func(childComplexity int) int
+		Upstream             func(childComplexity int, hops *int) int
+		Verdict              func(childComplexity int) int
 	}
 
 	DatasetContract struct {
@@ -143,6 +177,16 @@ type ComplexityRoot struct {
 		Observed       func(childComplexity int) int
 		Valid          func(childComplexity int) int
 		Violations     func(childComplexity int) int
+	}
+
+	DatasetFreshness struct {
+		AgeHours        func(childComplexity int) int
+		AssumedTimezone func(childComplexity int) int
+		Column          func(childComplexity int) int
+		LatestTimestamp func(childComplexity int) int
+		Met             func(childComplexity int) int
+		Rule            func(childComplexity int) int
+		SLAHours        func(childComplexity int) int
 	}
 
 	DatasetPage struct {
@@ -233,6 +277,7 @@ type ComplexityRoot struct {
 		ImpactScope           func(childComplexity int) int
 		ImpactTree            func(childComplexity int) int
 		IssueIds              func(childComplexity int) int
+		Root                  func(childComplexity int) int
 		RootDatasetID         func(childComplexity int) int
 		RootDatasetName       func(childComplexity int) int
 		Severity              func(childComplexity int) int
@@ -253,12 +298,19 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	IncrementalProfiling struct {
+		Enabled        func(childComplexity int) int
+		LastRun        func(childComplexity int) int
+		TemporalColumn func(childComplexity int) int
+	}
+
 	Issue struct {
 		AcknowledgedAt       func(childComplexity int) int
 		AssigneeTeamID       func(childComplexity int) int
 		AssigneeTeamName     func(childComplexity int) int
 		AwaitingVerification func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
+		Dataset              func(childComplexity int) int
 		DatasetID            func(childComplexity int) int
 		DatasetName          func(childComplexity int) int
 		Detections           func(childComplexity int) int
@@ -342,7 +394,9 @@ type ComplexityRoot struct {
 		LinkingColumn func(childComplexity int) int
 		Origin        func(childComplexity int) int
 		Source        func(childComplexity int) int
+		SourceDataset func(childComplexity int) int
 		Target        func(childComplexity int) int
+		TargetDataset func(childComplexity int) int
 	}
 
 	LineageExposure struct {
@@ -376,6 +430,7 @@ type ComplexityRoot struct {
 
 	LineageNode struct {
 		Columns    func(childComplexity int) int
+		Dataset    func(childComplexity int) int
 		Direction  func(childComplexity int) int
 		Hops       func(childComplexity int) int
 		ID         func(childComplexity int) int
@@ -393,6 +448,17 @@ type ComplexityRoot struct {
 		Nodes     func(childComplexity int) int
 	}
 
+	Monitor struct {
+		Column      func(childComplexity int) int
+		Enabled     func(childComplexity int) int
+		HistorySize func(childComplexity int) int
+		Last        func(childComplexity int) int
+		LastScanAt  func(childComplexity int) int
+		Median      func(childComplexity int) int
+		Status      func(childComplexity int) int
+		Threshold   func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AcknowledgeIssue func(childComplexity int, id string, note *string) int
 		AssignIssue      func(childComplexity int, id string, teamID *string) int
@@ -405,10 +471,37 @@ type ComplexityRoot struct {
 		UpdateRule       func(childComplexity int, id string, input model.UpdateRuleInput) int
 	}
 
+	Parsing struct {
+		Columns  func(childComplexity int) int
+		Profiled func(childComplexity int) int
+	}
+
+	ParsingColumn struct {
+		Column              func(childComplexity int) int
+		Estimated           func(childComplexity int) int
+		FailingMasks        func(childComplexity int) int
+		Kind                func(childComplexity int) int
+		Locale              func(childComplexity int) int
+		SampleSize          func(childComplexity int) int
+		SuccessRate         func(childComplexity int) int
+		SuggestionSignature func(childComplexity int) int
+	}
+
 	ProfileFailure struct {
 		Code     func(childComplexity int) int
 		FailedAt func(childComplexity int) int
 		ScanID   func(childComplexity int) int
+	}
+
+	ProfileRun struct {
+		Depth         func(childComplexity int) int
+		DurationMS    func(childComplexity int) int
+		Mode          func(childComplexity int) int
+		ProfiledAt    func(childComplexity int) int
+		RowCount      func(childComplexity int) int
+		RowCountExact func(childComplexity int) int
+		SampleSize    func(childComplexity int) int
+		ScanID        func(childComplexity int) int
 	}
 
 	Query struct {
@@ -417,6 +510,7 @@ type ComplexityRoot struct {
 		Datasets       func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
 		Domain         func(childComplexity int, id string) int
 		Domains        func(childComplexity int, limit *int, offset *int) int
+		Incident       func(childComplexity int, id string) int
 		Incidents      func(childComplexity int, status *string, limit *int, offset *int) int
 		Issue          func(childComplexity int, id string) int
 		Issues         func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
@@ -424,6 +518,7 @@ type ComplexityRoot struct {
 		RagGate        func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
 		Rule           func(childComplexity int, id string) int
 		Rules          func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
+		Scan           func(childComplexity int, id string) int
 		Scans          func(childComplexity int, limit *int, offset *int) int
 		Signals        func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
 		TrustDecision  func(childComplexity int, dataset string, purpose *string) int
@@ -451,6 +546,11 @@ type ComplexityRoot struct {
 		Datasets func(childComplexity int) int
 	}
 
+	RestrictedDataset struct {
+		Ref        func(childComplexity int) int
+		Restricted func(childComplexity int) int
+	}
+
 	Rule struct {
 		Active               func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
@@ -466,6 +566,13 @@ type ComplexityRoot struct {
 		RuleType             func(childComplexity int) int
 		Severity             func(childComplexity int) int
 		UpdatedAt            func(childComplexity int) int
+	}
+
+	RuleOutcome struct {
+		RuleID   func(childComplexity int) int
+		RuleType func(childComplexity int) int
+		Severity func(childComplexity int) int
+		Status   func(childComplexity int) int
 	}
 
 	RulePage struct {
@@ -539,6 +646,24 @@ type ComplexityRoot struct {
 	ScanPage struct {
 		Items func(childComplexity int) int
 		Total func(childComplexity int) int
+	}
+
+	SchemaChange struct {
+		Added            func(childComplexity int) int
+		ContractEffect   func(childComplexity int) int
+		DetectedAt       func(childComplexity int) int
+		Dropped          func(childComplexity int) int
+		IssueID          func(childComplexity int) int
+		ScanID           func(childComplexity int) int
+		SuggestedRenames func(childComplexity int) int
+		TypeChanged      func(childComplexity int) int
+	}
+
+	SchemaMonitor struct {
+		Changes      func(childComplexity int) int
+		Columns      func(childComplexity int) int
+		Enabled      func(childComplexity int) int
+		LastChangeAt func(childComplexity int) int
 	}
 
 	ScorePoint struct {
@@ -615,10 +740,16 @@ type ComplexityRoot struct {
 		Severity  func(childComplexity int) int
 	}
 
+	ValueMask struct {
+		Count func(childComplexity int) int
+		Mask  func(childComplexity int) int
+	}
+
 	Verdict struct {
-		EvaluatedAt func(childComplexity int) int
-		ScanID      func(childComplexity int) int
-		Verdict     func(childComplexity int) int
+		EvaluatedAt  func(childComplexity int) int
+		FailingRules func(childComplexity int) int
+		ScanID       func(childComplexity int) int
+		Verdict      func(childComplexity int) int
 	}
 }
 
@@ -630,6 +761,11 @@ type DatasetResolver interface {
 	Columns(ctx context.Context, obj *model.Dataset) ([]model.Column, error)
 	Contract(ctx context.Context, obj *model.Dataset) (*model.DatasetContract, error)
 	ContractVersions(ctx context.Context, obj *model.Dataset, limit *int, offset *int) ([]model.ContractVersion, error)
+	Freshness(ctx context.Context, obj *model.Dataset) (*scan.Freshness, error)
+	SchemaChanges(ctx context.Context, obj *model.Dataset) ([]scan.SchemaChangeSet, error)
+	IncrementalProfiling(ctx context.Context, obj *model.Dataset) (*scan.IncrementalProfiling, error)
+	AutoMonitors(ctx context.Context, obj *model.Dataset) (*scan.AutoMonitors, error)
+	Parsing(ctx context.Context, obj *model.Dataset) (*scan.Parsing, error)
 	Lineage(ctx context.Context, obj *model.Dataset, direction *model.LineageDirection, hops *int) (*model.LineageGraph, error)
 	Impact(ctx context.Context, obj *model.Dataset, column *string) (*model.LineageImpact, error)
 	Path(ctx context.Context, obj *model.Dataset, to string) (*model.LineagePath, error)
@@ -637,15 +773,32 @@ type DatasetResolver interface {
 	RowCountExact(ctx context.Context, obj *model.Dataset) (*bool, error)
 	LastFailure(ctx context.Context, obj *model.Dataset) (*model.ProfileFailure, error)
 	ScoreHistory(ctx context.Context, obj *model.Dataset, limit *int) ([]model.ScorePoint, error)
-	Issues(ctx context.Context, obj *model.Dataset) ([]model.IssueSummary, error)
+	Issues(ctx context.Context, obj *model.Dataset, severity []string, status []string) ([]model.IssueSummary, error)
 	Verdict(ctx context.Context, obj *model.Dataset) (*model.Verdict, error)
+	Upstream(ctx context.Context, obj *model.Dataset, hops *int) ([]model.DatasetNeighbour, error)
+	Downstream(ctx context.Context, obj *model.Dataset, hops *int) ([]model.DatasetNeighbour, error)
+	Incidents(ctx context.Context, obj *model.Dataset) ([]model.Incident, error)
+	Consumers(ctx context.Context, obj *model.Dataset) ([]model.Consumer, error)
+	Domains(ctx context.Context, obj *model.Dataset) ([]model.Domain, error)
+	Rules(ctx context.Context, obj *model.Dataset) ([]model.Rule, error)
 }
 type DomainResolver interface {
 	Readiness(ctx context.Context, obj *model.Domain) (*model.DomainReadiness, error)
 	Slo(ctx context.Context, obj *model.Domain, month *string) (*model.DomainSlo, error)
 }
+type IncidentResolver interface {
+	Root(ctx context.Context, obj *model.Incident) (*model.Dataset, error)
+}
 type IssueResolver interface {
 	History(ctx context.Context, obj *model.Issue) ([]model.IssueHistoryEntry, error)
+	Dataset(ctx context.Context, obj *model.Issue) (*model.Dataset, error)
+}
+type LineageEdgeResolver interface {
+	SourceDataset(ctx context.Context, obj *model.LineageEdge) (model.DatasetNeighbour, error)
+	TargetDataset(ctx context.Context, obj *model.LineageEdge) (model.DatasetNeighbour, error)
+}
+type LineageNodeResolver interface {
+	Dataset(ctx context.Context, obj *model.LineageNode) (model.DatasetNeighbour, error)
 }
 type MutationResolver interface {
 	TriggerScan(ctx context.Context, connectionID string) (*model.Scan, error)
@@ -662,6 +815,8 @@ type QueryResolver interface {
 	Datasets(ctx context.Context, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) (*model.DatasetPage, error)
 	Dataset(ctx context.Context, id string) (*model.Dataset, error)
 	RagGate(ctx context.Context, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) (*model.RAGGate, error)
+	Scan(ctx context.Context, id string) (*model.Scan, error)
+	Incident(ctx context.Context, id string) (*model.Incident, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
@@ -696,6 +851,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AutoMonitors.freshness":
+		if e.ComplexityRoot.AutoMonitors.Freshness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoMonitors.Freshness(childComplexity), true
+	case "AutoMonitors.schema":
+		if e.ComplexityRoot.AutoMonitors.Schema == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoMonitors.Schema(childComplexity), true
+	case "AutoMonitors.volume":
+		if e.ComplexityRoot.AutoMonitors.Volume == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoMonitors.Volume(childComplexity), true
 
 	case "Column.clustering":
 		if e.ComplexityRoot.Column.Clustering == nil {
@@ -782,6 +956,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Column.Semantic(childComplexity), true
 
+	case "ColumnChange.column":
+		if e.ComplexityRoot.ColumnChange.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnChange.Column(childComplexity), true
+	case "ColumnChange.fromType":
+		if e.ComplexityRoot.ColumnChange.FromType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnChange.FromType(childComplexity), true
+	case "ColumnChange.toType":
+		if e.ComplexityRoot.ColumnChange.ToType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnChange.ToType(childComplexity), true
+
 	case "ColumnPair.direct":
 		if e.ComplexityRoot.ColumnPair.Direct == nil {
 			break
@@ -800,6 +993,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ColumnPair.To(childComplexity), true
+
+	case "ColumnRename.from":
+		if e.ComplexityRoot.ColumnRename.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnRename.From(childComplexity), true
+	case "ColumnRename.to":
+		if e.ComplexityRoot.ColumnRename.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnRename.To(childComplexity), true
 
 	case "Consumer.consumptions30d":
 		if e.ComplexityRoot.Consumer.Consumptions30d == nil {
@@ -961,6 +1167,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Country.Effective(childComplexity), true
+	case "Country.own":
+		if e.ComplexityRoot.Country.Own == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Country.Own(childComplexity), true
 	case "Country.source":
 		if e.ComplexityRoot.Country.Source == nil {
 			break
@@ -974,6 +1186,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.AccessRole(childComplexity), true
+	case "Dataset.autoMonitors":
+		if e.ComplexityRoot.Dataset.AutoMonitors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.AutoMonitors(childComplexity), true
 	case "Dataset.columns":
 		if e.ComplexityRoot.Dataset.Columns == nil {
 			break
@@ -992,6 +1210,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.ConnectionName(childComplexity), true
+	case "Dataset.consumers":
+		if e.ComplexityRoot.Dataset.Consumers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Consumers(childComplexity), true
 	case "Dataset.contract":
 		if e.ComplexityRoot.Dataset.Contract == nil {
 			break
@@ -1033,6 +1257,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.DataCountry(childComplexity), true
+	case "Dataset.domains":
+		if e.ComplexityRoot.Dataset.Domains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Domains(childComplexity), true
+	case "Dataset.downstream":
+		if e.ComplexityRoot.Dataset.Downstream == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_downstream_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.Downstream(childComplexity, args["hops"].(*int)), true
+	case "Dataset.freshness":
+		if e.ComplexityRoot.Dataset.Freshness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Freshness(childComplexity), true
 	case "Dataset.id":
 		if e.ComplexityRoot.Dataset.ID == nil {
 			break
@@ -1050,12 +1297,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Impact(childComplexity, args["column"].(*string)), true
+	case "Dataset.incidents":
+		if e.ComplexityRoot.Dataset.Incidents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Incidents(childComplexity), true
+	case "Dataset.incrementalProfiling":
+		if e.ComplexityRoot.Dataset.IncrementalProfiling == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.IncrementalProfiling(childComplexity), true
 	case "Dataset.issues":
 		if e.ComplexityRoot.Dataset.Issues == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Dataset.Issues(childComplexity), true
+		args, err := ec.field_Dataset_issues_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.Issues(childComplexity, args["severity"].([]string), args["status"].([]string)), true
 	case "Dataset.kind":
 		if e.ComplexityRoot.Dataset.Kind == nil {
 			break
@@ -1097,6 +1361,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Name(childComplexity), true
+	case "Dataset.parsing":
+		if e.ComplexityRoot.Dataset.Parsing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Parsing(childComplexity), true
 	case "Dataset.path":
 		if e.ComplexityRoot.Dataset.Path == nil {
 			break
@@ -1120,12 +1390,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.RowCountExact(childComplexity), true
+	case "Dataset.rules":
+		if e.ComplexityRoot.Dataset.Rules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Rules(childComplexity), true
 	case "Dataset.schema":
 		if e.ComplexityRoot.Dataset.Schema == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Dataset.Schema(childComplexity), true
+	case "Dataset.schemaChanges":
+		if e.ComplexityRoot.Dataset.SchemaChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.SchemaChanges(childComplexity), true
 	case "Dataset.scoreHistory":
 		if e.ComplexityRoot.Dataset.ScoreHistory == nil {
 			break
@@ -1149,6 +1431,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.UpdatedAt(childComplexity), true
+	case "Dataset.upstream":
+		if e.ComplexityRoot.Dataset.Upstream == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_upstream_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.Upstream(childComplexity, args["hops"].(*int)), true
 	case "Dataset.verdict":
 		if e.ComplexityRoot.Dataset.Verdict == nil {
 			break
@@ -1192,6 +1485,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetContract.Violations(childComplexity), true
+
+	case "DatasetFreshness.ageHours":
+		if e.ComplexityRoot.DatasetFreshness.AgeHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.AgeHours(childComplexity), true
+	case "DatasetFreshness.assumedTimezone":
+		if e.ComplexityRoot.DatasetFreshness.AssumedTimezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.AssumedTimezone(childComplexity), true
+	case "DatasetFreshness.column":
+		if e.ComplexityRoot.DatasetFreshness.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.Column(childComplexity), true
+	case "DatasetFreshness.latestTimestamp":
+		if e.ComplexityRoot.DatasetFreshness.LatestTimestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.LatestTimestamp(childComplexity), true
+	case "DatasetFreshness.met":
+		if e.ComplexityRoot.DatasetFreshness.Met == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.Met(childComplexity), true
+	case "DatasetFreshness.rule":
+		if e.ComplexityRoot.DatasetFreshness.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.Rule(childComplexity), true
+	case "DatasetFreshness.slaHours":
+		if e.ComplexityRoot.DatasetFreshness.SLAHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.SLAHours(childComplexity), true
 
 	case "DatasetPage.items":
 		if e.ComplexityRoot.DatasetPage.Items == nil {
@@ -1567,6 +1903,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Incident.IssueIds(childComplexity), true
+	case "Incident.root":
+		if e.ComplexityRoot.Incident.Root == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.Root(childComplexity), true
 	case "Incident.rootDatasetId":
 		if e.ComplexityRoot.Incident.RootDatasetID == nil {
 			break
@@ -1642,6 +1984,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.IncidentPage.Total(childComplexity), true
 
+	case "IncrementalProfiling.enabled":
+		if e.ComplexityRoot.IncrementalProfiling.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncrementalProfiling.Enabled(childComplexity), true
+	case "IncrementalProfiling.lastRun":
+		if e.ComplexityRoot.IncrementalProfiling.LastRun == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncrementalProfiling.LastRun(childComplexity), true
+	case "IncrementalProfiling.temporalColumn":
+		if e.ComplexityRoot.IncrementalProfiling.TemporalColumn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncrementalProfiling.TemporalColumn(childComplexity), true
+
 	case "Issue.acknowledgedAt":
 		if e.ComplexityRoot.Issue.AcknowledgedAt == nil {
 			break
@@ -1672,6 +2033,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Issue.CreatedAt(childComplexity), true
+	case "Issue.dataset":
+		if e.ComplexityRoot.Issue.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Issue.Dataset(childComplexity), true
 	case "Issue.datasetId":
 		if e.ComplexityRoot.Issue.DatasetID == nil {
 			break
@@ -2017,12 +2384,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LineageEdge.Source(childComplexity), true
+	case "LineageEdge.sourceDataset":
+		if e.ComplexityRoot.LineageEdge.SourceDataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.SourceDataset(childComplexity), true
 	case "LineageEdge.target":
 		if e.ComplexityRoot.LineageEdge.Target == nil {
 			break
 		}
 
 		return e.ComplexityRoot.LineageEdge.Target(childComplexity), true
+	case "LineageEdge.targetDataset":
+		if e.ComplexityRoot.LineageEdge.TargetDataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.TargetDataset(childComplexity), true
 
 	case "LineageExposure.direct":
 		if e.ComplexityRoot.LineageExposure.Direct == nil {
@@ -2153,6 +2532,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LineageNode.Columns(childComplexity), true
+	case "LineageNode.dataset":
+		if e.ComplexityRoot.LineageNode.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNode.Dataset(childComplexity), true
 	case "LineageNode.direction":
 		if e.ComplexityRoot.LineageNode.Direction == nil {
 			break
@@ -2226,6 +2611,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LineagePath.Nodes(childComplexity), true
+
+	case "Monitor.column":
+		if e.ComplexityRoot.Monitor.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.Column(childComplexity), true
+	case "Monitor.enabled":
+		if e.ComplexityRoot.Monitor.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.Enabled(childComplexity), true
+	case "Monitor.historySize":
+		if e.ComplexityRoot.Monitor.HistorySize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.HistorySize(childComplexity), true
+	case "Monitor.last":
+		if e.ComplexityRoot.Monitor.Last == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.Last(childComplexity), true
+	case "Monitor.lastScanAt":
+		if e.ComplexityRoot.Monitor.LastScanAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.LastScanAt(childComplexity), true
+	case "Monitor.median":
+		if e.ComplexityRoot.Monitor.Median == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.Median(childComplexity), true
+	case "Monitor.status":
+		if e.ComplexityRoot.Monitor.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.Status(childComplexity), true
+	case "Monitor.threshold":
+		if e.ComplexityRoot.Monitor.Threshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.Threshold(childComplexity), true
 
 	case "Mutation.acknowledgeIssue":
 		if e.ComplexityRoot.Mutation.AcknowledgeIssue == nil {
@@ -2327,6 +2761,68 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateRule(childComplexity, args["id"].(string), args["input"].(model.UpdateRuleInput)), true
 
+	case "Parsing.columns":
+		if e.ComplexityRoot.Parsing.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Parsing.Columns(childComplexity), true
+	case "Parsing.profiled":
+		if e.ComplexityRoot.Parsing.Profiled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Parsing.Profiled(childComplexity), true
+
+	case "ParsingColumn.column":
+		if e.ComplexityRoot.ParsingColumn.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.Column(childComplexity), true
+	case "ParsingColumn.estimated":
+		if e.ComplexityRoot.ParsingColumn.Estimated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.Estimated(childComplexity), true
+	case "ParsingColumn.failingMasks":
+		if e.ComplexityRoot.ParsingColumn.FailingMasks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.FailingMasks(childComplexity), true
+	case "ParsingColumn.kind":
+		if e.ComplexityRoot.ParsingColumn.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.Kind(childComplexity), true
+	case "ParsingColumn.locale":
+		if e.ComplexityRoot.ParsingColumn.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.Locale(childComplexity), true
+	case "ParsingColumn.sampleSize":
+		if e.ComplexityRoot.ParsingColumn.SampleSize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.SampleSize(childComplexity), true
+	case "ParsingColumn.successRate":
+		if e.ComplexityRoot.ParsingColumn.SuccessRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.SuccessRate(childComplexity), true
+	case "ParsingColumn.suggestionSignature":
+		if e.ComplexityRoot.ParsingColumn.SuggestionSignature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.SuggestionSignature(childComplexity), true
+
 	case "ProfileFailure.code":
 		if e.ComplexityRoot.ProfileFailure.Code == nil {
 			break
@@ -2345,6 +2841,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProfileFailure.ScanID(childComplexity), true
+
+	case "ProfileRun.depth":
+		if e.ComplexityRoot.ProfileRun.Depth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.Depth(childComplexity), true
+	case "ProfileRun.durationMs":
+		if e.ComplexityRoot.ProfileRun.DurationMS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.DurationMS(childComplexity), true
+	case "ProfileRun.mode":
+		if e.ComplexityRoot.ProfileRun.Mode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.Mode(childComplexity), true
+	case "ProfileRun.profiledAt":
+		if e.ComplexityRoot.ProfileRun.ProfiledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.ProfiledAt(childComplexity), true
+	case "ProfileRun.rowCount":
+		if e.ComplexityRoot.ProfileRun.RowCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.RowCount(childComplexity), true
+	case "ProfileRun.rowCountExact":
+		if e.ComplexityRoot.ProfileRun.RowCountExact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.RowCountExact(childComplexity), true
+	case "ProfileRun.sampleSize":
+		if e.ComplexityRoot.ProfileRun.SampleSize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.SampleSize(childComplexity), true
+	case "ProfileRun.scanId":
+		if e.ComplexityRoot.ProfileRun.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.ScanID(childComplexity), true
 
 	case "Query.consumers":
 		if e.ComplexityRoot.Query.Consumers == nil {
@@ -2401,6 +2946,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Domains(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.incident":
+		if e.ComplexityRoot.Query.Incident == nil {
+			break
+		}
+
+		args, err := ec.field_Query_incident_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Incident(childComplexity, args["id"].(string)), true
 	case "Query.incidents":
 		if e.ComplexityRoot.Query.Incidents == nil {
 			break
@@ -2479,6 +3035,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Rules(childComplexity, args["datasetId"].(*string), args["ruleType"].(*string), args["severity"].(*string), args["status"].(*string), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.scan":
+		if e.ComplexityRoot.Query.Scan == nil {
+			break
+		}
+
+		args, err := ec.field_Query_scan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Scan(childComplexity, args["id"].(string)), true
 	case "Query.scans":
 		if e.ComplexityRoot.Query.Scans == nil {
 			break
@@ -2594,6 +3161,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ReadinessItem.Datasets(childComplexity), true
 
+	case "RestrictedDataset.ref":
+		if e.ComplexityRoot.RestrictedDataset.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RestrictedDataset.Ref(childComplexity), true
+	case "RestrictedDataset.restricted":
+		if e.ComplexityRoot.RestrictedDataset.Restricted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RestrictedDataset.Restricted(childComplexity), true
+
 	case "Rule.active":
 		if e.ComplexityRoot.Rule.Active == nil {
 			break
@@ -2678,6 +3258,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Rule.UpdatedAt(childComplexity), true
+
+	case "RuleOutcome.ruleId":
+		if e.ComplexityRoot.RuleOutcome.RuleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleOutcome.RuleID(childComplexity), true
+	case "RuleOutcome.ruleType":
+		if e.ComplexityRoot.RuleOutcome.RuleType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleOutcome.RuleType(childComplexity), true
+	case "RuleOutcome.severity":
+		if e.ComplexityRoot.RuleOutcome.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleOutcome.Severity(childComplexity), true
+	case "RuleOutcome.status":
+		if e.ComplexityRoot.RuleOutcome.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleOutcome.Status(childComplexity), true
 
 	case "RulePage.items":
 		if e.ComplexityRoot.RulePage.Items == nil {
@@ -2980,6 +3585,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ScanPage.Total(childComplexity), true
+
+	case "SchemaChange.added":
+		if e.ComplexityRoot.SchemaChange.Added == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.Added(childComplexity), true
+	case "SchemaChange.contractEffect":
+		if e.ComplexityRoot.SchemaChange.ContractEffect == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.ContractEffect(childComplexity), true
+	case "SchemaChange.detectedAt":
+		if e.ComplexityRoot.SchemaChange.DetectedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.DetectedAt(childComplexity), true
+	case "SchemaChange.dropped":
+		if e.ComplexityRoot.SchemaChange.Dropped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.Dropped(childComplexity), true
+	case "SchemaChange.issueId":
+		if e.ComplexityRoot.SchemaChange.IssueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.IssueID(childComplexity), true
+	case "SchemaChange.scanId":
+		if e.ComplexityRoot.SchemaChange.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.ScanID(childComplexity), true
+	case "SchemaChange.suggestedRenames":
+		if e.ComplexityRoot.SchemaChange.SuggestedRenames == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.SuggestedRenames(childComplexity), true
+	case "SchemaChange.typeChanged":
+		if e.ComplexityRoot.SchemaChange.TypeChanged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.TypeChanged(childComplexity), true
+
+	case "SchemaMonitor.changes":
+		if e.ComplexityRoot.SchemaMonitor.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaMonitor.Changes(childComplexity), true
+	case "SchemaMonitor.columns":
+		if e.ComplexityRoot.SchemaMonitor.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaMonitor.Columns(childComplexity), true
+	case "SchemaMonitor.enabled":
+		if e.ComplexityRoot.SchemaMonitor.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaMonitor.Enabled(childComplexity), true
+	case "SchemaMonitor.lastChangeAt":
+		if e.ComplexityRoot.SchemaMonitor.LastChangeAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaMonitor.LastChangeAt(childComplexity), true
 
 	case "ScorePoint.atualidade":
 		if e.ComplexityRoot.ScorePoint.Atualidade == nil {
@@ -3323,12 +4002,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TrustReason.Severity(childComplexity), true
 
+	case "ValueMask.count":
+		if e.ComplexityRoot.ValueMask.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueMask.Count(childComplexity), true
+	case "ValueMask.mask":
+		if e.ComplexityRoot.ValueMask.Mask == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueMask.Mask(childComplexity), true
+
 	case "Verdict.evaluatedAt":
 		if e.ComplexityRoot.Verdict.EvaluatedAt == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Verdict.EvaluatedAt(childComplexity), true
+	case "Verdict.failingRules":
+		if e.ComplexityRoot.Verdict.FailingRules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Verdict.FailingRules(childComplexity), true
 	case "Verdict.scanId":
 		if e.ComplexityRoot.Verdict.ScanID == nil {
 			break
@@ -3599,6 +4297,153 @@ extend type Dataset {
   contract: DatasetContract!
   "Accepted versions, newest first; limit 1-500."
   contractVersions(limit: Int = 100, offset: Int = 0): [ContractVersion!]!
+}
+`, BuiltIn: false},
+	{Name: "../schema/datasetreads.graphqls", Input: `# A dataset's reads at parity with REST /datasets/{id}/…: the same service calls.
+
+"How freshness is measured and the latest timestamp (REST /datasets/{id}/freshness)."
+type DatasetFreshness {
+  column: String
+  "The latest timestamp of the last profile, in UTC."
+  latestTimestamp: Time
+  assumedTimezone: String!
+  rule: String!
+  ageHours: Float
+  slaHours: Float!
+  met: Boolean
+}
+
+"One column's change in a scan."
+type ColumnChange {
+  column: String!
+  fromType: String
+  toType: String
+}
+
+"A suggested rename: a dropped column that looks like an added one."
+type ColumnRename {
+  from: String!
+  to: String!
+}
+
+"What one scan found changed in the columns (REST /datasets/{id}/schema-changes)."
+type SchemaChange {
+  scanId: ID!
+  detectedAt: Time!
+  issueId: ID
+  added: [ColumnChange!]!
+  dropped: [ColumnChange!]!
+  typeChanged: [ColumnChange!]!
+  suggestedRenames: [ColumnRename!]!
+  "none, compatible or breaking against the active data contract; null without one."
+  contractEffect: String
+}
+
+"How the last profile ran."
+type ProfileRun {
+  scanId: ID!
+  mode: String!
+  "basic, standard, deep"
+  depth: String!
+  rowCount: Int!
+  rowCountExact: Boolean!
+  sampleSize: Int!
+  durationMs: Int!
+  profiledAt: Time!
+}
+
+"Incremental flag, temporal column and how the last profile ran (REST /datasets/{id}/incremental-profiling)."
+type IncrementalProfiling {
+  enabled: Boolean!
+  temporalColumn: String
+  lastRun: ProfileRun
+}
+
+"An automatic monitor's state."
+type Monitor {
+  enabled: Boolean!
+  "ok, anomaly, not_enough_history, not_measured"
+  status: String!
+  column: String
+  last: Float
+  median: Float
+  threshold: Float!
+  historySize: Int!
+  lastScanAt: Time
+}
+
+"The schema monitor's state."
+type SchemaMonitor {
+  enabled: Boolean!
+  columns: Int!
+  lastChangeAt: Time
+  changes: Int!
+}
+
+"Freshness, volume and schema monitor state (REST /datasets/{id}/auto-monitors)."
+type AutoMonitors {
+  freshness: Monitor!
+  volume: Monitor!
+  schema: SchemaMonitor!
+}
+
+"A value shape (digit 9, letter A; never the value) and how many sampled values had it."
+type ValueMask {
+  mask: String!
+  count: Int!
+}
+
+"How a text column parses as its semantic type."
+type ParsingColumn {
+  column: String!
+  kind: String!
+  locale: String!
+  successRate: Float!
+  estimated: Boolean!
+  sampleSize: Int!
+  failingMasks: [ValueMask!]!
+  suggestionSignature: String!
+}
+
+"How text columns parse as their semantic type (REST /datasets/{id}/parsing)."
+type Parsing {
+  profiled: Boolean!
+  columns: [ParsingColumn!]!
+}
+
+"A rule that failed in the verdict's scan."
+type RuleOutcome {
+  ruleId: ID!
+  ruleType: String!
+  "critical, warning, info"
+  severity: String!
+  status: String!
+}
+
+extend type Verdict {
+  "Every failed rule, critical first."
+  failingRules: [RuleOutcome!]!
+}
+
+extend type Country {
+  "The dataset's own data country; null when inherited."
+  own: String
+}
+
+extend type Dataset {
+  freshness: DatasetFreshness!
+  "Newest first."
+  schemaChanges: [SchemaChange!]!
+  incrementalProfiling: IncrementalProfiling!
+  autoMonitors: AutoMonitors!
+  parsing: Parsing!
+}
+
+extend type Query {
+  "One scan; an unknown id or another workspace's gives not_found."
+  scan(id: ID!): Scan
+  "One incident whose root the caller can see; otherwise not_found."
+  incident(id: ID!): Incident
 }
 `, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
@@ -4226,8 +5071,8 @@ extend type Dataset {
   lastFailure: ProfileFailure
   "Newest first."
   scoreHistory(limit: Int = 30): [ScorePoint!]!
-  "Open and acknowledged issues."
-  issues: [IssueSummary!]!
+  "Open and acknowledged issues, of the given severities (critical, warning, info) and statuses (open, acknowledged) when set."
+  issues(severity: [String!], status: [String!]): [IssueSummary!]!
   verdict: Verdict!
 }
 
@@ -4277,12 +5122,73 @@ type Mutation {
   triggerScan(connectionId: ID!): Scan!
 }
 `, BuiltIn: false},
+	{Name: "../schema/walk.graphqls", Input: `# The walkable graph: lineage neighbours as datasets, and the links from a dataset to its
+# issues, incidents, consumers, domains and rules (and back). Every step goes through the
+# request's batch loaders; the same visibility and caps as REST (3 hops, 40 datasets).
+
+"A dataset the caller cannot see, met on a walk: no id and no name, as in REST."
+type RestrictedDataset {
+  "The opaque key the walk's answer uses for it (restricted-N)."
+  ref: String!
+  restricted: Boolean!
+}
+
+"A lineage neighbour: a Dataset the caller can see, else a RestrictedDataset."
+union DatasetNeighbour = Dataset | RestrictedDataset
+
+extend type Dataset {
+  "Datasets upstream within hops (1-3), nearest first, at most 40 (as REST's traverse)."
+  upstream(hops: Int = 1): [DatasetNeighbour!]!
+  "Datasets downstream within hops (1-3), nearest first, at most 40."
+  downstream(hops: Int = 1): [DatasetNeighbour!]!
+  "Incidents (newest first) the dataset is part of, among those whose root the caller can see."
+  incidents: [Incident!]!
+  "Registered consumers that read the dataset."
+  consumers: [Consumer!]!
+  "Data products the caller can see that hold the dataset."
+  domains: [Domain!]!
+  "Rules of the dataset."
+  rules: [Rule!]!
+}
+
+extend type LineageNode {
+  "The node's dataset; a RestrictedDataset when the caller cannot see it."
+  dataset: DatasetNeighbour!
+}
+
+extend type LineageEdge {
+  sourceDataset: DatasetNeighbour!
+  targetDataset: DatasetNeighbour!
+}
+
+extend type Issue {
+  "The issue's dataset."
+  dataset: Dataset!
+}
+
+extend type Incident {
+  "The incident's root dataset (the most upstream one)."
+  root: Dataset
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AutoMonitors(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "freshness":
+		return ec.fieldContext_AutoMonitors_freshness(ctx, field)
+	case "volume":
+		return ec.fieldContext_AutoMonitors_volume(ctx, field)
+	case "schema":
+		return ec.fieldContext_AutoMonitors_schema(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AutoMonitors", field.Name)
+}
 
 func (ec *executionContext) childFields_Column(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -4318,6 +5224,18 @@ func (ec *executionContext) childFields_Column(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Column", field.Name)
 }
 
+func (ec *executionContext) childFields_ColumnChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "column":
+		return ec.fieldContext_ColumnChange_column(ctx, field)
+	case "fromType":
+		return ec.fieldContext_ColumnChange_fromType(ctx, field)
+	case "toType":
+		return ec.fieldContext_ColumnChange_toType(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ColumnChange", field.Name)
+}
+
 func (ec *executionContext) childFields_ColumnPair(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "from":
@@ -4328,6 +5246,16 @@ func (ec *executionContext) childFields_ColumnPair(ctx context.Context, field gr
 		return ec.fieldContext_ColumnPair_direct(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ColumnPair", field.Name)
+}
+
+func (ec *executionContext) childFields_ColumnRename(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_ColumnRename_from(ctx, field)
+	case "to":
+		return ec.fieldContext_ColumnRename_to(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ColumnRename", field.Name)
 }
 
 func (ec *executionContext) childFields_Consumer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4410,6 +5338,8 @@ func (ec *executionContext) childFields_Country(ctx context.Context, field graph
 		return ec.fieldContext_Country_effective(ctx, field)
 	case "source":
 		return ec.fieldContext_Country_source(ctx, field)
+	case "own":
+		return ec.fieldContext_Country_own(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Country", field.Name)
 }
@@ -4452,6 +5382,16 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_contract(ctx, field)
 	case "contractVersions":
 		return ec.fieldContext_Dataset_contractVersions(ctx, field)
+	case "freshness":
+		return ec.fieldContext_Dataset_freshness(ctx, field)
+	case "schemaChanges":
+		return ec.fieldContext_Dataset_schemaChanges(ctx, field)
+	case "incrementalProfiling":
+		return ec.fieldContext_Dataset_incrementalProfiling(ctx, field)
+	case "autoMonitors":
+		return ec.fieldContext_Dataset_autoMonitors(ctx, field)
+	case "parsing":
+		return ec.fieldContext_Dataset_parsing(ctx, field)
 	case "lineage":
 		return ec.fieldContext_Dataset_lineage(ctx, field)
 	case "impact":
@@ -4470,6 +5410,18 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_issues(ctx, field)
 	case "verdict":
 		return ec.fieldContext_Dataset_verdict(ctx, field)
+	case "upstream":
+		return ec.fieldContext_Dataset_upstream(ctx, field)
+	case "downstream":
+		return ec.fieldContext_Dataset_downstream(ctx, field)
+	case "incidents":
+		return ec.fieldContext_Dataset_incidents(ctx, field)
+	case "consumers":
+		return ec.fieldContext_Dataset_consumers(ctx, field)
+	case "domains":
+		return ec.fieldContext_Dataset_domains(ctx, field)
+	case "rules":
+		return ec.fieldContext_Dataset_rules(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Dataset", field.Name)
 }
@@ -4490,6 +5442,26 @@ func (ec *executionContext) childFields_DatasetContract(ctx context.Context, fie
 		return ec.fieldContext_DatasetContract_activeDocument(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DatasetContract", field.Name)
+}
+
+func (ec *executionContext) childFields_DatasetFreshness(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "column":
+		return ec.fieldContext_DatasetFreshness_column(ctx, field)
+	case "latestTimestamp":
+		return ec.fieldContext_DatasetFreshness_latestTimestamp(ctx, field)
+	case "assumedTimezone":
+		return ec.fieldContext_DatasetFreshness_assumedTimezone(ctx, field)
+	case "rule":
+		return ec.fieldContext_DatasetFreshness_rule(ctx, field)
+	case "ageHours":
+		return ec.fieldContext_DatasetFreshness_ageHours(ctx, field)
+	case "slaHours":
+		return ec.fieldContext_DatasetFreshness_slaHours(ctx, field)
+	case "met":
+		return ec.fieldContext_DatasetFreshness_met(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DatasetFreshness", field.Name)
 }
 
 func (ec *executionContext) childFields_DatasetPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4680,6 +5652,8 @@ func (ec *executionContext) childFields_Incident(ctx context.Context, field grap
 		return ec.fieldContext_Incident_createdAt(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Incident_updatedAt(ctx, field)
+	case "root":
+		return ec.fieldContext_Incident_root(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Incident", field.Name)
 }
@@ -4706,6 +5680,18 @@ func (ec *executionContext) childFields_IncidentPage(ctx context.Context, field 
 		return ec.fieldContext_IncidentPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IncidentPage", field.Name)
+}
+
+func (ec *executionContext) childFields_IncrementalProfiling(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "enabled":
+		return ec.fieldContext_IncrementalProfiling_enabled(ctx, field)
+	case "temporalColumn":
+		return ec.fieldContext_IncrementalProfiling_temporalColumn(ctx, field)
+	case "lastRun":
+		return ec.fieldContext_IncrementalProfiling_lastRun(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IncrementalProfiling", field.Name)
 }
 
 func (ec *executionContext) childFields_Issue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4750,6 +5736,8 @@ func (ec *executionContext) childFields_Issue(ctx context.Context, field graphql
 		return ec.fieldContext_Issue_resolvedAt(ctx, field)
 	case "history":
 		return ec.fieldContext_Issue_history(ctx, field)
+	case "dataset":
+		return ec.fieldContext_Issue_dataset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Issue", field.Name)
 }
@@ -4888,6 +5876,10 @@ func (ec *executionContext) childFields_LineageEdge(ctx context.Context, field g
 		return ec.fieldContext_LineageEdge_columnLevel(ctx, field)
 	case "linkingColumn":
 		return ec.fieldContext_LineageEdge_linkingColumn(ctx, field)
+	case "sourceDataset":
+		return ec.fieldContext_LineageEdge_sourceDataset(ctx, field)
+	case "targetDataset":
+		return ec.fieldContext_LineageEdge_targetDataset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LineageEdge", field.Name)
 }
@@ -4968,6 +5960,8 @@ func (ec *executionContext) childFields_LineageNode(ctx context.Context, field g
 		return ec.fieldContext_LineageNode_impact(ctx, field)
 	case "columns":
 		return ec.fieldContext_LineageNode_columns(ctx, field)
+	case "dataset":
+		return ec.fieldContext_LineageNode_dataset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LineageNode", field.Name)
 }
@@ -4988,6 +5982,60 @@ func (ec *executionContext) childFields_LineagePath(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type LineagePath", field.Name)
 }
 
+func (ec *executionContext) childFields_Monitor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "enabled":
+		return ec.fieldContext_Monitor_enabled(ctx, field)
+	case "status":
+		return ec.fieldContext_Monitor_status(ctx, field)
+	case "column":
+		return ec.fieldContext_Monitor_column(ctx, field)
+	case "last":
+		return ec.fieldContext_Monitor_last(ctx, field)
+	case "median":
+		return ec.fieldContext_Monitor_median(ctx, field)
+	case "threshold":
+		return ec.fieldContext_Monitor_threshold(ctx, field)
+	case "historySize":
+		return ec.fieldContext_Monitor_historySize(ctx, field)
+	case "lastScanAt":
+		return ec.fieldContext_Monitor_lastScanAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Monitor", field.Name)
+}
+
+func (ec *executionContext) childFields_Parsing(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "profiled":
+		return ec.fieldContext_Parsing_profiled(ctx, field)
+	case "columns":
+		return ec.fieldContext_Parsing_columns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Parsing", field.Name)
+}
+
+func (ec *executionContext) childFields_ParsingColumn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "column":
+		return ec.fieldContext_ParsingColumn_column(ctx, field)
+	case "kind":
+		return ec.fieldContext_ParsingColumn_kind(ctx, field)
+	case "locale":
+		return ec.fieldContext_ParsingColumn_locale(ctx, field)
+	case "successRate":
+		return ec.fieldContext_ParsingColumn_successRate(ctx, field)
+	case "estimated":
+		return ec.fieldContext_ParsingColumn_estimated(ctx, field)
+	case "sampleSize":
+		return ec.fieldContext_ParsingColumn_sampleSize(ctx, field)
+	case "failingMasks":
+		return ec.fieldContext_ParsingColumn_failingMasks(ctx, field)
+	case "suggestionSignature":
+		return ec.fieldContext_ParsingColumn_suggestionSignature(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ParsingColumn", field.Name)
+}
+
 func (ec *executionContext) childFields_ProfileFailure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "scanId":
@@ -4998,6 +6046,28 @@ func (ec *executionContext) childFields_ProfileFailure(ctx context.Context, fiel
 		return ec.fieldContext_ProfileFailure_failedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProfileFailure", field.Name)
+}
+
+func (ec *executionContext) childFields_ProfileRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scanId":
+		return ec.fieldContext_ProfileRun_scanId(ctx, field)
+	case "mode":
+		return ec.fieldContext_ProfileRun_mode(ctx, field)
+	case "depth":
+		return ec.fieldContext_ProfileRun_depth(ctx, field)
+	case "rowCount":
+		return ec.fieldContext_ProfileRun_rowCount(ctx, field)
+	case "rowCountExact":
+		return ec.fieldContext_ProfileRun_rowCountExact(ctx, field)
+	case "sampleSize":
+		return ec.fieldContext_ProfileRun_sampleSize(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_ProfileRun_durationMs(ctx, field)
+	case "profiledAt":
+		return ec.fieldContext_ProfileRun_profiledAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProfileRun", field.Name)
 }
 
 func (ec *executionContext) childFields_RAGGate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5076,6 +6146,20 @@ func (ec *executionContext) childFields_Rule(ctx context.Context, field graphql.
 		return ec.fieldContext_Rule_updatedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Rule", field.Name)
+}
+
+func (ec *executionContext) childFields_RuleOutcome(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ruleId":
+		return ec.fieldContext_RuleOutcome_ruleId(ctx, field)
+	case "ruleType":
+		return ec.fieldContext_RuleOutcome_ruleType(ctx, field)
+	case "severity":
+		return ec.fieldContext_RuleOutcome_severity(ctx, field)
+	case "status":
+		return ec.fieldContext_RuleOutcome_status(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RuleOutcome", field.Name)
 }
 
 func (ec *executionContext) childFields_RulePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5222,6 +6306,42 @@ func (ec *executionContext) childFields_ScanPage(ctx context.Context, field grap
 		return ec.fieldContext_ScanPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ScanPage", field.Name)
+}
+
+func (ec *executionContext) childFields_SchemaChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scanId":
+		return ec.fieldContext_SchemaChange_scanId(ctx, field)
+	case "detectedAt":
+		return ec.fieldContext_SchemaChange_detectedAt(ctx, field)
+	case "issueId":
+		return ec.fieldContext_SchemaChange_issueId(ctx, field)
+	case "added":
+		return ec.fieldContext_SchemaChange_added(ctx, field)
+	case "dropped":
+		return ec.fieldContext_SchemaChange_dropped(ctx, field)
+	case "typeChanged":
+		return ec.fieldContext_SchemaChange_typeChanged(ctx, field)
+	case "suggestedRenames":
+		return ec.fieldContext_SchemaChange_suggestedRenames(ctx, field)
+	case "contractEffect":
+		return ec.fieldContext_SchemaChange_contractEffect(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SchemaChange", field.Name)
+}
+
+func (ec *executionContext) childFields_SchemaMonitor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "enabled":
+		return ec.fieldContext_SchemaMonitor_enabled(ctx, field)
+	case "columns":
+		return ec.fieldContext_SchemaMonitor_columns(ctx, field)
+	case "lastChangeAt":
+		return ec.fieldContext_SchemaMonitor_lastChangeAt(ctx, field)
+	case "changes":
+		return ec.fieldContext_SchemaMonitor_changes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SchemaMonitor", field.Name)
 }
 
 func (ec *executionContext) childFields_ScorePoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5372,6 +6492,16 @@ func (ec *executionContext) childFields_TrustReason(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type TrustReason", field.Name)
 }
 
+func (ec *executionContext) childFields_ValueMask(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "mask":
+		return ec.fieldContext_ValueMask_mask(ctx, field)
+	case "count":
+		return ec.fieldContext_ValueMask_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ValueMask", field.Name)
+}
+
 func (ec *executionContext) childFields_Verdict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "verdict":
@@ -5380,6 +6510,8 @@ func (ec *executionContext) childFields_Verdict(ctx context.Context, field graph
 		return ec.fieldContext_Verdict_scanId(ctx, field)
 	case "evaluatedAt":
 		return ec.fieldContext_Verdict_evaluatedAt(ctx, field)
+	case "failingRules":
+		return ec.fieldContext_Verdict_failingRules(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Verdict", field.Name)
 }
@@ -5522,6 +6654,20 @@ func (ec *executionContext) field_Dataset_contractVersions_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Dataset_downstream_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "hops",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hops"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Dataset_impact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5533,6 +6679,28 @@ func (ec *executionContext) field_Dataset_impact_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["column"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_issues_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "severity",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["severity"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg1
 	return args, nil
 }
 
@@ -5583,6 +6751,20 @@ func (ec *executionContext) field_Dataset_scoreHistory_args(ctx context.Context,
 		return nil, err
 	}
 	args["limit"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_upstream_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "hops",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hops"] = arg0
 	return args, nil
 }
 
@@ -5914,6 +7096,20 @@ func (ec *executionContext) field_Query_domains_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_incident_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_incidents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6156,6 +7352,20 @@ func (ec *executionContext) field_Query_rules_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_scan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_scans_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6321,6 +7531,102 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AutoMonitors_freshness(ctx context.Context, field graphql.CollectedField, obj *scan.AutoMonitors) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoMonitors_freshness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Freshness, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v scan.Monitor) graphql.Marshaler {
+			return ec.marshalNMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐMonitor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AutoMonitors_freshness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AutoMonitors",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Monitor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AutoMonitors_volume(ctx context.Context, field graphql.CollectedField, obj *scan.AutoMonitors) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoMonitors_volume(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Volume, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v scan.Monitor) graphql.Marshaler {
+			return ec.marshalNMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐMonitor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AutoMonitors_volume(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AutoMonitors",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Monitor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AutoMonitors_schema(ctx context.Context, field graphql.CollectedField, obj *scan.AutoMonitors) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoMonitors_schema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Schema, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v scan.SchemaMonitor) graphql.Marshaler {
+			return ec.marshalNSchemaMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐSchemaMonitor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AutoMonitors_schema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AutoMonitors",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SchemaMonitor(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _Column_name(ctx context.Context, field graphql.CollectedField, obj *model.Column) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -6653,6 +7959,75 @@ func (ec *executionContext) fieldContext_Column_profileSampleSize(_ context.Cont
 	return graphql.NewScalarFieldContext("Column", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ColumnChange_column(ctx context.Context, field graphql.CollectedField, obj *scan.ColumnChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnChange_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnChange_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnChange_fromType(ctx context.Context, field graphql.CollectedField, obj *scan.ColumnChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnChange_fromType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnChange_fromType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnChange_toType(ctx context.Context, field graphql.CollectedField, obj *scan.ColumnChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnChange_toType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnChange_toType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _ColumnPair_from(ctx context.Context, field graphql.CollectedField, obj *model.ColumnPair) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6720,6 +8095,52 @@ func (ec *executionContext) _ColumnPair_direct(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_ColumnPair_direct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ColumnPair", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnRename_from(ctx context.Context, field graphql.CollectedField, obj *scan.Rename) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnRename_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnRename_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnRename", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnRename_to(ctx context.Context, field graphql.CollectedField, obj *scan.Rename) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnRename_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnRename_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnRename", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Consumer_id(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
@@ -7361,6 +8782,29 @@ func (ec *executionContext) fieldContext_Country_source(_ context.Context, field
 	return graphql.NewScalarFieldContext("Country", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Country_own(ctx context.Context, field graphql.CollectedField, obj *model.Country) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Country_own(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Own, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Country_own(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Country", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Dataset_id(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7823,6 +9267,166 @@ func (ec *executionContext) fieldContext_Dataset_contractVersions(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_freshness(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_freshness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Freshness(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *scan.Freshness) graphql.Marshaler {
+			return ec.marshalNDatasetFreshness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐFreshness(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_freshness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatasetFreshness(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_schemaChanges(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_schemaChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().SchemaChanges(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []scan.SchemaChangeSet) graphql.Marshaler {
+			return ec.marshalNSchemaChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐSchemaChangeSetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_schemaChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SchemaChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_incrementalProfiling(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_incrementalProfiling(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().IncrementalProfiling(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *scan.IncrementalProfiling) graphql.Marshaler {
+			return ec.marshalNIncrementalProfiling2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐIncrementalProfiling(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_incrementalProfiling(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IncrementalProfiling(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_autoMonitors(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_autoMonitors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().AutoMonitors(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *scan.AutoMonitors) graphql.Marshaler {
+			return ec.marshalNAutoMonitors2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐAutoMonitors(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_autoMonitors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AutoMonitors(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_parsing(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_parsing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Parsing(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *scan.Parsing) graphql.Marshaler {
+			return ec.marshalNParsing2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsing(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_parsing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Parsing(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Dataset_lineage(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8086,7 +9690,8 @@ func (ec *executionContext) _Dataset_issues(ctx context.Context, field graphql.C
 			return ec.fieldContext_Dataset_issues(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Dataset().Issues(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().Issues(ctx, obj, fc.Args["severity"].([]string), fc.Args["status"].([]string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model.IssueSummary) graphql.Marshaler {
@@ -8096,7 +9701,7 @@ func (ec *executionContext) _Dataset_issues(ctx context.Context, field graphql.C
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Dataset_issues(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Dataset_issues(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Dataset",
 		Field:      field,
@@ -8105,6 +9710,17 @@ func (ec *executionContext) fieldContext_Dataset_issues(_ context.Context, field
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_IssueSummary(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_issues_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -8136,6 +9752,222 @@ func (ec *executionContext) fieldContext_Dataset_verdict(_ context.Context, fiel
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Verdict(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_upstream(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_upstream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().Upstream(ctx, obj, fc.Args["hops"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DatasetNeighbour) graphql.Marshaler {
+			return ec.marshalNDatasetNeighbour2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbourᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_upstream(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DatasetNeighbour does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_upstream_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_downstream(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_downstream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().Downstream(ctx, obj, fc.Args["hops"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DatasetNeighbour) graphql.Marshaler {
+			return ec.marshalNDatasetNeighbour2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbourᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_downstream(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DatasetNeighbour does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_downstream_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_incidents(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_incidents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Incidents(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Incident) graphql.Marshaler {
+			return ec.marshalNIncident2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_incidents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Incident(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_consumers(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_consumers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Consumers(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Consumer) graphql.Marshaler {
+			return ec.marshalNConsumer2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConsumerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_consumers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Consumer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_domains(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_domains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Domains(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Domain) graphql.Marshaler {
+			return ec.marshalNDomain2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_domains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Domain(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_rules(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_rules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Rules(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Rule) graphql.Marshaler {
+			return ec.marshalNRule2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_rules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Rule(ctx, field)
 		},
 	}
 	return fc, nil
@@ -8277,6 +10109,167 @@ func (ec *executionContext) _DatasetContract_activeDocument(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_DatasetContract_activeDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DatasetContract", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_column(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_latestTimestamp(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_latestTimestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatestTimestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_latestTimestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_assumedTimezone(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_assumedTimezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AssumedTimezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_assumedTimezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_rule(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_ageHours(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_ageHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgeHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_ageHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_slaHours(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_slaHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLAHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_slaHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_met(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_met(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Met, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_met(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DatasetPage_items(ctx context.Context, field graphql.CollectedField, obj *model.DatasetPage) (ret graphql.Marshaler) {
@@ -9935,6 +11928,38 @@ func (ec *executionContext) fieldContext_Incident_updatedAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Incident_root(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_root(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Incident().Root(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Dataset) graphql.Marshaler {
+			return ec.marshalODataset2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_root(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Incident",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Dataset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _IncidentExposure_node(ctx context.Context, field graphql.CollectedField, obj *model.IncidentExposure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10080,6 +12105,84 @@ func (ec *executionContext) _IncidentPage_total(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_IncidentPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IncidentPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IncrementalProfiling_enabled(ctx context.Context, field graphql.CollectedField, obj *scan.IncrementalProfiling) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncrementalProfiling_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncrementalProfiling_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncrementalProfiling", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _IncrementalProfiling_temporalColumn(ctx context.Context, field graphql.CollectedField, obj *scan.IncrementalProfiling) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncrementalProfiling_temporalColumn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TemporalColumn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IncrementalProfiling_temporalColumn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncrementalProfiling", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncrementalProfiling_lastRun(ctx context.Context, field graphql.CollectedField, obj *scan.IncrementalProfiling) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncrementalProfiling_lastRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastRun, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *scan.ProfileRun) graphql.Marshaler {
+			return ec.marshalOProfileRun2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐProfileRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IncrementalProfiling_lastRun(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IncrementalProfiling",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProfileRun(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Issue_id(ctx context.Context, field graphql.CollectedField, obj *model.Issue) (ret graphql.Marshaler) {
@@ -10546,6 +12649,38 @@ func (ec *executionContext) fieldContext_Issue_history(_ context.Context, field 
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_IssueHistoryEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Issue_dataset(ctx context.Context, field graphql.CollectedField, obj *model.Issue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Issue_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Issue().Dataset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Dataset) graphql.Marshaler {
+			return ec.marshalNDataset2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataset(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Issue_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Issue",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Dataset(ctx, field)
 		},
 	}
 	return fc, nil
@@ -11580,6 +13715,52 @@ func (ec *executionContext) fieldContext_LineageEdge_linkingColumn(_ context.Con
 	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _LineageEdge_sourceDataset(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_sourceDataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LineageEdge().SourceDataset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.DatasetNeighbour) graphql.Marshaler {
+			return ec.marshalNDatasetNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbour(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_sourceDataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageEdge", field, true, true, errors.New("field of type DatasetNeighbour does not have child fields"))
+}
+
+func (ec *executionContext) _LineageEdge_targetDataset(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_targetDataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LineageEdge().TargetDataset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.DatasetNeighbour) graphql.Marshaler {
+			return ec.marshalNDatasetNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbour(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_targetDataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageEdge", field, true, true, errors.New("field of type DatasetNeighbour does not have child fields"))
+}
+
 func (ec *executionContext) _LineageExposure_id(ctx context.Context, field graphql.CollectedField, obj *model.LineageExposure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12278,6 +14459,29 @@ func (ec *executionContext) fieldContext_LineageNode_columns(_ context.Context, 
 	return graphql.NewScalarFieldContext("LineageNode", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _LineageNode_dataset(ctx context.Context, field graphql.CollectedField, obj *model.LineageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNode_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LineageNode().Dataset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.DatasetNeighbour) graphql.Marshaler {
+			return ec.marshalNDatasetNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbour(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNode_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNode", field, true, true, errors.New("field of type DatasetNeighbour does not have child fields"))
+}
+
 func (ec *executionContext) _LineagePath_found(ctx context.Context, field graphql.CollectedField, obj *model.LineagePath) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12409,6 +14613,190 @@ func (ec *executionContext) fieldContext_LineagePath_edges(_ context.Context, fi
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Monitor_enabled(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_status(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_column(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_last(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_last(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Last, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_last(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_median(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_median(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Median, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_median(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_threshold(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_threshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Threshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_threshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_historySize(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_historySize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HistorySize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_historySize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_lastScanAt(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_lastScanAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastScanAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_lastScanAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_triggerScan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -12807,6 +15195,254 @@ func (ec *executionContext) fieldContext_Mutation_deleteRule(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Parsing_profiled(ctx context.Context, field graphql.CollectedField, obj *scan.Parsing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Parsing_profiled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Profiled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Parsing_profiled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Parsing", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Parsing_columns(ctx context.Context, field graphql.CollectedField, obj *scan.Parsing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Parsing_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []scan.ParsingColumn) graphql.Marshaler {
+			return ec.marshalNParsingColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsingColumnᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Parsing_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Parsing",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ParsingColumn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ParsingColumn_column(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ParsingColumn_kind(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ParsingColumn_locale(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ParsingColumn_successRate(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_successRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuccessRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_successRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ParsingColumn_estimated(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_estimated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Estimated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_estimated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ParsingColumn_sampleSize(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_sampleSize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SampleSize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_sampleSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ParsingColumn_failingMasks(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_failingMasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailingMasks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []catalog.Mask) graphql.Marshaler {
+			return ec.marshalNValueMask2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋcatalogᚐMaskᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_failingMasks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ParsingColumn",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValueMask(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ParsingColumn_suggestionSignature(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_suggestionSignature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuggestionSignature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_suggestionSignature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _ProfileFailure_scanId(ctx context.Context, field graphql.CollectedField, obj *model.ProfileFailure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12874,6 +15510,190 @@ func (ec *executionContext) _ProfileFailure_failedAt(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_ProfileFailure_failedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ProfileFailure", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_scanId(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_mode(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_mode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_mode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_depth(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_depth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Depth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_depth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_rowCount(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_rowCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_rowCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_rowCountExact(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_rowCountExact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowCountExact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_rowCountExact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_sampleSize(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_sampleSize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SampleSize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_sampleSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_durationMs(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_profiledAt(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_profiledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProfiledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_profiledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Query_datasets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -13002,6 +15822,94 @@ func (ec *executionContext) fieldContext_Query_ragGate(ctx context.Context, fiel
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_ragGate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_scan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_scan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Scan(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Scan) graphql.Marshaler {
+			return ec.marshalOScan2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScan(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_scan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Scan(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_scan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_incident(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_incident(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Incident(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Incident) graphql.Marshaler {
+			return ec.marshalOIncident2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncident(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_incident(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Incident(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_incident_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13929,6 +16837,52 @@ func (ec *executionContext) fieldContext_ReadinessItem_datasets(_ context.Contex
 	return graphql.NewScalarFieldContext("ReadinessItem", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _RestrictedDataset_ref(ctx context.Context, field graphql.CollectedField, obj *model.RestrictedDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RestrictedDataset_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ref, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RestrictedDataset_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RestrictedDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RestrictedDataset_restricted(ctx context.Context, field graphql.CollectedField, obj *model.RestrictedDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RestrictedDataset_restricted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restricted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RestrictedDataset_restricted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RestrictedDataset", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Rule_id(ctx context.Context, field graphql.CollectedField, obj *model.Rule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14267,6 +17221,98 @@ func (ec *executionContext) _Rule_updatedAt(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Rule_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Rule", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _RuleOutcome_ruleId(ctx context.Context, field graphql.CollectedField, obj *model.RuleOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleOutcome_ruleId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuleOutcome_ruleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuleOutcome", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RuleOutcome_ruleType(ctx context.Context, field graphql.CollectedField, obj *model.RuleOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleOutcome_ruleType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuleOutcome_ruleType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuleOutcome", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RuleOutcome_severity(ctx context.Context, field graphql.CollectedField, obj *model.RuleOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleOutcome_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuleOutcome_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuleOutcome", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RuleOutcome_status(ctx context.Context, field graphql.CollectedField, obj *model.RuleOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleOutcome_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuleOutcome_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuleOutcome", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _RulePage_items(ctx context.Context, field graphql.CollectedField, obj *model.RulePage) (ret graphql.Marshaler) {
@@ -15430,6 +18476,318 @@ func (ec *executionContext) _ScanPage_total(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_ScanPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ScanPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaChange_scanId(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaChange", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaChange_detectedAt(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_detectedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DetectedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_detectedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaChange", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaChange_issueId(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_issueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_issueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaChange", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaChange_added(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_added(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Added, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []scan.ColumnChange) graphql.Marshaler {
+			return ec.marshalNColumnChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐColumnChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_added(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SchemaChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SchemaChange_dropped(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_dropped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dropped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []scan.ColumnChange) graphql.Marshaler {
+			return ec.marshalNColumnChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐColumnChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_dropped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SchemaChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SchemaChange_typeChanged(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_typeChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TypeChanged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []scan.ColumnChange) graphql.Marshaler {
+			return ec.marshalNColumnChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐColumnChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_typeChanged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SchemaChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SchemaChange_suggestedRenames(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_suggestedRenames(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuggestedRenames, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []scan.Rename) graphql.Marshaler {
+			return ec.marshalNColumnRename2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐRenameᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_suggestedRenames(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SchemaChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnRename(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SchemaChange_contractEffect(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_contractEffect(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContractEffect, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_contractEffect(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaMonitor_enabled(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaMonitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaMonitor_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaMonitor_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaMonitor", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaMonitor_columns(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaMonitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaMonitor_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaMonitor_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaMonitor", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaMonitor_lastChangeAt(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaMonitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaMonitor_lastChangeAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastChangeAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaMonitor_lastChangeAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaMonitor", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaMonitor_changes(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaMonitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaMonitor_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaMonitor_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaMonitor", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _ScorePoint_scanId(ctx context.Context, field graphql.CollectedField, obj *model.ScorePoint) (ret graphql.Marshaler) {
@@ -16738,6 +20096,52 @@ func (ec *executionContext) fieldContext_TrustReason_messagePt(_ context.Context
 	return graphql.NewScalarFieldContext("TrustReason", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ValueMask_mask(ctx context.Context, field graphql.CollectedField, obj *catalog.Mask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueMask_mask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mask, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueMask_mask(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueMask", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValueMask_count(ctx context.Context, field graphql.CollectedField, obj *catalog.Mask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueMask_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueMask_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueMask", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Verdict_verdict(ctx context.Context, field graphql.CollectedField, obj *model.Verdict) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16805,6 +20209,38 @@ func (ec *executionContext) _Verdict_evaluatedAt(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Verdict_evaluatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Verdict", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Verdict_failingRules(ctx context.Context, field graphql.CollectedField, obj *model.Verdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Verdict_failingRules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailingRules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RuleOutcome) graphql.Marshaler {
+			return ec.marshalNRuleOutcome2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleOutcomeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Verdict_failingRules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Verdict",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RuleOutcome(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -18137,9 +21573,84 @@ func (ec *executionContext) unmarshalInputUpdateRuleInput(ctx context.Context, o
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _DatasetNeighbour(ctx context.Context, sel ast.SelectionSet, obj model.DatasetNeighbour) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.RestrictedDataset:
+		return ec._RestrictedDataset(ctx, sel, &obj)
+	case *model.RestrictedDataset:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._RestrictedDataset(ctx, sel, obj)
+	case model.Dataset:
+		return ec._Dataset(ctx, sel, &obj)
+	case *model.Dataset:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Dataset(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of DatasetNeighbour must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var autoMonitorsImplementors = []string{"AutoMonitors"}
+
+func (ec *executionContext) _AutoMonitors(ctx context.Context, sel ast.SelectionSet, obj *scan.AutoMonitors) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, autoMonitorsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AutoMonitors")
+		case "freshness":
+			out.Values[i] = ec._AutoMonitors_freshness(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "volume":
+			out.Values[i] = ec._AutoMonitors_volume(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "schema":
+			out.Values[i] = ec._AutoMonitors_schema(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
 
 var columnImplementors = []string{"Column"}
 
@@ -18244,6 +21755,54 @@ func (ec *executionContext) _Column(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var columnChangeImplementors = []string{"ColumnChange"}
+
+func (ec *executionContext) _ColumnChange(ctx context.Context, sel ast.SelectionSet, obj *scan.ColumnChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, columnChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ColumnChange")
+		case "column":
+			out.Values[i] = ec._ColumnChange_column(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromType":
+			out.Values[i] = ec._ColumnChange_fromType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toType":
+			out.Values[i] = ec._ColumnChange_toType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var columnPairImplementors = []string{"ColumnPair"}
 
 func (ec *executionContext) _ColumnPair(ctx context.Context, sel ast.SelectionSet, obj *model.ColumnPair) graphql.Marshaler {
@@ -18268,6 +21827,49 @@ func (ec *executionContext) _ColumnPair(ctx context.Context, sel ast.SelectionSe
 			}
 		case "direct":
 			out.Values[i] = ec._ColumnPair_direct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var columnRenameImplementors = []string{"ColumnRename"}
+
+func (ec *executionContext) _ColumnRename(ctx context.Context, sel ast.SelectionSet, obj *scan.Rename) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, columnRenameImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ColumnRename")
+		case "from":
+			out.Values[i] = ec._ColumnRename_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._ColumnRename_to(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -18571,6 +22173,11 @@ func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "own":
+			out.Values[i] = ec._Country_own(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18592,7 +22199,7 @@ func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
-var datasetImplementors = []string{"Dataset"}
+var datasetImplementors = []string{"Dataset", "DatasetNeighbour"}
 
 func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, obj *model.Dataset) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, datasetImplementors)
@@ -18765,6 +22372,196 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Dataset_contractVersions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "freshness":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_freshness(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "schemaChanges":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_schemaChanges(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "incrementalProfiling":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_incrementalProfiling(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "autoMonitors":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_autoMonitors(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "parsing":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_parsing(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -19135,6 +22932,234 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "upstream":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_upstream(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "downstream":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_downstream(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "incidents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_incidents(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "consumers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_consumers(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "domains":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_domains(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "rules":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_rules(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19195,6 +23220,74 @@ func (ec *executionContext) _DatasetContract(ctx context.Context, sel ast.Select
 			}
 		case "activeDocument":
 			out.Values[i] = ec._DatasetContract_activeDocument(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var datasetFreshnessImplementors = []string{"DatasetFreshness"}
+
+func (ec *executionContext) _DatasetFreshness(ctx context.Context, sel ast.SelectionSet, obj *scan.Freshness) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, datasetFreshnessImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DatasetFreshness")
+		case "column":
+			out.Values[i] = ec._DatasetFreshness_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "latestTimestamp":
+			out.Values[i] = ec._DatasetFreshness_latestTimestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "assumedTimezone":
+			out.Values[i] = ec._DatasetFreshness_assumedTimezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rule":
+			out.Values[i] = ec._DatasetFreshness_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ageHours":
+			out.Values[i] = ec._DatasetFreshness_ageHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "slaHours":
+			out.Values[i] = ec._DatasetFreshness_slaHours(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "met":
+			out.Values[i] = ec._DatasetFreshness_met(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -19837,93 +23930,131 @@ func (ec *executionContext) _Incident(ctx context.Context, sel ast.SelectionSet,
 		case "id":
 			out.Values[i] = ec._Incident_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._Incident_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "title":
 			out.Values[i] = ec._Incident_title(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "severity":
 			out.Values[i] = ec._Incident_severity(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "rootDatasetId":
 			out.Values[i] = ec._Incident_rootDatasetId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "rootDatasetName":
 			out.Values[i] = ec._Incident_rootDatasetName(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "issueIds":
 			out.Values[i] = ec._Incident_issueIds(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "datasetIds":
 			out.Values[i] = ec._Incident_datasetIds(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "impactScope":
 			out.Values[i] = ec._Incident_impactScope(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "impactColumns":
 			out.Values[i] = ec._Incident_impactColumns(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "impactNote":
 			out.Values[i] = ec._Incident_impactNote(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "impactTree":
 			out.Values[i] = ec._Incident_impactTree(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "downstreamCount":
 			out.Values[i] = ec._Incident_downstreamCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "downstreamColumnCount":
 			out.Values[i] = ec._Incident_downstreamColumnCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "exposuresCount":
 			out.Values[i] = ec._Incident_exposuresCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "exposures":
 			out.Values[i] = ec._Incident_exposures(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Incident_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
 			out.Values[i] = ec._Incident_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "root":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Incident_root(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20018,6 +24149,54 @@ func (ec *executionContext) _IncidentPage(ctx context.Context, sel ast.Selection
 		case "total":
 			out.Values[i] = ec._IncidentPage_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var incrementalProfilingImplementors = []string{"IncrementalProfiling"}
+
+func (ec *executionContext) _IncrementalProfiling(ctx context.Context, sel ast.SelectionSet, obj *scan.IncrementalProfiling) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, incrementalProfilingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IncrementalProfiling")
+		case "enabled":
+			out.Values[i] = ec._IncrementalProfiling_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "temporalColumn":
+			out.Values[i] = ec._IncrementalProfiling_temporalColumn(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastRun":
+			out.Values[i] = ec._IncrementalProfiling_lastRun(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -20158,6 +24337,44 @@ func (ec *executionContext) _Issue(ctx context.Context, sel ast.SelectionSet, ob
 					}
 				}()
 				res = ec._Issue_history(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "dataset":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Issue_dataset(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -20661,38 +24878,114 @@ func (ec *executionContext) _LineageEdge(ctx context.Context, sel ast.SelectionS
 		case "source":
 			out.Values[i] = ec._LineageEdge_source(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "target":
 			out.Values[i] = ec._LineageEdge_target(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "kind":
 			out.Values[i] = ec._LineageEdge_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "origin":
 			out.Values[i] = ec._LineageEdge_origin(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "columnMap":
 			out.Values[i] = ec._LineageEdge_columnMap(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "columnLevel":
 			out.Values[i] = ec._LineageEdge_columnLevel(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "linkingColumn":
 			out.Values[i] = ec._LineageEdge_linkingColumn(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "sourceDataset":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LineageEdge_sourceDataset(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "targetDataset":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LineageEdge_targetDataset(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20928,43 +25221,81 @@ func (ec *executionContext) _LineageNode(ctx context.Context, sel ast.SelectionS
 		case "ref":
 			out.Values[i] = ec._LineageNode_ref(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "id":
 			out.Values[i] = ec._LineageNode_id(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._LineageNode_name(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "restricted":
 			out.Values[i] = ec._LineageNode_restricted(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "hops":
 			out.Values[i] = ec._LineageNode_hops(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "direction":
 			out.Values[i] = ec._LineageNode_direction(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "impact":
 			out.Values[i] = ec._LineageNode_impact(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "columns":
 			out.Values[i] = ec._LineageNode_columns(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "dataset":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LineageNode_dataset(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -21021,6 +25352,79 @@ func (ec *executionContext) _LineagePath(ctx context.Context, sel ast.SelectionS
 		case "edges":
 			out.Values[i] = ec._LineagePath_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var monitorImplementors = []string{"Monitor"}
+
+func (ec *executionContext) _Monitor(ctx context.Context, sel ast.SelectionSet, obj *scan.Monitor) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, monitorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Monitor")
+		case "enabled":
+			out.Values[i] = ec._Monitor_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Monitor_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._Monitor_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "last":
+			out.Values[i] = ec._Monitor_last(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "median":
+			out.Values[i] = ec._Monitor_median(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "threshold":
+			out.Values[i] = ec._Monitor_threshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "historySize":
+			out.Values[i] = ec._Monitor_historySize(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastScanAt":
+			out.Values[i] = ec._Monitor_lastScanAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -21148,6 +25552,122 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
+var parsingImplementors = []string{"Parsing"}
+
+func (ec *executionContext) _Parsing(ctx context.Context, sel ast.SelectionSet, obj *scan.Parsing) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, parsingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Parsing")
+		case "profiled":
+			out.Values[i] = ec._Parsing_profiled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._Parsing_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var parsingColumnImplementors = []string{"ParsingColumn"}
+
+func (ec *executionContext) _ParsingColumn(ctx context.Context, sel ast.SelectionSet, obj *scan.ParsingColumn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, parsingColumnImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ParsingColumn")
+		case "column":
+			out.Values[i] = ec._ParsingColumn_column(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._ParsingColumn_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "locale":
+			out.Values[i] = ec._ParsingColumn_locale(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "successRate":
+			out.Values[i] = ec._ParsingColumn_successRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "estimated":
+			out.Values[i] = ec._ParsingColumn_estimated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sampleSize":
+			out.Values[i] = ec._ParsingColumn_sampleSize(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failingMasks":
+			out.Values[i] = ec._ParsingColumn_failingMasks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "suggestionSignature":
+			out.Values[i] = ec._ParsingColumn_suggestionSignature(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var profileFailureImplementors = []string{"ProfileFailure"}
 
 func (ec *executionContext) _ProfileFailure(ctx context.Context, sel ast.SelectionSet, obj *model.ProfileFailure) graphql.Marshaler {
@@ -21172,6 +25692,79 @@ func (ec *executionContext) _ProfileFailure(ctx context.Context, sel ast.Selecti
 			}
 		case "failedAt":
 			out.Values[i] = ec._ProfileFailure_failedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var profileRunImplementors = []string{"ProfileRun"}
+
+func (ec *executionContext) _ProfileRun(ctx context.Context, sel ast.SelectionSet, obj *scan.ProfileRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, profileRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProfileRun")
+		case "scanId":
+			out.Values[i] = ec._ProfileRun_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mode":
+			out.Values[i] = ec._ProfileRun_mode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "depth":
+			out.Values[i] = ec._ProfileRun_depth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rowCount":
+			out.Values[i] = ec._ProfileRun_rowCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rowCountExact":
+			out.Values[i] = ec._ProfileRun_rowCountExact(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sampleSize":
+			out.Values[i] = ec._ProfileRun_sampleSize(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "durationMs":
+			out.Values[i] = ec._ProfileRun_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "profiledAt":
+			out.Values[i] = ec._ProfileRun_profiledAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -21271,6 +25864,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_ragGate(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "scan":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_scan(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "incident":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_incident(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -21745,6 +26382,49 @@ func (ec *executionContext) _ReadinessItem(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var restrictedDatasetImplementors = []string{"RestrictedDataset", "DatasetNeighbour"}
+
+func (ec *executionContext) _RestrictedDataset(ctx context.Context, sel ast.SelectionSet, obj *model.RestrictedDataset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, restrictedDatasetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RestrictedDataset")
+		case "ref":
+			out.Values[i] = ec._RestrictedDataset_ref(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "restricted":
+			out.Values[i] = ec._RestrictedDataset_restricted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var ruleImplementors = []string{"Rule"}
 
 func (ec *executionContext) _Rule(ctx context.Context, sel ast.SelectionSet, obj *model.Rule) graphql.Marshaler {
@@ -21824,6 +26504,59 @@ func (ec *executionContext) _Rule(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "updatedAt":
 			out.Values[i] = ec._Rule_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ruleOutcomeImplementors = []string{"RuleOutcome"}
+
+func (ec *executionContext) _RuleOutcome(ctx context.Context, sel ast.SelectionSet, obj *model.RuleOutcome) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ruleOutcomeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RuleOutcome")
+		case "ruleId":
+			out.Values[i] = ec._RuleOutcome_ruleId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleType":
+			out.Values[i] = ec._RuleOutcome_ruleType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._RuleOutcome_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._RuleOutcome_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22390,6 +27123,132 @@ func (ec *executionContext) _ScanPage(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var schemaChangeImplementors = []string{"SchemaChange"}
+
+func (ec *executionContext) _SchemaChange(ctx context.Context, sel ast.SelectionSet, obj *scan.SchemaChangeSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, schemaChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SchemaChange")
+		case "scanId":
+			out.Values[i] = ec._SchemaChange_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "detectedAt":
+			out.Values[i] = ec._SchemaChange_detectedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueId":
+			out.Values[i] = ec._SchemaChange_issueId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "added":
+			out.Values[i] = ec._SchemaChange_added(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dropped":
+			out.Values[i] = ec._SchemaChange_dropped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "typeChanged":
+			out.Values[i] = ec._SchemaChange_typeChanged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "suggestedRenames":
+			out.Values[i] = ec._SchemaChange_suggestedRenames(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contractEffect":
+			out.Values[i] = ec._SchemaChange_contractEffect(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var schemaMonitorImplementors = []string{"SchemaMonitor"}
+
+func (ec *executionContext) _SchemaMonitor(ctx context.Context, sel ast.SelectionSet, obj *scan.SchemaMonitor) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, schemaMonitorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SchemaMonitor")
+		case "enabled":
+			out.Values[i] = ec._SchemaMonitor_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._SchemaMonitor_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastChangeAt":
+			out.Values[i] = ec._SchemaMonitor_lastChangeAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._SchemaMonitor_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var scorePointImplementors = []string{"ScorePoint"}
 
 func (ec *executionContext) _ScorePoint(ctx context.Context, sel ast.SelectionSet, obj *model.ScorePoint) graphql.Marshaler {
@@ -22868,6 +27727,49 @@ func (ec *executionContext) _TrustReason(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var valueMaskImplementors = []string{"ValueMask"}
+
+func (ec *executionContext) _ValueMask(ctx context.Context, sel ast.SelectionSet, obj *catalog.Mask) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, valueMaskImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ValueMask")
+		case "mask":
+			out.Values[i] = ec._ValueMask_mask(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ValueMask_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var verdictImplementors = []string{"Verdict"}
 
 func (ec *executionContext) _Verdict(ctx context.Context, sel ast.SelectionSet, obj *model.Verdict) graphql.Marshaler {
@@ -22893,6 +27795,11 @@ func (ec *executionContext) _Verdict(ctx context.Context, sel ast.SelectionSet, 
 		case "evaluatedAt":
 			out.Values[i] = ec._Verdict_evaluatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "failingRules":
+			out.Values[i] = ec._Verdict_failingRules(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -23308,6 +28215,16 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAutoMonitors2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐAutoMonitors(ctx context.Context, sel ast.SelectionSet, v *scan.AutoMonitors) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AutoMonitors(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -23344,6 +28261,26 @@ func (ec *executionContext) marshalNColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigi
 	return ret
 }
 
+func (ec *executionContext) marshalNColumnChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐColumnChange(ctx context.Context, sel ast.SelectionSet, v scan.ColumnChange) graphql.Marshaler {
+	return ec._ColumnChange(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNColumnChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐColumnChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []scan.ColumnChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNColumnChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐColumnChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNColumnPair2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnPair(ctx context.Context, sel ast.SelectionSet, v model.ColumnPair) graphql.Marshaler {
 	return ec._ColumnPair(ctx, sel, &v)
 }
@@ -23353,6 +28290,26 @@ func (ec *executionContext) marshalNColumnPair2ᚕgithubᚗcomᚋvigiaᚑdataᚋ
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNColumnPair2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnPair(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNColumnRename2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐRename(ctx context.Context, sel ast.SelectionSet, v scan.Rename) graphql.Marshaler {
+	return ec._ColumnRename(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNColumnRename2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐRenameᚄ(ctx context.Context, sel ast.SelectionSet, v []scan.Rename) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNColumnRename2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐRename(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -23469,6 +28426,16 @@ func (ec *executionContext) marshalNDataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvig
 	return ret
 }
 
+func (ec *executionContext) marshalNDataset2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataset(ctx context.Context, sel ast.SelectionSet, v *model.Dataset) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Dataset(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNDatasetContract2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetContract(ctx context.Context, sel ast.SelectionSet, v *model.DatasetContract) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -23477,6 +28444,42 @@ func (ec *executionContext) marshalNDatasetContract2ᚖgithubᚗcomᚋvigiaᚑda
 		return graphql.Null
 	}
 	return ec._DatasetContract(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDatasetFreshness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐFreshness(ctx context.Context, sel ast.SelectionSet, v *scan.Freshness) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DatasetFreshness(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDatasetNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbour(ctx context.Context, sel ast.SelectionSet, v model.DatasetNeighbour) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DatasetNeighbour(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDatasetNeighbour2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbourᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DatasetNeighbour) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDatasetNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbour(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNDatasetPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetPage(ctx context.Context, sel ast.SelectionSet, v *model.DatasetPage) graphql.Marshaler {
@@ -23720,6 +28723,16 @@ func (ec *executionContext) marshalNIncidentPage2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._IncidentPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNIncrementalProfiling2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐIncrementalProfiling(ctx context.Context, sel ast.SelectionSet, v *scan.IncrementalProfiling) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IncrementalProfiling(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -23728,6 +28741,22 @@ func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, 
 func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalInt(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
+	res, err := graphql.UnmarshalInt64(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt64(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -23976,6 +29005,40 @@ func (ec *executionContext) marshalNLineagePath2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._LineagePath(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐMonitor(ctx context.Context, sel ast.SelectionSet, v scan.Monitor) graphql.Marshaler {
+	return ec._Monitor(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNParsing2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsing(ctx context.Context, sel ast.SelectionSet, v *scan.Parsing) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Parsing(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNParsingColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsingColumn(ctx context.Context, sel ast.SelectionSet, v scan.ParsingColumn) graphql.Marshaler {
+	return ec._ParsingColumn(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNParsingColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsingColumnᚄ(ctx context.Context, sel ast.SelectionSet, v []scan.ParsingColumn) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNParsingColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsingColumn(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNRAGGate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGate(ctx context.Context, sel ast.SelectionSet, v *model.RAGGate) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -24073,6 +29136,26 @@ func (ec *executionContext) marshalNRule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigia�
 		return graphql.Null
 	}
 	return ec._Rule(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRuleOutcome2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleOutcome(ctx context.Context, sel ast.SelectionSet, v model.RuleOutcome) graphql.Marshaler {
+	return ec._RuleOutcome(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRuleOutcome2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleOutcomeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RuleOutcome) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRuleOutcome2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleOutcome(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNRulePage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePage(ctx context.Context, sel ast.SelectionSet, v *model.RulePage) graphql.Marshaler {
@@ -24178,6 +29261,30 @@ func (ec *executionContext) marshalNScanPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvi
 		return graphql.Null
 	}
 	return ec._ScanPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSchemaChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐSchemaChangeSet(ctx context.Context, sel ast.SelectionSet, v scan.SchemaChangeSet) graphql.Marshaler {
+	return ec._SchemaChange(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSchemaChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐSchemaChangeSetᚄ(ctx context.Context, sel ast.SelectionSet, v []scan.SchemaChangeSet) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSchemaChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐSchemaChangeSet(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSchemaMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐSchemaMonitor(ctx context.Context, sel ast.SelectionSet, v scan.SchemaMonitor) graphql.Marshaler {
+	return ec._SchemaMonitor(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalNScorePoint2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScorePoint(ctx context.Context, sel ast.SelectionSet, v model.ScorePoint) graphql.Marshaler {
@@ -24324,6 +29431,26 @@ func (ec *executionContext) marshalNTrustReason2ᚕgithubᚗcomᚋvigiaᚑdata�
 func (ec *executionContext) unmarshalNUpdateRuleInput2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUpdateRuleInput(ctx context.Context, v any) (model.UpdateRuleInput, error) {
 	res, err := ec.unmarshalInputUpdateRuleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNValueMask2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋcatalogᚐMask(ctx context.Context, sel ast.SelectionSet, v catalog.Mask) graphql.Marshaler {
+	return ec._ValueMask(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNValueMask2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋcatalogᚐMaskᚄ(ctx context.Context, sel ast.SelectionSet, v []catalog.Mask) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNValueMask2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋcatalogᚐMask(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNVerdict2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐVerdict(ctx context.Context, sel ast.SelectionSet, v *model.Verdict) graphql.Marshaler {
@@ -24625,6 +29752,13 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalOIncident2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncident(ctx context.Context, sel ast.SelectionSet, v *model.Incident) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Incident(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -24680,6 +29814,13 @@ func (ec *executionContext) marshalOProfileFailure2ᚖgithubᚗcomᚋvigiaᚑdat
 	return ec._ProfileFailure(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOProfileRun2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐProfileRun(ctx context.Context, sel ast.SelectionSet, v *scan.ProfileRun) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProfileRun(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalORule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRule(ctx context.Context, sel ast.SelectionSet, v *model.Rule) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -24707,6 +29848,13 @@ func (ec *executionContext) marshalORuleResult2ᚖgithubᚗcomᚋvigiaᚑdataᚋ
 		return graphql.Null
 	}
 	return ec._RuleResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOScan2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScan(ctx context.Context, sel ast.SelectionSet, v *model.Scan) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Scan(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOSemantic2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSemantic(ctx context.Context, sel ast.SelectionSet, v *model.Semantic) graphql.Marshaler {

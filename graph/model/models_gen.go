@@ -8,7 +8,14 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/vigia-data/vigia/scan"
 )
+
+// A lineage neighbour: a Dataset the caller can see, else a RestrictedDataset.
+type DatasetNeighbour interface {
+	IsDatasetNeighbour()
+}
 
 // A column as the source declares it, with its semantic type.
 type Column struct {
@@ -87,6 +94,8 @@ type ContractVersion struct {
 type Country struct {
 	Effective string `json:"effective"`
 	Source    string `json:"source"`
+	// The dataset's own data country; null when inherited.
+	Own *string `json:"own,omitempty"`
 }
 
 type CreateRuleInput struct {
@@ -128,6 +137,12 @@ type Dataset struct {
 	Contract *DatasetContract `json:"contract"`
 	// Accepted versions, newest first; limit 1-500.
 	ContractVersions []ContractVersion `json:"contractVersions"`
+	Freshness        *scan.Freshness   `json:"freshness"`
+	// Newest first.
+	SchemaChanges        []scan.SchemaChangeSet     `json:"schemaChanges"`
+	IncrementalProfiling *scan.IncrementalProfiling `json:"incrementalProfiling"`
+	AutoMonitors         *scan.AutoMonitors         `json:"autoMonitors"`
+	Parsing              *scan.Parsing              `json:"parsing"`
 	// Lineage traversal; hops 1-3.
 	Lineage *LineageGraph `json:"lineage"`
 	// Downstream impact, with the columns derived from column (null with an error when the dataset has no such column).
@@ -142,10 +157,24 @@ type Dataset struct {
 	LastFailure *ProfileFailure `json:"lastFailure,omitempty"`
 	// Newest first.
 	ScoreHistory []ScorePoint `json:"scoreHistory"`
-	// Open and acknowledged issues.
+	// Open and acknowledged issues, of the given severities (critical, warning, info) and statuses (open, acknowledged) when set.
 	Issues  []IssueSummary `json:"issues"`
 	Verdict *Verdict       `json:"verdict"`
+	// Datasets upstream within hops (1-3), nearest first, at most 40 (as REST's traverse).
+	Upstream []DatasetNeighbour `json:"upstream"`
+	// Datasets downstream within hops (1-3), nearest first, at most 40.
+	Downstream []DatasetNeighbour `json:"downstream"`
+	// Incidents (newest first) the dataset is part of, among those whose root the caller can see.
+	Incidents []Incident `json:"incidents"`
+	// Registered consumers that read the dataset.
+	Consumers []Consumer `json:"consumers"`
+	// Data products the caller can see that hold the dataset.
+	Domains []Domain `json:"domains"`
+	// Rules of the dataset.
+	Rules []Rule `json:"rules"`
 }
+
+func (Dataset) IsDatasetNeighbour() {}
 
 // A dataset's data contract.
 type DatasetContract struct {
@@ -275,6 +304,8 @@ type Incident struct {
 	Exposures             []IncidentExposure `json:"exposures"`
 	CreatedAt             time.Time          `json:"createdAt"`
 	UpdatedAt             time.Time          `json:"updatedAt"`
+	// The incident's root dataset (the most upstream one).
+	Root *Dataset `json:"root,omitempty"`
 }
 
 // An exposure or a consumer reached by an incident.
@@ -319,6 +350,8 @@ type Issue struct {
 	ResolvedAt           *time.Time `json:"resolvedAt,omitempty"`
 	// Every change with its origin, oldest first.
 	History []IssueHistoryEntry `json:"history"`
+	// The issue's dataset.
+	Dataset *Dataset `json:"dataset"`
 }
 
 // One change of an issue.
@@ -394,11 +427,13 @@ type LineageEdge struct {
 	Source string `json:"source"`
 	Target string `json:"target"`
 	// parsed, declared, dbt, openlineage, inferred
-	Kind          string       `json:"kind"`
-	Origin        *string      `json:"origin,omitempty"`
-	ColumnMap     []ColumnPair `json:"columnMap"`
-	ColumnLevel   bool         `json:"columnLevel"`
-	LinkingColumn *string      `json:"linkingColumn,omitempty"`
+	Kind          string           `json:"kind"`
+	Origin        *string          `json:"origin,omitempty"`
+	ColumnMap     []ColumnPair     `json:"columnMap"`
+	ColumnLevel   bool             `json:"columnLevel"`
+	LinkingColumn *string          `json:"linkingColumn,omitempty"`
+	SourceDataset DatasetNeighbour `json:"sourceDataset"`
+	TargetDataset DatasetNeighbour `json:"targetDataset"`
 }
 
 // An exposure (dashboard, ML model, application) or a destination outside the warehouse.
@@ -446,6 +481,8 @@ type LineageNode struct {
 	Impact *string `json:"impact,omitempty"`
 	// Columns derived from the asked column, in impact answers.
 	Columns []string `json:"columns"`
+	// The node's dataset; a RestrictedDataset when the caller cannot see it.
+	Dataset DatasetNeighbour `json:"dataset"`
 }
 
 // The shortest path (up to 6 hops) in flow direction, else reverse.
@@ -506,6 +543,15 @@ type ReadinessItem struct {
 	Datasets *int   `json:"datasets,omitempty"`
 }
 
+// A dataset the caller cannot see, met on a walk: no id and no name, as in REST.
+type RestrictedDataset struct {
+	// The opaque key the walk's answer uses for it (restricted-N).
+	Ref        string `json:"ref"`
+	Restricted bool   `json:"restricted"`
+}
+
+func (RestrictedDataset) IsDatasetNeighbour() {}
+
 // A data-quality rule of a dataset, evaluated in every scan of its connection.
 type Rule struct {
 	ID          string `json:"id"`
@@ -528,6 +574,15 @@ type Rule struct {
 	CurrentIssueID *string   `json:"currentIssueId,omitempty"`
 	CreatedAt      time.Time `json:"createdAt"`
 	UpdatedAt      time.Time `json:"updatedAt"`
+}
+
+// A rule that failed in the verdict's scan.
+type RuleOutcome struct {
+	RuleID   string `json:"ruleId"`
+	RuleType string `json:"ruleType"`
+	// critical, warning, info
+	Severity string `json:"severity"`
+	Status   string `json:"status"`
 }
 
 // One page of rules.
@@ -741,6 +796,8 @@ type Verdict struct {
 	Verdict     string     `json:"verdict"`
 	ScanID      *string    `json:"scanId,omitempty"`
 	EvaluatedAt *time.Time `json:"evaluatedAt,omitempty"`
+	// Every failed rule, critical first.
+	FailingRules []RuleOutcome `json:"failingRules"`
 }
 
 type DatasetSort string
