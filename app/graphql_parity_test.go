@@ -67,8 +67,8 @@ var notYetMapped = map[string]bool{
 	"connectionQueryLogExport": true, "connectionTypes": true, "datasetAIReadiness": true,
 	"datasetContext": true, "datasetContract": true, "datasetContractDiff": true, "datasetContractProposals": true,
 	"datasetContractVersion": true,
-	"datasetPipelineHealth":  true, "datasetScoreExplain": true,
-	"datasetTrust": true, "datasetTrustFacts": true, "datasetTuning": true, "demoPacks": true, "diffDomainVersions": true,
+	"datasetPipelineHealth":  true,
+	"datasetTrust":           true, "datasetTrustFacts": true, "demoPacks": true, "diffDomainVersions": true,
 	"diffGraphSnapshots": true, "domainContract": true, "domainMetadataQuality": true, "domainTrustFacts": true,
 	"domainVerdict": true, "exportDatasetRules": true, "findDatasets": true, "getConnection": true, "getContractProposal": true,
 	"getDatasetLineage": true, "getDomainSuggestions": true, "getIncident": true, "getIssueImpact": true, "getNotificationChannel": true,
@@ -85,6 +85,8 @@ func parityTable() map[string]parity {
 	listFields := `id name schema table connectionId connectionName kind costGuarded dataCountry latestScore lastScanAt
 		createdAt updatedAt`
 	datasetFields := listFields + ` accessRole country { effective source }`
+	dimMeta := `{ checks failedRules estimated ci95 reason ageHours slaHours worstColumn { column completude nullCount rows } }`
+	meta := `completude ` + dimMeta + ` unicidade ` + dimMeta + ` validade ` + dimMeta + ` atualidade ` + dimMeta + ` consistencia ` + dimMeta
 	columnFields := `name position dataType nullable primaryKey partition clustering nullCount nullRate min max
 		semantic { type region estimated sampleSize }`
 	return map[string]parity{
@@ -145,6 +147,15 @@ func parityTable() map[string]parity {
 		"listIncidents": {rest: "/api/v1/incidents", empty: true,
 			query: `{ incidents { items { id status title severity rootDatasetId rootDatasetName issueIds datasetIds impactScope
 				impactColumns downstreamCount exposuresCount createdAt updatedAt } total } }`, at: "incidents.items", total: "incidents.total"},
+		"datasetScoreExplain": {rest: "/api/v1/datasets/{id}/score/explain", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ scoreExplanation { datasetId scanId score previousScore
+				dimensions { completude unicidade validade atualidade consistencia }
+				dimensionsMeta { ` + meta + ` }
+				drivers { kind issueId params } notes { code params }
+				openIssues { critical warning criticalIssueIds warningIssueIds } } } }`, at: "dataset.scoreExplanation"},
+		"datasetTuning": {rest: "/api/v1/datasets/{id}/tuning", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ tuning { metric column threshold silenced ignored resolved nextOnIgnore
+				tunedThreshold tunedThresholdLabel } } }`, at: "dataset.tuning"},
 		"getKnowledgeGraph": {rest: "/api/v1/knowledge/graph",
 			query: `{ knowledgeGraph { focus hops truncated nodes { id kind name restricted } edges { source target kind lineageKind } } }`,
 			at:    "knowledgeGraph"},

@@ -10,6 +10,7 @@ import (
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/trust"
@@ -41,6 +42,8 @@ type ScanReadService interface {
 	IncrementalProfiling(ctx context.Context, datasetID string) (scan.IncrementalProfiling, error)
 	AutoMonitors(ctx context.Context, datasetID string) (scan.AutoMonitors, error)
 	Parsing(ctx context.Context, datasetID string) (scan.Parsing, error)
+	ExplainScore(ctx context.Context, datasetID string) (scan.ScoreExplanation, error)
+	Tuning(ctx context.Context, datasetID string) ([]quality.Tuning, error)
 }
 
 // RuleService is what the resolvers need of rules.

@@ -75,6 +75,13 @@ type ComplexityRoot struct {
 		ToType   func(childComplexity int) int
 	}
 
+	ColumnCompletude struct {
+		Column     func(childComplexity int) int
+		Completude func(childComplexity int) int
+		NullCount  func(childComplexity int) int
+		Rows       func(childComplexity int) int
+	}
+
 	ColumnPair struct {
 		Direct func(childComplexity int) int
 		From   func(childComplexity int) int
@@ -163,8 +170,10 @@ type ComplexityRoot struct {
 		Rules                func(childComplexity int) int
 		Schema               func(childComplexity int) int
 		SchemaChanges        func(childComplexity int) int
+		ScoreExplanation     func(childComplexity int) int
 		ScoreHistory         func(childComplexity int, limit *int) int
 		Table                func(childComplexity int) int
+		Tuning               func(childComplexity int) int
 		UpdatedAt            func(childComplexity int) int
 		Upstream             func(childComplexity int, hops *int) int
 		Verdict              func(childComplexity int) int
@@ -194,9 +203,36 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	DimensionMeta struct {
+		AgeHours    func(childComplexity int) int
+		Checks      func(childComplexity int) int
+		Ci95        func(childComplexity int) int
+		Estimated   func(childComplexity int) int
+		FailedRules func(childComplexity int) int
+		Reason      func(childComplexity int) int
+		SLAHours    func(childComplexity int) int
+		WorstColumn func(childComplexity int) int
+	}
+
 	DimensionValue struct {
 		Dimension func(childComplexity int) int
 		Value     func(childComplexity int) int
+	}
+
+	Dimensions struct {
+		Atualidade   func(childComplexity int) int
+		Completude   func(childComplexity int) int
+		Consistencia func(childComplexity int) int
+		Unicidade    func(childComplexity int) int
+		Validade     func(childComplexity int) int
+	}
+
+	DimensionsMeta struct {
+		Atualidade   func(childComplexity int) int
+		Completude   func(childComplexity int) int
+		Consistencia func(childComplexity int) int
+		Unicidade    func(childComplexity int) int
+		Validade     func(childComplexity int) int
 	}
 
 	Domain struct {
@@ -326,6 +362,13 @@ type ComplexityRoot struct {
 		Title                func(childComplexity int) int
 		Type                 func(childComplexity int) int
 		UpdatedAt            func(childComplexity int) int
+	}
+
+	IssueCounts struct {
+		Critical         func(childComplexity int) int
+		CriticalIssueIds func(childComplexity int) int
+		Warning          func(childComplexity int) int
+		WarningIssueIds  func(childComplexity int) int
 	}
 
 	IssueHistoryEntry struct {
@@ -666,6 +709,29 @@ type ComplexityRoot struct {
 		LastChangeAt func(childComplexity int) int
 	}
 
+	ScoreDriver struct {
+		IssueID func(childComplexity int) int
+		Kind    func(childComplexity int) int
+		Params  func(childComplexity int) int
+	}
+
+	ScoreExplanation struct {
+		DatasetID      func(childComplexity int) int
+		Dimensions     func(childComplexity int) int
+		DimensionsMeta func(childComplexity int) int
+		Drivers        func(childComplexity int) int
+		Notes          func(childComplexity int) int
+		OpenIssues     func(childComplexity int) int
+		PreviousScore  func(childComplexity int) int
+		ScanID         func(childComplexity int) int
+		Score          func(childComplexity int) int
+	}
+
+	ScoreNote struct {
+		Code   func(childComplexity int) int
+		Params func(childComplexity int) int
+	}
+
 	ScorePoint struct {
 		Atualidade   func(childComplexity int) int
 		Completude   func(childComplexity int) int
@@ -740,6 +806,18 @@ type ComplexityRoot struct {
 		Severity  func(childComplexity int) int
 	}
 
+	Tuning struct {
+		Column              func(childComplexity int) int
+		Ignored             func(childComplexity int) int
+		Metric              func(childComplexity int) int
+		NextOnIgnore        func(childComplexity int) int
+		Resolved            func(childComplexity int) int
+		Silenced            func(childComplexity int) int
+		Threshold           func(childComplexity int) int
+		TunedThreshold      func(childComplexity int) int
+		TunedThresholdLabel func(childComplexity int) int
+	}
+
 	ValueMask struct {
 		Count func(childComplexity int) int
 		Mask  func(childComplexity int) int
@@ -775,6 +853,8 @@ type DatasetResolver interface {
 	ScoreHistory(ctx context.Context, obj *model.Dataset, limit *int) ([]model.ScorePoint, error)
 	Issues(ctx context.Context, obj *model.Dataset, severity []string, status []string) ([]model.IssueSummary, error)
 	Verdict(ctx context.Context, obj *model.Dataset) (*model.Verdict, error)
+	ScoreExplanation(ctx context.Context, obj *model.Dataset) (*model.ScoreExplanation, error)
+	Tuning(ctx context.Context, obj *model.Dataset) ([]model.Tuning, error)
 	Upstream(ctx context.Context, obj *model.Dataset, hops *int) ([]model.DatasetNeighbour, error)
 	Downstream(ctx context.Context, obj *model.Dataset, hops *int) ([]model.DatasetNeighbour, error)
 	Incidents(ctx context.Context, obj *model.Dataset) ([]model.Incident, error)
@@ -974,6 +1054,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ColumnChange.ToType(childComplexity), true
+
+	case "ColumnCompletude.column":
+		if e.ComplexityRoot.ColumnCompletude.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnCompletude.Column(childComplexity), true
+	case "ColumnCompletude.completude":
+		if e.ComplexityRoot.ColumnCompletude.Completude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnCompletude.Completude(childComplexity), true
+	case "ColumnCompletude.nullCount":
+		if e.ComplexityRoot.ColumnCompletude.NullCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnCompletude.NullCount(childComplexity), true
+	case "ColumnCompletude.rows":
+		if e.ComplexityRoot.ColumnCompletude.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnCompletude.Rows(childComplexity), true
 
 	case "ColumnPair.direct":
 		if e.ComplexityRoot.ColumnPair.Direct == nil {
@@ -1408,6 +1513,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.SchemaChanges(childComplexity), true
+	case "Dataset.scoreExplanation":
+		if e.ComplexityRoot.Dataset.ScoreExplanation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.ScoreExplanation(childComplexity), true
 	case "Dataset.scoreHistory":
 		if e.ComplexityRoot.Dataset.ScoreHistory == nil {
 			break
@@ -1425,6 +1536,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Table(childComplexity), true
+	case "Dataset.tuning":
+		if e.ComplexityRoot.Dataset.Tuning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Tuning(childComplexity), true
 	case "Dataset.updatedAt":
 		if e.ComplexityRoot.Dataset.UpdatedAt == nil {
 			break
@@ -1542,6 +1659,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DatasetPage.Total(childComplexity), true
 
+	case "DimensionMeta.ageHours":
+		if e.ComplexityRoot.DimensionMeta.AgeHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.AgeHours(childComplexity), true
+	case "DimensionMeta.checks":
+		if e.ComplexityRoot.DimensionMeta.Checks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.Checks(childComplexity), true
+	case "DimensionMeta.ci95":
+		if e.ComplexityRoot.DimensionMeta.Ci95 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.Ci95(childComplexity), true
+	case "DimensionMeta.estimated":
+		if e.ComplexityRoot.DimensionMeta.Estimated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.Estimated(childComplexity), true
+	case "DimensionMeta.failedRules":
+		if e.ComplexityRoot.DimensionMeta.FailedRules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.FailedRules(childComplexity), true
+	case "DimensionMeta.reason":
+		if e.ComplexityRoot.DimensionMeta.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.Reason(childComplexity), true
+	case "DimensionMeta.slaHours":
+		if e.ComplexityRoot.DimensionMeta.SLAHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.SLAHours(childComplexity), true
+	case "DimensionMeta.worstColumn":
+		if e.ComplexityRoot.DimensionMeta.WorstColumn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.WorstColumn(childComplexity), true
+
 	case "DimensionValue.dimension":
 		if e.ComplexityRoot.DimensionValue.Dimension == nil {
 			break
@@ -1554,6 +1720,68 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DimensionValue.Value(childComplexity), true
+
+	case "Dimensions.atualidade":
+		if e.ComplexityRoot.Dimensions.Atualidade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dimensions.Atualidade(childComplexity), true
+	case "Dimensions.completude":
+		if e.ComplexityRoot.Dimensions.Completude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dimensions.Completude(childComplexity), true
+	case "Dimensions.consistencia":
+		if e.ComplexityRoot.Dimensions.Consistencia == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dimensions.Consistencia(childComplexity), true
+	case "Dimensions.unicidade":
+		if e.ComplexityRoot.Dimensions.Unicidade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dimensions.Unicidade(childComplexity), true
+	case "Dimensions.validade":
+		if e.ComplexityRoot.Dimensions.Validade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dimensions.Validade(childComplexity), true
+
+	case "DimensionsMeta.atualidade":
+		if e.ComplexityRoot.DimensionsMeta.Atualidade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionsMeta.Atualidade(childComplexity), true
+	case "DimensionsMeta.completude":
+		if e.ComplexityRoot.DimensionsMeta.Completude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionsMeta.Completude(childComplexity), true
+	case "DimensionsMeta.consistencia":
+		if e.ComplexityRoot.DimensionsMeta.Consistencia == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionsMeta.Consistencia(childComplexity), true
+	case "DimensionsMeta.unicidade":
+		if e.ComplexityRoot.DimensionsMeta.Unicidade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionsMeta.Unicidade(childComplexity), true
+	case "DimensionsMeta.validade":
+		if e.ComplexityRoot.DimensionsMeta.Validade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionsMeta.Validade(childComplexity), true
 
 	case "Domain.datasetIds":
 		if e.ComplexityRoot.Domain.DatasetIds == nil {
@@ -2129,6 +2357,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Issue.UpdatedAt(childComplexity), true
+
+	case "IssueCounts.critical":
+		if e.ComplexityRoot.IssueCounts.Critical == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueCounts.Critical(childComplexity), true
+	case "IssueCounts.criticalIssueIds":
+		if e.ComplexityRoot.IssueCounts.CriticalIssueIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueCounts.CriticalIssueIds(childComplexity), true
+	case "IssueCounts.warning":
+		if e.ComplexityRoot.IssueCounts.Warning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueCounts.Warning(childComplexity), true
+	case "IssueCounts.warningIssueIds":
+		if e.ComplexityRoot.IssueCounts.WarningIssueIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueCounts.WarningIssueIds(childComplexity), true
 
 	case "IssueHistoryEntry.at":
 		if e.ComplexityRoot.IssueHistoryEntry.At == nil {
@@ -3660,6 +3913,93 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SchemaMonitor.LastChangeAt(childComplexity), true
 
+	case "ScoreDriver.issueId":
+		if e.ComplexityRoot.ScoreDriver.IssueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreDriver.IssueID(childComplexity), true
+	case "ScoreDriver.kind":
+		if e.ComplexityRoot.ScoreDriver.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreDriver.Kind(childComplexity), true
+	case "ScoreDriver.params":
+		if e.ComplexityRoot.ScoreDriver.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreDriver.Params(childComplexity), true
+
+	case "ScoreExplanation.datasetId":
+		if e.ComplexityRoot.ScoreExplanation.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.DatasetID(childComplexity), true
+	case "ScoreExplanation.dimensions":
+		if e.ComplexityRoot.ScoreExplanation.Dimensions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.Dimensions(childComplexity), true
+	case "ScoreExplanation.dimensionsMeta":
+		if e.ComplexityRoot.ScoreExplanation.DimensionsMeta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.DimensionsMeta(childComplexity), true
+	case "ScoreExplanation.drivers":
+		if e.ComplexityRoot.ScoreExplanation.Drivers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.Drivers(childComplexity), true
+	case "ScoreExplanation.notes":
+		if e.ComplexityRoot.ScoreExplanation.Notes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.Notes(childComplexity), true
+	case "ScoreExplanation.openIssues":
+		if e.ComplexityRoot.ScoreExplanation.OpenIssues == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.OpenIssues(childComplexity), true
+	case "ScoreExplanation.previousScore":
+		if e.ComplexityRoot.ScoreExplanation.PreviousScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.PreviousScore(childComplexity), true
+	case "ScoreExplanation.scanId":
+		if e.ComplexityRoot.ScoreExplanation.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.ScanID(childComplexity), true
+	case "ScoreExplanation.score":
+		if e.ComplexityRoot.ScoreExplanation.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.Score(childComplexity), true
+
+	case "ScoreNote.code":
+		if e.ComplexityRoot.ScoreNote.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreNote.Code(childComplexity), true
+	case "ScoreNote.params":
+		if e.ComplexityRoot.ScoreNote.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreNote.Params(childComplexity), true
+
 	case "ScorePoint.atualidade":
 		if e.ComplexityRoot.ScorePoint.Atualidade == nil {
 			break
@@ -4001,6 +4341,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TrustReason.Severity(childComplexity), true
+
+	case "Tuning.column":
+		if e.ComplexityRoot.Tuning.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.Column(childComplexity), true
+	case "Tuning.ignored":
+		if e.ComplexityRoot.Tuning.Ignored == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.Ignored(childComplexity), true
+	case "Tuning.metric":
+		if e.ComplexityRoot.Tuning.Metric == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.Metric(childComplexity), true
+	case "Tuning.nextOnIgnore":
+		if e.ComplexityRoot.Tuning.NextOnIgnore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.NextOnIgnore(childComplexity), true
+	case "Tuning.resolved":
+		if e.ComplexityRoot.Tuning.Resolved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.Resolved(childComplexity), true
+	case "Tuning.silenced":
+		if e.ComplexityRoot.Tuning.Silenced == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.Silenced(childComplexity), true
+	case "Tuning.threshold":
+		if e.ComplexityRoot.Tuning.Threshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.Threshold(childComplexity), true
+	case "Tuning.tunedThreshold":
+		if e.ComplexityRoot.Tuning.TunedThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.TunedThreshold(childComplexity), true
+	case "Tuning.tunedThresholdLabel":
+		if e.ComplexityRoot.Tuning.TunedThresholdLabel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.TunedThresholdLabel(childComplexity), true
 
 	case "ValueMask.count":
 		if e.ComplexityRoot.ValueMask.Count == nil {
@@ -5122,6 +5517,103 @@ type Mutation {
   triggerScan(connectionId: ID!): Scan!
 }
 `, BuiltIn: false},
+	{Name: "../schema/scoreexplain.graphqls", Input: `# The score explanation and the anomaly tuning of a dataset: REST /score/explain and /tuning.
+
+"The five quality dimensions (0-100; null when not computable)."
+type Dimensions {
+  completude: Float
+  unicidade: Float
+  validade: Float
+  atualidade: Float
+  consistencia: Float
+}
+
+"The column with the largest share of nulls."
+type ColumnCompletude {
+  column: String!
+  completude: Float!
+  nullCount: Int!
+  rows: Int!
+}
+
+"How one dimension was computed."
+type DimensionMeta {
+  "Measurements and evaluated rules averaged."
+  checks: Int!
+  failedRules: Int
+  estimated: Boolean
+  "95% interval when the dimension comes from an estimate."
+  ci95: [Float!]
+  "Why the dimension is null."
+  reason: String
+  ageHours: Float
+  slaHours: Float
+  worstColumn: ColumnCompletude
+}
+
+"How each dimension was computed (null: not computed)."
+type DimensionsMeta {
+  completude: DimensionMeta
+  unicidade: DimensionMeta
+  validade: DimensionMeta
+  atualidade: DimensionMeta
+  consistencia: DimensionMeta
+}
+
+"What moved the score."
+type ScoreDriver {
+  kind: String!
+  issueId: ID
+  "The driver's parameters, a JSON object as text."
+  params: String!
+}
+
+"A caveat about comparing two scores."
+type ScoreNote {
+  code: String!
+  "A JSON object as text; null without parameters."
+  params: String
+}
+
+"Standing issues counted as the verdict, the trust decision and readiness count them."
+type IssueCounts {
+  critical: Int!
+  warning: Int!
+  criticalIssueIds: [ID!]!
+  warningIssueIds: [ID!]!
+}
+
+"The latest score against the previous one (REST /datasets/{id}/score/explain)."
+type ScoreExplanation {
+  datasetId: ID!
+  scanId: ID
+  score: Float
+  previousScore: Float
+  dimensions: Dimensions!
+  dimensionsMeta: DimensionsMeta!
+  drivers: [ScoreDriver!]!
+  notes: [ScoreNote!]!
+  openIssues: IssueCounts!
+}
+
+"A metric's anomaly threshold (REST /datasets/{id}/tuning)."
+type Tuning {
+  metric: String!
+  column: String
+  threshold: Float!
+  silenced: Boolean!
+  ignored: Int!
+  resolved: Int!
+  nextOnIgnore: Float!
+  tunedThreshold: Float
+  tunedThresholdLabel: String
+}
+
+extend type Dataset {
+  scoreExplanation: ScoreExplanation!
+  tuning: [Tuning!]!
+}
+`, BuiltIn: false},
 	{Name: "../schema/walk.graphqls", Input: `# The walkable graph: lineage neighbours as datasets, and the links from a dataset to its
 # issues, incidents, consumers, domains and rules (and back). Every step goes through the
 # request's batch loaders; the same visibility and caps as REST (3 hops, 40 datasets).
@@ -5234,6 +5726,20 @@ func (ec *executionContext) childFields_ColumnChange(ctx context.Context, field 
 		return ec.fieldContext_ColumnChange_toType(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ColumnChange", field.Name)
+}
+
+func (ec *executionContext) childFields_ColumnCompletude(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "column":
+		return ec.fieldContext_ColumnCompletude_column(ctx, field)
+	case "completude":
+		return ec.fieldContext_ColumnCompletude_completude(ctx, field)
+	case "nullCount":
+		return ec.fieldContext_ColumnCompletude_nullCount(ctx, field)
+	case "rows":
+		return ec.fieldContext_ColumnCompletude_rows(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ColumnCompletude", field.Name)
 }
 
 func (ec *executionContext) childFields_ColumnPair(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5410,6 +5916,10 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_issues(ctx, field)
 	case "verdict":
 		return ec.fieldContext_Dataset_verdict(ctx, field)
+	case "scoreExplanation":
+		return ec.fieldContext_Dataset_scoreExplanation(ctx, field)
+	case "tuning":
+		return ec.fieldContext_Dataset_tuning(ctx, field)
 	case "upstream":
 		return ec.fieldContext_Dataset_upstream(ctx, field)
 	case "downstream":
@@ -5474,6 +5984,28 @@ func (ec *executionContext) childFields_DatasetPage(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type DatasetPage", field.Name)
 }
 
+func (ec *executionContext) childFields_DimensionMeta(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "checks":
+		return ec.fieldContext_DimensionMeta_checks(ctx, field)
+	case "failedRules":
+		return ec.fieldContext_DimensionMeta_failedRules(ctx, field)
+	case "estimated":
+		return ec.fieldContext_DimensionMeta_estimated(ctx, field)
+	case "ci95":
+		return ec.fieldContext_DimensionMeta_ci95(ctx, field)
+	case "reason":
+		return ec.fieldContext_DimensionMeta_reason(ctx, field)
+	case "ageHours":
+		return ec.fieldContext_DimensionMeta_ageHours(ctx, field)
+	case "slaHours":
+		return ec.fieldContext_DimensionMeta_slaHours(ctx, field)
+	case "worstColumn":
+		return ec.fieldContext_DimensionMeta_worstColumn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DimensionMeta", field.Name)
+}
+
 func (ec *executionContext) childFields_DimensionValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "dimension":
@@ -5482,6 +6014,38 @@ func (ec *executionContext) childFields_DimensionValue(ctx context.Context, fiel
 		return ec.fieldContext_DimensionValue_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DimensionValue", field.Name)
+}
+
+func (ec *executionContext) childFields_Dimensions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "completude":
+		return ec.fieldContext_Dimensions_completude(ctx, field)
+	case "unicidade":
+		return ec.fieldContext_Dimensions_unicidade(ctx, field)
+	case "validade":
+		return ec.fieldContext_Dimensions_validade(ctx, field)
+	case "atualidade":
+		return ec.fieldContext_Dimensions_atualidade(ctx, field)
+	case "consistencia":
+		return ec.fieldContext_Dimensions_consistencia(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Dimensions", field.Name)
+}
+
+func (ec *executionContext) childFields_DimensionsMeta(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "completude":
+		return ec.fieldContext_DimensionsMeta_completude(ctx, field)
+	case "unicidade":
+		return ec.fieldContext_DimensionsMeta_unicidade(ctx, field)
+	case "validade":
+		return ec.fieldContext_DimensionsMeta_validade(ctx, field)
+	case "atualidade":
+		return ec.fieldContext_DimensionsMeta_atualidade(ctx, field)
+	case "consistencia":
+		return ec.fieldContext_DimensionsMeta_consistencia(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DimensionsMeta", field.Name)
 }
 
 func (ec *executionContext) childFields_Domain(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5740,6 +6304,20 @@ func (ec *executionContext) childFields_Issue(ctx context.Context, field graphql
 		return ec.fieldContext_Issue_dataset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Issue", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "critical":
+		return ec.fieldContext_IssueCounts_critical(ctx, field)
+	case "warning":
+		return ec.fieldContext_IssueCounts_warning(ctx, field)
+	case "criticalIssueIds":
+		return ec.fieldContext_IssueCounts_criticalIssueIds(ctx, field)
+	case "warningIssueIds":
+		return ec.fieldContext_IssueCounts_warningIssueIds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueCounts", field.Name)
 }
 
 func (ec *executionContext) childFields_IssueHistoryEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6344,6 +6922,52 @@ func (ec *executionContext) childFields_SchemaMonitor(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type SchemaMonitor", field.Name)
 }
 
+func (ec *executionContext) childFields_ScoreDriver(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ScoreDriver_kind(ctx, field)
+	case "issueId":
+		return ec.fieldContext_ScoreDriver_issueId(ctx, field)
+	case "params":
+		return ec.fieldContext_ScoreDriver_params(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScoreDriver", field.Name)
+}
+
+func (ec *executionContext) childFields_ScoreExplanation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_ScoreExplanation_datasetId(ctx, field)
+	case "scanId":
+		return ec.fieldContext_ScoreExplanation_scanId(ctx, field)
+	case "score":
+		return ec.fieldContext_ScoreExplanation_score(ctx, field)
+	case "previousScore":
+		return ec.fieldContext_ScoreExplanation_previousScore(ctx, field)
+	case "dimensions":
+		return ec.fieldContext_ScoreExplanation_dimensions(ctx, field)
+	case "dimensionsMeta":
+		return ec.fieldContext_ScoreExplanation_dimensionsMeta(ctx, field)
+	case "drivers":
+		return ec.fieldContext_ScoreExplanation_drivers(ctx, field)
+	case "notes":
+		return ec.fieldContext_ScoreExplanation_notes(ctx, field)
+	case "openIssues":
+		return ec.fieldContext_ScoreExplanation_openIssues(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScoreExplanation", field.Name)
+}
+
+func (ec *executionContext) childFields_ScoreNote(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_ScoreNote_code(ctx, field)
+	case "params":
+		return ec.fieldContext_ScoreNote_params(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScoreNote", field.Name)
+}
+
 func (ec *executionContext) childFields_ScorePoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "scanId":
@@ -6490,6 +7114,30 @@ func (ec *executionContext) childFields_TrustReason(ctx context.Context, field g
 		return ec.fieldContext_TrustReason_messagePt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TrustReason", field.Name)
+}
+
+func (ec *executionContext) childFields_Tuning(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "metric":
+		return ec.fieldContext_Tuning_metric(ctx, field)
+	case "column":
+		return ec.fieldContext_Tuning_column(ctx, field)
+	case "threshold":
+		return ec.fieldContext_Tuning_threshold(ctx, field)
+	case "silenced":
+		return ec.fieldContext_Tuning_silenced(ctx, field)
+	case "ignored":
+		return ec.fieldContext_Tuning_ignored(ctx, field)
+	case "resolved":
+		return ec.fieldContext_Tuning_resolved(ctx, field)
+	case "nextOnIgnore":
+		return ec.fieldContext_Tuning_nextOnIgnore(ctx, field)
+	case "tunedThreshold":
+		return ec.fieldContext_Tuning_tunedThreshold(ctx, field)
+	case "tunedThresholdLabel":
+		return ec.fieldContext_Tuning_tunedThresholdLabel(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Tuning", field.Name)
 }
 
 func (ec *executionContext) childFields_ValueMask(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8026,6 +8674,98 @@ func (ec *executionContext) _ColumnChange_toType(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_ColumnChange_toType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnCompletude_column(ctx context.Context, field graphql.CollectedField, obj *model.ColumnCompletude) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnCompletude_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnCompletude_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnCompletude", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnCompletude_completude(ctx context.Context, field graphql.CollectedField, obj *model.ColumnCompletude) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnCompletude_completude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Completude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnCompletude_completude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnCompletude", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnCompletude_nullCount(ctx context.Context, field graphql.CollectedField, obj *model.ColumnCompletude) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnCompletude_nullCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NullCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnCompletude_nullCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnCompletude", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnCompletude_rows(ctx context.Context, field graphql.CollectedField, obj *model.ColumnCompletude) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnCompletude_rows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnCompletude_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnCompletude", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _ColumnPair_from(ctx context.Context, field graphql.CollectedField, obj *model.ColumnPair) (ret graphql.Marshaler) {
@@ -9757,6 +10497,70 @@ func (ec *executionContext) fieldContext_Dataset_verdict(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_scoreExplanation(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_scoreExplanation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().ScoreExplanation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ScoreExplanation) graphql.Marshaler {
+			return ec.marshalNScoreExplanation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreExplanation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_scoreExplanation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScoreExplanation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_tuning(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_tuning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Tuning(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Tuning) graphql.Marshaler {
+			return ec.marshalNTuning2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTuningᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_tuning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tuning(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Dataset_upstream(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10327,6 +11131,199 @@ func (ec *executionContext) fieldContext_DatasetPage_total(_ context.Context, fi
 	return graphql.NewScalarFieldContext("DatasetPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _DimensionMeta_checks(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_checks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Checks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_checks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_failedRules(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_failedRules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedRules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_failedRules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_estimated(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_estimated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Estimated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_estimated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_ci95(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_ci95(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ci95, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚕfloat64ᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_ci95(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_reason(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_ageHours(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_ageHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgeHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_ageHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_slaHours(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_slaHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLAHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_slaHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_worstColumn(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_worstColumn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorstColumn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ColumnCompletude) graphql.Marshaler {
+			return ec.marshalOColumnCompletude2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnCompletude(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_worstColumn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DimensionMeta",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnCompletude(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DimensionValue_dimension(ctx context.Context, field graphql.CollectedField, obj *model.DimensionValue) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10371,6 +11368,281 @@ func (ec *executionContext) _DimensionValue_value(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_DimensionValue_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DimensionValue", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Dimensions_completude(ctx context.Context, field graphql.CollectedField, obj *model.Dimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dimensions_completude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Completude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dimensions_completude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dimensions", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Dimensions_unicidade(ctx context.Context, field graphql.CollectedField, obj *model.Dimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dimensions_unicidade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unicidade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dimensions_unicidade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dimensions", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Dimensions_validade(ctx context.Context, field graphql.CollectedField, obj *model.Dimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dimensions_validade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Validade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dimensions_validade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dimensions", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Dimensions_atualidade(ctx context.Context, field graphql.CollectedField, obj *model.Dimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dimensions_atualidade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Atualidade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dimensions_atualidade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dimensions", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Dimensions_consistencia(ctx context.Context, field graphql.CollectedField, obj *model.Dimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dimensions_consistencia(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Consistencia, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dimensions_consistencia(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dimensions", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionsMeta_completude(ctx context.Context, field graphql.CollectedField, obj *model.DimensionsMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionsMeta_completude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Completude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DimensionMeta) graphql.Marshaler {
+			return ec.marshalODimensionMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionMeta(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionsMeta_completude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DimensionsMeta",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DimensionsMeta_unicidade(ctx context.Context, field graphql.CollectedField, obj *model.DimensionsMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionsMeta_unicidade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unicidade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DimensionMeta) graphql.Marshaler {
+			return ec.marshalODimensionMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionMeta(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionsMeta_unicidade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DimensionsMeta",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DimensionsMeta_validade(ctx context.Context, field graphql.CollectedField, obj *model.DimensionsMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionsMeta_validade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Validade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DimensionMeta) graphql.Marshaler {
+			return ec.marshalODimensionMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionMeta(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionsMeta_validade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DimensionsMeta",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DimensionsMeta_atualidade(ctx context.Context, field graphql.CollectedField, obj *model.DimensionsMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionsMeta_atualidade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Atualidade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DimensionMeta) graphql.Marshaler {
+			return ec.marshalODimensionMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionMeta(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionsMeta_atualidade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DimensionsMeta",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DimensionsMeta_consistencia(ctx context.Context, field graphql.CollectedField, obj *model.DimensionsMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionsMeta_consistencia(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Consistencia, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DimensionMeta) graphql.Marshaler {
+			return ec.marshalODimensionMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionMeta(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionsMeta_consistencia(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DimensionsMeta",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionMeta(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Domain_id(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
@@ -12684,6 +13956,98 @@ func (ec *executionContext) fieldContext_Issue_dataset(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _IssueCounts_critical(ctx context.Context, field graphql.CollectedField, obj *model.IssueCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueCounts_critical(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Critical, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueCounts_critical(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueCounts_warning(ctx context.Context, field graphql.CollectedField, obj *model.IssueCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueCounts_warning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warning, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueCounts_warning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueCounts_criticalIssueIds(ctx context.Context, field graphql.CollectedField, obj *model.IssueCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueCounts_criticalIssueIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CriticalIssueIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueCounts_criticalIssueIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueCounts", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IssueCounts_warningIssueIds(ctx context.Context, field graphql.CollectedField, obj *model.IssueCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueCounts_warningIssueIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WarningIssueIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueCounts_warningIssueIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueCounts", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _IssueHistoryEntry_fromStatus(ctx context.Context, field graphql.CollectedField, obj *model.IssueHistoryEntry) (ret graphql.Marshaler) {
@@ -18790,6 +20154,373 @@ func (ec *executionContext) fieldContext_SchemaMonitor_changes(_ context.Context
 	return graphql.NewScalarFieldContext("SchemaMonitor", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ScoreDriver_kind(ctx context.Context, field graphql.CollectedField, obj *model.ScoreDriver) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreDriver_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreDriver_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreDriver", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreDriver_issueId(ctx context.Context, field graphql.CollectedField, obj *model.ScoreDriver) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreDriver_issueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreDriver_issueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreDriver", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreDriver_params(ctx context.Context, field graphql.CollectedField, obj *model.ScoreDriver) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreDriver_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreDriver_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreDriver", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreExplanation_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreExplanation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreExplanation_scanId(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreExplanation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreExplanation_score(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreExplanation_previousScore(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_previousScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PreviousScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_previousScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreExplanation_dimensions(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_dimensions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dimensions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Dimensions) graphql.Marshaler {
+			return ec.marshalNDimensions2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_dimensions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScoreExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Dimensions(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScoreExplanation_dimensionsMeta(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_dimensionsMeta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DimensionsMeta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DimensionsMeta) graphql.Marshaler {
+			return ec.marshalNDimensionsMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionsMeta(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_dimensionsMeta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScoreExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionsMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScoreExplanation_drivers(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_drivers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Drivers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ScoreDriver) graphql.Marshaler {
+			return ec.marshalNScoreDriver2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreDriverᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_drivers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScoreExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScoreDriver(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScoreExplanation_notes(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_notes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Notes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ScoreNote) graphql.Marshaler {
+			return ec.marshalNScoreNote2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreNoteᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_notes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScoreExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScoreNote(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScoreExplanation_openIssues(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_openIssues(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIssues, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssueCounts) graphql.Marshaler {
+			return ec.marshalNIssueCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_openIssues(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScoreExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScoreNote_code(ctx context.Context, field graphql.CollectedField, obj *model.ScoreNote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreNote_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreNote_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreNote", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreNote_params(ctx context.Context, field graphql.CollectedField, obj *model.ScoreNote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreNote_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreNote_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreNote", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _ScorePoint_scanId(ctx context.Context, field graphql.CollectedField, obj *model.ScorePoint) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20094,6 +21825,213 @@ func (ec *executionContext) _TrustReason_messagePt(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_TrustReason_messagePt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TrustReason", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_metric(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_metric(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metric, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_column(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_threshold(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_threshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Threshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_threshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_silenced(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_silenced(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Silenced, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_silenced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_ignored(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_ignored(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ignored, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_ignored(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_resolved(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_resolved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resolved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_resolved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_nextOnIgnore(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_nextOnIgnore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextOnIgnore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_nextOnIgnore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_tunedThreshold(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_tunedThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TunedThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_tunedThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_tunedThresholdLabel(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_tunedThresholdLabel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TunedThresholdLabel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_tunedThresholdLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ValueMask_mask(ctx context.Context, field graphql.CollectedField, obj *catalog.Mask) (ret graphql.Marshaler) {
@@ -21803,6 +23741,59 @@ func (ec *executionContext) _ColumnChange(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var columnCompletudeImplementors = []string{"ColumnCompletude"}
+
+func (ec *executionContext) _ColumnCompletude(ctx context.Context, sel ast.SelectionSet, obj *model.ColumnCompletude) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, columnCompletudeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ColumnCompletude")
+		case "column":
+			out.Values[i] = ec._ColumnCompletude_column(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completude":
+			out.Values[i] = ec._ColumnCompletude_completude(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nullCount":
+			out.Values[i] = ec._ColumnCompletude_nullCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rows":
+			out.Values[i] = ec._ColumnCompletude_rows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var columnPairImplementors = []string{"ColumnPair"}
 
 func (ec *executionContext) _ColumnPair(ctx context.Context, sel ast.SelectionSet, obj *model.ColumnPair) graphql.Marshaler {
@@ -22932,6 +24923,82 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "scoreExplanation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_scoreExplanation(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "tuning":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_tuning(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "upstream":
 			field := field
 
@@ -23355,6 +25422,79 @@ func (ec *executionContext) _DatasetPage(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var dimensionMetaImplementors = []string{"DimensionMeta"}
+
+func (ec *executionContext) _DimensionMeta(ctx context.Context, sel ast.SelectionSet, obj *model.DimensionMeta) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dimensionMetaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DimensionMeta")
+		case "checks":
+			out.Values[i] = ec._DimensionMeta_checks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failedRules":
+			out.Values[i] = ec._DimensionMeta_failedRules(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "estimated":
+			out.Values[i] = ec._DimensionMeta_estimated(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ci95":
+			out.Values[i] = ec._DimensionMeta_ci95(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._DimensionMeta_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ageHours":
+			out.Values[i] = ec._DimensionMeta_ageHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "slaHours":
+			out.Values[i] = ec._DimensionMeta_slaHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "worstColumn":
+			out.Values[i] = ec._DimensionMeta_worstColumn(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var dimensionValueImplementors = []string{"DimensionValue"}
 
 func (ec *executionContext) _DimensionValue(ctx context.Context, sel ast.SelectionSet, obj *model.DimensionValue) graphql.Marshaler {
@@ -23375,6 +25515,122 @@ func (ec *executionContext) _DimensionValue(ctx context.Context, sel ast.Selecti
 		case "value":
 			out.Values[i] = ec._DimensionValue_value(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dimensionsImplementors = []string{"Dimensions"}
+
+func (ec *executionContext) _Dimensions(ctx context.Context, sel ast.SelectionSet, obj *model.Dimensions) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dimensionsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Dimensions")
+		case "completude":
+			out.Values[i] = ec._Dimensions_completude(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "unicidade":
+			out.Values[i] = ec._Dimensions_unicidade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validade":
+			out.Values[i] = ec._Dimensions_validade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "atualidade":
+			out.Values[i] = ec._Dimensions_atualidade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consistencia":
+			out.Values[i] = ec._Dimensions_consistencia(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dimensionsMetaImplementors = []string{"DimensionsMeta"}
+
+func (ec *executionContext) _DimensionsMeta(ctx context.Context, sel ast.SelectionSet, obj *model.DimensionsMeta) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dimensionsMetaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DimensionsMeta")
+		case "completude":
+			out.Values[i] = ec._DimensionsMeta_completude(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "unicidade":
+			out.Values[i] = ec._DimensionsMeta_unicidade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validade":
+			out.Values[i] = ec._DimensionsMeta_validade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "atualidade":
+			out.Values[i] = ec._DimensionsMeta_atualidade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consistencia":
+			out.Values[i] = ec._DimensionsMeta_consistencia(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -24403,6 +26659,59 @@ func (ec *executionContext) _Issue(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueCountsImplementors = []string{"IssueCounts"}
+
+func (ec *executionContext) _IssueCounts(ctx context.Context, sel ast.SelectionSet, obj *model.IssueCounts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueCounts")
+		case "critical":
+			out.Values[i] = ec._IssueCounts_critical(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warning":
+			out.Values[i] = ec._IssueCounts_warning(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "criticalIssueIds":
+			out.Values[i] = ec._IssueCounts_criticalIssueIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warningIssueIds":
+			out.Values[i] = ec._IssueCounts_warningIssueIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27249,6 +29558,175 @@ func (ec *executionContext) _SchemaMonitor(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var scoreDriverImplementors = []string{"ScoreDriver"}
+
+func (ec *executionContext) _ScoreDriver(ctx context.Context, sel ast.SelectionSet, obj *model.ScoreDriver) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scoreDriverImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScoreDriver")
+		case "kind":
+			out.Values[i] = ec._ScoreDriver_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueId":
+			out.Values[i] = ec._ScoreDriver_issueId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._ScoreDriver_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scoreExplanationImplementors = []string{"ScoreExplanation"}
+
+func (ec *executionContext) _ScoreExplanation(ctx context.Context, sel ast.SelectionSet, obj *model.ScoreExplanation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scoreExplanationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScoreExplanation")
+		case "datasetId":
+			out.Values[i] = ec._ScoreExplanation_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._ScoreExplanation_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._ScoreExplanation_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "previousScore":
+			out.Values[i] = ec._ScoreExplanation_previousScore(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "dimensions":
+			out.Values[i] = ec._ScoreExplanation_dimensions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dimensionsMeta":
+			out.Values[i] = ec._ScoreExplanation_dimensionsMeta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "drivers":
+			out.Values[i] = ec._ScoreExplanation_drivers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "notes":
+			out.Values[i] = ec._ScoreExplanation_notes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openIssues":
+			out.Values[i] = ec._ScoreExplanation_openIssues(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scoreNoteImplementors = []string{"ScoreNote"}
+
+func (ec *executionContext) _ScoreNote(ctx context.Context, sel ast.SelectionSet, obj *model.ScoreNote) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scoreNoteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScoreNote")
+		case "code":
+			out.Values[i] = ec._ScoreNote_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._ScoreNote_params(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var scorePointImplementors = []string{"ScorePoint"}
 
 func (ec *executionContext) _ScorePoint(ctx context.Context, sel ast.SelectionSet, obj *model.ScorePoint) graphql.Marshaler {
@@ -27704,6 +30182,84 @@ func (ec *executionContext) _TrustReason(ctx context.Context, sel ast.SelectionS
 		case "messagePt":
 			out.Values[i] = ec._TrustReason_messagePt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var tuningImplementors = []string{"Tuning"}
+
+func (ec *executionContext) _Tuning(ctx context.Context, sel ast.SelectionSet, obj *model.Tuning) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tuningImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Tuning")
+		case "metric":
+			out.Values[i] = ec._Tuning_metric(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._Tuning_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "threshold":
+			out.Values[i] = ec._Tuning_threshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "silenced":
+			out.Values[i] = ec._Tuning_silenced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ignored":
+			out.Values[i] = ec._Tuning_ignored(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolved":
+			out.Values[i] = ec._Tuning_resolved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextOnIgnore":
+			out.Values[i] = ec._Tuning_nextOnIgnore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tunedThreshold":
+			out.Values[i] = ec._Tuning_tunedThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "tunedThresholdLabel":
+			out.Values[i] = ec._Tuning_tunedThresholdLabel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -28512,6 +31068,26 @@ func (ec *executionContext) marshalNDimensionValue2ᚕgithubᚗcomᚋvigiaᚑdat
 	return ret
 }
 
+func (ec *executionContext) marshalNDimensions2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensions(ctx context.Context, sel ast.SelectionSet, v *model.Dimensions) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Dimensions(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDimensionsMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionsMeta(ctx context.Context, sel ast.SelectionSet, v *model.DimensionsMeta) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DimensionsMeta(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNDomain2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomain(ctx context.Context, sel ast.SelectionSet, v model.Domain) graphql.Marshaler {
 	return ec._Domain(ctx, sel, &v)
 }
@@ -28793,6 +31369,16 @@ func (ec *executionContext) marshalNIssue2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigia
 		return graphql.Null
 	}
 	return ec._Issue(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIssueCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueCounts(ctx context.Context, sel ast.SelectionSet, v *model.IssueCounts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssueCounts(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNIssueHistoryEntry2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueHistoryEntry(ctx context.Context, sel ast.SelectionSet, v model.IssueHistoryEntry) graphql.Marshaler {
@@ -29287,6 +31873,56 @@ func (ec *executionContext) marshalNSchemaMonitor2githubᚗcomᚋvigiaᚑdataᚋ
 	return ec._SchemaMonitor(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNScoreDriver2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreDriver(ctx context.Context, sel ast.SelectionSet, v model.ScoreDriver) graphql.Marshaler {
+	return ec._ScoreDriver(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNScoreDriver2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreDriverᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ScoreDriver) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScoreDriver2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreDriver(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNScoreExplanation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreExplanation(ctx context.Context, sel ast.SelectionSet, v *model.ScoreExplanation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ScoreExplanation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNScoreNote2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreNote(ctx context.Context, sel ast.SelectionSet, v model.ScoreNote) graphql.Marshaler {
+	return ec._ScoreNote(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNScoreNote2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreNoteᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ScoreNote) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScoreNote2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreNote(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNScorePoint2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScorePoint(ctx context.Context, sel ast.SelectionSet, v model.ScorePoint) graphql.Marshaler {
 	return ec._ScorePoint(ctx, sel, &v)
 }
@@ -29417,6 +32053,26 @@ func (ec *executionContext) marshalNTrustReason2ᚕgithubᚗcomᚋvigiaᚑdata�
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTrustReason2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustReason(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTuning2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTuning(ctx context.Context, sel ast.SelectionSet, v model.Tuning) graphql.Marshaler {
+	return ec._Tuning(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTuning2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTuningᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Tuning) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTuning2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTuning(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -29633,6 +32289,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOColumnCompletude2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnCompletude(ctx context.Context, sel ast.SelectionSet, v *model.ColumnCompletude) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ColumnCompletude(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalODataset2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataset(ctx context.Context, sel ast.SelectionSet, v *model.Dataset) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -29654,6 +32317,13 @@ func (ec *executionContext) marshalODatasetSort2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalODimensionMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionMeta(ctx context.Context, sel ast.SelectionSet, v *model.DimensionMeta) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._DimensionMeta(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalODimensionValue2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionValueᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DimensionValue) graphql.Marshaler {

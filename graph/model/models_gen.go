@@ -38,6 +38,14 @@ type Column struct {
 	ProfileSampleSize *int `json:"profileSampleSize,omitempty"`
 }
 
+// The column with the largest share of nulls.
+type ColumnCompletude struct {
+	Column     string  `json:"column"`
+	Completude float64 `json:"completude"`
+	NullCount  int     `json:"nullCount"`
+	Rows       int     `json:"rows"`
+}
+
 // One entry of an edge's column map.
 type ColumnPair struct {
 	From   string `json:"from"`
@@ -158,8 +166,10 @@ type Dataset struct {
 	// Newest first.
 	ScoreHistory []ScorePoint `json:"scoreHistory"`
 	// Open and acknowledged issues, of the given severities (critical, warning, info) and statuses (open, acknowledged) when set.
-	Issues  []IssueSummary `json:"issues"`
-	Verdict *Verdict       `json:"verdict"`
+	Issues           []IssueSummary    `json:"issues"`
+	Verdict          *Verdict          `json:"verdict"`
+	ScoreExplanation *ScoreExplanation `json:"scoreExplanation"`
+	Tuning           []Tuning          `json:"tuning"`
 	// Datasets upstream within hops (1-3), nearest first, at most 40 (as REST's traverse).
 	Upstream []DatasetNeighbour `json:"upstream"`
 	// Datasets downstream within hops (1-3), nearest first, at most 40.
@@ -198,10 +208,43 @@ type DatasetPage struct {
 	Total int       `json:"total"`
 }
 
+// How one dimension was computed.
+type DimensionMeta struct {
+	// Measurements and evaluated rules averaged.
+	Checks      int   `json:"checks"`
+	FailedRules *int  `json:"failedRules,omitempty"`
+	Estimated   *bool `json:"estimated,omitempty"`
+	// 95% interval when the dimension comes from an estimate.
+	Ci95 []float64 `json:"ci95,omitempty"`
+	// Why the dimension is null.
+	Reason      *string           `json:"reason,omitempty"`
+	AgeHours    *float64          `json:"ageHours,omitempty"`
+	SLAHours    *float64          `json:"slaHours,omitempty"`
+	WorstColumn *ColumnCompletude `json:"worstColumn,omitempty"`
+}
+
 // A value per quality dimension.
 type DimensionValue struct {
 	Dimension string  `json:"dimension"`
 	Value     float64 `json:"value"`
+}
+
+// The five quality dimensions (0-100; null when not computable).
+type Dimensions struct {
+	Completude   *float64 `json:"completude,omitempty"`
+	Unicidade    *float64 `json:"unicidade,omitempty"`
+	Validade     *float64 `json:"validade,omitempty"`
+	Atualidade   *float64 `json:"atualidade,omitempty"`
+	Consistencia *float64 `json:"consistencia,omitempty"`
+}
+
+// How each dimension was computed (null: not computed).
+type DimensionsMeta struct {
+	Completude   *DimensionMeta `json:"completude,omitempty"`
+	Unicidade    *DimensionMeta `json:"unicidade,omitempty"`
+	Validade     *DimensionMeta `json:"validade,omitempty"`
+	Atualidade   *DimensionMeta `json:"atualidade,omitempty"`
+	Consistencia *DimensionMeta `json:"consistencia,omitempty"`
 }
 
 // A data product.
@@ -352,6 +395,14 @@ type Issue struct {
 	History []IssueHistoryEntry `json:"history"`
 	// The issue's dataset.
 	Dataset *Dataset `json:"dataset"`
+}
+
+// Standing issues counted as the verdict, the trust decision and readiness count them.
+type IssueCounts struct {
+	Critical         int      `json:"critical"`
+	Warning          int      `json:"warning"`
+	CriticalIssueIds []string `json:"criticalIssueIds"`
+	WarningIssueIds  []string `json:"warningIssueIds"`
 }
 
 // One change of an issue.
@@ -689,6 +740,34 @@ type ScanPage struct {
 	Total int    `json:"total"`
 }
 
+// What moved the score.
+type ScoreDriver struct {
+	Kind    string  `json:"kind"`
+	IssueID *string `json:"issueId,omitempty"`
+	// The driver's parameters, a JSON object as text.
+	Params string `json:"params"`
+}
+
+// The latest score against the previous one (REST /datasets/{id}/score/explain).
+type ScoreExplanation struct {
+	DatasetID      string          `json:"datasetId"`
+	ScanID         *string         `json:"scanId,omitempty"`
+	Score          *float64        `json:"score,omitempty"`
+	PreviousScore  *float64        `json:"previousScore,omitempty"`
+	Dimensions     *Dimensions     `json:"dimensions"`
+	DimensionsMeta *DimensionsMeta `json:"dimensionsMeta"`
+	Drivers        []ScoreDriver   `json:"drivers"`
+	Notes          []ScoreNote     `json:"notes"`
+	OpenIssues     *IssueCounts    `json:"openIssues"`
+}
+
+// A caveat about comparing two scores.
+type ScoreNote struct {
+	Code string `json:"code"`
+	// A JSON object as text; null without parameters.
+	Params *string `json:"params,omitempty"`
+}
+
 // One scan's score with its five dimensions.
 type ScorePoint struct {
 	ScanID       string    `json:"scanId"`
@@ -780,6 +859,19 @@ type TrustReason struct {
 	// critical or warning
 	Severity  string `json:"severity"`
 	MessagePt string `json:"messagePt"`
+}
+
+// A metric's anomaly threshold (REST /datasets/{id}/tuning).
+type Tuning struct {
+	Metric              string   `json:"metric"`
+	Column              *string  `json:"column,omitempty"`
+	Threshold           float64  `json:"threshold"`
+	Silenced            bool     `json:"silenced"`
+	Ignored             int      `json:"ignored"`
+	Resolved            int      `json:"resolved"`
+	NextOnIgnore        float64  `json:"nextOnIgnore"`
+	TunedThreshold      *float64 `json:"tunedThreshold,omitempty"`
+	TunedThresholdLabel *string  `json:"tunedThresholdLabel,omitempty"`
 }
 
 // Absent fields keep their value; params replace the whole set.
