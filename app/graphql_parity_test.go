@@ -74,8 +74,8 @@ var notYetMapped = map[string]bool{
 	"getDatasetLineage": true, "getDomainSuggestions": true, "getIncident": true, "getIssueImpact": true, "getNotificationChannel": true,
 	"getOnCallRota": true, "getPublicShare": true, "getReconcileCheck": true, "getRulePack": true, "getSLATargets": true,
 	"getTeam": true, "getTicketIntegration": true, "ideDatasetColumns": true, "ideResolve": true,
-	"issueBoard": true, "issueExplanation": true, "issueSLAReport": true, "listConnections": true, "listDomainConsumers": true,
-	"listDomainVersions": true, "listExposures": true, "listGraphSnapshots": true, "listNotificationChannelDeliveries": true,
+	"issueBoard": true, "issueExplanation": true, "issueSLAReport": true, "listConnections": true,
+	"listExposures": true, "listGraphSnapshots": true, "listNotificationChannelDeliveries": true,
 	"listNotificationChannels": true, "listNotificationMutes": true, "listNotifications": true, "listOrchestratorRuns": true,
 	"listReconcileChecks": true, "listRulePacks": true, "listTeams": true, "listTicketIntegrations": true,
 	"listTicketTargets": true, "previewNotificationChannel": true, "previewRulePack": true,
@@ -156,6 +156,13 @@ func parityTable() map[string]parity {
 		"datasetTuning": {rest: "/api/v1/datasets/{id}/tuning", sample: "dataset",
 			query: `query($id: ID!){ dataset(id: $id){ tuning { metric column threshold silenced ignored resolved nextOnIgnore
 				tunedThreshold tunedThresholdLabel } } }`, at: "dataset.tuning"},
+		"listDomainVersions": {rest: "/api/v1/domains/{id}/versions", sample: "domain",
+			query: `query($id: ID!){ domain(id: $id){ versions { version bump changeSummary publishedAt
+				counts { datasets changes breaking compatible } } } }`, at: "domain.versions"},
+		"listDomainConsumers": {rest: "/api/v1/domains/{id}/consumers", sample: "domain",
+			query: `query($id: ID!){ domain(id: $id){ consumers { id name kind source channelId consumerKind consumptions30d datasets30d
+				lastConsumedAt createdAt } } }`, at: "domain.consumers",
+			renamed: map[string]string{"consumptions30d": "consumptions_30d", "datasets30d": "datasets_30d"}},
 		"getKnowledgeGraph": {rest: "/api/v1/knowledge/graph",
 			query: `{ knowledgeGraph { focus hops truncated nodes { id kind name restricted } edges { source target kind lineageKind } } }`,
 			at:    "knowledgeGraph"},
@@ -238,6 +245,14 @@ func newParityFixture(t *testing.T) *parityFixture {
 	var dom struct{ ID string }
 	r.JSON(t, &dom)
 	f.ids["domain"] = []string{dom.ID}
+	for _, w := range []struct {
+		path string
+		body any
+	}{{"/api/v1/domains/" + dom.ID + "/publish", nil}, {"/api/v1/domains/" + dom.ID + "/consumers", map[string]any{"name": "Painel de vendas", "kind": "user"}}} {
+		if r := env.Do(t, "POST", w.path, admin, w.body); r.Status >= 300 {
+			t.Fatalf("%s: %d %s", w.path, r.Status, r.Body)
+		}
+	}
 	r = env.Do(t, "POST", "/api/v1/rules", admin, map[string]any{"dataset_id": f.ids["dataset"][0], "rule_type": "not_null",
 		"severity": "critical", "params": map[string]any{"column": "id"}})
 	if r.Status != http.StatusCreated {

@@ -94,6 +94,8 @@ type ProductService interface {
 	Domains(ctx context.Context, page vigia.Page) (vigia.List[product.Domain], error)
 	Readiness(ctx context.Context, id string) (product.Readiness, error)
 	SLO(ctx context.Context, id string, month *string) (product.SLOReport, error)
+	VersionPage(ctx context.Context, id string, page vigia.Page) (vigia.List[product.VersionRow], error)
+	ConsumerPage(ctx context.Context, id string, page vigia.Page) (vigia.List[product.DomainConsumer], error)
 }
 
 // ContractService is what the resolvers need of data contracts.

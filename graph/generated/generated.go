@@ -236,6 +236,7 @@ type ComplexityRoot struct {
 	}
 
 	Domain struct {
+		Consumers   func(childComplexity int) int
 		DatasetIds  func(childComplexity int) int
 		Description func(childComplexity int) int
 		ID          func(childComplexity int) int
@@ -248,6 +249,20 @@ type ComplexityRoot struct {
 		Slo         func(childComplexity int, month *string) int
 		Status      func(childComplexity int) int
 		Version     func(childComplexity int) int
+		Versions    func(childComplexity int) int
+	}
+
+	DomainConsumer struct {
+		ChannelID       func(childComplexity int) int
+		ConsumerKind    func(childComplexity int) int
+		Consumptions30d func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		Datasets30d     func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Kind            func(childComplexity int) int
+		LastConsumedAt  func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Source          func(childComplexity int) int
 	}
 
 	DomainPage struct {
@@ -287,6 +302,21 @@ type ComplexityRoot struct {
 		Status   func(childComplexity int) int
 		UseCase  func(childComplexity int) int
 		Warnings func(childComplexity int) int
+	}
+
+	DomainVersion struct {
+		Bump          func(childComplexity int) int
+		ChangeSummary func(childComplexity int) int
+		Counts        func(childComplexity int) int
+		PublishedAt   func(childComplexity int) int
+		Version       func(childComplexity int) int
+	}
+
+	DomainVersionCounts struct {
+		Breaking   func(childComplexity int) int
+		Changes    func(childComplexity int) int
+		Compatible func(childComplexity int) int
+		Datasets   func(childComplexity int) int
 	}
 
 	ImpactNode struct {
@@ -865,6 +895,8 @@ type DatasetResolver interface {
 type DomainResolver interface {
 	Readiness(ctx context.Context, obj *model.Domain) (*model.DomainReadiness, error)
 	Slo(ctx context.Context, obj *model.Domain, month *string) (*model.DomainSlo, error)
+	Versions(ctx context.Context, obj *model.Domain) ([]model.DomainVersion, error)
+	Consumers(ctx context.Context, obj *model.Domain) ([]model.DomainConsumer, error)
 }
 type IncidentResolver interface {
 	Root(ctx context.Context, obj *model.Incident) (*model.Dataset, error)
@@ -1783,6 +1815,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DimensionsMeta.Validade(childComplexity), true
 
+	case "Domain.consumers":
+		if e.ComplexityRoot.Domain.Consumers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.Consumers(childComplexity), true
 	case "Domain.datasetIds":
 		if e.ComplexityRoot.Domain.DatasetIds == nil {
 			break
@@ -1860,6 +1898,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Domain.Version(childComplexity), true
+	case "Domain.versions":
+		if e.ComplexityRoot.Domain.Versions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.Versions(childComplexity), true
+
+	case "DomainConsumer.channelId":
+		if e.ComplexityRoot.DomainConsumer.ChannelID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.ChannelID(childComplexity), true
+	case "DomainConsumer.consumerKind":
+		if e.ComplexityRoot.DomainConsumer.ConsumerKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.ConsumerKind(childComplexity), true
+	case "DomainConsumer.consumptions30d":
+		if e.ComplexityRoot.DomainConsumer.Consumptions30d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.Consumptions30d(childComplexity), true
+	case "DomainConsumer.createdAt":
+		if e.ComplexityRoot.DomainConsumer.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.CreatedAt(childComplexity), true
+	case "DomainConsumer.datasets30d":
+		if e.ComplexityRoot.DomainConsumer.Datasets30d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.Datasets30d(childComplexity), true
+	case "DomainConsumer.id":
+		if e.ComplexityRoot.DomainConsumer.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.ID(childComplexity), true
+	case "DomainConsumer.kind":
+		if e.ComplexityRoot.DomainConsumer.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.Kind(childComplexity), true
+	case "DomainConsumer.lastConsumedAt":
+		if e.ComplexityRoot.DomainConsumer.LastConsumedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.LastConsumedAt(childComplexity), true
+	case "DomainConsumer.name":
+		if e.ComplexityRoot.DomainConsumer.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.Name(childComplexity), true
+	case "DomainConsumer.source":
+		if e.ComplexityRoot.DomainConsumer.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.Source(childComplexity), true
 
 	case "DomainPage.items":
 		if e.ComplexityRoot.DomainPage.Items == nil {
@@ -2009,6 +2114,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DomainUseCase.Warnings(childComplexity), true
+
+	case "DomainVersion.bump":
+		if e.ComplexityRoot.DomainVersion.Bump == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersion.Bump(childComplexity), true
+	case "DomainVersion.changeSummary":
+		if e.ComplexityRoot.DomainVersion.ChangeSummary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersion.ChangeSummary(childComplexity), true
+	case "DomainVersion.counts":
+		if e.ComplexityRoot.DomainVersion.Counts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersion.Counts(childComplexity), true
+	case "DomainVersion.publishedAt":
+		if e.ComplexityRoot.DomainVersion.PublishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersion.PublishedAt(childComplexity), true
+	case "DomainVersion.version":
+		if e.ComplexityRoot.DomainVersion.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersion.Version(childComplexity), true
+
+	case "DomainVersionCounts.breaking":
+		if e.ComplexityRoot.DomainVersionCounts.Breaking == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersionCounts.Breaking(childComplexity), true
+	case "DomainVersionCounts.changes":
+		if e.ComplexityRoot.DomainVersionCounts.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersionCounts.Changes(childComplexity), true
+	case "DomainVersionCounts.compatible":
+		if e.ComplexityRoot.DomainVersionCounts.Compatible == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersionCounts.Compatible(childComplexity), true
+	case "DomainVersionCounts.datasets":
+		if e.ComplexityRoot.DomainVersionCounts.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersionCounts.Datasets(childComplexity), true
 
 	case "ImpactNode.hops":
 		if e.ComplexityRoot.ImpactNode.Hops == nil {
@@ -4841,6 +5002,51 @@ extend type Query {
   incident(id: ID!): Incident
 }
 `, BuiltIn: false},
+	{Name: "../schema/domainreads.graphqls", Input: `# A data product's versions and consumers: REST /domains/{id}/versions and /consumers.
+
+"What a published version holds and changed."
+type DomainVersionCounts {
+  datasets: Int!
+  changes: Int!
+  breaking: Int!
+  compatible: Int!
+}
+
+"A published version of a data product."
+type DomainVersion {
+  "MAJOR.MINOR"
+  version: String!
+  "initial, major, minor"
+  bump: String!
+  changeSummary: String!
+  counts: DomainVersionCounts!
+  publishedAt: Time!
+}
+
+"A consumer of a data product: registered by hand (manual) or derived from consumptions."
+type DomainConsumer {
+  id: ID!
+  name: String!
+  "user, ai_system, dbt_exposure, external"
+  kind: String!
+  "manual, derived"
+  source: String!
+  channelId: ID
+  "Registry kind of a derived consumer: agent, application, pipeline, notebook"
+  consumerKind: String
+  consumptions30d: Int!
+  datasets30d: Int!
+  lastConsumedAt: Time
+  createdAt: Time!
+}
+
+extend type Domain {
+  "Published versions, newest first (at most 500)."
+  versions: [DomainVersion!]!
+  "Manual and derived consumers (at most 500)."
+  consumers: [DomainConsumer!]!
+}
+`, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
 
 "An issue of a dataset."
@@ -6074,8 +6280,38 @@ func (ec *executionContext) childFields_Domain(ctx context.Context, field graphq
 		return ec.fieldContext_Domain_readiness(ctx, field)
 	case "slo":
 		return ec.fieldContext_Domain_slo(ctx, field)
+	case "versions":
+		return ec.fieldContext_Domain_versions(ctx, field)
+	case "consumers":
+		return ec.fieldContext_Domain_consumers(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Domain", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainConsumer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_DomainConsumer_id(ctx, field)
+	case "name":
+		return ec.fieldContext_DomainConsumer_name(ctx, field)
+	case "kind":
+		return ec.fieldContext_DomainConsumer_kind(ctx, field)
+	case "source":
+		return ec.fieldContext_DomainConsumer_source(ctx, field)
+	case "channelId":
+		return ec.fieldContext_DomainConsumer_channelId(ctx, field)
+	case "consumerKind":
+		return ec.fieldContext_DomainConsumer_consumerKind(ctx, field)
+	case "consumptions30d":
+		return ec.fieldContext_DomainConsumer_consumptions30d(ctx, field)
+	case "datasets30d":
+		return ec.fieldContext_DomainConsumer_datasets30d(ctx, field)
+	case "lastConsumedAt":
+		return ec.fieldContext_DomainConsumer_lastConsumedAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_DomainConsumer_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainConsumer", field.Name)
 }
 
 func (ec *executionContext) childFields_DomainPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6154,6 +6390,36 @@ func (ec *executionContext) childFields_DomainUseCase(ctx context.Context, field
 		return ec.fieldContext_DomainUseCase_warnings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DomainUseCase", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainVersion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "version":
+		return ec.fieldContext_DomainVersion_version(ctx, field)
+	case "bump":
+		return ec.fieldContext_DomainVersion_bump(ctx, field)
+	case "changeSummary":
+		return ec.fieldContext_DomainVersion_changeSummary(ctx, field)
+	case "counts":
+		return ec.fieldContext_DomainVersion_counts(ctx, field)
+	case "publishedAt":
+		return ec.fieldContext_DomainVersion_publishedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainVersion", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainVersionCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasets":
+		return ec.fieldContext_DomainVersionCounts_datasets(ctx, field)
+	case "changes":
+		return ec.fieldContext_DomainVersionCounts_changes(ctx, field)
+	case "breaking":
+		return ec.fieldContext_DomainVersionCounts_breaking(ctx, field)
+	case "compatible":
+		return ec.fieldContext_DomainVersionCounts_compatible(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainVersionCounts", field.Name)
 }
 
 func (ec *executionContext) childFields_ImpactNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11960,6 +12226,300 @@ func (ec *executionContext) fieldContext_Domain_slo(ctx context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Domain_versions(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_versions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().Versions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainVersion) graphql.Marshaler {
+			return ec.marshalNDomainVersion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_versions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainVersion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Domain_consumers(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_consumers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().Consumers(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainConsumer) graphql.Marshaler {
+			return ec.marshalNDomainConsumer2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainConsumerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_consumers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainConsumer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainConsumer_id(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_name(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_kind(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_source(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_channelId(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_channelId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChannelID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_channelId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_consumerKind(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_consumerKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConsumerKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_consumerKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_consumptions30d(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_consumptions30d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Consumptions30d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_consumptions30d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_datasets30d(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_datasets30d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets30d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_datasets30d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_lastConsumedAt(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_lastConsumedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastConsumedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_lastConsumedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _DomainPage_items(ctx context.Context, field graphql.CollectedField, obj *model.DomainPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12582,6 +13142,222 @@ func (ec *executionContext) fieldContext_DomainUseCase_warnings(_ context.Contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _DomainVersion_version(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersion_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersion_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersion_bump(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersion_bump(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bump, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersion_bump(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersion_changeSummary(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersion_changeSummary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeSummary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersion_changeSummary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersion_counts(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersion_counts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Counts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainVersionCounts) graphql.Marshaler {
+			return ec.marshalNDomainVersionCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersionCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersion_counts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainVersion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainVersionCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainVersion_publishedAt(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersion_publishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersion_publishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersionCounts_datasets(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersionCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersionCounts_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersionCounts_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersionCounts_changes(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersionCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersionCounts_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersionCounts_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersionCounts_breaking(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersionCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersionCounts_breaking(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Breaking, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersionCounts_breaking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersionCounts_compatible(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersionCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersionCounts_compatible(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Compatible, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersionCounts_compatible(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _ImpactNode_ref(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
@@ -25792,6 +26568,165 @@ func (ec *executionContext) _Domain(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "versions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_versions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "consumers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_consumers(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainConsumerImplementors = []string{"DomainConsumer"}
+
+func (ec *executionContext) _DomainConsumer(ctx context.Context, sel ast.SelectionSet, obj *model.DomainConsumer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainConsumerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainConsumer")
+		case "id":
+			out.Values[i] = ec._DomainConsumer_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DomainConsumer_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._DomainConsumer_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._DomainConsumer_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "channelId":
+			out.Values[i] = ec._DomainConsumer_channelId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consumerKind":
+			out.Values[i] = ec._DomainConsumer_consumerKind(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consumptions30d":
+			out.Values[i] = ec._DomainConsumer_consumptions30d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets30d":
+			out.Values[i] = ec._DomainConsumer_datasets30d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastConsumedAt":
+			out.Values[i] = ec._DomainConsumer_lastConsumedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._DomainConsumer_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26074,6 +27009,117 @@ func (ec *executionContext) _DomainUseCase(ctx context.Context, sel ast.Selectio
 			}
 		case "warnings":
 			out.Values[i] = ec._DomainUseCase_warnings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainVersionImplementors = []string{"DomainVersion"}
+
+func (ec *executionContext) _DomainVersion(ctx context.Context, sel ast.SelectionSet, obj *model.DomainVersion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainVersionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainVersion")
+		case "version":
+			out.Values[i] = ec._DomainVersion_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bump":
+			out.Values[i] = ec._DomainVersion_bump(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changeSummary":
+			out.Values[i] = ec._DomainVersion_changeSummary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "counts":
+			out.Values[i] = ec._DomainVersion_counts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publishedAt":
+			out.Values[i] = ec._DomainVersion_publishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainVersionCountsImplementors = []string{"DomainVersionCounts"}
+
+func (ec *executionContext) _DomainVersionCounts(ctx context.Context, sel ast.SelectionSet, obj *model.DomainVersionCounts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainVersionCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainVersionCounts")
+		case "datasets":
+			out.Values[i] = ec._DomainVersionCounts_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._DomainVersionCounts_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "breaking":
+			out.Values[i] = ec._DomainVersionCounts_breaking(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "compatible":
+			out.Values[i] = ec._DomainVersionCounts_compatible(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -31108,6 +32154,26 @@ func (ec *executionContext) marshalNDomain2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigi
 	return ret
 }
 
+func (ec *executionContext) marshalNDomainConsumer2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainConsumer(ctx context.Context, sel ast.SelectionSet, v model.DomainConsumer) graphql.Marshaler {
+	return ec._DomainConsumer(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDomainConsumer2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainConsumerᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DomainConsumer) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomainConsumer2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainConsumer(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNDomainPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainPage(ctx context.Context, sel ast.SelectionSet, v *model.DomainPage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -31166,6 +32232,36 @@ func (ec *executionContext) marshalNDomainUseCase2ᚕgithubᚗcomᚋvigiaᚑdata
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNDomainVersion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersion(ctx context.Context, sel ast.SelectionSet, v model.DomainVersion) graphql.Marshaler {
+	return ec._DomainVersion(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDomainVersion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DomainVersion) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomainVersion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDomainVersionCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersionCounts(ctx context.Context, sel ast.SelectionSet, v *model.DomainVersionCounts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainVersionCounts(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {

@@ -265,6 +265,27 @@ type Domain struct {
 	Readiness  *DomainReadiness `json:"readiness"`
 	// SLO attainment of month (YYYY-MM; the current month by default).
 	Slo *DomainSlo `json:"slo"`
+	// Published versions, newest first (at most 500).
+	Versions []DomainVersion `json:"versions"`
+	// Manual and derived consumers (at most 500).
+	Consumers []DomainConsumer `json:"consumers"`
+}
+
+// A consumer of a data product: registered by hand (manual) or derived from consumptions.
+type DomainConsumer struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// user, ai_system, dbt_exposure, external
+	Kind string `json:"kind"`
+	// manual, derived
+	Source    string  `json:"source"`
+	ChannelID *string `json:"channelId,omitempty"`
+	// Registry kind of a derived consumer: agent, application, pipeline, notebook
+	ConsumerKind    *string    `json:"consumerKind,omitempty"`
+	Consumptions30d int        `json:"consumptions30d"`
+	Datasets30d     int        `json:"datasets30d"`
+	LastConsumedAt  *time.Time `json:"lastConsumedAt,omitempty"`
+	CreatedAt       time.Time  `json:"createdAt"`
 }
 
 // One page of domains.
@@ -311,6 +332,25 @@ type DomainUseCase struct {
 	Score    *float64        `json:"score,omitempty"`
 	Blockers []ReadinessItem `json:"blockers"`
 	Warnings []ReadinessItem `json:"warnings"`
+}
+
+// A published version of a data product.
+type DomainVersion struct {
+	// MAJOR.MINOR
+	Version string `json:"version"`
+	// initial, major, minor
+	Bump          string               `json:"bump"`
+	ChangeSummary string               `json:"changeSummary"`
+	Counts        *DomainVersionCounts `json:"counts"`
+	PublishedAt   time.Time            `json:"publishedAt"`
+}
+
+// What a published version holds and changed.
+type DomainVersionCounts struct {
+	Datasets   int `json:"datasets"`
+	Changes    int `json:"changes"`
+	Breaking   int `json:"breaking"`
+	Compatible int `json:"compatible"`
 }
 
 // A node of an impact tree.
