@@ -355,20 +355,31 @@ func (s costedSchema) Complexity(_ context.Context, typeName, field string, chil
 // assumedListSize is the objects a list field without a limit is counted for.
 const assumedListSize = 10
 
+// MaxWalkDatasets is the most datasets one traversal answers (REST's cap): a walk's
+// list of neighbours is counted for at most that many.
+const MaxWalkDatasets = 40
+
 // fieldCost is 1 + child × n, where n is the field's limit argument (its default when
-// absent), 10 × hops for a traversal, 10 for another list, 1 otherwise; a page's items
-// are counted by the page's limit.
+// absent), 10 × hops for a traversal (a list of walked datasets: 10 × hops, at most
+// MaxWalkDatasets), 10 for another list, 1 otherwise; a page's items are counted by the
+// page's limit.
 func fieldCost(schema *ast.Schema, typeName, field string, child int, args map[string]any) int {
-	n := 1
+	n, list := 1, false
 	if l, ok := intArg(args["limit"]); ok {
 		n = max(l, 1)
 	} else if def := schema.Types[typeName]; def != nil {
 		if f := def.Fields.ForName(field); f != nil && f.Type.Elem != nil && !strings.HasSuffix(typeName, "Page") {
-			n = assumedListSize
+			n, list = assumedListSize, true
 		}
 	}
 	if h, ok := intArg(args["hops"]); ok {
-		n = satMul(n, assumedListSize*max(h, 1))
+		if list {
+			// A list of the datasets a walk meets (upstream, downstream): 10 per hop,
+			// never more than the 40 datasets a traversal answers.
+			n = min(assumedListSize*max(h, 1), MaxWalkDatasets)
+		} else {
+			n = satMul(n, assumedListSize*max(h, 1))
+		}
 	}
 	return satAdd(1, satMul(n, child))
 }

@@ -20,7 +20,7 @@ func toDataset(d catalog.Dataset, accessRole string) model.Dataset {
 	return model.Dataset{ID: d.ID, Name: d.Name(), Schema: d.Schema, Table: d.Table, ConnectionID: d.ConnectionID,
 		ConnectionName: d.ConnectionName, Kind: d.Kind, CostGuarded: d.CostGuarded(), DataCountry: d.DataCountry,
 		LatestScore: d.LatestScore, LastScanAt: d.LastScanAt, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
-		AccessRole: accessRole, Country: &model.Country{Effective: c.Effective, Source: c.Source}}
+		AccessRole: accessRole, Country: &model.Country{Effective: c.Effective, Source: c.Source, Own: d.DataCountry}}
 }
 
 func toColumns(cols []catalog.Column) []model.Column {
@@ -112,6 +112,7 @@ type loaders struct {
 	histories *loader[string, []issue.HistoryEntry]
 	traverse  *loader[traverseKey, lineage.TraverseResult]
 	impact    *loader[impactKey, impactAnswer]
+	walk      *walkReads
 }
 
 type loadersKey struct{}
@@ -127,6 +128,7 @@ func (r *Resolver) withLoaders(ctx context.Context) context.Context {
 		}),
 		traverse: r.newTraverseLoader(),
 		impact:   r.newImpactLoader(),
+		walk:     &walkReads{},
 	})
 }
 

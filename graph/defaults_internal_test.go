@@ -24,7 +24,8 @@ func TestSchemaDefaultsAreTheServices(t *testing.T) {
 		"Query": {"datasets.limit": catalog.DatasetPageDefault, "issues.limit": issue.PageDefault, "incidents.limit": incident.PageDefault,
 			"domains.limit": product.DomainPageDefault, "consumers.limit": trust.ConsumerPageDefault, "rules.limit": rule.PageDefault,
 			"scans.limit": scan.ScanPageDefault, "signals.limit": scan.SignalPageDefault, "knowledgeGraph.hops": lineage.DefaultKnowledgeHops},
-		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops, "contractVersions.limit": contract.PageDefault},
+		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops, "contractVersions.limit": contract.PageDefault,
+			"upstream.hops": lineage.DefaultTraverseHops, "downstream.hops": lineage.DefaultTraverseHops},
 	}
 	for typ, args := range want {
 		seen := map[string]bool{}

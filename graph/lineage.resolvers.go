@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/graph/model"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/lineage"
@@ -68,3 +69,18 @@ func (r *queryResolver) KnowledgeGraph(ctx context.Context, focus *string, hops 
 	}
 	return toKnowledgeGraph(g), nil
 }
+
+// Incident returns generated.IncidentResolver implementation.
+func (r *Resolver) Incident() generated.IncidentResolver { return &incidentResolver{r} }
+
+// LineageEdge returns generated.LineageEdgeResolver implementation.
+func (r *Resolver) LineageEdge() generated.LineageEdgeResolver { return &lineageEdgeResolver{r} }
+
+// LineageNode returns generated.LineageNodeResolver implementation.
+func (r *Resolver) LineageNode() generated.LineageNodeResolver { return &lineageNodeResolver{r} }
+
+type (
+	incidentResolver    struct{ *Resolver }
+	lineageEdgeResolver struct{ *Resolver }
+	lineageNodeResolver struct{ *Resolver }
+)

@@ -58,6 +58,24 @@ func (l *loader[K, V]) Load(ctx context.Context, key K) (V, bool, error) {
 	return v, ok, b.err
 }
 
+// Prime puts keys in the pending batch (a new one when none is pending) without waiting
+// for it: resolvers that ask for them later join that batch instead of starting others.
+func (l *loader[K, V]) Prime(ctx context.Context, keys []K) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, key := range keys {
+		if _, seen := l.done[key]; seen {
+			continue
+		}
+		if l.pending == nil {
+			l.pending = &batch[K, V]{ready: make(chan struct{})}
+			go l.run(context.WithoutCancel(ctx), l.pending)
+		}
+		l.pending.keys = append(l.pending.keys, key)
+		l.done[key] = l.pending
+	}
+}
+
 func (l *loader[K, V]) run(ctx context.Context, b *batch[K, V]) {
 	if l.gather != nil {
 		l.gather(func() int {

@@ -60,12 +60,22 @@ func (r *datasetResolver) ScoreHistory(ctx context.Context, obj *model.Dataset, 
 }
 
 // Issues is the resolver for the issues field.
-func (r *datasetResolver) Issues(ctx context.Context, obj *model.Dataset) ([]model.IssueSummary, error) {
+func (r *datasetResolver) Issues(ctx context.Context, obj *model.Dataset, severity []string, status []string) ([]model.IssueSummary, error) {
+	if err := issueFilter(severity, status); err != nil {
+		return nil, err
+	}
 	d, err := r.detail(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
-	return toIssueSummaries(d.Issues), nil
+	out := toIssueSummaries(d.Issues)
+	kept := out[:0]
+	for _, i := range out {
+		if keep(severity, i.Severity) && keep(status, i.Status) {
+			kept = append(kept, i)
+		}
+	}
+	return kept, nil
 }
 
 // Verdict is the resolver for the verdict field.
@@ -74,7 +84,11 @@ func (r *datasetResolver) Verdict(ctx context.Context, obj *model.Dataset) (*mod
 	if err != nil {
 		return nil, err
 	}
-	return &model.Verdict{Verdict: v.Verdict, ScanID: v.ScanID, EvaluatedAt: v.EvaluatedAt}, nil
+	out := &model.Verdict{Verdict: v.Verdict, ScanID: v.ScanID, EvaluatedAt: v.EvaluatedAt, FailingRules: make([]model.RuleOutcome, 0, len(v.FailingRules))}
+	for _, o := range v.FailingRules {
+		out.FailingRules = append(out.FailingRules, model.RuleOutcome{RuleID: o.RuleID, RuleType: o.RuleType, Severity: string(o.Severity), Status: string(o.Status)})
+	}
+	return out, nil
 }
 
 // TriggerScan is the resolver for the triggerScan field.

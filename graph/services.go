@@ -10,6 +10,7 @@ import (
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/trust"
@@ -36,6 +37,13 @@ type ScanService interface {
 // ScanReadService is what the resolvers need of the scan reads.
 type ScanReadService interface {
 	Verdict(ctx context.Context, datasetID string) (scan.VerdictOut, error)
+	Freshness(ctx context.Context, datasetID string) (scan.Freshness, error)
+	SchemaChanges(ctx context.Context, datasetID string) ([]scan.SchemaChangeSet, error)
+	IncrementalProfiling(ctx context.Context, datasetID string) (scan.IncrementalProfiling, error)
+	AutoMonitors(ctx context.Context, datasetID string) (scan.AutoMonitors, error)
+	Parsing(ctx context.Context, datasetID string) (scan.Parsing, error)
+	ExplainScore(ctx context.Context, datasetID string) (scan.ScoreExplanation, error)
+	Tuning(ctx context.Context, datasetID string) ([]quality.Tuning, error)
 }
 
 // RuleService is what the resolvers need of rules.
@@ -59,6 +67,7 @@ type IssueService interface {
 // IncidentService is what the resolvers need of incidents.
 type IncidentService interface {
 	Incidents(ctx context.Context, f incident.Filter) (vigia.List[incident.View], error)
+	Incident(ctx context.Context, id string) (incident.View, error)
 }
 
 // LineageService is what the resolvers need of lineage and the knowledge graph.
@@ -75,6 +84,7 @@ type LineageService interface {
 type TrustService interface {
 	Consumers(ctx context.Context, page vigia.Page) (vigia.List[trust.Consumer], error)
 	Decide(ctx context.Context, datasetID, purpose string) (trust.Decision, error)
+	DatasetConsumers(ctx context.Context, datasetID string, page vigia.Page) (vigia.List[trust.Consumer], error)
 	PreviewRAGGate(ctx context.Context, in trust.GateInput) (trust.GateResult, error)
 }
 
@@ -84,6 +94,8 @@ type ProductService interface {
 	Domains(ctx context.Context, page vigia.Page) (vigia.List[product.Domain], error)
 	Readiness(ctx context.Context, id string) (product.Readiness, error)
 	SLO(ctx context.Context, id string, month *string) (product.SLOReport, error)
+	VersionPage(ctx context.Context, id string, page vigia.Page) (vigia.List[product.VersionRow], error)
+	ConsumerPage(ctx context.Context, id string, page vigia.Page) (vigia.List[product.DomainConsumer], error)
 }
 
 // ContractService is what the resolvers need of data contracts.

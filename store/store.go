@@ -36,12 +36,19 @@ type DB struct {
 // Open connects to the database at url, creating the database first when it does not
 // exist. The returned error never contains the URL's password.
 func Open(ctx context.Context, dsn string) (*DB, error) {
+	return OpenTraced(ctx, dsn, nil)
+}
+
+// OpenTraced is Open with tracer (when not nil) seeing every query of the pool: tests
+// count the SQL queries a request costs with it.
+func OpenTraced(ctx context.Context, dsn string, tracer pgx.QueryTracer) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, errors.New("store: DATABASE_URL is not a valid Postgres URL")
 	}
 	cfg.MaxConns = 20
 	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	cfg.ConnConfig.Tracer = tracer
 	if err := ensureDatabase(ctx, cfg.ConnConfig); err != nil {
 		return nil, err
 	}

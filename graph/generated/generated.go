@@ -16,7 +16,9 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/scan"
 )
 
 // region    ***************************** api!.gotpl *****************************
@@ -31,7 +33,10 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Dataset() DatasetResolver
 	Domain() DomainResolver
+	Incident() IncidentResolver
 	Issue() IssueResolver
+	LineageEdge() LineageEdgeResolver
+	LineageNode() LineageNodeResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Scan() ScanResolver
@@ -41,6 +46,12 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AutoMonitors struct {
+		Freshness func(childComplexity int) int
+		Schema    func(childComplexity int) int
+		Volume    func(childComplexity int) int
+	}
+
 	Column struct {
 		Clustering        func(childComplexity int) int
 		DataType          func(childComplexity int) int
@@ -58,10 +69,28 @@ type ComplexityRoot struct {
 		Semantic          func(childComplexity int) int
 	}
 
+	ColumnChange struct {
+		Column   func(childComplexity int) int
+		FromType func(childComplexity int) int
+		ToType   func(childComplexity int) int
+	}
+
+	ColumnCompletude struct {
+		Column     func(childComplexity int) int
+		Completude func(childComplexity int) int
+		NullCount  func(childComplexity int) int
+		Rows       func(childComplexity int) int
+	}
+
 	ColumnPair struct {
 		Direct func(childComplexity int) int
 		From   func(childComplexity int) int
 		To     func(childComplexity int) int
+	}
+
+	ColumnRename struct {
+		From func(childComplexity int) int
+		To   func(childComplexity int) int
 	}
 
 	Consumer struct {
@@ -103,38 +132,52 @@ type ComplexityRoot struct {
 
 	Country struct {
 		Effective func(childComplexity int) int
+		Own       func(childComplexity int) int
 		Source    func(childComplexity int) int
 	}
 
 	Dataset struct {
-		AccessRole          func(childComplexity int) int
-		Columns             func(childComplexity int) int
-		ConnectionID        func(childComplexity int) int
-		ConnectionName      func(childComplexity int) int
-		Contract            func(childComplexity int) int
-		ContractVersions    func(childComplexity int, limit *int, offset *int) int
-		CostGuarded         func(childComplexity int) int
-		Country             func(childComplexity int) int
-		CreatedAt           func(childComplexity int) int
-		DataCountry         func(childComplexity int) int
-		ID                  func(childComplexity int) int
-		Impact              func(childComplexity int, column *string) int
-		Issues              func(childComplexity int) int
-		Kind                func(childComplexity int) int
-		LastFailure         func(childComplexity int) int
-		LastScanAt          func(childComplexity int) int
-		LatestScore         func(childComplexity int) int
-		Lineage             func(childComplexity int, direction *model.LineageDirection, hops *int) int
-		Name                func(childComplexity int) int
-		Path                func(childComplexity int, to string) int
-		RowCount            func(childComplexity int) int
-		RowCountExact       func(childComplexity int) int
-		Schema              func(childComplexity int) int
-		ScoreHistory        func(childComplexity int, limit *int) int
-		SyntheticEvaluation func(childComplexity int, rows *int, seed *int) int
-		Table               func(childComplexity int) int
-		UpdatedAt           func(childComplexity int) int
-		Verdict             func(childComplexity int) int
+		AccessRole           func(childComplexity int) int
+		AutoMonitors         func(childComplexity int) int
+		Columns              func(childComplexity int) int
+		ConnectionID         func(childComplexity int) int
+		ConnectionName       func(childComplexity int) int
+		Consumers            func(childComplexity int) int
+		Contract             func(childComplexity int) int
+		ContractVersions     func(childComplexity int, limit *int, offset *int) int
+		CostGuarded          func(childComplexity int) int
+		Country              func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		DataCountry          func(childComplexity int) int
+		Domains              func(childComplexity int) int
+		Downstream           func(childComplexity int, hops *int) int
+		Freshness            func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		Impact               func(childComplexity int, column *string) int
+		Incidents            func(childComplexity int) int
+		IncrementalProfiling func(childComplexity int) int
+		Issues               func(childComplexity int, severity []string, status []string) int
+		Kind                 func(childComplexity int) int
+		LastFailure          func(childComplexity int) int
+		LastScanAt           func(childComplexity int) int
+		LatestScore          func(childComplexity int) int
+		Lineage              func(childComplexity int, direction *model.LineageDirection, hops *int) int
+		Name                 func(childComplexity int) int
+		Parsing              func(childComplexity int) int
+		Path                 func(childComplexity int, to string) int
+		RowCount             func(childComplexity int) int
+		RowCountExact        func(childComplexity int) int
+		Rules                func(childComplexity int) int
+		Schema               func(childComplexity int) int
+		SchemaChanges        func(childComplexity int) int
+		ScoreExplanation     func(childComplexity int) int
+		ScoreHistory         func(childComplexity int, limit *int) int
+		SyntheticEvaluation  func(childComplexity int, rows *int, seed *int) int
+		Table                func(childComplexity int) int
+		Tuning               func(childComplexity int) int
+		UpdatedAt            func(childComplexity int) int
+		Upstream             func(childComplexity int, hops *int) int
+		Verdict              func(childComplexity int) int
 	}
 
 	DatasetContract struct {
@@ -146,9 +189,30 @@ type ComplexityRoot struct {
 		Violations     func(childComplexity int) int
 	}
 
+	DatasetFreshness struct {
+		AgeHours        func(childComplexity int) int
+		AssumedTimezone func(childComplexity int) int
+		Column          func(childComplexity int) int
+		LatestTimestamp func(childComplexity int) int
+		Met             func(childComplexity int) int
+		Rule            func(childComplexity int) int
+		SLAHours        func(childComplexity int) int
+	}
+
 	DatasetPage struct {
 		Items func(childComplexity int) int
 		Total func(childComplexity int) int
+	}
+
+	DimensionMeta struct {
+		AgeHours    func(childComplexity int) int
+		Checks      func(childComplexity int) int
+		Ci95        func(childComplexity int) int
+		Estimated   func(childComplexity int) int
+		FailedRules func(childComplexity int) int
+		Reason      func(childComplexity int) int
+		SLAHours    func(childComplexity int) int
+		WorstColumn func(childComplexity int) int
 	}
 
 	DimensionValue struct {
@@ -156,7 +220,24 @@ type ComplexityRoot struct {
 		Value     func(childComplexity int) int
 	}
 
+	Dimensions struct {
+		Atualidade   func(childComplexity int) int
+		Completude   func(childComplexity int) int
+		Consistencia func(childComplexity int) int
+		Unicidade    func(childComplexity int) int
+		Validade     func(childComplexity int) int
+	}
+
+	DimensionsMeta struct {
+		Atualidade   func(childComplexity int) int
+		Completude   func(childComplexity int) int
+		Consistencia func(childComplexity int) int
+		Unicidade    func(childComplexity int) int
+		Validade     func(childComplexity int) int
+	}
+
 	Domain struct {
+		Consumers   func(childComplexity int) int
 		DatasetIds  func(childComplexity int) int
 		Description func(childComplexity int) int
 		ID          func(childComplexity int) int
@@ -169,6 +250,20 @@ type ComplexityRoot struct {
 		Slo         func(childComplexity int, month *string) int
 		Status      func(childComplexity int) int
 		Version     func(childComplexity int) int
+		Versions    func(childComplexity int) int
+	}
+
+	DomainConsumer struct {
+		ChannelID       func(childComplexity int) int
+		ConsumerKind    func(childComplexity int) int
+		Consumptions30d func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		Datasets30d     func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Kind            func(childComplexity int) int
+		LastConsumedAt  func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Source          func(childComplexity int) int
 	}
 
 	DomainPage struct {
@@ -210,6 +305,21 @@ type ComplexityRoot struct {
 		Warnings func(childComplexity int) int
 	}
 
+	DomainVersion struct {
+		Bump          func(childComplexity int) int
+		ChangeSummary func(childComplexity int) int
+		Counts        func(childComplexity int) int
+		PublishedAt   func(childComplexity int) int
+		Version       func(childComplexity int) int
+	}
+
+	DomainVersionCounts struct {
+		Breaking   func(childComplexity int) int
+		Changes    func(childComplexity int) int
+		Compatible func(childComplexity int) int
+		Datasets   func(childComplexity int) int
+	}
+
 	ImpactNode struct {
 		Hops       func(childComplexity int) int
 		ID         func(childComplexity int) int
@@ -234,6 +344,7 @@ type ComplexityRoot struct {
 		ImpactScope           func(childComplexity int) int
 		ImpactTree            func(childComplexity int) int
 		IssueIds              func(childComplexity int) int
+		Root                  func(childComplexity int) int
 		RootDatasetID         func(childComplexity int) int
 		RootDatasetName       func(childComplexity int) int
 		Severity              func(childComplexity int) int
@@ -254,12 +365,19 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	IncrementalProfiling struct {
+		Enabled        func(childComplexity int) int
+		LastRun        func(childComplexity int) int
+		TemporalColumn func(childComplexity int) int
+	}
+
 	Issue struct {
 		AcknowledgedAt       func(childComplexity int) int
 		AssigneeTeamID       func(childComplexity int) int
 		AssigneeTeamName     func(childComplexity int) int
 		AwaitingVerification func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
+		Dataset              func(childComplexity int) int
 		DatasetID            func(childComplexity int) int
 		DatasetName          func(childComplexity int) int
 		Detections           func(childComplexity int) int
@@ -275,6 +393,13 @@ type ComplexityRoot struct {
 		Title                func(childComplexity int) int
 		Type                 func(childComplexity int) int
 		UpdatedAt            func(childComplexity int) int
+	}
+
+	IssueCounts struct {
+		Critical         func(childComplexity int) int
+		CriticalIssueIds func(childComplexity int) int
+		Warning          func(childComplexity int) int
+		WarningIssueIds  func(childComplexity int) int
 	}
 
 	IssueHistoryEntry struct {
@@ -343,7 +468,9 @@ type ComplexityRoot struct {
 		LinkingColumn func(childComplexity int) int
 		Origin        func(childComplexity int) int
 		Source        func(childComplexity int) int
+		SourceDataset func(childComplexity int) int
 		Target        func(childComplexity int) int
+		TargetDataset func(childComplexity int) int
 	}
 
 	LineageExposure struct {
@@ -377,6 +504,7 @@ type ComplexityRoot struct {
 
 	LineageNode struct {
 		Columns    func(childComplexity int) int
+		Dataset    func(childComplexity int) int
 		Direction  func(childComplexity int) int
 		Hops       func(childComplexity int) int
 		ID         func(childComplexity int) int
@@ -394,6 +522,17 @@ type ComplexityRoot struct {
 		Nodes     func(childComplexity int) int
 	}
 
+	Monitor struct {
+		Column      func(childComplexity int) int
+		Enabled     func(childComplexity int) int
+		HistorySize func(childComplexity int) int
+		Last        func(childComplexity int) int
+		LastScanAt  func(childComplexity int) int
+		Median      func(childComplexity int) int
+		Status      func(childComplexity int) int
+		Threshold   func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AcknowledgeIssue func(childComplexity int, id string, note *string) int
 		AssignIssue      func(childComplexity int, id string, teamID *string) int
@@ -406,10 +545,37 @@ type ComplexityRoot struct {
 		UpdateRule       func(childComplexity int, id string, input model.UpdateRuleInput) int
 	}
 
+	Parsing struct {
+		Columns  func(childComplexity int) int
+		Profiled func(childComplexity int) int
+	}
+
+	ParsingColumn struct {
+		Column              func(childComplexity int) int
+		Estimated           func(childComplexity int) int
+		FailingMasks        func(childComplexity int) int
+		Kind                func(childComplexity int) int
+		Locale              func(childComplexity int) int
+		SampleSize          func(childComplexity int) int
+		SuccessRate         func(childComplexity int) int
+		SuggestionSignature func(childComplexity int) int
+	}
+
 	ProfileFailure struct {
 		Code     func(childComplexity int) int
 		FailedAt func(childComplexity int) int
 		ScanID   func(childComplexity int) int
+	}
+
+	ProfileRun struct {
+		Depth         func(childComplexity int) int
+		DurationMS    func(childComplexity int) int
+		Mode          func(childComplexity int) int
+		ProfiledAt    func(childComplexity int) int
+		RowCount      func(childComplexity int) int
+		RowCountExact func(childComplexity int) int
+		SampleSize    func(childComplexity int) int
+		ScanID        func(childComplexity int) int
 	}
 
 	Query struct {
@@ -418,6 +584,7 @@ type ComplexityRoot struct {
 		Datasets       func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
 		Domain         func(childComplexity int, id string) int
 		Domains        func(childComplexity int, limit *int, offset *int) int
+		Incident       func(childComplexity int, id string) int
 		Incidents      func(childComplexity int, status *string, limit *int, offset *int) int
 		Issue          func(childComplexity int, id string) int
 		Issues         func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
@@ -425,6 +592,7 @@ type ComplexityRoot struct {
 		RagGate        func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
 		Rule           func(childComplexity int, id string) int
 		Rules          func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
+		Scan           func(childComplexity int, id string) int
 		Scans          func(childComplexity int, limit *int, offset *int) int
 		Signals        func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
 		TrustDecision  func(childComplexity int, dataset string, purpose *string) int
@@ -452,6 +620,11 @@ type ComplexityRoot struct {
 		Datasets func(childComplexity int) int
 	}
 
+	RestrictedDataset struct {
+		Ref        func(childComplexity int) int
+		Restricted func(childComplexity int) int
+	}
+
 	Rule struct {
 		Active               func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
@@ -467,6 +640,13 @@ type ComplexityRoot struct {
 		RuleType             func(childComplexity int) int
 		Severity             func(childComplexity int) int
 		UpdatedAt            func(childComplexity int) int
+	}
+
+	RuleOutcome struct {
+		RuleID   func(childComplexity int) int
+		RuleType func(childComplexity int) int
+		Severity func(childComplexity int) int
+		Status   func(childComplexity int) int
 	}
 
 	RulePage struct {
@@ -540,6 +720,47 @@ type ComplexityRoot struct {
 	ScanPage struct {
 		Items func(childComplexity int) int
 		Total func(childComplexity int) int
+	}
+
+	SchemaChange struct {
+		Added            func(childComplexity int) int
+		ContractEffect   func(childComplexity int) int
+		DetectedAt       func(childComplexity int) int
+		Dropped          func(childComplexity int) int
+		IssueID          func(childComplexity int) int
+		ScanID           func(childComplexity int) int
+		SuggestedRenames func(childComplexity int) int
+		TypeChanged      func(childComplexity int) int
+	}
+
+	SchemaMonitor struct {
+		Changes      func(childComplexity int) int
+		Columns      func(childComplexity int) int
+		Enabled      func(childComplexity int) int
+		LastChangeAt func(childComplexity int) int
+	}
+
+	ScoreDriver struct {
+		IssueID func(childComplexity int) int
+		Kind    func(childComplexity int) int
+		Params  func(childComplexity int) int
+	}
+
+	ScoreExplanation struct {
+		DatasetID      func(childComplexity int) int
+		Dimensions     func(childComplexity int) int
+		DimensionsMeta func(childComplexity int) int
+		Drivers        func(childComplexity int) int
+		Notes          func(childComplexity int) int
+		OpenIssues     func(childComplexity int) int
+		PreviousScore  func(childComplexity int) int
+		ScanID         func(childComplexity int) int
+		Score          func(childComplexity int) int
+	}
+
+	ScoreNote struct {
+		Code   func(childComplexity int) int
+		Params func(childComplexity int) int
 	}
 
 	ScorePoint struct {
@@ -641,10 +862,28 @@ type ComplexityRoot struct {
 		Severity  func(childComplexity int) int
 	}
 
+	Tuning struct {
+		Column              func(childComplexity int) int
+		Ignored             func(childComplexity int) int
+		Metric              func(childComplexity int) int
+		NextOnIgnore        func(childComplexity int) int
+		Resolved            func(childComplexity int) int
+		Silenced            func(childComplexity int) int
+		Threshold           func(childComplexity int) int
+		TunedThreshold      func(childComplexity int) int
+		TunedThresholdLabel func(childComplexity int) int
+	}
+
+	ValueMask struct {
+		Count func(childComplexity int) int
+		Mask  func(childComplexity int) int
+	}
+
 	Verdict struct {
-		EvaluatedAt func(childComplexity int) int
-		ScanID      func(childComplexity int) int
-		Verdict     func(childComplexity int) int
+		EvaluatedAt  func(childComplexity int) int
+		FailingRules func(childComplexity int) int
+		ScanID       func(childComplexity int) int
+		Verdict      func(childComplexity int) int
 	}
 }
 
@@ -656,6 +895,11 @@ type DatasetResolver interface {
 	Columns(ctx context.Context, obj *model.Dataset) ([]model.Column, error)
 	Contract(ctx context.Context, obj *model.Dataset) (*model.DatasetContract, error)
 	ContractVersions(ctx context.Context, obj *model.Dataset, limit *int, offset *int) ([]model.ContractVersion, error)
+	Freshness(ctx context.Context, obj *model.Dataset) (*scan.Freshness, error)
+	SchemaChanges(ctx context.Context, obj *model.Dataset) ([]scan.SchemaChangeSet, error)
+	IncrementalProfiling(ctx context.Context, obj *model.Dataset) (*scan.IncrementalProfiling, error)
+	AutoMonitors(ctx context.Context, obj *model.Dataset) (*scan.AutoMonitors, error)
+	Parsing(ctx context.Context, obj *model.Dataset) (*scan.Parsing, error)
 	Lineage(ctx context.Context, obj *model.Dataset, direction *model.LineageDirection, hops *int) (*model.LineageGraph, error)
 	Impact(ctx context.Context, obj *model.Dataset, column *string) (*model.LineageImpact, error)
 	Path(ctx context.Context, obj *model.Dataset, to string) (*model.LineagePath, error)
@@ -663,16 +907,37 @@ type DatasetResolver interface {
 	RowCountExact(ctx context.Context, obj *model.Dataset) (*bool, error)
 	LastFailure(ctx context.Context, obj *model.Dataset) (*model.ProfileFailure, error)
 	ScoreHistory(ctx context.Context, obj *model.Dataset, limit *int) ([]model.ScorePoint, error)
-	Issues(ctx context.Context, obj *model.Dataset) ([]model.IssueSummary, error)
+	Issues(ctx context.Context, obj *model.Dataset, severity []string, status []string) ([]model.IssueSummary, error)
 	Verdict(ctx context.Context, obj *model.Dataset) (*model.Verdict, error)
+	ScoreExplanation(ctx context.Context, obj *model.Dataset) (*model.ScoreExplanation, error)
+	Tuning(ctx context.Context, obj *model.Dataset) ([]model.Tuning, error)
 	SyntheticEvaluation(ctx context.Context, obj *model.Dataset, rows *int, seed *int) (*model.SyntheticEvaluation, error)
+	Upstream(ctx context.Context, obj *model.Dataset, hops *int) ([]model.DatasetNeighbour, error)
+	Downstream(ctx context.Context, obj *model.Dataset, hops *int) ([]model.DatasetNeighbour, error)
+	Incidents(ctx context.Context, obj *model.Dataset) ([]model.Incident, error)
+	Consumers(ctx context.Context, obj *model.Dataset) ([]model.Consumer, error)
+	Domains(ctx context.Context, obj *model.Dataset) ([]model.Domain, error)
+	Rules(ctx context.Context, obj *model.Dataset) ([]model.Rule, error)
 }
 type DomainResolver interface {
 	Readiness(ctx context.Context, obj *model.Domain) (*model.DomainReadiness, error)
 	Slo(ctx context.Context, obj *model.Domain, month *string) (*model.DomainSlo, error)
+	Versions(ctx context.Context, obj *model.Domain) ([]model.DomainVersion, error)
+	Consumers(ctx context.Context, obj *model.Domain) ([]model.DomainConsumer, error)
+}
+type IncidentResolver interface {
+	Root(ctx context.Context, obj *model.Incident) (*model.Dataset, error)
 }
 type IssueResolver interface {
 	History(ctx context.Context, obj *model.Issue) ([]model.IssueHistoryEntry, error)
+	Dataset(ctx context.Context, obj *model.Issue) (*model.Dataset, error)
+}
+type LineageEdgeResolver interface {
+	SourceDataset(ctx context.Context, obj *model.LineageEdge) (model.DatasetNeighbour, error)
+	TargetDataset(ctx context.Context, obj *model.LineageEdge) (model.DatasetNeighbour, error)
+}
+type LineageNodeResolver interface {
+	Dataset(ctx context.Context, obj *model.LineageNode) (model.DatasetNeighbour, error)
 }
 type MutationResolver interface {
 	TriggerScan(ctx context.Context, connectionID string) (*model.Scan, error)
@@ -689,6 +954,8 @@ type QueryResolver interface {
 	Datasets(ctx context.Context, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) (*model.DatasetPage, error)
 	Dataset(ctx context.Context, id string) (*model.Dataset, error)
 	RagGate(ctx context.Context, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) (*model.RAGGate, error)
+	Scan(ctx context.Context, id string) (*model.Scan, error)
+	Incident(ctx context.Context, id string) (*model.Incident, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
@@ -723,6 +990,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AutoMonitors.freshness":
+		if e.ComplexityRoot.AutoMonitors.Freshness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoMonitors.Freshness(childComplexity), true
+	case "AutoMonitors.schema":
+		if e.ComplexityRoot.AutoMonitors.Schema == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoMonitors.Schema(childComplexity), true
+	case "AutoMonitors.volume":
+		if e.ComplexityRoot.AutoMonitors.Volume == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AutoMonitors.Volume(childComplexity), true
 
 	case "Column.clustering":
 		if e.ComplexityRoot.Column.Clustering == nil {
@@ -809,6 +1095,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Column.Semantic(childComplexity), true
 
+	case "ColumnChange.column":
+		if e.ComplexityRoot.ColumnChange.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnChange.Column(childComplexity), true
+	case "ColumnChange.fromType":
+		if e.ComplexityRoot.ColumnChange.FromType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnChange.FromType(childComplexity), true
+	case "ColumnChange.toType":
+		if e.ComplexityRoot.ColumnChange.ToType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnChange.ToType(childComplexity), true
+
+	case "ColumnCompletude.column":
+		if e.ComplexityRoot.ColumnCompletude.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnCompletude.Column(childComplexity), true
+	case "ColumnCompletude.completude":
+		if e.ComplexityRoot.ColumnCompletude.Completude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnCompletude.Completude(childComplexity), true
+	case "ColumnCompletude.nullCount":
+		if e.ComplexityRoot.ColumnCompletude.NullCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnCompletude.NullCount(childComplexity), true
+	case "ColumnCompletude.rows":
+		if e.ComplexityRoot.ColumnCompletude.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnCompletude.Rows(childComplexity), true
+
 	case "ColumnPair.direct":
 		if e.ComplexityRoot.ColumnPair.Direct == nil {
 			break
@@ -827,6 +1157,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ColumnPair.To(childComplexity), true
+
+	case "ColumnRename.from":
+		if e.ComplexityRoot.ColumnRename.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnRename.From(childComplexity), true
+	case "ColumnRename.to":
+		if e.ComplexityRoot.ColumnRename.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnRename.To(childComplexity), true
 
 	case "Consumer.consumptions30d":
 		if e.ComplexityRoot.Consumer.Consumptions30d == nil {
@@ -988,6 +1331,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Country.Effective(childComplexity), true
+	case "Country.own":
+		if e.ComplexityRoot.Country.Own == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Country.Own(childComplexity), true
 	case "Country.source":
 		if e.ComplexityRoot.Country.Source == nil {
 			break
@@ -1001,6 +1350,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.AccessRole(childComplexity), true
+	case "Dataset.autoMonitors":
+		if e.ComplexityRoot.Dataset.AutoMonitors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.AutoMonitors(childComplexity), true
 	case "Dataset.columns":
 		if e.ComplexityRoot.Dataset.Columns == nil {
 			break
@@ -1019,6 +1374,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.ConnectionName(childComplexity), true
+	case "Dataset.consumers":
+		if e.ComplexityRoot.Dataset.Consumers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Consumers(childComplexity), true
 	case "Dataset.contract":
 		if e.ComplexityRoot.Dataset.Contract == nil {
 			break
@@ -1060,6 +1421,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.DataCountry(childComplexity), true
+	case "Dataset.domains":
+		if e.ComplexityRoot.Dataset.Domains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Domains(childComplexity), true
+	case "Dataset.downstream":
+		if e.ComplexityRoot.Dataset.Downstream == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_downstream_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.Downstream(childComplexity, args["hops"].(*int)), true
+	case "Dataset.freshness":
+		if e.ComplexityRoot.Dataset.Freshness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Freshness(childComplexity), true
 	case "Dataset.id":
 		if e.ComplexityRoot.Dataset.ID == nil {
 			break
@@ -1077,12 +1461,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Impact(childComplexity, args["column"].(*string)), true
+	case "Dataset.incidents":
+		if e.ComplexityRoot.Dataset.Incidents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Incidents(childComplexity), true
+	case "Dataset.incrementalProfiling":
+		if e.ComplexityRoot.Dataset.IncrementalProfiling == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.IncrementalProfiling(childComplexity), true
 	case "Dataset.issues":
 		if e.ComplexityRoot.Dataset.Issues == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Dataset.Issues(childComplexity), true
+		args, err := ec.field_Dataset_issues_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.Issues(childComplexity, args["severity"].([]string), args["status"].([]string)), true
 	case "Dataset.kind":
 		if e.ComplexityRoot.Dataset.Kind == nil {
 			break
@@ -1124,6 +1525,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Name(childComplexity), true
+	case "Dataset.parsing":
+		if e.ComplexityRoot.Dataset.Parsing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Parsing(childComplexity), true
 	case "Dataset.path":
 		if e.ComplexityRoot.Dataset.Path == nil {
 			break
@@ -1147,12 +1554,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.RowCountExact(childComplexity), true
+	case "Dataset.rules":
+		if e.ComplexityRoot.Dataset.Rules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Rules(childComplexity), true
 	case "Dataset.schema":
 		if e.ComplexityRoot.Dataset.Schema == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Dataset.Schema(childComplexity), true
+	case "Dataset.schemaChanges":
+		if e.ComplexityRoot.Dataset.SchemaChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.SchemaChanges(childComplexity), true
+	case "Dataset.scoreExplanation":
+		if e.ComplexityRoot.Dataset.ScoreExplanation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.ScoreExplanation(childComplexity), true
 	case "Dataset.scoreHistory":
 		if e.ComplexityRoot.Dataset.ScoreHistory == nil {
 			break
@@ -1181,12 +1606,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Table(childComplexity), true
+	case "Dataset.tuning":
+		if e.ComplexityRoot.Dataset.Tuning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Tuning(childComplexity), true
 	case "Dataset.updatedAt":
 		if e.ComplexityRoot.Dataset.UpdatedAt == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Dataset.UpdatedAt(childComplexity), true
+	case "Dataset.upstream":
+		if e.ComplexityRoot.Dataset.Upstream == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_upstream_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.Upstream(childComplexity, args["hops"].(*int)), true
 	case "Dataset.verdict":
 		if e.ComplexityRoot.Dataset.Verdict == nil {
 			break
@@ -1231,6 +1673,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DatasetContract.Violations(childComplexity), true
 
+	case "DatasetFreshness.ageHours":
+		if e.ComplexityRoot.DatasetFreshness.AgeHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.AgeHours(childComplexity), true
+	case "DatasetFreshness.assumedTimezone":
+		if e.ComplexityRoot.DatasetFreshness.AssumedTimezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.AssumedTimezone(childComplexity), true
+	case "DatasetFreshness.column":
+		if e.ComplexityRoot.DatasetFreshness.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.Column(childComplexity), true
+	case "DatasetFreshness.latestTimestamp":
+		if e.ComplexityRoot.DatasetFreshness.LatestTimestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.LatestTimestamp(childComplexity), true
+	case "DatasetFreshness.met":
+		if e.ComplexityRoot.DatasetFreshness.Met == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.Met(childComplexity), true
+	case "DatasetFreshness.rule":
+		if e.ComplexityRoot.DatasetFreshness.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.Rule(childComplexity), true
+	case "DatasetFreshness.slaHours":
+		if e.ComplexityRoot.DatasetFreshness.SLAHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFreshness.SLAHours(childComplexity), true
+
 	case "DatasetPage.items":
 		if e.ComplexityRoot.DatasetPage.Items == nil {
 			break
@@ -1243,6 +1728,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetPage.Total(childComplexity), true
+
+	case "DimensionMeta.ageHours":
+		if e.ComplexityRoot.DimensionMeta.AgeHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.AgeHours(childComplexity), true
+	case "DimensionMeta.checks":
+		if e.ComplexityRoot.DimensionMeta.Checks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.Checks(childComplexity), true
+	case "DimensionMeta.ci95":
+		if e.ComplexityRoot.DimensionMeta.Ci95 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.Ci95(childComplexity), true
+	case "DimensionMeta.estimated":
+		if e.ComplexityRoot.DimensionMeta.Estimated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.Estimated(childComplexity), true
+	case "DimensionMeta.failedRules":
+		if e.ComplexityRoot.DimensionMeta.FailedRules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.FailedRules(childComplexity), true
+	case "DimensionMeta.reason":
+		if e.ComplexityRoot.DimensionMeta.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.Reason(childComplexity), true
+	case "DimensionMeta.slaHours":
+		if e.ComplexityRoot.DimensionMeta.SLAHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.SLAHours(childComplexity), true
+	case "DimensionMeta.worstColumn":
+		if e.ComplexityRoot.DimensionMeta.WorstColumn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionMeta.WorstColumn(childComplexity), true
 
 	case "DimensionValue.dimension":
 		if e.ComplexityRoot.DimensionValue.Dimension == nil {
@@ -1257,6 +1791,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DimensionValue.Value(childComplexity), true
 
+	case "Dimensions.atualidade":
+		if e.ComplexityRoot.Dimensions.Atualidade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dimensions.Atualidade(childComplexity), true
+	case "Dimensions.completude":
+		if e.ComplexityRoot.Dimensions.Completude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dimensions.Completude(childComplexity), true
+	case "Dimensions.consistencia":
+		if e.ComplexityRoot.Dimensions.Consistencia == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dimensions.Consistencia(childComplexity), true
+	case "Dimensions.unicidade":
+		if e.ComplexityRoot.Dimensions.Unicidade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dimensions.Unicidade(childComplexity), true
+	case "Dimensions.validade":
+		if e.ComplexityRoot.Dimensions.Validade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dimensions.Validade(childComplexity), true
+
+	case "DimensionsMeta.atualidade":
+		if e.ComplexityRoot.DimensionsMeta.Atualidade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionsMeta.Atualidade(childComplexity), true
+	case "DimensionsMeta.completude":
+		if e.ComplexityRoot.DimensionsMeta.Completude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionsMeta.Completude(childComplexity), true
+	case "DimensionsMeta.consistencia":
+		if e.ComplexityRoot.DimensionsMeta.Consistencia == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionsMeta.Consistencia(childComplexity), true
+	case "DimensionsMeta.unicidade":
+		if e.ComplexityRoot.DimensionsMeta.Unicidade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionsMeta.Unicidade(childComplexity), true
+	case "DimensionsMeta.validade":
+		if e.ComplexityRoot.DimensionsMeta.Validade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionsMeta.Validade(childComplexity), true
+
+	case "Domain.consumers":
+		if e.ComplexityRoot.Domain.Consumers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.Consumers(childComplexity), true
 	case "Domain.datasetIds":
 		if e.ComplexityRoot.Domain.DatasetIds == nil {
 			break
@@ -1334,6 +1936,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Domain.Version(childComplexity), true
+	case "Domain.versions":
+		if e.ComplexityRoot.Domain.Versions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.Versions(childComplexity), true
+
+	case "DomainConsumer.channelId":
+		if e.ComplexityRoot.DomainConsumer.ChannelID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.ChannelID(childComplexity), true
+	case "DomainConsumer.consumerKind":
+		if e.ComplexityRoot.DomainConsumer.ConsumerKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.ConsumerKind(childComplexity), true
+	case "DomainConsumer.consumptions30d":
+		if e.ComplexityRoot.DomainConsumer.Consumptions30d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.Consumptions30d(childComplexity), true
+	case "DomainConsumer.createdAt":
+		if e.ComplexityRoot.DomainConsumer.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.CreatedAt(childComplexity), true
+	case "DomainConsumer.datasets30d":
+		if e.ComplexityRoot.DomainConsumer.Datasets30d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.Datasets30d(childComplexity), true
+	case "DomainConsumer.id":
+		if e.ComplexityRoot.DomainConsumer.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.ID(childComplexity), true
+	case "DomainConsumer.kind":
+		if e.ComplexityRoot.DomainConsumer.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.Kind(childComplexity), true
+	case "DomainConsumer.lastConsumedAt":
+		if e.ComplexityRoot.DomainConsumer.LastConsumedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.LastConsumedAt(childComplexity), true
+	case "DomainConsumer.name":
+		if e.ComplexityRoot.DomainConsumer.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.Name(childComplexity), true
+	case "DomainConsumer.source":
+		if e.ComplexityRoot.DomainConsumer.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainConsumer.Source(childComplexity), true
 
 	case "DomainPage.items":
 		if e.ComplexityRoot.DomainPage.Items == nil {
@@ -1484,6 +2153,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainUseCase.Warnings(childComplexity), true
 
+	case "DomainVersion.bump":
+		if e.ComplexityRoot.DomainVersion.Bump == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersion.Bump(childComplexity), true
+	case "DomainVersion.changeSummary":
+		if e.ComplexityRoot.DomainVersion.ChangeSummary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersion.ChangeSummary(childComplexity), true
+	case "DomainVersion.counts":
+		if e.ComplexityRoot.DomainVersion.Counts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersion.Counts(childComplexity), true
+	case "DomainVersion.publishedAt":
+		if e.ComplexityRoot.DomainVersion.PublishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersion.PublishedAt(childComplexity), true
+	case "DomainVersion.version":
+		if e.ComplexityRoot.DomainVersion.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersion.Version(childComplexity), true
+
+	case "DomainVersionCounts.breaking":
+		if e.ComplexityRoot.DomainVersionCounts.Breaking == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersionCounts.Breaking(childComplexity), true
+	case "DomainVersionCounts.changes":
+		if e.ComplexityRoot.DomainVersionCounts.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersionCounts.Changes(childComplexity), true
+	case "DomainVersionCounts.compatible":
+		if e.ComplexityRoot.DomainVersionCounts.Compatible == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersionCounts.Compatible(childComplexity), true
+	case "DomainVersionCounts.datasets":
+		if e.ComplexityRoot.DomainVersionCounts.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVersionCounts.Datasets(childComplexity), true
+
 	case "ImpactNode.hops":
 		if e.ComplexityRoot.ImpactNode.Hops == nil {
 			break
@@ -1605,6 +2330,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Incident.IssueIds(childComplexity), true
+	case "Incident.root":
+		if e.ComplexityRoot.Incident.Root == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.Root(childComplexity), true
 	case "Incident.rootDatasetId":
 		if e.ComplexityRoot.Incident.RootDatasetID == nil {
 			break
@@ -1680,6 +2411,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.IncidentPage.Total(childComplexity), true
 
+	case "IncrementalProfiling.enabled":
+		if e.ComplexityRoot.IncrementalProfiling.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncrementalProfiling.Enabled(childComplexity), true
+	case "IncrementalProfiling.lastRun":
+		if e.ComplexityRoot.IncrementalProfiling.LastRun == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncrementalProfiling.LastRun(childComplexity), true
+	case "IncrementalProfiling.temporalColumn":
+		if e.ComplexityRoot.IncrementalProfiling.TemporalColumn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncrementalProfiling.TemporalColumn(childComplexity), true
+
 	case "Issue.acknowledgedAt":
 		if e.ComplexityRoot.Issue.AcknowledgedAt == nil {
 			break
@@ -1710,6 +2460,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Issue.CreatedAt(childComplexity), true
+	case "Issue.dataset":
+		if e.ComplexityRoot.Issue.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Issue.Dataset(childComplexity), true
 	case "Issue.datasetId":
 		if e.ComplexityRoot.Issue.DatasetID == nil {
 			break
@@ -1800,6 +2556,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Issue.UpdatedAt(childComplexity), true
+
+	case "IssueCounts.critical":
+		if e.ComplexityRoot.IssueCounts.Critical == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueCounts.Critical(childComplexity), true
+	case "IssueCounts.criticalIssueIds":
+		if e.ComplexityRoot.IssueCounts.CriticalIssueIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueCounts.CriticalIssueIds(childComplexity), true
+	case "IssueCounts.warning":
+		if e.ComplexityRoot.IssueCounts.Warning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueCounts.Warning(childComplexity), true
+	case "IssueCounts.warningIssueIds":
+		if e.ComplexityRoot.IssueCounts.WarningIssueIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueCounts.WarningIssueIds(childComplexity), true
 
 	case "IssueHistoryEntry.at":
 		if e.ComplexityRoot.IssueHistoryEntry.At == nil {
@@ -2055,12 +2836,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LineageEdge.Source(childComplexity), true
+	case "LineageEdge.sourceDataset":
+		if e.ComplexityRoot.LineageEdge.SourceDataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.SourceDataset(childComplexity), true
 	case "LineageEdge.target":
 		if e.ComplexityRoot.LineageEdge.Target == nil {
 			break
 		}
 
 		return e.ComplexityRoot.LineageEdge.Target(childComplexity), true
+	case "LineageEdge.targetDataset":
+		if e.ComplexityRoot.LineageEdge.TargetDataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.TargetDataset(childComplexity), true
 
 	case "LineageExposure.direct":
 		if e.ComplexityRoot.LineageExposure.Direct == nil {
@@ -2191,6 +2984,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LineageNode.Columns(childComplexity), true
+	case "LineageNode.dataset":
+		if e.ComplexityRoot.LineageNode.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNode.Dataset(childComplexity), true
 	case "LineageNode.direction":
 		if e.ComplexityRoot.LineageNode.Direction == nil {
 			break
@@ -2264,6 +3063,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LineagePath.Nodes(childComplexity), true
+
+	case "Monitor.column":
+		if e.ComplexityRoot.Monitor.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.Column(childComplexity), true
+	case "Monitor.enabled":
+		if e.ComplexityRoot.Monitor.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.Enabled(childComplexity), true
+	case "Monitor.historySize":
+		if e.ComplexityRoot.Monitor.HistorySize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.HistorySize(childComplexity), true
+	case "Monitor.last":
+		if e.ComplexityRoot.Monitor.Last == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.Last(childComplexity), true
+	case "Monitor.lastScanAt":
+		if e.ComplexityRoot.Monitor.LastScanAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.LastScanAt(childComplexity), true
+	case "Monitor.median":
+		if e.ComplexityRoot.Monitor.Median == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.Median(childComplexity), true
+	case "Monitor.status":
+		if e.ComplexityRoot.Monitor.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.Status(childComplexity), true
+	case "Monitor.threshold":
+		if e.ComplexityRoot.Monitor.Threshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Monitor.Threshold(childComplexity), true
 
 	case "Mutation.acknowledgeIssue":
 		if e.ComplexityRoot.Mutation.AcknowledgeIssue == nil {
@@ -2365,6 +3213,68 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateRule(childComplexity, args["id"].(string), args["input"].(model.UpdateRuleInput)), true
 
+	case "Parsing.columns":
+		if e.ComplexityRoot.Parsing.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Parsing.Columns(childComplexity), true
+	case "Parsing.profiled":
+		if e.ComplexityRoot.Parsing.Profiled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Parsing.Profiled(childComplexity), true
+
+	case "ParsingColumn.column":
+		if e.ComplexityRoot.ParsingColumn.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.Column(childComplexity), true
+	case "ParsingColumn.estimated":
+		if e.ComplexityRoot.ParsingColumn.Estimated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.Estimated(childComplexity), true
+	case "ParsingColumn.failingMasks":
+		if e.ComplexityRoot.ParsingColumn.FailingMasks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.FailingMasks(childComplexity), true
+	case "ParsingColumn.kind":
+		if e.ComplexityRoot.ParsingColumn.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.Kind(childComplexity), true
+	case "ParsingColumn.locale":
+		if e.ComplexityRoot.ParsingColumn.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.Locale(childComplexity), true
+	case "ParsingColumn.sampleSize":
+		if e.ComplexityRoot.ParsingColumn.SampleSize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.SampleSize(childComplexity), true
+	case "ParsingColumn.successRate":
+		if e.ComplexityRoot.ParsingColumn.SuccessRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.SuccessRate(childComplexity), true
+	case "ParsingColumn.suggestionSignature":
+		if e.ComplexityRoot.ParsingColumn.SuggestionSignature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParsingColumn.SuggestionSignature(childComplexity), true
+
 	case "ProfileFailure.code":
 		if e.ComplexityRoot.ProfileFailure.Code == nil {
 			break
@@ -2383,6 +3293,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProfileFailure.ScanID(childComplexity), true
+
+	case "ProfileRun.depth":
+		if e.ComplexityRoot.ProfileRun.Depth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.Depth(childComplexity), true
+	case "ProfileRun.durationMs":
+		if e.ComplexityRoot.ProfileRun.DurationMS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.DurationMS(childComplexity), true
+	case "ProfileRun.mode":
+		if e.ComplexityRoot.ProfileRun.Mode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.Mode(childComplexity), true
+	case "ProfileRun.profiledAt":
+		if e.ComplexityRoot.ProfileRun.ProfiledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.ProfiledAt(childComplexity), true
+	case "ProfileRun.rowCount":
+		if e.ComplexityRoot.ProfileRun.RowCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.RowCount(childComplexity), true
+	case "ProfileRun.rowCountExact":
+		if e.ComplexityRoot.ProfileRun.RowCountExact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.RowCountExact(childComplexity), true
+	case "ProfileRun.sampleSize":
+		if e.ComplexityRoot.ProfileRun.SampleSize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.SampleSize(childComplexity), true
+	case "ProfileRun.scanId":
+		if e.ComplexityRoot.ProfileRun.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfileRun.ScanID(childComplexity), true
 
 	case "Query.consumers":
 		if e.ComplexityRoot.Query.Consumers == nil {
@@ -2439,6 +3398,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Domains(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.incident":
+		if e.ComplexityRoot.Query.Incident == nil {
+			break
+		}
+
+		args, err := ec.field_Query_incident_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Incident(childComplexity, args["id"].(string)), true
 	case "Query.incidents":
 		if e.ComplexityRoot.Query.Incidents == nil {
 			break
@@ -2517,6 +3487,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Rules(childComplexity, args["datasetId"].(*string), args["ruleType"].(*string), args["severity"].(*string), args["status"].(*string), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.scan":
+		if e.ComplexityRoot.Query.Scan == nil {
+			break
+		}
+
+		args, err := ec.field_Query_scan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Scan(childComplexity, args["id"].(string)), true
 	case "Query.scans":
 		if e.ComplexityRoot.Query.Scans == nil {
 			break
@@ -2632,6 +3613,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ReadinessItem.Datasets(childComplexity), true
 
+	case "RestrictedDataset.ref":
+		if e.ComplexityRoot.RestrictedDataset.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RestrictedDataset.Ref(childComplexity), true
+	case "RestrictedDataset.restricted":
+		if e.ComplexityRoot.RestrictedDataset.Restricted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RestrictedDataset.Restricted(childComplexity), true
+
 	case "Rule.active":
 		if e.ComplexityRoot.Rule.Active == nil {
 			break
@@ -2716,6 +3710,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Rule.UpdatedAt(childComplexity), true
+
+	case "RuleOutcome.ruleId":
+		if e.ComplexityRoot.RuleOutcome.RuleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleOutcome.RuleID(childComplexity), true
+	case "RuleOutcome.ruleType":
+		if e.ComplexityRoot.RuleOutcome.RuleType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleOutcome.RuleType(childComplexity), true
+	case "RuleOutcome.severity":
+		if e.ComplexityRoot.RuleOutcome.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleOutcome.Severity(childComplexity), true
+	case "RuleOutcome.status":
+		if e.ComplexityRoot.RuleOutcome.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleOutcome.Status(childComplexity), true
 
 	case "RulePage.items":
 		if e.ComplexityRoot.RulePage.Items == nil {
@@ -3018,6 +4037,167 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ScanPage.Total(childComplexity), true
+
+	case "SchemaChange.added":
+		if e.ComplexityRoot.SchemaChange.Added == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.Added(childComplexity), true
+	case "SchemaChange.contractEffect":
+		if e.ComplexityRoot.SchemaChange.ContractEffect == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.ContractEffect(childComplexity), true
+	case "SchemaChange.detectedAt":
+		if e.ComplexityRoot.SchemaChange.DetectedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.DetectedAt(childComplexity), true
+	case "SchemaChange.dropped":
+		if e.ComplexityRoot.SchemaChange.Dropped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.Dropped(childComplexity), true
+	case "SchemaChange.issueId":
+		if e.ComplexityRoot.SchemaChange.IssueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.IssueID(childComplexity), true
+	case "SchemaChange.scanId":
+		if e.ComplexityRoot.SchemaChange.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.ScanID(childComplexity), true
+	case "SchemaChange.suggestedRenames":
+		if e.ComplexityRoot.SchemaChange.SuggestedRenames == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.SuggestedRenames(childComplexity), true
+	case "SchemaChange.typeChanged":
+		if e.ComplexityRoot.SchemaChange.TypeChanged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaChange.TypeChanged(childComplexity), true
+
+	case "SchemaMonitor.changes":
+		if e.ComplexityRoot.SchemaMonitor.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaMonitor.Changes(childComplexity), true
+	case "SchemaMonitor.columns":
+		if e.ComplexityRoot.SchemaMonitor.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaMonitor.Columns(childComplexity), true
+	case "SchemaMonitor.enabled":
+		if e.ComplexityRoot.SchemaMonitor.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaMonitor.Enabled(childComplexity), true
+	case "SchemaMonitor.lastChangeAt":
+		if e.ComplexityRoot.SchemaMonitor.LastChangeAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchemaMonitor.LastChangeAt(childComplexity), true
+
+	case "ScoreDriver.issueId":
+		if e.ComplexityRoot.ScoreDriver.IssueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreDriver.IssueID(childComplexity), true
+	case "ScoreDriver.kind":
+		if e.ComplexityRoot.ScoreDriver.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreDriver.Kind(childComplexity), true
+	case "ScoreDriver.params":
+		if e.ComplexityRoot.ScoreDriver.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreDriver.Params(childComplexity), true
+
+	case "ScoreExplanation.datasetId":
+		if e.ComplexityRoot.ScoreExplanation.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.DatasetID(childComplexity), true
+	case "ScoreExplanation.dimensions":
+		if e.ComplexityRoot.ScoreExplanation.Dimensions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.Dimensions(childComplexity), true
+	case "ScoreExplanation.dimensionsMeta":
+		if e.ComplexityRoot.ScoreExplanation.DimensionsMeta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.DimensionsMeta(childComplexity), true
+	case "ScoreExplanation.drivers":
+		if e.ComplexityRoot.ScoreExplanation.Drivers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.Drivers(childComplexity), true
+	case "ScoreExplanation.notes":
+		if e.ComplexityRoot.ScoreExplanation.Notes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.Notes(childComplexity), true
+	case "ScoreExplanation.openIssues":
+		if e.ComplexityRoot.ScoreExplanation.OpenIssues == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.OpenIssues(childComplexity), true
+	case "ScoreExplanation.previousScore":
+		if e.ComplexityRoot.ScoreExplanation.PreviousScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.PreviousScore(childComplexity), true
+	case "ScoreExplanation.scanId":
+		if e.ComplexityRoot.ScoreExplanation.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.ScanID(childComplexity), true
+	case "ScoreExplanation.score":
+		if e.ComplexityRoot.ScoreExplanation.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreExplanation.Score(childComplexity), true
+
+	case "ScoreNote.code":
+		if e.ComplexityRoot.ScoreNote.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreNote.Code(childComplexity), true
+	case "ScoreNote.params":
+		if e.ComplexityRoot.ScoreNote.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScoreNote.Params(childComplexity), true
 
 	case "ScorePoint.atualidade":
 		if e.ComplexityRoot.ScorePoint.Atualidade == nil {
@@ -3460,12 +4640,86 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TrustReason.Severity(childComplexity), true
 
+	case "Tuning.column":
+		if e.ComplexityRoot.Tuning.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.Column(childComplexity), true
+	case "Tuning.ignored":
+		if e.ComplexityRoot.Tuning.Ignored == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.Ignored(childComplexity), true
+	case "Tuning.metric":
+		if e.ComplexityRoot.Tuning.Metric == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.Metric(childComplexity), true
+	case "Tuning.nextOnIgnore":
+		if e.ComplexityRoot.Tuning.NextOnIgnore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.NextOnIgnore(childComplexity), true
+	case "Tuning.resolved":
+		if e.ComplexityRoot.Tuning.Resolved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.Resolved(childComplexity), true
+	case "Tuning.silenced":
+		if e.ComplexityRoot.Tuning.Silenced == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.Silenced(childComplexity), true
+	case "Tuning.threshold":
+		if e.ComplexityRoot.Tuning.Threshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.Threshold(childComplexity), true
+	case "Tuning.tunedThreshold":
+		if e.ComplexityRoot.Tuning.TunedThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.TunedThreshold(childComplexity), true
+	case "Tuning.tunedThresholdLabel":
+		if e.ComplexityRoot.Tuning.TunedThresholdLabel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tuning.TunedThresholdLabel(childComplexity), true
+
+	case "ValueMask.count":
+		if e.ComplexityRoot.ValueMask.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueMask.Count(childComplexity), true
+	case "ValueMask.mask":
+		if e.ComplexityRoot.ValueMask.Mask == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueMask.Mask(childComplexity), true
+
 	case "Verdict.evaluatedAt":
 		if e.ComplexityRoot.Verdict.EvaluatedAt == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Verdict.EvaluatedAt(childComplexity), true
+	case "Verdict.failingRules":
+		if e.ComplexityRoot.Verdict.FailingRules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Verdict.FailingRules(childComplexity), true
 	case "Verdict.scanId":
 		if e.ComplexityRoot.Verdict.ScanID == nil {
 			break
@@ -3736,6 +4990,198 @@ extend type Dataset {
   contract: DatasetContract!
   "Accepted versions, newest first; limit 1-500."
   contractVersions(limit: Int = 100, offset: Int = 0): [ContractVersion!]!
+}
+`, BuiltIn: false},
+	{Name: "../schema/datasetreads.graphqls", Input: `# A dataset's reads at parity with REST /datasets/{id}/…: the same service calls.
+
+"How freshness is measured and the latest timestamp (REST /datasets/{id}/freshness)."
+type DatasetFreshness {
+  column: String
+  "The latest timestamp of the last profile, in UTC."
+  latestTimestamp: Time
+  assumedTimezone: String!
+  rule: String!
+  ageHours: Float
+  slaHours: Float!
+  met: Boolean
+}
+
+"One column's change in a scan."
+type ColumnChange {
+  column: String!
+  fromType: String
+  toType: String
+}
+
+"A suggested rename: a dropped column that looks like an added one."
+type ColumnRename {
+  from: String!
+  to: String!
+}
+
+"What one scan found changed in the columns (REST /datasets/{id}/schema-changes)."
+type SchemaChange {
+  scanId: ID!
+  detectedAt: Time!
+  issueId: ID
+  added: [ColumnChange!]!
+  dropped: [ColumnChange!]!
+  typeChanged: [ColumnChange!]!
+  suggestedRenames: [ColumnRename!]!
+  "none, compatible or breaking against the active data contract; null without one."
+  contractEffect: String
+}
+
+"How the last profile ran."
+type ProfileRun {
+  scanId: ID!
+  mode: String!
+  "basic, standard, deep"
+  depth: String!
+  rowCount: Int!
+  rowCountExact: Boolean!
+  sampleSize: Int!
+  durationMs: Int!
+  profiledAt: Time!
+}
+
+"Incremental flag, temporal column and how the last profile ran (REST /datasets/{id}/incremental-profiling)."
+type IncrementalProfiling {
+  enabled: Boolean!
+  temporalColumn: String
+  lastRun: ProfileRun
+}
+
+"An automatic monitor's state."
+type Monitor {
+  enabled: Boolean!
+  "ok, anomaly, not_enough_history, not_measured"
+  status: String!
+  column: String
+  last: Float
+  median: Float
+  threshold: Float!
+  historySize: Int!
+  lastScanAt: Time
+}
+
+"The schema monitor's state."
+type SchemaMonitor {
+  enabled: Boolean!
+  columns: Int!
+  lastChangeAt: Time
+  changes: Int!
+}
+
+"Freshness, volume and schema monitor state (REST /datasets/{id}/auto-monitors)."
+type AutoMonitors {
+  freshness: Monitor!
+  volume: Monitor!
+  schema: SchemaMonitor!
+}
+
+"A value shape (digit 9, letter A; never the value) and how many sampled values had it."
+type ValueMask {
+  mask: String!
+  count: Int!
+}
+
+"How a text column parses as its semantic type."
+type ParsingColumn {
+  column: String!
+  kind: String!
+  locale: String!
+  successRate: Float!
+  estimated: Boolean!
+  sampleSize: Int!
+  failingMasks: [ValueMask!]!
+  suggestionSignature: String!
+}
+
+"How text columns parse as their semantic type (REST /datasets/{id}/parsing)."
+type Parsing {
+  profiled: Boolean!
+  columns: [ParsingColumn!]!
+}
+
+"A rule that failed in the verdict's scan."
+type RuleOutcome {
+  ruleId: ID!
+  ruleType: String!
+  "critical, warning, info"
+  severity: String!
+  status: String!
+}
+
+extend type Verdict {
+  "Every failed rule, critical first."
+  failingRules: [RuleOutcome!]!
+}
+
+extend type Country {
+  "The dataset's own data country; null when inherited."
+  own: String
+}
+
+extend type Dataset {
+  freshness: DatasetFreshness!
+  "Newest first."
+  schemaChanges: [SchemaChange!]!
+  incrementalProfiling: IncrementalProfiling!
+  autoMonitors: AutoMonitors!
+  parsing: Parsing!
+}
+
+extend type Query {
+  "One scan; an unknown id or another workspace's gives not_found."
+  scan(id: ID!): Scan
+  "One incident whose root the caller can see; otherwise not_found."
+  incident(id: ID!): Incident
+}
+`, BuiltIn: false},
+	{Name: "../schema/domainreads.graphqls", Input: `# A data product's versions and consumers: REST /domains/{id}/versions and /consumers.
+
+"What a published version holds and changed."
+type DomainVersionCounts {
+  datasets: Int!
+  changes: Int!
+  breaking: Int!
+  compatible: Int!
+}
+
+"A published version of a data product."
+type DomainVersion {
+  "MAJOR.MINOR"
+  version: String!
+  "initial, major, minor"
+  bump: String!
+  changeSummary: String!
+  counts: DomainVersionCounts!
+  publishedAt: Time!
+}
+
+"A consumer of a data product: registered by hand (manual) or derived from consumptions."
+type DomainConsumer {
+  id: ID!
+  name: String!
+  "user, ai_system, dbt_exposure, external"
+  kind: String!
+  "manual, derived"
+  source: String!
+  channelId: ID
+  "Registry kind of a derived consumer: agent, application, pipeline, notebook"
+  consumerKind: String
+  consumptions30d: Int!
+  datasets30d: Int!
+  lastConsumedAt: Time
+  createdAt: Time!
+}
+
+extend type Domain {
+  "Published versions, newest first (at most 500)."
+  versions: [DomainVersion!]!
+  "Manual and derived consumers (at most 500)."
+  consumers: [DomainConsumer!]!
 }
 `, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
@@ -4364,8 +5810,8 @@ extend type Dataset {
   lastFailure: ProfileFailure
   "Newest first."
   scoreHistory(limit: Int = 30): [ScorePoint!]!
-  "Open and acknowledged issues."
-  issues: [IssueSummary!]!
+  "Open and acknowledged issues, of the given severities (critical, warning, info) and statuses (open, acknowledged) when set."
+  issues(severity: [String!], status: [String!]): [IssueSummary!]!
   verdict: Verdict!
 }
 
@@ -4415,6 +5861,103 @@ type Mutation {
   triggerScan(connectionId: ID!): Scan!
 }
 `, BuiltIn: false},
+	{Name: "../schema/scoreexplain.graphqls", Input: `# The score explanation and the anomaly tuning of a dataset: REST /score/explain and /tuning.
+
+"The five quality dimensions (0-100; null when not computable)."
+type Dimensions {
+  completude: Float
+  unicidade: Float
+  validade: Float
+  atualidade: Float
+  consistencia: Float
+}
+
+"The column with the largest share of nulls."
+type ColumnCompletude {
+  column: String!
+  completude: Float!
+  nullCount: Int!
+  rows: Int!
+}
+
+"How one dimension was computed."
+type DimensionMeta {
+  "Measurements and evaluated rules averaged."
+  checks: Int!
+  failedRules: Int
+  estimated: Boolean
+  "95% interval when the dimension comes from an estimate."
+  ci95: [Float!]
+  "Why the dimension is null."
+  reason: String
+  ageHours: Float
+  slaHours: Float
+  worstColumn: ColumnCompletude
+}
+
+"How each dimension was computed (null: not computed)."
+type DimensionsMeta {
+  completude: DimensionMeta
+  unicidade: DimensionMeta
+  validade: DimensionMeta
+  atualidade: DimensionMeta
+  consistencia: DimensionMeta
+}
+
+"What moved the score."
+type ScoreDriver {
+  kind: String!
+  issueId: ID
+  "The driver's parameters, a JSON object as text."
+  params: String!
+}
+
+"A caveat about comparing two scores."
+type ScoreNote {
+  code: String!
+  "A JSON object as text; null without parameters."
+  params: String
+}
+
+"Standing issues counted as the verdict, the trust decision and readiness count them."
+type IssueCounts {
+  critical: Int!
+  warning: Int!
+  criticalIssueIds: [ID!]!
+  warningIssueIds: [ID!]!
+}
+
+"The latest score against the previous one (REST /datasets/{id}/score/explain)."
+type ScoreExplanation {
+  datasetId: ID!
+  scanId: ID
+  score: Float
+  previousScore: Float
+  dimensions: Dimensions!
+  dimensionsMeta: DimensionsMeta!
+  drivers: [ScoreDriver!]!
+  notes: [ScoreNote!]!
+  openIssues: IssueCounts!
+}
+
+"A metric's anomaly threshold (REST /datasets/{id}/tuning)."
+type Tuning {
+  metric: String!
+  column: String
+  threshold: Float!
+  silenced: Boolean!
+  ignored: Int!
+  resolved: Int!
+  nextOnIgnore: Float!
+  tunedThreshold: Float
+  tunedThresholdLabel: String
+}
+
+extend type Dataset {
+  scoreExplanation: ScoreExplanation!
+  tuning: [Tuning!]!
+}
+`, BuiltIn: false},
 	{Name: "../schema/synthetic.graphqls", Input: `extend type Dataset {
   "Utility and privacy scorecard of rows generated from the dataset's profile, never from stored values (rows 1-20000). Over the 30 s budget the error code is synthetic_budget_exceeded."
   syntheticEvaluation(rows: Int = 100, seed: Int = 0): SyntheticEvaluation!
@@ -4455,12 +5998,73 @@ type SyntheticParam {
   value: String!
 }
 `, BuiltIn: false},
+	{Name: "../schema/walk.graphqls", Input: `# The walkable graph: lineage neighbours as datasets, and the links from a dataset to its
+# issues, incidents, consumers, domains and rules (and back). Every step goes through the
+# request's batch loaders; the same visibility and caps as REST (3 hops, 40 datasets).
+
+"A dataset the caller cannot see, met on a walk: no id and no name, as in REST."
+type RestrictedDataset {
+  "The opaque key the walk's answer uses for it (restricted-N)."
+  ref: String!
+  restricted: Boolean!
+}
+
+"A lineage neighbour: a Dataset the caller can see, else a RestrictedDataset."
+union DatasetNeighbour = Dataset | RestrictedDataset
+
+extend type Dataset {
+  "Datasets upstream within hops (1-3), nearest first, at most 40 (as REST's traverse)."
+  upstream(hops: Int = 1): [DatasetNeighbour!]!
+  "Datasets downstream within hops (1-3), nearest first, at most 40."
+  downstream(hops: Int = 1): [DatasetNeighbour!]!
+  "Incidents (newest first) the dataset is part of, among those whose root the caller can see."
+  incidents: [Incident!]!
+  "Registered consumers that read the dataset."
+  consumers: [Consumer!]!
+  "Data products the caller can see that hold the dataset."
+  domains: [Domain!]!
+  "Rules of the dataset."
+  rules: [Rule!]!
+}
+
+extend type LineageNode {
+  "The node's dataset; a RestrictedDataset when the caller cannot see it."
+  dataset: DatasetNeighbour!
+}
+
+extend type LineageEdge {
+  sourceDataset: DatasetNeighbour!
+  targetDataset: DatasetNeighbour!
+}
+
+extend type Issue {
+  "The issue's dataset."
+  dataset: Dataset!
+}
+
+extend type Incident {
+  "The incident's root dataset (the most upstream one)."
+  root: Dataset
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AutoMonitors(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "freshness":
+		return ec.fieldContext_AutoMonitors_freshness(ctx, field)
+	case "volume":
+		return ec.fieldContext_AutoMonitors_volume(ctx, field)
+	case "schema":
+		return ec.fieldContext_AutoMonitors_schema(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AutoMonitors", field.Name)
+}
 
 func (ec *executionContext) childFields_Column(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -4496,6 +6100,32 @@ func (ec *executionContext) childFields_Column(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Column", field.Name)
 }
 
+func (ec *executionContext) childFields_ColumnChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "column":
+		return ec.fieldContext_ColumnChange_column(ctx, field)
+	case "fromType":
+		return ec.fieldContext_ColumnChange_fromType(ctx, field)
+	case "toType":
+		return ec.fieldContext_ColumnChange_toType(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ColumnChange", field.Name)
+}
+
+func (ec *executionContext) childFields_ColumnCompletude(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "column":
+		return ec.fieldContext_ColumnCompletude_column(ctx, field)
+	case "completude":
+		return ec.fieldContext_ColumnCompletude_completude(ctx, field)
+	case "nullCount":
+		return ec.fieldContext_ColumnCompletude_nullCount(ctx, field)
+	case "rows":
+		return ec.fieldContext_ColumnCompletude_rows(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ColumnCompletude", field.Name)
+}
+
 func (ec *executionContext) childFields_ColumnPair(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "from":
@@ -4506,6 +6136,16 @@ func (ec *executionContext) childFields_ColumnPair(ctx context.Context, field gr
 		return ec.fieldContext_ColumnPair_direct(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ColumnPair", field.Name)
+}
+
+func (ec *executionContext) childFields_ColumnRename(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_ColumnRename_from(ctx, field)
+	case "to":
+		return ec.fieldContext_ColumnRename_to(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ColumnRename", field.Name)
 }
 
 func (ec *executionContext) childFields_Consumer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4588,6 +6228,8 @@ func (ec *executionContext) childFields_Country(ctx context.Context, field graph
 		return ec.fieldContext_Country_effective(ctx, field)
 	case "source":
 		return ec.fieldContext_Country_source(ctx, field)
+	case "own":
+		return ec.fieldContext_Country_own(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Country", field.Name)
 }
@@ -4630,6 +6272,16 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_contract(ctx, field)
 	case "contractVersions":
 		return ec.fieldContext_Dataset_contractVersions(ctx, field)
+	case "freshness":
+		return ec.fieldContext_Dataset_freshness(ctx, field)
+	case "schemaChanges":
+		return ec.fieldContext_Dataset_schemaChanges(ctx, field)
+	case "incrementalProfiling":
+		return ec.fieldContext_Dataset_incrementalProfiling(ctx, field)
+	case "autoMonitors":
+		return ec.fieldContext_Dataset_autoMonitors(ctx, field)
+	case "parsing":
+		return ec.fieldContext_Dataset_parsing(ctx, field)
 	case "lineage":
 		return ec.fieldContext_Dataset_lineage(ctx, field)
 	case "impact":
@@ -4648,8 +6300,24 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_issues(ctx, field)
 	case "verdict":
 		return ec.fieldContext_Dataset_verdict(ctx, field)
+	case "scoreExplanation":
+		return ec.fieldContext_Dataset_scoreExplanation(ctx, field)
+	case "tuning":
+		return ec.fieldContext_Dataset_tuning(ctx, field)
 	case "syntheticEvaluation":
 		return ec.fieldContext_Dataset_syntheticEvaluation(ctx, field)
+	case "upstream":
+		return ec.fieldContext_Dataset_upstream(ctx, field)
+	case "downstream":
+		return ec.fieldContext_Dataset_downstream(ctx, field)
+	case "incidents":
+		return ec.fieldContext_Dataset_incidents(ctx, field)
+	case "consumers":
+		return ec.fieldContext_Dataset_consumers(ctx, field)
+	case "domains":
+		return ec.fieldContext_Dataset_domains(ctx, field)
+	case "rules":
+		return ec.fieldContext_Dataset_rules(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Dataset", field.Name)
 }
@@ -4672,6 +6340,26 @@ func (ec *executionContext) childFields_DatasetContract(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type DatasetContract", field.Name)
 }
 
+func (ec *executionContext) childFields_DatasetFreshness(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "column":
+		return ec.fieldContext_DatasetFreshness_column(ctx, field)
+	case "latestTimestamp":
+		return ec.fieldContext_DatasetFreshness_latestTimestamp(ctx, field)
+	case "assumedTimezone":
+		return ec.fieldContext_DatasetFreshness_assumedTimezone(ctx, field)
+	case "rule":
+		return ec.fieldContext_DatasetFreshness_rule(ctx, field)
+	case "ageHours":
+		return ec.fieldContext_DatasetFreshness_ageHours(ctx, field)
+	case "slaHours":
+		return ec.fieldContext_DatasetFreshness_slaHours(ctx, field)
+	case "met":
+		return ec.fieldContext_DatasetFreshness_met(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DatasetFreshness", field.Name)
+}
+
 func (ec *executionContext) childFields_DatasetPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
@@ -4682,6 +6370,28 @@ func (ec *executionContext) childFields_DatasetPage(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type DatasetPage", field.Name)
 }
 
+func (ec *executionContext) childFields_DimensionMeta(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "checks":
+		return ec.fieldContext_DimensionMeta_checks(ctx, field)
+	case "failedRules":
+		return ec.fieldContext_DimensionMeta_failedRules(ctx, field)
+	case "estimated":
+		return ec.fieldContext_DimensionMeta_estimated(ctx, field)
+	case "ci95":
+		return ec.fieldContext_DimensionMeta_ci95(ctx, field)
+	case "reason":
+		return ec.fieldContext_DimensionMeta_reason(ctx, field)
+	case "ageHours":
+		return ec.fieldContext_DimensionMeta_ageHours(ctx, field)
+	case "slaHours":
+		return ec.fieldContext_DimensionMeta_slaHours(ctx, field)
+	case "worstColumn":
+		return ec.fieldContext_DimensionMeta_worstColumn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DimensionMeta", field.Name)
+}
+
 func (ec *executionContext) childFields_DimensionValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "dimension":
@@ -4690,6 +6400,38 @@ func (ec *executionContext) childFields_DimensionValue(ctx context.Context, fiel
 		return ec.fieldContext_DimensionValue_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DimensionValue", field.Name)
+}
+
+func (ec *executionContext) childFields_Dimensions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "completude":
+		return ec.fieldContext_Dimensions_completude(ctx, field)
+	case "unicidade":
+		return ec.fieldContext_Dimensions_unicidade(ctx, field)
+	case "validade":
+		return ec.fieldContext_Dimensions_validade(ctx, field)
+	case "atualidade":
+		return ec.fieldContext_Dimensions_atualidade(ctx, field)
+	case "consistencia":
+		return ec.fieldContext_Dimensions_consistencia(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Dimensions", field.Name)
+}
+
+func (ec *executionContext) childFields_DimensionsMeta(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "completude":
+		return ec.fieldContext_DimensionsMeta_completude(ctx, field)
+	case "unicidade":
+		return ec.fieldContext_DimensionsMeta_unicidade(ctx, field)
+	case "validade":
+		return ec.fieldContext_DimensionsMeta_validade(ctx, field)
+	case "atualidade":
+		return ec.fieldContext_DimensionsMeta_atualidade(ctx, field)
+	case "consistencia":
+		return ec.fieldContext_DimensionsMeta_consistencia(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DimensionsMeta", field.Name)
 }
 
 func (ec *executionContext) childFields_Domain(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4718,8 +6460,38 @@ func (ec *executionContext) childFields_Domain(ctx context.Context, field graphq
 		return ec.fieldContext_Domain_readiness(ctx, field)
 	case "slo":
 		return ec.fieldContext_Domain_slo(ctx, field)
+	case "versions":
+		return ec.fieldContext_Domain_versions(ctx, field)
+	case "consumers":
+		return ec.fieldContext_Domain_consumers(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Domain", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainConsumer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_DomainConsumer_id(ctx, field)
+	case "name":
+		return ec.fieldContext_DomainConsumer_name(ctx, field)
+	case "kind":
+		return ec.fieldContext_DomainConsumer_kind(ctx, field)
+	case "source":
+		return ec.fieldContext_DomainConsumer_source(ctx, field)
+	case "channelId":
+		return ec.fieldContext_DomainConsumer_channelId(ctx, field)
+	case "consumerKind":
+		return ec.fieldContext_DomainConsumer_consumerKind(ctx, field)
+	case "consumptions30d":
+		return ec.fieldContext_DomainConsumer_consumptions30d(ctx, field)
+	case "datasets30d":
+		return ec.fieldContext_DomainConsumer_datasets30d(ctx, field)
+	case "lastConsumedAt":
+		return ec.fieldContext_DomainConsumer_lastConsumedAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_DomainConsumer_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainConsumer", field.Name)
 }
 
 func (ec *executionContext) childFields_DomainPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4800,6 +6572,36 @@ func (ec *executionContext) childFields_DomainUseCase(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type DomainUseCase", field.Name)
 }
 
+func (ec *executionContext) childFields_DomainVersion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "version":
+		return ec.fieldContext_DomainVersion_version(ctx, field)
+	case "bump":
+		return ec.fieldContext_DomainVersion_bump(ctx, field)
+	case "changeSummary":
+		return ec.fieldContext_DomainVersion_changeSummary(ctx, field)
+	case "counts":
+		return ec.fieldContext_DomainVersion_counts(ctx, field)
+	case "publishedAt":
+		return ec.fieldContext_DomainVersion_publishedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainVersion", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainVersionCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasets":
+		return ec.fieldContext_DomainVersionCounts_datasets(ctx, field)
+	case "changes":
+		return ec.fieldContext_DomainVersionCounts_changes(ctx, field)
+	case "breaking":
+		return ec.fieldContext_DomainVersionCounts_breaking(ctx, field)
+	case "compatible":
+		return ec.fieldContext_DomainVersionCounts_compatible(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainVersionCounts", field.Name)
+}
+
 func (ec *executionContext) childFields_ImpactNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "ref":
@@ -4860,6 +6662,8 @@ func (ec *executionContext) childFields_Incident(ctx context.Context, field grap
 		return ec.fieldContext_Incident_createdAt(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Incident_updatedAt(ctx, field)
+	case "root":
+		return ec.fieldContext_Incident_root(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Incident", field.Name)
 }
@@ -4886,6 +6690,18 @@ func (ec *executionContext) childFields_IncidentPage(ctx context.Context, field 
 		return ec.fieldContext_IncidentPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IncidentPage", field.Name)
+}
+
+func (ec *executionContext) childFields_IncrementalProfiling(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "enabled":
+		return ec.fieldContext_IncrementalProfiling_enabled(ctx, field)
+	case "temporalColumn":
+		return ec.fieldContext_IncrementalProfiling_temporalColumn(ctx, field)
+	case "lastRun":
+		return ec.fieldContext_IncrementalProfiling_lastRun(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IncrementalProfiling", field.Name)
 }
 
 func (ec *executionContext) childFields_Issue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4930,8 +6746,24 @@ func (ec *executionContext) childFields_Issue(ctx context.Context, field graphql
 		return ec.fieldContext_Issue_resolvedAt(ctx, field)
 	case "history":
 		return ec.fieldContext_Issue_history(ctx, field)
+	case "dataset":
+		return ec.fieldContext_Issue_dataset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Issue", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "critical":
+		return ec.fieldContext_IssueCounts_critical(ctx, field)
+	case "warning":
+		return ec.fieldContext_IssueCounts_warning(ctx, field)
+	case "criticalIssueIds":
+		return ec.fieldContext_IssueCounts_criticalIssueIds(ctx, field)
+	case "warningIssueIds":
+		return ec.fieldContext_IssueCounts_warningIssueIds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueCounts", field.Name)
 }
 
 func (ec *executionContext) childFields_IssueHistoryEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5068,6 +6900,10 @@ func (ec *executionContext) childFields_LineageEdge(ctx context.Context, field g
 		return ec.fieldContext_LineageEdge_columnLevel(ctx, field)
 	case "linkingColumn":
 		return ec.fieldContext_LineageEdge_linkingColumn(ctx, field)
+	case "sourceDataset":
+		return ec.fieldContext_LineageEdge_sourceDataset(ctx, field)
+	case "targetDataset":
+		return ec.fieldContext_LineageEdge_targetDataset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LineageEdge", field.Name)
 }
@@ -5148,6 +6984,8 @@ func (ec *executionContext) childFields_LineageNode(ctx context.Context, field g
 		return ec.fieldContext_LineageNode_impact(ctx, field)
 	case "columns":
 		return ec.fieldContext_LineageNode_columns(ctx, field)
+	case "dataset":
+		return ec.fieldContext_LineageNode_dataset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LineageNode", field.Name)
 }
@@ -5168,6 +7006,60 @@ func (ec *executionContext) childFields_LineagePath(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type LineagePath", field.Name)
 }
 
+func (ec *executionContext) childFields_Monitor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "enabled":
+		return ec.fieldContext_Monitor_enabled(ctx, field)
+	case "status":
+		return ec.fieldContext_Monitor_status(ctx, field)
+	case "column":
+		return ec.fieldContext_Monitor_column(ctx, field)
+	case "last":
+		return ec.fieldContext_Monitor_last(ctx, field)
+	case "median":
+		return ec.fieldContext_Monitor_median(ctx, field)
+	case "threshold":
+		return ec.fieldContext_Monitor_threshold(ctx, field)
+	case "historySize":
+		return ec.fieldContext_Monitor_historySize(ctx, field)
+	case "lastScanAt":
+		return ec.fieldContext_Monitor_lastScanAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Monitor", field.Name)
+}
+
+func (ec *executionContext) childFields_Parsing(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "profiled":
+		return ec.fieldContext_Parsing_profiled(ctx, field)
+	case "columns":
+		return ec.fieldContext_Parsing_columns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Parsing", field.Name)
+}
+
+func (ec *executionContext) childFields_ParsingColumn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "column":
+		return ec.fieldContext_ParsingColumn_column(ctx, field)
+	case "kind":
+		return ec.fieldContext_ParsingColumn_kind(ctx, field)
+	case "locale":
+		return ec.fieldContext_ParsingColumn_locale(ctx, field)
+	case "successRate":
+		return ec.fieldContext_ParsingColumn_successRate(ctx, field)
+	case "estimated":
+		return ec.fieldContext_ParsingColumn_estimated(ctx, field)
+	case "sampleSize":
+		return ec.fieldContext_ParsingColumn_sampleSize(ctx, field)
+	case "failingMasks":
+		return ec.fieldContext_ParsingColumn_failingMasks(ctx, field)
+	case "suggestionSignature":
+		return ec.fieldContext_ParsingColumn_suggestionSignature(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ParsingColumn", field.Name)
+}
+
 func (ec *executionContext) childFields_ProfileFailure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "scanId":
@@ -5178,6 +7070,28 @@ func (ec *executionContext) childFields_ProfileFailure(ctx context.Context, fiel
 		return ec.fieldContext_ProfileFailure_failedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProfileFailure", field.Name)
+}
+
+func (ec *executionContext) childFields_ProfileRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scanId":
+		return ec.fieldContext_ProfileRun_scanId(ctx, field)
+	case "mode":
+		return ec.fieldContext_ProfileRun_mode(ctx, field)
+	case "depth":
+		return ec.fieldContext_ProfileRun_depth(ctx, field)
+	case "rowCount":
+		return ec.fieldContext_ProfileRun_rowCount(ctx, field)
+	case "rowCountExact":
+		return ec.fieldContext_ProfileRun_rowCountExact(ctx, field)
+	case "sampleSize":
+		return ec.fieldContext_ProfileRun_sampleSize(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_ProfileRun_durationMs(ctx, field)
+	case "profiledAt":
+		return ec.fieldContext_ProfileRun_profiledAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProfileRun", field.Name)
 }
 
 func (ec *executionContext) childFields_RAGGate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5256,6 +7170,20 @@ func (ec *executionContext) childFields_Rule(ctx context.Context, field graphql.
 		return ec.fieldContext_Rule_updatedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Rule", field.Name)
+}
+
+func (ec *executionContext) childFields_RuleOutcome(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ruleId":
+		return ec.fieldContext_RuleOutcome_ruleId(ctx, field)
+	case "ruleType":
+		return ec.fieldContext_RuleOutcome_ruleType(ctx, field)
+	case "severity":
+		return ec.fieldContext_RuleOutcome_severity(ctx, field)
+	case "status":
+		return ec.fieldContext_RuleOutcome_status(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RuleOutcome", field.Name)
 }
 
 func (ec *executionContext) childFields_RulePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5402,6 +7330,88 @@ func (ec *executionContext) childFields_ScanPage(ctx context.Context, field grap
 		return ec.fieldContext_ScanPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ScanPage", field.Name)
+}
+
+func (ec *executionContext) childFields_SchemaChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scanId":
+		return ec.fieldContext_SchemaChange_scanId(ctx, field)
+	case "detectedAt":
+		return ec.fieldContext_SchemaChange_detectedAt(ctx, field)
+	case "issueId":
+		return ec.fieldContext_SchemaChange_issueId(ctx, field)
+	case "added":
+		return ec.fieldContext_SchemaChange_added(ctx, field)
+	case "dropped":
+		return ec.fieldContext_SchemaChange_dropped(ctx, field)
+	case "typeChanged":
+		return ec.fieldContext_SchemaChange_typeChanged(ctx, field)
+	case "suggestedRenames":
+		return ec.fieldContext_SchemaChange_suggestedRenames(ctx, field)
+	case "contractEffect":
+		return ec.fieldContext_SchemaChange_contractEffect(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SchemaChange", field.Name)
+}
+
+func (ec *executionContext) childFields_SchemaMonitor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "enabled":
+		return ec.fieldContext_SchemaMonitor_enabled(ctx, field)
+	case "columns":
+		return ec.fieldContext_SchemaMonitor_columns(ctx, field)
+	case "lastChangeAt":
+		return ec.fieldContext_SchemaMonitor_lastChangeAt(ctx, field)
+	case "changes":
+		return ec.fieldContext_SchemaMonitor_changes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SchemaMonitor", field.Name)
+}
+
+func (ec *executionContext) childFields_ScoreDriver(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ScoreDriver_kind(ctx, field)
+	case "issueId":
+		return ec.fieldContext_ScoreDriver_issueId(ctx, field)
+	case "params":
+		return ec.fieldContext_ScoreDriver_params(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScoreDriver", field.Name)
+}
+
+func (ec *executionContext) childFields_ScoreExplanation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_ScoreExplanation_datasetId(ctx, field)
+	case "scanId":
+		return ec.fieldContext_ScoreExplanation_scanId(ctx, field)
+	case "score":
+		return ec.fieldContext_ScoreExplanation_score(ctx, field)
+	case "previousScore":
+		return ec.fieldContext_ScoreExplanation_previousScore(ctx, field)
+	case "dimensions":
+		return ec.fieldContext_ScoreExplanation_dimensions(ctx, field)
+	case "dimensionsMeta":
+		return ec.fieldContext_ScoreExplanation_dimensionsMeta(ctx, field)
+	case "drivers":
+		return ec.fieldContext_ScoreExplanation_drivers(ctx, field)
+	case "notes":
+		return ec.fieldContext_ScoreExplanation_notes(ctx, field)
+	case "openIssues":
+		return ec.fieldContext_ScoreExplanation_openIssues(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScoreExplanation", field.Name)
+}
+
+func (ec *executionContext) childFields_ScoreNote(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_ScoreNote_code(ctx, field)
+	case "params":
+		return ec.fieldContext_ScoreNote_params(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScoreNote", field.Name)
 }
 
 func (ec *executionContext) childFields_ScorePoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5602,6 +7612,40 @@ func (ec *executionContext) childFields_TrustReason(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type TrustReason", field.Name)
 }
 
+func (ec *executionContext) childFields_Tuning(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "metric":
+		return ec.fieldContext_Tuning_metric(ctx, field)
+	case "column":
+		return ec.fieldContext_Tuning_column(ctx, field)
+	case "threshold":
+		return ec.fieldContext_Tuning_threshold(ctx, field)
+	case "silenced":
+		return ec.fieldContext_Tuning_silenced(ctx, field)
+	case "ignored":
+		return ec.fieldContext_Tuning_ignored(ctx, field)
+	case "resolved":
+		return ec.fieldContext_Tuning_resolved(ctx, field)
+	case "nextOnIgnore":
+		return ec.fieldContext_Tuning_nextOnIgnore(ctx, field)
+	case "tunedThreshold":
+		return ec.fieldContext_Tuning_tunedThreshold(ctx, field)
+	case "tunedThresholdLabel":
+		return ec.fieldContext_Tuning_tunedThresholdLabel(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Tuning", field.Name)
+}
+
+func (ec *executionContext) childFields_ValueMask(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "mask":
+		return ec.fieldContext_ValueMask_mask(ctx, field)
+	case "count":
+		return ec.fieldContext_ValueMask_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ValueMask", field.Name)
+}
+
 func (ec *executionContext) childFields_Verdict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "verdict":
@@ -5610,6 +7654,8 @@ func (ec *executionContext) childFields_Verdict(ctx context.Context, field graph
 		return ec.fieldContext_Verdict_scanId(ctx, field)
 	case "evaluatedAt":
 		return ec.fieldContext_Verdict_evaluatedAt(ctx, field)
+	case "failingRules":
+		return ec.fieldContext_Verdict_failingRules(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Verdict", field.Name)
 }
@@ -5752,6 +7798,20 @@ func (ec *executionContext) field_Dataset_contractVersions_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Dataset_downstream_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "hops",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hops"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Dataset_impact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5763,6 +7823,28 @@ func (ec *executionContext) field_Dataset_impact_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["column"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_issues_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "severity",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["severity"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg1
 	return args, nil
 }
 
@@ -5835,6 +7917,20 @@ func (ec *executionContext) field_Dataset_syntheticEvaluation_args(ctx context.C
 		return nil, err
 	}
 	args["seed"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_upstream_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "hops",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hops"] = arg0
 	return args, nil
 }
 
@@ -6166,6 +8262,20 @@ func (ec *executionContext) field_Query_domains_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_incident_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_incidents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6408,6 +8518,20 @@ func (ec *executionContext) field_Query_rules_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_scan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_scans_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6573,6 +8697,102 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AutoMonitors_freshness(ctx context.Context, field graphql.CollectedField, obj *scan.AutoMonitors) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoMonitors_freshness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Freshness, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v scan.Monitor) graphql.Marshaler {
+			return ec.marshalNMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐMonitor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AutoMonitors_freshness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AutoMonitors",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Monitor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AutoMonitors_volume(ctx context.Context, field graphql.CollectedField, obj *scan.AutoMonitors) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoMonitors_volume(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Volume, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v scan.Monitor) graphql.Marshaler {
+			return ec.marshalNMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐMonitor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AutoMonitors_volume(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AutoMonitors",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Monitor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AutoMonitors_schema(ctx context.Context, field graphql.CollectedField, obj *scan.AutoMonitors) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AutoMonitors_schema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Schema, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v scan.SchemaMonitor) graphql.Marshaler {
+			return ec.marshalNSchemaMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐSchemaMonitor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AutoMonitors_schema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AutoMonitors",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SchemaMonitor(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _Column_name(ctx context.Context, field graphql.CollectedField, obj *model.Column) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -6905,6 +9125,167 @@ func (ec *executionContext) fieldContext_Column_profileSampleSize(_ context.Cont
 	return graphql.NewScalarFieldContext("Column", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ColumnChange_column(ctx context.Context, field graphql.CollectedField, obj *scan.ColumnChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnChange_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnChange_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnChange_fromType(ctx context.Context, field graphql.CollectedField, obj *scan.ColumnChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnChange_fromType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnChange_fromType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnChange_toType(ctx context.Context, field graphql.CollectedField, obj *scan.ColumnChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnChange_toType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnChange_toType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnCompletude_column(ctx context.Context, field graphql.CollectedField, obj *model.ColumnCompletude) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnCompletude_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnCompletude_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnCompletude", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnCompletude_completude(ctx context.Context, field graphql.CollectedField, obj *model.ColumnCompletude) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnCompletude_completude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Completude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnCompletude_completude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnCompletude", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnCompletude_nullCount(ctx context.Context, field graphql.CollectedField, obj *model.ColumnCompletude) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnCompletude_nullCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NullCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnCompletude_nullCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnCompletude", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnCompletude_rows(ctx context.Context, field graphql.CollectedField, obj *model.ColumnCompletude) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnCompletude_rows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnCompletude_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnCompletude", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _ColumnPair_from(ctx context.Context, field graphql.CollectedField, obj *model.ColumnPair) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6972,6 +9353,52 @@ func (ec *executionContext) _ColumnPair_direct(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_ColumnPair_direct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ColumnPair", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnRename_from(ctx context.Context, field graphql.CollectedField, obj *scan.Rename) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnRename_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnRename_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnRename", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnRename_to(ctx context.Context, field graphql.CollectedField, obj *scan.Rename) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnRename_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnRename_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnRename", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Consumer_id(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
@@ -7613,6 +10040,29 @@ func (ec *executionContext) fieldContext_Country_source(_ context.Context, field
 	return graphql.NewScalarFieldContext("Country", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Country_own(ctx context.Context, field graphql.CollectedField, obj *model.Country) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Country_own(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Own, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Country_own(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Country", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Dataset_id(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8075,6 +10525,166 @@ func (ec *executionContext) fieldContext_Dataset_contractVersions(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_freshness(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_freshness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Freshness(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *scan.Freshness) graphql.Marshaler {
+			return ec.marshalNDatasetFreshness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐFreshness(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_freshness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatasetFreshness(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_schemaChanges(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_schemaChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().SchemaChanges(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []scan.SchemaChangeSet) graphql.Marshaler {
+			return ec.marshalNSchemaChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐSchemaChangeSetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_schemaChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SchemaChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_incrementalProfiling(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_incrementalProfiling(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().IncrementalProfiling(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *scan.IncrementalProfiling) graphql.Marshaler {
+			return ec.marshalNIncrementalProfiling2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐIncrementalProfiling(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_incrementalProfiling(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IncrementalProfiling(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_autoMonitors(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_autoMonitors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().AutoMonitors(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *scan.AutoMonitors) graphql.Marshaler {
+			return ec.marshalNAutoMonitors2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐAutoMonitors(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_autoMonitors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AutoMonitors(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_parsing(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_parsing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Parsing(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *scan.Parsing) graphql.Marshaler {
+			return ec.marshalNParsing2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsing(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_parsing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Parsing(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Dataset_lineage(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8338,7 +10948,8 @@ func (ec *executionContext) _Dataset_issues(ctx context.Context, field graphql.C
 			return ec.fieldContext_Dataset_issues(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Dataset().Issues(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().Issues(ctx, obj, fc.Args["severity"].([]string), fc.Args["status"].([]string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model.IssueSummary) graphql.Marshaler {
@@ -8348,7 +10959,7 @@ func (ec *executionContext) _Dataset_issues(ctx context.Context, field graphql.C
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Dataset_issues(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Dataset_issues(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Dataset",
 		Field:      field,
@@ -8357,6 +10968,17 @@ func (ec *executionContext) fieldContext_Dataset_issues(_ context.Context, field
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_IssueSummary(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_issues_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -8388,6 +11010,70 @@ func (ec *executionContext) fieldContext_Dataset_verdict(_ context.Context, fiel
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Verdict(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_scoreExplanation(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_scoreExplanation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().ScoreExplanation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ScoreExplanation) graphql.Marshaler {
+			return ec.marshalNScoreExplanation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreExplanation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_scoreExplanation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScoreExplanation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_tuning(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_tuning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Tuning(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Tuning) graphql.Marshaler {
+			return ec.marshalNTuning2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTuningᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_tuning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tuning(ctx, field)
 		},
 	}
 	return fc, nil
@@ -8433,6 +11119,222 @@ func (ec *executionContext) fieldContext_Dataset_syntheticEvaluation(ctx context
 	if fc.Args, err = ec.field_Dataset_syntheticEvaluation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_upstream(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_upstream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().Upstream(ctx, obj, fc.Args["hops"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DatasetNeighbour) graphql.Marshaler {
+			return ec.marshalNDatasetNeighbour2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbourᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_upstream(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DatasetNeighbour does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_upstream_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_downstream(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_downstream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().Downstream(ctx, obj, fc.Args["hops"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DatasetNeighbour) graphql.Marshaler {
+			return ec.marshalNDatasetNeighbour2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbourᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_downstream(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DatasetNeighbour does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_downstream_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_incidents(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_incidents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Incidents(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Incident) graphql.Marshaler {
+			return ec.marshalNIncident2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_incidents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Incident(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_consumers(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_consumers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Consumers(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Consumer) graphql.Marshaler {
+			return ec.marshalNConsumer2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConsumerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_consumers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Consumer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_domains(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_domains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Domains(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Domain) graphql.Marshaler {
+			return ec.marshalNDomain2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_domains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Domain(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_rules(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_rules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Rules(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Rule) graphql.Marshaler {
+			return ec.marshalNRule2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_rules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Rule(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -8575,6 +11477,167 @@ func (ec *executionContext) fieldContext_DatasetContract_activeDocument(_ contex
 	return graphql.NewScalarFieldContext("DatasetContract", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _DatasetFreshness_column(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_latestTimestamp(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_latestTimestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatestTimestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_latestTimestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_assumedTimezone(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_assumedTimezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AssumedTimezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_assumedTimezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_rule(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_ageHours(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_ageHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgeHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_ageHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_slaHours(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_slaHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLAHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_slaHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFreshness_met(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFreshness_met(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Met, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFreshness_met(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _DatasetPage_items(ctx context.Context, field graphql.CollectedField, obj *model.DatasetPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8630,6 +11693,199 @@ func (ec *executionContext) fieldContext_DatasetPage_total(_ context.Context, fi
 	return graphql.NewScalarFieldContext("DatasetPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _DimensionMeta_checks(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_checks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Checks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_checks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_failedRules(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_failedRules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedRules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_failedRules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_estimated(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_estimated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Estimated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_estimated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_ci95(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_ci95(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ci95, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚕfloat64ᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_ci95(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_reason(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_ageHours(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_ageHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgeHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_ageHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_slaHours(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_slaHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLAHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_slaHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionMeta", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionMeta_worstColumn(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionMeta_worstColumn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorstColumn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ColumnCompletude) graphql.Marshaler {
+			return ec.marshalOColumnCompletude2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnCompletude(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionMeta_worstColumn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DimensionMeta",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnCompletude(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DimensionValue_dimension(ctx context.Context, field graphql.CollectedField, obj *model.DimensionValue) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8674,6 +11930,281 @@ func (ec *executionContext) _DimensionValue_value(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_DimensionValue_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DimensionValue", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Dimensions_completude(ctx context.Context, field graphql.CollectedField, obj *model.Dimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dimensions_completude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Completude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dimensions_completude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dimensions", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Dimensions_unicidade(ctx context.Context, field graphql.CollectedField, obj *model.Dimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dimensions_unicidade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unicidade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dimensions_unicidade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dimensions", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Dimensions_validade(ctx context.Context, field graphql.CollectedField, obj *model.Dimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dimensions_validade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Validade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dimensions_validade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dimensions", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Dimensions_atualidade(ctx context.Context, field graphql.CollectedField, obj *model.Dimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dimensions_atualidade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Atualidade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dimensions_atualidade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dimensions", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Dimensions_consistencia(ctx context.Context, field graphql.CollectedField, obj *model.Dimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dimensions_consistencia(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Consistencia, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dimensions_consistencia(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dimensions", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionsMeta_completude(ctx context.Context, field graphql.CollectedField, obj *model.DimensionsMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionsMeta_completude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Completude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DimensionMeta) graphql.Marshaler {
+			return ec.marshalODimensionMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionMeta(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionsMeta_completude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DimensionsMeta",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DimensionsMeta_unicidade(ctx context.Context, field graphql.CollectedField, obj *model.DimensionsMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionsMeta_unicidade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unicidade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DimensionMeta) graphql.Marshaler {
+			return ec.marshalODimensionMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionMeta(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionsMeta_unicidade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DimensionsMeta",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DimensionsMeta_validade(ctx context.Context, field graphql.CollectedField, obj *model.DimensionsMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionsMeta_validade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Validade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DimensionMeta) graphql.Marshaler {
+			return ec.marshalODimensionMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionMeta(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionsMeta_validade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DimensionsMeta",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DimensionsMeta_atualidade(ctx context.Context, field graphql.CollectedField, obj *model.DimensionsMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionsMeta_atualidade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Atualidade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DimensionMeta) graphql.Marshaler {
+			return ec.marshalODimensionMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionMeta(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionsMeta_atualidade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DimensionsMeta",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DimensionsMeta_consistencia(ctx context.Context, field graphql.CollectedField, obj *model.DimensionsMeta) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionsMeta_consistencia(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Consistencia, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DimensionMeta) graphql.Marshaler {
+			return ec.marshalODimensionMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionMeta(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionsMeta_consistencia(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DimensionsMeta",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionMeta(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Domain_id(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
@@ -8989,6 +12520,300 @@ func (ec *executionContext) fieldContext_Domain_slo(ctx context.Context, field g
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Domain_versions(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_versions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().Versions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainVersion) graphql.Marshaler {
+			return ec.marshalNDomainVersion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_versions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainVersion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Domain_consumers(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_consumers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().Consumers(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainConsumer) graphql.Marshaler {
+			return ec.marshalNDomainConsumer2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainConsumerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_consumers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainConsumer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainConsumer_id(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_name(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_kind(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_source(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_channelId(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_channelId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChannelID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_channelId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_consumerKind(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_consumerKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConsumerKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_consumerKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_consumptions30d(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_consumptions30d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Consumptions30d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_consumptions30d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_datasets30d(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_datasets30d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets30d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_datasets30d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_lastConsumedAt(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_lastConsumedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastConsumedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_lastConsumedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DomainConsumer_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainConsumer_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainConsumer_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _DomainPage_items(ctx context.Context, field graphql.CollectedField, obj *model.DomainPage) (ret graphql.Marshaler) {
@@ -9615,6 +13440,222 @@ func (ec *executionContext) fieldContext_DomainUseCase_warnings(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _DomainVersion_version(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersion_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersion_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersion_bump(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersion_bump(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bump, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersion_bump(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersion_changeSummary(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersion_changeSummary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeSummary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersion_changeSummary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersion_counts(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersion_counts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Counts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainVersionCounts) graphql.Marshaler {
+			return ec.marshalNDomainVersionCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersionCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersion_counts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainVersion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainVersionCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainVersion_publishedAt(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersion_publishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersion_publishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersionCounts_datasets(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersionCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersionCounts_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersionCounts_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersionCounts_changes(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersionCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersionCounts_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersionCounts_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersionCounts_breaking(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersionCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersionCounts_breaking(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Breaking, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersionCounts_breaking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVersionCounts_compatible(ctx context.Context, field graphql.CollectedField, obj *model.DomainVersionCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVersionCounts_compatible(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Compatible, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVersionCounts_compatible(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _ImpactNode_ref(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10231,6 +14272,38 @@ func (ec *executionContext) fieldContext_Incident_updatedAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Incident_root(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_root(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Incident().Root(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Dataset) graphql.Marshaler {
+			return ec.marshalODataset2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_root(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Incident",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Dataset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _IncidentExposure_node(ctx context.Context, field graphql.CollectedField, obj *model.IncidentExposure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10376,6 +14449,84 @@ func (ec *executionContext) _IncidentPage_total(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_IncidentPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IncidentPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IncrementalProfiling_enabled(ctx context.Context, field graphql.CollectedField, obj *scan.IncrementalProfiling) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncrementalProfiling_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncrementalProfiling_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncrementalProfiling", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _IncrementalProfiling_temporalColumn(ctx context.Context, field graphql.CollectedField, obj *scan.IncrementalProfiling) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncrementalProfiling_temporalColumn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TemporalColumn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IncrementalProfiling_temporalColumn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncrementalProfiling", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncrementalProfiling_lastRun(ctx context.Context, field graphql.CollectedField, obj *scan.IncrementalProfiling) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncrementalProfiling_lastRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastRun, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *scan.ProfileRun) graphql.Marshaler {
+			return ec.marshalOProfileRun2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐProfileRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IncrementalProfiling_lastRun(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IncrementalProfiling",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProfileRun(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Issue_id(ctx context.Context, field graphql.CollectedField, obj *model.Issue) (ret graphql.Marshaler) {
@@ -10845,6 +14996,130 @@ func (ec *executionContext) fieldContext_Issue_history(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Issue_dataset(ctx context.Context, field graphql.CollectedField, obj *model.Issue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Issue_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Issue().Dataset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Dataset) graphql.Marshaler {
+			return ec.marshalNDataset2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataset(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Issue_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Issue",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Dataset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueCounts_critical(ctx context.Context, field graphql.CollectedField, obj *model.IssueCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueCounts_critical(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Critical, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueCounts_critical(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueCounts_warning(ctx context.Context, field graphql.CollectedField, obj *model.IssueCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueCounts_warning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warning, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueCounts_warning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueCounts_criticalIssueIds(ctx context.Context, field graphql.CollectedField, obj *model.IssueCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueCounts_criticalIssueIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CriticalIssueIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueCounts_criticalIssueIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueCounts", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IssueCounts_warningIssueIds(ctx context.Context, field graphql.CollectedField, obj *model.IssueCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueCounts_warningIssueIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WarningIssueIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueCounts_warningIssueIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueCounts", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _IssueHistoryEntry_fromStatus(ctx context.Context, field graphql.CollectedField, obj *model.IssueHistoryEntry) (ret graphql.Marshaler) {
@@ -11876,6 +16151,52 @@ func (ec *executionContext) fieldContext_LineageEdge_linkingColumn(_ context.Con
 	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _LineageEdge_sourceDataset(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_sourceDataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LineageEdge().SourceDataset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.DatasetNeighbour) graphql.Marshaler {
+			return ec.marshalNDatasetNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbour(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_sourceDataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageEdge", field, true, true, errors.New("field of type DatasetNeighbour does not have child fields"))
+}
+
+func (ec *executionContext) _LineageEdge_targetDataset(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_targetDataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LineageEdge().TargetDataset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.DatasetNeighbour) graphql.Marshaler {
+			return ec.marshalNDatasetNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbour(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_targetDataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageEdge", field, true, true, errors.New("field of type DatasetNeighbour does not have child fields"))
+}
+
 func (ec *executionContext) _LineageExposure_id(ctx context.Context, field graphql.CollectedField, obj *model.LineageExposure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12574,6 +16895,29 @@ func (ec *executionContext) fieldContext_LineageNode_columns(_ context.Context, 
 	return graphql.NewScalarFieldContext("LineageNode", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _LineageNode_dataset(ctx context.Context, field graphql.CollectedField, obj *model.LineageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNode_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LineageNode().Dataset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.DatasetNeighbour) graphql.Marshaler {
+			return ec.marshalNDatasetNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbour(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNode_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNode", field, true, true, errors.New("field of type DatasetNeighbour does not have child fields"))
+}
+
 func (ec *executionContext) _LineagePath_found(ctx context.Context, field graphql.CollectedField, obj *model.LineagePath) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12705,6 +17049,190 @@ func (ec *executionContext) fieldContext_LineagePath_edges(_ context.Context, fi
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Monitor_enabled(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_status(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_column(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_last(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_last(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Last, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_last(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_median(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_median(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Median, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_median(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_threshold(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_threshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Threshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_threshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_historySize(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_historySize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HistorySize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_historySize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Monitor_lastScanAt(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Monitor_lastScanAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastScanAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Monitor_lastScanAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_triggerScan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -13103,6 +17631,254 @@ func (ec *executionContext) fieldContext_Mutation_deleteRule(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Parsing_profiled(ctx context.Context, field graphql.CollectedField, obj *scan.Parsing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Parsing_profiled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Profiled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Parsing_profiled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Parsing", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Parsing_columns(ctx context.Context, field graphql.CollectedField, obj *scan.Parsing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Parsing_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []scan.ParsingColumn) graphql.Marshaler {
+			return ec.marshalNParsingColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsingColumnᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Parsing_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Parsing",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ParsingColumn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ParsingColumn_column(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ParsingColumn_kind(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ParsingColumn_locale(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ParsingColumn_successRate(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_successRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuccessRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_successRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ParsingColumn_estimated(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_estimated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Estimated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_estimated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ParsingColumn_sampleSize(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_sampleSize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SampleSize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_sampleSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ParsingColumn_failingMasks(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_failingMasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailingMasks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []catalog.Mask) graphql.Marshaler {
+			return ec.marshalNValueMask2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋcatalogᚐMaskᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_failingMasks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ParsingColumn",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValueMask(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ParsingColumn_suggestionSignature(ctx context.Context, field graphql.CollectedField, obj *scan.ParsingColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParsingColumn_suggestionSignature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuggestionSignature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParsingColumn_suggestionSignature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _ProfileFailure_scanId(ctx context.Context, field graphql.CollectedField, obj *model.ProfileFailure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13170,6 +17946,190 @@ func (ec *executionContext) _ProfileFailure_failedAt(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_ProfileFailure_failedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ProfileFailure", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_scanId(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_mode(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_mode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_mode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_depth(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_depth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Depth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_depth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_rowCount(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_rowCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_rowCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_rowCountExact(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_rowCountExact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowCountExact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_rowCountExact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_sampleSize(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_sampleSize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SampleSize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_sampleSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_durationMs(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProfileRun_profiledAt(ctx context.Context, field graphql.CollectedField, obj *scan.ProfileRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfileRun_profiledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProfiledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfileRun_profiledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Query_datasets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -13298,6 +18258,94 @@ func (ec *executionContext) fieldContext_Query_ragGate(ctx context.Context, fiel
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_ragGate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_scan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_scan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Scan(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Scan) graphql.Marshaler {
+			return ec.marshalOScan2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScan(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_scan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Scan(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_scan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_incident(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_incident(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Incident(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Incident) graphql.Marshaler {
+			return ec.marshalOIncident2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncident(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_incident(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Incident(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_incident_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14225,6 +19273,52 @@ func (ec *executionContext) fieldContext_ReadinessItem_datasets(_ context.Contex
 	return graphql.NewScalarFieldContext("ReadinessItem", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _RestrictedDataset_ref(ctx context.Context, field graphql.CollectedField, obj *model.RestrictedDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RestrictedDataset_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ref, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RestrictedDataset_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RestrictedDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RestrictedDataset_restricted(ctx context.Context, field graphql.CollectedField, obj *model.RestrictedDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RestrictedDataset_restricted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restricted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RestrictedDataset_restricted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RestrictedDataset", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Rule_id(ctx context.Context, field graphql.CollectedField, obj *model.Rule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14563,6 +19657,98 @@ func (ec *executionContext) _Rule_updatedAt(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Rule_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Rule", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _RuleOutcome_ruleId(ctx context.Context, field graphql.CollectedField, obj *model.RuleOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleOutcome_ruleId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuleOutcome_ruleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuleOutcome", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RuleOutcome_ruleType(ctx context.Context, field graphql.CollectedField, obj *model.RuleOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleOutcome_ruleType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuleOutcome_ruleType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuleOutcome", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RuleOutcome_severity(ctx context.Context, field graphql.CollectedField, obj *model.RuleOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleOutcome_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuleOutcome_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuleOutcome", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RuleOutcome_status(ctx context.Context, field graphql.CollectedField, obj *model.RuleOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleOutcome_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuleOutcome_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuleOutcome", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _RulePage_items(ctx context.Context, field graphql.CollectedField, obj *model.RulePage) (ret graphql.Marshaler) {
@@ -15726,6 +20912,685 @@ func (ec *executionContext) _ScanPage_total(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_ScanPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ScanPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaChange_scanId(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaChange", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaChange_detectedAt(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_detectedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DetectedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_detectedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaChange", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaChange_issueId(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_issueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_issueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaChange", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaChange_added(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_added(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Added, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []scan.ColumnChange) graphql.Marshaler {
+			return ec.marshalNColumnChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐColumnChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_added(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SchemaChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SchemaChange_dropped(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_dropped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dropped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []scan.ColumnChange) graphql.Marshaler {
+			return ec.marshalNColumnChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐColumnChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_dropped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SchemaChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SchemaChange_typeChanged(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_typeChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TypeChanged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []scan.ColumnChange) graphql.Marshaler {
+			return ec.marshalNColumnChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐColumnChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_typeChanged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SchemaChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SchemaChange_suggestedRenames(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_suggestedRenames(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuggestedRenames, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []scan.Rename) graphql.Marshaler {
+			return ec.marshalNColumnRename2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐRenameᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_suggestedRenames(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SchemaChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnRename(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SchemaChange_contractEffect(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaChange_contractEffect(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContractEffect, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaChange_contractEffect(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaMonitor_enabled(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaMonitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaMonitor_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaMonitor_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaMonitor", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaMonitor_columns(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaMonitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaMonitor_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaMonitor_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaMonitor", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaMonitor_lastChangeAt(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaMonitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaMonitor_lastChangeAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastChangeAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaMonitor_lastChangeAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaMonitor", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SchemaMonitor_changes(ctx context.Context, field graphql.CollectedField, obj *scan.SchemaMonitor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchemaMonitor_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchemaMonitor_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SchemaMonitor", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreDriver_kind(ctx context.Context, field graphql.CollectedField, obj *model.ScoreDriver) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreDriver_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreDriver_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreDriver", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreDriver_issueId(ctx context.Context, field graphql.CollectedField, obj *model.ScoreDriver) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreDriver_issueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreDriver_issueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreDriver", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreDriver_params(ctx context.Context, field graphql.CollectedField, obj *model.ScoreDriver) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreDriver_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreDriver_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreDriver", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreExplanation_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreExplanation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreExplanation_scanId(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreExplanation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreExplanation_score(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreExplanation_previousScore(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_previousScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PreviousScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_previousScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreExplanation_dimensions(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_dimensions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dimensions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Dimensions) graphql.Marshaler {
+			return ec.marshalNDimensions2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_dimensions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScoreExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Dimensions(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScoreExplanation_dimensionsMeta(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_dimensionsMeta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DimensionsMeta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DimensionsMeta) graphql.Marshaler {
+			return ec.marshalNDimensionsMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionsMeta(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_dimensionsMeta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScoreExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionsMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScoreExplanation_drivers(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_drivers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Drivers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ScoreDriver) graphql.Marshaler {
+			return ec.marshalNScoreDriver2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreDriverᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_drivers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScoreExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScoreDriver(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScoreExplanation_notes(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_notes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Notes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ScoreNote) graphql.Marshaler {
+			return ec.marshalNScoreNote2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreNoteᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_notes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScoreExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScoreNote(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScoreExplanation_openIssues(ctx context.Context, field graphql.CollectedField, obj *model.ScoreExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreExplanation_openIssues(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIssues, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssueCounts) graphql.Marshaler {
+			return ec.marshalNIssueCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreExplanation_openIssues(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScoreExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScoreNote_code(ctx context.Context, field graphql.CollectedField, obj *model.ScoreNote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreNote_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreNote_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreNote", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScoreNote_params(ctx context.Context, field graphql.CollectedField, obj *model.ScoreNote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScoreNote_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScoreNote_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScoreNote", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ScorePoint_scanId(ctx context.Context, field graphql.CollectedField, obj *model.ScorePoint) (ret graphql.Marshaler) {
@@ -17429,6 +23294,259 @@ func (ec *executionContext) fieldContext_TrustReason_messagePt(_ context.Context
 	return graphql.NewScalarFieldContext("TrustReason", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Tuning_metric(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_metric(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metric, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_column(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_threshold(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_threshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Threshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_threshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_silenced(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_silenced(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Silenced, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_silenced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_ignored(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_ignored(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ignored, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_ignored(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_resolved(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_resolved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resolved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_resolved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_nextOnIgnore(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_nextOnIgnore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextOnIgnore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_nextOnIgnore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_tunedThreshold(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_tunedThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TunedThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_tunedThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Tuning_tunedThresholdLabel(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tuning_tunedThresholdLabel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TunedThresholdLabel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tuning_tunedThresholdLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValueMask_mask(ctx context.Context, field graphql.CollectedField, obj *catalog.Mask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueMask_mask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mask, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueMask_mask(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueMask", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValueMask_count(ctx context.Context, field graphql.CollectedField, obj *catalog.Mask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueMask_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueMask_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueMask", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Verdict_verdict(ctx context.Context, field graphql.CollectedField, obj *model.Verdict) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17496,6 +23614,38 @@ func (ec *executionContext) _Verdict_evaluatedAt(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Verdict_evaluatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Verdict", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Verdict_failingRules(ctx context.Context, field graphql.CollectedField, obj *model.Verdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Verdict_failingRules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailingRules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RuleOutcome) graphql.Marshaler {
+			return ec.marshalNRuleOutcome2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleOutcomeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Verdict_failingRules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Verdict",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RuleOutcome(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -18828,9 +24978,84 @@ func (ec *executionContext) unmarshalInputUpdateRuleInput(ctx context.Context, o
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _DatasetNeighbour(ctx context.Context, sel ast.SelectionSet, obj model.DatasetNeighbour) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.RestrictedDataset:
+		return ec._RestrictedDataset(ctx, sel, &obj)
+	case *model.RestrictedDataset:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._RestrictedDataset(ctx, sel, obj)
+	case model.Dataset:
+		return ec._Dataset(ctx, sel, &obj)
+	case *model.Dataset:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Dataset(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of DatasetNeighbour must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var autoMonitorsImplementors = []string{"AutoMonitors"}
+
+func (ec *executionContext) _AutoMonitors(ctx context.Context, sel ast.SelectionSet, obj *scan.AutoMonitors) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, autoMonitorsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AutoMonitors")
+		case "freshness":
+			out.Values[i] = ec._AutoMonitors_freshness(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "volume":
+			out.Values[i] = ec._AutoMonitors_volume(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "schema":
+			out.Values[i] = ec._AutoMonitors_schema(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
 
 var columnImplementors = []string{"Column"}
 
@@ -18935,6 +25160,107 @@ func (ec *executionContext) _Column(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var columnChangeImplementors = []string{"ColumnChange"}
+
+func (ec *executionContext) _ColumnChange(ctx context.Context, sel ast.SelectionSet, obj *scan.ColumnChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, columnChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ColumnChange")
+		case "column":
+			out.Values[i] = ec._ColumnChange_column(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromType":
+			out.Values[i] = ec._ColumnChange_fromType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toType":
+			out.Values[i] = ec._ColumnChange_toType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var columnCompletudeImplementors = []string{"ColumnCompletude"}
+
+func (ec *executionContext) _ColumnCompletude(ctx context.Context, sel ast.SelectionSet, obj *model.ColumnCompletude) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, columnCompletudeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ColumnCompletude")
+		case "column":
+			out.Values[i] = ec._ColumnCompletude_column(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completude":
+			out.Values[i] = ec._ColumnCompletude_completude(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nullCount":
+			out.Values[i] = ec._ColumnCompletude_nullCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rows":
+			out.Values[i] = ec._ColumnCompletude_rows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var columnPairImplementors = []string{"ColumnPair"}
 
 func (ec *executionContext) _ColumnPair(ctx context.Context, sel ast.SelectionSet, obj *model.ColumnPair) graphql.Marshaler {
@@ -18959,6 +25285,49 @@ func (ec *executionContext) _ColumnPair(ctx context.Context, sel ast.SelectionSe
 			}
 		case "direct":
 			out.Values[i] = ec._ColumnPair_direct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var columnRenameImplementors = []string{"ColumnRename"}
+
+func (ec *executionContext) _ColumnRename(ctx context.Context, sel ast.SelectionSet, obj *scan.Rename) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, columnRenameImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ColumnRename")
+		case "from":
+			out.Values[i] = ec._ColumnRename_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._ColumnRename_to(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -19262,6 +25631,11 @@ func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "own":
+			out.Values[i] = ec._Country_own(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19283,7 +25657,7 @@ func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
-var datasetImplementors = []string{"Dataset"}
+var datasetImplementors = []string{"Dataset", "DatasetNeighbour"}
 
 func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, obj *model.Dataset) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, datasetImplementors)
@@ -19456,6 +25830,196 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Dataset_contractVersions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "freshness":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_freshness(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "schemaChanges":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_schemaChanges(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "incrementalProfiling":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_incrementalProfiling(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "autoMonitors":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_autoMonitors(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "parsing":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_parsing(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -19826,6 +26390,82 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "scoreExplanation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_scoreExplanation(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "tuning":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_tuning(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "syntheticEvaluation":
 			field := field
 
@@ -19836,6 +26476,234 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Dataset_syntheticEvaluation(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "upstream":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_upstream(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "downstream":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_downstream(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "incidents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_incidents(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "consumers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_consumers(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "domains":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_domains(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "rules":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_rules(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -19948,6 +26816,74 @@ func (ec *executionContext) _DatasetContract(ctx context.Context, sel ast.Select
 	return out
 }
 
+var datasetFreshnessImplementors = []string{"DatasetFreshness"}
+
+func (ec *executionContext) _DatasetFreshness(ctx context.Context, sel ast.SelectionSet, obj *scan.Freshness) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, datasetFreshnessImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DatasetFreshness")
+		case "column":
+			out.Values[i] = ec._DatasetFreshness_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "latestTimestamp":
+			out.Values[i] = ec._DatasetFreshness_latestTimestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "assumedTimezone":
+			out.Values[i] = ec._DatasetFreshness_assumedTimezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rule":
+			out.Values[i] = ec._DatasetFreshness_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ageHours":
+			out.Values[i] = ec._DatasetFreshness_ageHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "slaHours":
+			out.Values[i] = ec._DatasetFreshness_slaHours(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "met":
+			out.Values[i] = ec._DatasetFreshness_met(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var datasetPageImplementors = []string{"DatasetPage"}
 
 func (ec *executionContext) _DatasetPage(ctx context.Context, sel ast.SelectionSet, obj *model.DatasetPage) graphql.Marshaler {
@@ -19991,6 +26927,79 @@ func (ec *executionContext) _DatasetPage(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var dimensionMetaImplementors = []string{"DimensionMeta"}
+
+func (ec *executionContext) _DimensionMeta(ctx context.Context, sel ast.SelectionSet, obj *model.DimensionMeta) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dimensionMetaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DimensionMeta")
+		case "checks":
+			out.Values[i] = ec._DimensionMeta_checks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failedRules":
+			out.Values[i] = ec._DimensionMeta_failedRules(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "estimated":
+			out.Values[i] = ec._DimensionMeta_estimated(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ci95":
+			out.Values[i] = ec._DimensionMeta_ci95(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._DimensionMeta_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ageHours":
+			out.Values[i] = ec._DimensionMeta_ageHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "slaHours":
+			out.Values[i] = ec._DimensionMeta_slaHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "worstColumn":
+			out.Values[i] = ec._DimensionMeta_worstColumn(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var dimensionValueImplementors = []string{"DimensionValue"}
 
 func (ec *executionContext) _DimensionValue(ctx context.Context, sel ast.SelectionSet, obj *model.DimensionValue) graphql.Marshaler {
@@ -20011,6 +27020,122 @@ func (ec *executionContext) _DimensionValue(ctx context.Context, sel ast.Selecti
 		case "value":
 			out.Values[i] = ec._DimensionValue_value(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dimensionsImplementors = []string{"Dimensions"}
+
+func (ec *executionContext) _Dimensions(ctx context.Context, sel ast.SelectionSet, obj *model.Dimensions) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dimensionsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Dimensions")
+		case "completude":
+			out.Values[i] = ec._Dimensions_completude(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "unicidade":
+			out.Values[i] = ec._Dimensions_unicidade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validade":
+			out.Values[i] = ec._Dimensions_validade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "atualidade":
+			out.Values[i] = ec._Dimensions_atualidade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consistencia":
+			out.Values[i] = ec._Dimensions_consistencia(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dimensionsMetaImplementors = []string{"DimensionsMeta"}
+
+func (ec *executionContext) _DimensionsMeta(ctx context.Context, sel ast.SelectionSet, obj *model.DimensionsMeta) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dimensionsMetaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DimensionsMeta")
+		case "completude":
+			out.Values[i] = ec._DimensionsMeta_completude(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "unicidade":
+			out.Values[i] = ec._DimensionsMeta_unicidade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validade":
+			out.Values[i] = ec._DimensionsMeta_validade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "atualidade":
+			out.Values[i] = ec._DimensionsMeta_atualidade(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consistencia":
+			out.Values[i] = ec._DimensionsMeta_consistencia(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -20172,6 +27297,165 @@ func (ec *executionContext) _Domain(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "versions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_versions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "consumers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_consumers(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainConsumerImplementors = []string{"DomainConsumer"}
+
+func (ec *executionContext) _DomainConsumer(ctx context.Context, sel ast.SelectionSet, obj *model.DomainConsumer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainConsumerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainConsumer")
+		case "id":
+			out.Values[i] = ec._DomainConsumer_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DomainConsumer_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._DomainConsumer_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._DomainConsumer_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "channelId":
+			out.Values[i] = ec._DomainConsumer_channelId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consumerKind":
+			out.Values[i] = ec._DomainConsumer_consumerKind(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consumptions30d":
+			out.Values[i] = ec._DomainConsumer_consumptions30d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets30d":
+			out.Values[i] = ec._DomainConsumer_datasets30d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastConsumedAt":
+			out.Values[i] = ec._DomainConsumer_lastConsumedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._DomainConsumer_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20478,6 +27762,117 @@ func (ec *executionContext) _DomainUseCase(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var domainVersionImplementors = []string{"DomainVersion"}
+
+func (ec *executionContext) _DomainVersion(ctx context.Context, sel ast.SelectionSet, obj *model.DomainVersion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainVersionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainVersion")
+		case "version":
+			out.Values[i] = ec._DomainVersion_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bump":
+			out.Values[i] = ec._DomainVersion_bump(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changeSummary":
+			out.Values[i] = ec._DomainVersion_changeSummary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "counts":
+			out.Values[i] = ec._DomainVersion_counts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publishedAt":
+			out.Values[i] = ec._DomainVersion_publishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainVersionCountsImplementors = []string{"DomainVersionCounts"}
+
+func (ec *executionContext) _DomainVersionCounts(ctx context.Context, sel ast.SelectionSet, obj *model.DomainVersionCounts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainVersionCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainVersionCounts")
+		case "datasets":
+			out.Values[i] = ec._DomainVersionCounts_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._DomainVersionCounts_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "breaking":
+			out.Values[i] = ec._DomainVersionCounts_breaking(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "compatible":
+			out.Values[i] = ec._DomainVersionCounts_compatible(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var impactNodeImplementors = []string{"ImpactNode"}
 
 func (ec *executionContext) _ImpactNode(ctx context.Context, sel ast.SelectionSet, obj *model.ImpactNode) graphql.Marshaler {
@@ -20566,93 +27961,131 @@ func (ec *executionContext) _Incident(ctx context.Context, sel ast.SelectionSet,
 		case "id":
 			out.Values[i] = ec._Incident_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._Incident_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "title":
 			out.Values[i] = ec._Incident_title(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "severity":
 			out.Values[i] = ec._Incident_severity(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "rootDatasetId":
 			out.Values[i] = ec._Incident_rootDatasetId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "rootDatasetName":
 			out.Values[i] = ec._Incident_rootDatasetName(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "issueIds":
 			out.Values[i] = ec._Incident_issueIds(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "datasetIds":
 			out.Values[i] = ec._Incident_datasetIds(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "impactScope":
 			out.Values[i] = ec._Incident_impactScope(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "impactColumns":
 			out.Values[i] = ec._Incident_impactColumns(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "impactNote":
 			out.Values[i] = ec._Incident_impactNote(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "impactTree":
 			out.Values[i] = ec._Incident_impactTree(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "downstreamCount":
 			out.Values[i] = ec._Incident_downstreamCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "downstreamColumnCount":
 			out.Values[i] = ec._Incident_downstreamColumnCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "exposuresCount":
 			out.Values[i] = ec._Incident_exposuresCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "exposures":
 			out.Values[i] = ec._Incident_exposures(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Incident_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
 			out.Values[i] = ec._Incident_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "root":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Incident_root(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20747,6 +28180,54 @@ func (ec *executionContext) _IncidentPage(ctx context.Context, sel ast.Selection
 		case "total":
 			out.Values[i] = ec._IncidentPage_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var incrementalProfilingImplementors = []string{"IncrementalProfiling"}
+
+func (ec *executionContext) _IncrementalProfiling(ctx context.Context, sel ast.SelectionSet, obj *scan.IncrementalProfiling) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, incrementalProfilingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IncrementalProfiling")
+		case "enabled":
+			out.Values[i] = ec._IncrementalProfiling_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "temporalColumn":
+			out.Values[i] = ec._IncrementalProfiling_temporalColumn(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastRun":
+			out.Values[i] = ec._IncrementalProfiling_lastRun(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -20915,6 +28396,97 @@ func (ec *executionContext) _Issue(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "dataset":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Issue_dataset(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueCountsImplementors = []string{"IssueCounts"}
+
+func (ec *executionContext) _IssueCounts(ctx context.Context, sel ast.SelectionSet, obj *model.IssueCounts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueCounts")
+		case "critical":
+			out.Values[i] = ec._IssueCounts_critical(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warning":
+			out.Values[i] = ec._IssueCounts_warning(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "criticalIssueIds":
+			out.Values[i] = ec._IssueCounts_criticalIssueIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warningIssueIds":
+			out.Values[i] = ec._IssueCounts_warningIssueIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -21390,38 +28962,114 @@ func (ec *executionContext) _LineageEdge(ctx context.Context, sel ast.SelectionS
 		case "source":
 			out.Values[i] = ec._LineageEdge_source(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "target":
 			out.Values[i] = ec._LineageEdge_target(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "kind":
 			out.Values[i] = ec._LineageEdge_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "origin":
 			out.Values[i] = ec._LineageEdge_origin(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "columnMap":
 			out.Values[i] = ec._LineageEdge_columnMap(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "columnLevel":
 			out.Values[i] = ec._LineageEdge_columnLevel(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "linkingColumn":
 			out.Values[i] = ec._LineageEdge_linkingColumn(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "sourceDataset":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LineageEdge_sourceDataset(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "targetDataset":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LineageEdge_targetDataset(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -21657,43 +29305,81 @@ func (ec *executionContext) _LineageNode(ctx context.Context, sel ast.SelectionS
 		case "ref":
 			out.Values[i] = ec._LineageNode_ref(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "id":
 			out.Values[i] = ec._LineageNode_id(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._LineageNode_name(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "restricted":
 			out.Values[i] = ec._LineageNode_restricted(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "hops":
 			out.Values[i] = ec._LineageNode_hops(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "direction":
 			out.Values[i] = ec._LineageNode_direction(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "impact":
 			out.Values[i] = ec._LineageNode_impact(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "columns":
 			out.Values[i] = ec._LineageNode_columns(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "dataset":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LineageNode_dataset(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -21750,6 +29436,79 @@ func (ec *executionContext) _LineagePath(ctx context.Context, sel ast.SelectionS
 		case "edges":
 			out.Values[i] = ec._LineagePath_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var monitorImplementors = []string{"Monitor"}
+
+func (ec *executionContext) _Monitor(ctx context.Context, sel ast.SelectionSet, obj *scan.Monitor) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, monitorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Monitor")
+		case "enabled":
+			out.Values[i] = ec._Monitor_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Monitor_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._Monitor_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "last":
+			out.Values[i] = ec._Monitor_last(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "median":
+			out.Values[i] = ec._Monitor_median(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "threshold":
+			out.Values[i] = ec._Monitor_threshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "historySize":
+			out.Values[i] = ec._Monitor_historySize(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastScanAt":
+			out.Values[i] = ec._Monitor_lastScanAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -21877,6 +29636,122 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
+var parsingImplementors = []string{"Parsing"}
+
+func (ec *executionContext) _Parsing(ctx context.Context, sel ast.SelectionSet, obj *scan.Parsing) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, parsingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Parsing")
+		case "profiled":
+			out.Values[i] = ec._Parsing_profiled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._Parsing_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var parsingColumnImplementors = []string{"ParsingColumn"}
+
+func (ec *executionContext) _ParsingColumn(ctx context.Context, sel ast.SelectionSet, obj *scan.ParsingColumn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, parsingColumnImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ParsingColumn")
+		case "column":
+			out.Values[i] = ec._ParsingColumn_column(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._ParsingColumn_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "locale":
+			out.Values[i] = ec._ParsingColumn_locale(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "successRate":
+			out.Values[i] = ec._ParsingColumn_successRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "estimated":
+			out.Values[i] = ec._ParsingColumn_estimated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sampleSize":
+			out.Values[i] = ec._ParsingColumn_sampleSize(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failingMasks":
+			out.Values[i] = ec._ParsingColumn_failingMasks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "suggestionSignature":
+			out.Values[i] = ec._ParsingColumn_suggestionSignature(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var profileFailureImplementors = []string{"ProfileFailure"}
 
 func (ec *executionContext) _ProfileFailure(ctx context.Context, sel ast.SelectionSet, obj *model.ProfileFailure) graphql.Marshaler {
@@ -21901,6 +29776,79 @@ func (ec *executionContext) _ProfileFailure(ctx context.Context, sel ast.Selecti
 			}
 		case "failedAt":
 			out.Values[i] = ec._ProfileFailure_failedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var profileRunImplementors = []string{"ProfileRun"}
+
+func (ec *executionContext) _ProfileRun(ctx context.Context, sel ast.SelectionSet, obj *scan.ProfileRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, profileRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProfileRun")
+		case "scanId":
+			out.Values[i] = ec._ProfileRun_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mode":
+			out.Values[i] = ec._ProfileRun_mode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "depth":
+			out.Values[i] = ec._ProfileRun_depth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rowCount":
+			out.Values[i] = ec._ProfileRun_rowCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rowCountExact":
+			out.Values[i] = ec._ProfileRun_rowCountExact(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sampleSize":
+			out.Values[i] = ec._ProfileRun_sampleSize(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "durationMs":
+			out.Values[i] = ec._ProfileRun_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "profiledAt":
+			out.Values[i] = ec._ProfileRun_profiledAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22000,6 +29948,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_ragGate(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "scan":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_scan(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "incident":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_incident(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -22474,6 +30466,49 @@ func (ec *executionContext) _ReadinessItem(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var restrictedDatasetImplementors = []string{"RestrictedDataset", "DatasetNeighbour"}
+
+func (ec *executionContext) _RestrictedDataset(ctx context.Context, sel ast.SelectionSet, obj *model.RestrictedDataset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, restrictedDatasetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RestrictedDataset")
+		case "ref":
+			out.Values[i] = ec._RestrictedDataset_ref(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "restricted":
+			out.Values[i] = ec._RestrictedDataset_restricted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var ruleImplementors = []string{"Rule"}
 
 func (ec *executionContext) _Rule(ctx context.Context, sel ast.SelectionSet, obj *model.Rule) graphql.Marshaler {
@@ -22553,6 +30588,59 @@ func (ec *executionContext) _Rule(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "updatedAt":
 			out.Values[i] = ec._Rule_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ruleOutcomeImplementors = []string{"RuleOutcome"}
+
+func (ec *executionContext) _RuleOutcome(ctx context.Context, sel ast.SelectionSet, obj *model.RuleOutcome) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ruleOutcomeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RuleOutcome")
+		case "ruleId":
+			out.Values[i] = ec._RuleOutcome_ruleId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleType":
+			out.Values[i] = ec._RuleOutcome_ruleType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._RuleOutcome_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._RuleOutcome_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23096,6 +31184,301 @@ func (ec *executionContext) _ScanPage(ctx context.Context, sel ast.SelectionSet,
 		case "total":
 			out.Values[i] = ec._ScanPage_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var schemaChangeImplementors = []string{"SchemaChange"}
+
+func (ec *executionContext) _SchemaChange(ctx context.Context, sel ast.SelectionSet, obj *scan.SchemaChangeSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, schemaChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SchemaChange")
+		case "scanId":
+			out.Values[i] = ec._SchemaChange_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "detectedAt":
+			out.Values[i] = ec._SchemaChange_detectedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueId":
+			out.Values[i] = ec._SchemaChange_issueId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "added":
+			out.Values[i] = ec._SchemaChange_added(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dropped":
+			out.Values[i] = ec._SchemaChange_dropped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "typeChanged":
+			out.Values[i] = ec._SchemaChange_typeChanged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "suggestedRenames":
+			out.Values[i] = ec._SchemaChange_suggestedRenames(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contractEffect":
+			out.Values[i] = ec._SchemaChange_contractEffect(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var schemaMonitorImplementors = []string{"SchemaMonitor"}
+
+func (ec *executionContext) _SchemaMonitor(ctx context.Context, sel ast.SelectionSet, obj *scan.SchemaMonitor) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, schemaMonitorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SchemaMonitor")
+		case "enabled":
+			out.Values[i] = ec._SchemaMonitor_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._SchemaMonitor_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastChangeAt":
+			out.Values[i] = ec._SchemaMonitor_lastChangeAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._SchemaMonitor_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scoreDriverImplementors = []string{"ScoreDriver"}
+
+func (ec *executionContext) _ScoreDriver(ctx context.Context, sel ast.SelectionSet, obj *model.ScoreDriver) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scoreDriverImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScoreDriver")
+		case "kind":
+			out.Values[i] = ec._ScoreDriver_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueId":
+			out.Values[i] = ec._ScoreDriver_issueId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._ScoreDriver_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scoreExplanationImplementors = []string{"ScoreExplanation"}
+
+func (ec *executionContext) _ScoreExplanation(ctx context.Context, sel ast.SelectionSet, obj *model.ScoreExplanation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scoreExplanationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScoreExplanation")
+		case "datasetId":
+			out.Values[i] = ec._ScoreExplanation_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._ScoreExplanation_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._ScoreExplanation_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "previousScore":
+			out.Values[i] = ec._ScoreExplanation_previousScore(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "dimensions":
+			out.Values[i] = ec._ScoreExplanation_dimensions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dimensionsMeta":
+			out.Values[i] = ec._ScoreExplanation_dimensionsMeta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "drivers":
+			out.Values[i] = ec._ScoreExplanation_drivers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "notes":
+			out.Values[i] = ec._ScoreExplanation_notes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openIssues":
+			out.Values[i] = ec._ScoreExplanation_openIssues(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scoreNoteImplementors = []string{"ScoreNote"}
+
+func (ec *executionContext) _ScoreNote(ctx context.Context, sel ast.SelectionSet, obj *model.ScoreNote) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scoreNoteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScoreNote")
+		case "code":
+			out.Values[i] = ec._ScoreNote_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._ScoreNote_params(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -23776,6 +32159,127 @@ func (ec *executionContext) _TrustReason(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var tuningImplementors = []string{"Tuning"}
+
+func (ec *executionContext) _Tuning(ctx context.Context, sel ast.SelectionSet, obj *model.Tuning) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tuningImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Tuning")
+		case "metric":
+			out.Values[i] = ec._Tuning_metric(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._Tuning_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "threshold":
+			out.Values[i] = ec._Tuning_threshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "silenced":
+			out.Values[i] = ec._Tuning_silenced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ignored":
+			out.Values[i] = ec._Tuning_ignored(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolved":
+			out.Values[i] = ec._Tuning_resolved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextOnIgnore":
+			out.Values[i] = ec._Tuning_nextOnIgnore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tunedThreshold":
+			out.Values[i] = ec._Tuning_tunedThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "tunedThresholdLabel":
+			out.Values[i] = ec._Tuning_tunedThresholdLabel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var valueMaskImplementors = []string{"ValueMask"}
+
+func (ec *executionContext) _ValueMask(ctx context.Context, sel ast.SelectionSet, obj *catalog.Mask) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, valueMaskImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ValueMask")
+		case "mask":
+			out.Values[i] = ec._ValueMask_mask(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ValueMask_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var verdictImplementors = []string{"Verdict"}
 
 func (ec *executionContext) _Verdict(ctx context.Context, sel ast.SelectionSet, obj *model.Verdict) graphql.Marshaler {
@@ -23801,6 +32305,11 @@ func (ec *executionContext) _Verdict(ctx context.Context, sel ast.SelectionSet, 
 		case "evaluatedAt":
 			out.Values[i] = ec._Verdict_evaluatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "failingRules":
+			out.Values[i] = ec._Verdict_failingRules(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -24216,6 +32725,16 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAutoMonitors2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐAutoMonitors(ctx context.Context, sel ast.SelectionSet, v *scan.AutoMonitors) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AutoMonitors(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -24252,6 +32771,26 @@ func (ec *executionContext) marshalNColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigi
 	return ret
 }
 
+func (ec *executionContext) marshalNColumnChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐColumnChange(ctx context.Context, sel ast.SelectionSet, v scan.ColumnChange) graphql.Marshaler {
+	return ec._ColumnChange(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNColumnChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐColumnChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []scan.ColumnChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNColumnChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐColumnChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNColumnPair2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnPair(ctx context.Context, sel ast.SelectionSet, v model.ColumnPair) graphql.Marshaler {
 	return ec._ColumnPair(ctx, sel, &v)
 }
@@ -24261,6 +32800,26 @@ func (ec *executionContext) marshalNColumnPair2ᚕgithubᚗcomᚋvigiaᚑdataᚋ
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNColumnPair2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnPair(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNColumnRename2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐRename(ctx context.Context, sel ast.SelectionSet, v scan.Rename) graphql.Marshaler {
+	return ec._ColumnRename(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNColumnRename2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐRenameᚄ(ctx context.Context, sel ast.SelectionSet, v []scan.Rename) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNColumnRename2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐRename(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -24377,6 +32936,16 @@ func (ec *executionContext) marshalNDataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvig
 	return ret
 }
 
+func (ec *executionContext) marshalNDataset2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataset(ctx context.Context, sel ast.SelectionSet, v *model.Dataset) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Dataset(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNDatasetContract2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetContract(ctx context.Context, sel ast.SelectionSet, v *model.DatasetContract) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -24385,6 +32954,42 @@ func (ec *executionContext) marshalNDatasetContract2ᚖgithubᚗcomᚋvigiaᚑda
 		return graphql.Null
 	}
 	return ec._DatasetContract(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDatasetFreshness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐFreshness(ctx context.Context, sel ast.SelectionSet, v *scan.Freshness) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DatasetFreshness(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDatasetNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbour(ctx context.Context, sel ast.SelectionSet, v model.DatasetNeighbour) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DatasetNeighbour(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDatasetNeighbour2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbourᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DatasetNeighbour) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDatasetNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbour(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNDatasetPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetPage(ctx context.Context, sel ast.SelectionSet, v *model.DatasetPage) graphql.Marshaler {
@@ -24417,6 +33022,26 @@ func (ec *executionContext) marshalNDimensionValue2ᚕgithubᚗcomᚋvigiaᚑdat
 	return ret
 }
 
+func (ec *executionContext) marshalNDimensions2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensions(ctx context.Context, sel ast.SelectionSet, v *model.Dimensions) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Dimensions(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDimensionsMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionsMeta(ctx context.Context, sel ast.SelectionSet, v *model.DimensionsMeta) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DimensionsMeta(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNDomain2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomain(ctx context.Context, sel ast.SelectionSet, v model.Domain) graphql.Marshaler {
 	return ec._Domain(ctx, sel, &v)
 }
@@ -24426,6 +33051,26 @@ func (ec *executionContext) marshalNDomain2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigi
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDomain2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomain(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDomainConsumer2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainConsumer(ctx context.Context, sel ast.SelectionSet, v model.DomainConsumer) graphql.Marshaler {
+	return ec._DomainConsumer(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDomainConsumer2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainConsumerᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DomainConsumer) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomainConsumer2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainConsumer(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -24495,6 +33140,36 @@ func (ec *executionContext) marshalNDomainUseCase2ᚕgithubᚗcomᚋvigiaᚑdata
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNDomainVersion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersion(ctx context.Context, sel ast.SelectionSet, v model.DomainVersion) graphql.Marshaler {
+	return ec._DomainVersion(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDomainVersion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DomainVersion) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomainVersion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDomainVersionCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersionCounts(ctx context.Context, sel ast.SelectionSet, v *model.DomainVersionCounts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainVersionCounts(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -24628,6 +33303,16 @@ func (ec *executionContext) marshalNIncidentPage2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._IncidentPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNIncrementalProfiling2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐIncrementalProfiling(ctx context.Context, sel ast.SelectionSet, v *scan.IncrementalProfiling) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IncrementalProfiling(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -24636,6 +33321,22 @@ func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, 
 func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalInt(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
+	res, err := graphql.UnmarshalInt64(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt64(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -24672,6 +33373,16 @@ func (ec *executionContext) marshalNIssue2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigia
 		return graphql.Null
 	}
 	return ec._Issue(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIssueCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueCounts(ctx context.Context, sel ast.SelectionSet, v *model.IssueCounts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssueCounts(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNIssueHistoryEntry2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueHistoryEntry(ctx context.Context, sel ast.SelectionSet, v model.IssueHistoryEntry) graphql.Marshaler {
@@ -24884,6 +33595,40 @@ func (ec *executionContext) marshalNLineagePath2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._LineagePath(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐMonitor(ctx context.Context, sel ast.SelectionSet, v scan.Monitor) graphql.Marshaler {
+	return ec._Monitor(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNParsing2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsing(ctx context.Context, sel ast.SelectionSet, v *scan.Parsing) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Parsing(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNParsingColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsingColumn(ctx context.Context, sel ast.SelectionSet, v scan.ParsingColumn) graphql.Marshaler {
+	return ec._ParsingColumn(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNParsingColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsingColumnᚄ(ctx context.Context, sel ast.SelectionSet, v []scan.ParsingColumn) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNParsingColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsingColumn(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNRAGGate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGate(ctx context.Context, sel ast.SelectionSet, v *model.RAGGate) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -24981,6 +33726,26 @@ func (ec *executionContext) marshalNRule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigia�
 		return graphql.Null
 	}
 	return ec._Rule(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRuleOutcome2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleOutcome(ctx context.Context, sel ast.SelectionSet, v model.RuleOutcome) graphql.Marshaler {
+	return ec._RuleOutcome(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRuleOutcome2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleOutcomeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RuleOutcome) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRuleOutcome2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleOutcome(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNRulePage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePage(ctx context.Context, sel ast.SelectionSet, v *model.RulePage) graphql.Marshaler {
@@ -25086,6 +33851,80 @@ func (ec *executionContext) marshalNScanPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvi
 		return graphql.Null
 	}
 	return ec._ScanPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSchemaChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐSchemaChangeSet(ctx context.Context, sel ast.SelectionSet, v scan.SchemaChangeSet) graphql.Marshaler {
+	return ec._SchemaChange(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSchemaChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐSchemaChangeSetᚄ(ctx context.Context, sel ast.SelectionSet, v []scan.SchemaChangeSet) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSchemaChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐSchemaChangeSet(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSchemaMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐSchemaMonitor(ctx context.Context, sel ast.SelectionSet, v scan.SchemaMonitor) graphql.Marshaler {
+	return ec._SchemaMonitor(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNScoreDriver2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreDriver(ctx context.Context, sel ast.SelectionSet, v model.ScoreDriver) graphql.Marshaler {
+	return ec._ScoreDriver(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNScoreDriver2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreDriverᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ScoreDriver) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScoreDriver2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreDriver(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNScoreExplanation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreExplanation(ctx context.Context, sel ast.SelectionSet, v *model.ScoreExplanation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ScoreExplanation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNScoreNote2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreNote(ctx context.Context, sel ast.SelectionSet, v model.ScoreNote) graphql.Marshaler {
+	return ec._ScoreNote(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNScoreNote2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreNoteᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ScoreNote) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScoreNote2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScoreNote(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNScorePoint2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScorePoint(ctx context.Context, sel ast.SelectionSet, v model.ScorePoint) graphql.Marshaler {
@@ -25279,9 +34118,49 @@ func (ec *executionContext) marshalNTrustReason2ᚕgithubᚗcomᚋvigiaᚑdata�
 	return ret
 }
 
+func (ec *executionContext) marshalNTuning2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTuning(ctx context.Context, sel ast.SelectionSet, v model.Tuning) graphql.Marshaler {
+	return ec._Tuning(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTuning2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTuningᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Tuning) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTuning2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTuning(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNUpdateRuleInput2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUpdateRuleInput(ctx context.Context, v any) (model.UpdateRuleInput, error) {
 	res, err := ec.unmarshalInputUpdateRuleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNValueMask2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋcatalogᚐMask(ctx context.Context, sel ast.SelectionSet, v catalog.Mask) graphql.Marshaler {
+	return ec._ValueMask(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNValueMask2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋcatalogᚐMaskᚄ(ctx context.Context, sel ast.SelectionSet, v []catalog.Mask) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNValueMask2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋcatalogᚐMask(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNVerdict2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐVerdict(ctx context.Context, sel ast.SelectionSet, v *model.Verdict) graphql.Marshaler {
@@ -25464,6 +34343,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOColumnCompletude2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnCompletude(ctx context.Context, sel ast.SelectionSet, v *model.ColumnCompletude) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ColumnCompletude(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalODataset2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataset(ctx context.Context, sel ast.SelectionSet, v *model.Dataset) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -25485,6 +34371,13 @@ func (ec *executionContext) marshalODatasetSort2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalODimensionMeta2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionMeta(ctx context.Context, sel ast.SelectionSet, v *model.DimensionMeta) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._DimensionMeta(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalODimensionValue2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionValueᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DimensionValue) graphql.Marshaler {
@@ -25583,6 +34476,13 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalOIncident2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncident(ctx context.Context, sel ast.SelectionSet, v *model.Incident) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Incident(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -25638,6 +34538,13 @@ func (ec *executionContext) marshalOProfileFailure2ᚖgithubᚗcomᚋvigiaᚑdat
 	return ec._ProfileFailure(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOProfileRun2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐProfileRun(ctx context.Context, sel ast.SelectionSet, v *scan.ProfileRun) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProfileRun(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalORule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRule(ctx context.Context, sel ast.SelectionSet, v *model.Rule) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -25665,6 +34572,13 @@ func (ec *executionContext) marshalORuleResult2ᚖgithubᚗcomᚋvigiaᚑdataᚋ
 		return graphql.Null
 	}
 	return ec._RuleResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOScan2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScan(ctx context.Context, sel ast.SelectionSet, v *model.Scan) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Scan(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOSemantic2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSemantic(ctx context.Context, sel ast.SelectionSet, v *model.Semantic) graphql.Marshaler {

@@ -8,7 +8,14 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/vigia-data/vigia/scan"
 )
+
+// A lineage neighbour: a Dataset the caller can see, else a RestrictedDataset.
+type DatasetNeighbour interface {
+	IsDatasetNeighbour()
+}
 
 // A column as the source declares it, with its semantic type.
 type Column struct {
@@ -29,6 +36,14 @@ type Column struct {
 	// True when nullCount, nullRate, min and max were measured on the first profileSampleSize rows only (a cost-guarded view).
 	ProfileEstimated  bool `json:"profileEstimated"`
 	ProfileSampleSize *int `json:"profileSampleSize,omitempty"`
+}
+
+// The column with the largest share of nulls.
+type ColumnCompletude struct {
+	Column     string  `json:"column"`
+	Completude float64 `json:"completude"`
+	NullCount  int     `json:"nullCount"`
+	Rows       int     `json:"rows"`
 }
 
 // One entry of an edge's column map.
@@ -87,6 +102,8 @@ type ContractVersion struct {
 type Country struct {
 	Effective string `json:"effective"`
 	Source    string `json:"source"`
+	// The dataset's own data country; null when inherited.
+	Own *string `json:"own,omitempty"`
 }
 
 type CreateRuleInput struct {
@@ -128,6 +145,12 @@ type Dataset struct {
 	Contract *DatasetContract `json:"contract"`
 	// Accepted versions, newest first; limit 1-500.
 	ContractVersions []ContractVersion `json:"contractVersions"`
+	Freshness        *scan.Freshness   `json:"freshness"`
+	// Newest first.
+	SchemaChanges        []scan.SchemaChangeSet     `json:"schemaChanges"`
+	IncrementalProfiling *scan.IncrementalProfiling `json:"incrementalProfiling"`
+	AutoMonitors         *scan.AutoMonitors         `json:"autoMonitors"`
+	Parsing              *scan.Parsing              `json:"parsing"`
 	// Lineage traversal; hops 1-3.
 	Lineage *LineageGraph `json:"lineage"`
 	// Downstream impact, with the columns derived from column (null with an error when the dataset has no such column).
@@ -142,12 +165,28 @@ type Dataset struct {
 	LastFailure *ProfileFailure `json:"lastFailure,omitempty"`
 	// Newest first.
 	ScoreHistory []ScorePoint `json:"scoreHistory"`
-	// Open and acknowledged issues.
-	Issues  []IssueSummary `json:"issues"`
-	Verdict *Verdict       `json:"verdict"`
+	// Open and acknowledged issues, of the given severities (critical, warning, info) and statuses (open, acknowledged) when set.
+	Issues           []IssueSummary    `json:"issues"`
+	Verdict          *Verdict          `json:"verdict"`
+	ScoreExplanation *ScoreExplanation `json:"scoreExplanation"`
+	Tuning           []Tuning          `json:"tuning"`
 	// Utility and privacy scorecard of rows generated from the dataset's profile, never from stored values (rows 1-20000). Over the 30 s budget the error code is synthetic_budget_exceeded.
 	SyntheticEvaluation *SyntheticEvaluation `json:"syntheticEvaluation"`
+	// Datasets upstream within hops (1-3), nearest first, at most 40 (as REST's traverse).
+	Upstream []DatasetNeighbour `json:"upstream"`
+	// Datasets downstream within hops (1-3), nearest first, at most 40.
+	Downstream []DatasetNeighbour `json:"downstream"`
+	// Incidents (newest first) the dataset is part of, among those whose root the caller can see.
+	Incidents []Incident `json:"incidents"`
+	// Registered consumers that read the dataset.
+	Consumers []Consumer `json:"consumers"`
+	// Data products the caller can see that hold the dataset.
+	Domains []Domain `json:"domains"`
+	// Rules of the dataset.
+	Rules []Rule `json:"rules"`
 }
+
+func (Dataset) IsDatasetNeighbour() {}
 
 // A dataset's data contract.
 type DatasetContract struct {
@@ -171,10 +210,43 @@ type DatasetPage struct {
 	Total int       `json:"total"`
 }
 
+// How one dimension was computed.
+type DimensionMeta struct {
+	// Measurements and evaluated rules averaged.
+	Checks      int   `json:"checks"`
+	FailedRules *int  `json:"failedRules,omitempty"`
+	Estimated   *bool `json:"estimated,omitempty"`
+	// 95% interval when the dimension comes from an estimate.
+	Ci95 []float64 `json:"ci95,omitempty"`
+	// Why the dimension is null.
+	Reason      *string           `json:"reason,omitempty"`
+	AgeHours    *float64          `json:"ageHours,omitempty"`
+	SLAHours    *float64          `json:"slaHours,omitempty"`
+	WorstColumn *ColumnCompletude `json:"worstColumn,omitempty"`
+}
+
 // A value per quality dimension.
 type DimensionValue struct {
 	Dimension string  `json:"dimension"`
 	Value     float64 `json:"value"`
+}
+
+// The five quality dimensions (0-100; null when not computable).
+type Dimensions struct {
+	Completude   *float64 `json:"completude,omitempty"`
+	Unicidade    *float64 `json:"unicidade,omitempty"`
+	Validade     *float64 `json:"validade,omitempty"`
+	Atualidade   *float64 `json:"atualidade,omitempty"`
+	Consistencia *float64 `json:"consistencia,omitempty"`
+}
+
+// How each dimension was computed (null: not computed).
+type DimensionsMeta struct {
+	Completude   *DimensionMeta `json:"completude,omitempty"`
+	Unicidade    *DimensionMeta `json:"unicidade,omitempty"`
+	Validade     *DimensionMeta `json:"validade,omitempty"`
+	Atualidade   *DimensionMeta `json:"atualidade,omitempty"`
+	Consistencia *DimensionMeta `json:"consistencia,omitempty"`
 }
 
 // A data product.
@@ -195,6 +267,27 @@ type Domain struct {
 	Readiness  *DomainReadiness `json:"readiness"`
 	// SLO attainment of month (YYYY-MM; the current month by default).
 	Slo *DomainSlo `json:"slo"`
+	// Published versions, newest first (at most 500).
+	Versions []DomainVersion `json:"versions"`
+	// Manual and derived consumers (at most 500).
+	Consumers []DomainConsumer `json:"consumers"`
+}
+
+// A consumer of a data product: registered by hand (manual) or derived from consumptions.
+type DomainConsumer struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// user, ai_system, dbt_exposure, external
+	Kind string `json:"kind"`
+	// manual, derived
+	Source    string  `json:"source"`
+	ChannelID *string `json:"channelId,omitempty"`
+	// Registry kind of a derived consumer: agent, application, pipeline, notebook
+	ConsumerKind    *string    `json:"consumerKind,omitempty"`
+	Consumptions30d int        `json:"consumptions30d"`
+	Datasets30d     int        `json:"datasets30d"`
+	LastConsumedAt  *time.Time `json:"lastConsumedAt,omitempty"`
+	CreatedAt       time.Time  `json:"createdAt"`
 }
 
 // One page of domains.
@@ -243,6 +336,25 @@ type DomainUseCase struct {
 	Warnings []ReadinessItem `json:"warnings"`
 }
 
+// A published version of a data product.
+type DomainVersion struct {
+	// MAJOR.MINOR
+	Version string `json:"version"`
+	// initial, major, minor
+	Bump          string               `json:"bump"`
+	ChangeSummary string               `json:"changeSummary"`
+	Counts        *DomainVersionCounts `json:"counts"`
+	PublishedAt   time.Time            `json:"publishedAt"`
+}
+
+// What a published version holds and changed.
+type DomainVersionCounts struct {
+	Datasets   int `json:"datasets"`
+	Changes    int `json:"changes"`
+	Breaking   int `json:"breaking"`
+	Compatible int `json:"compatible"`
+}
+
 // A node of an impact tree.
 type ImpactNode struct {
 	Ref        string  `json:"ref"`
@@ -277,6 +389,8 @@ type Incident struct {
 	Exposures             []IncidentExposure `json:"exposures"`
 	CreatedAt             time.Time          `json:"createdAt"`
 	UpdatedAt             time.Time          `json:"updatedAt"`
+	// The incident's root dataset (the most upstream one).
+	Root *Dataset `json:"root,omitempty"`
 }
 
 // An exposure or a consumer reached by an incident.
@@ -321,6 +435,16 @@ type Issue struct {
 	ResolvedAt           *time.Time `json:"resolvedAt,omitempty"`
 	// Every change with its origin, oldest first.
 	History []IssueHistoryEntry `json:"history"`
+	// The issue's dataset.
+	Dataset *Dataset `json:"dataset"`
+}
+
+// Standing issues counted as the verdict, the trust decision and readiness count them.
+type IssueCounts struct {
+	Critical         int      `json:"critical"`
+	Warning          int      `json:"warning"`
+	CriticalIssueIds []string `json:"criticalIssueIds"`
+	WarningIssueIds  []string `json:"warningIssueIds"`
 }
 
 // One change of an issue.
@@ -396,11 +520,13 @@ type LineageEdge struct {
 	Source string `json:"source"`
 	Target string `json:"target"`
 	// parsed, declared, dbt, openlineage, inferred
-	Kind          string       `json:"kind"`
-	Origin        *string      `json:"origin,omitempty"`
-	ColumnMap     []ColumnPair `json:"columnMap"`
-	ColumnLevel   bool         `json:"columnLevel"`
-	LinkingColumn *string      `json:"linkingColumn,omitempty"`
+	Kind          string           `json:"kind"`
+	Origin        *string          `json:"origin,omitempty"`
+	ColumnMap     []ColumnPair     `json:"columnMap"`
+	ColumnLevel   bool             `json:"columnLevel"`
+	LinkingColumn *string          `json:"linkingColumn,omitempty"`
+	SourceDataset DatasetNeighbour `json:"sourceDataset"`
+	TargetDataset DatasetNeighbour `json:"targetDataset"`
 }
 
 // An exposure (dashboard, ML model, application) or a destination outside the warehouse.
@@ -448,6 +574,8 @@ type LineageNode struct {
 	Impact *string `json:"impact,omitempty"`
 	// Columns derived from the asked column, in impact answers.
 	Columns []string `json:"columns"`
+	// The node's dataset; a RestrictedDataset when the caller cannot see it.
+	Dataset DatasetNeighbour `json:"dataset"`
 }
 
 // The shortest path (up to 6 hops) in flow direction, else reverse.
@@ -508,6 +636,15 @@ type ReadinessItem struct {
 	Datasets *int   `json:"datasets,omitempty"`
 }
 
+// A dataset the caller cannot see, met on a walk: no id and no name, as in REST.
+type RestrictedDataset struct {
+	// The opaque key the walk's answer uses for it (restricted-N).
+	Ref        string `json:"ref"`
+	Restricted bool   `json:"restricted"`
+}
+
+func (RestrictedDataset) IsDatasetNeighbour() {}
+
 // A data-quality rule of a dataset, evaluated in every scan of its connection.
 type Rule struct {
 	ID          string `json:"id"`
@@ -530,6 +667,15 @@ type Rule struct {
 	CurrentIssueID *string   `json:"currentIssueId,omitempty"`
 	CreatedAt      time.Time `json:"createdAt"`
 	UpdatedAt      time.Time `json:"updatedAt"`
+}
+
+// A rule that failed in the verdict's scan.
+type RuleOutcome struct {
+	RuleID   string `json:"ruleId"`
+	RuleType string `json:"ruleType"`
+	// critical, warning, info
+	Severity string `json:"severity"`
+	Status   string `json:"status"`
 }
 
 // One page of rules.
@@ -635,6 +781,34 @@ type ScanFailure struct {
 type ScanPage struct {
 	Items []Scan `json:"items"`
 	Total int    `json:"total"`
+}
+
+// What moved the score.
+type ScoreDriver struct {
+	Kind    string  `json:"kind"`
+	IssueID *string `json:"issueId,omitempty"`
+	// The driver's parameters, a JSON object as text.
+	Params string `json:"params"`
+}
+
+// The latest score against the previous one (REST /datasets/{id}/score/explain).
+type ScoreExplanation struct {
+	DatasetID      string          `json:"datasetId"`
+	ScanID         *string         `json:"scanId,omitempty"`
+	Score          *float64        `json:"score,omitempty"`
+	PreviousScore  *float64        `json:"previousScore,omitempty"`
+	Dimensions     *Dimensions     `json:"dimensions"`
+	DimensionsMeta *DimensionsMeta `json:"dimensionsMeta"`
+	Drivers        []ScoreDriver   `json:"drivers"`
+	Notes          []ScoreNote     `json:"notes"`
+	OpenIssues     *IssueCounts    `json:"openIssues"`
+}
+
+// A caveat about comparing two scores.
+type ScoreNote struct {
+	Code string `json:"code"`
+	// A JSON object as text; null without parameters.
+	Params *string `json:"params,omitempty"`
 }
 
 // One scan's score with its five dimensions.
@@ -765,6 +939,19 @@ type TrustReason struct {
 	MessagePt string `json:"messagePt"`
 }
 
+// A metric's anomaly threshold (REST /datasets/{id}/tuning).
+type Tuning struct {
+	Metric              string   `json:"metric"`
+	Column              *string  `json:"column,omitempty"`
+	Threshold           float64  `json:"threshold"`
+	Silenced            bool     `json:"silenced"`
+	Ignored             int      `json:"ignored"`
+	Resolved            int      `json:"resolved"`
+	NextOnIgnore        float64  `json:"nextOnIgnore"`
+	TunedThreshold      *float64 `json:"tunedThreshold,omitempty"`
+	TunedThresholdLabel *string  `json:"tunedThresholdLabel,omitempty"`
+}
+
 // Absent fields keep their value; params replace the whole set.
 type UpdateRuleInput struct {
 	Name     *string          `json:"name,omitempty"`
@@ -779,6 +966,8 @@ type Verdict struct {
 	Verdict     string     `json:"verdict"`
 	ScanID      *string    `json:"scanId,omitempty"`
 	EvaluatedAt *time.Time `json:"evaluatedAt,omitempty"`
+	// Every failed rule, critical first.
+	FailingRules []RuleOutcome `json:"failingRules"`
 }
 
 type DatasetSort string
