@@ -19,6 +19,7 @@ import (
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/datadiff"
+	"github.com/vigia-data/vigia/datapolicy"
 	"github.com/vigia-data/vigia/demo"
 	"github.com/vigia-data/vigia/graph"
 	"github.com/vigia-data/vigia/graph/explorer"
@@ -130,22 +131,24 @@ type App struct {
 	Messages *i18n.Catalog
 	Identity *identity.Service
 	// Plans answers what the workspace's plan includes (402).
-	Plans       *plan.Service
-	Catalog     *catalog.Service
-	Connections *connection.Service
-	Scans       *scan.Service
-	ScanReads   *scan.ReadService
-	Trust       *trust.Service
-	Products    *product.Service
-	Jobs        *jobs.Queue
-	Rules       *rule.Service
-	Validation  *validate.Service
-	Diff        *datadiff.Service
-	Issues      *issue.Service
-	Teams       *team.Service
-	Lineage     *lineage.Service
-	Incidents   *incident.Service
-	Contracts   *contract.Service
+	Plans *plan.Service
+	// DataPolicies keeps and evaluates data policies (the after-scan consumer "policies").
+	DataPolicies *datapolicy.Service
+	Catalog      *catalog.Service
+	Connections  *connection.Service
+	Scans        *scan.Service
+	ScanReads    *scan.ReadService
+	Trust        *trust.Service
+	Products     *product.Service
+	Jobs         *jobs.Queue
+	Rules        *rule.Service
+	Validation   *validate.Service
+	Diff         *datadiff.Service
+	Issues       *issue.Service
+	Teams        *team.Service
+	Lineage      *lineage.Service
+	Incidents    *incident.Service
+	Contracts    *contract.Service
 	// closeGraph closes the Neo4j driver when that backend is used.
 	closeGraph func(ctx context.Context) error
 	Notify     *notify.Service
@@ -215,6 +218,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Incidents = incident.NewService(db.Incidents(), a.Lineage, clock)
 	// Products order by lineage reach.
 	a.Products = product.NewService(db.Products(), db, a.Trust, a.Lineage, box, clock, product.Config{})
+	a.DataPolicies = datapolicy.NewService(db.DataPolicies(), domainNames{a.Products}, clock)
 	// Contracts render rules and domains; trust and domain versions read their state from the store.
 	a.Contracts = contract.NewService(db.Contracts(), db, a.Catalog, a.Rules, a.Products, clock)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
@@ -225,7 +229,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	// scan.Service.AfterScan, the job of scan.AfterJobKind.
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
 		Weights: db.Products(), Consumers: []scan.NamedConsumer{{Name: "lineage", Consumer: a.Lineage},
-			{Name: "contracts", Consumer: a.Contracts}, {Name: "reconcile", Consumer: a.Diff}, {Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products}}},
+			{Name: "contracts", Consumer: a.Contracts}, {Name: "reconcile", Consumer: a.Diff}, {Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products},
+			{Name: "policies", Consumer: a.DataPolicies}}},
 		clock, log, scanCfg)
 	// Notifications, then on-call (which sends through them) and ticket integrations
 	// (which resolve issues through the issue workflow); deliveries and ticket syncs run
@@ -368,7 +373,7 @@ func (a *App) Server() *rest.Server {
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
-			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity}, a.Log)
+			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, DataPolicies: a.DataPolicies}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.
@@ -489,4 +494,12 @@ func BrokerCheck(natsURL string) func(ctx context.Context) string {
 		_ = c.Close()
 		return "ok"
 	}
+}
+
+// domainNames checks a domain against the caller's visibility for data policies.
+type domainNames struct{ p *product.Service }
+
+func (d domainNames) DomainName(ctx context.Context, id string) (string, error) {
+	dom, err := d.p.Domain(ctx, id)
+	return dom.Name, err
 }

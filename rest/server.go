@@ -90,6 +90,8 @@ type Deps struct {
 	WebApp http.Handler
 	// Account keeps workspace and account settings.
 	Account AccountService
+	// DataPolicies keeps the workspace's and domains' data policies.
+	DataPolicies DataPolicyService
 }
 
 // Server is the HTTP transport.
@@ -211,6 +213,7 @@ func (s *Server) routes() {
 	s.reconcileCheckRoutes()
 	s.contractRoutes()
 	s.workspaceRoutes()
+	s.dataPolicyRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)
