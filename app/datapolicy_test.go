@@ -140,11 +140,33 @@ func TestPIIRetentionViolationOpensAndResolves(t *testing.T) {
 		t.Fatalf("a source value in the delivery: %s", opened[0].Body)
 	}
 
-	// A second scan with the same rows opens nothing new and sends nothing.
+	// The active violation's critical issue makes the dataset untrusted.
+	var issueID string
+	if err := env.DB.Pool().QueryRow(context.Background(), `SELECT issue_id::text FROM policy_violations WHERE workspace_id = $1`, ws).Scan(&issueID); err != nil {
+		t.Fatal(err)
+	}
+	decision := func() (string, string) {
+		t.Helper()
+		r := env.Do(t, http.MethodGet, "/api/v1/datasets/"+pessoas+"/trust-decision", admin, nil)
+		mustStatus(t, r, http.StatusOK)
+		var d map[string]any
+		r.JSON(t, &d)
+		return fmt.Sprint(d["decision"]), string(r.Body)
+	}
+	if d, body := decision(); d != "untrusted" || !strings.Contains(body, issueID) {
+		t.Fatalf("trust decision with an active critical violation: %s", body)
+	}
+
+	// A second scan with the same rows opens nothing new and sends nothing; its verdict
+	// counts the standing violation.
 	scanNow()
 	settle(t, env, ws)
 	if n, _ := active(); n != 1 || len(asked.ofEvent("service.policy.violation_opened")) != 1 {
 		t.Fatalf("a repeated scan: %d active, %d opened deliveries", n, len(asked.ofEvent("service.policy.violation_opened")))
+	}
+	var verdict string
+	if err := env.DB.Pool().QueryRow(context.Background(), `SELECT verdict FROM verdicts WHERE dataset_id = $1 ORDER BY seq DESC LIMIT 1`, pessoas).Scan(&verdict); err != nil || verdict != "fail" {
+		t.Fatalf("verdict with a standing critical violation: %q %v", verdict, err)
 	}
 
 	// Deleting the old rows and scanning again resolves it.
@@ -162,6 +184,9 @@ func TestPIIRetentionViolationOpensAndResolves(t *testing.T) {
 	resolved := asked.ofEvent("service.policy.violation_resolved")
 	if len(resolved) != 1 || len(alertsOnly.ofEvent("service.policy.violation_resolved")) != 0 {
 		t.Fatalf("resolved deliveries: %d, alerts-only %d", len(resolved), len(alertsOnly.ofEvent("service.policy.violation_resolved")))
+	}
+	if d, body := decision(); d == "untrusted" && strings.Contains(body, issueID) {
+		t.Fatalf("trust decision still counts the resolved violation: %s", body)
 	}
 	rb := decodeBody(t, resolved[0].Body)
 	rpv, _ := rb["policy_violation"].(map[string]any)
