@@ -16,6 +16,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/compliance"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/datadiff"
@@ -132,6 +133,8 @@ type App struct {
 	Identity *identity.Service
 	// Plans answers what the workspace's plan includes (402).
 	Plans *plan.Service
+	// Compliance builds the compliance dossiers (business plan).
+	Compliance *compliance.Service
 	// DataPolicies keeps and evaluates data policies (the after-scan consumer "policies").
 	DataPolicies *datapolicy.Service
 	Catalog      *catalog.Service
@@ -201,6 +204,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a := &App{Config: cfg, Log: log, DB: db, Messages: msgs, Jobs: queue, closeGraph: closeGraph}
 	a.Identity = identity.NewService(db.Identity(), db.Settings(), db, clock)
 	a.Plans = plan.NewService(db.Settings(), clock)
+	a.Compliance = compliance.NewService(db.Compliance(), a.Plans, clock)
 	a.Catalog = catalog.NewService(db.Catalog())
 	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans, Quota: a.Plans.AllowScan}
@@ -373,7 +377,8 @@ func (a *App) Server() *rest.Server {
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
-			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, DataPolicies: a.DataPolicies}, a.Log)
+			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, DataPolicies: a.DataPolicies,
+			Compliance: a.Compliance}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.

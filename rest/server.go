@@ -92,6 +92,8 @@ type Deps struct {
 	Account AccountService
 	// DataPolicies keeps the workspace's and domains' data policies.
 	DataPolicies DataPolicyService
+	// Compliance builds the compliance dossiers.
+	Compliance ComplianceService
 }
 
 // Server is the HTTP transport.
@@ -214,6 +216,7 @@ func (s *Server) routes() {
 	s.contractRoutes()
 	s.workspaceRoutes()
 	s.dataPolicyRoutes()
+	s.complianceRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

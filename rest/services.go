@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/compliance"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/datapolicy"
@@ -48,6 +49,11 @@ type AccountService interface {
 type DataPolicyService interface {
 	Policy(ctx context.Context, domainID string) (datapolicy.Policy, error)
 	SetPolicy(ctx context.Context, domainID string, rules []datapolicy.Rule) (datapolicy.Policy, error)
+}
+
+// ComplianceService is what the transport needs of the compliance dossiers.
+type ComplianceService interface {
+	Art10(ctx context.Context) (compliance.Art10, error)
 }
 
 // CatalogService is what the transport needs of the catalog.
