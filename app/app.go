@@ -17,10 +17,12 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/bi"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/compliance"
 	"github.com/vigia-data/vigia/confcode"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/datadiff"
+	"github.com/vigia-data/vigia/datapolicy"
 	"github.com/vigia-data/vigia/demo"
 	"github.com/vigia-data/vigia/graph"
 	"github.com/vigia-data/vigia/graph/explorer"
@@ -141,22 +143,26 @@ type App struct {
 	Messages *i18n.Catalog
 	Identity *identity.Service
 	// Plans answers what the workspace's plan includes (402).
-	Plans       *plan.Service
-	Catalog     *catalog.Service
-	Connections *connection.Service
-	Scans       *scan.Service
-	ScanReads   *scan.ReadService
-	Trust       *trust.Service
-	Products    *product.Service
-	Jobs        *jobs.Queue
-	Rules       *rule.Service
-	Validation  *validate.Service
-	Diff        *datadiff.Service
-	Issues      *issue.Service
-	Teams       *team.Service
-	Lineage     *lineage.Service
-	Incidents   *incident.Service
-	Contracts   *contract.Service
+	Plans *plan.Service
+	// Compliance builds the compliance dossiers (business plan).
+	Compliance *compliance.Service
+	// DataPolicies keeps and evaluates data policies (the after-scan consumer "policies").
+	DataPolicies *datapolicy.Service
+	Catalog      *catalog.Service
+	Connections  *connection.Service
+	Scans        *scan.Service
+	ScanReads    *scan.ReadService
+	Trust        *trust.Service
+	Products     *product.Service
+	Jobs         *jobs.Queue
+	Rules        *rule.Service
+	Validation   *validate.Service
+	Diff         *datadiff.Service
+	Issues       *issue.Service
+	Teams        *team.Service
+	Lineage      *lineage.Service
+	Incidents    *incident.Service
+	Contracts    *contract.Service
 	// closeGraph closes the Neo4j driver when that backend is used.
 	closeGraph func(ctx context.Context) error
 	Notify     *notify.Service
@@ -217,6 +223,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a := &App{Config: cfg, Log: log, DB: db, Messages: msgs, Jobs: queue, closeGraph: closeGraph}
 	a.Identity = identity.NewService(db.Identity(), db.Settings(), db, clock)
 	a.Plans = plan.NewService(db.Settings(), clock)
+	a.Compliance = compliance.NewService(db.Compliance(), a.Plans, clock)
 	a.Catalog = catalog.NewService(db.Catalog())
 	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans, Quota: a.Plans.AllowScan}
@@ -234,6 +241,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Incidents = incident.NewService(db.Incidents(), a.Lineage, clock)
 	// Products order by lineage reach.
 	a.Products = product.NewService(db.Products(), db, a.Trust, a.Lineage, box, clock, product.Config{})
+	a.DataPolicies = datapolicy.NewService(db.DataPolicies(), domainNames{a.Products}, clock)
 	// Contracts render rules and domains; trust and domain versions read their state from the store.
 	a.Contracts = contract.NewService(db.Contracts(), db, a.Catalog, a.Rules, a.Products, clock)
 	// Modeling's fixes are checked by the dialects' parsers.
@@ -248,7 +256,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
 		Weights: db.Products(), Consumers: []scan.NamedConsumer{{Name: "lineage", Consumer: a.Lineage},
 			{Name: "contracts", Consumer: a.Contracts}, {Name: "reconcile", Consumer: a.Diff}, {Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products},
-			{Name: "modeling", Consumer: a.Modeling}}},
+			{Name: "modeling", Consumer: a.Modeling}, {Name: "policies", Consumer: a.DataPolicies}}},
 		clock, log, scanCfg)
 	// Notifications, then on-call (which sends through them) and ticket integrations
 	// (which resolve issues through the issue workflow); deliveries and ticket syncs run
@@ -399,7 +407,8 @@ func (a *App) Server() *rest.Server {
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
 			Synthetic: a.Synthetic,
 			Messages:  a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
-			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI}, a.Log)
+			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI,
+			DataPolicies: a.DataPolicies, Compliance: a.Compliance}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.
@@ -521,4 +530,12 @@ func BrokerCheck(natsURL string) func(ctx context.Context) string {
 		_ = c.Close()
 		return "ok"
 	}
+}
+
+// domainNames checks a domain against the caller's visibility for data policies.
+type domainNames struct{ p *product.Service }
+
+func (d domainNames) DomainName(ctx context.Context, id string) (string, error) {
+	dom, err := d.p.Domain(ctx, id)
+	return dom.Name, err
 }

@@ -98,6 +98,10 @@ type Deps struct {
 	Account AccountService
 	// BI records BI tools' dataset refreshes.
 	BI BIService
+	// DataPolicies keeps the workspace's and domains' data policies.
+	DataPolicies DataPolicyService
+	// Compliance builds the compliance dossiers.
+	Compliance ComplianceService
 }
 
 // Server is the HTTP transport.
@@ -229,6 +233,8 @@ func (s *Server) routes() {
 	s.workspaceRoutes()
 	s.syntheticRoutes()
 	s.biRoutes()
+	s.dataPolicyRoutes()
+	s.complianceRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

@@ -6,8 +6,10 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/bi"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/compliance"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
+	"github.com/vigia-data/vigia/datapolicy"
 	"github.com/vigia-data/vigia/ide"
 	"github.com/vigia-data/vigia/identity"
 	"github.com/vigia-data/vigia/incident"
@@ -42,6 +44,17 @@ type AccountService interface {
 	SetWorkspaceCurrency(ctx context.Context, currency *string) (identity.Workspace, error)
 	Me(ctx context.Context) (identity.Account, error)
 	UpdateMe(ctx context.Context, in identity.AccountUpdate) (identity.Account, error)
+}
+
+// DataPolicyService is what the transport needs of data policies.
+type DataPolicyService interface {
+	Policy(ctx context.Context, domainID string) (datapolicy.Policy, error)
+	SetPolicy(ctx context.Context, domainID string, rules []datapolicy.Rule) (datapolicy.Policy, error)
+}
+
+// ComplianceService is what the transport needs of the compliance dossiers.
+type ComplianceService interface {
+	Art10(ctx context.Context) (compliance.Art10, error)
 }
 
 // CatalogService is what the transport needs of the catalog.
