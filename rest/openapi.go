@@ -79,6 +79,7 @@ var tagDescriptions = map[string]string{
 	"rag-gate":          "The gate of AI retrieval: allow, warn or block per dataset, recording the read",
 	"reconcile":         "Reconciliations between two datasets: counts and sums per group within a tolerance",
 	"ide":               "Editor extensions: table references resolved to datasets, column metadata (never values)",
+	"suggestions":       "Suggestions from scans (rules, parsing), accepted, dismissed or rehearsed with counts only",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }
