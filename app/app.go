@@ -50,6 +50,7 @@ import (
 	"github.com/vigia-data/vigia/source"
 	"github.com/vigia-data/vigia/source/connect"
 	"github.com/vigia-data/vigia/store"
+	"github.com/vigia-data/vigia/suggest"
 	"github.com/vigia-data/vigia/synthetic"
 	"github.com/vigia-data/vigia/synthetic/sqlitepack"
 	"github.com/vigia-data/vigia/team"
@@ -181,6 +182,8 @@ type App struct {
 	Synthetic *synthetic.Service
 	// BI records BI tools' refreshes (datasets matched and dashboards kept by lineage).
 	BI *bi.Service
+	// Suggestions proposes rules and standardizations after each scan, and rehearses them.
+	Suggestions *suggest.Service
 }
 
 // New wires the services over db (already migrated).
@@ -246,17 +249,19 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Contracts = contract.NewService(db.Contracts(), db, a.Catalog, a.Rules, a.Products, clock)
 	// Modeling's fixes are checked by the dialects' parsers.
 	a.Modeling = modeling.NewService(db.Modeling(), sqllineage.Parser{}, clock, log)
+	a.Suggestions = suggest.NewService(db.Suggestions(), a.Catalog, a.Connections, a.Rules, sqllineage.Parser{}, clock, 0)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
 	// A succeeded scan's event is consumed by lineage, then the active contracts' checks
 	// (a violation opens an issue), then the declared reconciliation checks touching the
 	// connection (a failing one opens an issue), then incidents, then the domains' verdicts (one event
 	// per domain whose aggregated verdict the scan's verdicts changed), then modeling (schema
-	// design checks and domain SLO targets):
+	// design checks and domain SLO targets), then suggestions:
 	// scan.Service.AfterScan, the job of scan.AfterJobKind.
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
 		Weights: db.Products(), Consumers: []scan.NamedConsumer{{Name: "lineage", Consumer: a.Lineage},
 			{Name: "contracts", Consumer: a.Contracts}, {Name: "reconcile", Consumer: a.Diff}, {Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products},
-			{Name: "modeling", Consumer: a.Modeling}, {Name: "policies", Consumer: a.DataPolicies}}},
+			{Name: "modeling", Consumer: a.Modeling}, {Name: "policies", Consumer: a.DataPolicies},
+			{Name: "suggestions", Consumer: a.Suggestions}}},
 		clock, log, scanCfg)
 	// Notifications, then on-call (which sends through them) and ticket integrations
 	// (which resolve issues through the issue workflow); deliveries and ticket syncs run
@@ -405,8 +410,8 @@ func (a *App) Server() *rest.Server {
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
-			Synthetic: a.Synthetic,
-			Messages:  a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
+			Synthetic: a.Synthetic, Suggestions: a.Suggestions,
+			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI,
 			DataPolicies: a.DataPolicies, Compliance: a.Compliance}, a.Log)
 }

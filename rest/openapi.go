@@ -82,6 +82,7 @@ var tagDescriptions = map[string]string{
 	"workspace":         "Workspace and account settings: default locale and time zone, currency, the person's locale; the egress addresses",
 	"synthetic":         "Synthetic data generated from profiles, never from stored values, with a utility and privacy scorecard",
 	"bi":                "BI tools' dataset refreshes: the warehouse datasets they read, their dashboards, failed and late refreshes",
+	"suggestions":       "Suggestions from scans (rules, parsing), accepted, dismissed or rehearsed with counts only",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }

@@ -84,7 +84,9 @@ type Deps struct {
 	Contracts       ContractService
 	// Synthetic generates and evaluates synthetic data.
 	Synthetic SyntheticService
-	Messages  *i18n.Catalog
+	// Suggestions lists, decides and rehearses suggestions.
+	Suggestions SuggestionService
+	Messages    *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
 	// Broker reports the message broker's state, only reported by readiness.
@@ -235,6 +237,7 @@ func (s *Server) routes() {
 	s.biRoutes()
 	s.dataPolicyRoutes()
 	s.complianceRoutes()
+	s.suggestionRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

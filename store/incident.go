@@ -21,7 +21,8 @@ func (db *DB) Incidents() *IncidentStore { return &IncidentStore{db: db} }
 func (s *IncidentStore) OpenIssues(ctx context.Context, ws string) ([]incident.OpenIssue, error) {
 	rows, err := s.db.q(ctx).Query(ctx, `SELECT i.id::text, i.dataset_id::text, i.column_name, i.severity FROM issues i
 		JOIN datasets d ON d.id = i.dataset_id AND d.dropped_at IS NULL
-		WHERE i.workspace_id = $1 AND i.status IN ('open', 'acknowledged') ORDER BY i.dataset_id, i.id`, ws)
+		WHERE i.workspace_id = $1 AND i.status IN ('open', 'acknowledged') AND i.type NOT IN ('modeling', 'slo_breach')
+		ORDER BY i.dataset_id, i.id`, ws)
 	if err != nil {
 		return nil, translate(err)
 	}

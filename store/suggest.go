@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/suggest"
+)
+
+// SuggestStore implements suggest.Store.
+type SuggestStore struct{ db *DB }
+
+// Suggestions returns the store of suggestions.
+func (db *DB) Suggestions() *SuggestStore { return &SuggestStore{db: db} }
+
+var _ suggest.Store = (*SuggestStore)(nil)
+
+// ScanDatasets implements suggest.Store.
+func (s *SuggestStore) ScanDatasets(ctx context.Context, ws, scanID string) ([]catalog.Dataset, map[string]map[string]bool, error) {
+	q := s.db.q(ctx)
+	rows, err := q.Query(ctx, `SELECT sc.dataset_id::text FROM scores sc JOIN datasets d ON d.id = sc.dataset_id
+		WHERE sc.scan_id = $1 AND sc.workspace_id = $2 AND d.dropped_at IS NULL ORDER BY 1`, scanID, ws)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(ids) == 0 {
+		return nil, nil, translate(err)
+	}
+	details, err := s.db.Catalog().DatasetDetails(ctx, catalog.Viewer{WorkspaceID: ws, TeamIDs: []string{}, Admin: true}, ids, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err = q.Query(ctx, `SELECT dataset_id::text, params->>'column' FROM rules WHERE dataset_id = ANY($1::uuid[]) AND rule_type = 'not_null'
+		AND params->>'column' IS NOT NULL`, ids)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	has := map[string]map[string]bool{}
+	for rows.Next() {
+		var ds, col string
+		if err := rows.Scan(&ds, &col); err != nil {
+			rows.Close()
+			return nil, nil, translate(err)
+		}
+		if has[ds] == nil {
+			has[ds] = map[string]bool{}
+		}
+		has[ds][col] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, translate(err)
+	}
+	out := make([]catalog.Dataset, 0, len(ids))
+	for _, id := range ids {
+		if d, ok := details[id]; ok {
+			out = append(out, d)
+		}
+	}
+	return out, has, nil
+}
+
+// UpsertSuggestions implements suggest.Store.
+func (s *SuggestStore) UpsertSuggestions(ctx context.Context, ws, datasetID string, ss []suggest.Suggestion, at time.Time) error {
+	q := s.db.q(ctx)
+	for _, sg := range ss {
+		params, err := json.Marshal(sg.Params)
+		if err != nil {
+			return vigia.Internal(err)
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO suggestions (id, workspace_id, dataset_id, category, signature, column_name, params,
+			estimated_rows_sample, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+			ON CONFLICT (dataset_id, signature) DO UPDATE SET params = EXCLUDED.params, estimated_rows_sample = EXCLUDED.estimated_rows_sample,
+			updated_at = EXCLUDED.updated_at WHERE suggestions.status = 'open'`,
+			vigia.NewID(), ws, datasetID, sg.Category, sg.Signature, sg.Column, params, sg.EstimatedRowsSample, at); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
+const suggestionSelect = `SELECT s.id::text, s.workspace_id::text, s.dataset_id::text, d.schema_name || '.' || d.table_name, s.category,
+	s.signature, s.column_name, s.status, s.params, s.estimated_rows_sample, s.rule_id::text, s.rehearsal, s.created_at, s.updated_at
+	FROM suggestions s JOIN datasets d ON d.id = s.dataset_id`
+
+func scanSuggestion(r pgx.Row) (suggest.Suggestion, error) {
+	var sg suggest.Suggestion
+	var params, reh []byte
+	if err := r.Scan(&sg.ID, &sg.WorkspaceID, &sg.DatasetID, &sg.DatasetName, &sg.Category, &sg.Signature, &sg.Column, &sg.Status,
+		&params, &sg.EstimatedRowsSample, &sg.RuleID, &reh, &sg.CreatedAt, &sg.UpdatedAt); err != nil {
+		return sg, err
+	}
+	if err := json.Unmarshal(params, &sg.Params); err != nil {
+		return sg, vigia.Internal(err)
+	}
+	if reh != nil {
+		sg.Rehearsal = &suggest.Rehearsal{}
+		if err := json.Unmarshal(reh, sg.Rehearsal); err != nil {
+			return sg, vigia.Internal(err)
+		}
+	}
+	return sg, nil
+}
+
+// Suggestions implements suggest.Store: newest first, the datasets v can see.
+func (s *SuggestStore) Suggestions(ctx context.Context, v catalog.Viewer, category, datasetID *string, page vigia.Page) (vigia.List[suggest.Suggestion], error) {
+	f := visibleFilter("s.workspace_id", v)
+	if category != nil {
+		f.add("s.category = $%d", *category)
+	}
+	if datasetID != nil {
+		f.add("s.dataset_id::text = $%d", *datasetID)
+	}
+	q := s.db.q(ctx)
+	var out vigia.List[suggest.Suggestion]
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM suggestions s JOIN datasets d ON d.id = s.dataset_id WHERE `+f.sql(), f.args...).Scan(&out.Total); err != nil {
+		return out, translate(err)
+	}
+	args := append(f.args, page.Limit, page.Offset)
+	rows, err := q.Query(ctx, suggestionSelect+` WHERE `+f.sql()+fmt.Sprintf(` ORDER BY s.created_at DESC, s.id LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
+	if err != nil {
+		return out, translate(err)
+	}
+	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (suggest.Suggestion, error) { return scanSuggestion(r) })
+	return out, translate(err)
+}
+
+// Suggestion implements suggest.Store.
+func (s *SuggestStore) Suggestion(ctx context.Context, v catalog.Viewer, id string) (suggest.Suggestion, error) {
+	f := visibleFilter("s.workspace_id", v)
+	f.add("s.id::text = $%d", id)
+	sg, err := scanSuggestion(s.db.q(ctx).QueryRow(ctx, suggestionSelect+` WHERE `+f.sql(), f.args...))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return suggest.Suggestion{}, vigia.NotFound()
+	}
+	return sg, translate(err)
+}
+
+// SetStatus implements suggest.Store.
+func (s *SuggestStore) SetStatus(ctx context.Context, ws, id, status string, ruleID *string, at time.Time) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE suggestions SET status = $3, rule_id = coalesce($4::uuid, rule_id), updated_at = $5
+		WHERE id = $1 AND workspace_id = $2`, id, ws, status, ruleID, at)
+	return translate(err)
+}
+
+// SaveRehearsal implements suggest.Store: the counts, status and actor only.
+func (s *SuggestStore) SaveRehearsal(ctx context.Context, ws, id string, r suggest.Rehearsal) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return vigia.Internal(err)
+	}
+	_, err = s.db.q(ctx).Exec(ctx, `UPDATE suggestions SET rehearsal = $3 WHERE id = $1 AND workspace_id = $2`, id, ws, b)
+	return translate(err)
+}
