@@ -28,6 +28,7 @@ import (
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/jobs"
+	"github.com/vigia-data/vigia/knowledge"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/lineage/neo4jgraph"
 	"github.com/vigia-data/vigia/lineage/pggraph"
@@ -147,6 +148,8 @@ type App struct {
 	Tickets    *ticket.Service
 	// Orchestrators records pipeline runs (datasets matched through lineage).
 	Orchestrators *orchestrator.Service
+	// Knowledge keeps knowledge entries and their PII gate.
+	Knowledge *knowledge.Service
 	// IDE answers editor extensions.
 	IDE         *ide.Service
 	WebhookJobs *jobs.Queue
@@ -234,6 +237,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
 	a.Orchestrators = orchestrator.NewService(db.Orchestrators(), a.Lineage, a.Catalog, clock)
 	a.IDE = ide.NewService(db.IDE(), a.Trust, a.Catalog)
+	a.Knowledge = knowledge.NewService(db.Knowledge(), a.Lineage, clock)
 	a.handleJobs()
 	return a, nil
 }
@@ -361,7 +365,7 @@ func (a *App) Server() *rest.Server {
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
-			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages)}, a.Log)
+			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Knowledge: a.Knowledge}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.

@@ -85,6 +85,8 @@ type Deps struct {
 	Explorer http.Handler
 	// WebApp serves the web app at /ui/ (GET /ui and everything under /ui/).
 	WebApp http.Handler
+	// Knowledge keeps knowledge entries (notes, decisions, terms, metrics).
+	Knowledge KnowledgeService
 }
 
 // Server is the HTTP transport.
@@ -205,6 +207,7 @@ func (s *Server) routes() {
 	s.reconcileRoutes()
 	s.reconcileCheckRoutes()
 	s.contractRoutes()
+	s.knowledgeRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

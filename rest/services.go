@@ -11,6 +11,7 @@ import (
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/issue"
+	"github.com/vigia-data/vigia/knowledge"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/oncall"
@@ -249,4 +250,12 @@ type ContractService interface {
 	Propose(ctx context.Context, datasetID string, in contract.ProposalInput) (contract.Proposal, error)
 	VersionByNumber(ctx context.Context, datasetID, number string) (contract.VersionRecord, error)
 	Versions(ctx context.Context, datasetID string, page vigia.Page) (vigia.List[contract.VersionRecord], error)
+}
+
+// KnowledgeService is what the transport needs of knowledge entries.
+type KnowledgeService interface {
+	Create(ctx context.Context, in knowledge.EntryInput) (knowledge.Entry, error)
+	Get(ctx context.Context, id string) (knowledge.Entry, error)
+	Search(ctx context.Context, q knowledge.Query) (vigia.List[knowledge.Entry], error)
+	Update(ctx context.Context, id string, in knowledge.EntryPatch) (knowledge.Entry, error)
 }
