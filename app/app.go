@@ -42,6 +42,7 @@ import (
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/secret"
+	"github.com/vigia-data/vigia/sensitivity"
 	"github.com/vigia-data/vigia/source"
 	"github.com/vigia-data/vigia/source/connect"
 	"github.com/vigia-data/vigia/store"
@@ -150,6 +151,8 @@ type App struct {
 	Orchestrators *orchestrator.Service
 	// Knowledge keeps knowledge entries and their PII gate.
 	Knowledge *knowledge.Service
+	// Sensitivity classifies columns.
+	Sensitivity *sensitivity.Service
 	// IDE answers editor extensions.
 	IDE         *ide.Service
 	WebhookJobs *jobs.Queue
@@ -238,6 +241,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Orchestrators = orchestrator.NewService(db.Orchestrators(), a.Lineage, a.Catalog, clock)
 	a.IDE = ide.NewService(db.IDE(), a.Trust, a.Catalog)
 	a.Knowledge = knowledge.NewService(db.Knowledge(), a.Lineage, clock)
+	a.Sensitivity = sensitivity.NewService(db.Sensitivity(), a.Catalog, clock)
 	a.handleJobs()
 	return a, nil
 }
@@ -365,7 +369,7 @@ func (a *App) Server() *rest.Server {
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
-			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Knowledge: a.Knowledge}, a.Log)
+			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Knowledge: a.Knowledge, Sensitivity: a.Sensitivity}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.

@@ -87,6 +87,8 @@ type Deps struct {
 	WebApp http.Handler
 	// Knowledge keeps knowledge entries (notes, decisions, terms, metrics).
 	Knowledge KnowledgeService
+	// Sensitivity classifies columns (auto, manual, lineage-inherited suggestions).
+	Sensitivity SensitivityService
 }
 
 // Server is the HTTP transport.
@@ -208,6 +210,7 @@ func (s *Server) routes() {
 	s.reconcileCheckRoutes()
 	s.contractRoutes()
 	s.knowledgeRoutes()
+	s.sensitivityRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

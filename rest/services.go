@@ -20,6 +20,7 @@ import (
 	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/sensitivity"
 	"github.com/vigia-data/vigia/team"
 	"github.com/vigia-data/vigia/ticket"
 	"github.com/vigia-data/vigia/trust"
@@ -258,4 +259,10 @@ type KnowledgeService interface {
 	Get(ctx context.Context, id string) (knowledge.Entry, error)
 	Search(ctx context.Context, q knowledge.Query) (vigia.List[knowledge.Entry], error)
 	Update(ctx context.Context, id string, in knowledge.EntryPatch) (knowledge.Entry, error)
+}
+
+// SensitivityService is what the transport needs of column sensitivity.
+type SensitivityService interface {
+	Dataset(ctx context.Context, datasetID string) (sensitivity.Report, error)
+	Set(ctx context.Context, datasetID, column, level string) (sensitivity.Report, error)
 }
