@@ -280,6 +280,7 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{ImportPath: m("orchestrator"), Imports: []string{module, m("catalog"), m("lineage"), m("trust")}},
 		{ImportPath: m("knowledge"), Imports: []string{module, m("catalog"), m("source/semantic")}},
 		{ImportPath: m("sensitivity"), Imports: []string{module, m("catalog"), m("trust")}},
+		{ImportPath: m("readme"), Imports: []string{module, m("catalog"), m("lineage"), m("sensitivity")}},
 		{ImportPath: m("ingest"), Imports: []string{module, "encoding/json", "go.yaml.in/yaml/v3"},
 			Deps: []string{module, "encoding/json", "go.yaml.in/yaml/v3"}},
 		{ImportPath: m("client"), Imports: []string{"net/http", "github.com/oapi-codegen/runtime"},

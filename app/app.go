@@ -38,6 +38,7 @@ import (
 	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/readme"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
@@ -153,6 +154,8 @@ type App struct {
 	Knowledge *knowledge.Service
 	// Sensitivity classifies columns.
 	Sensitivity *sensitivity.Service
+	// Readmes keeps dataset READMEs.
+	Readmes *readme.Service
 	// IDE answers editor extensions.
 	IDE         *ide.Service
 	WebhookJobs *jobs.Queue
@@ -242,6 +245,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.IDE = ide.NewService(db.IDE(), a.Trust, a.Catalog)
 	a.Knowledge = knowledge.NewService(db.Knowledge(), a.Lineage, clock)
 	a.Sensitivity = sensitivity.NewService(db.Sensitivity(), a.Catalog, clock)
+	a.Readmes = readme.NewService(db.Readmes(), readmeFacts{a.Catalog, a.Lineage, a.Sensitivity}, clock)
 	a.handleJobs()
 	return a, nil
 }
@@ -369,7 +373,7 @@ func (a *App) Server() *rest.Server {
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
-			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Knowledge: a.Knowledge, Sensitivity: a.Sensitivity}, a.Log)
+			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, Readmes: a.Readmes}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.
@@ -490,4 +494,22 @@ func BrokerCheck(natsURL string) func(ctx context.Context) string {
 		_ = c.Close()
 		return "ok"
 	}
+}
+
+// readmeFacts gives README drafts their facts: the dataset, its lineage and its column
+// sensitivity, each as the caller sees it.
+type readmeFacts struct {
+	catalog     *catalog.Service
+	lineage     *lineage.Service
+	sensitivity *sensitivity.Service
+}
+
+func (f readmeFacts) Dataset(ctx context.Context, id string) (catalog.Dataset, error) {
+	return f.catalog.Dataset(ctx, id)
+}
+func (f readmeFacts) Lineage(ctx context.Context, id string) (lineage.LineageResult, error) {
+	return f.lineage.Lineage(ctx, id)
+}
+func (f readmeFacts) Sensitivity(ctx context.Context, id string) (sensitivity.Report, error) {
+	return f.sensitivity.Dataset(ctx, id)
 }

@@ -89,6 +89,8 @@ type Deps struct {
 	Knowledge KnowledgeService
 	// Sensitivity classifies columns (auto, manual, lineage-inherited suggestions).
 	Sensitivity SensitivityService
+	// Readmes keeps dataset READMEs.
+	Readmes ReadmeService
 }
 
 // Server is the HTTP transport.
@@ -211,6 +213,7 @@ func (s *Server) routes() {
 	s.contractRoutes()
 	s.knowledgeRoutes()
 	s.sensitivityRoutes()
+	s.readmeRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

@@ -18,6 +18,7 @@ import (
 	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/quality"
+	"github.com/vigia-data/vigia/readme"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/sensitivity"
@@ -265,4 +266,12 @@ type KnowledgeService interface {
 type SensitivityService interface {
 	Dataset(ctx context.Context, datasetID string) (sensitivity.Report, error)
 	Set(ctx context.Context, datasetID, column, level string) (sensitivity.Report, error)
+}
+
+// ReadmeService is what the transport needs of dataset READMEs.
+type ReadmeService interface {
+	Edit(ctx context.Context, datasetID, md string) (readme.Readme, error)
+	Get(ctx context.Context, datasetID string) (readme.Readme, error)
+	Markdown(ctx context.Context, datasetID string) (string, error)
+	Publish(ctx context.Context, datasetID string) (readme.Readme, error)
 }
