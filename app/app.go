@@ -32,6 +32,7 @@ import (
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/jobs"
+	"github.com/vigia-data/vigia/knowledge"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/lineage/neo4jgraph"
 	"github.com/vigia-data/vigia/lineage/pggraph"
@@ -43,10 +44,12 @@ import (
 	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/plan"
 	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/readme"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/secret"
+	"github.com/vigia-data/vigia/sensitivity"
 	"github.com/vigia-data/vigia/source"
 	"github.com/vigia-data/vigia/source/connect"
 	"github.com/vigia-data/vigia/store"
@@ -171,6 +174,12 @@ type App struct {
 	Tickets    *ticket.Service
 	// Orchestrators records pipeline runs (datasets matched through lineage).
 	Orchestrators *orchestrator.Service
+	// Knowledge keeps knowledge entries and their PII gate.
+	Knowledge *knowledge.Service
+	// Sensitivity classifies columns.
+	Sensitivity *sensitivity.Service
+	// Readmes keeps dataset READMEs.
+	Readmes *readme.Service
 	// IDE answers editor extensions.
 	IDE         *ide.Service
 	WebhookJobs *jobs.Queue
@@ -281,6 +290,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 		Channels: a.Notify, Rules: a.Rules, Datasets: a.Catalog, Store: db.Config(), Tx: db, Clock: clock})
 	a.Synthetic = synthetic.NewService(a.Catalog, a.Products, a.Connections, sqlitepack.Writer{}, cfg.Synthetic)
 	a.BI = bi.NewService(db.BI(), a.Lineage, a.Lineage, clock)
+	a.Knowledge = knowledge.NewService(db.Knowledge(), a.Lineage, clock)
+	a.Sensitivity = sensitivity.NewService(db.Sensitivity(), a.Catalog, clock)
+	a.Readmes = readme.NewService(db.Readmes(), readmeFacts{a.Catalog, a.Lineage, a.Sensitivity}, clock)
 	a.handleJobs()
 	a.handleFeedJobs()
 	return a, nil
@@ -413,7 +425,7 @@ func (a *App) Server() *rest.Server {
 			Synthetic: a.Synthetic, Suggestions: a.Suggestions,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI,
-			DataPolicies: a.DataPolicies, Compliance: a.Compliance}, a.Log)
+			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, Readmes: a.Readmes}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.
@@ -543,4 +555,22 @@ type domainNames struct{ p *product.Service }
 func (d domainNames) DomainName(ctx context.Context, id string) (string, error) {
 	dom, err := d.p.Domain(ctx, id)
 	return dom.Name, err
+}
+
+// readmeFacts gives README drafts their facts: the dataset, its lineage and its column
+// sensitivity, each as the caller sees it.
+type readmeFacts struct {
+	catalog     *catalog.Service
+	lineage     *lineage.Service
+	sensitivity *sensitivity.Service
+}
+
+func (f readmeFacts) Dataset(ctx context.Context, id string) (catalog.Dataset, error) {
+	return f.catalog.Dataset(ctx, id)
+}
+func (f readmeFacts) Lineage(ctx context.Context, id string) (lineage.LineageResult, error) {
+	return f.lineage.Lineage(ctx, id)
+}
+func (f readmeFacts) Sensitivity(ctx context.Context, id string) (sensitivity.Report, error) {
+	return f.sensitivity.Dataset(ctx, id)
 }

@@ -57,7 +57,7 @@ func newRefWorld(t *testing.T, env *apptest.Env, name string) refWorld {
 var storedTables = []string{"domains", "domain_datasets", "domain_grants", "domain_consumers", "issues", "lineage_edges",
 	"lineage_exposures", "notification_channels", "notification_mutes", "oncall_rotas", "rules", "scans", "ticket_links",
 	"consumers", "consumptions", "consumption_datasets", "team_members", "lineage_outbox",
-	"orchestrator_runs", "orchestrator_run_datasets"}
+	"orchestrator_runs", "orchestrator_run_datasets", "kb_entries", "kb_entry_links"}
 
 func tableDigest(t *testing.T, env *apptest.Env) map[string]string {
 	t.Helper()
@@ -123,6 +123,10 @@ func TestForeignReferencesInBodiesAre404(t *testing.T) {
 		}},
 		{http.MethodPut, "/api/v1/oncall/rota", a.admin, 200, []string{"user", "team"}, func(id map[string]string) any {
 			return map[string]any{"team_id": id["team"], "levels": []any{map[string]any{"user_id": id["user"], "minutes": 5}}}
+		}},
+		{http.MethodPost, "/api/v1/knowledge", a.admin, 201, []string{"dataset", "dataset2"}, func(id map[string]string) any {
+			return map[string]any{"kind": "term", "title": "Encomenda", "links": []any{map[string]any{"dataset_id": id["dataset"]},
+				map[string]any{"dataset_id": id["dataset2"], "column": "id"}}}
 		}},
 		{http.MethodPost, "/api/v1/orchestrator-runs", tokA, 201, []string{"dataset", "dataset2"}, func(id map[string]string) any {
 			return map[string]any{"orchestrator": "airflow", "pipeline": "load", "run_id": vigia.NewUUID(), "status": "success",

@@ -672,3 +672,11 @@ func (s *Service) resolveSnapshot(ctx context.Context, ws, ref, param string) (S
 	}
 	return Snapshot{}, vigia.Invalid(vigia.Field("value_error", nil, param))
 }
+
+// CurrentSnapshot returns the id of the snapshot of the workspace's knowledge graph as
+// it is now: the latest, or a new one (trigger "decision") when the graph changed since.
+// Knowledge decisions carry it (tag snapshot:<id>).
+func (s *Service) CurrentSnapshot(ctx context.Context, workspaceID string) (string, error) {
+	sn, _, err := s.snapshot(ctx, workspaceID, "decision", nil)
+	return sn.ID, err
+}

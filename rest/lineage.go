@@ -233,7 +233,7 @@ type KnowledgeGraphOut struct {
 // SnapshotOut is a knowledge-graph snapshot.
 type SnapshotOut struct {
 	ID         string    `json:"id"`
-	Trigger    string    `json:"trigger" enum:"scan,manual"`
+	Trigger    string    `json:"trigger" enum:"scan,manual,decision" doc:"decision: taken for a knowledge decision made on a changed graph"`
 	ScanID     *string   `json:"scan_id"`
 	Digest     string    `json:"digest"`
 	NodesCount int       `json:"nodes_count"`

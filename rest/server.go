@@ -104,6 +104,12 @@ type Deps struct {
 	DataPolicies DataPolicyService
 	// Compliance builds the compliance dossiers.
 	Compliance ComplianceService
+	// Knowledge keeps knowledge entries (notes, decisions, terms, metrics).
+	Knowledge KnowledgeService
+	// Sensitivity classifies columns (auto, manual, lineage-inherited suggestions).
+	Sensitivity SensitivityService
+	// Readmes keeps dataset READMEs.
+	Readmes ReadmeService
 }
 
 // Server is the HTTP transport.
@@ -238,6 +244,9 @@ func (s *Server) routes() {
 	s.dataPolicyRoutes()
 	s.complianceRoutes()
 	s.suggestionRoutes()
+	s.knowledgeRoutes()
+	s.sensitivityRoutes()
+	s.readmeRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

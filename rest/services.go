@@ -15,14 +15,17 @@ import (
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/ingest"
 	"github.com/vigia-data/vigia/issue"
+	"github.com/vigia-data/vigia/knowledge"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/quality"
+	"github.com/vigia-data/vigia/readme"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/sensitivity"
 	"github.com/vigia-data/vigia/team"
 	"github.com/vigia-data/vigia/ticket"
 	"github.com/vigia-data/vigia/trust"
@@ -280,4 +283,26 @@ type ContractService interface {
 type BIService interface {
 	RecordRefresh(ctx context.Context, in bi.RefreshInput) (bi.Refresh, bool, error)
 	Refreshes(ctx context.Context, f bi.RefreshFilter) (vigia.List[bi.Refresh], error)
+}
+
+// KnowledgeService is what the transport needs of knowledge entries.
+type KnowledgeService interface {
+	Create(ctx context.Context, in knowledge.EntryInput) (knowledge.Entry, error)
+	Get(ctx context.Context, id string) (knowledge.Entry, error)
+	Search(ctx context.Context, q knowledge.Query) (vigia.List[knowledge.Entry], error)
+	Update(ctx context.Context, id string, in knowledge.EntryPatch) (knowledge.Entry, error)
+}
+
+// SensitivityService is what the transport needs of column sensitivity.
+type SensitivityService interface {
+	Dataset(ctx context.Context, datasetID string) (sensitivity.Report, error)
+	Set(ctx context.Context, datasetID, column, level string) (sensitivity.Report, error)
+}
+
+// ReadmeService is what the transport needs of dataset READMEs.
+type ReadmeService interface {
+	Edit(ctx context.Context, datasetID, md string) (readme.Readme, error)
+	Get(ctx context.Context, datasetID string) (readme.Readme, error)
+	Markdown(ctx context.Context, datasetID string) (string, error)
+	Publish(ctx context.Context, datasetID string) (readme.Readme, error)
 }

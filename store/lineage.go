@@ -598,7 +598,7 @@ func (s *LineageStore) SnapshotAt(ctx context.Context, ws string, at time.Time) 
 // KnowledgeProviders returns the knowledge-graph node providers over the record's
 // tables: connections and domains (structural), open issues and recent signals.
 func (db *DB) KnowledgeProviders() []lineage.NodeProvider {
-	return []lineage.NodeProvider{connectionNodes{db}, domainNodes{db}, ruleNodes{db}, issueNodes{db}, signalNodes{db}}
+	return []lineage.NodeProvider{connectionNodes{db}, domainNodes{db}, ruleNodes{db}, issueNodes{db}, signalNodes{db}, knowledgeNodes{db}}
 }
 
 type ruleNodes struct{ db *DB }
