@@ -259,6 +259,8 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"client imports the kernel", pkg{ImportPath: m("client"), Imports: []string{module}, Deps: []string{module}}},
 		{"client links rest", pkg{ImportPath: m("client"), Deps: []string{m("rest")}}},
 		{"rulefile imports the kernel", pkg{ImportPath: m("rule/rulefile"), Imports: []string{module}}},
+		{"report imports the store", pkg{ImportPath: m("report"), Imports: []string{m("store")}}},
+		{"report links a driver", pkg{ImportPath: m("report"), Deps: []string{"github.com/jackc/pgx/v5"}}},
 	}
 	for _, c := range cases {
 		if v := violations([]pkg{c.p}); len(v) == 0 {
@@ -280,6 +282,7 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{ImportPath: m("orchestrator"), Imports: []string{module, m("catalog"), m("lineage"), m("trust")}},
 		{ImportPath: m("ingest"), Imports: []string{module, "encoding/json", "go.yaml.in/yaml/v3"},
 			Deps: []string{module, "encoding/json", "go.yaml.in/yaml/v3"}},
+		{ImportPath: m("report"), Imports: []string{module, m("catalog"), "github.com/go-pdf/fpdf"}},
 		{ImportPath: m("client"), Imports: []string{"net/http", "github.com/oapi-codegen/runtime"},
 			Deps: []string{"net/http", "github.com/oapi-codegen/runtime", "github.com/apapsch/go-jsonmerge/v2"}},
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/report"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
@@ -150,6 +151,8 @@ type App struct {
 	// IDE answers editor extensions.
 	IDE         *ide.Service
 	WebhookJobs *jobs.Queue
+	// Reports writes reports from the store's facts.
+	Reports *report.Service
 }
 
 // New wires the services over db (already migrated).
@@ -234,6 +237,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 			RootCAs: cfg.WebhookRootCAs, PollBatch: cfg.TicketPollBatch})
 	a.Orchestrators = orchestrator.NewService(db.Orchestrators(), a.Lineage, a.Catalog, clock)
 	a.IDE = ide.NewService(db.IDE(), a.Trust, a.Catalog)
+	a.Reports = report.NewService(db.Reports(), clock)
 	a.handleJobs()
 	return a, nil
 }
@@ -360,7 +364,7 @@ func (a *App) Server() *rest.Server {
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
-			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
+			Reports: a.Reports, Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages)}, a.Log)
 }
 

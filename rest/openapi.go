@@ -79,6 +79,7 @@ var tagDescriptions = map[string]string{
 	"rag-gate":          "The gate of AI retrieval: allow, warn or block per dataset, recording the read",
 	"reconcile":         "Reconciliations between two datasets: counts and sums per group within a tolerance",
 	"ide":               "Editor extensions: table references resolved to datasets, column metadata (never values)",
+	"reports":           "Reports Vigia writes from its own facts (no language model), and their HTML, PDF and slide-deck exports",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }
@@ -224,6 +225,9 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 func fileSchema(contentType string) *huma.Schema {
 	if strings.Contains(contentType, "yaml") {
 		return &huma.Schema{Type: "object", Description: "A YAML document (a mapping)"}
+	}
+	if contentType == "application/pdf" || strings.Contains(contentType, "officedocument") {
+		return &huma.Schema{Type: "string", Format: "binary"}
 	}
 	return &huma.Schema{Type: "string"}
 }

@@ -75,7 +75,9 @@ type Deps struct {
 	// ReconcileChecks keeps declared reconciliation checks.
 	ReconcileChecks ReconcileChecksService
 	Contracts       ContractService
-	Messages        *i18n.Catalog
+	// Reports writes and exports reports.
+	Reports  ReportService
+	Messages *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
 	// Broker reports the message broker's state, only reported by readiness.
@@ -205,6 +207,7 @@ func (s *Server) routes() {
 	s.reconcileRoutes()
 	s.reconcileCheckRoutes()
 	s.contractRoutes()
+	s.reportRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)
