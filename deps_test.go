@@ -261,6 +261,7 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"rulefile imports the kernel", pkg{ImportPath: m("rule/rulefile"), Imports: []string{module}}},
 		{"report imports the store", pkg{ImportPath: m("report"), Imports: []string{m("store")}}},
 		{"report links a driver", pkg{ImportPath: m("report"), Deps: []string{"github.com/jackc/pgx/v5"}}},
+		{"routine imports the job queue", pkg{ImportPath: m("routine"), Imports: []string{m("jobs")}}},
 	}
 	for _, c := range cases {
 		if v := violations([]pkg{c.p}); len(v) == 0 {
@@ -283,6 +284,7 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{ImportPath: m("ingest"), Imports: []string{module, "encoding/json", "go.yaml.in/yaml/v3"},
 			Deps: []string{module, "encoding/json", "go.yaml.in/yaml/v3"}},
 		{ImportPath: m("report"), Imports: []string{module, m("catalog"), "github.com/go-pdf/fpdf"}},
+		{ImportPath: m("routine"), Imports: []string{module, m("report")}},
 		{ImportPath: m("client"), Imports: []string{"net/http", "github.com/oapi-codegen/runtime"},
 			Deps: []string{"net/http", "github.com/oapi-codegen/runtime", "github.com/apapsch/go-jsonmerge/v2"}},
 	}

@@ -80,6 +80,7 @@ var tagDescriptions = map[string]string{
 	"reconcile":         "Reconciliations between two datasets: counts and sums per group within a tolerance",
 	"ide":               "Editor extensions: table references resolved to datasets, column metadata (never values)",
 	"reports":           "Reports Vigia writes from its own facts (no language model), and their HTML, PDF and slide-deck exports",
+	"routines":          "The catalog of scheduled routines (weekly executive report, daily SLA-breach digest): schedule, switch, last run",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }

@@ -41,7 +41,7 @@ type ReportOut struct {
 	AIGenerated bool      `json:"ai_generated" doc:"false: Vigia writes reports from its own facts, no language model is involved"`
 	AIModel     *string   `json:"ai_model" doc:"null: no language model"`
 	GeneratedAt time.Time `json:"generated_at"`
-	RoutineID   *string   `json:"routine_id" doc:"The routine that wrote the report; null when a person asked for it"`
+	RoutineID   *string   `json:"routine_id" doc:"The key of the routine that wrote the report; null when a person asked for it"`
 }
 
 var reportIDParam = param{Name: "report_id", In: "path", Type: "string", Required: true, MaxLen: 64}

@@ -76,7 +76,9 @@ type Deps struct {
 	ReconcileChecks ReconcileChecksService
 	Contracts       ContractService
 	// Reports writes and exports reports.
-	Reports  ReportService
+	Reports ReportService
+	// Routines keeps the scheduled routines.
+	Routines RoutineService
 	Messages *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
@@ -208,6 +210,7 @@ func (s *Server) routes() {
 	s.reconcileCheckRoutes()
 	s.contractRoutes()
 	s.reportRoutes()
+	s.routineRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)

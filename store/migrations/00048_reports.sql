@@ -15,7 +15,7 @@ CREATE TABLE reports (
     ai_generated boolean NOT NULL DEFAULT false,
     ai_model     text,
     generated_at timestamptz NOT NULL,
-    routine_id   uuid,
+    routine_id   text,                        -- the routine's key; null when a person asked
     created_by   text NOT NULL,
     -- The facts include a restricted-access domain's datasets: only the author and
     -- admins read the report.
