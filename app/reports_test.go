@@ -261,3 +261,104 @@ func TestReportExecutiveOverviewExports(t *testing.T) {
 		}
 	})
 }
+
+// Reports of a domain, a dataset and an incident; bad requests are 422 without echoing
+// the input; a subject the caller cannot see is 404; a report built from a restricted
+// domain's datasets is read by its author and admins only; API tokens do not write.
+func TestReportSubjectsValidationAndVisibility(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ctx := context.Background()
+	ws := env.MustWorkspace(t, "reports-vis")
+	orders, customers := reportSeed(t, env, ws)
+	member := env.MustSession(t, ws, vigia.RoleMember)
+	admin := env.MustSession(t, ws, vigia.RoleAdmin)
+	token := env.MustToken(t, ws)
+	open, secret := vigia.NewID(), vigia.NewID()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO domains (id, workspace_id, name, restricted) VALUES ($1, $2, 'Vendas', false), ($3, $2, 'Clientes', true)`, []any{open, ws, secret}},
+		{`INSERT INTO domain_datasets (domain_id, dataset_id) VALUES ($1, $2), ($3, $4)`, []any{open, orders, secret, customers}},
+	} {
+		if _, err := env.DB.Pool().Exec(ctx, q.sql, q.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var incident string
+	if err := env.DB.Pool().QueryRow(ctx, `SELECT id::text FROM incidents WHERE workspace_id = $1`, ws).Scan(&incident); err != nil {
+		t.Fatal(err)
+	}
+	create := func(cred string, body map[string]any) (*apptest.Response, reportOut) {
+		t.Helper()
+		res := env.Do(t, http.MethodPost, "/api/v1/reports", cred, body)
+		var out reportOut
+		if res.Status == http.StatusCreated {
+			res.JSON(t, &out)
+		}
+		return res, out
+	}
+
+	// The domain the member sees: one dataset, the orders' score.
+	res, dom := create(member, map[string]any{"type": "domain", "persona": "steward", "subject_id": open, "language": "es"})
+	if res.Status != http.StatusCreated || dom.Score == nil || *dom.Score != 90 || !strings.Contains(dom.Title, "Vendas") ||
+		!strings.Contains(dom.ContentMD, "## Principais problemas") || !strings.Contains(dom.ContentMD, "puntuación media de calidad es 90,0/100") {
+		t.Fatalf("domain: %d %s", res.Status, res.Body)
+	}
+	// The restricted domain and its dataset are invisible to a member without a grant.
+	for _, body := range []map[string]any{{"type": "domain", "persona": "steward", "subject_id": secret},
+		{"type": "dataset", "persona": "engineering", "subject_id": customers}, {"type": "dataset", "persona": "engineering", "subject_id": vigia.NewID()},
+		{"type": "incident", "persona": "engineering", "subject_id": incident}} {
+		if res, _ := create(member, body); res.Status != http.StatusNotFound {
+			t.Fatalf("%v: %d %s", body, res.Status, res.Body)
+		}
+	}
+	// The admin sees it: a post-incident review leads with the incident's timeline, and
+	// is restricted to its author and admins.
+	res, review := create(admin, map[string]any{"type": "incident", "persona": "engineering", "subject_id": incident, "language": "en"})
+	if res.Status != http.StatusCreated || !strings.HasPrefix(strings.SplitN(review.ContentMD, "## ", 2)[1], "Cronologia do incidente") ||
+		!strings.Contains(review.ContentMD, "blast radius 4 downstream") {
+		t.Fatalf("incident: %d %s", res.Status, res.Body)
+	}
+	for _, cred := range []string{token, member} {
+		if res := env.Do(t, http.MethodGet, "/api/v1/reports/"+review.ID, cred, nil); res.Status != http.StatusNotFound {
+			t.Fatalf("restricted report: %d", res.Status)
+		}
+		if res := env.Do(t, http.MethodGet, "/api/v1/reports/"+review.ID+"/export.pdf", cred, nil); res.Status != http.StatusNotFound {
+			t.Fatalf("restricted export: %d", res.Status)
+		}
+	}
+	res = env.Do(t, http.MethodGet, "/api/v1/reports", token, nil)
+	var listed []reportOut
+	res.JSON(t, &listed)
+	if res.Status != http.StatusOK || len(listed) != 1 || listed[0].ID != dom.ID || res.Header.Get("X-Total-Count") != "1" {
+		t.Fatalf("token list: %d %s", res.Status, res.Body)
+	}
+	if res := env.Do(t, http.MethodGet, "/api/v1/reports", admin, nil); res.Header.Get("X-Total-Count") != "2" {
+		t.Fatalf("admin list: %d %s", res.Status, res.Body)
+	}
+	res, ds := create(admin, map[string]any{"type": "dataset", "persona": "executive", "subject_id": customers})
+	if res.Status != http.StatusCreated || ds.Score == nil || *ds.Score != 80 || ds.Language == nil || *ds.Language != "pt" {
+		t.Fatalf("dataset: %d %s", res.Status, res.Body)
+	}
+	if res := env.Do(t, http.MethodGet, "/api/v1/reports/"+ds.ID+"/export.pptx", admin, nil); res.Status != http.StatusConflict {
+		t.Fatalf("dataset deck: %d %s", res.Status, res.Body)
+	}
+
+	// Writes: API tokens are read-only here; bad bodies are 422 naming the field only.
+	if res, _ := create(token, map[string]any{"type": "workspace_overview", "persona": "executive"}); res.Status != http.StatusForbidden {
+		t.Fatalf("token create: %d %s", res.Status, res.Body)
+	}
+	hostile := "<script>x</script>"
+	for _, body := range []map[string]any{{"type": hostile, "persona": "executive"}, {"type": "workspace_overview", "persona": hostile},
+		{"type": "workspace_overview", "persona": "executive", "language": hostile}, {"type": "domain", "persona": "executive"},
+		{"type": "workspace_overview", "persona": "executive", "subject_id": open}, {"type": "workspace_overview", "persona": "executive", "extra": 1}} {
+		res, _ := create(member, body)
+		if res.Status != http.StatusUnprocessableEntity || bytes.Contains(res.Body, []byte("script")) {
+			t.Fatalf("%v: %d %s", body, res.Status, res.Body)
+		}
+	}
+	if res := env.Do(t, http.MethodGet, "/api/v1/reports/not-an-id", token, nil); res.Status != http.StatusNotFound {
+		t.Fatalf("bad id: %d", res.Status)
+	}
+}
