@@ -264,6 +264,9 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 		{"confcode imports the store", pkg{ImportPath: m("confcode"), Imports: []string{m("store")}}},
 		{"confcode links a driver", pkg{ImportPath: m("confcode"), Deps: []string{"github.com/jackc/pgx/v5"}}},
 		{"bi imports the store", pkg{ImportPath: m("bi"), Imports: []string{m("store")}}},
+		{"report imports the store", pkg{ImportPath: m("report"), Imports: []string{m("store")}}},
+		{"report links a driver", pkg{ImportPath: m("report"), Deps: []string{"github.com/jackc/pgx/v5"}}},
+		{"routine imports the job queue", pkg{ImportPath: m("routine"), Imports: []string{m("jobs")}}},
 	}
 	for _, c := range cases {
 		if v := violations([]pkg{c.p}); len(v) == 0 {
@@ -290,6 +293,8 @@ func TestImportRulesCatchEveryBreak(t *testing.T) {
 			Deps: []string{module, "encoding/json", "go.yaml.in/yaml/v3"}},
 		{ImportPath: m("confcode"), Imports: []string{module, m("catalog"), m("connection"), m("notify"), m("product"), m("rule"), m("team"),
 			"go.yaml.in/yaml/v3"}},
+		{ImportPath: m("report"), Imports: []string{module, m("catalog"), "github.com/go-pdf/fpdf"}},
+		{ImportPath: m("routine"), Imports: []string{module, m("report")}},
 		{ImportPath: m("client"), Imports: []string{"net/http", "github.com/oapi-codegen/runtime"},
 			Deps: []string{"net/http", "github.com/oapi-codegen/runtime", "github.com/apapsch/go-jsonmerge/v2"}},
 		{ImportPath: m("bi"), Imports: []string{module, m("catalog"), m("lineage"), m("orchestrator")}},

@@ -45,7 +45,9 @@ import (
 	"github.com/vigia-data/vigia/plan"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/readme"
+	"github.com/vigia-data/vigia/report"
 	"github.com/vigia-data/vigia/rest"
+	"github.com/vigia-data/vigia/routine"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
 	"github.com/vigia-data/vigia/secret"
@@ -193,6 +195,10 @@ type App struct {
 	BI *bi.Service
 	// Suggestions proposes rules and standardizations after each scan, and rehearses them.
 	Suggestions *suggest.Service
+	// Reports writes reports from the store's facts.
+	Reports *report.Service
+	// Routines runs the scheduled routines on the job queue.
+	Routines *routine.Service
 }
 
 // New wires the services over db (already migrated).
@@ -293,6 +299,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Knowledge = knowledge.NewService(db.Knowledge(), a.Lineage, clock)
 	a.Sensitivity = sensitivity.NewService(db.Sensitivity(), a.Catalog, clock)
 	a.Readmes = readme.NewService(db.Readmes(), readmeFacts{a.Catalog, a.Lineage, a.Sensitivity}, clock)
+	a.Reports = report.NewService(db.Reports(), clock)
+	a.Routines = routine.NewService(db.Routines(), routineJobs{queue}, a.Reports, db, clock)
 	a.handleJobs()
 	a.handleFeedJobs()
 	return a, nil
@@ -327,6 +335,13 @@ func (a *App) handleJobs() {
 			a.Log.Info("issues past their resolution target", "count", n)
 		}
 		return err
+	})
+	a.Jobs.Handle(routine.JobKind, func(ctx context.Context, j jobs.Job) error {
+		var args routineArgs
+		if err := json.Unmarshal(j.Args, &args); err != nil {
+			return jobs.Permanent(err)
+		}
+		return a.Routines.Run(ctx, args.WorkspaceID, args.Key)
 	})
 	a.WebhookJobs.Handle(notify.JobKind, a.runDelivery)
 	a.WebhookJobs.Handle(ticket.JobKind, a.runTicketSync)
@@ -422,7 +437,7 @@ func (a *App) Server() *rest.Server {
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
-			Synthetic: a.Synthetic, Suggestions: a.Suggestions,
+			Synthetic: a.Synthetic, Suggestions: a.Suggestions, Reports: a.Reports, Routines: a.Routines,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI,
 			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, Readmes: a.Readmes}, a.Log)
@@ -453,6 +468,11 @@ func (a *App) scheduleLoop(ctx context.Context) {
 			a.Log.Warn("scheduled scans failed", "cause", err.Error())
 		} else if n > 0 {
 			a.Log.Info("scheduled scans queued", "count", n)
+		}
+		if n, err := a.Routines.EnqueueDue(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("scheduled routines failed", "cause", err.Error())
+		} else if n > 0 {
+			a.Log.Info("scheduled routines queued", "count", n)
 		}
 		select {
 		case <-ctx.Done():
@@ -573,4 +593,22 @@ func (f readmeFacts) Lineage(ctx context.Context, id string) (lineage.LineageRes
 }
 func (f readmeFacts) Sensitivity(ctx context.Context, id string) (sensitivity.Report, error) {
 	return f.sensitivity.Dataset(ctx, id)
+}
+
+// routineArgs is the payload of a routine run.
+type routineArgs struct {
+	WorkspaceID string `json:"workspace_id"`
+	Key         string `json:"key"`
+}
+
+// routineJobs queues routine runs, one pending run per workspace and routine.
+type routineJobs struct{ q *jobs.Queue }
+
+func (r routineJobs) EnqueueRoutine(ctx context.Context, workspaceID, key string) error {
+	_, err := r.q.Enqueue(ctx, routine.JobKind, routineArgs{WorkspaceID: workspaceID, Key: key}, jobs.EnqueueOpts{
+		WorkspaceID: workspaceID, UniqueKey: "routine:" + workspaceID + ":" + key, MaxAttempts: 3})
+	if errors.Is(err, jobs.ErrDuplicate) {
+		return nil
+	}
+	return err
 }

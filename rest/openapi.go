@@ -83,6 +83,8 @@ var tagDescriptions = map[string]string{
 	"synthetic":         "Synthetic data generated from profiles, never from stored values, with a utility and privacy scorecard",
 	"bi":                "BI tools' dataset refreshes: the warehouse datasets they read, their dashboards, failed and late refreshes",
 	"suggestions":       "Suggestions from scans (rules, parsing), accepted, dismissed or rehearsed with counts only",
+	"reports":           "Reports Vigia writes from its own facts (no language model), and their HTML, PDF and slide-deck exports",
+	"routines":          "The catalog of scheduled routines (weekly executive report, daily SLA-breach digest): schedule, switch, last run",
 }
 
 type errorRefs struct{ plain, validation *huma.Schema }
@@ -235,6 +237,9 @@ func (s *Server) openAPIOperation(reg huma.Registry, op *operation, errs errorRe
 func fileSchema(contentType string) *huma.Schema {
 	if strings.Contains(contentType, "yaml") {
 		return &huma.Schema{Type: "object", Description: "A YAML document (a mapping)"}
+	}
+	if contentType == "application/pdf" || strings.Contains(contentType, "officedocument") {
+		return &huma.Schema{Type: "string", Format: "binary"}
 	}
 	return &huma.Schema{Type: "string"}
 }

@@ -86,7 +86,11 @@ type Deps struct {
 	Synthetic SyntheticService
 	// Suggestions lists, decides and rehearses suggestions.
 	Suggestions SuggestionService
-	Messages    *i18n.Catalog
+	// Reports writes and exports reports.
+	Reports ReportService
+	// Routines keeps the scheduled routines.
+	Routines RoutineService
+	Messages *i18n.Catalog
 	// Database reports whether the system of record answers (required for readiness).
 	Database func(ctx context.Context) error
 	// Broker reports the message broker's state, only reported by readiness.
@@ -247,6 +251,8 @@ func (s *Server) routes() {
 	s.knowledgeRoutes()
 	s.sensitivityRoutes()
 	s.readmeRoutes()
+	s.reportRoutes()
+	s.routineRoutes()
 	s.root.Handle("/metrics", s.metrics.handler())
 	if s.deps.GraphQL != nil {
 		s.root.Post("/graphql", s.deps.GraphQL.ServeHTTP)
