@@ -2,6 +2,7 @@ package synthetic
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -9,14 +10,20 @@ import (
 	"github.com/vigia-data/vigia/source"
 )
 
-// lookupChunk bounds the generated values (or rows) one check statement carries.
+// lookupChunk bounds the generated rows whose most selective value one sample_leak
+// lookup carries (a hit on a number or time makes the whole chunk a candidate).
 const lookupChunk = 2000
+
+// valueChunk bounds the generated values one personal-data lookup carries (20000 values
+// of 40 characters make a statement under 1 MB, within every dialect's limit).
+const valueChunk = 10000
 
 // checkPrivacy reads the source only to check the generated table: each statement
 // carries generated values and answers a count of source rows holding them, so nothing
-// of the source leaves it. The findings come in a fixed order: sample_leak,
+// of the source leaves it; piiFound are the source rows redrawPII found holding a
+// personal-data column's generated values. The findings come in a fixed order: sample_leak,
 // extreme_leak, pii_leak; then k_min over the quasi-identifiers.
-func checkPrivacy(ctx context.Context, src source.Source, t *Table) (Evaluation, error) {
+func checkPrivacy(ctx context.Context, src source.Source, t *Table, piiFound map[int]int64) (Evaluation, error) {
 	d := rulesql.Dialect(src.Dialect())
 	from := rulesql.TableRef(d, rulesql.Table{Schema: t.Source.Schema, Name: t.Source.Table})
 	count := func(where string) (int64, error) {
@@ -60,41 +67,11 @@ func checkPrivacy(ctx context.Context, src source.Source, t *Table) (Evaluation,
 		}
 	}
 
-	// pii_leak: a generated value of a personal-data column found in the source.
+	// pii_leak: a generated value of a personal-data column still found in the source
+	// (the last lookup of redrawPII counted them).
 	for c, col := range t.Columns {
-		if !col.PII || col.PrimaryKey || col.Ref != nil {
-			continue
-		}
-		seen := map[string]bool{}
-		var lits []string
-		var found int64
-		flush := func() error {
-			if len(lits) == 0 {
-				return nil
-			}
-			n, err := count(rulesql.QuoteIdent(d, col.Name) + " IN (" + strings.Join(lits, ", ") + ")")
-			found += n
-			lits = lits[:0]
-			return err
-		}
-		for r := 0; r < t.Rows; r++ {
-			v, null := t.Value(c, r)
-			if null || seen[v] {
-				continue
-			}
-			seen[v] = true
-			lits = append(lits, literal(d, col, v))
-			if len(lits) == lookupChunk {
-				if err := flush(); err != nil {
-					return ev, err
-				}
-			}
-		}
-		if err := flush(); err != nil {
-			return ev, err
-		}
-		if found > 0 {
-			ev.Findings = append(ev.Findings, Finding{Key: KeyPIILeak, Params: map[string]any{"column": col.Name, "semantic_type": col.Semantic, "source_rows": found}})
+		if n := piiFound[c]; n > 0 {
+			ev.Findings = append(ev.Findings, Finding{Key: KeyPIILeak, Params: map[string]any{"column": col.Name, "semantic_type": col.Semantic, "source_rows": n}})
 		}
 	}
 
@@ -230,74 +207,92 @@ func textRange(t *Table, c int) (lo, hi string, ok bool) {
 
 // redrawPII replaces generated values of personal-data columns that happen to exist in
 // the source (a drawn NIF or phone number that is someone's): the source answers which
-// of the generated values it holds, and those are drawn again, up to three rounds, so
-// that the release never carries them. Nothing of the source is kept: the answer holds
-// only values Vigia generated. Values a test hook injected stay, for the check to find.
-func redrawPII(ctx context.Context, src source.Source, t *Table, seed int64) error {
+// of the generated values it holds, with how many rows hold each, and those are drawn
+// again, up to three rounds, so that the release never carries them. The lookup after
+// the last redraw (or the first that finds nothing to draw again) is also the pii_leak
+// check: it answers, per column, the source rows still holding a generated value.
+// Nothing of the source is kept: the answer holds only values Vigia generated. Values a
+// test hook injected stay, for the check to find.
+func redrawPII(ctx context.Context, src source.Source, t *Table, seed int64) (map[int]int64, error) {
 	d := rulesql.Dialect(src.Dialect())
 	from := rulesql.TableRef(d, rulesql.Table{Schema: t.Source.Schema, Name: t.Source.Table})
+	found := map[int]int64{}
 	for c, col := range t.Columns {
 		if !col.PII || col.PrimaryKey || col.Ref != nil {
 			continue
 		}
 		qcol := rulesql.QuoteIdent(d, col.Name)
-		for round := 0; round < 3; round++ {
-			hits := map[string]bool{}
+		for round := 0; ; round++ {
+			hits := map[string]int64{}
 			seen := map[string]bool{}
 			var lits []string
 			flush := func() error {
 				if len(lits) == 0 {
 					return nil
 				}
-				rows, err := src.QueryRows(ctx, "SELECT DISTINCT "+qcol+" FROM "+from+" WHERE "+qcol+" IN ("+strings.Join(lits, ", ")+")", len(lits))
+				rows, err := src.QueryRows(ctx, "SELECT "+qcol+", COUNT(*) FROM "+from+" WHERE "+qcol+" IN ("+strings.Join(lits, ", ")+") GROUP BY "+qcol, len(lits))
 				lits = lits[:0]
+				if err != nil {
+					return err
+				}
 				for _, r := range rows {
-					if len(r) == 1 && r[0] != nil {
-						hits[*r[0]] = true
+					if len(r) == 2 && r[0] != nil && r[1] != nil {
+						n, err := strconv.ParseInt(*r[1], 10, 64)
+						if err != nil {
+							return errors.New("synthetic: a count the source answered is not an integer")
+						}
+						hits[*r[0]] += n
 					}
 				}
-				return err
+				return nil
 			}
 			for r := 0; r < t.Rows; r++ {
 				v, null := t.Value(c, r)
-				if null || seen[v] || (r == 0 && t.injected[c]) {
+				if null || seen[v] {
 					continue
 				}
 				seen[v] = true
 				lits = append(lits, literal(d, col, v))
-				if len(lits) == lookupChunk {
+				if len(lits) == valueChunk {
 					if err := flush(); err != nil {
-						return err
+						return nil, err
 					}
 				}
 			}
 			if err := flush(); err != nil {
-				return err
+				return nil, err
 			}
-			if len(hits) == 0 {
+			var redraw []int
+			for r := 0; r < t.Rows; r++ {
+				if v, null := t.Value(c, r); !null && hits[v] > 0 && !(r == 0 && t.injected[c]) {
+					redraw = append(redraw, r)
+				}
+			}
+			if len(redraw) == 0 || round == 3 {
+				for _, n := range hits {
+					found[c] += n
+				}
 				break
 			}
 			gen := valueGenerator(col, seedFor(seed, t.Source.Name(), col.Name, "redraw", strconv.Itoa(round)))
-			for r := 0; r < t.Rows; r++ {
-				if v, null := t.Value(c, r); !null && hits[v] && !(r == 0 && t.injected[c]) {
-					nv := gen()
-					for try := 0; (seen[nv] && col.Unique || hits[nv]) && try < 20; try++ {
-						nv = gen()
-					}
-					seen[nv] = true
-					t.Values[c][r] = nv
+			for _, r := range redraw {
+				nv := gen()
+				for try := 0; (seen[nv] && col.Unique || hits[nv] > 0) && try < 20; try++ {
+					nv = gen()
 				}
+				seen[nv] = true
+				t.Values[c][r] = nv
 			}
 		}
 	}
-	return nil
+	return found, nil
 }
 
 // sampleLeak counts the source rows equal, on every compared column, to a generated
 // row. A row can only match where its most selective column does: per chunk of
-// generated rows, one count of the source rows holding one of that column's values
-// (a hashed IN lookup) rules the chunk out, and only a chunk with hits is checked row by
-// row.
+// generated rows (valueChunk when that column is text, else lookupChunk), one lookup of
+// which of that column's values the source holds (a hashed IN lookup) rules the chunk
+// out, and only a chunk with hits is checked row by row.
 func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from string, count func(string) (int64, error), t *Table, compared []int) (int64, error) {
 	pivot := compared[0]
 	best := -1.0
@@ -348,8 +343,12 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 		}
 		return flush()
 	}
-	for start := 0; start < t.Rows; start += lookupChunk {
-		end := min(start+lookupChunk, t.Rows)
+	chunk := lookupChunk
+	if t.Columns[pivot].SQLType == TypeText {
+		chunk = valueChunk // only the rows whose value the source holds become candidates
+	}
+	for start := 0; start < t.Rows; start += chunk {
+		end := min(start+chunk, t.Rows)
 		seen := map[string]bool{}
 		var lits []string
 		var nullRows []int

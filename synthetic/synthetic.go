@@ -17,6 +17,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vigia-data/vigia"
@@ -529,7 +530,13 @@ func (s *Service) generate(ctx context.Context, tables []*Table, seed int64, pro
 	return budgetErr(ctx)
 }
 
-// evaluate checks every table's privacy against its source and scores its utility.
+// evalWorkers bounds the tables whose privacy is checked at once: a source holds two
+// connections by default (source.DefaultMaxConns), and more would only queue on them.
+const evalWorkers = 2
+
+// evaluate checks every table's privacy against its source and scores its utility. The
+// privacy checks of the tables run evalWorkers at a time (each touches only its own
+// table); the utility scores follow, once every table's values are final.
 func (s *Service) evaluate(ctx context.Context, tables []*Table, seed int64, progress func(Step)) ([]Evaluation, error) {
 	srcs := map[string]source.Source{}
 	defer func() {
@@ -537,33 +544,17 @@ func (s *Service) evaluate(ctx context.Context, tables []*Table, seed int64, pro
 			_ = src.Close()
 		}
 	}()
-	byName := map[string]*Table{}
 	for _, t := range tables {
-		byName[t.Name] = t
-	}
-	out := make([]Evaluation, 0, len(tables))
-	for _, t := range tables {
+		if _, ok := srcs[t.ConnectionID]; ok {
+			continue
+		}
 		if err := budgetErr(ctx); err != nil {
 			return nil, err
 		}
-		src, ok := srcs[t.ConnectionID]
-		if !ok {
-			c, err := s.conns.Connection(ctx, t.ConnectionID)
-			if err == nil {
-				src, err = s.conns.Open(ctx, c, nil, "vigia synthetic")
-			}
-			if err != nil {
-				if e := budgetErr(ctx); e != nil {
-					return nil, e
-				}
-				return nil, vigia.BadGateway(CodeSourceFailed, "error.synthetic_source_unreachable", nil, err)
-			}
-			srcs[t.ConnectionID] = src
-		}
-		err := redrawPII(ctx, src, t, seed)
-		var ev Evaluation
+		c, err := s.conns.Connection(ctx, t.ConnectionID)
+		var src source.Source
 		if err == nil {
-			ev, err = checkPrivacy(ctx, src, t)
+			src, err = s.conns.Open(ctx, c, nil, "vigia synthetic")
 		}
 		if err != nil {
 			if e := budgetErr(ctx); e != nil {
@@ -571,14 +562,85 @@ func (s *Service) evaluate(ctx context.Context, tables []*Table, seed int64, pro
 			}
 			return nil, vigia.BadGateway(CodeSourceFailed, "error.synthetic_source_unreachable", nil, err)
 		}
+		srcs[t.ConnectionID] = src
+	}
+
+	out := make([]Evaluation, len(tables))
+	ectx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		done     int
+		wg       sync.WaitGroup
+	)
+	next := make(chan int)
+	for range min(evalWorkers, len(tables)) {
+		wg.Go(func() {
+			for i := range next {
+				t := tables[i]
+				ev, err := checkTable(ectx, srcs[t.ConnectionID], t, seed)
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = err
+						cancel()
+					}
+				} else if firstErr == nil {
+					out[i] = ev
+					done++
+					if progress != nil {
+						progress(Step{Stage: "evaluate", Table: t.Name, Done: done, Total: len(tables)})
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range tables {
+		if ectx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if firstErr == nil {
+		firstErr = ctx.Err()
+	}
+	if firstErr != nil {
+		if e := budgetErr(ctx); e != nil {
+			return nil, e
+		}
+		if vigia.IsKind(firstErr, vigia.KindBadGateway) || errors.Is(firstErr, context.Canceled) {
+			return nil, firstErr
+		}
+		return nil, vigia.BadGateway(CodeSourceFailed, "error.synthetic_source_unreachable", nil, firstErr)
+	}
+
+	byName := map[string]*Table{}
+	for _, t := range tables {
+		byName[t.Name] = t
+	}
+	for i, t := range tables {
+		ev := &out[i]
 		ev.DatasetID, ev.Table, ev.Rows, ev.Seed = t.DatasetID, t.Name, t.Rows, seed
 		ev.UtilityComponents, ev.UtilityWeights, ev.UtilityScore = utility(t, byName)
-		out = append(out, ev)
-		if progress != nil {
-			progress(Step{Stage: "evaluate", Table: t.Name, Done: len(out), Total: len(tables)})
-		}
 	}
 	return out, nil
+}
+
+// checkTable draws again the personal-data values the source holds and evaluates the
+// table's privacy.
+func checkTable(ctx context.Context, src source.Source, t *Table, seed int64) (Evaluation, error) {
+	if err := budgetErr(ctx); err != nil {
+		return Evaluation{}, err
+	}
+	found, err := redrawPII(ctx, src, t, seed)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	return checkPrivacy(ctx, src, t, found)
 }
 
 // budgetErr is the budget's error once the request's deadline passed: 422
