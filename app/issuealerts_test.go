@@ -38,7 +38,8 @@ func notificationHeld(tb testing.TB, env *apptest.Env, ws, issueID string) (held
 
 // Issue 19: an issue opened outside a scan (here a failing dbt not_null test) reaches
 // the alerts channels that cover its dataset as one signed service.alerts delivery,
-// once; a channel scoped elsewhere gets nothing; a muted dataset's alert is held.
+// once; a channel scoped elsewhere gets nothing; a failed BI refresh is alerted the same
+// way; a muted dataset's alert is held.
 func TestDBTIssueAlertsReachWebhookChannels(t *testing.T) {
 	env := apptest.MustStart(t, webhookConfig(t))
 	le := newLineageEnv(t, env, shopDDL)
@@ -97,6 +98,23 @@ func TestDBTIssueAlertsReachWebhookChannels(t *testing.T) {
 	settle(t, env, le.ws)
 	if n := len(alertsNaming(t, onOrders, issueID)); n != 1 {
 		t.Fatalf("repeated run: %d deliveries naming the issue, want 1", n)
+	}
+
+	// A failed BI refresh reading orders opens a bi_refresh issue: alerted the same way.
+	start := time.Now().Add(-10 * time.Minute).UTC().Truncate(time.Second)
+	if r := env.Do(t, http.MethodPost, "/api/v1/bi/refreshes", le.tok, map[string]any{"tool": "powerbi", "bi_dataset_id": "ds-7",
+		"bi_dataset_name": "Vendas", "refresh_id": "rf-1", "status": "failed", "started_at": start, "ended_at": start.Add(time.Minute),
+		"datasets": []any{map[string]any{"dataset_id": orders}}}); r.Status != http.StatusCreated {
+		t.Fatalf("bi refresh: %d %s", r.Status, r.Body)
+	}
+	var biOpen []dbtIssueOut
+	le.get(t, "/api/v1/issues?type=bi_refresh&status=open&dataset_id="+orders, le.tok, &biOpen)
+	if len(biOpen) != 1 {
+		t.Fatalf("open bi_refresh issues: %+v", biOpen)
+	}
+	settle(t, env, le.ws)
+	if a, c := len(alertsNaming(t, onOrders, biOpen[0].ID)), len(alertsNaming(t, onCustomers, biOpen[0].ID)); a != 1 || c != 0 {
+		t.Fatalf("alerts naming the bi_refresh issue: orders %d, customers %d; want 1, 0", a, c)
 	}
 
 	// Orders muted: the next failure's alert is held, listed, and sent nowhere.
