@@ -889,8 +889,8 @@ func (s *Service) fanOutIssueOpened(ctx context.Context, w *wsCtx, ev OutboxEven
 	} else if err != nil {
 		return err
 	}
-	if is.Severity != SeverityWarning && is.Severity != SeverityCritical {
-		return nil
+	if is.Severity != SeverityWarning && is.Severity != SeverityCritical || is.ScanID != nil {
+		return nil // not an alert, or a scan's issue: its finished scan alerts it
 	}
 	return s.fanOutAlerts(ctx, w, ev.CreatedAt, nil, []AlertIssue{is}, "alerts:issue:"+is.ID)
 }
