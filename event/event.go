@@ -81,3 +81,16 @@ const TypeScanSucceeded = "scan.succeeded"
 type ScanSucceeded struct {
 	ConnectionID string `json:"connection_id"`
 }
+
+// TypeIssueOpened is the type of the outbox event written in the transaction that
+// opens a warning or critical issue outside a scan (a dbt test result, a BI refresh,
+// a pipeline's health): the webhook dispatcher fans it out as that issue's
+// service.alerts, the way a finished scan's new issues are.
+const TypeIssueOpened = "issue.opened"
+
+// IssueOpened is the payload of an issue.opened event.
+type IssueOpened struct {
+	IssueID   string `json:"issue_id"`
+	DatasetID string `json:"dataset_id"`
+	Severity  string `json:"severity"`
+}

@@ -264,7 +264,16 @@ func (s *Service) fanOutScanAlerts(ctx context.Context, cache map[string]*wsCtx,
 	if err != nil {
 		return err
 	}
-	facts, err := s.store.DatasetFacts(ctx, sc.WorkspaceID, issueDatasets(issues))
+	return s.fanOutAlerts(ctx, w, sc.FinishedAt, &sc.ID, issues, "alerts:"+sc.ID)
+}
+
+// fanOutAlerts turns alert issues into alert notifications (held by the mutes covering
+// them) and one service.alerts delivery per channel that wants some of them, under
+// the delivery source key source, the alerts of one incident aggregated. scanID is the
+// scan that opened them, nil for issues opened outside a scan.
+func (s *Service) fanOutAlerts(ctx context.Context, w *wsCtx, at time.Time, scanID *string, issues []AlertIssue, source string) error {
+	workspaceID := w.info.ID
+	facts, err := s.store.DatasetFacts(ctx, workspaceID, issueDatasets(issues))
 	if err != nil {
 		return err
 	}
@@ -277,9 +286,9 @@ func (s *Service) fanOutScanAlerts(ctx context.Context, cache map[string]*wsCtx,
 		n := Notification{Event: delivery.EventAlerts, Code: delivery.CodeAlertsNew,
 			Params:  map[string]any{"issue_id": is.ID, "dataset_id": d.ID, "severity": is.Severity, "type": is.Type},
 			Payload: map[string]any{"message": s.alertItemMessage(is, d)}, SourceKey: "alert:" + is.ID,
-			DatasetIDs: []string{d.ID}, IssueID: &is.ID, ScanID: &sc.ID, Severity: &is.Severity}
+			DatasetIDs: []string{d.ID}, IssueID: &is.ID, ScanID: scanID, Severity: &is.Severity}
 		n.ID = vigia.NewID()
-		n.WorkspaceID = sc.WorkspaceID
+		n.WorkspaceID = workspaceID
 		n.MuteIDs = w.mutes.HoldingIssue(is.Type, d)
 		n.Held = len(n.MuteIDs) > 0
 		n.CreatedAt = s.clock.Now()
@@ -298,7 +307,7 @@ func (s *Service) fanOutScanAlerts(ctx context.Context, cache map[string]*wsCtx,
 	for _, it := range items {
 		ids = append(ids, it.issue.ID)
 	}
-	incidents, err := s.incidents.ForIssues(ctx, sc.WorkspaceID, ids)
+	incidents, err := s.incidents.ForIssues(ctx, workspaceID, ids)
 	if err != nil {
 		return err
 	}
@@ -313,8 +322,8 @@ func (s *Service) fanOutScanAlerts(ctx context.Context, cache map[string]*wsCtx,
 		if len(mine) == 0 {
 			continue
 		}
-		b := s.alertsBody(lang(&ch, w.info), sc.WorkspaceID, sc.FinishedAt, mine, incidents)
-		_, created, err := s.createDelivery(ctx, ch, nil, b, "alerts:"+sc.ID, false)
+		b := s.alertsBody(lang(&ch, w.info), workspaceID, at, mine, incidents)
+		_, created, err := s.createDelivery(ctx, ch, nil, b, source, false)
 		if err != nil {
 			return err
 		}
@@ -469,6 +478,7 @@ const (
 	OutboxIssueSLABreached        = "issue.sla_breached"
 	OutboxConsumerUntrustedRead   = "consumer.untrusted_read"
 	OutboxConsumerSLABreached     = "domain.consumer_sla_breached"
+	OutboxIssueOpened             = event.TypeIssueOpened
 )
 
 func (s *Service) fanOutEvent(ctx context.Context, cache map[string]*wsCtx, ev OutboxEvent) error {
@@ -491,6 +501,8 @@ func (s *Service) fanOutEvent(ctx context.Context, cache map[string]*wsCtx, ev O
 		fn = s.fanOutConsumerRead
 	case OutboxConsumerSLABreached:
 		fn = s.fanOutConsumerSLA
+	case OutboxIssueOpened:
+		fn = s.fanOutIssueOpened
 	default:
 		return errSkip
 	}
@@ -857,6 +869,30 @@ func (s *Service) fanOutConsumerSLA(ctx context.Context, w *wsCtx, ev OutboxEven
 			return s.body(lang, delivery.EventAlerts, delivery.CodeConsumerSLABreached, ev.WorkspaceID, ev.CreatedAt, params, msg), true
 		},
 	})
+}
+
+// fanOutIssueOpened sends the alert of a warning or critical issue opened outside a scan
+// (a dbt test, a BI refresh, a pipeline): the same notification, mutes, channel filters
+// and service.alerts body as a finished scan's alerts, one delivery per channel.
+func (s *Service) fanOutIssueOpened(ctx context.Context, w *wsCtx, ev OutboxEvent) error {
+	var p event.IssueOpened
+	if err := decode(ev.Payload, &p); err != nil {
+		return err
+	}
+	id := orSubject(p.IssueID, ev)
+	if !vigia.ValidID(id) {
+		return errSkip
+	}
+	is, err := s.store.IssueByID(ctx, ev.WorkspaceID, id)
+	if vigia.IsKind(err, vigia.KindNotFound) {
+		return errSkip
+	} else if err != nil {
+		return err
+	}
+	if is.Severity != SeverityWarning && is.Severity != SeverityCritical || is.ScanID != nil {
+		return nil // not an alert, or a scan's issue: its finished scan alerts it
+	}
+	return s.fanOutAlerts(ctx, w, ev.CreatedAt, nil, []AlertIssue{is}, "alerts:issue:"+is.ID)
 }
 
 func nullable(s string) *string {

@@ -10,7 +10,9 @@
 // feature that changes the state, in its own transaction); Dispatch turns each row into
 // a notification and one delivery per subscribed channel in one transaction that also
 // marks the row dispatched. End-of-scan alerts are the warning and critical issues a
-// finished scan opened; Dispatch claims each finished scan once. Escalations and digests
+// finished scan opened; Dispatch claims each finished scan once. A warning or critical
+// issue opened outside a scan (dbt test, BI refresh, pipeline) has an issue.opened outbox
+// row and is fanned out as the same alert. Escalations and digests
 // (decided by oncall) and channel tests create their deliveries in the transaction that
 // decides them.
 //

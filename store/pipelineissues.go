@@ -59,9 +59,11 @@ func (s *OrchestratorStore) RaisePipelineIssue(ctx context.Context, p orchestrat
 			id, p.WorkspaceID, p.DatasetID, p.Subtype, p.Severity, title, key, params, det, p.At); err != nil {
 			return translate(err)
 		}
-		_, err = q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, created_at)
-			VALUES ($1, $2, $3, NULL, 'open', $4, 'opened', $5)`, vigia.NewID(), id, p.WorkspaceID, p.Origin, p.At)
-		return translate(err)
+		if _, err := q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, created_at)
+			VALUES ($1, $2, $3, NULL, 'open', $4, 'opened', $5)`, vigia.NewID(), id, p.WorkspaceID, p.Origin, p.At); err != nil {
+			return translate(err)
+		}
+		return writeIssueOpened(ctx, q, p.WorkspaceID, id, p.DatasetID, p.Severity, p.At)
 	})
 	return opened, err
 }

@@ -719,6 +719,9 @@ func (s *ScanStore) SaveRuleRun(ctx context.Context, r scan.RuleRun) error {
 			VALUES ($1, $2, $3, NULL, 'open', $4, 'opened', $5)`, vigia.NewID(), ni.ID, r.WorkspaceID, r.Origin, r.At); err != nil {
 			return translate(err)
 		}
+		if err := writeIssueOpened(ctx, q, r.WorkspaceID, ni.ID, r.DatasetID, ni.Severity, r.At); err != nil {
+			return err
+		}
 	}
 	if err := saveRuleRows(ctx, q, ruleRows{workspaceID: r.WorkspaceID, datasetID: r.DatasetID, dbtInvocation: r.DBTInvocation,
 		origin: r.Origin, at: r.At, results: r.RuleResults, transitions: r.Transitions}); err != nil {
