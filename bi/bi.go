@@ -370,18 +370,9 @@ func check(in RefreshInput) (Refresh, []lineage.DatasetRef, error) {
 	case !slices.Contains(Statuses, in.Status):
 		fields = append(fields, vigia.Field("enum", map[string]any{"expected": strings.Join(Statuses, ", ")}, "status"))
 	}
-	if in.StartedAt == nil {
-		fields = append(fields, vigia.Field("missing", nil, "started_at"))
-	} else {
-		r.StartedAt = in.StartedAt.UTC()
-	}
-	if in.EndedAt != nil {
-		e := in.EndedAt.UTC()
-		r.EndedAt = &e
-		if in.StartedAt != nil && e.Before(r.StartedAt) {
-			fields = append(fields, vigia.Field("value_error", nil, "ended_at"))
-		}
-	}
+	var periodFields []vigia.FieldError
+	r.StartedAt, r.EndedAt, periodFields = orchestrator.Period(in.StartedAt, in.EndedAt)
+	fields = append(fields, periodFields...)
 	var refs []lineage.DatasetRef
 	if len(in.Inputs) > MaxDatasets {
 		fields = append(fields, vigia.Field("too_long", map[string]any{"max_length": MaxDatasets}, "datasets"))

@@ -268,18 +268,9 @@ func check(in RunInput) (Run, []lineage.DatasetRef, error) {
 	case !validStatus(in.Status):
 		fields = append(fields, vigia.Field("enum", map[string]any{"expected": strings.Join(Statuses, ", ")}, "status"))
 	}
-	if in.StartedAt == nil {
-		fields = append(fields, vigia.Field("missing", nil, "started_at"))
-	} else {
-		r.StartedAt = in.StartedAt.UTC()
-	}
-	if in.EndedAt != nil {
-		e := in.EndedAt.UTC()
-		r.EndedAt = &e
-		if in.StartedAt != nil && e.Before(r.StartedAt) {
-			fields = append(fields, vigia.Field("value_error", nil, "ended_at"))
-		}
-	}
+	var periodFields []vigia.FieldError
+	r.StartedAt, r.EndedAt, periodFields = Period(in.StartedAt, in.EndedAt)
+	fields = append(fields, periodFields...)
 	var refs []lineage.DatasetRef
 	for _, side := range []struct {
 		name string
@@ -384,4 +375,26 @@ func (s *Service) PipelineHealth(ctx context.Context, datasetID string) (Health,
 	h := Assess(runs[datasetID], s.clock.Now())
 	h.DatasetID = datasetID
 	return h, nil
+}
+
+// Period checks a reported run's times (started_at required, ended_at not before it)
+// and returns them in UTC; every feed that reports runs (orchestrators, BI refreshes)
+// checks them alike.
+func Period(started, ended *time.Time) (time.Time, *time.Time, []vigia.FieldError) {
+	var fields []vigia.FieldError
+	var start time.Time
+	if started == nil {
+		fields = append(fields, vigia.Field("missing", nil, "started_at"))
+	} else {
+		start = started.UTC()
+	}
+	var end *time.Time
+	if ended != nil {
+		e := ended.UTC()
+		end = &e
+		if started != nil && e.Before(start) {
+			fields = append(fields, vigia.Field("value_error", nil, "ended_at"))
+		}
+	}
+	return start, end, fields
 }
