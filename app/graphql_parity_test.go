@@ -48,16 +48,20 @@ type parity struct {
 // public (credential-free) pages. Each says why, and the test checks the why against the
 // served document.
 var restOnly = map[string]string{
-	"health":             "probe",
-	"ready":              "probe",
-	"version":            "probe",
-	"openapi":            "probe",
-	"datasetContractDBT": "file",
-	"getDatasetRulesDBT": "file",
-	"exportRules":        "file",
-	"ruleFailingRowsSQL": "file",
-	"publicDomainBadge":  "file",
-	"publicDomain":       "public",
+	"health":                "probe",
+	"ready":                 "probe",
+	"version":               "probe",
+	"openapi":               "probe",
+	"datasetContractDBT":    "file",
+	"getDatasetRulesDBT":    "file",
+	"exportRules":           "file",
+	"ruleFailingRowsSQL":    "file",
+	"publicDomainBadge":     "file",
+	"publicDomain":          "public",
+	"exportReportHTML":      "file",
+	"exportReportPDF":       "file",
+	"exportReportPPTX":      "file",
+	"datasetReadmeMarkdown": "file",
 }
 
 // notYetMapped are GET operations without a GraphQL field yet (issue 23): the list the
@@ -79,6 +83,12 @@ var notYetMapped = map[string]bool{
 	"listNotificationChannels": true, "listNotificationMutes": true, "listNotifications": true, "listOrchestratorRuns": true,
 	"listReconcileChecks": true, "listRulePacks": true, "listTeams": true, "listTicketIntegrations": true,
 	"listTicketTargets": true, "previewNotificationChannel": true, "previewRulePack": true,
+	// Reads landed by issues 16-19 after the parity test: still to map.
+	"datasetSynthetic": true, "datasetSyntheticEvaluation": true, "listBIRefreshes": true, "getMe": true,
+	"getReport": true, "listReports": true, "listRoutines": true, "getSuggestion": true, "listSuggestions": true,
+	"getWorkspaceLocale": true, "getWorkspaceCurrency": true, "getEgressIPs": true, "getArt10Dossier": true,
+	"getDomainDataPolicy": true, "getWorkspaceDataPolicy": true, "getKnowledgeEntry": true, "listKnowledgeEntries": true,
+	"datasetReadme": true, "datasetSensitivity": true,
 }
 
 func parityTable() map[string]parity {
