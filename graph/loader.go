@@ -10,6 +10,9 @@ import (
 // list's items run concurrently and ask within microseconds of each other.
 const batchWait = 2 * time.Millisecond
 
+// maxBatchWaits bounds how many batchWaits a batch that keeps growing waits in all.
+const maxBatchWaits = 10
+
 // loader batches the keys resolvers ask for during one request into one fetch, and
 // caches the answers for the rest of the request.
 type loader[K comparable, V any] struct {
@@ -84,7 +87,21 @@ func (l *loader[K, V]) run(ctx context.Context, b *batch[K, V]) {
 			return len(b.keys)
 		})
 	} else {
-		time.Sleep(batchWait)
+		// Wait while keys keep arriving: on a loaded machine a list's resolvers start over
+		// more than one batchWait, and a fixed pause would split the batch.
+		l.mu.Lock()
+		n := len(b.keys)
+		l.mu.Unlock()
+		for range maxBatchWaits {
+			time.Sleep(batchWait)
+			l.mu.Lock()
+			grown := len(b.keys) > n
+			n = len(b.keys)
+			l.mu.Unlock()
+			if !grown {
+				break
+			}
+		}
 	}
 	l.mu.Lock()
 	l.pending = nil
