@@ -180,12 +180,9 @@ var idPattern = regexp.MustCompile(`^[^\x00-\x1f\x7f]+$`)
 // dataset of the workspace is KindNotFound. It returns the refresh and whether it was
 // new.
 func (s *Service) RecordRefresh(ctx context.Context, in RefreshInput) (Refresh, bool, error) {
-	p, err := vigia.MustPrincipal(ctx)
+	p, err := orchestrator.FeedWriter(ctx)
 	if err != nil {
 		return Refresh{}, false, err
-	}
-	if !p.ReadOnly && !p.Role.AtLeast(vigia.RoleMember) {
-		return Refresh{}, false, vigia.Forbidden(vigia.CodeForbidden, "error.forbidden")
 	}
 	r, refs, err := check(in)
 	if err != nil {

@@ -158,12 +158,9 @@ var orchestratorName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
 // workspace is KindNotFound; OpenLineage names that match nothing are kept in
 // Unmatched. It returns the run and whether it was new.
 func (s *Service) RecordRun(ctx context.Context, in RunInput) (Run, bool, error) {
-	p, err := vigia.MustPrincipal(ctx)
+	p, err := FeedWriter(ctx)
 	if err != nil {
 		return Run{}, false, err
-	}
-	if !p.ReadOnly && !p.Role.AtLeast(vigia.RoleMember) {
-		return Run{}, false, vigia.Forbidden(vigia.CodeForbidden, "error.forbidden")
 	}
 	r, refs, err := check(in)
 	if err != nil {
@@ -397,4 +394,17 @@ func Period(started, ended *time.Time) (time.Time, *time.Time, []vigia.FieldErro
 		}
 	}
 	return start, end, fields
+}
+
+// FeedWriter is the caller of a feed's marked write (orchestrator runs, BI refreshes): an
+// API token, or a session of a member or more; viewers may not write.
+func FeedWriter(ctx context.Context) (vigia.Principal, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return p, err
+	}
+	if !p.ReadOnly && !p.Role.AtLeast(vigia.RoleMember) {
+		return p, vigia.Forbidden(vigia.CodeForbidden, "error.forbidden")
+	}
+	return p, nil
 }
