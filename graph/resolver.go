@@ -8,6 +8,11 @@ import (
 
 // Resolver holds the services resolvers call.
 type Resolver struct {
+	// ConnectionReads answers connections and their query log; TrustReads a dataset's trust
+	// score, AI readiness, context and trust facts (GraphQL parity, issue 23).
+	ConnectionReads ConnectionService
+	TrustReads      TrustReadService
+
 	Catalog      CatalogService
 	ScanService  ScanService
 	ScanReads    ScanReadService

@@ -17,6 +17,7 @@ import (
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/graph/model"
 	"github.com/vigia-data/vigia/scan"
 )
@@ -31,6 +32,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Connection() ConnectionResolver
 	Dataset() DatasetResolver
 	Domain() DomainResolver
 	Incident() IncidentResolver
@@ -46,6 +48,14 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AIReadiness struct {
+		DatasetID       func(childComplexity int) int
+		Pii             func(childComplexity int) int
+		Recommendations func(childComplexity int) int
+		Score           func(childComplexity int) int
+		UseCases        func(childComplexity int) int
+	}
+
 	AutoMonitors struct {
 		Freshness func(childComplexity int) int
 		Schema    func(childComplexity int) int
@@ -93,6 +103,68 @@ type ComplexityRoot struct {
 		To   func(childComplexity int) int
 	}
 
+	Connection struct {
+		Country           func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		DataCountry       func(childComplexity int) int
+		DatasetsCount     func(childComplexity int) int
+		Engineering       func(childComplexity int) int
+		ID                func(childComplexity int) int
+		Kind              func(childComplexity int) int
+		LastScanAt        func(childComplexity int) int
+		LastScanStatus    func(childComplexity int) int
+		Name              func(childComplexity int) int
+		Openlineage       func(childComplexity int) int
+		QueryLog          func(childComplexity int, scanID *string, operation *model.QueryLogOperation, days *int, limit *int, offset *int) int
+		ScanTimezone      func(childComplexity int) int
+		Schedule          func(childComplexity int) int
+		StatementTimeoutS func(childComplexity int) int
+	}
+
+	ConnectionEngineering struct {
+		LastScan   func(childComplexity int) int
+		OpenIssues func(childComplexity int) int
+		OptIn      func(childComplexity int) int
+	}
+
+	ConnectionOpenLineage struct {
+		Aliases   func(childComplexity int) int
+		Database  func(childComplexity int) int
+		Namespace func(childComplexity int) int
+	}
+
+	ConnectionPreset struct {
+		DSNTemplate func(childComplexity int) int
+		Description func(childComplexity int) int
+		Key         func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Name        func(childComplexity int) int
+	}
+
+	ConnectionScanSummary struct {
+		CreatedAt  func(childComplexity int) int
+		FinishedAt func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Status     func(childComplexity int) int
+	}
+
+	ConnectionSchedule struct {
+		Enabled  func(childComplexity int) int
+		Hour     func(childComplexity int) int
+		Minute   func(childComplexity int) int
+		ScanHour func(childComplexity int) int
+		Timezone func(childComplexity int) int
+	}
+
+	ConnectorType struct {
+		DSNExample func(childComplexity int) int
+		Dialect    func(childComplexity int) int
+		Driver     func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		Name       func(childComplexity int) int
+		State      func(childComplexity int) int
+	}
+
 	Consumer struct {
 		Consumptions30d func(childComplexity int) int
 		Consumptions7d  func(childComplexity int) int
@@ -111,12 +183,26 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	ContextColumn struct {
+		DataType     func(childComplexity int) int
+		Name         func(childComplexity int) int
+		NullRate     func(childComplexity int) int
+		Pii          func(childComplexity int) int
+		PrimaryKey   func(childComplexity int) int
+		SemanticType func(childComplexity int) int
+	}
+
 	ContractChange struct {
 		Breaking func(childComplexity int) int
 		Field    func(childComplexity int) int
 		Kind     func(childComplexity int) int
 		Property func(childComplexity int) int
 		Quality  func(childComplexity int) int
+	}
+
+	ContractState struct {
+		Active func(childComplexity int) int
+		Valid  func(childComplexity int) int
 	}
 
 	ContractVersion struct {
@@ -138,11 +224,13 @@ type ComplexityRoot struct {
 
 	Dataset struct {
 		AccessRole           func(childComplexity int) int
+		AiReadiness          func(childComplexity int) int
 		AutoMonitors         func(childComplexity int) int
 		Columns              func(childComplexity int) int
 		ConnectionID         func(childComplexity int) int
 		ConnectionName       func(childComplexity int) int
 		Consumers            func(childComplexity int) int
+		Context              func(childComplexity int) int
 		Contract             func(childComplexity int) int
 		ContractVersions     func(childComplexity int, limit *int, offset *int) int
 		CostGuarded          func(childComplexity int) int
@@ -174,10 +262,36 @@ type ComplexityRoot struct {
 		ScoreHistory         func(childComplexity int, limit *int) int
 		SyntheticEvaluation  func(childComplexity int, rows *int, seed *int) int
 		Table                func(childComplexity int) int
+		TrustFacts           func(childComplexity int) int
+		TrustScore           func(childComplexity int) int
 		Tuning               func(childComplexity int) int
 		UpdatedAt            func(childComplexity int) int
 		Upstream             func(childComplexity int, hops *int) int
 		Verdict              func(childComplexity int) int
+	}
+
+	DatasetContext struct {
+		Columns       func(childComplexity int) int
+		DatasetID     func(childComplexity int) int
+		Dimensions    func(childComplexity int) int
+		Domains       func(childComplexity int) int
+		Freshness     func(childComplexity int) int
+		GeneratedAt   func(childComplexity int) int
+		Kind          func(childComplexity int) int
+		LastScanAt    func(childComplexity int) int
+		Layer         func(childComplexity int) int
+		Name          func(childComplexity int) int
+		OpenIncidents func(childComplexity int) int
+		PiiColumns    func(childComplexity int) int
+		Readiness     func(childComplexity int) int
+		RowCount      func(childComplexity int) int
+		RowCountExact func(childComplexity int) int
+		Score         func(childComplexity int) int
+		SummaryPt     func(childComplexity int) int
+		Trust         func(childComplexity int) int
+		Usage         func(childComplexity int) int
+		UsageClass    func(childComplexity int) int
+		Verdict       func(childComplexity int) int
 	}
 
 	DatasetContract struct {
@@ -187,6 +301,23 @@ type ComplexityRoot struct {
 		Observed       func(childComplexity int) int
 		Valid          func(childComplexity int) int
 		Violations     func(childComplexity int) int
+	}
+
+	DatasetFactsBody struct {
+		Contract      func(childComplexity int) int
+		Dimensions    func(childComplexity int) int
+		Domains       func(childComplexity int) int
+		Freshness     func(childComplexity int) int
+		LastScanAt    func(childComplexity int) int
+		OpenIncidents func(childComplexity int) int
+		Pii           func(childComplexity int) int
+		Readiness     func(childComplexity int) int
+		RowCount      func(childComplexity int) int
+		RowCountExact func(childComplexity int) int
+		Score         func(childComplexity int) int
+		Trust         func(childComplexity int) int
+		Usage         func(childComplexity int) int
+		Verdict       func(childComplexity int) int
 	}
 
 	DatasetFreshness struct {
@@ -202,6 +333,30 @@ type ComplexityRoot struct {
 	DatasetPage struct {
 		Items func(childComplexity int) int
 		Total func(childComplexity int) int
+	}
+
+	DatasetTrustFacts struct {
+		Facts         func(childComplexity int) int
+		GeneratedAt   func(childComplexity int) int
+		Kind          func(childComplexity int) int
+		SchemaVersion func(childComplexity int) int
+		Subject       func(childComplexity int) int
+	}
+
+	DatasetUsage struct {
+		Consumptions30d func(childComplexity int) int
+		LastConsumedAt  func(childComplexity int) int
+		QueriesPerDay   func(childComplexity int) int
+	}
+
+	DemoPack struct {
+		Command     func(childComplexity int) int
+		Defects     func(childComplexity int) int
+		Description func(childComplexity int) int
+		Industry    func(childComplexity int) int
+		Key         func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Tables      func(childComplexity int) int
 	}
 
 	DimensionMeta struct {
@@ -277,6 +432,13 @@ type ComplexityRoot struct {
 		UseCases        func(childComplexity int) int
 	}
 
+	DomainRef struct {
+		ID      func(childComplexity int) int
+		Name    func(childComplexity int) int
+		Status  func(childComplexity int) int
+		Version func(childComplexity int) int
+	}
+
 	DomainSLA struct {
 		AvailabilityObjectivePct func(childComplexity int) int
 		DimensionTargets         func(childComplexity int) int
@@ -318,6 +480,30 @@ type ComplexityRoot struct {
 		Changes    func(childComplexity int) int
 		Compatible func(childComplexity int) int
 		Datasets   func(childComplexity int) int
+	}
+
+	FactsSubject struct {
+		ID      func(childComplexity int) int
+		Name    func(childComplexity int) int
+		Status  func(childComplexity int) int
+		Version func(childComplexity int) int
+	}
+
+	FoundDataset struct {
+		Domains     func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		LatestScore func(childComplexity int) int
+		Layer       func(childComplexity int) int
+		Name        func(childComplexity int) int
+		PiiColumns  func(childComplexity int) int
+		UsageClass  func(childComplexity int) int
+		Verdict     func(childComplexity int) int
+	}
+
+	FoundDatasets struct {
+		Datasets  func(childComplexity int) int
+		Truncated func(childComplexity int) int
 	}
 
 	ImpactNode struct {
@@ -545,6 +731,16 @@ type ComplexityRoot struct {
 		UpdateRule       func(childComplexity int, id string, input model.UpdateRuleInput) int
 	}
 
+	OpenIncidentCounts struct {
+		Critical func(childComplexity int) int
+		Warning  func(childComplexity int) int
+	}
+
+	PIIColumns struct {
+		Columns  func(childComplexity int) int
+		Unmasked func(childComplexity int) int
+	}
+
 	Parsing struct {
 		Columns  func(childComplexity int) int
 		Profiled func(childComplexity int) int
@@ -579,23 +775,29 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Consumers      func(childComplexity int, limit *int, offset *int) int
-		Dataset        func(childComplexity int, id string) int
-		Datasets       func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
-		Domain         func(childComplexity int, id string) int
-		Domains        func(childComplexity int, limit *int, offset *int) int
-		Incident       func(childComplexity int, id string) int
-		Incidents      func(childComplexity int, status *string, limit *int, offset *int) int
-		Issue          func(childComplexity int, id string) int
-		Issues         func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
-		KnowledgeGraph func(childComplexity int, focus *string, hops *int, kinds []string) int
-		RagGate        func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
-		Rule           func(childComplexity int, id string) int
-		Rules          func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
-		Scan           func(childComplexity int, id string) int
-		Scans          func(childComplexity int, limit *int, offset *int) int
-		Signals        func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
-		TrustDecision  func(childComplexity int, dataset string, purpose *string) int
+		Connection        func(childComplexity int, id string) int
+		ConnectionPresets func(childComplexity int) int
+		ConnectionTypes   func(childComplexity int) int
+		Connections       func(childComplexity int) int
+		Consumers         func(childComplexity int, limit *int, offset *int) int
+		Dataset           func(childComplexity int, id string) int
+		Datasets          func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
+		DemoPacks         func(childComplexity int) int
+		Domain            func(childComplexity int, id string) int
+		Domains           func(childComplexity int, limit *int, offset *int) int
+		FindDatasets      func(childComplexity int, query *string, layer *model.DatasetLayer, domain *string, hasPii *bool, minScore *float64, usageClass *model.UsageClass) int
+		Incident          func(childComplexity int, id string) int
+		Incidents         func(childComplexity int, status *string, limit *int, offset *int) int
+		Issue             func(childComplexity int, id string) int
+		Issues            func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
+		KnowledgeGraph    func(childComplexity int, focus *string, hops *int, kinds []string) int
+		RagGate           func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
+		Rule              func(childComplexity int, id string) int
+		Rules             func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
+		Scan              func(childComplexity int, id string) int
+		Scans             func(childComplexity int, limit *int, offset *int) int
+		Signals           func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
+		TrustDecision     func(childComplexity int, dataset string, purpose *string) int
 	}
 
 	RAGGate struct {
@@ -618,6 +820,12 @@ type ComplexityRoot struct {
 	ReadinessItem struct {
 		Code     func(childComplexity int) int
 		Datasets func(childComplexity int) int
+	}
+
+	ReadinessRecommendation struct {
+		Code      func(childComplexity int) int
+		MessagePt func(childComplexity int) int
+		UseCases  func(childComplexity int) int
 	}
 
 	RestrictedDataset struct {
@@ -806,6 +1014,24 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	SourceQuery struct {
+		DurationMS  func(childComplexity int) int
+		Endpoint    func(childComplexity int) int
+		Executions  func(childComplexity int) int
+		Failures    func(childComplexity int) int
+		FirstSeenAt func(childComplexity int) int
+		LastSeenAt  func(childComplexity int) int
+		Operation   func(childComplexity int) int
+		Rows        func(childComplexity int) int
+		ScanID      func(childComplexity int) int
+		Statement   func(childComplexity int) int
+	}
+
+	SourceQueryPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
 	SyntheticEvaluation struct {
 		KMin              func(childComplexity int) int
 		KThreshold        func(childComplexity int) int
@@ -829,6 +1055,28 @@ type ComplexityRoot struct {
 	SyntheticParam struct {
 		Name  func(childComplexity int) int
 		Value func(childComplexity int) int
+	}
+
+	TrustAction struct {
+		Code    func(childComplexity int) int
+		Message func(childComplexity int) int
+		Params  func(childComplexity int) int
+	}
+
+	TrustBrief struct {
+		Blockers func(childComplexity int) int
+		Grade    func(childComplexity int) int
+		Score    func(childComplexity int) int
+		Warnings func(childComplexity int) int
+	}
+
+	TrustComponent struct {
+		Action   func(childComplexity int) int
+		Evidence func(childComplexity int) int
+		Gain     func(childComplexity int) int
+		Key      func(childComplexity int) int
+		Score    func(childComplexity int) int
+		Weight   func(childComplexity int) int
 	}
 
 	TrustDecision struct {
@@ -856,10 +1104,38 @@ type ComplexityRoot struct {
 		Verdict             func(childComplexity int) int
 	}
 
+	TrustFinding struct {
+		Key     func(childComplexity int) int
+		Message func(childComplexity int) int
+		Params  func(childComplexity int) int
+	}
+
+	TrustFreshness struct {
+		Met              func(childComplexity int) int
+		ObservedAgeHours func(childComplexity int) int
+		SLAHours         func(childComplexity int) int
+		SLASource        func(childComplexity int) int
+	}
+
+	TrustGrade struct {
+		Grade func(childComplexity int) int
+		Score func(childComplexity int) int
+	}
+
 	TrustReason struct {
 		Code      func(childComplexity int) int
 		MessagePt func(childComplexity int) int
 		Severity  func(childComplexity int) int
+	}
+
+	TrustScore struct {
+		AsOf       func(childComplexity int) int
+		Blockers   func(childComplexity int) int
+		Components func(childComplexity int) int
+		DatasetID  func(childComplexity int) int
+		Grade      func(childComplexity int) int
+		Score      func(childComplexity int) int
+		Warnings   func(childComplexity int) int
 	}
 
 	Tuning struct {
@@ -872,6 +1148,27 @@ type ComplexityRoot struct {
 		Threshold           func(childComplexity int) int
 		TunedThreshold      func(childComplexity int) int
 		TunedThresholdLabel func(childComplexity int) int
+	}
+
+	UseCaseReadiness struct {
+		Blockers func(childComplexity int) int
+		Score    func(childComplexity int) int
+		Status   func(childComplexity int) int
+		Warnings func(childComplexity int) int
+	}
+
+	UseCaseStatuses struct {
+		Agente func(childComplexity int) int
+		Bi     func(childComplexity int) int
+		Rag    func(childComplexity int) int
+		Treino func(childComplexity int) int
+	}
+
+	UseCasesReadiness struct {
+		Agente func(childComplexity int) int
+		Bi     func(childComplexity int) int
+		Rag    func(childComplexity int) int
+		Treino func(childComplexity int) int
 	}
 
 	ValueMask struct {
@@ -891,6 +1188,10 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type ConnectionResolver interface {
+	Engineering(ctx context.Context, obj *model.Connection) (*connection.Engineering, error)
+	QueryLog(ctx context.Context, obj *model.Connection, scanID *string, operation *model.QueryLogOperation, days *int, limit *int, offset *int) (*model.SourceQueryPage, error)
+}
 type DatasetResolver interface {
 	Columns(ctx context.Context, obj *model.Dataset) ([]model.Column, error)
 	Contract(ctx context.Context, obj *model.Dataset) (*model.DatasetContract, error)
@@ -903,6 +1204,10 @@ type DatasetResolver interface {
 	Lineage(ctx context.Context, obj *model.Dataset, direction *model.LineageDirection, hops *int) (*model.LineageGraph, error)
 	Impact(ctx context.Context, obj *model.Dataset, column *string) (*model.LineageImpact, error)
 	Path(ctx context.Context, obj *model.Dataset, to string) (*model.LineagePath, error)
+	TrustScore(ctx context.Context, obj *model.Dataset) (*model.TrustScore, error)
+	AiReadiness(ctx context.Context, obj *model.Dataset) (*model.AIReadiness, error)
+	Context(ctx context.Context, obj *model.Dataset) (*model.DatasetContext, error)
+	TrustFacts(ctx context.Context, obj *model.Dataset) (*model.DatasetTrustFacts, error)
 	RowCount(ctx context.Context, obj *model.Dataset) (*int, error)
 	RowCountExact(ctx context.Context, obj *model.Dataset) (*bool, error)
 	LastFailure(ctx context.Context, obj *model.Dataset) (*model.ProfileFailure, error)
@@ -960,6 +1265,12 @@ type QueryResolver interface {
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
 	KnowledgeGraph(ctx context.Context, focus *string, hops *int, kinds []string) (*model.KnowledgeGraph, error)
+	Connections(ctx context.Context) ([]model.Connection, error)
+	Connection(ctx context.Context, id string) (*model.Connection, error)
+	ConnectionPresets(ctx context.Context) ([]connection.Preset, error)
+	ConnectionTypes(ctx context.Context) ([]connection.ConnectorType, error)
+	DemoPacks(ctx context.Context) ([]model.DemoPack, error)
+	FindDatasets(ctx context.Context, query *string, layer *model.DatasetLayer, domain *string, hasPii *bool, minScore *float64, usageClass *model.UsageClass) (*model.FoundDatasets, error)
 	TrustDecision(ctx context.Context, dataset string, purpose *string) (*model.TrustDecision, error)
 	Domains(ctx context.Context, limit *int, offset *int) (*model.DomainPage, error)
 	Domain(ctx context.Context, id string) (*model.Domain, error)
@@ -990,6 +1301,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AIReadiness.datasetId":
+		if e.ComplexityRoot.AIReadiness.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AIReadiness.DatasetID(childComplexity), true
+	case "AIReadiness.pii":
+		if e.ComplexityRoot.AIReadiness.Pii == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AIReadiness.Pii(childComplexity), true
+	case "AIReadiness.recommendations":
+		if e.ComplexityRoot.AIReadiness.Recommendations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AIReadiness.Recommendations(childComplexity), true
+	case "AIReadiness.score":
+		if e.ComplexityRoot.AIReadiness.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AIReadiness.Score(childComplexity), true
+	case "AIReadiness.useCases":
+		if e.ComplexityRoot.AIReadiness.UseCases == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AIReadiness.UseCases(childComplexity), true
 
 	case "AutoMonitors.freshness":
 		if e.ComplexityRoot.AutoMonitors.Freshness == nil {
@@ -1171,6 +1513,264 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ColumnRename.To(childComplexity), true
 
+	case "Connection.country":
+		if e.ComplexityRoot.Connection.Country == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.Country(childComplexity), true
+	case "Connection.createdAt":
+		if e.ComplexityRoot.Connection.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.CreatedAt(childComplexity), true
+	case "Connection.dataCountry":
+		if e.ComplexityRoot.Connection.DataCountry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.DataCountry(childComplexity), true
+	case "Connection.datasetsCount":
+		if e.ComplexityRoot.Connection.DatasetsCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.DatasetsCount(childComplexity), true
+	case "Connection.engineering":
+		if e.ComplexityRoot.Connection.Engineering == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.Engineering(childComplexity), true
+	case "Connection.id":
+		if e.ComplexityRoot.Connection.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.ID(childComplexity), true
+	case "Connection.kind":
+		if e.ComplexityRoot.Connection.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.Kind(childComplexity), true
+	case "Connection.lastScanAt":
+		if e.ComplexityRoot.Connection.LastScanAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.LastScanAt(childComplexity), true
+	case "Connection.lastScanStatus":
+		if e.ComplexityRoot.Connection.LastScanStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.LastScanStatus(childComplexity), true
+	case "Connection.name":
+		if e.ComplexityRoot.Connection.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.Name(childComplexity), true
+	case "Connection.openlineage":
+		if e.ComplexityRoot.Connection.Openlineage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.Openlineage(childComplexity), true
+	case "Connection.queryLog":
+		if e.ComplexityRoot.Connection.QueryLog == nil {
+			break
+		}
+
+		args, err := ec.field_Connection_queryLog_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Connection.QueryLog(childComplexity, args["scanId"].(*string), args["operation"].(*model.QueryLogOperation), args["days"].(*int), args["limit"].(*int), args["offset"].(*int)), true
+	case "Connection.scanTimezone":
+		if e.ComplexityRoot.Connection.ScanTimezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.ScanTimezone(childComplexity), true
+	case "Connection.schedule":
+		if e.ComplexityRoot.Connection.Schedule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.Schedule(childComplexity), true
+	case "Connection.statementTimeoutS":
+		if e.ComplexityRoot.Connection.StatementTimeoutS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.StatementTimeoutS(childComplexity), true
+
+	case "ConnectionEngineering.lastScan":
+		if e.ComplexityRoot.ConnectionEngineering.LastScan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionEngineering.LastScan(childComplexity), true
+	case "ConnectionEngineering.openIssues":
+		if e.ComplexityRoot.ConnectionEngineering.OpenIssues == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionEngineering.OpenIssues(childComplexity), true
+	case "ConnectionEngineering.optIn":
+		if e.ComplexityRoot.ConnectionEngineering.OptIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionEngineering.OptIn(childComplexity), true
+
+	case "ConnectionOpenLineage.aliases":
+		if e.ComplexityRoot.ConnectionOpenLineage.Aliases == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionOpenLineage.Aliases(childComplexity), true
+	case "ConnectionOpenLineage.database":
+		if e.ComplexityRoot.ConnectionOpenLineage.Database == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionOpenLineage.Database(childComplexity), true
+	case "ConnectionOpenLineage.namespace":
+		if e.ComplexityRoot.ConnectionOpenLineage.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionOpenLineage.Namespace(childComplexity), true
+
+	case "ConnectionPreset.dsnTemplate":
+		if e.ComplexityRoot.ConnectionPreset.DSNTemplate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionPreset.DSNTemplate(childComplexity), true
+	case "ConnectionPreset.description":
+		if e.ComplexityRoot.ConnectionPreset.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionPreset.Description(childComplexity), true
+	case "ConnectionPreset.key":
+		if e.ComplexityRoot.ConnectionPreset.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionPreset.Key(childComplexity), true
+	case "ConnectionPreset.kind":
+		if e.ComplexityRoot.ConnectionPreset.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionPreset.Kind(childComplexity), true
+	case "ConnectionPreset.name":
+		if e.ComplexityRoot.ConnectionPreset.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionPreset.Name(childComplexity), true
+
+	case "ConnectionScanSummary.createdAt":
+		if e.ComplexityRoot.ConnectionScanSummary.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionScanSummary.CreatedAt(childComplexity), true
+	case "ConnectionScanSummary.finishedAt":
+		if e.ComplexityRoot.ConnectionScanSummary.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionScanSummary.FinishedAt(childComplexity), true
+	case "ConnectionScanSummary.id":
+		if e.ComplexityRoot.ConnectionScanSummary.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionScanSummary.ID(childComplexity), true
+	case "ConnectionScanSummary.status":
+		if e.ComplexityRoot.ConnectionScanSummary.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionScanSummary.Status(childComplexity), true
+
+	case "ConnectionSchedule.enabled":
+		if e.ComplexityRoot.ConnectionSchedule.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionSchedule.Enabled(childComplexity), true
+	case "ConnectionSchedule.hour":
+		if e.ComplexityRoot.ConnectionSchedule.Hour == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionSchedule.Hour(childComplexity), true
+	case "ConnectionSchedule.minute":
+		if e.ComplexityRoot.ConnectionSchedule.Minute == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionSchedule.Minute(childComplexity), true
+	case "ConnectionSchedule.scanHour":
+		if e.ComplexityRoot.ConnectionSchedule.ScanHour == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionSchedule.ScanHour(childComplexity), true
+	case "ConnectionSchedule.timezone":
+		if e.ComplexityRoot.ConnectionSchedule.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionSchedule.Timezone(childComplexity), true
+
+	case "ConnectorType.dsnExample":
+		if e.ComplexityRoot.ConnectorType.DSNExample == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectorType.DSNExample(childComplexity), true
+	case "ConnectorType.dialect":
+		if e.ComplexityRoot.ConnectorType.Dialect == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectorType.Dialect(childComplexity), true
+	case "ConnectorType.driver":
+		if e.ComplexityRoot.ConnectorType.Driver == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectorType.Driver(childComplexity), true
+	case "ConnectorType.kind":
+		if e.ComplexityRoot.ConnectorType.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectorType.Kind(childComplexity), true
+	case "ConnectorType.name":
+		if e.ComplexityRoot.ConnectorType.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectorType.Name(childComplexity), true
+	case "ConnectorType.state":
+		if e.ComplexityRoot.ConnectorType.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectorType.State(childComplexity), true
+
 	case "Consumer.consumptions30d":
 		if e.ComplexityRoot.Consumer.Consumptions30d == nil {
 			break
@@ -1245,6 +1845,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ConsumerPage.Total(childComplexity), true
 
+	case "ContextColumn.dataType":
+		if e.ComplexityRoot.ContextColumn.DataType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextColumn.DataType(childComplexity), true
+	case "ContextColumn.name":
+		if e.ComplexityRoot.ContextColumn.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextColumn.Name(childComplexity), true
+	case "ContextColumn.nullRate":
+		if e.ComplexityRoot.ContextColumn.NullRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextColumn.NullRate(childComplexity), true
+	case "ContextColumn.pii":
+		if e.ComplexityRoot.ContextColumn.Pii == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextColumn.Pii(childComplexity), true
+	case "ContextColumn.primaryKey":
+		if e.ComplexityRoot.ContextColumn.PrimaryKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextColumn.PrimaryKey(childComplexity), true
+	case "ContextColumn.semanticType":
+		if e.ComplexityRoot.ContextColumn.SemanticType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextColumn.SemanticType(childComplexity), true
+
 	case "ContractChange.breaking":
 		if e.ComplexityRoot.ContractChange.Breaking == nil {
 			break
@@ -1275,6 +1912,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContractChange.Quality(childComplexity), true
+
+	case "ContractState.active":
+		if e.ComplexityRoot.ContractState.Active == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractState.Active(childComplexity), true
+	case "ContractState.valid":
+		if e.ComplexityRoot.ContractState.Valid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractState.Valid(childComplexity), true
 
 	case "ContractVersion.acceptedBy":
 		if e.ComplexityRoot.ContractVersion.AcceptedBy == nil {
@@ -1350,6 +2000,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.AccessRole(childComplexity), true
+	case "Dataset.aiReadiness":
+		if e.ComplexityRoot.Dataset.AiReadiness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.AiReadiness(childComplexity), true
 	case "Dataset.autoMonitors":
 		if e.ComplexityRoot.Dataset.AutoMonitors == nil {
 			break
@@ -1380,6 +2036,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Consumers(childComplexity), true
+	case "Dataset.context":
+		if e.ComplexityRoot.Dataset.Context == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Context(childComplexity), true
 	case "Dataset.contract":
 		if e.ComplexityRoot.Dataset.Contract == nil {
 			break
@@ -1606,6 +2268,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Table(childComplexity), true
+	case "Dataset.trustFacts":
+		if e.ComplexityRoot.Dataset.TrustFacts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.TrustFacts(childComplexity), true
+	case "Dataset.trustScore":
+		if e.ComplexityRoot.Dataset.TrustScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.TrustScore(childComplexity), true
 	case "Dataset.tuning":
 		if e.ComplexityRoot.Dataset.Tuning == nil {
 			break
@@ -1635,6 +2309,133 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Verdict(childComplexity), true
+
+	case "DatasetContext.columns":
+		if e.ComplexityRoot.DatasetContext.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.Columns(childComplexity), true
+	case "DatasetContext.datasetId":
+		if e.ComplexityRoot.DatasetContext.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.DatasetID(childComplexity), true
+	case "DatasetContext.dimensions":
+		if e.ComplexityRoot.DatasetContext.Dimensions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.Dimensions(childComplexity), true
+	case "DatasetContext.domains":
+		if e.ComplexityRoot.DatasetContext.Domains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.Domains(childComplexity), true
+	case "DatasetContext.freshness":
+		if e.ComplexityRoot.DatasetContext.Freshness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.Freshness(childComplexity), true
+	case "DatasetContext.generatedAt":
+		if e.ComplexityRoot.DatasetContext.GeneratedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.GeneratedAt(childComplexity), true
+	case "DatasetContext.kind":
+		if e.ComplexityRoot.DatasetContext.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.Kind(childComplexity), true
+	case "DatasetContext.lastScanAt":
+		if e.ComplexityRoot.DatasetContext.LastScanAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.LastScanAt(childComplexity), true
+	case "DatasetContext.layer":
+		if e.ComplexityRoot.DatasetContext.Layer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.Layer(childComplexity), true
+	case "DatasetContext.name":
+		if e.ComplexityRoot.DatasetContext.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.Name(childComplexity), true
+	case "DatasetContext.openIncidents":
+		if e.ComplexityRoot.DatasetContext.OpenIncidents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.OpenIncidents(childComplexity), true
+	case "DatasetContext.piiColumns":
+		if e.ComplexityRoot.DatasetContext.PiiColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.PiiColumns(childComplexity), true
+	case "DatasetContext.readiness":
+		if e.ComplexityRoot.DatasetContext.Readiness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.Readiness(childComplexity), true
+	case "DatasetContext.rowCount":
+		if e.ComplexityRoot.DatasetContext.RowCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.RowCount(childComplexity), true
+	case "DatasetContext.rowCountExact":
+		if e.ComplexityRoot.DatasetContext.RowCountExact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.RowCountExact(childComplexity), true
+	case "DatasetContext.score":
+		if e.ComplexityRoot.DatasetContext.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.Score(childComplexity), true
+	case "DatasetContext.summaryPt":
+		if e.ComplexityRoot.DatasetContext.SummaryPt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.SummaryPt(childComplexity), true
+	case "DatasetContext.trust":
+		if e.ComplexityRoot.DatasetContext.Trust == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.Trust(childComplexity), true
+	case "DatasetContext.usage":
+		if e.ComplexityRoot.DatasetContext.Usage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.Usage(childComplexity), true
+	case "DatasetContext.usageClass":
+		if e.ComplexityRoot.DatasetContext.UsageClass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.UsageClass(childComplexity), true
+	case "DatasetContext.verdict":
+		if e.ComplexityRoot.DatasetContext.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetContext.Verdict(childComplexity), true
 
 	case "DatasetContract.active":
 		if e.ComplexityRoot.DatasetContract.Active == nil {
@@ -1672,6 +2473,91 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetContract.Violations(childComplexity), true
+
+	case "DatasetFactsBody.contract":
+		if e.ComplexityRoot.DatasetFactsBody.Contract == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.Contract(childComplexity), true
+	case "DatasetFactsBody.dimensions":
+		if e.ComplexityRoot.DatasetFactsBody.Dimensions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.Dimensions(childComplexity), true
+	case "DatasetFactsBody.domains":
+		if e.ComplexityRoot.DatasetFactsBody.Domains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.Domains(childComplexity), true
+	case "DatasetFactsBody.freshness":
+		if e.ComplexityRoot.DatasetFactsBody.Freshness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.Freshness(childComplexity), true
+	case "DatasetFactsBody.lastScanAt":
+		if e.ComplexityRoot.DatasetFactsBody.LastScanAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.LastScanAt(childComplexity), true
+	case "DatasetFactsBody.openIncidents":
+		if e.ComplexityRoot.DatasetFactsBody.OpenIncidents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.OpenIncidents(childComplexity), true
+	case "DatasetFactsBody.pii":
+		if e.ComplexityRoot.DatasetFactsBody.Pii == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.Pii(childComplexity), true
+	case "DatasetFactsBody.readiness":
+		if e.ComplexityRoot.DatasetFactsBody.Readiness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.Readiness(childComplexity), true
+	case "DatasetFactsBody.rowCount":
+		if e.ComplexityRoot.DatasetFactsBody.RowCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.RowCount(childComplexity), true
+	case "DatasetFactsBody.rowCountExact":
+		if e.ComplexityRoot.DatasetFactsBody.RowCountExact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.RowCountExact(childComplexity), true
+	case "DatasetFactsBody.score":
+		if e.ComplexityRoot.DatasetFactsBody.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.Score(childComplexity), true
+	case "DatasetFactsBody.trust":
+		if e.ComplexityRoot.DatasetFactsBody.Trust == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.Trust(childComplexity), true
+	case "DatasetFactsBody.usage":
+		if e.ComplexityRoot.DatasetFactsBody.Usage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.Usage(childComplexity), true
+	case "DatasetFactsBody.verdict":
+		if e.ComplexityRoot.DatasetFactsBody.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetFactsBody.Verdict(childComplexity), true
 
 	case "DatasetFreshness.ageHours":
 		if e.ComplexityRoot.DatasetFreshness.AgeHours == nil {
@@ -1728,6 +2614,99 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetPage.Total(childComplexity), true
+
+	case "DatasetTrustFacts.facts":
+		if e.ComplexityRoot.DatasetTrustFacts.Facts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetTrustFacts.Facts(childComplexity), true
+	case "DatasetTrustFacts.generatedAt":
+		if e.ComplexityRoot.DatasetTrustFacts.GeneratedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetTrustFacts.GeneratedAt(childComplexity), true
+	case "DatasetTrustFacts.kind":
+		if e.ComplexityRoot.DatasetTrustFacts.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetTrustFacts.Kind(childComplexity), true
+	case "DatasetTrustFacts.schemaVersion":
+		if e.ComplexityRoot.DatasetTrustFacts.SchemaVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetTrustFacts.SchemaVersion(childComplexity), true
+	case "DatasetTrustFacts.subject":
+		if e.ComplexityRoot.DatasetTrustFacts.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetTrustFacts.Subject(childComplexity), true
+
+	case "DatasetUsage.consumptions30d":
+		if e.ComplexityRoot.DatasetUsage.Consumptions30d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetUsage.Consumptions30d(childComplexity), true
+	case "DatasetUsage.lastConsumedAt":
+		if e.ComplexityRoot.DatasetUsage.LastConsumedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetUsage.LastConsumedAt(childComplexity), true
+	case "DatasetUsage.queriesPerDay":
+		if e.ComplexityRoot.DatasetUsage.QueriesPerDay == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetUsage.QueriesPerDay(childComplexity), true
+
+	case "DemoPack.command":
+		if e.ComplexityRoot.DemoPack.Command == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DemoPack.Command(childComplexity), true
+	case "DemoPack.defects":
+		if e.ComplexityRoot.DemoPack.Defects == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DemoPack.Defects(childComplexity), true
+	case "DemoPack.description":
+		if e.ComplexityRoot.DemoPack.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DemoPack.Description(childComplexity), true
+	case "DemoPack.industry":
+		if e.ComplexityRoot.DemoPack.Industry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DemoPack.Industry(childComplexity), true
+	case "DemoPack.key":
+		if e.ComplexityRoot.DemoPack.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DemoPack.Key(childComplexity), true
+	case "DemoPack.name":
+		if e.ComplexityRoot.DemoPack.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DemoPack.Name(childComplexity), true
+	case "DemoPack.tables":
+		if e.ComplexityRoot.DemoPack.Tables == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DemoPack.Tables(childComplexity), true
 
 	case "DimensionMeta.ageHours":
 		if e.ComplexityRoot.DimensionMeta.AgeHours == nil {
@@ -2036,6 +3015,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainReadiness.UseCases(childComplexity), true
 
+	case "DomainRef.id":
+		if e.ComplexityRoot.DomainRef.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainRef.ID(childComplexity), true
+	case "DomainRef.name":
+		if e.ComplexityRoot.DomainRef.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainRef.Name(childComplexity), true
+	case "DomainRef.status":
+		if e.ComplexityRoot.DomainRef.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainRef.Status(childComplexity), true
+	case "DomainRef.version":
+		if e.ComplexityRoot.DomainRef.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainRef.Version(childComplexity), true
+
 	case "DomainSLA.availabilityObjectivePct":
 		if e.ComplexityRoot.DomainSLA.AvailabilityObjectivePct == nil {
 			break
@@ -2208,6 +3212,99 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DomainVersionCounts.Datasets(childComplexity), true
+
+	case "FactsSubject.id":
+		if e.ComplexityRoot.FactsSubject.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactsSubject.ID(childComplexity), true
+	case "FactsSubject.name":
+		if e.ComplexityRoot.FactsSubject.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactsSubject.Name(childComplexity), true
+	case "FactsSubject.status":
+		if e.ComplexityRoot.FactsSubject.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactsSubject.Status(childComplexity), true
+	case "FactsSubject.version":
+		if e.ComplexityRoot.FactsSubject.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactsSubject.Version(childComplexity), true
+
+	case "FoundDataset.domains":
+		if e.ComplexityRoot.FoundDataset.Domains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FoundDataset.Domains(childComplexity), true
+	case "FoundDataset.id":
+		if e.ComplexityRoot.FoundDataset.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FoundDataset.ID(childComplexity), true
+	case "FoundDataset.kind":
+		if e.ComplexityRoot.FoundDataset.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FoundDataset.Kind(childComplexity), true
+	case "FoundDataset.latestScore":
+		if e.ComplexityRoot.FoundDataset.LatestScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FoundDataset.LatestScore(childComplexity), true
+	case "FoundDataset.layer":
+		if e.ComplexityRoot.FoundDataset.Layer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FoundDataset.Layer(childComplexity), true
+	case "FoundDataset.name":
+		if e.ComplexityRoot.FoundDataset.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FoundDataset.Name(childComplexity), true
+	case "FoundDataset.piiColumns":
+		if e.ComplexityRoot.FoundDataset.PiiColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FoundDataset.PiiColumns(childComplexity), true
+	case "FoundDataset.usageClass":
+		if e.ComplexityRoot.FoundDataset.UsageClass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FoundDataset.UsageClass(childComplexity), true
+	case "FoundDataset.verdict":
+		if e.ComplexityRoot.FoundDataset.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FoundDataset.Verdict(childComplexity), true
+
+	case "FoundDatasets.datasets":
+		if e.ComplexityRoot.FoundDatasets.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FoundDatasets.Datasets(childComplexity), true
+	case "FoundDatasets.truncated":
+		if e.ComplexityRoot.FoundDatasets.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FoundDatasets.Truncated(childComplexity), true
 
 	case "ImpactNode.hops":
 		if e.ComplexityRoot.ImpactNode.Hops == nil {
@@ -3213,6 +4310,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateRule(childComplexity, args["id"].(string), args["input"].(model.UpdateRuleInput)), true
 
+	case "OpenIncidentCounts.critical":
+		if e.ComplexityRoot.OpenIncidentCounts.Critical == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenIncidentCounts.Critical(childComplexity), true
+	case "OpenIncidentCounts.warning":
+		if e.ComplexityRoot.OpenIncidentCounts.Warning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenIncidentCounts.Warning(childComplexity), true
+
+	case "PIIColumns.columns":
+		if e.ComplexityRoot.PIIColumns.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PIIColumns.Columns(childComplexity), true
+	case "PIIColumns.unmasked":
+		if e.ComplexityRoot.PIIColumns.Unmasked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PIIColumns.Unmasked(childComplexity), true
+
 	case "Parsing.columns":
 		if e.ComplexityRoot.Parsing.Columns == nil {
 			break
@@ -3343,6 +4466,35 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProfileRun.ScanID(childComplexity), true
 
+	case "Query.connection":
+		if e.ComplexityRoot.Query.Connection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_connection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Connection(childComplexity, args["id"].(string)), true
+	case "Query.connectionPresets":
+		if e.ComplexityRoot.Query.ConnectionPresets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.ConnectionPresets(childComplexity), true
+	case "Query.connectionTypes":
+		if e.ComplexityRoot.Query.ConnectionTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.ConnectionTypes(childComplexity), true
+	case "Query.connections":
+		if e.ComplexityRoot.Query.Connections == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Connections(childComplexity), true
 	case "Query.consumers":
 		if e.ComplexityRoot.Query.Consumers == nil {
 			break
@@ -3376,6 +4528,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Datasets(childComplexity, args["q"].(*string), args["connectionId"].(*string), args["sort"].(*model.DatasetSort), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.demoPacks":
+		if e.ComplexityRoot.Query.DemoPacks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.DemoPacks(childComplexity), true
 	case "Query.domain":
 		if e.ComplexityRoot.Query.Domain == nil {
 			break
@@ -3398,6 +4556,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Domains(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.findDatasets":
+		if e.ComplexityRoot.Query.FindDatasets == nil {
+			break
+		}
+
+		args, err := ec.field_Query_findDatasets_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.FindDatasets(childComplexity, args["query"].(*string), args["layer"].(*model.DatasetLayer), args["domain"].(*string), args["hasPii"].(*bool), args["minScore"].(*float64), args["usageClass"].(*model.UsageClass)), true
 	case "Query.incident":
 		if e.ComplexityRoot.Query.Incident == nil {
 			break
@@ -3612,6 +4781,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReadinessItem.Datasets(childComplexity), true
+
+	case "ReadinessRecommendation.code":
+		if e.ComplexityRoot.ReadinessRecommendation.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadinessRecommendation.Code(childComplexity), true
+	case "ReadinessRecommendation.messagePt":
+		if e.ComplexityRoot.ReadinessRecommendation.MessagePt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadinessRecommendation.MessagePt(childComplexity), true
+	case "ReadinessRecommendation.useCases":
+		if e.ComplexityRoot.ReadinessRecommendation.UseCases == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadinessRecommendation.UseCases(childComplexity), true
 
 	case "RestrictedDataset.ref":
 		if e.ComplexityRoot.RestrictedDataset.Ref == nil {
@@ -4389,6 +5577,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SignalPage.Total(childComplexity), true
 
+	case "SourceQuery.durationMs":
+		if e.ComplexityRoot.SourceQuery.DurationMS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceQuery.DurationMS(childComplexity), true
+	case "SourceQuery.endpoint":
+		if e.ComplexityRoot.SourceQuery.Endpoint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceQuery.Endpoint(childComplexity), true
+	case "SourceQuery.executions":
+		if e.ComplexityRoot.SourceQuery.Executions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceQuery.Executions(childComplexity), true
+	case "SourceQuery.failures":
+		if e.ComplexityRoot.SourceQuery.Failures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceQuery.Failures(childComplexity), true
+	case "SourceQuery.firstSeenAt":
+		if e.ComplexityRoot.SourceQuery.FirstSeenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceQuery.FirstSeenAt(childComplexity), true
+	case "SourceQuery.lastSeenAt":
+		if e.ComplexityRoot.SourceQuery.LastSeenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceQuery.LastSeenAt(childComplexity), true
+	case "SourceQuery.operation":
+		if e.ComplexityRoot.SourceQuery.Operation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceQuery.Operation(childComplexity), true
+	case "SourceQuery.rows":
+		if e.ComplexityRoot.SourceQuery.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceQuery.Rows(childComplexity), true
+	case "SourceQuery.scanId":
+		if e.ComplexityRoot.SourceQuery.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceQuery.ScanID(childComplexity), true
+	case "SourceQuery.statement":
+		if e.ComplexityRoot.SourceQuery.Statement == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceQuery.Statement(childComplexity), true
+
+	case "SourceQueryPage.items":
+		if e.ComplexityRoot.SourceQueryPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceQueryPage.Items(childComplexity), true
+	case "SourceQueryPage.total":
+		if e.ComplexityRoot.SourceQueryPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceQueryPage.Total(childComplexity), true
+
 	case "SyntheticEvaluation.kMin":
 		if e.ComplexityRoot.SyntheticEvaluation.KMin == nil {
 			break
@@ -4487,6 +5749,87 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SyntheticParam.Value(childComplexity), true
+
+	case "TrustAction.code":
+		if e.ComplexityRoot.TrustAction.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustAction.Code(childComplexity), true
+	case "TrustAction.message":
+		if e.ComplexityRoot.TrustAction.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustAction.Message(childComplexity), true
+	case "TrustAction.params":
+		if e.ComplexityRoot.TrustAction.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustAction.Params(childComplexity), true
+
+	case "TrustBrief.blockers":
+		if e.ComplexityRoot.TrustBrief.Blockers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustBrief.Blockers(childComplexity), true
+	case "TrustBrief.grade":
+		if e.ComplexityRoot.TrustBrief.Grade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustBrief.Grade(childComplexity), true
+	case "TrustBrief.score":
+		if e.ComplexityRoot.TrustBrief.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustBrief.Score(childComplexity), true
+	case "TrustBrief.warnings":
+		if e.ComplexityRoot.TrustBrief.Warnings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustBrief.Warnings(childComplexity), true
+
+	case "TrustComponent.action":
+		if e.ComplexityRoot.TrustComponent.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustComponent.Action(childComplexity), true
+	case "TrustComponent.evidence":
+		if e.ComplexityRoot.TrustComponent.Evidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustComponent.Evidence(childComplexity), true
+	case "TrustComponent.gain":
+		if e.ComplexityRoot.TrustComponent.Gain == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustComponent.Gain(childComplexity), true
+	case "TrustComponent.key":
+		if e.ComplexityRoot.TrustComponent.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustComponent.Key(childComplexity), true
+	case "TrustComponent.score":
+		if e.ComplexityRoot.TrustComponent.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustComponent.Score(childComplexity), true
+	case "TrustComponent.weight":
+		if e.ComplexityRoot.TrustComponent.Weight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustComponent.Weight(childComplexity), true
 
 	case "TrustDecision.asOf":
 		if e.ComplexityRoot.TrustDecision.AsOf == nil {
@@ -4621,6 +5964,63 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TrustDecision.Verdict(childComplexity), true
 
+	case "TrustFinding.key":
+		if e.ComplexityRoot.TrustFinding.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustFinding.Key(childComplexity), true
+	case "TrustFinding.message":
+		if e.ComplexityRoot.TrustFinding.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustFinding.Message(childComplexity), true
+	case "TrustFinding.params":
+		if e.ComplexityRoot.TrustFinding.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustFinding.Params(childComplexity), true
+
+	case "TrustFreshness.met":
+		if e.ComplexityRoot.TrustFreshness.Met == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustFreshness.Met(childComplexity), true
+	case "TrustFreshness.observedAgeHours":
+		if e.ComplexityRoot.TrustFreshness.ObservedAgeHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustFreshness.ObservedAgeHours(childComplexity), true
+	case "TrustFreshness.slaHours":
+		if e.ComplexityRoot.TrustFreshness.SLAHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustFreshness.SLAHours(childComplexity), true
+	case "TrustFreshness.slaSource":
+		if e.ComplexityRoot.TrustFreshness.SLASource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustFreshness.SLASource(childComplexity), true
+
+	case "TrustGrade.grade":
+		if e.ComplexityRoot.TrustGrade.Grade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustGrade.Grade(childComplexity), true
+	case "TrustGrade.score":
+		if e.ComplexityRoot.TrustGrade.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustGrade.Score(childComplexity), true
+
 	case "TrustReason.code":
 		if e.ComplexityRoot.TrustReason.Code == nil {
 			break
@@ -4639,6 +6039,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TrustReason.Severity(childComplexity), true
+
+	case "TrustScore.asOf":
+		if e.ComplexityRoot.TrustScore.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustScore.AsOf(childComplexity), true
+	case "TrustScore.blockers":
+		if e.ComplexityRoot.TrustScore.Blockers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustScore.Blockers(childComplexity), true
+	case "TrustScore.components":
+		if e.ComplexityRoot.TrustScore.Components == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustScore.Components(childComplexity), true
+	case "TrustScore.datasetId":
+		if e.ComplexityRoot.TrustScore.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustScore.DatasetID(childComplexity), true
+	case "TrustScore.grade":
+		if e.ComplexityRoot.TrustScore.Grade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustScore.Grade(childComplexity), true
+	case "TrustScore.score":
+		if e.ComplexityRoot.TrustScore.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustScore.Score(childComplexity), true
+	case "TrustScore.warnings":
+		if e.ComplexityRoot.TrustScore.Warnings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrustScore.Warnings(childComplexity), true
 
 	case "Tuning.column":
 		if e.ComplexityRoot.Tuning.Column == nil {
@@ -4694,6 +6137,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tuning.TunedThresholdLabel(childComplexity), true
+
+	case "UseCaseReadiness.blockers":
+		if e.ComplexityRoot.UseCaseReadiness.Blockers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UseCaseReadiness.Blockers(childComplexity), true
+	case "UseCaseReadiness.score":
+		if e.ComplexityRoot.UseCaseReadiness.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UseCaseReadiness.Score(childComplexity), true
+	case "UseCaseReadiness.status":
+		if e.ComplexityRoot.UseCaseReadiness.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UseCaseReadiness.Status(childComplexity), true
+	case "UseCaseReadiness.warnings":
+		if e.ComplexityRoot.UseCaseReadiness.Warnings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UseCaseReadiness.Warnings(childComplexity), true
+
+	case "UseCaseStatuses.agente":
+		if e.ComplexityRoot.UseCaseStatuses.Agente == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UseCaseStatuses.Agente(childComplexity), true
+	case "UseCaseStatuses.bi":
+		if e.ComplexityRoot.UseCaseStatuses.Bi == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UseCaseStatuses.Bi(childComplexity), true
+	case "UseCaseStatuses.rag":
+		if e.ComplexityRoot.UseCaseStatuses.Rag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UseCaseStatuses.Rag(childComplexity), true
+	case "UseCaseStatuses.treino":
+		if e.ComplexityRoot.UseCaseStatuses.Treino == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UseCaseStatuses.Treino(childComplexity), true
+
+	case "UseCasesReadiness.agente":
+		if e.ComplexityRoot.UseCasesReadiness.Agente == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UseCasesReadiness.Agente(childComplexity), true
+	case "UseCasesReadiness.bi":
+		if e.ComplexityRoot.UseCasesReadiness.Bi == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UseCasesReadiness.Bi(childComplexity), true
+	case "UseCasesReadiness.rag":
+		if e.ComplexityRoot.UseCasesReadiness.Rag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UseCasesReadiness.Rag(childComplexity), true
+	case "UseCasesReadiness.treino":
+		if e.ComplexityRoot.UseCasesReadiness.Treino == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UseCasesReadiness.Treino(childComplexity), true
 
 	case "ValueMask.count":
 		if e.ComplexityRoot.ValueMask.Count == nil {
@@ -5445,6 +6963,415 @@ extend type Query {
   knowledgeGraph(focus: String, hops: Int = 2, kinds: [String!]): KnowledgeGraph!
 }
 `, BuiltIn: false},
+	{Name: "../schema/parity_connections.graphqls", Input: `# Connections at parity with REST /connections…: the same service calls. A connection
+# never carries its DSN or any credential.
+
+"A daily scan at hour:minute in the connection's zone."
+type ConnectionSchedule {
+  enabled: Boolean!
+  hour: Int
+  "Same as hour."
+  scanHour: Int
+  minute: Int!
+  timezone: String!
+}
+
+"How OpenLineage events name the connection's server (no credential)."
+type ConnectionOpenLineage {
+  namespace: String
+  database: String
+  aliases: [String!]!
+}
+
+"A source connection of the workspace (REST /connections/{id}); credentials are never part of it."
+type Connection {
+  id: ID!
+  name: String!
+  "postgres, mysql, sqlite"
+  kind: String!
+  "ISO 3166-1 alpha-2; null = inherited from the workspace"
+  dataCountry: String
+  country: Country!
+  scanTimezone: String!
+  schedule: ConnectionSchedule!
+  datasetsCount: Int!
+  lastScanAt: Time
+  lastScanStatus: String
+  "Seconds one statement may run on the source; null: the installation's default."
+  statementTimeoutS: Int
+  openlineage: ConnectionOpenLineage!
+  createdAt: Time!
+}
+
+"A connection's last scan."
+type ConnectionScanSummary {
+  id: ID!
+  status: String!
+  createdAt: Time!
+  finishedAt: Time
+}
+
+"A connection's engineering summary (REST /connections/{id}/engineering)."
+type ConnectionEngineering {
+  optIn: Boolean!
+  lastScan: ConnectionScanSummary
+  openIssues: Int!
+}
+
+"A normalized statement sent to a source, without values."
+type SourceQuery {
+  statement: String!
+  "scan, discover, test"
+  operation: String!
+  scanId: ID
+  "primary, replica"
+  endpoint: String!
+  executions: Int!
+  "Total over the executions."
+  durationMs: Float!
+  rows: Int!
+  failures: Int!
+  firstSeenAt: Time!
+  lastSeenAt: Time!
+}
+
+"One page of a connection's query log with the total."
+type SourceQueryPage {
+  items: [SourceQuery!]!
+  total: Int!
+}
+
+"A public example source."
+type ConnectionPreset {
+  key: String!
+  name: String!
+  kind: String!
+  description: String!
+  dsnTemplate: String!
+}
+
+"A connector type with its driver's state."
+type ConnectorType {
+  kind: String!
+  name: String!
+  driver: String!
+  "available"
+  state: String!
+  dialect: String!
+  dsnExample: String!
+}
+
+"An industry demo pack."
+type DemoPack {
+  key: String!
+  name: String!
+  description: String!
+  industry: String!
+  tables: [String!]!
+  "The planted defects a scan finds."
+  defects: [String!]!
+  "How to build and scan it."
+  command: String!
+}
+
+enum QueryLogOperation {
+  scan
+  discover
+  test
+}
+
+extend type Connection {
+  "Engineering summary: opt-in, last scan, open issues."
+  engineering: ConnectionEngineering!
+  "Normalized statements sent to the source, newest first; days 1-366, limit 1-500, offset >= 0."
+  queryLog(scanId: ID, operation: QueryLogOperation, days: Int, limit: Int, offset: Int = 0): SourceQueryPage!
+}
+
+extend type Query {
+  "Connections of the workspace (never credentials)."
+  connections: [Connection!]!
+  "One connection; an unknown id or another workspace's gives not_found."
+  connection(id: ID!): Connection
+  connectionPresets: [ConnectionPreset!]!
+  connectionTypes: [ConnectorType!]!
+  demoPacks: [DemoPack!]!
+}
+`, BuiltIn: false},
+	{Name: "../schema/parity_trust.graphqls", Input: `# A dataset's trust reads at parity with REST /datasets/{id}/trust, /ai-readiness,
+# /context, /trust-facts and /datasets/find: the same service calls.
+
+"A blocker or warning: a stable key, its pt-PT message and its parameters as JSON text."
+type TrustFinding {
+  "Stable key, e.g. critical_issue, schema_change_unacknowledged, unused_dataset"
+  key: String!
+  "pt-PT"
+  message: String!
+  "JSON object"
+  params: String!
+}
+
+"What would raise a trust component."
+type TrustAction {
+  code: String!
+  "pt-PT"
+  message: String!
+  "JSON object"
+  params: String!
+}
+
+"One weighted part of the trust score."
+type TrustComponent {
+  "quality, issues, freshness, stability, monitoring, ownership"
+  key: String!
+  "Percent of the trust score."
+  weight: Float!
+  "0-100"
+  score: Float!
+  "JSON object: the evidence the score was computed from."
+  evidence: String!
+  "null at 100"
+  action: TrustAction
+  "Points the trust score would gain with this component at 100."
+  gain: Float!
+}
+
+"Trust score: 0-100, grade A-E, components with evidence and actions (REST /datasets/{id}/trust)."
+type TrustScore {
+  datasetId: ID!
+  "0-100; capped at 39 with a blocker"
+  score: Float!
+  "A, B, C, D, E"
+  grade: String!
+  components: [TrustComponent!]!
+  blockers: [TrustFinding!]!
+  warnings: [TrustFinding!]!
+  asOf: Time!
+}
+
+"Readiness for one use case."
+type UseCaseReadiness {
+  "ready, ready_with_warnings, not_ready"
+  status: String!
+  score: Float!
+  blockers: [TrustFinding!]!
+  warnings: [TrustFinding!]!
+}
+
+"Readiness per use case."
+type UseCasesReadiness {
+  rag: UseCaseReadiness!
+  "training"
+  treino: UseCaseReadiness!
+  "agents acting on the data"
+  agente: UseCaseReadiness!
+  bi: UseCaseReadiness!
+}
+
+"PII columns (names only) and those left unmasked."
+type PIIColumns {
+  columns: [String!]!
+  unmasked: [String!]!
+}
+
+"A recommendation to raise AI readiness."
+type ReadinessRecommendation {
+  code: String!
+  messagePt: String!
+  useCases: [String!]!
+}
+
+"AI readiness: global score, per use case, PII, recommendations (REST /datasets/{id}/ai-readiness)."
+type AIReadiness {
+  datasetId: ID!
+  "Mean of the four use cases."
+  score: Float!
+  useCases: UseCasesReadiness!
+  pii: PIIColumns!
+  recommendations: [ReadinessRecommendation!]!
+}
+
+"A domain a dataset belongs to."
+type DomainRef {
+  id: ID!
+  name: String!
+  "draft, published, deprecated"
+  status: String!
+  version: String!
+}
+
+"A context column: semantic type and PII flag, never values."
+type ContextColumn {
+  name: String!
+  dataType: String!
+  semanticType: String
+  pii: Boolean!
+  nullRate: Float
+  primaryKey: Boolean!
+}
+
+"A trust score and grade."
+type TrustGrade {
+  score: Float!
+  grade: String!
+}
+
+"Open issues by severity."
+type OpenIncidentCounts {
+  critical: Int!
+  warning: Int!
+}
+
+"Observed age against the freshness target."
+type TrustFreshness {
+  observedAgeHours: Float
+  slaHours: Float
+  "default (the workspace freshness target)"
+  slaSource: String
+  met: Boolean
+}
+
+"Status per use case."
+type UseCaseStatuses {
+  rag: String
+  treino: String
+  agente: String
+  bi: String
+}
+
+"How much the dataset is used."
+type DatasetUsage {
+  "null when the source keeps no usage counter"
+  queriesPerDay: Float
+  consumptions30d: Int!
+  lastConsumedAt: Time
+}
+
+"Context object for agents (REST /datasets/{id}/context)."
+type DatasetContext {
+  datasetId: ID!
+  name: String!
+  kind: String!
+  "bronze, silver, gold"
+  layer: String
+  "hot, active, cold, dead"
+  usageClass: String!
+  rowCount: Int
+  rowCountExact: Boolean
+  columns: [ContextColumn!]!
+  piiColumns: [String!]!
+  domains: [DomainRef!]!
+  verdict: String!
+  score: Float
+  dimensions: Dimensions!
+  trust: TrustGrade!
+  openIncidents: OpenIncidentCounts!
+  freshness: TrustFreshness!
+  readiness: UseCaseStatuses!
+  usage: DatasetUsage!
+  lastScanAt: Time
+  summaryPt: String!
+  generatedAt: Time!
+}
+
+"The subject of a trust-facts envelope."
+type FactsSubject {
+  id: ID!
+  name: String!
+  status: String
+  version: String
+}
+
+"A trust score with its blockers and warnings."
+type TrustBrief {
+  score: Float!
+  grade: String!
+  blockers: [TrustFinding!]!
+  warnings: [TrustFinding!]!
+}
+
+"The active data contract's state."
+type ContractState {
+  active: Boolean!
+  "false when the last scan violated the active contract; true without one"
+  valid: Boolean!
+}
+
+"A dataset's facts."
+type DatasetFactsBody {
+  verdict: String!
+  score: Float
+  dimensions: Dimensions!
+  trust: TrustBrief!
+  readiness: UseCaseStatuses!
+  openIncidents: OpenIncidentCounts!
+  freshness: TrustFreshness!
+  pii: PIIColumns!
+  contract: ContractState!
+  domains: [DomainRef!]!
+  lastScanAt: Time
+  rowCount: Int
+  rowCountExact: Boolean
+  usage: DatasetUsage!
+}
+
+"Trust facts envelope (REST /datasets/{id}/trust-facts)."
+type DatasetTrustFacts {
+  schemaVersion: String!
+  "dataset"
+  kind: String!
+  subject: FactsSubject!
+  generatedAt: Time!
+  facts: DatasetFactsBody!
+}
+
+"A dataset found by datasets/find."
+type FoundDataset {
+  id: ID!
+  name: String!
+  kind: String!
+  layer: String
+  usageClass: String!
+  latestScore: Float
+  verdict: String!
+  domains: [DomainRef!]!
+  "Names only."
+  piiColumns: [String!]!
+}
+
+"Datasets found by every criterion combined (REST /datasets/find)."
+type FoundDatasets {
+  "Up to 40."
+  datasets: [FoundDataset!]!
+  "More datasets matched."
+  truncated: Boolean!
+}
+
+enum DatasetLayer {
+  bronze
+  silver
+  gold
+}
+
+enum UsageClass {
+  hot
+  active
+  cold
+  dead
+}
+
+extend type Dataset {
+  "Trust score (REST /datasets/{id}/trust)."
+  trustScore: TrustScore!
+  aiReadiness: AIReadiness!
+  context: DatasetContext!
+  trustFacts: DatasetTrustFacts!
+}
+
+extend type Query {
+  "Find datasets by every criterion combined; up to 40. query and domain: at most 200 characters; minScore 0-100."
+  findDatasets(query: String, layer: DatasetLayer, domain: String, hasPii: Boolean, minScore: Float, usageClass: UsageClass): FoundDatasets!
+}
+`, BuiltIn: false},
 	{Name: "../schema/products.graphqls", Input: `# Trust decisions, data products (domains) and the consumer registry.
 
 "One cause of a trust decision."
@@ -6054,6 +7981,22 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_AIReadiness(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_AIReadiness_datasetId(ctx, field)
+	case "score":
+		return ec.fieldContext_AIReadiness_score(ctx, field)
+	case "useCases":
+		return ec.fieldContext_AIReadiness_useCases(ctx, field)
+	case "pii":
+		return ec.fieldContext_AIReadiness_pii(ctx, field)
+	case "recommendations":
+		return ec.fieldContext_AIReadiness_recommendations(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AIReadiness", field.Name)
+}
+
 func (ec *executionContext) childFields_AutoMonitors(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "freshness":
@@ -6148,6 +8091,130 @@ func (ec *executionContext) childFields_ColumnRename(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ColumnRename", field.Name)
 }
 
+func (ec *executionContext) childFields_Connection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Connection_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Connection_name(ctx, field)
+	case "kind":
+		return ec.fieldContext_Connection_kind(ctx, field)
+	case "dataCountry":
+		return ec.fieldContext_Connection_dataCountry(ctx, field)
+	case "country":
+		return ec.fieldContext_Connection_country(ctx, field)
+	case "scanTimezone":
+		return ec.fieldContext_Connection_scanTimezone(ctx, field)
+	case "schedule":
+		return ec.fieldContext_Connection_schedule(ctx, field)
+	case "datasetsCount":
+		return ec.fieldContext_Connection_datasetsCount(ctx, field)
+	case "lastScanAt":
+		return ec.fieldContext_Connection_lastScanAt(ctx, field)
+	case "lastScanStatus":
+		return ec.fieldContext_Connection_lastScanStatus(ctx, field)
+	case "statementTimeoutS":
+		return ec.fieldContext_Connection_statementTimeoutS(ctx, field)
+	case "openlineage":
+		return ec.fieldContext_Connection_openlineage(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Connection_createdAt(ctx, field)
+	case "engineering":
+		return ec.fieldContext_Connection_engineering(ctx, field)
+	case "queryLog":
+		return ec.fieldContext_Connection_queryLog(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Connection", field.Name)
+}
+
+func (ec *executionContext) childFields_ConnectionEngineering(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "optIn":
+		return ec.fieldContext_ConnectionEngineering_optIn(ctx, field)
+	case "lastScan":
+		return ec.fieldContext_ConnectionEngineering_lastScan(ctx, field)
+	case "openIssues":
+		return ec.fieldContext_ConnectionEngineering_openIssues(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConnectionEngineering", field.Name)
+}
+
+func (ec *executionContext) childFields_ConnectionOpenLineage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "namespace":
+		return ec.fieldContext_ConnectionOpenLineage_namespace(ctx, field)
+	case "database":
+		return ec.fieldContext_ConnectionOpenLineage_database(ctx, field)
+	case "aliases":
+		return ec.fieldContext_ConnectionOpenLineage_aliases(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConnectionOpenLineage", field.Name)
+}
+
+func (ec *executionContext) childFields_ConnectionPreset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_ConnectionPreset_key(ctx, field)
+	case "name":
+		return ec.fieldContext_ConnectionPreset_name(ctx, field)
+	case "kind":
+		return ec.fieldContext_ConnectionPreset_kind(ctx, field)
+	case "description":
+		return ec.fieldContext_ConnectionPreset_description(ctx, field)
+	case "dsnTemplate":
+		return ec.fieldContext_ConnectionPreset_dsnTemplate(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConnectionPreset", field.Name)
+}
+
+func (ec *executionContext) childFields_ConnectionScanSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ConnectionScanSummary_id(ctx, field)
+	case "status":
+		return ec.fieldContext_ConnectionScanSummary_status(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ConnectionScanSummary_createdAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_ConnectionScanSummary_finishedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConnectionScanSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_ConnectionSchedule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "enabled":
+		return ec.fieldContext_ConnectionSchedule_enabled(ctx, field)
+	case "hour":
+		return ec.fieldContext_ConnectionSchedule_hour(ctx, field)
+	case "scanHour":
+		return ec.fieldContext_ConnectionSchedule_scanHour(ctx, field)
+	case "minute":
+		return ec.fieldContext_ConnectionSchedule_minute(ctx, field)
+	case "timezone":
+		return ec.fieldContext_ConnectionSchedule_timezone(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConnectionSchedule", field.Name)
+}
+
+func (ec *executionContext) childFields_ConnectorType(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ConnectorType_kind(ctx, field)
+	case "name":
+		return ec.fieldContext_ConnectorType_name(ctx, field)
+	case "driver":
+		return ec.fieldContext_ConnectorType_driver(ctx, field)
+	case "state":
+		return ec.fieldContext_ConnectorType_state(ctx, field)
+	case "dialect":
+		return ec.fieldContext_ConnectorType_dialect(ctx, field)
+	case "dsnExample":
+		return ec.fieldContext_ConnectorType_dsnExample(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConnectorType", field.Name)
+}
+
 func (ec *executionContext) childFields_Consumer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -6184,6 +8251,24 @@ func (ec *executionContext) childFields_ConsumerPage(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ConsumerPage", field.Name)
 }
 
+func (ec *executionContext) childFields_ContextColumn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ContextColumn_name(ctx, field)
+	case "dataType":
+		return ec.fieldContext_ContextColumn_dataType(ctx, field)
+	case "semanticType":
+		return ec.fieldContext_ContextColumn_semanticType(ctx, field)
+	case "pii":
+		return ec.fieldContext_ContextColumn_pii(ctx, field)
+	case "nullRate":
+		return ec.fieldContext_ContextColumn_nullRate(ctx, field)
+	case "primaryKey":
+		return ec.fieldContext_ContextColumn_primaryKey(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextColumn", field.Name)
+}
+
 func (ec *executionContext) childFields_ContractChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "kind":
@@ -6198,6 +8283,16 @@ func (ec *executionContext) childFields_ContractChange(ctx context.Context, fiel
 		return ec.fieldContext_ContractChange_breaking(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ContractChange", field.Name)
+}
+
+func (ec *executionContext) childFields_ContractState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "active":
+		return ec.fieldContext_ContractState_active(ctx, field)
+	case "valid":
+		return ec.fieldContext_ContractState_valid(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContractState", field.Name)
 }
 
 func (ec *executionContext) childFields_ContractVersion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6288,6 +8383,14 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_impact(ctx, field)
 	case "path":
 		return ec.fieldContext_Dataset_path(ctx, field)
+	case "trustScore":
+		return ec.fieldContext_Dataset_trustScore(ctx, field)
+	case "aiReadiness":
+		return ec.fieldContext_Dataset_aiReadiness(ctx, field)
+	case "context":
+		return ec.fieldContext_Dataset_context(ctx, field)
+	case "trustFacts":
+		return ec.fieldContext_Dataset_trustFacts(ctx, field)
 	case "rowCount":
 		return ec.fieldContext_Dataset_rowCount(ctx, field)
 	case "rowCountExact":
@@ -6322,6 +8425,54 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Dataset", field.Name)
 }
 
+func (ec *executionContext) childFields_DatasetContext(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_DatasetContext_datasetId(ctx, field)
+	case "name":
+		return ec.fieldContext_DatasetContext_name(ctx, field)
+	case "kind":
+		return ec.fieldContext_DatasetContext_kind(ctx, field)
+	case "layer":
+		return ec.fieldContext_DatasetContext_layer(ctx, field)
+	case "usageClass":
+		return ec.fieldContext_DatasetContext_usageClass(ctx, field)
+	case "rowCount":
+		return ec.fieldContext_DatasetContext_rowCount(ctx, field)
+	case "rowCountExact":
+		return ec.fieldContext_DatasetContext_rowCountExact(ctx, field)
+	case "columns":
+		return ec.fieldContext_DatasetContext_columns(ctx, field)
+	case "piiColumns":
+		return ec.fieldContext_DatasetContext_piiColumns(ctx, field)
+	case "domains":
+		return ec.fieldContext_DatasetContext_domains(ctx, field)
+	case "verdict":
+		return ec.fieldContext_DatasetContext_verdict(ctx, field)
+	case "score":
+		return ec.fieldContext_DatasetContext_score(ctx, field)
+	case "dimensions":
+		return ec.fieldContext_DatasetContext_dimensions(ctx, field)
+	case "trust":
+		return ec.fieldContext_DatasetContext_trust(ctx, field)
+	case "openIncidents":
+		return ec.fieldContext_DatasetContext_openIncidents(ctx, field)
+	case "freshness":
+		return ec.fieldContext_DatasetContext_freshness(ctx, field)
+	case "readiness":
+		return ec.fieldContext_DatasetContext_readiness(ctx, field)
+	case "usage":
+		return ec.fieldContext_DatasetContext_usage(ctx, field)
+	case "lastScanAt":
+		return ec.fieldContext_DatasetContext_lastScanAt(ctx, field)
+	case "summaryPt":
+		return ec.fieldContext_DatasetContext_summaryPt(ctx, field)
+	case "generatedAt":
+		return ec.fieldContext_DatasetContext_generatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DatasetContext", field.Name)
+}
+
 func (ec *executionContext) childFields_DatasetContract(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "active":
@@ -6338,6 +8489,40 @@ func (ec *executionContext) childFields_DatasetContract(ctx context.Context, fie
 		return ec.fieldContext_DatasetContract_activeDocument(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DatasetContract", field.Name)
+}
+
+func (ec *executionContext) childFields_DatasetFactsBody(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "verdict":
+		return ec.fieldContext_DatasetFactsBody_verdict(ctx, field)
+	case "score":
+		return ec.fieldContext_DatasetFactsBody_score(ctx, field)
+	case "dimensions":
+		return ec.fieldContext_DatasetFactsBody_dimensions(ctx, field)
+	case "trust":
+		return ec.fieldContext_DatasetFactsBody_trust(ctx, field)
+	case "readiness":
+		return ec.fieldContext_DatasetFactsBody_readiness(ctx, field)
+	case "openIncidents":
+		return ec.fieldContext_DatasetFactsBody_openIncidents(ctx, field)
+	case "freshness":
+		return ec.fieldContext_DatasetFactsBody_freshness(ctx, field)
+	case "pii":
+		return ec.fieldContext_DatasetFactsBody_pii(ctx, field)
+	case "contract":
+		return ec.fieldContext_DatasetFactsBody_contract(ctx, field)
+	case "domains":
+		return ec.fieldContext_DatasetFactsBody_domains(ctx, field)
+	case "lastScanAt":
+		return ec.fieldContext_DatasetFactsBody_lastScanAt(ctx, field)
+	case "rowCount":
+		return ec.fieldContext_DatasetFactsBody_rowCount(ctx, field)
+	case "rowCountExact":
+		return ec.fieldContext_DatasetFactsBody_rowCountExact(ctx, field)
+	case "usage":
+		return ec.fieldContext_DatasetFactsBody_usage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DatasetFactsBody", field.Name)
 }
 
 func (ec *executionContext) childFields_DatasetFreshness(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6368,6 +8553,54 @@ func (ec *executionContext) childFields_DatasetPage(ctx context.Context, field g
 		return ec.fieldContext_DatasetPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DatasetPage", field.Name)
+}
+
+func (ec *executionContext) childFields_DatasetTrustFacts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "schemaVersion":
+		return ec.fieldContext_DatasetTrustFacts_schemaVersion(ctx, field)
+	case "kind":
+		return ec.fieldContext_DatasetTrustFacts_kind(ctx, field)
+	case "subject":
+		return ec.fieldContext_DatasetTrustFacts_subject(ctx, field)
+	case "generatedAt":
+		return ec.fieldContext_DatasetTrustFacts_generatedAt(ctx, field)
+	case "facts":
+		return ec.fieldContext_DatasetTrustFacts_facts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DatasetTrustFacts", field.Name)
+}
+
+func (ec *executionContext) childFields_DatasetUsage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "queriesPerDay":
+		return ec.fieldContext_DatasetUsage_queriesPerDay(ctx, field)
+	case "consumptions30d":
+		return ec.fieldContext_DatasetUsage_consumptions30d(ctx, field)
+	case "lastConsumedAt":
+		return ec.fieldContext_DatasetUsage_lastConsumedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DatasetUsage", field.Name)
+}
+
+func (ec *executionContext) childFields_DemoPack(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_DemoPack_key(ctx, field)
+	case "name":
+		return ec.fieldContext_DemoPack_name(ctx, field)
+	case "description":
+		return ec.fieldContext_DemoPack_description(ctx, field)
+	case "industry":
+		return ec.fieldContext_DemoPack_industry(ctx, field)
+	case "tables":
+		return ec.fieldContext_DemoPack_tables(ctx, field)
+	case "defects":
+		return ec.fieldContext_DemoPack_defects(ctx, field)
+	case "command":
+		return ec.fieldContext_DemoPack_command(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DemoPack", field.Name)
 }
 
 func (ec *executionContext) childFields_DimensionMeta(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6516,6 +8749,20 @@ func (ec *executionContext) childFields_DomainReadiness(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type DomainReadiness", field.Name)
 }
 
+func (ec *executionContext) childFields_DomainRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_DomainRef_id(ctx, field)
+	case "name":
+		return ec.fieldContext_DomainRef_name(ctx, field)
+	case "status":
+		return ec.fieldContext_DomainRef_status(ctx, field)
+	case "version":
+		return ec.fieldContext_DomainRef_version(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainRef", field.Name)
+}
+
 func (ec *executionContext) childFields_DomainSLA(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "availabilityObjectivePct":
@@ -6600,6 +8847,54 @@ func (ec *executionContext) childFields_DomainVersionCounts(ctx context.Context,
 		return ec.fieldContext_DomainVersionCounts_compatible(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DomainVersionCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_FactsSubject(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_FactsSubject_id(ctx, field)
+	case "name":
+		return ec.fieldContext_FactsSubject_name(ctx, field)
+	case "status":
+		return ec.fieldContext_FactsSubject_status(ctx, field)
+	case "version":
+		return ec.fieldContext_FactsSubject_version(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FactsSubject", field.Name)
+}
+
+func (ec *executionContext) childFields_FoundDataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_FoundDataset_id(ctx, field)
+	case "name":
+		return ec.fieldContext_FoundDataset_name(ctx, field)
+	case "kind":
+		return ec.fieldContext_FoundDataset_kind(ctx, field)
+	case "layer":
+		return ec.fieldContext_FoundDataset_layer(ctx, field)
+	case "usageClass":
+		return ec.fieldContext_FoundDataset_usageClass(ctx, field)
+	case "latestScore":
+		return ec.fieldContext_FoundDataset_latestScore(ctx, field)
+	case "verdict":
+		return ec.fieldContext_FoundDataset_verdict(ctx, field)
+	case "domains":
+		return ec.fieldContext_FoundDataset_domains(ctx, field)
+	case "piiColumns":
+		return ec.fieldContext_FoundDataset_piiColumns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FoundDataset", field.Name)
+}
+
+func (ec *executionContext) childFields_FoundDatasets(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasets":
+		return ec.fieldContext_FoundDatasets_datasets(ctx, field)
+	case "truncated":
+		return ec.fieldContext_FoundDatasets_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FoundDatasets", field.Name)
 }
 
 func (ec *executionContext) childFields_ImpactNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7028,6 +9323,26 @@ func (ec *executionContext) childFields_Monitor(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Monitor", field.Name)
 }
 
+func (ec *executionContext) childFields_OpenIncidentCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "critical":
+		return ec.fieldContext_OpenIncidentCounts_critical(ctx, field)
+	case "warning":
+		return ec.fieldContext_OpenIncidentCounts_warning(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenIncidentCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_PIIColumns(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "columns":
+		return ec.fieldContext_PIIColumns_columns(ctx, field)
+	case "unmasked":
+		return ec.fieldContext_PIIColumns_unmasked(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PIIColumns", field.Name)
+}
+
 func (ec *executionContext) childFields_Parsing(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "profiled":
@@ -7136,6 +9451,18 @@ func (ec *executionContext) childFields_ReadinessItem(ctx context.Context, field
 		return ec.fieldContext_ReadinessItem_datasets(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReadinessItem", field.Name)
+}
+
+func (ec *executionContext) childFields_ReadinessRecommendation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_ReadinessRecommendation_code(ctx, field)
+	case "messagePt":
+		return ec.fieldContext_ReadinessRecommendation_messagePt(ctx, field)
+	case "useCases":
+		return ec.fieldContext_ReadinessRecommendation_useCases(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReadinessRecommendation", field.Name)
 }
 
 func (ec *executionContext) childFields_Rule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7500,6 +9827,42 @@ func (ec *executionContext) childFields_SignalPage(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type SignalPage", field.Name)
 }
 
+func (ec *executionContext) childFields_SourceQuery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "statement":
+		return ec.fieldContext_SourceQuery_statement(ctx, field)
+	case "operation":
+		return ec.fieldContext_SourceQuery_operation(ctx, field)
+	case "scanId":
+		return ec.fieldContext_SourceQuery_scanId(ctx, field)
+	case "endpoint":
+		return ec.fieldContext_SourceQuery_endpoint(ctx, field)
+	case "executions":
+		return ec.fieldContext_SourceQuery_executions(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_SourceQuery_durationMs(ctx, field)
+	case "rows":
+		return ec.fieldContext_SourceQuery_rows(ctx, field)
+	case "failures":
+		return ec.fieldContext_SourceQuery_failures(ctx, field)
+	case "firstSeenAt":
+		return ec.fieldContext_SourceQuery_firstSeenAt(ctx, field)
+	case "lastSeenAt":
+		return ec.fieldContext_SourceQuery_lastSeenAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SourceQuery", field.Name)
+}
+
+func (ec *executionContext) childFields_SourceQueryPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SourceQueryPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_SourceQueryPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SourceQueryPage", field.Name)
+}
+
 func (ec *executionContext) childFields_SyntheticEvaluation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "rows":
@@ -7548,6 +9911,50 @@ func (ec *executionContext) childFields_SyntheticParam(ctx context.Context, fiel
 		return ec.fieldContext_SyntheticParam_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SyntheticParam", field.Name)
+}
+
+func (ec *executionContext) childFields_TrustAction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_TrustAction_code(ctx, field)
+	case "message":
+		return ec.fieldContext_TrustAction_message(ctx, field)
+	case "params":
+		return ec.fieldContext_TrustAction_params(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TrustAction", field.Name)
+}
+
+func (ec *executionContext) childFields_TrustBrief(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "score":
+		return ec.fieldContext_TrustBrief_score(ctx, field)
+	case "grade":
+		return ec.fieldContext_TrustBrief_grade(ctx, field)
+	case "blockers":
+		return ec.fieldContext_TrustBrief_blockers(ctx, field)
+	case "warnings":
+		return ec.fieldContext_TrustBrief_warnings(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TrustBrief", field.Name)
+}
+
+func (ec *executionContext) childFields_TrustComponent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_TrustComponent_key(ctx, field)
+	case "weight":
+		return ec.fieldContext_TrustComponent_weight(ctx, field)
+	case "score":
+		return ec.fieldContext_TrustComponent_score(ctx, field)
+	case "evidence":
+		return ec.fieldContext_TrustComponent_evidence(ctx, field)
+	case "action":
+		return ec.fieldContext_TrustComponent_action(ctx, field)
+	case "gain":
+		return ec.fieldContext_TrustComponent_gain(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TrustComponent", field.Name)
 }
 
 func (ec *executionContext) childFields_TrustDecision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7600,6 +10007,42 @@ func (ec *executionContext) childFields_TrustDecision(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type TrustDecision", field.Name)
 }
 
+func (ec *executionContext) childFields_TrustFinding(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_TrustFinding_key(ctx, field)
+	case "message":
+		return ec.fieldContext_TrustFinding_message(ctx, field)
+	case "params":
+		return ec.fieldContext_TrustFinding_params(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TrustFinding", field.Name)
+}
+
+func (ec *executionContext) childFields_TrustFreshness(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "observedAgeHours":
+		return ec.fieldContext_TrustFreshness_observedAgeHours(ctx, field)
+	case "slaHours":
+		return ec.fieldContext_TrustFreshness_slaHours(ctx, field)
+	case "slaSource":
+		return ec.fieldContext_TrustFreshness_slaSource(ctx, field)
+	case "met":
+		return ec.fieldContext_TrustFreshness_met(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TrustFreshness", field.Name)
+}
+
+func (ec *executionContext) childFields_TrustGrade(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "score":
+		return ec.fieldContext_TrustGrade_score(ctx, field)
+	case "grade":
+		return ec.fieldContext_TrustGrade_grade(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TrustGrade", field.Name)
+}
+
 func (ec *executionContext) childFields_TrustReason(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "code":
@@ -7610,6 +10053,26 @@ func (ec *executionContext) childFields_TrustReason(ctx context.Context, field g
 		return ec.fieldContext_TrustReason_messagePt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TrustReason", field.Name)
+}
+
+func (ec *executionContext) childFields_TrustScore(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_TrustScore_datasetId(ctx, field)
+	case "score":
+		return ec.fieldContext_TrustScore_score(ctx, field)
+	case "grade":
+		return ec.fieldContext_TrustScore_grade(ctx, field)
+	case "components":
+		return ec.fieldContext_TrustScore_components(ctx, field)
+	case "blockers":
+		return ec.fieldContext_TrustScore_blockers(ctx, field)
+	case "warnings":
+		return ec.fieldContext_TrustScore_warnings(ctx, field)
+	case "asOf":
+		return ec.fieldContext_TrustScore_asOf(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TrustScore", field.Name)
 }
 
 func (ec *executionContext) childFields_Tuning(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7634,6 +10097,48 @@ func (ec *executionContext) childFields_Tuning(ctx context.Context, field graphq
 		return ec.fieldContext_Tuning_tunedThresholdLabel(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Tuning", field.Name)
+}
+
+func (ec *executionContext) childFields_UseCaseReadiness(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_UseCaseReadiness_status(ctx, field)
+	case "score":
+		return ec.fieldContext_UseCaseReadiness_score(ctx, field)
+	case "blockers":
+		return ec.fieldContext_UseCaseReadiness_blockers(ctx, field)
+	case "warnings":
+		return ec.fieldContext_UseCaseReadiness_warnings(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UseCaseReadiness", field.Name)
+}
+
+func (ec *executionContext) childFields_UseCaseStatuses(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rag":
+		return ec.fieldContext_UseCaseStatuses_rag(ctx, field)
+	case "treino":
+		return ec.fieldContext_UseCaseStatuses_treino(ctx, field)
+	case "agente":
+		return ec.fieldContext_UseCaseStatuses_agente(ctx, field)
+	case "bi":
+		return ec.fieldContext_UseCaseStatuses_bi(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UseCaseStatuses", field.Name)
+}
+
+func (ec *executionContext) childFields_UseCasesReadiness(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rag":
+		return ec.fieldContext_UseCasesReadiness_rag(ctx, field)
+	case "treino":
+		return ec.fieldContext_UseCasesReadiness_treino(ctx, field)
+	case "agente":
+		return ec.fieldContext_UseCasesReadiness_agente(ctx, field)
+	case "bi":
+		return ec.fieldContext_UseCasesReadiness_bi(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UseCasesReadiness", field.Name)
 }
 
 func (ec *executionContext) childFields_ValueMask(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7775,6 +10280,52 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Connection_queryLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "scanId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scanId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "operation",
+		func(ctx context.Context, v any) (*model.QueryLogOperation, error) {
+			return ec.unmarshalOQueryLogOperation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐQueryLogOperation(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["operation"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg4
+	return args, nil
+}
 
 func (ec *executionContext) field_Dataset_contractVersions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -8144,6 +10695,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_connection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_consumers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8259,6 +10824,60 @@ func (ec *executionContext) field_Query_domains_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_findDatasets_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "query",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["query"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "layer",
+		func(ctx context.Context, v any) (*model.DatasetLayer, error) {
+			return ec.unmarshalODatasetLayer2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetLayer(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["layer"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "domain",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["domain"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "hasPii",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hasPii"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "minScore",
+		func(ctx context.Context, v any) (*float64, error) {
+			return ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["minScore"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "usageClass",
+		func(ctx context.Context, v any) (*model.UsageClass, error) {
+			return ec.unmarshalOUsageClass2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUsageClass(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["usageClass"] = arg5
 	return args, nil
 }
 
@@ -8697,6 +11316,148 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AIReadiness_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.AIReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AIReadiness_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AIReadiness_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AIReadiness", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AIReadiness_score(ctx context.Context, field graphql.CollectedField, obj *model.AIReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AIReadiness_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AIReadiness_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AIReadiness", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AIReadiness_useCases(ctx context.Context, field graphql.CollectedField, obj *model.AIReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AIReadiness_useCases(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UseCases, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UseCasesReadiness) graphql.Marshaler {
+			return ec.marshalNUseCasesReadiness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUseCasesReadiness(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AIReadiness_useCases(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AIReadiness",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UseCasesReadiness(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AIReadiness_pii(ctx context.Context, field graphql.CollectedField, obj *model.AIReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AIReadiness_pii(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pii, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PIIColumns) graphql.Marshaler {
+			return ec.marshalNPIIColumns2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPIIColumns(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AIReadiness_pii(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AIReadiness",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PIIColumns(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AIReadiness_recommendations(ctx context.Context, field graphql.CollectedField, obj *model.AIReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AIReadiness_recommendations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recommendations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReadinessRecommendation) graphql.Marshaler {
+			return ec.marshalNReadinessRecommendation2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessRecommendationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AIReadiness_recommendations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AIReadiness",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReadinessRecommendation(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _AutoMonitors_freshness(ctx context.Context, field graphql.CollectedField, obj *scan.AutoMonitors) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -9401,6 +12162,1015 @@ func (ec *executionContext) fieldContext_ColumnRename_to(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("ColumnRename", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Connection_id(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Connection_name(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Connection_kind(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Connection_dataCountry(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_dataCountry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DataCountry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_dataCountry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Connection_country(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_country(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Country, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Country) graphql.Marshaler {
+			return ec.marshalNCountry2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐCountry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Connection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Country(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Connection_scanTimezone(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_scanTimezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanTimezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_scanTimezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Connection_schedule(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_schedule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Schedule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConnectionSchedule) graphql.Marshaler {
+			return ec.marshalNConnectionSchedule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConnectionSchedule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_schedule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Connection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectionSchedule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Connection_datasetsCount(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_datasetsCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetsCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_datasetsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Connection_lastScanAt(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_lastScanAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastScanAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_lastScanAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Connection_lastScanStatus(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_lastScanStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastScanStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_lastScanStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Connection_statementTimeoutS(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_statementTimeoutS(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatementTimeoutS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_statementTimeoutS(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Connection_openlineage(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_openlineage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Openlineage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConnectionOpenLineage) graphql.Marshaler {
+			return ec.marshalNConnectionOpenLineage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConnectionOpenLineage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_openlineage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Connection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectionOpenLineage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Connection_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Connection_engineering(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_engineering(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Connection().Engineering(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *connection.Engineering) graphql.Marshaler {
+			return ec.marshalNConnectionEngineering2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐEngineering(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_engineering(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Connection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectionEngineering(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Connection_queryLog(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_queryLog(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Connection().QueryLog(ctx, obj, fc.Args["scanId"].(*string), fc.Args["operation"].(*model.QueryLogOperation), fc.Args["days"].(*int), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SourceQueryPage) graphql.Marshaler {
+			return ec.marshalNSourceQueryPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSourceQueryPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_queryLog(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Connection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SourceQueryPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Connection_queryLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConnectionEngineering_optIn(ctx context.Context, field graphql.CollectedField, obj *connection.Engineering) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionEngineering_optIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OptIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionEngineering_optIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionEngineering", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionEngineering_lastScan(ctx context.Context, field graphql.CollectedField, obj *connection.Engineering) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionEngineering_lastScan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastScan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *connection.ScanSummary) graphql.Marshaler {
+			return ec.marshalOConnectionScanSummary2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐScanSummary(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionEngineering_lastScan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConnectionEngineering",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectionScanSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConnectionEngineering_openIssues(ctx context.Context, field graphql.CollectedField, obj *connection.Engineering) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionEngineering_openIssues(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIssues, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionEngineering_openIssues(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionEngineering", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionOpenLineage_namespace(ctx context.Context, field graphql.CollectedField, obj *model.ConnectionOpenLineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionOpenLineage_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionOpenLineage_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionOpenLineage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionOpenLineage_database(ctx context.Context, field graphql.CollectedField, obj *model.ConnectionOpenLineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionOpenLineage_database(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Database, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionOpenLineage_database(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionOpenLineage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionOpenLineage_aliases(ctx context.Context, field graphql.CollectedField, obj *model.ConnectionOpenLineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionOpenLineage_aliases(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Aliases, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionOpenLineage_aliases(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionOpenLineage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionPreset_key(ctx context.Context, field graphql.CollectedField, obj *connection.Preset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionPreset_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionPreset_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionPreset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionPreset_name(ctx context.Context, field graphql.CollectedField, obj *connection.Preset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionPreset_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionPreset_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionPreset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionPreset_kind(ctx context.Context, field graphql.CollectedField, obj *connection.Preset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionPreset_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionPreset_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionPreset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionPreset_description(ctx context.Context, field graphql.CollectedField, obj *connection.Preset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionPreset_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionPreset_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionPreset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionPreset_dsnTemplate(ctx context.Context, field graphql.CollectedField, obj *connection.Preset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionPreset_dsnTemplate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DSNTemplate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionPreset_dsnTemplate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionPreset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionScanSummary_id(ctx context.Context, field graphql.CollectedField, obj *connection.ScanSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionScanSummary_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionScanSummary_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionScanSummary", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionScanSummary_status(ctx context.Context, field graphql.CollectedField, obj *connection.ScanSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionScanSummary_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionScanSummary_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionScanSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionScanSummary_createdAt(ctx context.Context, field graphql.CollectedField, obj *connection.ScanSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionScanSummary_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionScanSummary_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionScanSummary", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionScanSummary_finishedAt(ctx context.Context, field graphql.CollectedField, obj *connection.ScanSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionScanSummary_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionScanSummary_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionScanSummary", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionSchedule_enabled(ctx context.Context, field graphql.CollectedField, obj *model.ConnectionSchedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionSchedule_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionSchedule_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionSchedule", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionSchedule_hour(ctx context.Context, field graphql.CollectedField, obj *model.ConnectionSchedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionSchedule_hour(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hour, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionSchedule_hour(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionSchedule", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionSchedule_scanHour(ctx context.Context, field graphql.CollectedField, obj *model.ConnectionSchedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionSchedule_scanHour(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanHour, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionSchedule_scanHour(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionSchedule", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionSchedule_minute(ctx context.Context, field graphql.CollectedField, obj *model.ConnectionSchedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionSchedule_minute(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Minute, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionSchedule_minute(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionSchedule", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionSchedule_timezone(ctx context.Context, field graphql.CollectedField, obj *model.ConnectionSchedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionSchedule_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionSchedule_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionSchedule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectorType_kind(ctx context.Context, field graphql.CollectedField, obj *connection.ConnectorType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectorType_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectorType_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectorType", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectorType_name(ctx context.Context, field graphql.CollectedField, obj *connection.ConnectorType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectorType_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectorType_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectorType", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectorType_driver(ctx context.Context, field graphql.CollectedField, obj *connection.ConnectorType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectorType_driver(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Driver, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectorType_driver(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectorType", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectorType_state(ctx context.Context, field graphql.CollectedField, obj *connection.ConnectorType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectorType_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectorType_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectorType", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectorType_dialect(ctx context.Context, field graphql.CollectedField, obj *connection.ConnectorType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectorType_dialect(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dialect, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectorType_dialect(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectorType", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectorType_dsnExample(ctx context.Context, field graphql.CollectedField, obj *connection.ConnectorType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectorType_dsnExample(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DSNExample, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectorType_dsnExample(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectorType", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Consumer_id(ctx context.Context, field graphql.CollectedField, obj *model.Consumer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9686,6 +13456,144 @@ func (ec *executionContext) fieldContext_ConsumerPage_total(_ context.Context, f
 	return graphql.NewScalarFieldContext("ConsumerPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ContextColumn_name(ctx context.Context, field graphql.CollectedField, obj *model.ContextColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextColumn_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextColumn_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContextColumn_dataType(ctx context.Context, field graphql.CollectedField, obj *model.ContextColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextColumn_dataType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DataType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextColumn_dataType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContextColumn_semanticType(ctx context.Context, field graphql.CollectedField, obj *model.ContextColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextColumn_semanticType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SemanticType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContextColumn_semanticType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContextColumn_pii(ctx context.Context, field graphql.CollectedField, obj *model.ContextColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextColumn_pii(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pii, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextColumn_pii(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ContextColumn_nullRate(ctx context.Context, field graphql.CollectedField, obj *model.ContextColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextColumn_nullRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NullRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContextColumn_nullRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextColumn", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ContextColumn_primaryKey(ctx context.Context, field graphql.CollectedField, obj *model.ContextColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextColumn_primaryKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PrimaryKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextColumn_primaryKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _ContractChange_kind(ctx context.Context, field graphql.CollectedField, obj *model.ContractChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9799,6 +13707,52 @@ func (ec *executionContext) _ContractChange_breaking(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_ContractChange_breaking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContractChange", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ContractState_active(ctx context.Context, field graphql.CollectedField, obj *model.ContractState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractState_active(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Active, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractState_active(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractState", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ContractState_valid(ctx context.Context, field graphql.CollectedField, obj *model.ContractState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractState_valid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Valid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractState_valid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractState", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ContractVersion_version(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersion) (ret graphql.Marshaler) {
@@ -10817,6 +14771,134 @@ func (ec *executionContext) fieldContext_Dataset_path(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_trustScore(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_trustScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().TrustScore(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TrustScore) graphql.Marshaler {
+			return ec.marshalNTrustScore2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustScore(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_trustScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustScore(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_aiReadiness(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_aiReadiness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().AiReadiness(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AIReadiness) graphql.Marshaler {
+			return ec.marshalNAIReadiness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAIReadiness(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_aiReadiness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AIReadiness(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_context(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_context(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Context(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DatasetContext) graphql.Marshaler {
+			return ec.marshalNDatasetContext2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetContext(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_context(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatasetContext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_trustFacts(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_trustFacts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().TrustFacts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DatasetTrustFacts) graphql.Marshaler {
+			return ec.marshalNDatasetTrustFacts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetTrustFacts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_trustFacts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatasetTrustFacts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Dataset_rowCount(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11339,6 +15421,561 @@ func (ec *executionContext) fieldContext_Dataset_rules(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _DatasetContext_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContext_name(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContext_kind(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContext_layer(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_layer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Layer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_layer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContext_usageClass(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_usageClass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsageClass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_usageClass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContext_rowCount(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_rowCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_rowCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContext_rowCountExact(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_rowCountExact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowCountExact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_rowCountExact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContext_columns(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ContextColumn) graphql.Marshaler {
+			return ec.marshalNContextColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContextColumnᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextColumn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetContext_piiColumns(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_piiColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PiiColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_piiColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContext_domains(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_domains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domains, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainRef) graphql.Marshaler {
+			return ec.marshalNDomainRef2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_domains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetContext_verdict(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContext_score(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContext_dimensions(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_dimensions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dimensions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Dimensions) graphql.Marshaler {
+			return ec.marshalNDimensions2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_dimensions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Dimensions(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetContext_trust(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_trust(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Trust, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TrustGrade) graphql.Marshaler {
+			return ec.marshalNTrustGrade2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustGrade(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_trust(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustGrade(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetContext_openIncidents(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_openIncidents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIncidents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OpenIncidentCounts) graphql.Marshaler {
+			return ec.marshalNOpenIncidentCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOpenIncidentCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_openIncidents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenIncidentCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetContext_freshness(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_freshness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Freshness, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TrustFreshness) graphql.Marshaler {
+			return ec.marshalNTrustFreshness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustFreshness(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_freshness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustFreshness(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetContext_readiness(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_readiness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Readiness, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UseCaseStatuses) graphql.Marshaler {
+			return ec.marshalNUseCaseStatuses2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUseCaseStatuses(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_readiness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UseCaseStatuses(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetContext_usage(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_usage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Usage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DatasetUsage) graphql.Marshaler {
+			return ec.marshalNDatasetUsage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetUsage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_usage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatasetUsage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetContext_lastScanAt(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_lastScanAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastScanAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_lastScanAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContext_summaryPt(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_summaryPt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SummaryPt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_summaryPt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetContext_generatedAt(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetContext_generatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GeneratedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetContext_generatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetContext", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _DatasetContract_active(ctx context.Context, field graphql.CollectedField, obj *model.DatasetContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11475,6 +16112,409 @@ func (ec *executionContext) _DatasetContract_activeDocument(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_DatasetContract_activeDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DatasetContract", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFactsBody_verdict(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFactsBody", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFactsBody_score(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFactsBody", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFactsBody_dimensions(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_dimensions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dimensions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Dimensions) graphql.Marshaler {
+			return ec.marshalNDimensions2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_dimensions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Dimensions(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetFactsBody_trust(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_trust(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Trust, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TrustBrief) graphql.Marshaler {
+			return ec.marshalNTrustBrief2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustBrief(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_trust(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustBrief(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetFactsBody_readiness(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_readiness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Readiness, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UseCaseStatuses) graphql.Marshaler {
+			return ec.marshalNUseCaseStatuses2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUseCaseStatuses(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_readiness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UseCaseStatuses(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetFactsBody_openIncidents(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_openIncidents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIncidents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OpenIncidentCounts) graphql.Marshaler {
+			return ec.marshalNOpenIncidentCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOpenIncidentCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_openIncidents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenIncidentCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetFactsBody_freshness(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_freshness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Freshness, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TrustFreshness) graphql.Marshaler {
+			return ec.marshalNTrustFreshness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustFreshness(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_freshness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustFreshness(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetFactsBody_pii(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_pii(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pii, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PIIColumns) graphql.Marshaler {
+			return ec.marshalNPIIColumns2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPIIColumns(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_pii(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PIIColumns(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetFactsBody_contract(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_contract(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Contract, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ContractState) graphql.Marshaler {
+			return ec.marshalNContractState2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_contract(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContractState(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetFactsBody_domains(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_domains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domains, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainRef) graphql.Marshaler {
+			return ec.marshalNDomainRef2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_domains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetFactsBody_lastScanAt(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_lastScanAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastScanAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_lastScanAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFactsBody", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFactsBody_rowCount(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_rowCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_rowCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFactsBody", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFactsBody_rowCountExact(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_rowCountExact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowCountExact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_rowCountExact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetFactsBody", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetFactsBody_usage(ctx context.Context, field graphql.CollectedField, obj *model.DatasetFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetFactsBody_usage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Usage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DatasetUsage) graphql.Marshaler {
+			return ec.marshalNDatasetUsage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetUsage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetFactsBody_usage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatasetUsage(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _DatasetFreshness_column(ctx context.Context, field graphql.CollectedField, obj *scan.Freshness) (ret graphql.Marshaler) {
@@ -11691,6 +16731,369 @@ func (ec *executionContext) _DatasetPage_total(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_DatasetPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DatasetPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetTrustFacts_schemaVersion(ctx context.Context, field graphql.CollectedField, obj *model.DatasetTrustFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetTrustFacts_schemaVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SchemaVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetTrustFacts_schemaVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetTrustFacts", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetTrustFacts_kind(ctx context.Context, field graphql.CollectedField, obj *model.DatasetTrustFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetTrustFacts_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetTrustFacts_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetTrustFacts", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetTrustFacts_subject(ctx context.Context, field graphql.CollectedField, obj *model.DatasetTrustFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetTrustFacts_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FactsSubject) graphql.Marshaler {
+			return ec.marshalNFactsSubject2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFactsSubject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetTrustFacts_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetTrustFacts",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FactsSubject(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetTrustFacts_generatedAt(ctx context.Context, field graphql.CollectedField, obj *model.DatasetTrustFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetTrustFacts_generatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GeneratedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetTrustFacts_generatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetTrustFacts", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetTrustFacts_facts(ctx context.Context, field graphql.CollectedField, obj *model.DatasetTrustFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetTrustFacts_facts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Facts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DatasetFactsBody) graphql.Marshaler {
+			return ec.marshalNDatasetFactsBody2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetFactsBody(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetTrustFacts_facts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetTrustFacts",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatasetFactsBody(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetUsage_queriesPerDay(ctx context.Context, field graphql.CollectedField, obj *model.DatasetUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetUsage_queriesPerDay(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QueriesPerDay, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetUsage_queriesPerDay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetUsage", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetUsage_consumptions30d(ctx context.Context, field graphql.CollectedField, obj *model.DatasetUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetUsage_consumptions30d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Consumptions30d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetUsage_consumptions30d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetUsage_lastConsumedAt(ctx context.Context, field graphql.CollectedField, obj *model.DatasetUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetUsage_lastConsumedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastConsumedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetUsage_lastConsumedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetUsage", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DemoPack_key(ctx context.Context, field graphql.CollectedField, obj *model.DemoPack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DemoPack_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DemoPack_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DemoPack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DemoPack_name(ctx context.Context, field graphql.CollectedField, obj *model.DemoPack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DemoPack_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DemoPack_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DemoPack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DemoPack_description(ctx context.Context, field graphql.CollectedField, obj *model.DemoPack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DemoPack_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DemoPack_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DemoPack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DemoPack_industry(ctx context.Context, field graphql.CollectedField, obj *model.DemoPack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DemoPack_industry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Industry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DemoPack_industry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DemoPack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DemoPack_tables(ctx context.Context, field graphql.CollectedField, obj *model.DemoPack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DemoPack_tables(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tables, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DemoPack_tables(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DemoPack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DemoPack_defects(ctx context.Context, field graphql.CollectedField, obj *model.DemoPack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DemoPack_defects(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Defects, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DemoPack_defects(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DemoPack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DemoPack_command(ctx context.Context, field graphql.CollectedField, obj *model.DemoPack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DemoPack_command(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Command, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DemoPack_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DemoPack", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DimensionMeta_checks(ctx context.Context, field graphql.CollectedField, obj *model.DimensionMeta) (ret graphql.Marshaler) {
@@ -12958,6 +18361,98 @@ func (ec *executionContext) fieldContext_DomainReadiness_consumersByKind(_ conte
 	return fc, nil
 }
 
+func (ec *executionContext) _DomainRef_id(ctx context.Context, field graphql.CollectedField, obj *model.DomainRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainRef_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainRef_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainRef", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainRef_name(ctx context.Context, field graphql.CollectedField, obj *model.DomainRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainRef_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainRef_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainRef", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainRef_status(ctx context.Context, field graphql.CollectedField, obj *model.DomainRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainRef_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainRef_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainRef", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainRef_version(ctx context.Context, field graphql.CollectedField, obj *model.DomainRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainRef_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainRef_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainRef", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _DomainSLA_availabilityObjectivePct(ctx context.Context, field graphql.CollectedField, obj *model.DomainSLA) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13654,6 +19149,369 @@ func (ec *executionContext) _DomainVersionCounts_compatible(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_DomainVersionCounts_compatible(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _FactsSubject_id(ctx context.Context, field graphql.CollectedField, obj *model.FactsSubject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactsSubject_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FactsSubject_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FactsSubject", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _FactsSubject_name(ctx context.Context, field graphql.CollectedField, obj *model.FactsSubject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactsSubject_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FactsSubject_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FactsSubject", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FactsSubject_status(ctx context.Context, field graphql.CollectedField, obj *model.FactsSubject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactsSubject_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FactsSubject_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FactsSubject", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FactsSubject_version(ctx context.Context, field graphql.CollectedField, obj *model.FactsSubject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactsSubject_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FactsSubject_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FactsSubject", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FoundDataset_id(ctx context.Context, field graphql.CollectedField, obj *model.FoundDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FoundDataset_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FoundDataset_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FoundDataset", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _FoundDataset_name(ctx context.Context, field graphql.CollectedField, obj *model.FoundDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FoundDataset_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FoundDataset_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FoundDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FoundDataset_kind(ctx context.Context, field graphql.CollectedField, obj *model.FoundDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FoundDataset_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FoundDataset_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FoundDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FoundDataset_layer(ctx context.Context, field graphql.CollectedField, obj *model.FoundDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FoundDataset_layer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Layer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FoundDataset_layer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FoundDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FoundDataset_usageClass(ctx context.Context, field graphql.CollectedField, obj *model.FoundDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FoundDataset_usageClass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsageClass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FoundDataset_usageClass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FoundDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FoundDataset_latestScore(ctx context.Context, field graphql.CollectedField, obj *model.FoundDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FoundDataset_latestScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatestScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FoundDataset_latestScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FoundDataset", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _FoundDataset_verdict(ctx context.Context, field graphql.CollectedField, obj *model.FoundDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FoundDataset_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FoundDataset_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FoundDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FoundDataset_domains(ctx context.Context, field graphql.CollectedField, obj *model.FoundDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FoundDataset_domains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domains, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainRef) graphql.Marshaler {
+			return ec.marshalNDomainRef2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FoundDataset_domains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FoundDataset",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FoundDataset_piiColumns(ctx context.Context, field graphql.CollectedField, obj *model.FoundDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FoundDataset_piiColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PiiColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FoundDataset_piiColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FoundDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FoundDatasets_datasets(ctx context.Context, field graphql.CollectedField, obj *model.FoundDatasets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FoundDatasets_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.FoundDataset) graphql.Marshaler {
+			return ec.marshalNFoundDataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFoundDatasetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FoundDatasets_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FoundDatasets",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FoundDataset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FoundDatasets_truncated(ctx context.Context, field graphql.CollectedField, obj *model.FoundDatasets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FoundDatasets_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FoundDatasets_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FoundDatasets", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ImpactNode_ref(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
@@ -17631,6 +23489,98 @@ func (ec *executionContext) fieldContext_Mutation_deleteRule(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _OpenIncidentCounts_critical(ctx context.Context, field graphql.CollectedField, obj *model.OpenIncidentCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenIncidentCounts_critical(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Critical, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenIncidentCounts_critical(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenIncidentCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OpenIncidentCounts_warning(ctx context.Context, field graphql.CollectedField, obj *model.OpenIncidentCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenIncidentCounts_warning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warning, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenIncidentCounts_warning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenIncidentCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PIIColumns_columns(ctx context.Context, field graphql.CollectedField, obj *model.PIIColumns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PIIColumns_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PIIColumns_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PIIColumns", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PIIColumns_unmasked(ctx context.Context, field graphql.CollectedField, obj *model.PIIColumns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PIIColumns_unmasked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unmasked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PIIColumns_unmasked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PIIColumns", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Parsing_profiled(ctx context.Context, field graphql.CollectedField, obj *scan.Parsing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18528,6 +24478,222 @@ func (ec *executionContext) fieldContext_Query_knowledgeGraph(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_connections(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_connections(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Connections(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Connection) graphql.Marshaler {
+			return ec.marshalNConnection2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConnectionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_connections(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Connection(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_connection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_connection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Connection(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Connection) graphql.Marshaler {
+			return ec.marshalOConnection2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConnection(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_connection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Connection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_connection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_connectionPresets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_connectionPresets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().ConnectionPresets(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []connection.Preset) graphql.Marshaler {
+			return ec.marshalNConnectionPreset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐPresetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_connectionPresets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectionPreset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_connectionTypes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_connectionTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().ConnectionTypes(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []connection.ConnectorType) graphql.Marshaler {
+			return ec.marshalNConnectorType2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐConnectorTypeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_connectionTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectorType(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_demoPacks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_demoPacks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().DemoPacks(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DemoPack) graphql.Marshaler {
+			return ec.marshalNDemoPack2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDemoPackᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_demoPacks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DemoPack(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_findDatasets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_findDatasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().FindDatasets(ctx, fc.Args["query"].(*string), fc.Args["layer"].(*model.DatasetLayer), fc.Args["domain"].(*string), fc.Args["hasPii"].(*bool), fc.Args["minScore"].(*float64), fc.Args["usageClass"].(*model.UsageClass))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FoundDatasets) graphql.Marshaler {
+			return ec.marshalNFoundDatasets2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFoundDatasets(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_findDatasets(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FoundDatasets(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_findDatasets_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_trustDecision(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19271,6 +25437,75 @@ func (ec *executionContext) _ReadinessItem_datasets(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_ReadinessItem_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReadinessItem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReadinessRecommendation_code(ctx context.Context, field graphql.CollectedField, obj *model.ReadinessRecommendation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReadinessRecommendation_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReadinessRecommendation_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReadinessRecommendation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReadinessRecommendation_messagePt(ctx context.Context, field graphql.CollectedField, obj *model.ReadinessRecommendation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReadinessRecommendation_messagePt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MessagePt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReadinessRecommendation_messagePt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReadinessRecommendation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReadinessRecommendation_useCases(ctx context.Context, field graphql.CollectedField, obj *model.ReadinessRecommendation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReadinessRecommendation_useCases(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UseCases, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReadinessRecommendation_useCases(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReadinessRecommendation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _RestrictedDataset_ref(ctx context.Context, field graphql.CollectedField, obj *model.RestrictedDataset) (ret graphql.Marshaler) {
@@ -22315,6 +28550,291 @@ func (ec *executionContext) fieldContext_SignalPage_total(_ context.Context, fie
 	return graphql.NewScalarFieldContext("SignalPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _SourceQuery_statement(ctx context.Context, field graphql.CollectedField, obj *connection.QueryLogEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceQuery_statement(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Statement, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceQuery_statement(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceQuery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SourceQuery_operation(ctx context.Context, field graphql.CollectedField, obj *connection.QueryLogEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceQuery_operation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceQuery_operation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceQuery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SourceQuery_scanId(ctx context.Context, field graphql.CollectedField, obj *connection.QueryLogEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceQuery_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SourceQuery_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceQuery", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SourceQuery_endpoint(ctx context.Context, field graphql.CollectedField, obj *connection.QueryLogEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceQuery_endpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Endpoint, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceQuery_endpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceQuery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SourceQuery_executions(ctx context.Context, field graphql.CollectedField, obj *connection.QueryLogEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceQuery_executions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Executions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceQuery_executions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceQuery", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SourceQuery_durationMs(ctx context.Context, field graphql.CollectedField, obj *connection.QueryLogEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceQuery_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceQuery_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceQuery", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SourceQuery_rows(ctx context.Context, field graphql.CollectedField, obj *connection.QueryLogEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceQuery_rows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceQuery_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceQuery", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SourceQuery_failures(ctx context.Context, field graphql.CollectedField, obj *connection.QueryLogEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceQuery_failures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceQuery_failures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceQuery", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SourceQuery_firstSeenAt(ctx context.Context, field graphql.CollectedField, obj *connection.QueryLogEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceQuery_firstSeenAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirstSeenAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceQuery_firstSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceQuery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SourceQuery_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *connection.QueryLogEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceQuery_lastSeenAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSeenAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceQuery_lastSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceQuery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SourceQueryPage_items(ctx context.Context, field graphql.CollectedField, obj *model.SourceQueryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceQueryPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []connection.QueryLogEntry) graphql.Marshaler {
+			return ec.marshalNSourceQuery2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐQueryLogEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceQueryPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SourceQueryPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SourceQuery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SourceQueryPage_total(ctx context.Context, field graphql.CollectedField, obj *model.SourceQueryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceQueryPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceQueryPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceQueryPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _SyntheticEvaluation_rows(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22708,6 +29228,332 @@ func (ec *executionContext) _SyntheticParam_value(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_SyntheticParam_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SyntheticParam", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustAction_code(ctx context.Context, field graphql.CollectedField, obj *model.TrustAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustAction_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustAction_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustAction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustAction_message(ctx context.Context, field graphql.CollectedField, obj *model.TrustAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustAction_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustAction_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustAction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustAction_params(ctx context.Context, field graphql.CollectedField, obj *model.TrustAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustAction_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustAction_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustAction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustBrief_score(ctx context.Context, field graphql.CollectedField, obj *model.TrustBrief) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustBrief_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustBrief_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustBrief", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TrustBrief_grade(ctx context.Context, field graphql.CollectedField, obj *model.TrustBrief) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustBrief_grade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Grade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustBrief_grade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustBrief", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustBrief_blockers(ctx context.Context, field graphql.CollectedField, obj *model.TrustBrief) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustBrief_blockers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Blockers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TrustFinding) graphql.Marshaler {
+			return ec.marshalNTrustFinding2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustFindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustBrief_blockers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TrustBrief",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustFinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TrustBrief_warnings(ctx context.Context, field graphql.CollectedField, obj *model.TrustBrief) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustBrief_warnings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warnings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TrustFinding) graphql.Marshaler {
+			return ec.marshalNTrustFinding2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustFindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustBrief_warnings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TrustBrief",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustFinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TrustComponent_key(ctx context.Context, field graphql.CollectedField, obj *model.TrustComponent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustComponent_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustComponent_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustComponent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustComponent_weight(ctx context.Context, field graphql.CollectedField, obj *model.TrustComponent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustComponent_weight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Weight, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustComponent_weight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustComponent", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TrustComponent_score(ctx context.Context, field graphql.CollectedField, obj *model.TrustComponent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustComponent_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustComponent_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustComponent", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TrustComponent_evidence(ctx context.Context, field graphql.CollectedField, obj *model.TrustComponent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustComponent_evidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustComponent_evidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustComponent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustComponent_action(ctx context.Context, field graphql.CollectedField, obj *model.TrustComponent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustComponent_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TrustAction) graphql.Marshaler {
+			return ec.marshalOTrustAction2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustAction(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TrustComponent_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TrustComponent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustAction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TrustComponent_gain(ctx context.Context, field graphql.CollectedField, obj *model.TrustComponent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustComponent_gain(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gain, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustComponent_gain(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustComponent", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _TrustDecision_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
@@ -23225,6 +30071,213 @@ func (ec *executionContext) fieldContext_TrustDecision_requiredActions(_ context
 	return graphql.NewScalarFieldContext("TrustDecision", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _TrustFinding_key(ctx context.Context, field graphql.CollectedField, obj *model.TrustFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustFinding_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustFinding_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustFinding", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustFinding_message(ctx context.Context, field graphql.CollectedField, obj *model.TrustFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustFinding_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustFinding_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustFinding", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustFinding_params(ctx context.Context, field graphql.CollectedField, obj *model.TrustFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustFinding_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustFinding_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustFinding", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustFreshness_observedAgeHours(ctx context.Context, field graphql.CollectedField, obj *model.TrustFreshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustFreshness_observedAgeHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObservedAgeHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TrustFreshness_observedAgeHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustFreshness", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TrustFreshness_slaHours(ctx context.Context, field graphql.CollectedField, obj *model.TrustFreshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustFreshness_slaHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLAHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TrustFreshness_slaHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustFreshness", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TrustFreshness_slaSource(ctx context.Context, field graphql.CollectedField, obj *model.TrustFreshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustFreshness_slaSource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLASource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TrustFreshness_slaSource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustFreshness", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustFreshness_met(ctx context.Context, field graphql.CollectedField, obj *model.TrustFreshness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustFreshness_met(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Met, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TrustFreshness_met(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustFreshness", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TrustGrade_score(ctx context.Context, field graphql.CollectedField, obj *model.TrustGrade) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustGrade_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustGrade_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustGrade", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TrustGrade_grade(ctx context.Context, field graphql.CollectedField, obj *model.TrustGrade) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustGrade_grade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Grade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustGrade_grade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustGrade", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _TrustReason_code(ctx context.Context, field graphql.CollectedField, obj *model.TrustReason) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23292,6 +30345,194 @@ func (ec *executionContext) _TrustReason_messagePt(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_TrustReason_messagePt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TrustReason", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustScore_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.TrustScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustScore_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustScore_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustScore", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TrustScore_score(ctx context.Context, field graphql.CollectedField, obj *model.TrustScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustScore_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustScore_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustScore", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TrustScore_grade(ctx context.Context, field graphql.CollectedField, obj *model.TrustScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustScore_grade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Grade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustScore_grade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustScore", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrustScore_components(ctx context.Context, field graphql.CollectedField, obj *model.TrustScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustScore_components(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Components, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TrustComponent) graphql.Marshaler {
+			return ec.marshalNTrustComponent2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustComponentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustScore_components(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TrustScore",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustComponent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TrustScore_blockers(ctx context.Context, field graphql.CollectedField, obj *model.TrustScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustScore_blockers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Blockers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TrustFinding) graphql.Marshaler {
+			return ec.marshalNTrustFinding2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustFindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustScore_blockers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TrustScore",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustFinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TrustScore_warnings(ctx context.Context, field graphql.CollectedField, obj *model.TrustScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustScore_warnings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warnings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TrustFinding) graphql.Marshaler {
+			return ec.marshalNTrustFinding2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustFindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustScore_warnings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TrustScore",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustFinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TrustScore_asOf(ctx context.Context, field graphql.CollectedField, obj *model.TrustScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrustScore_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrustScore_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrustScore", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Tuning_metric(ctx context.Context, field graphql.CollectedField, obj *model.Tuning) (ret graphql.Marshaler) {
@@ -23499,6 +30740,336 @@ func (ec *executionContext) _Tuning_tunedThresholdLabel(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_Tuning_tunedThresholdLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tuning", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UseCaseReadiness_status(ctx context.Context, field graphql.CollectedField, obj *model.UseCaseReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UseCaseReadiness_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UseCaseReadiness_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UseCaseReadiness", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UseCaseReadiness_score(ctx context.Context, field graphql.CollectedField, obj *model.UseCaseReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UseCaseReadiness_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UseCaseReadiness_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UseCaseReadiness", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _UseCaseReadiness_blockers(ctx context.Context, field graphql.CollectedField, obj *model.UseCaseReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UseCaseReadiness_blockers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Blockers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TrustFinding) graphql.Marshaler {
+			return ec.marshalNTrustFinding2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustFindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UseCaseReadiness_blockers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UseCaseReadiness",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustFinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UseCaseReadiness_warnings(ctx context.Context, field graphql.CollectedField, obj *model.UseCaseReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UseCaseReadiness_warnings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warnings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TrustFinding) graphql.Marshaler {
+			return ec.marshalNTrustFinding2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustFindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UseCaseReadiness_warnings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UseCaseReadiness",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrustFinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UseCaseStatuses_rag(ctx context.Context, field graphql.CollectedField, obj *model.UseCaseStatuses) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UseCaseStatuses_rag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rag, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UseCaseStatuses_rag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UseCaseStatuses", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UseCaseStatuses_treino(ctx context.Context, field graphql.CollectedField, obj *model.UseCaseStatuses) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UseCaseStatuses_treino(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Treino, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UseCaseStatuses_treino(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UseCaseStatuses", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UseCaseStatuses_agente(ctx context.Context, field graphql.CollectedField, obj *model.UseCaseStatuses) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UseCaseStatuses_agente(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Agente, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UseCaseStatuses_agente(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UseCaseStatuses", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UseCaseStatuses_bi(ctx context.Context, field graphql.CollectedField, obj *model.UseCaseStatuses) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UseCaseStatuses_bi(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bi, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UseCaseStatuses_bi(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UseCaseStatuses", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UseCasesReadiness_rag(ctx context.Context, field graphql.CollectedField, obj *model.UseCasesReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UseCasesReadiness_rag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rag, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UseCaseReadiness) graphql.Marshaler {
+			return ec.marshalNUseCaseReadiness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUseCaseReadiness(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UseCasesReadiness_rag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UseCasesReadiness",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UseCaseReadiness(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UseCasesReadiness_treino(ctx context.Context, field graphql.CollectedField, obj *model.UseCasesReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UseCasesReadiness_treino(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Treino, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UseCaseReadiness) graphql.Marshaler {
+			return ec.marshalNUseCaseReadiness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUseCaseReadiness(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UseCasesReadiness_treino(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UseCasesReadiness",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UseCaseReadiness(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UseCasesReadiness_agente(ctx context.Context, field graphql.CollectedField, obj *model.UseCasesReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UseCasesReadiness_agente(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Agente, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UseCaseReadiness) graphql.Marshaler {
+			return ec.marshalNUseCaseReadiness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUseCaseReadiness(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UseCasesReadiness_agente(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UseCasesReadiness",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UseCaseReadiness(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UseCasesReadiness_bi(ctx context.Context, field graphql.CollectedField, obj *model.UseCasesReadiness) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UseCasesReadiness_bi(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bi, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UseCaseReadiness) graphql.Marshaler {
+			return ec.marshalNUseCaseReadiness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUseCaseReadiness(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UseCasesReadiness_bi(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UseCasesReadiness",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UseCaseReadiness(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ValueMask_mask(ctx context.Context, field graphql.CollectedField, obj *catalog.Mask) (ret graphql.Marshaler) {
@@ -25009,6 +32580,64 @@ func (ec *executionContext) _DatasetNeighbour(ctx context.Context, sel ast.Selec
 
 // region    **************************** object.gotpl ****************************
 
+var aIReadinessImplementors = []string{"AIReadiness"}
+
+func (ec *executionContext) _AIReadiness(ctx context.Context, sel ast.SelectionSet, obj *model.AIReadiness) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, aIReadinessImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AIReadiness")
+		case "datasetId":
+			out.Values[i] = ec._AIReadiness_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._AIReadiness_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "useCases":
+			out.Values[i] = ec._AIReadiness_useCases(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pii":
+			out.Values[i] = ec._AIReadiness_pii(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recommendations":
+			out.Values[i] = ec._AIReadiness_recommendations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var autoMonitorsImplementors = []string{"AutoMonitors"}
 
 func (ec *executionContext) _AutoMonitors(ctx context.Context, sel ast.SelectionSet, obj *scan.AutoMonitors) graphql.Marshaler {
@@ -25352,6 +32981,508 @@ func (ec *executionContext) _ColumnRename(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var connectionImplementors = []string{"Connection"}
+
+func (ec *executionContext) _Connection(ctx context.Context, sel ast.SelectionSet, obj *model.Connection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Connection")
+		case "id":
+			out.Values[i] = ec._Connection_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Connection_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._Connection_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dataCountry":
+			out.Values[i] = ec._Connection_dataCountry(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "country":
+			out.Values[i] = ec._Connection_country(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "scanTimezone":
+			out.Values[i] = ec._Connection_scanTimezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "schedule":
+			out.Values[i] = ec._Connection_schedule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "datasetsCount":
+			out.Values[i] = ec._Connection_datasetsCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastScanAt":
+			out.Values[i] = ec._Connection_lastScanAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastScanStatus":
+			out.Values[i] = ec._Connection_lastScanStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "statementTimeoutS":
+			out.Values[i] = ec._Connection_statementTimeoutS(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "openlineage":
+			out.Values[i] = ec._Connection_openlineage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Connection_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "engineering":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Connection_engineering(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "queryLog":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Connection_queryLog(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var connectionEngineeringImplementors = []string{"ConnectionEngineering"}
+
+func (ec *executionContext) _ConnectionEngineering(ctx context.Context, sel ast.SelectionSet, obj *connection.Engineering) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectionEngineeringImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConnectionEngineering")
+		case "optIn":
+			out.Values[i] = ec._ConnectionEngineering_optIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastScan":
+			out.Values[i] = ec._ConnectionEngineering_lastScan(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "openIssues":
+			out.Values[i] = ec._ConnectionEngineering_openIssues(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var connectionOpenLineageImplementors = []string{"ConnectionOpenLineage"}
+
+func (ec *executionContext) _ConnectionOpenLineage(ctx context.Context, sel ast.SelectionSet, obj *model.ConnectionOpenLineage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectionOpenLineageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConnectionOpenLineage")
+		case "namespace":
+			out.Values[i] = ec._ConnectionOpenLineage_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "database":
+			out.Values[i] = ec._ConnectionOpenLineage_database(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "aliases":
+			out.Values[i] = ec._ConnectionOpenLineage_aliases(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var connectionPresetImplementors = []string{"ConnectionPreset"}
+
+func (ec *executionContext) _ConnectionPreset(ctx context.Context, sel ast.SelectionSet, obj *connection.Preset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectionPresetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConnectionPreset")
+		case "key":
+			out.Values[i] = ec._ConnectionPreset_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ConnectionPreset_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._ConnectionPreset_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._ConnectionPreset_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dsnTemplate":
+			out.Values[i] = ec._ConnectionPreset_dsnTemplate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var connectionScanSummaryImplementors = []string{"ConnectionScanSummary"}
+
+func (ec *executionContext) _ConnectionScanSummary(ctx context.Context, sel ast.SelectionSet, obj *connection.ScanSummary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectionScanSummaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConnectionScanSummary")
+		case "id":
+			out.Values[i] = ec._ConnectionScanSummary_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._ConnectionScanSummary_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ConnectionScanSummary_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "finishedAt":
+			out.Values[i] = ec._ConnectionScanSummary_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var connectionScheduleImplementors = []string{"ConnectionSchedule"}
+
+func (ec *executionContext) _ConnectionSchedule(ctx context.Context, sel ast.SelectionSet, obj *model.ConnectionSchedule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectionScheduleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConnectionSchedule")
+		case "enabled":
+			out.Values[i] = ec._ConnectionSchedule_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hour":
+			out.Values[i] = ec._ConnectionSchedule_hour(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "scanHour":
+			out.Values[i] = ec._ConnectionSchedule_scanHour(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "minute":
+			out.Values[i] = ec._ConnectionSchedule_minute(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._ConnectionSchedule_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var connectorTypeImplementors = []string{"ConnectorType"}
+
+func (ec *executionContext) _ConnectorType(ctx context.Context, sel ast.SelectionSet, obj *connection.ConnectorType) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectorTypeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConnectorType")
+		case "kind":
+			out.Values[i] = ec._ConnectorType_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ConnectorType_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "driver":
+			out.Values[i] = ec._ConnectorType_driver(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._ConnectorType_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dialect":
+			out.Values[i] = ec._ConnectorType_dialect(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dsnExample":
+			out.Values[i] = ec._ConnectorType_dsnExample(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var consumerImplementors = []string{"Consumer"}
 
 func (ec *executionContext) _Consumer(ctx context.Context, sel ast.SelectionSet, obj *model.Consumer) graphql.Marshaler {
@@ -25478,6 +33609,69 @@ func (ec *executionContext) _ConsumerPage(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var contextColumnImplementors = []string{"ContextColumn"}
+
+func (ec *executionContext) _ContextColumn(ctx context.Context, sel ast.SelectionSet, obj *model.ContextColumn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contextColumnImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContextColumn")
+		case "name":
+			out.Values[i] = ec._ContextColumn_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataType":
+			out.Values[i] = ec._ContextColumn_dataType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "semanticType":
+			out.Values[i] = ec._ContextColumn_semanticType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pii":
+			out.Values[i] = ec._ContextColumn_pii(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nullRate":
+			out.Values[i] = ec._ContextColumn_nullRate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "primaryKey":
+			out.Values[i] = ec._ContextColumn_primaryKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var contractChangeImplementors = []string{"ContractChange"}
 
 func (ec *executionContext) _ContractChange(ctx context.Context, sel ast.SelectionSet, obj *model.ContractChange) graphql.Marshaler {
@@ -25512,6 +33706,49 @@ func (ec *executionContext) _ContractChange(ctx context.Context, sel ast.Selecti
 			}
 		case "breaking":
 			out.Values[i] = ec._ContractChange_breaking(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var contractStateImplementors = []string{"ContractState"}
+
+func (ec *executionContext) _ContractState(ctx context.Context, sel ast.SelectionSet, obj *model.ContractState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contractStateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContractState")
+		case "active":
+			out.Values[i] = ec._ContractState_active(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "valid":
+			out.Values[i] = ec._ContractState_valid(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26162,6 +34399,158 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "trustScore":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_trustScore(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "aiReadiness":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_aiReadiness(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "context":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_context(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "trustFacts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_trustFacts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "rowCount":
 			field := field
 
@@ -26753,6 +35142,144 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var datasetContextImplementors = []string{"DatasetContext"}
+
+func (ec *executionContext) _DatasetContext(ctx context.Context, sel ast.SelectionSet, obj *model.DatasetContext) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, datasetContextImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DatasetContext")
+		case "datasetId":
+			out.Values[i] = ec._DatasetContext_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DatasetContext_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._DatasetContext_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "layer":
+			out.Values[i] = ec._DatasetContext_layer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "usageClass":
+			out.Values[i] = ec._DatasetContext_usageClass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rowCount":
+			out.Values[i] = ec._DatasetContext_rowCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rowCountExact":
+			out.Values[i] = ec._DatasetContext_rowCountExact(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._DatasetContext_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "piiColumns":
+			out.Values[i] = ec._DatasetContext_piiColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domains":
+			out.Values[i] = ec._DatasetContext_domains(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._DatasetContext_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._DatasetContext_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "dimensions":
+			out.Values[i] = ec._DatasetContext_dimensions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "trust":
+			out.Values[i] = ec._DatasetContext_trust(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openIncidents":
+			out.Values[i] = ec._DatasetContext_openIncidents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "freshness":
+			out.Values[i] = ec._DatasetContext_freshness(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "readiness":
+			out.Values[i] = ec._DatasetContext_readiness(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "usage":
+			out.Values[i] = ec._DatasetContext_usage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastScanAt":
+			out.Values[i] = ec._DatasetContext_lastScanAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "summaryPt":
+			out.Values[i] = ec._DatasetContext_summaryPt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "generatedAt":
+			out.Values[i] = ec._DatasetContext_generatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var datasetContractImplementors = []string{"DatasetContract"}
 
 func (ec *executionContext) _DatasetContract(ctx context.Context, sel ast.SelectionSet, obj *model.DatasetContract) graphql.Marshaler {
@@ -26793,6 +35320,109 @@ func (ec *executionContext) _DatasetContract(ctx context.Context, sel ast.Select
 		case "activeDocument":
 			out.Values[i] = ec._DatasetContract_activeDocument(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var datasetFactsBodyImplementors = []string{"DatasetFactsBody"}
+
+func (ec *executionContext) _DatasetFactsBody(ctx context.Context, sel ast.SelectionSet, obj *model.DatasetFactsBody) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, datasetFactsBodyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DatasetFactsBody")
+		case "verdict":
+			out.Values[i] = ec._DatasetFactsBody_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._DatasetFactsBody_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "dimensions":
+			out.Values[i] = ec._DatasetFactsBody_dimensions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "trust":
+			out.Values[i] = ec._DatasetFactsBody_trust(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "readiness":
+			out.Values[i] = ec._DatasetFactsBody_readiness(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openIncidents":
+			out.Values[i] = ec._DatasetFactsBody_openIncidents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "freshness":
+			out.Values[i] = ec._DatasetFactsBody_freshness(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pii":
+			out.Values[i] = ec._DatasetFactsBody_pii(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contract":
+			out.Values[i] = ec._DatasetFactsBody_contract(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domains":
+			out.Values[i] = ec._DatasetFactsBody_domains(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastScanAt":
+			out.Values[i] = ec._DatasetFactsBody_lastScanAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rowCount":
+			out.Values[i] = ec._DatasetFactsBody_rowCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rowCountExact":
+			out.Values[i] = ec._DatasetFactsBody_rowCountExact(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "usage":
+			out.Values[i] = ec._DatasetFactsBody_usage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -26903,6 +35533,180 @@ func (ec *executionContext) _DatasetPage(ctx context.Context, sel ast.SelectionS
 			}
 		case "total":
 			out.Values[i] = ec._DatasetPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var datasetTrustFactsImplementors = []string{"DatasetTrustFacts"}
+
+func (ec *executionContext) _DatasetTrustFacts(ctx context.Context, sel ast.SelectionSet, obj *model.DatasetTrustFacts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, datasetTrustFactsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DatasetTrustFacts")
+		case "schemaVersion":
+			out.Values[i] = ec._DatasetTrustFacts_schemaVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._DatasetTrustFacts_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subject":
+			out.Values[i] = ec._DatasetTrustFacts_subject(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "generatedAt":
+			out.Values[i] = ec._DatasetTrustFacts_generatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "facts":
+			out.Values[i] = ec._DatasetTrustFacts_facts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var datasetUsageImplementors = []string{"DatasetUsage"}
+
+func (ec *executionContext) _DatasetUsage(ctx context.Context, sel ast.SelectionSet, obj *model.DatasetUsage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, datasetUsageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DatasetUsage")
+		case "queriesPerDay":
+			out.Values[i] = ec._DatasetUsage_queriesPerDay(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consumptions30d":
+			out.Values[i] = ec._DatasetUsage_consumptions30d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastConsumedAt":
+			out.Values[i] = ec._DatasetUsage_lastConsumedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var demoPackImplementors = []string{"DemoPack"}
+
+func (ec *executionContext) _DemoPack(ctx context.Context, sel ast.SelectionSet, obj *model.DemoPack) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, demoPackImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DemoPack")
+		case "key":
+			out.Values[i] = ec._DemoPack_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DemoPack_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._DemoPack_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "industry":
+			out.Values[i] = ec._DemoPack_industry(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tables":
+			out.Values[i] = ec._DemoPack_tables(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "defects":
+			out.Values[i] = ec._DemoPack_defects(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "command":
+			out.Values[i] = ec._DemoPack_command(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -27568,6 +36372,59 @@ func (ec *executionContext) _DomainReadiness(ctx context.Context, sel ast.Select
 	return out
 }
 
+var domainRefImplementors = []string{"DomainRef"}
+
+func (ec *executionContext) _DomainRef(ctx context.Context, sel ast.SelectionSet, obj *model.DomainRef) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainRefImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainRef")
+		case "id":
+			out.Values[i] = ec._DomainRef_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DomainRef_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._DomainRef_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._DomainRef_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var domainSLAImplementors = []string{"DomainSLA"}
 
 func (ec *executionContext) _DomainSLA(ctx context.Context, sel ast.SelectionSet, obj *model.DomainSLA) graphql.Marshaler {
@@ -27849,6 +36706,180 @@ func (ec *executionContext) _DomainVersionCounts(ctx context.Context, sel ast.Se
 			}
 		case "compatible":
 			out.Values[i] = ec._DomainVersionCounts_compatible(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var factsSubjectImplementors = []string{"FactsSubject"}
+
+func (ec *executionContext) _FactsSubject(ctx context.Context, sel ast.SelectionSet, obj *model.FactsSubject) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, factsSubjectImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FactsSubject")
+		case "id":
+			out.Values[i] = ec._FactsSubject_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._FactsSubject_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._FactsSubject_status(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._FactsSubject_version(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var foundDatasetImplementors = []string{"FoundDataset"}
+
+func (ec *executionContext) _FoundDataset(ctx context.Context, sel ast.SelectionSet, obj *model.FoundDataset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, foundDatasetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FoundDataset")
+		case "id":
+			out.Values[i] = ec._FoundDataset_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._FoundDataset_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._FoundDataset_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "layer":
+			out.Values[i] = ec._FoundDataset_layer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "usageClass":
+			out.Values[i] = ec._FoundDataset_usageClass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "latestScore":
+			out.Values[i] = ec._FoundDataset_latestScore(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._FoundDataset_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domains":
+			out.Values[i] = ec._FoundDataset_domains(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "piiColumns":
+			out.Values[i] = ec._FoundDataset_piiColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var foundDatasetsImplementors = []string{"FoundDatasets"}
+
+func (ec *executionContext) _FoundDatasets(ctx context.Context, sel ast.SelectionSet, obj *model.FoundDatasets) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, foundDatasetsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FoundDatasets")
+		case "datasets":
+			out.Values[i] = ec._FoundDatasets_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._FoundDatasets_truncated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -29636,6 +38667,92 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
+var openIncidentCountsImplementors = []string{"OpenIncidentCounts"}
+
+func (ec *executionContext) _OpenIncidentCounts(ctx context.Context, sel ast.SelectionSet, obj *model.OpenIncidentCounts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openIncidentCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenIncidentCounts")
+		case "critical":
+			out.Values[i] = ec._OpenIncidentCounts_critical(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warning":
+			out.Values[i] = ec._OpenIncidentCounts_warning(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pIIColumnsImplementors = []string{"PIIColumns"}
+
+func (ec *executionContext) _PIIColumns(ctx context.Context, sel ast.SelectionSet, obj *model.PIIColumns) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pIIColumnsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PIIColumns")
+		case "columns":
+			out.Values[i] = ec._PIIColumns_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unmasked":
+			out.Values[i] = ec._PIIColumns_unmasked(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var parsingImplementors = []string{"Parsing"}
 
 func (ec *executionContext) _Parsing(ctx context.Context, sel ast.SelectionSet, obj *scan.Parsing) graphql.Marshaler {
@@ -30091,6 +39208,138 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "connections":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_connections(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "connection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_connection(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "connectionPresets":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_connectionPresets(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "connectionTypes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_connectionTypes(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "demoPacks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_demoPacks(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findDatasets":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_findDatasets(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "trustDecision":
 			field := field
 
@@ -30443,6 +39692,54 @@ func (ec *executionContext) _ReadinessItem(ctx context.Context, sel ast.Selectio
 		case "datasets":
 			out.Values[i] = ec._ReadinessItem_datasets(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var readinessRecommendationImplementors = []string{"ReadinessRecommendation"}
+
+func (ec *executionContext) _ReadinessRecommendation(ctx context.Context, sel ast.SelectionSet, obj *model.ReadinessRecommendation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, readinessRecommendationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReadinessRecommendation")
+		case "code":
+			out.Values[i] = ec._ReadinessRecommendation_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "messagePt":
+			out.Values[i] = ec._ReadinessRecommendation_messagePt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "useCases":
+			out.Values[i] = ec._ReadinessRecommendation_useCases(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -31789,6 +41086,132 @@ func (ec *executionContext) _SignalPage(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var sourceQueryImplementors = []string{"SourceQuery"}
+
+func (ec *executionContext) _SourceQuery(ctx context.Context, sel ast.SelectionSet, obj *connection.QueryLogEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sourceQueryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SourceQuery")
+		case "statement":
+			out.Values[i] = ec._SourceQuery_statement(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "operation":
+			out.Values[i] = ec._SourceQuery_operation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._SourceQuery_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "endpoint":
+			out.Values[i] = ec._SourceQuery_endpoint(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "executions":
+			out.Values[i] = ec._SourceQuery_executions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "durationMs":
+			out.Values[i] = ec._SourceQuery_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rows":
+			out.Values[i] = ec._SourceQuery_rows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failures":
+			out.Values[i] = ec._SourceQuery_failures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "firstSeenAt":
+			out.Values[i] = ec._SourceQuery_firstSeenAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastSeenAt":
+			out.Values[i] = ec._SourceQuery_lastSeenAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sourceQueryPageImplementors = []string{"SourceQueryPage"}
+
+func (ec *executionContext) _SourceQueryPage(ctx context.Context, sel ast.SelectionSet, obj *model.SourceQueryPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sourceQueryPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SourceQueryPage")
+		case "items":
+			out.Values[i] = ec._SourceQueryPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._SourceQueryPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var syntheticEvaluationImplementors = []string{"SyntheticEvaluation"}
 
 func (ec *executionContext) _SyntheticEvaluation(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticEvaluation) graphql.Marshaler {
@@ -31968,6 +41391,170 @@ func (ec *executionContext) _SyntheticParam(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var trustActionImplementors = []string{"TrustAction"}
+
+func (ec *executionContext) _TrustAction(ctx context.Context, sel ast.SelectionSet, obj *model.TrustAction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, trustActionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TrustAction")
+		case "code":
+			out.Values[i] = ec._TrustAction_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._TrustAction_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._TrustAction_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var trustBriefImplementors = []string{"TrustBrief"}
+
+func (ec *executionContext) _TrustBrief(ctx context.Context, sel ast.SelectionSet, obj *model.TrustBrief) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, trustBriefImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TrustBrief")
+		case "score":
+			out.Values[i] = ec._TrustBrief_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "grade":
+			out.Values[i] = ec._TrustBrief_grade(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockers":
+			out.Values[i] = ec._TrustBrief_blockers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warnings":
+			out.Values[i] = ec._TrustBrief_warnings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var trustComponentImplementors = []string{"TrustComponent"}
+
+func (ec *executionContext) _TrustComponent(ctx context.Context, sel ast.SelectionSet, obj *model.TrustComponent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, trustComponentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TrustComponent")
+		case "key":
+			out.Values[i] = ec._TrustComponent_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "weight":
+			out.Values[i] = ec._TrustComponent_weight(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._TrustComponent_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evidence":
+			out.Values[i] = ec._TrustComponent_evidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._TrustComponent_action(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "gain":
+			out.Values[i] = ec._TrustComponent_gain(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var trustDecisionImplementors = []string{"TrustDecision"}
 
 func (ec *executionContext) _TrustDecision(ctx context.Context, sel ast.SelectionSet, obj *model.TrustDecision) graphql.Marshaler {
@@ -32111,6 +41698,150 @@ func (ec *executionContext) _TrustDecision(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var trustFindingImplementors = []string{"TrustFinding"}
+
+func (ec *executionContext) _TrustFinding(ctx context.Context, sel ast.SelectionSet, obj *model.TrustFinding) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, trustFindingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TrustFinding")
+		case "key":
+			out.Values[i] = ec._TrustFinding_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._TrustFinding_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._TrustFinding_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var trustFreshnessImplementors = []string{"TrustFreshness"}
+
+func (ec *executionContext) _TrustFreshness(ctx context.Context, sel ast.SelectionSet, obj *model.TrustFreshness) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, trustFreshnessImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TrustFreshness")
+		case "observedAgeHours":
+			out.Values[i] = ec._TrustFreshness_observedAgeHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "slaHours":
+			out.Values[i] = ec._TrustFreshness_slaHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "slaSource":
+			out.Values[i] = ec._TrustFreshness_slaSource(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "met":
+			out.Values[i] = ec._TrustFreshness_met(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var trustGradeImplementors = []string{"TrustGrade"}
+
+func (ec *executionContext) _TrustGrade(ctx context.Context, sel ast.SelectionSet, obj *model.TrustGrade) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, trustGradeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TrustGrade")
+		case "score":
+			out.Values[i] = ec._TrustGrade_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "grade":
+			out.Values[i] = ec._TrustGrade_grade(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var trustReasonImplementors = []string{"TrustReason"}
 
 func (ec *executionContext) _TrustReason(ctx context.Context, sel ast.SelectionSet, obj *model.TrustReason) graphql.Marshaler {
@@ -32135,6 +41866,74 @@ func (ec *executionContext) _TrustReason(ctx context.Context, sel ast.SelectionS
 			}
 		case "messagePt":
 			out.Values[i] = ec._TrustReason_messagePt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var trustScoreImplementors = []string{"TrustScore"}
+
+func (ec *executionContext) _TrustScore(ctx context.Context, sel ast.SelectionSet, obj *model.TrustScore) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, trustScoreImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TrustScore")
+		case "datasetId":
+			out.Values[i] = ec._TrustScore_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._TrustScore_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "grade":
+			out.Values[i] = ec._TrustScore_grade(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "components":
+			out.Values[i] = ec._TrustScore_components(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockers":
+			out.Values[i] = ec._TrustScore_blockers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warnings":
+			out.Values[i] = ec._TrustScore_warnings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "asOf":
+			out.Values[i] = ec._TrustScore_asOf(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -32214,6 +42013,165 @@ func (ec *executionContext) _Tuning(ctx context.Context, sel ast.SelectionSet, o
 		case "tunedThresholdLabel":
 			out.Values[i] = ec._Tuning_tunedThresholdLabel(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var useCaseReadinessImplementors = []string{"UseCaseReadiness"}
+
+func (ec *executionContext) _UseCaseReadiness(ctx context.Context, sel ast.SelectionSet, obj *model.UseCaseReadiness) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, useCaseReadinessImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UseCaseReadiness")
+		case "status":
+			out.Values[i] = ec._UseCaseReadiness_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._UseCaseReadiness_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockers":
+			out.Values[i] = ec._UseCaseReadiness_blockers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warnings":
+			out.Values[i] = ec._UseCaseReadiness_warnings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var useCaseStatusesImplementors = []string{"UseCaseStatuses"}
+
+func (ec *executionContext) _UseCaseStatuses(ctx context.Context, sel ast.SelectionSet, obj *model.UseCaseStatuses) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, useCaseStatusesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UseCaseStatuses")
+		case "rag":
+			out.Values[i] = ec._UseCaseStatuses_rag(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "treino":
+			out.Values[i] = ec._UseCaseStatuses_treino(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "agente":
+			out.Values[i] = ec._UseCaseStatuses_agente(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "bi":
+			out.Values[i] = ec._UseCaseStatuses_bi(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var useCasesReadinessImplementors = []string{"UseCasesReadiness"}
+
+func (ec *executionContext) _UseCasesReadiness(ctx context.Context, sel ast.SelectionSet, obj *model.UseCasesReadiness) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, useCasesReadinessImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UseCasesReadiness")
+		case "rag":
+			out.Values[i] = ec._UseCasesReadiness_rag(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "treino":
+			out.Values[i] = ec._UseCasesReadiness_treino(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "agente":
+			out.Values[i] = ec._UseCasesReadiness_agente(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bi":
+			out.Values[i] = ec._UseCasesReadiness_bi(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -32725,6 +42683,16 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAIReadiness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAIReadiness(ctx context.Context, sel ast.SelectionSet, v *model.AIReadiness) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AIReadiness(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAutoMonitors2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐAutoMonitors(ctx context.Context, sel ast.SelectionSet, v *scan.AutoMonitors) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -32831,6 +42799,96 @@ func (ec *executionContext) marshalNColumnRename2ᚕgithubᚗcomᚋvigiaᚑdata�
 	return ret
 }
 
+func (ec *executionContext) marshalNConnection2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v model.Connection) graphql.Marshaler {
+	return ec._Connection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConnection2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConnectionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Connection) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConnection2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConnection(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConnectionEngineering2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐEngineering(ctx context.Context, sel ast.SelectionSet, v *connection.Engineering) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConnectionEngineering(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConnectionOpenLineage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConnectionOpenLineage(ctx context.Context, sel ast.SelectionSet, v *model.ConnectionOpenLineage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConnectionOpenLineage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConnectionPreset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐPreset(ctx context.Context, sel ast.SelectionSet, v connection.Preset) graphql.Marshaler {
+	return ec._ConnectionPreset(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConnectionPreset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐPresetᚄ(ctx context.Context, sel ast.SelectionSet, v []connection.Preset) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConnectionPreset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐPreset(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConnectionSchedule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConnectionSchedule(ctx context.Context, sel ast.SelectionSet, v *model.ConnectionSchedule) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConnectionSchedule(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConnectorType2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐConnectorType(ctx context.Context, sel ast.SelectionSet, v connection.ConnectorType) graphql.Marshaler {
+	return ec._ConnectorType(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConnectorType2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐConnectorTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []connection.ConnectorType) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConnectorType2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐConnectorType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNConsumer2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConsumer(ctx context.Context, sel ast.SelectionSet, v model.Consumer) graphql.Marshaler {
 	return ec._Consumer(ctx, sel, &v)
 }
@@ -32861,6 +42919,26 @@ func (ec *executionContext) marshalNConsumerPage2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._ConsumerPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNContextColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContextColumn(ctx context.Context, sel ast.SelectionSet, v model.ContextColumn) graphql.Marshaler {
+	return ec._ContextColumn(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNContextColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContextColumnᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ContextColumn) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContextColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContextColumn(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNContractChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractChange(ctx context.Context, sel ast.SelectionSet, v model.ContractChange) graphql.Marshaler {
 	return ec._ContractChange(ctx, sel, &v)
 }
@@ -32879,6 +42957,16 @@ func (ec *executionContext) marshalNContractChange2ᚕgithubᚗcomᚋvigiaᚑdat
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNContractState2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractState(ctx context.Context, sel ast.SelectionSet, v *model.ContractState) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContractState(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNContractVersion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractVersion(ctx context.Context, sel ast.SelectionSet, v model.ContractVersion) graphql.Marshaler {
@@ -32946,6 +43034,16 @@ func (ec *executionContext) marshalNDataset2ᚖgithubᚗcomᚋvigiaᚑdataᚋvig
 	return ec._Dataset(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNDatasetContext2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetContext(ctx context.Context, sel ast.SelectionSet, v *model.DatasetContext) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DatasetContext(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNDatasetContract2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetContract(ctx context.Context, sel ast.SelectionSet, v *model.DatasetContract) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -32954,6 +43052,16 @@ func (ec *executionContext) marshalNDatasetContract2ᚖgithubᚗcomᚋvigiaᚑda
 		return graphql.Null
 	}
 	return ec._DatasetContract(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDatasetFactsBody2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetFactsBody(ctx context.Context, sel ast.SelectionSet, v *model.DatasetFactsBody) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DatasetFactsBody(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNDatasetFreshness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐFreshness(ctx context.Context, sel ast.SelectionSet, v *scan.Freshness) graphql.Marshaler {
@@ -33000,6 +43108,46 @@ func (ec *executionContext) marshalNDatasetPage2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._DatasetPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDatasetTrustFacts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetTrustFacts(ctx context.Context, sel ast.SelectionSet, v *model.DatasetTrustFacts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DatasetTrustFacts(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDatasetUsage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetUsage(ctx context.Context, sel ast.SelectionSet, v *model.DatasetUsage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DatasetUsage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDemoPack2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDemoPack(ctx context.Context, sel ast.SelectionSet, v model.DemoPack) graphql.Marshaler {
+	return ec._DemoPack(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDemoPack2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDemoPackᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DemoPack) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDemoPack2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDemoPack(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNDimensionValue2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDimensionValue(ctx context.Context, sel ast.SelectionSet, v model.DimensionValue) graphql.Marshaler {
@@ -33102,6 +43250,26 @@ func (ec *executionContext) marshalNDomainReadiness2ᚖgithubᚗcomᚋvigiaᚑda
 	return ec._DomainReadiness(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNDomainRef2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainRef(ctx context.Context, sel ast.SelectionSet, v model.DomainRef) graphql.Marshaler {
+	return ec._DomainRef(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDomainRef2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainRefᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DomainRef) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomainRef2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainRef(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNDomainSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSLA(ctx context.Context, sel ast.SelectionSet, v *model.DomainSLA) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -33172,6 +43340,16 @@ func (ec *executionContext) marshalNDomainVersionCounts2ᚖgithubᚗcomᚋvigia�
 	return ec._DomainVersionCounts(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNFactsSubject2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFactsSubject(ctx context.Context, sel ast.SelectionSet, v *model.FactsSubject) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FactsSubject(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := graphql.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -33186,6 +43364,36 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 		}
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) marshalNFoundDataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFoundDataset(ctx context.Context, sel ast.SelectionSet, v model.FoundDataset) graphql.Marshaler {
+	return ec._FoundDataset(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNFoundDataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFoundDatasetᚄ(ctx context.Context, sel ast.SelectionSet, v []model.FoundDataset) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFoundDataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFoundDataset(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFoundDatasets2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFoundDatasets(ctx context.Context, sel ast.SelectionSet, v *model.FoundDatasets) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FoundDatasets(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -33599,6 +43807,26 @@ func (ec *executionContext) marshalNMonitor2githubᚗcomᚋvigiaᚑdataᚋvigia�
 	return ec._Monitor(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNOpenIncidentCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOpenIncidentCounts(ctx context.Context, sel ast.SelectionSet, v *model.OpenIncidentCounts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OpenIncidentCounts(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPIIColumns2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPIIColumns(ctx context.Context, sel ast.SelectionSet, v *model.PIIColumns) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PIIColumns(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNParsing2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsing(ctx context.Context, sel ast.SelectionSet, v *scan.Parsing) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -33687,6 +43915,26 @@ func (ec *executionContext) marshalNReadinessItem2ᚕgithubᚗcomᚋvigiaᚑdata
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNReadinessItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReadinessRecommendation2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessRecommendation(ctx context.Context, sel ast.SelectionSet, v model.ReadinessRecommendation) graphql.Marshaler {
+	return ec._ReadinessRecommendation(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReadinessRecommendation2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessRecommendationᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ReadinessRecommendation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReadinessRecommendation2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessRecommendation(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -33977,6 +44225,36 @@ func (ec *executionContext) marshalNSignalPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋ
 	return ec._SignalPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSourceQuery2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐQueryLogEntry(ctx context.Context, sel ast.SelectionSet, v connection.QueryLogEntry) graphql.Marshaler {
+	return ec._SourceQuery(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSourceQuery2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐQueryLogEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []connection.QueryLogEntry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSourceQuery2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐQueryLogEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSourceQueryPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSourceQueryPage(ctx context.Context, sel ast.SelectionSet, v *model.SourceQueryPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SourceQueryPage(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -34088,6 +44366,36 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) marshalNTrustBrief2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustBrief(ctx context.Context, sel ast.SelectionSet, v *model.TrustBrief) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TrustBrief(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTrustComponent2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustComponent(ctx context.Context, sel ast.SelectionSet, v model.TrustComponent) graphql.Marshaler {
+	return ec._TrustComponent(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTrustComponent2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustComponentᚄ(ctx context.Context, sel ast.SelectionSet, v []model.TrustComponent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTrustComponent2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustComponent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNTrustDecision2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustDecision(ctx context.Context, sel ast.SelectionSet, v *model.TrustDecision) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -34096,6 +44404,46 @@ func (ec *executionContext) marshalNTrustDecision2ᚖgithubᚗcomᚋvigiaᚑdata
 		return graphql.Null
 	}
 	return ec._TrustDecision(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTrustFinding2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustFinding(ctx context.Context, sel ast.SelectionSet, v model.TrustFinding) graphql.Marshaler {
+	return ec._TrustFinding(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTrustFinding2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustFindingᚄ(ctx context.Context, sel ast.SelectionSet, v []model.TrustFinding) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTrustFinding2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustFinding(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTrustFreshness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustFreshness(ctx context.Context, sel ast.SelectionSet, v *model.TrustFreshness) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TrustFreshness(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTrustGrade2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustGrade(ctx context.Context, sel ast.SelectionSet, v *model.TrustGrade) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TrustGrade(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTrustReason2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustReason(ctx context.Context, sel ast.SelectionSet, v model.TrustReason) graphql.Marshaler {
@@ -34116,6 +44464,16 @@ func (ec *executionContext) marshalNTrustReason2ᚕgithubᚗcomᚋvigiaᚑdata�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNTrustScore2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustScore(ctx context.Context, sel ast.SelectionSet, v *model.TrustScore) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TrustScore(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTuning2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTuning(ctx context.Context, sel ast.SelectionSet, v model.Tuning) graphql.Marshaler {
@@ -34141,6 +44499,36 @@ func (ec *executionContext) marshalNTuning2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigi
 func (ec *executionContext) unmarshalNUpdateRuleInput2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUpdateRuleInput(ctx context.Context, v any) (model.UpdateRuleInput, error) {
 	res, err := ec.unmarshalInputUpdateRuleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUseCaseReadiness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUseCaseReadiness(ctx context.Context, sel ast.SelectionSet, v *model.UseCaseReadiness) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UseCaseReadiness(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNUseCaseStatuses2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUseCaseStatuses(ctx context.Context, sel ast.SelectionSet, v *model.UseCaseStatuses) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UseCaseStatuses(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNUseCasesReadiness2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUseCasesReadiness(ctx context.Context, sel ast.SelectionSet, v *model.UseCasesReadiness) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UseCasesReadiness(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNValueMask2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋcatalogᚐMask(ctx context.Context, sel ast.SelectionSet, v catalog.Mask) graphql.Marshaler {
@@ -34350,11 +44738,41 @@ func (ec *executionContext) marshalOColumnCompletude2ᚖgithubᚗcomᚋvigiaᚑd
 	return ec._ColumnCompletude(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOConnection2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *model.Connection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Connection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOConnectionScanSummary2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋconnectionᚐScanSummary(ctx context.Context, sel ast.SelectionSet, v *connection.ScanSummary) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ConnectionScanSummary(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalODataset2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataset(ctx context.Context, sel ast.SelectionSet, v *model.Dataset) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Dataset(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalODatasetLayer2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetLayer(ctx context.Context, v any) (*model.DatasetLayer, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.DatasetLayer)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODatasetLayer2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetLayer(ctx context.Context, sel ast.SelectionSet, v *model.DatasetLayer) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalODatasetSort2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetSort(ctx context.Context, v any) (*model.DatasetSort, error) {
@@ -34545,6 +44963,22 @@ func (ec *executionContext) marshalOProfileRun2ᚖgithubᚗcomᚋvigiaᚑdataᚋ
 	return ec._ProfileRun(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOQueryLogOperation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐQueryLogOperation(ctx context.Context, v any) (*model.QueryLogOperation, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.QueryLogOperation)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOQueryLogOperation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐQueryLogOperation(ctx context.Context, sel ast.SelectionSet, v *model.QueryLogOperation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) marshalORule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRule(ctx context.Context, sel ast.SelectionSet, v *model.Rule) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -34657,6 +45091,29 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := graphql.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOTrustAction2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTrustAction(ctx context.Context, sel ast.SelectionSet, v *model.TrustAction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TrustAction(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOUsageClass2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUsageClass(ctx context.Context, v any) (*model.UsageClass, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.UsageClass)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOUsageClass2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐUsageClass(ctx context.Context, sel ast.SelectionSet, v *model.UsageClass) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -9,12 +9,23 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/scan"
 )
 
 // A lineage neighbour: a Dataset the caller can see, else a RestrictedDataset.
 type DatasetNeighbour interface {
 	IsDatasetNeighbour()
+}
+
+// AI readiness: global score, per use case, PII, recommendations (REST /datasets/{id}/ai-readiness).
+type AIReadiness struct {
+	DatasetID string `json:"datasetId"`
+	// Mean of the four use cases.
+	Score           float64                   `json:"score"`
+	UseCases        *UseCasesReadiness        `json:"useCases"`
+	Pii             *PIIColumns               `json:"pii"`
+	Recommendations []ReadinessRecommendation `json:"recommendations"`
 }
 
 // A column as the source declares it, with its semantic type.
@@ -53,6 +64,47 @@ type ColumnPair struct {
 	Direct bool   `json:"direct"`
 }
 
+// A source connection of the workspace (REST /connections/{id}); credentials are never part of it.
+type Connection struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// postgres, mysql, sqlite
+	Kind string `json:"kind"`
+	// ISO 3166-1 alpha-2; null = inherited from the workspace
+	DataCountry    *string             `json:"dataCountry,omitempty"`
+	Country        *Country            `json:"country"`
+	ScanTimezone   string              `json:"scanTimezone"`
+	Schedule       *ConnectionSchedule `json:"schedule"`
+	DatasetsCount  int                 `json:"datasetsCount"`
+	LastScanAt     *time.Time          `json:"lastScanAt,omitempty"`
+	LastScanStatus *string             `json:"lastScanStatus,omitempty"`
+	// Seconds one statement may run on the source; null: the installation's default.
+	StatementTimeoutS *int                   `json:"statementTimeoutS,omitempty"`
+	Openlineage       *ConnectionOpenLineage `json:"openlineage"`
+	CreatedAt         time.Time              `json:"createdAt"`
+	// Engineering summary: opt-in, last scan, open issues.
+	Engineering *connection.Engineering `json:"engineering"`
+	// Normalized statements sent to the source, newest first; days 1-366, limit 1-500, offset >= 0.
+	QueryLog *SourceQueryPage `json:"queryLog"`
+}
+
+// How OpenLineage events name the connection's server (no credential).
+type ConnectionOpenLineage struct {
+	Namespace *string  `json:"namespace,omitempty"`
+	Database  *string  `json:"database,omitempty"`
+	Aliases   []string `json:"aliases"`
+}
+
+// A daily scan at hour:minute in the connection's zone.
+type ConnectionSchedule struct {
+	Enabled bool `json:"enabled"`
+	Hour    *int `json:"hour,omitempty"`
+	// Same as hour.
+	ScanHour *int   `json:"scanHour,omitempty"`
+	Minute   int    `json:"minute"`
+	Timezone string `json:"timezone"`
+}
+
 // A registered consumer with counters over the datasets the caller can see.
 type Consumer struct {
 	ID   string `json:"id"`
@@ -74,6 +126,16 @@ type ConsumerPage struct {
 	Total int        `json:"total"`
 }
 
+// A context column: semantic type and PII flag, never values.
+type ContextColumn struct {
+	Name         string   `json:"name"`
+	DataType     string   `json:"dataType"`
+	SemanticType *string  `json:"semanticType,omitempty"`
+	Pii          bool     `json:"pii"`
+	NullRate     *float64 `json:"nullRate,omitempty"`
+	PrimaryKey   bool     `json:"primaryKey"`
+}
+
 // One difference between two contract versions.
 type ContractChange struct {
 	// added, removed or changed
@@ -83,6 +145,13 @@ type ContractChange struct {
 	Field    *string `json:"field,omitempty"`
 	Quality  *string `json:"quality,omitempty"`
 	Breaking bool    `json:"breaking"`
+}
+
+// The active data contract's state.
+type ContractState struct {
+	Active bool `json:"active"`
+	// false when the last scan violated the active contract; true without one
+	Valid bool `json:"valid"`
 }
 
 // An accepted contract version.
@@ -157,6 +226,11 @@ type Dataset struct {
 	Impact *LineageImpact `json:"impact,omitempty"`
 	// Shortest path to another dataset; an invisible target is not_found.
 	Path *LineagePath `json:"path"`
+	// Trust score (REST /datasets/{id}/trust).
+	TrustScore  *TrustScore        `json:"trustScore"`
+	AiReadiness *AIReadiness       `json:"aiReadiness"`
+	Context     *DatasetContext    `json:"context"`
+	TrustFacts  *DatasetTrustFacts `json:"trustFacts"`
 	// Rows counted by the last profile; null before one.
 	RowCount *int `json:"rowCount,omitempty"`
 	// False when the last profile read the first rows only (a cost-guarded view): rowCount is then the rows read, a lower bound.
@@ -188,6 +262,33 @@ type Dataset struct {
 
 func (Dataset) IsDatasetNeighbour() {}
 
+// Context object for agents (REST /datasets/{id}/context).
+type DatasetContext struct {
+	DatasetID string `json:"datasetId"`
+	Name      string `json:"name"`
+	Kind      string `json:"kind"`
+	// bronze, silver, gold
+	Layer *string `json:"layer,omitempty"`
+	// hot, active, cold, dead
+	UsageClass    string              `json:"usageClass"`
+	RowCount      *int                `json:"rowCount,omitempty"`
+	RowCountExact *bool               `json:"rowCountExact,omitempty"`
+	Columns       []ContextColumn     `json:"columns"`
+	PiiColumns    []string            `json:"piiColumns"`
+	Domains       []DomainRef         `json:"domains"`
+	Verdict       string              `json:"verdict"`
+	Score         *float64            `json:"score,omitempty"`
+	Dimensions    *Dimensions         `json:"dimensions"`
+	Trust         *TrustGrade         `json:"trust"`
+	OpenIncidents *OpenIncidentCounts `json:"openIncidents"`
+	Freshness     *TrustFreshness     `json:"freshness"`
+	Readiness     *UseCaseStatuses    `json:"readiness"`
+	Usage         *DatasetUsage       `json:"usage"`
+	LastScanAt    *time.Time          `json:"lastScanAt,omitempty"`
+	SummaryPt     string              `json:"summaryPt"`
+	GeneratedAt   time.Time           `json:"generatedAt"`
+}
+
 // A dataset's data contract.
 type DatasetContract struct {
 	// Whether a producer-accepted version exists.
@@ -204,10 +305,59 @@ type DatasetContract struct {
 	ActiveDocument *string `json:"activeDocument,omitempty"`
 }
 
+// A dataset's facts.
+type DatasetFactsBody struct {
+	Verdict       string              `json:"verdict"`
+	Score         *float64            `json:"score,omitempty"`
+	Dimensions    *Dimensions         `json:"dimensions"`
+	Trust         *TrustBrief         `json:"trust"`
+	Readiness     *UseCaseStatuses    `json:"readiness"`
+	OpenIncidents *OpenIncidentCounts `json:"openIncidents"`
+	Freshness     *TrustFreshness     `json:"freshness"`
+	Pii           *PIIColumns         `json:"pii"`
+	Contract      *ContractState      `json:"contract"`
+	Domains       []DomainRef         `json:"domains"`
+	LastScanAt    *time.Time          `json:"lastScanAt,omitempty"`
+	RowCount      *int                `json:"rowCount,omitempty"`
+	RowCountExact *bool               `json:"rowCountExact,omitempty"`
+	Usage         *DatasetUsage       `json:"usage"`
+}
+
 // One page of datasets with the total the caller can see.
 type DatasetPage struct {
 	Items []Dataset `json:"items"`
 	Total int       `json:"total"`
+}
+
+// Trust facts envelope (REST /datasets/{id}/trust-facts).
+type DatasetTrustFacts struct {
+	SchemaVersion string `json:"schemaVersion"`
+	// dataset
+	Kind        string            `json:"kind"`
+	Subject     *FactsSubject     `json:"subject"`
+	GeneratedAt time.Time         `json:"generatedAt"`
+	Facts       *DatasetFactsBody `json:"facts"`
+}
+
+// How much the dataset is used.
+type DatasetUsage struct {
+	// null when the source keeps no usage counter
+	QueriesPerDay   *float64   `json:"queriesPerDay,omitempty"`
+	Consumptions30d int        `json:"consumptions30d"`
+	LastConsumedAt  *time.Time `json:"lastConsumedAt,omitempty"`
+}
+
+// An industry demo pack.
+type DemoPack struct {
+	Key         string   `json:"key"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Industry    string   `json:"industry"`
+	Tables      []string `json:"tables"`
+	// The planted defects a scan finds.
+	Defects []string `json:"defects"`
+	// How to build and scan it.
+	Command string `json:"command"`
 }
 
 // How one dimension was computed.
@@ -303,6 +453,15 @@ type DomainReadiness struct {
 	ConsumersByKind []KindCount     `json:"consumersByKind"`
 }
 
+// A domain a dataset belongs to.
+type DomainRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// draft, published, deprecated
+	Status  string `json:"status"`
+	Version string `json:"version"`
+}
+
 // A domain's SLA.
 type DomainSLA struct {
 	AvailabilityObjectivePct *float64         `json:"availabilityObjectivePct,omitempty"`
@@ -353,6 +512,36 @@ type DomainVersionCounts struct {
 	Changes    int `json:"changes"`
 	Breaking   int `json:"breaking"`
 	Compatible int `json:"compatible"`
+}
+
+// The subject of a trust-facts envelope.
+type FactsSubject struct {
+	ID      string  `json:"id"`
+	Name    string  `json:"name"`
+	Status  *string `json:"status,omitempty"`
+	Version *string `json:"version,omitempty"`
+}
+
+// A dataset found by datasets/find.
+type FoundDataset struct {
+	ID          string      `json:"id"`
+	Name        string      `json:"name"`
+	Kind        string      `json:"kind"`
+	Layer       *string     `json:"layer,omitempty"`
+	UsageClass  string      `json:"usageClass"`
+	LatestScore *float64    `json:"latestScore,omitempty"`
+	Verdict     string      `json:"verdict"`
+	Domains     []DomainRef `json:"domains"`
+	// Names only.
+	PiiColumns []string `json:"piiColumns"`
+}
+
+// Datasets found by every criterion combined (REST /datasets/find).
+type FoundDatasets struct {
+	// Up to 40.
+	Datasets []FoundDataset `json:"datasets"`
+	// More datasets matched.
+	Truncated bool `json:"truncated"`
 }
 
 // A node of an impact tree.
@@ -590,6 +779,18 @@ type LineagePath struct {
 type Mutation struct {
 }
 
+// Open issues by severity.
+type OpenIncidentCounts struct {
+	Critical int `json:"critical"`
+	Warning  int `json:"warning"`
+}
+
+// PII columns (names only) and those left unmasked.
+type PIIColumns struct {
+	Columns  []string `json:"columns"`
+	Unmasked []string `json:"unmasked"`
+}
+
 // Why the last scan that tried could not profile a dataset.
 type ProfileFailure struct {
 	ScanID   string    `json:"scanId"`
@@ -634,6 +835,13 @@ type RAGGateItemInput struct {
 type ReadinessItem struct {
 	Code     string `json:"code"`
 	Datasets *int   `json:"datasets,omitempty"`
+}
+
+// A recommendation to raise AI readiness.
+type ReadinessRecommendation struct {
+	Code      string   `json:"code"`
+	MessagePt string   `json:"messagePt"`
+	UseCases  []string `json:"useCases"`
 }
 
 // A dataset the caller cannot see, met on a walk: no id and no name, as in REST.
@@ -866,6 +1074,12 @@ type SignalPage struct {
 	Total int      `json:"total"`
 }
 
+// One page of a connection's query log with the total.
+type SourceQueryPage struct {
+	Items []connection.QueryLogEntry `json:"items"`
+	Total int                        `json:"total"`
+}
+
 // Scorecard of synthetic rows: utility measured against the profile, privacy checked against the source by counts only.
 type SyntheticEvaluation struct {
 	Rows int `json:"rows"`
@@ -901,6 +1115,39 @@ type SyntheticParam struct {
 	Value string `json:"value"`
 }
 
+// What would raise a trust component.
+type TrustAction struct {
+	Code string `json:"code"`
+	// pt-PT
+	Message string `json:"message"`
+	// JSON object
+	Params string `json:"params"`
+}
+
+// A trust score with its blockers and warnings.
+type TrustBrief struct {
+	Score    float64        `json:"score"`
+	Grade    string         `json:"grade"`
+	Blockers []TrustFinding `json:"blockers"`
+	Warnings []TrustFinding `json:"warnings"`
+}
+
+// One weighted part of the trust score.
+type TrustComponent struct {
+	// quality, issues, freshness, stability, monitoring, ownership
+	Key string `json:"key"`
+	// Percent of the trust score.
+	Weight float64 `json:"weight"`
+	// 0-100
+	Score float64 `json:"score"`
+	// JSON object: the evidence the score was computed from.
+	Evidence string `json:"evidence"`
+	// null at 100
+	Action *TrustAction `json:"action,omitempty"`
+	// Points the trust score would gain with this component at 100.
+	Gain float64 `json:"gain"`
+}
+
 // May this dataset be used for this purpose now? The same answer as GET /datasets/{id}/trust-decision.
 type TrustDecision struct {
 	DatasetID string `json:"datasetId"`
@@ -930,6 +1177,31 @@ type TrustDecision struct {
 	RequiredActions     []string   `json:"requiredActions"`
 }
 
+// A blocker or warning: a stable key, its pt-PT message and its parameters as JSON text.
+type TrustFinding struct {
+	// Stable key, e.g. critical_issue, schema_change_unacknowledged, unused_dataset
+	Key string `json:"key"`
+	// pt-PT
+	Message string `json:"message"`
+	// JSON object
+	Params string `json:"params"`
+}
+
+// Observed age against the freshness target.
+type TrustFreshness struct {
+	ObservedAgeHours *float64 `json:"observedAgeHours,omitempty"`
+	SLAHours         *float64 `json:"slaHours,omitempty"`
+	// default (the workspace freshness target)
+	SLASource *string `json:"slaSource,omitempty"`
+	Met       *bool   `json:"met,omitempty"`
+}
+
+// A trust score and grade.
+type TrustGrade struct {
+	Score float64 `json:"score"`
+	Grade string  `json:"grade"`
+}
+
 // One cause of a trust decision.
 type TrustReason struct {
 	// Stable: readiness_blocker, critical_incident, verdict_fail, verdict_warn, warning_incident, readiness_warning, contract_violation, no_profile, profile_failed
@@ -937,6 +1209,19 @@ type TrustReason struct {
 	// critical or warning
 	Severity  string `json:"severity"`
 	MessagePt string `json:"messagePt"`
+}
+
+// Trust score: 0-100, grade A-E, components with evidence and actions (REST /datasets/{id}/trust).
+type TrustScore struct {
+	DatasetID string `json:"datasetId"`
+	// 0-100; capped at 39 with a blocker
+	Score float64 `json:"score"`
+	// A, B, C, D, E
+	Grade      string           `json:"grade"`
+	Components []TrustComponent `json:"components"`
+	Blockers   []TrustFinding   `json:"blockers"`
+	Warnings   []TrustFinding   `json:"warnings"`
+	AsOf       time.Time        `json:"asOf"`
 }
 
 // A metric's anomaly threshold (REST /datasets/{id}/tuning).
@@ -960,6 +1245,33 @@ type UpdateRuleInput struct {
 	Active   *bool            `json:"active,omitempty"`
 }
 
+// Readiness for one use case.
+type UseCaseReadiness struct {
+	// ready, ready_with_warnings, not_ready
+	Status   string         `json:"status"`
+	Score    float64        `json:"score"`
+	Blockers []TrustFinding `json:"blockers"`
+	Warnings []TrustFinding `json:"warnings"`
+}
+
+// Status per use case.
+type UseCaseStatuses struct {
+	Rag    *string `json:"rag,omitempty"`
+	Treino *string `json:"treino,omitempty"`
+	Agente *string `json:"agente,omitempty"`
+	Bi     *string `json:"bi,omitempty"`
+}
+
+// Readiness per use case.
+type UseCasesReadiness struct {
+	Rag *UseCaseReadiness `json:"rag"`
+	// training
+	Treino *UseCaseReadiness `json:"treino"`
+	// agents acting on the data
+	Agente *UseCaseReadiness `json:"agente"`
+	Bi     *UseCaseReadiness `json:"bi"`
+}
+
 // A dataset's verdict.
 type Verdict struct {
 	// pass, warn, fail, unknown
@@ -968,6 +1280,63 @@ type Verdict struct {
 	EvaluatedAt *time.Time `json:"evaluatedAt,omitempty"`
 	// Every failed rule, critical first.
 	FailingRules []RuleOutcome `json:"failingRules"`
+}
+
+type DatasetLayer string
+
+const (
+	DatasetLayerBronze DatasetLayer = "bronze"
+	DatasetLayerSilver DatasetLayer = "silver"
+	DatasetLayerGold   DatasetLayer = "gold"
+)
+
+var AllDatasetLayer = []DatasetLayer{
+	DatasetLayerBronze,
+	DatasetLayerSilver,
+	DatasetLayerGold,
+}
+
+func (e DatasetLayer) IsValid() bool {
+	switch e {
+	case DatasetLayerBronze, DatasetLayerSilver, DatasetLayerGold:
+		return true
+	}
+	return false
+}
+
+func (e DatasetLayer) String() string {
+	return string(e)
+}
+
+func (e *DatasetLayer) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = DatasetLayer(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid DatasetLayer", str)
+	}
+	return nil
+}
+
+func (e DatasetLayer) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *DatasetLayer) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e DatasetLayer) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 type DatasetSort string
@@ -1080,6 +1449,122 @@ func (e *LineageDirection) UnmarshalJSON(b []byte) error {
 }
 
 func (e LineageDirection) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type QueryLogOperation string
+
+const (
+	QueryLogOperationScan     QueryLogOperation = "scan"
+	QueryLogOperationDiscover QueryLogOperation = "discover"
+	QueryLogOperationTest     QueryLogOperation = "test"
+)
+
+var AllQueryLogOperation = []QueryLogOperation{
+	QueryLogOperationScan,
+	QueryLogOperationDiscover,
+	QueryLogOperationTest,
+}
+
+func (e QueryLogOperation) IsValid() bool {
+	switch e {
+	case QueryLogOperationScan, QueryLogOperationDiscover, QueryLogOperationTest:
+		return true
+	}
+	return false
+}
+
+func (e QueryLogOperation) String() string {
+	return string(e)
+}
+
+func (e *QueryLogOperation) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = QueryLogOperation(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid QueryLogOperation", str)
+	}
+	return nil
+}
+
+func (e QueryLogOperation) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *QueryLogOperation) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e QueryLogOperation) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type UsageClass string
+
+const (
+	UsageClassHot    UsageClass = "hot"
+	UsageClassActive UsageClass = "active"
+	UsageClassCold   UsageClass = "cold"
+	UsageClassDead   UsageClass = "dead"
+)
+
+var AllUsageClass = []UsageClass{
+	UsageClassHot,
+	UsageClassActive,
+	UsageClassCold,
+	UsageClassDead,
+}
+
+func (e UsageClass) IsValid() bool {
+	switch e {
+	case UsageClassHot, UsageClassActive, UsageClassCold, UsageClassDead:
+		return true
+	}
+	return false
+}
+
+func (e UsageClass) String() string {
+	return string(e)
+}
+
+func (e *UsageClass) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = UsageClass(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid UsageClass", str)
+	}
+	return nil
+}
+
+func (e UsageClass) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *UsageClass) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e UsageClass) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
