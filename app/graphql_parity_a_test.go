@@ -24,6 +24,14 @@ func parityTableA() map[string]parity {
 	fresh := `freshness { observedAgeHours slaHours slaSource met }`
 	domainRef := `domains { id name status version }`
 	usage := `usage { queriesPerDay consumptions30d lastConsumedAt }`
+	metadata := `domainId datasetsTotal score problems { code count datasets { datasetId datasetName downstreamReach }
+		suggestion { channel action } }`
+	suggestion := `{ datasetId datasetName domainId domainName votes totalLinks viaColumns edgeKinds inferredOnly signature
+		candidates { domainId domainName votes } }`
+	neighbour := `{ ref id name restricted edgeKinds columnMap { from to direct } columnLevel linkingColumn inferredOnly }`
+	snapshot := `{ id trigger scanId digest nodesCount edgesCount createdAt }`
+	knode := `{ id kind name restricted props }`
+	kedge := `{ source target kind lineageKind }`
 	return map[string]parity{
 		"listConnections": {rest: "/api/v1/connections", query: `{ connections { ` + connFields + ` } }`, at: "connections"},
 		"getConnection": {rest: "/api/v1/connections/{id}", sample: "connection",
@@ -35,6 +43,10 @@ func parityTableA() map[string]parity {
 			query: `query($id: ID!){ connection(id: $id){ queryLog(operation: scan, limit: 20) { items { statement operation scanId endpoint
 				executions durationMs rows failures firstSeenAt lastSeenAt } total } } }`,
 			at: "connection.queryLog.items", total: "connection.queryLog.total"},
+		// The export's JSON form is the query log (up to 10000 statements; GraphQL pages it by 500).
+		"connectionQueryLogExport": {rest: "/api/v1/connections/{id}/query-log/export?format=json", sample: "connection",
+			query: `query($id: ID!){ connection(id: $id){ queryLog(limit: 500) { items { statement operation scanId endpoint
+				executions durationMs rows failures firstSeenAt lastSeenAt } } } }`, at: "connection.queryLog.items"},
 		"connectionPresets": {rest: "/api/v1/connections/presets", query: `{ connectionPresets { key name kind description dsnTemplate } }`,
 			at: "connectionPresets"},
 		"connectionTypes": {rest: "/api/v1/connections/types", query: `{ connectionTypes { kind name driver state dialect dsnExample } }`,
@@ -52,13 +64,45 @@ func parityTableA() map[string]parity {
 			query: `query($id: ID!){ dataset(id: $id){ context { datasetId name kind layer usageClass rowCount rowCountExact
 				columns { name dataType semanticType pii nullRate primaryKey } piiColumns ` + domainRef + ` verdict score ` + dims + `
 				trust { score grade } openIncidents { critical warning } ` + fresh + ` readiness { rag treino agente bi } ` + usage + `
-				lastScanAt summaryPt } } }`, at: "dataset.context"},
+				lastScanAt summaryPt } } }`, at: "dataset.context", renamed: map[string]string{"consumptions30d": "consumptions_30d"}},
 		"datasetTrustFacts": {rest: "/api/v1/datasets/{id}/trust-facts", sample: "dataset",
 			query: `query($id: ID!){ dataset(id: $id){ trustFacts { schemaVersion kind subject { id name status version }
 				facts { verdict score ` + dims + ` trust { score grade blockers ` + finding + ` warnings ` + finding + ` }
 				readiness { rag treino agente bi } openIncidents { critical warning } ` + fresh + ` pii { columns unmasked }
 				contract { active valid } ` + domainRef + ` lastScanAt rowCount rowCountExact ` + usage + ` } } } }`,
-			at: "dataset.trustFacts"},
+			at: "dataset.trustFacts", renamed: map[string]string{"consumptions30d": "consumptions_30d"}},
+		// Domains and the catalog.
+		"domainVerdict": {rest: "/api/v1/domains/{id}/verdict", sample: "domain",
+			query: `query($id: ID!){ domain(id: $id){ verdict { domainId verdict score counts { pass warn fail unknown }
+				datasets { datasetId datasetName verdict score } } } }`, at: "domain.verdict"},
+		"domainTrustFacts": {rest: "/api/v1/domains/{id}/trust-facts", sample: "domain",
+			query: `query($id: ID!){ domain(id: $id){ trustFacts { schemaVersion kind subject { id name status version }
+				facts { verdict score sla { availabilityObjectivePct retentionDays }
+				sloMonth { month availabilityPct metDays violatedDays objectivePct objectiveMet } readiness { rag ml agente bi }
+				datasets { datasetId datasetName verdict score trustScore trustGrade openIncidents { critical warning } lastScanAt } } } } }`,
+			at: "domain.trustFacts"},
+		"domainMetadataQuality": {rest: "/api/v1/domains/{id}/metadata-quality", sample: "domain",
+			query: `query($id: ID!){ domain(id: $id){ metadataQuality { ` + metadata + ` } } }`, at: "domain.metadataQuality"},
+		"catalogMetadataQuality": {rest: "/api/v1/catalog/metadata-quality",
+			query: `{ catalogMetadataQuality { ` + metadata + ` } }`, at: "catalogMetadataQuality"},
+		"diffDomainVersions": {rest: "/api/v1/domains/{id}/versions/latest/diff/current", sample: "domain",
+			query: `query($id: ID!){ domain(id: $id){ versionDiff(from: "latest", to: "current") { domainId fromVersion toVersion bump
+				nextVersion changes { kind impact datasetId datasetName column dimension field before after restricted }
+				counts { datasets changes breaking compatible } } } }`, at: "domain.versionDiff"},
+		"getDomainSuggestions": {rest: "/api/v1/domains/suggestions",
+			query: `{ domainSuggestions { hasLineage suggestions ` + suggestion + ` ambiguous ` + suggestion + ` } }`, at: "domainSuggestions"},
+		// Direct lineage, exposures and the knowledge graph's snapshots.
+		"getDatasetLineage": {rest: "/api/v1/datasets/{id}/lineage", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ directLineage { datasetId unresolved upstream ` + neighbour + ` downstream ` + neighbour + `
+				exposures { id name type url owner origin direct via } reachTotal truncated } } }`, at: "dataset.directLineage"},
+		"listExposures": {rest: "/api/v1/lineage/exposures",
+			query: `{ exposures { id name type url owner origin direct via } }`, at: "exposures"},
+		"listGraphSnapshots": {rest: "/api/v1/knowledge/graph/history",
+			query: `{ graphSnapshots { items ` + snapshot + ` total } }`, at: "graphSnapshots.items", total: "graphSnapshots.total"},
+		"diffGraphSnapshots": {rest: "/api/v1/knowledge/graph/diff?from=latest",
+			query: `{ graphSnapshotDiff(from: "latest") { from ` + snapshot + ` to ` + snapshot + ` addedNodes ` + knode + `
+				removedNodes ` + knode + ` renamedNodes { id kind from to } addedEdges ` + kedge + ` removedEdges ` + kedge + `
+				byKind truncated } }`, at: "graphSnapshotDiff"},
 		"findDatasets": {rest: "/api/v1/datasets/find?query=c",
 			query: `{ findDatasets(query: "c") { datasets { id name kind layer usageClass latestScore verdict ` + domainRef + `
 				piiColumns } truncated } }`, at: "findDatasets"},

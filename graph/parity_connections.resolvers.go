@@ -9,7 +9,6 @@ import (
 	"context"
 
 	"github.com/vigia-data/vigia"
-
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/graph/model"

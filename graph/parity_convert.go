@@ -1,8 +1,12 @@
 package graph
 
 import (
+	"encoding/json"
+
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -144,6 +148,211 @@ func toFoundDatasets(res trust.FindResult) *model.FoundDatasets {
 		out.Datasets = append(out.Datasets, model.FoundDataset{ID: d.ID, Name: d.Name(), Kind: d.Kind, Layer: d.Layer,
 			UsageClass: d.UsageClass, LatestScore: d.LatestScore, Verdict: d.Verdict, Domains: toDomainRefs(d.Domains),
 			PiiColumns: nonNil(d.PIIColumns)})
+	}
+	return out
+}
+
+func toDomainVerdict(v product.DomainVerdict) *model.DomainVerdict {
+	out := &model.DomainVerdict{DomainID: v.DomainID, Verdict: v.Verdict, Score: v.Score,
+		Counts:   &model.VerdictCounts{Pass: v.Counts["pass"], Warn: v.Counts["warn"], Fail: v.Counts["fail"], Unknown: v.Counts["unknown"]},
+		Datasets: make([]model.DatasetVerdictItem, 0, len(v.Datasets))}
+	for _, d := range v.Datasets {
+		out.Datasets = append(out.Datasets, model.DatasetVerdictItem{DatasetID: d.DatasetID, DatasetName: d.DatasetName, Verdict: d.Verdict, Score: d.Score})
+	}
+	return out
+}
+
+func toDomainSLA(sla product.SLA) *model.DomainSLA {
+	out := &model.DomainSLA{AvailabilityObjectivePct: sla.AvailabilityObjectivePct, RetentionDays: sla.RetentionDays,
+		DimensionTargets: dimensionValues(sla.DimensionTargets)}
+	if sla.DimensionWeights != nil {
+		out.DimensionWeights = dimensionValues(sla.DimensionWeights)
+	}
+	return out
+}
+
+func toDomainTrustFacts(f product.DomainFacts) *model.DomainTrustFacts {
+	status, version := f.Domain.Status, f.Domain.Version.String()
+	readiness := map[string]string{}
+	for _, u := range f.Readiness.UseCases {
+		readiness[u.UseCase] = u.Status
+	}
+	get := func(k string) *string {
+		if v, ok := readiness[k]; ok {
+			return &v
+		}
+		return nil
+	}
+	out := &model.DomainTrustFacts{SchemaVersion: f.SchemaVersion, Kind: "domain", GeneratedAt: f.GeneratedAt,
+		Subject: &model.FactsSubject{ID: f.Domain.ID, Name: f.Domain.Name, Status: &status, Version: &version},
+		Facts: &model.DomainFactsBody{Verdict: f.Verdict.Verdict, Score: f.Verdict.Score, SLA: toDomainSLA(f.Domain.SLA),
+			Readiness: &model.DomainUseCaseStatuses{Rag: get(product.UseRAG), Ml: get(product.UseML), Agente: get(product.UseAgente),
+				Bi: get(product.UseBI)},
+			SloMonth: &model.MonthAttainment{Month: f.SLO.Month, AvailabilityPct: f.SLO.AvailabilityPct, MetDays: f.SLO.MetDays,
+				ViolatedDays: f.SLO.ViolatedDays, ObjectivePct: f.SLO.ObjectivePct, ObjectiveMet: f.SLO.ObjectiveMet},
+			Datasets: make([]model.DomainFactsDataset, 0, len(f.Datasets))}}
+	for _, d := range f.Datasets {
+		out.Facts.Datasets = append(out.Facts.Datasets, model.DomainFactsDataset{DatasetID: d.DatasetID, DatasetName: d.DatasetName,
+			Verdict: d.Verdict, Score: d.Score, TrustScore: d.TrustScore, TrustGrade: d.TrustGrade,
+			OpenIncidents: &model.OpenIncidentCounts{Critical: d.OpenCritical, Warning: d.OpenWarning}, LastScanAt: d.LastScanAt})
+	}
+	return out
+}
+
+func toMetadataQuality(m product.MetadataQuality) *model.MetadataQuality {
+	out := &model.MetadataQuality{DomainID: m.DomainID, DatasetsTotal: m.DatasetsTotal, Score: m.Score,
+		Problems: make([]model.MetadataProblem, 0, len(m.Problems))}
+	for _, p := range m.Problems {
+		mp := model.MetadataProblem{Code: p.Code, Count: p.Count, Datasets: make([]model.ReachDataset, 0, len(p.Datasets))}
+		for _, d := range p.Datasets {
+			mp.Datasets = append(mp.Datasets, model.ReachDataset{DatasetID: d.DatasetID, DatasetName: d.DatasetName, DownstreamReach: d.DownstreamReach})
+		}
+		if p.Suggestion != nil {
+			mp.Suggestion = &model.MetadataSuggestion{Channel: p.Suggestion.Channel, Action: p.Suggestion.Action}
+		}
+		out.Problems = append(out.Problems, mp)
+	}
+	return out
+}
+
+// valueText is a changed value: a text as itself, any other value as JSON text, nil for none.
+func valueText(v any) *string {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return &x
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+func toDomainDiff(d product.DiffResult) *model.DomainDiff {
+	out := &model.DomainDiff{DomainID: d.DomainID, ToVersion: "current", Bump: d.Bump, Changes: make([]model.DomainChange, 0, len(d.Changes)),
+		Counts: &model.DomainVersionCounts{Datasets: d.Counts.Datasets, Changes: d.Counts.Changes, Breaking: d.Counts.Breaking,
+			Compatible: d.Counts.Compatible}}
+	if d.From != nil {
+		out.FromVersion = optString(d.From.String())
+	}
+	if d.To != nil {
+		out.ToVersion = d.To.String()
+	}
+	if d.NextVersion != nil {
+		out.NextVersion = optString(d.NextVersion.String())
+	}
+	for _, c := range d.Changes {
+		out.Changes = append(out.Changes, model.DomainChange{Kind: c.Kind, Impact: c.Impact, DatasetID: optString(c.DatasetID),
+			DatasetName: optString(c.DatasetName), Column: optString(c.Column), Dimension: optString(c.Dimension), Field: optString(c.Field),
+			Before: valueText(c.Before), After: valueText(c.After), Restricted: c.Restricted})
+	}
+	return out
+}
+
+func toDomainSuggestion(sg product.DomainSuggestion) model.DomainSuggestion {
+	out := model.DomainSuggestion{DatasetID: sg.DatasetID, DatasetName: sg.DatasetName, DomainID: optString(sg.DomainID),
+		DomainName: optString(sg.DomainName), Votes: sg.Votes, TotalLinks: sg.TotalLinks, ViaColumns: nonNil(sg.ViaColumns),
+		EdgeKinds: []string{}, InferredOnly: sg.InferredOnly, Signature: optString(sg.Signature), Candidates: []model.DomainVote{}}
+	for _, k := range sg.EdgeKinds {
+		out.EdgeKinds = append(out.EdgeKinds, string(k))
+	}
+	for _, c := range sg.Candidates {
+		out.Candidates = append(out.Candidates, model.DomainVote{DomainID: c.DomainID, DomainName: c.DomainName, Votes: c.Votes})
+	}
+	return out
+}
+
+func toDomainSuggestions(res product.DomainSuggestions) *model.DomainSuggestions {
+	out := &model.DomainSuggestions{HasLineage: res.HasLineage, Suggestions: make([]model.DomainSuggestion, 0, len(res.Suggestions)),
+		Ambiguous: make([]model.DomainSuggestion, 0, len(res.Ambiguous))}
+	for _, sg := range res.Suggestions {
+		out.Suggestions = append(out.Suggestions, toDomainSuggestion(sg))
+	}
+	for _, sg := range res.Ambiguous {
+		out.Ambiguous = append(out.Ambiguous, toDomainSuggestion(sg))
+	}
+	return out
+}
+
+func toNeighbours(ns []lineage.NeighbourView) []model.LineageNeighbour {
+	out := make([]model.LineageNeighbour, 0, len(ns))
+	for _, n := range ns {
+		o := model.LineageNeighbour{Ref: n.Ref, ID: optString(n.ID), Name: optString(n.Name), Restricted: n.Restricted, EdgeKinds: []string{},
+			ColumnMap: []model.ColumnPair{}, ColumnLevel: n.ColumnLevel && !n.Restricted, LinkingColumn: optString(n.LinkingColumn),
+			InferredOnly: n.InferredOnly}
+		for _, k := range n.EdgeKinds {
+			o.EdgeKinds = append(o.EdgeKinds, string(k))
+		}
+		for _, c := range n.Columns {
+			o.ColumnMap = append(o.ColumnMap, model.ColumnPair{From: c.From, To: c.To, Direct: c.Direct})
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func toDatasetLineage(res lineage.LineageResult) *model.DatasetLineage {
+	out := &model.DatasetLineage{DatasetID: res.DatasetID, Unresolved: nonNil(res.Unresolved), Upstream: toNeighbours(res.Upstream),
+		Downstream: toNeighbours(res.Downstream), ReachTotal: res.ReachTotal, Truncated: res.Truncated,
+		Exposures: make([]model.Exposure, 0, len(res.Exposures))}
+	for _, e := range res.Exposures {
+		out.Exposures = append(out.Exposures, model.Exposure{ID: e.ID, Name: e.Name, Type: e.Type, URL: optString(e.URL),
+			Owner: optString(e.Owner), Origin: e.Origin, Direct: e.Direct, Via: nonNil(e.Via)})
+	}
+	return out
+}
+
+func toExposure(e lineage.Exposure) model.Exposure {
+	return model.Exposure{ID: e.ID, Name: e.Name, Type: e.Type, URL: optString(e.URL), Owner: optString(e.Owner), Origin: e.Origin,
+		Via: nonNil(e.DatasetIDs)}
+}
+
+func toGraphSnapshot(sn lineage.Snapshot) *model.GraphSnapshot {
+	return &model.GraphSnapshot{ID: sn.ID, Trigger: sn.Trigger, ScanID: sn.ScanID, Digest: sn.Digest, NodesCount: sn.NodesCount,
+		EdgesCount: sn.EdgesCount, CreatedAt: sn.CreatedAt}
+}
+
+// toKnowledgeNode is a node as REST answers it: a restricted node has no name.
+func toKnowledgeNode(n lineage.KNode) model.KnowledgeNode {
+	kn := model.KnowledgeNode{ID: n.ID, Kind: string(n.Kind), Restricted: n.Restricted}
+	if !n.Restricted {
+		name := n.Name
+		kn.Name = &name
+	}
+	if len(n.Props) > 0 {
+		p := jsonText(n.Props)
+		kn.Props = &p
+	}
+	return kn
+}
+
+func toGraphDiff(d lineage.GraphDiff) *model.GraphDiff {
+	nodes := func(ns []lineage.KNode) []model.KnowledgeNode {
+		out := make([]model.KnowledgeNode, 0, len(ns))
+		for _, n := range ns {
+			out = append(out, toKnowledgeNode(n))
+		}
+		return out
+	}
+	edges := func(es []lineage.KEdge) []model.KnowledgeEdge {
+		out := make([]model.KnowledgeEdge, 0, len(es))
+		for _, e := range es {
+			out = append(out, model.KnowledgeEdge{Source: e.Source, Target: e.Target, Kind: e.Kind, LineageKind: optString(string(e.LineageKind))})
+		}
+		return out
+	}
+	byKind := map[string]any{}
+	for k, c := range d.ByKind {
+		byKind[k] = map[string]int{"added": c.Added, "removed": c.Removed, "renamed": c.Renamed}
+	}
+	out := &model.GraphDiff{From: toGraphSnapshot(d.From), To: toGraphSnapshot(d.To), AddedNodes: nodes(d.AddedNodes),
+		RemovedNodes: nodes(d.RemovedNodes), RenamedNodes: make([]model.RenamedNode, 0, len(d.RenamedNodes)),
+		AddedEdges: edges(d.AddedEdges), RemovedEdges: edges(d.RemovedEdges), ByKind: jsonText(byKind), Truncated: d.Truncated}
+	for _, n := range d.RenamedNodes {
+		out.RenamedNodes = append(out.RenamedNodes, model.RenamedNode{ID: n.ID, Kind: string(n.Kind), From: n.From, To: n.To})
 	}
 	return out
 }

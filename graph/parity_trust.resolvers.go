@@ -7,12 +7,11 @@ package graph
 
 import (
 	"context"
-
-	"github.com/vigia-data/vigia"
-	"github.com/vigia-data/vigia/trust"
 	"unicode/utf8"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/trust"
 )
 
 // TrustScore is the resolver for the trustScore field.
@@ -77,15 +76,3 @@ func (r *queryResolver) FindDatasets(ctx context.Context, query *string, layer *
 	}
 	return toFoundDatasets(res), nil
 }
-
-// !!! WARNING !!!
-// The code below was going to be deleted when updating resolvers. It has been copied here so you have
-// one last chance to move it out of harms way if you want. There are two reasons this happens:
-//  - When renaming or deleting a resolver the old code will be put in here. You can safely delete
-//    it when you're done.
-//  - You have helper methods in this file. Move them out to keep these resolver files clean.
-/*
-	func (r *datasetResolver) Trust(ctx context.Context, obj *model.Dataset) (*model.TrustScore, error) {
-	panic(fmt.Errorf("not implemented: Trust - trust"))
-}
-*/

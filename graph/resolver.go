@@ -12,6 +12,10 @@ type Resolver struct {
 	// score, AI readiness, context and trust facts (GraphQL parity, issue 23).
 	ConnectionReads ConnectionService
 	TrustReads      TrustReadService
+	// ProductReads answers domains' verdict, trust facts, metadata quality, version
+	// diffs and suggestions; LineageReads direct lineage, exposures and snapshots.
+	ProductReads ProductReadService
+	LineageReads LineageReadService
 
 	Catalog      CatalogService
 	ScanService  ScanService

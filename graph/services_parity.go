@@ -5,6 +5,8 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -26,4 +28,24 @@ type TrustReadService interface {
 	Find(ctx context.Context, f trust.FindFilter) (trust.FindResult, error)
 	TrustFacts(ctx context.Context, datasetID string) (trust.DatasetFacts, error)
 	TrustScore(ctx context.Context, datasetID string) (trust.Score, error)
+}
+
+// ProductReadService is what the resolvers need of domains' aggregates and the catalog's
+// metadata quality.
+type ProductReadService interface {
+	CatalogMetadataQuality(ctx context.Context) (product.MetadataQuality, error)
+	DiffVersions(ctx context.Context, id, from, to string) (product.DiffResult, error)
+	MetadataQuality(ctx context.Context, id string) (product.MetadataQuality, error)
+	SuggestDomains(ctx context.Context) (product.DomainSuggestions, error)
+	TrustFacts(ctx context.Context, id string) (product.DomainFacts, error)
+	Verdict(ctx context.Context, id string) (product.DomainVerdict, error)
+}
+
+// LineageReadService is what the resolvers need of direct lineage, exposures and the
+// knowledge graph's snapshots.
+type LineageReadService interface {
+	Diff(ctx context.Context, from string, to *string) (lineage.GraphDiff, error)
+	Exposures(ctx context.Context) ([]lineage.Exposure, error)
+	Lineage(ctx context.Context, datasetID string) (lineage.LineageResult, error)
+	SnapshotHistory(ctx context.Context, page vigia.Page) (vigia.List[lineage.Snapshot], error)
 }

@@ -237,6 +237,7 @@ type ComplexityRoot struct {
 		Country              func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
 		DataCountry          func(childComplexity int) int
+		DirectLineage        func(childComplexity int) int
 		Domains              func(childComplexity int) int
 		Downstream           func(childComplexity int, hops *int) int
 		Freshness            func(childComplexity int) int
@@ -330,6 +331,16 @@ type ComplexityRoot struct {
 		SLAHours        func(childComplexity int) int
 	}
 
+	DatasetLineage struct {
+		DatasetID  func(childComplexity int) int
+		Downstream func(childComplexity int) int
+		Exposures  func(childComplexity int) int
+		ReachTotal func(childComplexity int) int
+		Truncated  func(childComplexity int) int
+		Unresolved func(childComplexity int) int
+		Upstream   func(childComplexity int) int
+	}
+
 	DatasetPage struct {
 		Items func(childComplexity int) int
 		Total func(childComplexity int) int
@@ -347,6 +358,13 @@ type ComplexityRoot struct {
 		Consumptions30d func(childComplexity int) int
 		LastConsumedAt  func(childComplexity int) int
 		QueriesPerDay   func(childComplexity int) int
+	}
+
+	DatasetVerdictItem struct {
+		DatasetID   func(childComplexity int) int
+		DatasetName func(childComplexity int) int
+		Score       func(childComplexity int) int
+		Verdict     func(childComplexity int) int
 	}
 
 	DemoPack struct {
@@ -392,20 +410,37 @@ type ComplexityRoot struct {
 	}
 
 	Domain struct {
-		Consumers   func(childComplexity int) int
-		DatasetIds  func(childComplexity int) int
-		Description func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Name        func(childComplexity int) int
-		OwnerName   func(childComplexity int) int
-		PublishedAt func(childComplexity int) int
-		Readiness   func(childComplexity int) int
+		Consumers       func(childComplexity int) int
+		DatasetIds      func(childComplexity int) int
+		Description     func(childComplexity int) int
+		ID              func(childComplexity int) int
+		MetadataQuality func(childComplexity int) int
+		Name            func(childComplexity int) int
+		OwnerName       func(childComplexity int) int
+		PublishedAt     func(childComplexity int) int
+		Readiness       func(childComplexity int) int
+		Restricted      func(childComplexity int) int
+		SLA             func(childComplexity int) int
+		Slo             func(childComplexity int, month *string) int
+		Status          func(childComplexity int) int
+		TrustFacts      func(childComplexity int) int
+		Verdict         func(childComplexity int) int
+		Version         func(childComplexity int) int
+		VersionDiff     func(childComplexity int, from string, to string) int
+		Versions        func(childComplexity int) int
+	}
+
+	DomainChange struct {
+		After       func(childComplexity int) int
+		Before      func(childComplexity int) int
+		Column      func(childComplexity int) int
+		DatasetID   func(childComplexity int) int
+		DatasetName func(childComplexity int) int
+		Dimension   func(childComplexity int) int
+		Field       func(childComplexity int) int
+		Impact      func(childComplexity int) int
+		Kind        func(childComplexity int) int
 		Restricted  func(childComplexity int) int
-		SLA         func(childComplexity int) int
-		Slo         func(childComplexity int, month *string) int
-		Status      func(childComplexity int) int
-		Version     func(childComplexity int) int
-		Versions    func(childComplexity int) int
 	}
 
 	DomainConsumer struct {
@@ -419,6 +454,36 @@ type ComplexityRoot struct {
 		LastConsumedAt  func(childComplexity int) int
 		Name            func(childComplexity int) int
 		Source          func(childComplexity int) int
+	}
+
+	DomainDiff struct {
+		Bump        func(childComplexity int) int
+		Changes     func(childComplexity int) int
+		Counts      func(childComplexity int) int
+		DomainID    func(childComplexity int) int
+		FromVersion func(childComplexity int) int
+		NextVersion func(childComplexity int) int
+		ToVersion   func(childComplexity int) int
+	}
+
+	DomainFactsBody struct {
+		Datasets  func(childComplexity int) int
+		Readiness func(childComplexity int) int
+		SLA       func(childComplexity int) int
+		Score     func(childComplexity int) int
+		SloMonth  func(childComplexity int) int
+		Verdict   func(childComplexity int) int
+	}
+
+	DomainFactsDataset struct {
+		DatasetID     func(childComplexity int) int
+		DatasetName   func(childComplexity int) int
+		LastScanAt    func(childComplexity int) int
+		OpenIncidents func(childComplexity int) int
+		Score         func(childComplexity int) int
+		TrustGrade    func(childComplexity int) int
+		TrustScore    func(childComplexity int) int
+		Verdict       func(childComplexity int) int
 	}
 
 	DomainPage struct {
@@ -459,12 +524,55 @@ type ComplexityRoot struct {
 		ViolatedDays        func(childComplexity int) int
 	}
 
+	DomainSuggestion struct {
+		Candidates   func(childComplexity int) int
+		DatasetID    func(childComplexity int) int
+		DatasetName  func(childComplexity int) int
+		DomainID     func(childComplexity int) int
+		DomainName   func(childComplexity int) int
+		EdgeKinds    func(childComplexity int) int
+		InferredOnly func(childComplexity int) int
+		Signature    func(childComplexity int) int
+		TotalLinks   func(childComplexity int) int
+		ViaColumns   func(childComplexity int) int
+		Votes        func(childComplexity int) int
+	}
+
+	DomainSuggestions struct {
+		Ambiguous   func(childComplexity int) int
+		HasLineage  func(childComplexity int) int
+		Suggestions func(childComplexity int) int
+	}
+
+	DomainTrustFacts struct {
+		Facts         func(childComplexity int) int
+		GeneratedAt   func(childComplexity int) int
+		Kind          func(childComplexity int) int
+		SchemaVersion func(childComplexity int) int
+		Subject       func(childComplexity int) int
+	}
+
 	DomainUseCase struct {
 		Blockers func(childComplexity int) int
 		Score    func(childComplexity int) int
 		Status   func(childComplexity int) int
 		UseCase  func(childComplexity int) int
 		Warnings func(childComplexity int) int
+	}
+
+	DomainUseCaseStatuses struct {
+		Agente func(childComplexity int) int
+		Bi     func(childComplexity int) int
+		Ml     func(childComplexity int) int
+		Rag    func(childComplexity int) int
+	}
+
+	DomainVerdict struct {
+		Counts   func(childComplexity int) int
+		Datasets func(childComplexity int) int
+		DomainID func(childComplexity int) int
+		Score    func(childComplexity int) int
+		Verdict  func(childComplexity int) int
 	}
 
 	DomainVersion struct {
@@ -480,6 +588,23 @@ type ComplexityRoot struct {
 		Changes    func(childComplexity int) int
 		Compatible func(childComplexity int) int
 		Datasets   func(childComplexity int) int
+	}
+
+	DomainVote struct {
+		DomainID   func(childComplexity int) int
+		DomainName func(childComplexity int) int
+		Votes      func(childComplexity int) int
+	}
+
+	Exposure struct {
+		Direct func(childComplexity int) int
+		ID     func(childComplexity int) int
+		Name   func(childComplexity int) int
+		Origin func(childComplexity int) int
+		Owner  func(childComplexity int) int
+		Type   func(childComplexity int) int
+		URL    func(childComplexity int) int
+		Via    func(childComplexity int) int
 	}
 
 	FactsSubject struct {
@@ -504,6 +629,33 @@ type ComplexityRoot struct {
 	FoundDatasets struct {
 		Datasets  func(childComplexity int) int
 		Truncated func(childComplexity int) int
+	}
+
+	GraphDiff struct {
+		AddedEdges   func(childComplexity int) int
+		AddedNodes   func(childComplexity int) int
+		ByKind       func(childComplexity int) int
+		From         func(childComplexity int) int
+		RemovedEdges func(childComplexity int) int
+		RemovedNodes func(childComplexity int) int
+		RenamedNodes func(childComplexity int) int
+		To           func(childComplexity int) int
+		Truncated    func(childComplexity int) int
+	}
+
+	GraphSnapshot struct {
+		CreatedAt  func(childComplexity int) int
+		Digest     func(childComplexity int) int
+		EdgesCount func(childComplexity int) int
+		ID         func(childComplexity int) int
+		NodesCount func(childComplexity int) int
+		ScanID     func(childComplexity int) int
+		Trigger    func(childComplexity int) int
+	}
+
+	GraphSnapshotPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
 	}
 
 	ImpactNode struct {
@@ -637,6 +789,7 @@ type ComplexityRoot struct {
 		ID         func(childComplexity int) int
 		Kind       func(childComplexity int) int
 		Name       func(childComplexity int) int
+		Props      func(childComplexity int) int
 		Restricted func(childComplexity int) int
 	}
 
@@ -688,6 +841,18 @@ type ComplexityRoot struct {
 		Truncated    func(childComplexity int) int
 	}
 
+	LineageNeighbour struct {
+		ColumnLevel   func(childComplexity int) int
+		ColumnMap     func(childComplexity int) int
+		EdgeKinds     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		InferredOnly  func(childComplexity int) int
+		LinkingColumn func(childComplexity int) int
+		Name          func(childComplexity int) int
+		Ref           func(childComplexity int) int
+		Restricted    func(childComplexity int) int
+	}
+
 	LineageNode struct {
 		Columns    func(childComplexity int) int
 		Dataset    func(childComplexity int) int
@@ -708,6 +873,25 @@ type ComplexityRoot struct {
 		Nodes     func(childComplexity int) int
 	}
 
+	MetadataProblem struct {
+		Code       func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Datasets   func(childComplexity int) int
+		Suggestion func(childComplexity int) int
+	}
+
+	MetadataQuality struct {
+		DatasetsTotal func(childComplexity int) int
+		DomainID      func(childComplexity int) int
+		Problems      func(childComplexity int) int
+		Score         func(childComplexity int) int
+	}
+
+	MetadataSuggestion struct {
+		Action  func(childComplexity int) int
+		Channel func(childComplexity int) int
+	}
+
 	Monitor struct {
 		Column      func(childComplexity int) int
 		Enabled     func(childComplexity int) int
@@ -717,6 +901,15 @@ type ComplexityRoot struct {
 		Median      func(childComplexity int) int
 		Status      func(childComplexity int) int
 		Threshold   func(childComplexity int) int
+	}
+
+	MonthAttainment struct {
+		AvailabilityPct func(childComplexity int) int
+		MetDays         func(childComplexity int) int
+		Month           func(childComplexity int) int
+		ObjectiveMet    func(childComplexity int) int
+		ObjectivePct    func(childComplexity int) int
+		ViolatedDays    func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -775,29 +968,34 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Connection        func(childComplexity int, id string) int
-		ConnectionPresets func(childComplexity int) int
-		ConnectionTypes   func(childComplexity int) int
-		Connections       func(childComplexity int) int
-		Consumers         func(childComplexity int, limit *int, offset *int) int
-		Dataset           func(childComplexity int, id string) int
-		Datasets          func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
-		DemoPacks         func(childComplexity int) int
-		Domain            func(childComplexity int, id string) int
-		Domains           func(childComplexity int, limit *int, offset *int) int
-		FindDatasets      func(childComplexity int, query *string, layer *model.DatasetLayer, domain *string, hasPii *bool, minScore *float64, usageClass *model.UsageClass) int
-		Incident          func(childComplexity int, id string) int
-		Incidents         func(childComplexity int, status *string, limit *int, offset *int) int
-		Issue             func(childComplexity int, id string) int
-		Issues            func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
-		KnowledgeGraph    func(childComplexity int, focus *string, hops *int, kinds []string) int
-		RagGate           func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
-		Rule              func(childComplexity int, id string) int
-		Rules             func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
-		Scan              func(childComplexity int, id string) int
-		Scans             func(childComplexity int, limit *int, offset *int) int
-		Signals           func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
-		TrustDecision     func(childComplexity int, dataset string, purpose *string) int
+		CatalogMetadataQuality func(childComplexity int) int
+		Connection             func(childComplexity int, id string) int
+		ConnectionPresets      func(childComplexity int) int
+		ConnectionTypes        func(childComplexity int) int
+		Connections            func(childComplexity int) int
+		Consumers              func(childComplexity int, limit *int, offset *int) int
+		Dataset                func(childComplexity int, id string) int
+		Datasets               func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
+		DemoPacks              func(childComplexity int) int
+		Domain                 func(childComplexity int, id string) int
+		DomainSuggestions      func(childComplexity int) int
+		Domains                func(childComplexity int, limit *int, offset *int) int
+		Exposures              func(childComplexity int) int
+		FindDatasets           func(childComplexity int, query *string, layer *model.DatasetLayer, domain *string, hasPii *bool, minScore *float64, usageClass *model.UsageClass) int
+		GraphSnapshotDiff      func(childComplexity int, from string, to *string) int
+		GraphSnapshots         func(childComplexity int, limit *int, offset *int) int
+		Incident               func(childComplexity int, id string) int
+		Incidents              func(childComplexity int, status *string, limit *int, offset *int) int
+		Issue                  func(childComplexity int, id string) int
+		Issues                 func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
+		KnowledgeGraph         func(childComplexity int, focus *string, hops *int, kinds []string) int
+		RagGate                func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
+		Rule                   func(childComplexity int, id string) int
+		Rules                  func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
+		Scan                   func(childComplexity int, id string) int
+		Scans                  func(childComplexity int, limit *int, offset *int) int
+		Signals                func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
+		TrustDecision          func(childComplexity int, dataset string, purpose *string) int
 	}
 
 	RAGGate struct {
@@ -817,6 +1015,12 @@ type ComplexityRoot struct {
 		Reasons     func(childComplexity int) int
 	}
 
+	ReachDataset struct {
+		DatasetID       func(childComplexity int) int
+		DatasetName     func(childComplexity int) int
+		DownstreamReach func(childComplexity int) int
+	}
+
 	ReadinessItem struct {
 		Code     func(childComplexity int) int
 		Datasets func(childComplexity int) int
@@ -826,6 +1030,13 @@ type ComplexityRoot struct {
 		Code      func(childComplexity int) int
 		MessagePt func(childComplexity int) int
 		UseCases  func(childComplexity int) int
+	}
+
+	RenamedNode struct {
+		From func(childComplexity int) int
+		ID   func(childComplexity int) int
+		Kind func(childComplexity int) int
+		To   func(childComplexity int) int
 	}
 
 	RestrictedDataset struct {
@@ -1182,6 +1393,13 @@ type ComplexityRoot struct {
 		ScanID       func(childComplexity int) int
 		Verdict      func(childComplexity int) int
 	}
+
+	VerdictCounts struct {
+		Fail    func(childComplexity int) int
+		Pass    func(childComplexity int) int
+		Unknown func(childComplexity int) int
+		Warn    func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -1204,6 +1422,7 @@ type DatasetResolver interface {
 	Lineage(ctx context.Context, obj *model.Dataset, direction *model.LineageDirection, hops *int) (*model.LineageGraph, error)
 	Impact(ctx context.Context, obj *model.Dataset, column *string) (*model.LineageImpact, error)
 	Path(ctx context.Context, obj *model.Dataset, to string) (*model.LineagePath, error)
+	DirectLineage(ctx context.Context, obj *model.Dataset) (*model.DatasetLineage, error)
 	TrustScore(ctx context.Context, obj *model.Dataset) (*model.TrustScore, error)
 	AiReadiness(ctx context.Context, obj *model.Dataset) (*model.AIReadiness, error)
 	Context(ctx context.Context, obj *model.Dataset) (*model.DatasetContext, error)
@@ -1229,6 +1448,10 @@ type DomainResolver interface {
 	Slo(ctx context.Context, obj *model.Domain, month *string) (*model.DomainSlo, error)
 	Versions(ctx context.Context, obj *model.Domain) ([]model.DomainVersion, error)
 	Consumers(ctx context.Context, obj *model.Domain) ([]model.DomainConsumer, error)
+	Verdict(ctx context.Context, obj *model.Domain) (*model.DomainVerdict, error)
+	TrustFacts(ctx context.Context, obj *model.Domain) (*model.DomainTrustFacts, error)
+	MetadataQuality(ctx context.Context, obj *model.Domain) (*model.MetadataQuality, error)
+	VersionDiff(ctx context.Context, obj *model.Domain, from string, to string) (*model.DomainDiff, error)
 }
 type IncidentResolver interface {
 	Root(ctx context.Context, obj *model.Incident) (*model.Dataset, error)
@@ -1270,6 +1493,11 @@ type QueryResolver interface {
 	ConnectionPresets(ctx context.Context) ([]connection.Preset, error)
 	ConnectionTypes(ctx context.Context) ([]connection.ConnectorType, error)
 	DemoPacks(ctx context.Context) ([]model.DemoPack, error)
+	CatalogMetadataQuality(ctx context.Context) (*model.MetadataQuality, error)
+	DomainSuggestions(ctx context.Context) (*model.DomainSuggestions, error)
+	Exposures(ctx context.Context) ([]model.Exposure, error)
+	GraphSnapshots(ctx context.Context, limit *int, offset *int) (*model.GraphSnapshotPage, error)
+	GraphSnapshotDiff(ctx context.Context, from string, to *string) (*model.GraphDiff, error)
 	FindDatasets(ctx context.Context, query *string, layer *model.DatasetLayer, domain *string, hasPii *bool, minScore *float64, usageClass *model.UsageClass) (*model.FoundDatasets, error)
 	TrustDecision(ctx context.Context, dataset string, purpose *string) (*model.TrustDecision, error)
 	Domains(ctx context.Context, limit *int, offset *int) (*model.DomainPage, error)
@@ -2083,6 +2311,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.DataCountry(childComplexity), true
+	case "Dataset.directLineage":
+		if e.ComplexityRoot.Dataset.DirectLineage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.DirectLineage(childComplexity), true
 	case "Dataset.domains":
 		if e.ComplexityRoot.Dataset.Domains == nil {
 			break
@@ -2602,6 +2836,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DatasetFreshness.SLAHours(childComplexity), true
 
+	case "DatasetLineage.datasetId":
+		if e.ComplexityRoot.DatasetLineage.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetLineage.DatasetID(childComplexity), true
+	case "DatasetLineage.downstream":
+		if e.ComplexityRoot.DatasetLineage.Downstream == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetLineage.Downstream(childComplexity), true
+	case "DatasetLineage.exposures":
+		if e.ComplexityRoot.DatasetLineage.Exposures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetLineage.Exposures(childComplexity), true
+	case "DatasetLineage.reachTotal":
+		if e.ComplexityRoot.DatasetLineage.ReachTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetLineage.ReachTotal(childComplexity), true
+	case "DatasetLineage.truncated":
+		if e.ComplexityRoot.DatasetLineage.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetLineage.Truncated(childComplexity), true
+	case "DatasetLineage.unresolved":
+		if e.ComplexityRoot.DatasetLineage.Unresolved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetLineage.Unresolved(childComplexity), true
+	case "DatasetLineage.upstream":
+		if e.ComplexityRoot.DatasetLineage.Upstream == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetLineage.Upstream(childComplexity), true
+
 	case "DatasetPage.items":
 		if e.ComplexityRoot.DatasetPage.Items == nil {
 			break
@@ -2664,6 +2941,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetUsage.QueriesPerDay(childComplexity), true
+
+	case "DatasetVerdictItem.datasetId":
+		if e.ComplexityRoot.DatasetVerdictItem.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetVerdictItem.DatasetID(childComplexity), true
+	case "DatasetVerdictItem.datasetName":
+		if e.ComplexityRoot.DatasetVerdictItem.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetVerdictItem.DatasetName(childComplexity), true
+	case "DatasetVerdictItem.score":
+		if e.ComplexityRoot.DatasetVerdictItem.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetVerdictItem.Score(childComplexity), true
+	case "DatasetVerdictItem.verdict":
+		if e.ComplexityRoot.DatasetVerdictItem.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetVerdictItem.Verdict(childComplexity), true
 
 	case "DemoPack.command":
 		if e.ComplexityRoot.DemoPack.Command == nil {
@@ -2856,6 +3158,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Domain.ID(childComplexity), true
+	case "Domain.metadataQuality":
+		if e.ComplexityRoot.Domain.MetadataQuality == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.MetadataQuality(childComplexity), true
 	case "Domain.name":
 		if e.ComplexityRoot.Domain.Name == nil {
 			break
@@ -2909,18 +3217,102 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Domain.Status(childComplexity), true
+	case "Domain.trustFacts":
+		if e.ComplexityRoot.Domain.TrustFacts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.TrustFacts(childComplexity), true
+	case "Domain.verdict":
+		if e.ComplexityRoot.Domain.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.Verdict(childComplexity), true
 	case "Domain.version":
 		if e.ComplexityRoot.Domain.Version == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Domain.Version(childComplexity), true
+	case "Domain.versionDiff":
+		if e.ComplexityRoot.Domain.VersionDiff == nil {
+			break
+		}
+
+		args, err := ec.field_Domain_versionDiff_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Domain.VersionDiff(childComplexity, args["from"].(string), args["to"].(string)), true
 	case "Domain.versions":
 		if e.ComplexityRoot.Domain.Versions == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Domain.Versions(childComplexity), true
+
+	case "DomainChange.after":
+		if e.ComplexityRoot.DomainChange.After == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainChange.After(childComplexity), true
+	case "DomainChange.before":
+		if e.ComplexityRoot.DomainChange.Before == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainChange.Before(childComplexity), true
+	case "DomainChange.column":
+		if e.ComplexityRoot.DomainChange.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainChange.Column(childComplexity), true
+	case "DomainChange.datasetId":
+		if e.ComplexityRoot.DomainChange.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainChange.DatasetID(childComplexity), true
+	case "DomainChange.datasetName":
+		if e.ComplexityRoot.DomainChange.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainChange.DatasetName(childComplexity), true
+	case "DomainChange.dimension":
+		if e.ComplexityRoot.DomainChange.Dimension == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainChange.Dimension(childComplexity), true
+	case "DomainChange.field":
+		if e.ComplexityRoot.DomainChange.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainChange.Field(childComplexity), true
+	case "DomainChange.impact":
+		if e.ComplexityRoot.DomainChange.Impact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainChange.Impact(childComplexity), true
+	case "DomainChange.kind":
+		if e.ComplexityRoot.DomainChange.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainChange.Kind(childComplexity), true
+	case "DomainChange.restricted":
+		if e.ComplexityRoot.DomainChange.Restricted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainChange.Restricted(childComplexity), true
 
 	case "DomainConsumer.channelId":
 		if e.ComplexityRoot.DomainConsumer.ChannelID == nil {
@@ -2982,6 +3374,135 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DomainConsumer.Source(childComplexity), true
+
+	case "DomainDiff.bump":
+		if e.ComplexityRoot.DomainDiff.Bump == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainDiff.Bump(childComplexity), true
+	case "DomainDiff.changes":
+		if e.ComplexityRoot.DomainDiff.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainDiff.Changes(childComplexity), true
+	case "DomainDiff.counts":
+		if e.ComplexityRoot.DomainDiff.Counts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainDiff.Counts(childComplexity), true
+	case "DomainDiff.domainId":
+		if e.ComplexityRoot.DomainDiff.DomainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainDiff.DomainID(childComplexity), true
+	case "DomainDiff.fromVersion":
+		if e.ComplexityRoot.DomainDiff.FromVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainDiff.FromVersion(childComplexity), true
+	case "DomainDiff.nextVersion":
+		if e.ComplexityRoot.DomainDiff.NextVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainDiff.NextVersion(childComplexity), true
+	case "DomainDiff.toVersion":
+		if e.ComplexityRoot.DomainDiff.ToVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainDiff.ToVersion(childComplexity), true
+
+	case "DomainFactsBody.datasets":
+		if e.ComplexityRoot.DomainFactsBody.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsBody.Datasets(childComplexity), true
+	case "DomainFactsBody.readiness":
+		if e.ComplexityRoot.DomainFactsBody.Readiness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsBody.Readiness(childComplexity), true
+	case "DomainFactsBody.sla":
+		if e.ComplexityRoot.DomainFactsBody.SLA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsBody.SLA(childComplexity), true
+	case "DomainFactsBody.score":
+		if e.ComplexityRoot.DomainFactsBody.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsBody.Score(childComplexity), true
+	case "DomainFactsBody.sloMonth":
+		if e.ComplexityRoot.DomainFactsBody.SloMonth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsBody.SloMonth(childComplexity), true
+	case "DomainFactsBody.verdict":
+		if e.ComplexityRoot.DomainFactsBody.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsBody.Verdict(childComplexity), true
+
+	case "DomainFactsDataset.datasetId":
+		if e.ComplexityRoot.DomainFactsDataset.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsDataset.DatasetID(childComplexity), true
+	case "DomainFactsDataset.datasetName":
+		if e.ComplexityRoot.DomainFactsDataset.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsDataset.DatasetName(childComplexity), true
+	case "DomainFactsDataset.lastScanAt":
+		if e.ComplexityRoot.DomainFactsDataset.LastScanAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsDataset.LastScanAt(childComplexity), true
+	case "DomainFactsDataset.openIncidents":
+		if e.ComplexityRoot.DomainFactsDataset.OpenIncidents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsDataset.OpenIncidents(childComplexity), true
+	case "DomainFactsDataset.score":
+		if e.ComplexityRoot.DomainFactsDataset.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsDataset.Score(childComplexity), true
+	case "DomainFactsDataset.trustGrade":
+		if e.ComplexityRoot.DomainFactsDataset.TrustGrade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsDataset.TrustGrade(childComplexity), true
+	case "DomainFactsDataset.trustScore":
+		if e.ComplexityRoot.DomainFactsDataset.TrustScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsDataset.TrustScore(childComplexity), true
+	case "DomainFactsDataset.verdict":
+		if e.ComplexityRoot.DomainFactsDataset.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainFactsDataset.Verdict(childComplexity), true
 
 	case "DomainPage.items":
 		if e.ComplexityRoot.DomainPage.Items == nil {
@@ -3126,6 +3647,123 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainSLO.ViolatedDays(childComplexity), true
 
+	case "DomainSuggestion.candidates":
+		if e.ComplexityRoot.DomainSuggestion.Candidates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestion.Candidates(childComplexity), true
+	case "DomainSuggestion.datasetId":
+		if e.ComplexityRoot.DomainSuggestion.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestion.DatasetID(childComplexity), true
+	case "DomainSuggestion.datasetName":
+		if e.ComplexityRoot.DomainSuggestion.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestion.DatasetName(childComplexity), true
+	case "DomainSuggestion.domainId":
+		if e.ComplexityRoot.DomainSuggestion.DomainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestion.DomainID(childComplexity), true
+	case "DomainSuggestion.domainName":
+		if e.ComplexityRoot.DomainSuggestion.DomainName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestion.DomainName(childComplexity), true
+	case "DomainSuggestion.edgeKinds":
+		if e.ComplexityRoot.DomainSuggestion.EdgeKinds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestion.EdgeKinds(childComplexity), true
+	case "DomainSuggestion.inferredOnly":
+		if e.ComplexityRoot.DomainSuggestion.InferredOnly == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestion.InferredOnly(childComplexity), true
+	case "DomainSuggestion.signature":
+		if e.ComplexityRoot.DomainSuggestion.Signature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestion.Signature(childComplexity), true
+	case "DomainSuggestion.totalLinks":
+		if e.ComplexityRoot.DomainSuggestion.TotalLinks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestion.TotalLinks(childComplexity), true
+	case "DomainSuggestion.viaColumns":
+		if e.ComplexityRoot.DomainSuggestion.ViaColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestion.ViaColumns(childComplexity), true
+	case "DomainSuggestion.votes":
+		if e.ComplexityRoot.DomainSuggestion.Votes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestion.Votes(childComplexity), true
+
+	case "DomainSuggestions.ambiguous":
+		if e.ComplexityRoot.DomainSuggestions.Ambiguous == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestions.Ambiguous(childComplexity), true
+	case "DomainSuggestions.hasLineage":
+		if e.ComplexityRoot.DomainSuggestions.HasLineage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestions.HasLineage(childComplexity), true
+	case "DomainSuggestions.suggestions":
+		if e.ComplexityRoot.DomainSuggestions.Suggestions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainSuggestions.Suggestions(childComplexity), true
+
+	case "DomainTrustFacts.facts":
+		if e.ComplexityRoot.DomainTrustFacts.Facts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainTrustFacts.Facts(childComplexity), true
+	case "DomainTrustFacts.generatedAt":
+		if e.ComplexityRoot.DomainTrustFacts.GeneratedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainTrustFacts.GeneratedAt(childComplexity), true
+	case "DomainTrustFacts.kind":
+		if e.ComplexityRoot.DomainTrustFacts.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainTrustFacts.Kind(childComplexity), true
+	case "DomainTrustFacts.schemaVersion":
+		if e.ComplexityRoot.DomainTrustFacts.SchemaVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainTrustFacts.SchemaVersion(childComplexity), true
+	case "DomainTrustFacts.subject":
+		if e.ComplexityRoot.DomainTrustFacts.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainTrustFacts.Subject(childComplexity), true
+
 	case "DomainUseCase.blockers":
 		if e.ComplexityRoot.DomainUseCase.Blockers == nil {
 			break
@@ -3156,6 +3794,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DomainUseCase.Warnings(childComplexity), true
+
+	case "DomainUseCaseStatuses.agente":
+		if e.ComplexityRoot.DomainUseCaseStatuses.Agente == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainUseCaseStatuses.Agente(childComplexity), true
+	case "DomainUseCaseStatuses.bi":
+		if e.ComplexityRoot.DomainUseCaseStatuses.Bi == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainUseCaseStatuses.Bi(childComplexity), true
+	case "DomainUseCaseStatuses.ml":
+		if e.ComplexityRoot.DomainUseCaseStatuses.Ml == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainUseCaseStatuses.Ml(childComplexity), true
+	case "DomainUseCaseStatuses.rag":
+		if e.ComplexityRoot.DomainUseCaseStatuses.Rag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainUseCaseStatuses.Rag(childComplexity), true
+
+	case "DomainVerdict.counts":
+		if e.ComplexityRoot.DomainVerdict.Counts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVerdict.Counts(childComplexity), true
+	case "DomainVerdict.datasets":
+		if e.ComplexityRoot.DomainVerdict.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVerdict.Datasets(childComplexity), true
+	case "DomainVerdict.domainId":
+		if e.ComplexityRoot.DomainVerdict.DomainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVerdict.DomainID(childComplexity), true
+	case "DomainVerdict.score":
+		if e.ComplexityRoot.DomainVerdict.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVerdict.Score(childComplexity), true
+	case "DomainVerdict.verdict":
+		if e.ComplexityRoot.DomainVerdict.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVerdict.Verdict(childComplexity), true
 
 	case "DomainVersion.bump":
 		if e.ComplexityRoot.DomainVersion.Bump == nil {
@@ -3212,6 +3906,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DomainVersionCounts.Datasets(childComplexity), true
+
+	case "DomainVote.domainId":
+		if e.ComplexityRoot.DomainVote.DomainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVote.DomainID(childComplexity), true
+	case "DomainVote.domainName":
+		if e.ComplexityRoot.DomainVote.DomainName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVote.DomainName(childComplexity), true
+	case "DomainVote.votes":
+		if e.ComplexityRoot.DomainVote.Votes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainVote.Votes(childComplexity), true
+
+	case "Exposure.direct":
+		if e.ComplexityRoot.Exposure.Direct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exposure.Direct(childComplexity), true
+	case "Exposure.id":
+		if e.ComplexityRoot.Exposure.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exposure.ID(childComplexity), true
+	case "Exposure.name":
+		if e.ComplexityRoot.Exposure.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exposure.Name(childComplexity), true
+	case "Exposure.origin":
+		if e.ComplexityRoot.Exposure.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exposure.Origin(childComplexity), true
+	case "Exposure.owner":
+		if e.ComplexityRoot.Exposure.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exposure.Owner(childComplexity), true
+	case "Exposure.type":
+		if e.ComplexityRoot.Exposure.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exposure.Type(childComplexity), true
+	case "Exposure.url":
+		if e.ComplexityRoot.Exposure.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exposure.URL(childComplexity), true
+	case "Exposure.via":
+		if e.ComplexityRoot.Exposure.Via == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exposure.Via(childComplexity), true
 
 	case "FactsSubject.id":
 		if e.ComplexityRoot.FactsSubject.ID == nil {
@@ -3305,6 +4067,117 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FoundDatasets.Truncated(childComplexity), true
+
+	case "GraphDiff.addedEdges":
+		if e.ComplexityRoot.GraphDiff.AddedEdges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphDiff.AddedEdges(childComplexity), true
+	case "GraphDiff.addedNodes":
+		if e.ComplexityRoot.GraphDiff.AddedNodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphDiff.AddedNodes(childComplexity), true
+	case "GraphDiff.byKind":
+		if e.ComplexityRoot.GraphDiff.ByKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphDiff.ByKind(childComplexity), true
+	case "GraphDiff.from":
+		if e.ComplexityRoot.GraphDiff.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphDiff.From(childComplexity), true
+	case "GraphDiff.removedEdges":
+		if e.ComplexityRoot.GraphDiff.RemovedEdges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphDiff.RemovedEdges(childComplexity), true
+	case "GraphDiff.removedNodes":
+		if e.ComplexityRoot.GraphDiff.RemovedNodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphDiff.RemovedNodes(childComplexity), true
+	case "GraphDiff.renamedNodes":
+		if e.ComplexityRoot.GraphDiff.RenamedNodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphDiff.RenamedNodes(childComplexity), true
+	case "GraphDiff.to":
+		if e.ComplexityRoot.GraphDiff.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphDiff.To(childComplexity), true
+	case "GraphDiff.truncated":
+		if e.ComplexityRoot.GraphDiff.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphDiff.Truncated(childComplexity), true
+
+	case "GraphSnapshot.createdAt":
+		if e.ComplexityRoot.GraphSnapshot.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphSnapshot.CreatedAt(childComplexity), true
+	case "GraphSnapshot.digest":
+		if e.ComplexityRoot.GraphSnapshot.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphSnapshot.Digest(childComplexity), true
+	case "GraphSnapshot.edgesCount":
+		if e.ComplexityRoot.GraphSnapshot.EdgesCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphSnapshot.EdgesCount(childComplexity), true
+	case "GraphSnapshot.id":
+		if e.ComplexityRoot.GraphSnapshot.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphSnapshot.ID(childComplexity), true
+	case "GraphSnapshot.nodesCount":
+		if e.ComplexityRoot.GraphSnapshot.NodesCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphSnapshot.NodesCount(childComplexity), true
+	case "GraphSnapshot.scanId":
+		if e.ComplexityRoot.GraphSnapshot.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphSnapshot.ScanID(childComplexity), true
+	case "GraphSnapshot.trigger":
+		if e.ComplexityRoot.GraphSnapshot.Trigger == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphSnapshot.Trigger(childComplexity), true
+
+	case "GraphSnapshotPage.items":
+		if e.ComplexityRoot.GraphSnapshotPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphSnapshotPage.Items(childComplexity), true
+	case "GraphSnapshotPage.total":
+		if e.ComplexityRoot.GraphSnapshotPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphSnapshotPage.Total(childComplexity), true
 
 	case "ImpactNode.hops":
 		if e.ComplexityRoot.ImpactNode.Hops == nil {
@@ -3865,6 +4738,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KnowledgeNode.Name(childComplexity), true
+	case "KnowledgeNode.props":
+		if e.ComplexityRoot.KnowledgeNode.Props == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeNode.Props(childComplexity), true
 	case "KnowledgeNode.restricted":
 		if e.ComplexityRoot.KnowledgeNode.Restricted == nil {
 			break
@@ -4075,6 +4954,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LineageImpact.Truncated(childComplexity), true
 
+	case "LineageNeighbour.columnLevel":
+		if e.ComplexityRoot.LineageNeighbour.ColumnLevel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNeighbour.ColumnLevel(childComplexity), true
+	case "LineageNeighbour.columnMap":
+		if e.ComplexityRoot.LineageNeighbour.ColumnMap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNeighbour.ColumnMap(childComplexity), true
+	case "LineageNeighbour.edgeKinds":
+		if e.ComplexityRoot.LineageNeighbour.EdgeKinds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNeighbour.EdgeKinds(childComplexity), true
+	case "LineageNeighbour.id":
+		if e.ComplexityRoot.LineageNeighbour.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNeighbour.ID(childComplexity), true
+	case "LineageNeighbour.inferredOnly":
+		if e.ComplexityRoot.LineageNeighbour.InferredOnly == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNeighbour.InferredOnly(childComplexity), true
+	case "LineageNeighbour.linkingColumn":
+		if e.ComplexityRoot.LineageNeighbour.LinkingColumn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNeighbour.LinkingColumn(childComplexity), true
+	case "LineageNeighbour.name":
+		if e.ComplexityRoot.LineageNeighbour.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNeighbour.Name(childComplexity), true
+	case "LineageNeighbour.ref":
+		if e.ComplexityRoot.LineageNeighbour.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNeighbour.Ref(childComplexity), true
+	case "LineageNeighbour.restricted":
+		if e.ComplexityRoot.LineageNeighbour.Restricted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageNeighbour.Restricted(childComplexity), true
+
 	case "LineageNode.columns":
 		if e.ComplexityRoot.LineageNode.Columns == nil {
 			break
@@ -4161,6 +5095,69 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LineagePath.Nodes(childComplexity), true
 
+	case "MetadataProblem.code":
+		if e.ComplexityRoot.MetadataProblem.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetadataProblem.Code(childComplexity), true
+	case "MetadataProblem.count":
+		if e.ComplexityRoot.MetadataProblem.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetadataProblem.Count(childComplexity), true
+	case "MetadataProblem.datasets":
+		if e.ComplexityRoot.MetadataProblem.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetadataProblem.Datasets(childComplexity), true
+	case "MetadataProblem.suggestion":
+		if e.ComplexityRoot.MetadataProblem.Suggestion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetadataProblem.Suggestion(childComplexity), true
+
+	case "MetadataQuality.datasetsTotal":
+		if e.ComplexityRoot.MetadataQuality.DatasetsTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetadataQuality.DatasetsTotal(childComplexity), true
+	case "MetadataQuality.domainId":
+		if e.ComplexityRoot.MetadataQuality.DomainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetadataQuality.DomainID(childComplexity), true
+	case "MetadataQuality.problems":
+		if e.ComplexityRoot.MetadataQuality.Problems == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetadataQuality.Problems(childComplexity), true
+	case "MetadataQuality.score":
+		if e.ComplexityRoot.MetadataQuality.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetadataQuality.Score(childComplexity), true
+
+	case "MetadataSuggestion.action":
+		if e.ComplexityRoot.MetadataSuggestion.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetadataSuggestion.Action(childComplexity), true
+	case "MetadataSuggestion.channel":
+		if e.ComplexityRoot.MetadataSuggestion.Channel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetadataSuggestion.Channel(childComplexity), true
+
 	case "Monitor.column":
 		if e.ComplexityRoot.Monitor.Column == nil {
 			break
@@ -4209,6 +5206,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Monitor.Threshold(childComplexity), true
+
+	case "MonthAttainment.availabilityPct":
+		if e.ComplexityRoot.MonthAttainment.AvailabilityPct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MonthAttainment.AvailabilityPct(childComplexity), true
+	case "MonthAttainment.metDays":
+		if e.ComplexityRoot.MonthAttainment.MetDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MonthAttainment.MetDays(childComplexity), true
+	case "MonthAttainment.month":
+		if e.ComplexityRoot.MonthAttainment.Month == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MonthAttainment.Month(childComplexity), true
+	case "MonthAttainment.objectiveMet":
+		if e.ComplexityRoot.MonthAttainment.ObjectiveMet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MonthAttainment.ObjectiveMet(childComplexity), true
+	case "MonthAttainment.objectivePct":
+		if e.ComplexityRoot.MonthAttainment.ObjectivePct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MonthAttainment.ObjectivePct(childComplexity), true
+	case "MonthAttainment.violatedDays":
+		if e.ComplexityRoot.MonthAttainment.ViolatedDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MonthAttainment.ViolatedDays(childComplexity), true
 
 	case "Mutation.acknowledgeIssue":
 		if e.ComplexityRoot.Mutation.AcknowledgeIssue == nil {
@@ -4466,6 +5500,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProfileRun.ScanID(childComplexity), true
 
+	case "Query.catalogMetadataQuality":
+		if e.ComplexityRoot.Query.CatalogMetadataQuality == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.CatalogMetadataQuality(childComplexity), true
 	case "Query.connection":
 		if e.ComplexityRoot.Query.Connection == nil {
 			break
@@ -4545,6 +5585,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Domain(childComplexity, args["id"].(string)), true
+	case "Query.domainSuggestions":
+		if e.ComplexityRoot.Query.DomainSuggestions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.DomainSuggestions(childComplexity), true
 	case "Query.domains":
 		if e.ComplexityRoot.Query.Domains == nil {
 			break
@@ -4556,6 +5602,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Domains(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.exposures":
+		if e.ComplexityRoot.Query.Exposures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Exposures(childComplexity), true
 	case "Query.findDatasets":
 		if e.ComplexityRoot.Query.FindDatasets == nil {
 			break
@@ -4567,6 +5619,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.FindDatasets(childComplexity, args["query"].(*string), args["layer"].(*model.DatasetLayer), args["domain"].(*string), args["hasPii"].(*bool), args["minScore"].(*float64), args["usageClass"].(*model.UsageClass)), true
+	case "Query.graphSnapshotDiff":
+		if e.ComplexityRoot.Query.GraphSnapshotDiff == nil {
+			break
+		}
+
+		args, err := ec.field_Query_graphSnapshotDiff_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GraphSnapshotDiff(childComplexity, args["from"].(string), args["to"].(*string)), true
+	case "Query.graphSnapshots":
+		if e.ComplexityRoot.Query.GraphSnapshots == nil {
+			break
+		}
+
+		args, err := ec.field_Query_graphSnapshots_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GraphSnapshots(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.incident":
 		if e.ComplexityRoot.Query.Incident == nil {
 			break
@@ -4769,6 +5843,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RAGGateItem.Reasons(childComplexity), true
 
+	case "ReachDataset.datasetId":
+		if e.ComplexityRoot.ReachDataset.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReachDataset.DatasetID(childComplexity), true
+	case "ReachDataset.datasetName":
+		if e.ComplexityRoot.ReachDataset.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReachDataset.DatasetName(childComplexity), true
+	case "ReachDataset.downstreamReach":
+		if e.ComplexityRoot.ReachDataset.DownstreamReach == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReachDataset.DownstreamReach(childComplexity), true
+
 	case "ReadinessItem.code":
 		if e.ComplexityRoot.ReadinessItem.Code == nil {
 			break
@@ -4800,6 +5893,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReadinessRecommendation.UseCases(childComplexity), true
+
+	case "RenamedNode.from":
+		if e.ComplexityRoot.RenamedNode.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RenamedNode.From(childComplexity), true
+	case "RenamedNode.id":
+		if e.ComplexityRoot.RenamedNode.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RenamedNode.ID(childComplexity), true
+	case "RenamedNode.kind":
+		if e.ComplexityRoot.RenamedNode.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RenamedNode.Kind(childComplexity), true
+	case "RenamedNode.to":
+		if e.ComplexityRoot.RenamedNode.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RenamedNode.To(childComplexity), true
 
 	case "RestrictedDataset.ref":
 		if e.ComplexityRoot.RestrictedDataset.Ref == nil {
@@ -6251,6 +7369,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Verdict.Verdict(childComplexity), true
 
+	case "VerdictCounts.fail":
+		if e.ComplexityRoot.VerdictCounts.Fail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictCounts.Fail(childComplexity), true
+	case "VerdictCounts.pass":
+		if e.ComplexityRoot.VerdictCounts.Pass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictCounts.Pass(childComplexity), true
+	case "VerdictCounts.unknown":
+		if e.ComplexityRoot.VerdictCounts.Unknown == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictCounts.Unknown(childComplexity), true
+	case "VerdictCounts.warn":
+		if e.ComplexityRoot.VerdictCounts.Warn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictCounts.Warn(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -7095,6 +8238,307 @@ extend type Query {
   connectionPresets: [ConnectionPreset!]!
   connectionTypes: [ConnectorType!]!
   demoPacks: [DemoPack!]!
+}
+`, BuiltIn: false},
+	{Name: "../schema/parity_domains.graphqls", Input: `# Domains' and the catalog's reads at parity with REST /domains/{id}/verdict,
+# /trust-facts, /metadata-quality, /versions/{from}/diff/{to}, /domains/suggestions and
+# /catalog/metadata-quality: the same service calls.
+
+"Datasets per verdict."
+type VerdictCounts {
+  pass: Int!
+  warn: Int!
+  fail: Int!
+  unknown: Int!
+}
+
+"A member dataset's verdict."
+type DatasetVerdictItem {
+  datasetId: ID!
+  datasetName: String!
+  "pass, warn, fail, unknown"
+  verdict: String!
+  score: Float
+}
+
+"Aggregated verdict of the domain's datasets the caller can see (REST /domains/{id}/verdict)."
+type DomainVerdict {
+  domainId: ID!
+  "The worst of its datasets' (fail, warn, unknown, pass)"
+  verdict: String!
+  "Mean of the datasets' latest scores"
+  score: Float
+  counts: VerdictCounts!
+  datasets: [DatasetVerdictItem!]!
+}
+
+"A month's SLO attainment."
+type MonthAttainment {
+  month: String!
+  availabilityPct: Float
+  metDays: Int!
+  violatedDays: Int!
+  objectivePct: Float
+  objectiveMet: Boolean
+}
+
+"Status per use case of a domain."
+type DomainUseCaseStatuses {
+  rag: String
+  ml: String
+  agente: String
+  bi: String
+}
+
+"A member dataset in the domain's trust facts."
+type DomainFactsDataset {
+  datasetId: ID!
+  datasetName: String!
+  verdict: String!
+  score: Float
+  trustScore: Float!
+  trustGrade: String!
+  openIncidents: OpenIncidentCounts!
+  lastScanAt: Time
+}
+
+"A domain's facts."
+type DomainFactsBody {
+  verdict: String!
+  score: Float
+  sla: DomainSLA!
+  sloMonth: MonthAttainment!
+  readiness: DomainUseCaseStatuses!
+  datasets: [DomainFactsDataset!]!
+}
+
+"Trust facts envelope of a domain (REST /domains/{id}/trust-facts)."
+type DomainTrustFacts {
+  schemaVersion: String!
+  "domain"
+  kind: String!
+  subject: FactsSubject!
+  generatedAt: Time!
+  facts: DomainFactsBody!
+}
+
+"A dataset with its downstream reach."
+type ReachDataset {
+  datasetId: ID!
+  datasetName: String!
+  downstreamReach: Int!
+}
+
+"Where to fix a metadata problem."
+type MetadataSuggestion {
+  "lineage, domain, scan"
+  channel: String!
+  action: String!
+}
+
+"A metadata problem."
+type MetadataProblem {
+  "missing_owner, missing_domain (catalog); missing_description, missing_sla, not_profiled, no_timestamp (domain)"
+  code: String!
+  count: Int!
+  "Up to 5 by downstream reach, largest first, ties by name."
+  datasets: [ReachDataset!]!
+  suggestion: MetadataSuggestion
+}
+
+"Metadata problems (REST /domains/{id}/metadata-quality and /catalog/metadata-quality)."
+type MetadataQuality {
+  "null for the catalog"
+  domainId: ID
+  datasetsTotal: Int!
+  "Share of checks passed, 0-100"
+  score: Float!
+  problems: [MetadataProblem!]!
+}
+
+"A change between two versions of a domain."
+type DomainChange {
+  "e.g. dataset_removed, dimension_weights_changed, dimension_target_raised"
+  kind: String!
+  "breaking, compatible"
+  impact: String!
+  datasetId: ID
+  datasetName: String
+  column: String
+  dimension: String
+  field: String
+  "The value before: a text as itself, any other value as JSON text; null for none."
+  before: String
+  "The value after, like before."
+  after: String
+  "A dataset the caller cannot see: no id, name or column."
+  restricted: Boolean!
+}
+
+"Changes between two versions with their impact (REST /domains/{id}/versions/{from}/diff/{to})."
+type DomainDiff {
+  domainId: ID!
+  "null: the domain was never published"
+  fromVersion: String
+  "A version or current"
+  toVersion: String!
+  "initial, major, minor, none"
+  bump: String!
+  "from latest to current: the version publishing now would create (null when nothing changed)"
+  nextVersion: String
+  changes: [DomainChange!]!
+  counts: DomainVersionCounts!
+}
+
+"A tied domain of an ambiguous suggestion."
+type DomainVote {
+  domainId: ID!
+  domainName: String!
+  votes: Int!
+}
+
+"A suggested domain for a dataset without one."
+type DomainSuggestion {
+  datasetId: ID!
+  datasetName: String!
+  domainId: ID
+  domainName: String
+  votes: Int!
+  totalLinks: Int!
+  "Up to 3"
+  viaColumns: [String!]!
+  edgeKinds: [String!]!
+  inferredOnly: Boolean!
+  signature: String
+  "Tied domains of an ambiguous entry"
+  candidates: [DomainVote!]!
+}
+
+"Suggested domains by majority of lineage links (REST /domains/suggestions)."
+type DomainSuggestions {
+  hasLineage: Boolean!
+  suggestions: [DomainSuggestion!]!
+  ambiguous: [DomainSuggestion!]!
+}
+
+extend type Domain {
+  verdict: DomainVerdict!
+  trustFacts: DomainTrustFacts!
+  metadataQuality: MetadataQuality!
+  "from: MAJOR.MINOR or latest; to: MAJOR.MINOR or current (at most 16 characters each)."
+  versionDiff(from: String!, to: String!): DomainDiff!
+}
+
+extend type Query {
+  "Datasets missing an owner or a domain, listed by downstream reach."
+  catalogMetadataQuality: MetadataQuality!
+  "Admins see all, domain managers their domains, others forbidden."
+  domainSuggestions: DomainSuggestions!
+}
+`, BuiltIn: false},
+	{Name: "../schema/parity_lineage.graphqls", Input: `# Lineage and knowledge-graph reads at parity with REST /datasets/{id}/lineage,
+# /lineage/exposures, /knowledge/graph/history and /knowledge/graph/diff.
+
+"A direct upstream or downstream neighbour; a restricted one has no id, name, linking column or column map."
+type LineageNeighbour {
+  ref: String!
+  id: ID
+  name: String
+  restricted: Boolean!
+  edgeKinds: [String!]!
+  columnMap: [ColumnPair!]!
+  "True when the link's column map is known; false at table level only, and for a restricted neighbour."
+  columnLevel: Boolean!
+  linkingColumn: String
+  "Inference by name and key is the only evidence."
+  inferredOnly: Boolean!
+}
+
+"An exposure with where it comes from."
+type Exposure {
+  id: ID!
+  name: String!
+  type: String!
+  url: String
+  owner: String
+  origin: String!
+  "Reads the asked dataset itself."
+  direct: Boolean!
+  "Refs of the datasets it reads (ids in the workspace list)."
+  via: [String!]!
+}
+
+"A dataset's direct lineage (REST /datasets/{id}/lineage)."
+type DatasetLineage {
+  datasetId: ID!
+  "Reason codes of the dataset's own parsed lineage; empty when nothing was left out."
+  unresolved: [String!]!
+  upstream: [LineageNeighbour!]!
+  downstream: [LineageNeighbour!]!
+  "Direct, or via downstream datasets (3 hops)."
+  exposures: [Exposure!]!
+  "Downstream datasets at any distance, restricted ones included."
+  reachTotal: Int!
+  truncated: Boolean!
+}
+
+"A knowledge-graph snapshot."
+type GraphSnapshot {
+  id: ID!
+  "scan, manual, decision"
+  trigger: String!
+  scanId: ID
+  digest: String!
+  nodesCount: Int!
+  edgesCount: Int!
+  createdAt: Time!
+}
+
+"One page of snapshots, newest first, with the total."
+type GraphSnapshotPage {
+  items: [GraphSnapshot!]!
+  total: Int!
+}
+
+"A node renamed between two snapshots."
+type RenamedNode {
+  id: String!
+  kind: String!
+  from: String!
+  to: String!
+}
+
+"What changed between two snapshots (REST /knowledge/graph/diff)."
+type GraphDiff {
+  from: GraphSnapshot!
+  to: GraphSnapshot!
+  addedNodes: [KnowledgeNode!]!
+  removedNodes: [KnowledgeNode!]!
+  renamedNodes: [RenamedNode!]!
+  addedEdges: [KnowledgeEdge!]!
+  removedEdges: [KnowledgeEdge!]!
+  "JSON object: per node kind, {added, removed, renamed}."
+  byKind: String!
+  truncated: Boolean!
+}
+
+extend type KnowledgeNode {
+  "JSON object of the node's properties; null without any."
+  props: String
+}
+
+extend type Dataset {
+  "Direct upstream and downstream, exposures and reach total."
+  directLineage: DatasetLineage!
+}
+
+extend type Query {
+  "Exposures of the workspace."
+  exposures: [Exposure!]!
+  "Knowledge-graph snapshots, newest first; limit 1-500, offset >= 0."
+  graphSnapshots(limit: Int, offset: Int = 0): GraphSnapshotPage!
+  "What changed between two snapshots; from and to: a snapshot id, an ISO 8601 UTC date or time, or latest (at most 64 characters); to is latest by default."
+  graphSnapshotDiff(from: String!, to: String): GraphDiff!
 }
 `, BuiltIn: false},
 	{Name: "../schema/parity_trust.graphqls", Input: `# A dataset's trust reads at parity with REST /datasets/{id}/trust, /ai-readiness,
@@ -8383,6 +9827,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_impact(ctx, field)
 	case "path":
 		return ec.fieldContext_Dataset_path(ctx, field)
+	case "directLineage":
+		return ec.fieldContext_Dataset_directLineage(ctx, field)
 	case "trustScore":
 		return ec.fieldContext_Dataset_trustScore(ctx, field)
 	case "aiReadiness":
@@ -8545,6 +9991,26 @@ func (ec *executionContext) childFields_DatasetFreshness(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type DatasetFreshness", field.Name)
 }
 
+func (ec *executionContext) childFields_DatasetLineage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_DatasetLineage_datasetId(ctx, field)
+	case "unresolved":
+		return ec.fieldContext_DatasetLineage_unresolved(ctx, field)
+	case "upstream":
+		return ec.fieldContext_DatasetLineage_upstream(ctx, field)
+	case "downstream":
+		return ec.fieldContext_DatasetLineage_downstream(ctx, field)
+	case "exposures":
+		return ec.fieldContext_DatasetLineage_exposures(ctx, field)
+	case "reachTotal":
+		return ec.fieldContext_DatasetLineage_reachTotal(ctx, field)
+	case "truncated":
+		return ec.fieldContext_DatasetLineage_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DatasetLineage", field.Name)
+}
+
 func (ec *executionContext) childFields_DatasetPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
@@ -8581,6 +10047,20 @@ func (ec *executionContext) childFields_DatasetUsage(ctx context.Context, field 
 		return ec.fieldContext_DatasetUsage_lastConsumedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DatasetUsage", field.Name)
+}
+
+func (ec *executionContext) childFields_DatasetVerdictItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_DatasetVerdictItem_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_DatasetVerdictItem_datasetName(ctx, field)
+	case "verdict":
+		return ec.fieldContext_DatasetVerdictItem_verdict(ctx, field)
+	case "score":
+		return ec.fieldContext_DatasetVerdictItem_score(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DatasetVerdictItem", field.Name)
 }
 
 func (ec *executionContext) childFields_DemoPack(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8697,8 +10177,42 @@ func (ec *executionContext) childFields_Domain(ctx context.Context, field graphq
 		return ec.fieldContext_Domain_versions(ctx, field)
 	case "consumers":
 		return ec.fieldContext_Domain_consumers(ctx, field)
+	case "verdict":
+		return ec.fieldContext_Domain_verdict(ctx, field)
+	case "trustFacts":
+		return ec.fieldContext_Domain_trustFacts(ctx, field)
+	case "metadataQuality":
+		return ec.fieldContext_Domain_metadataQuality(ctx, field)
+	case "versionDiff":
+		return ec.fieldContext_Domain_versionDiff(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Domain", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_DomainChange_kind(ctx, field)
+	case "impact":
+		return ec.fieldContext_DomainChange_impact(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_DomainChange_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_DomainChange_datasetName(ctx, field)
+	case "column":
+		return ec.fieldContext_DomainChange_column(ctx, field)
+	case "dimension":
+		return ec.fieldContext_DomainChange_dimension(ctx, field)
+	case "field":
+		return ec.fieldContext_DomainChange_field(ctx, field)
+	case "before":
+		return ec.fieldContext_DomainChange_before(ctx, field)
+	case "after":
+		return ec.fieldContext_DomainChange_after(ctx, field)
+	case "restricted":
+		return ec.fieldContext_DomainChange_restricted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainChange", field.Name)
 }
 
 func (ec *executionContext) childFields_DomainConsumer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8725,6 +10239,66 @@ func (ec *executionContext) childFields_DomainConsumer(ctx context.Context, fiel
 		return ec.fieldContext_DomainConsumer_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DomainConsumer", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "domainId":
+		return ec.fieldContext_DomainDiff_domainId(ctx, field)
+	case "fromVersion":
+		return ec.fieldContext_DomainDiff_fromVersion(ctx, field)
+	case "toVersion":
+		return ec.fieldContext_DomainDiff_toVersion(ctx, field)
+	case "bump":
+		return ec.fieldContext_DomainDiff_bump(ctx, field)
+	case "nextVersion":
+		return ec.fieldContext_DomainDiff_nextVersion(ctx, field)
+	case "changes":
+		return ec.fieldContext_DomainDiff_changes(ctx, field)
+	case "counts":
+		return ec.fieldContext_DomainDiff_counts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainDiff", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainFactsBody(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "verdict":
+		return ec.fieldContext_DomainFactsBody_verdict(ctx, field)
+	case "score":
+		return ec.fieldContext_DomainFactsBody_score(ctx, field)
+	case "sla":
+		return ec.fieldContext_DomainFactsBody_sla(ctx, field)
+	case "sloMonth":
+		return ec.fieldContext_DomainFactsBody_sloMonth(ctx, field)
+	case "readiness":
+		return ec.fieldContext_DomainFactsBody_readiness(ctx, field)
+	case "datasets":
+		return ec.fieldContext_DomainFactsBody_datasets(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainFactsBody", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainFactsDataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_DomainFactsDataset_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_DomainFactsDataset_datasetName(ctx, field)
+	case "verdict":
+		return ec.fieldContext_DomainFactsDataset_verdict(ctx, field)
+	case "score":
+		return ec.fieldContext_DomainFactsDataset_score(ctx, field)
+	case "trustScore":
+		return ec.fieldContext_DomainFactsDataset_trustScore(ctx, field)
+	case "trustGrade":
+		return ec.fieldContext_DomainFactsDataset_trustGrade(ctx, field)
+	case "openIncidents":
+		return ec.fieldContext_DomainFactsDataset_openIncidents(ctx, field)
+	case "lastScanAt":
+		return ec.fieldContext_DomainFactsDataset_lastScanAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainFactsDataset", field.Name)
 }
 
 func (ec *executionContext) childFields_DomainPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8803,6 +10377,62 @@ func (ec *executionContext) childFields_DomainSLO(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type DomainSLO", field.Name)
 }
 
+func (ec *executionContext) childFields_DomainSuggestion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_DomainSuggestion_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_DomainSuggestion_datasetName(ctx, field)
+	case "domainId":
+		return ec.fieldContext_DomainSuggestion_domainId(ctx, field)
+	case "domainName":
+		return ec.fieldContext_DomainSuggestion_domainName(ctx, field)
+	case "votes":
+		return ec.fieldContext_DomainSuggestion_votes(ctx, field)
+	case "totalLinks":
+		return ec.fieldContext_DomainSuggestion_totalLinks(ctx, field)
+	case "viaColumns":
+		return ec.fieldContext_DomainSuggestion_viaColumns(ctx, field)
+	case "edgeKinds":
+		return ec.fieldContext_DomainSuggestion_edgeKinds(ctx, field)
+	case "inferredOnly":
+		return ec.fieldContext_DomainSuggestion_inferredOnly(ctx, field)
+	case "signature":
+		return ec.fieldContext_DomainSuggestion_signature(ctx, field)
+	case "candidates":
+		return ec.fieldContext_DomainSuggestion_candidates(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainSuggestion", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainSuggestions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "hasLineage":
+		return ec.fieldContext_DomainSuggestions_hasLineage(ctx, field)
+	case "suggestions":
+		return ec.fieldContext_DomainSuggestions_suggestions(ctx, field)
+	case "ambiguous":
+		return ec.fieldContext_DomainSuggestions_ambiguous(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainSuggestions", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainTrustFacts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "schemaVersion":
+		return ec.fieldContext_DomainTrustFacts_schemaVersion(ctx, field)
+	case "kind":
+		return ec.fieldContext_DomainTrustFacts_kind(ctx, field)
+	case "subject":
+		return ec.fieldContext_DomainTrustFacts_subject(ctx, field)
+	case "generatedAt":
+		return ec.fieldContext_DomainTrustFacts_generatedAt(ctx, field)
+	case "facts":
+		return ec.fieldContext_DomainTrustFacts_facts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainTrustFacts", field.Name)
+}
+
 func (ec *executionContext) childFields_DomainUseCase(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "useCase":
@@ -8817,6 +10447,36 @@ func (ec *executionContext) childFields_DomainUseCase(ctx context.Context, field
 		return ec.fieldContext_DomainUseCase_warnings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DomainUseCase", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainUseCaseStatuses(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rag":
+		return ec.fieldContext_DomainUseCaseStatuses_rag(ctx, field)
+	case "ml":
+		return ec.fieldContext_DomainUseCaseStatuses_ml(ctx, field)
+	case "agente":
+		return ec.fieldContext_DomainUseCaseStatuses_agente(ctx, field)
+	case "bi":
+		return ec.fieldContext_DomainUseCaseStatuses_bi(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainUseCaseStatuses", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainVerdict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "domainId":
+		return ec.fieldContext_DomainVerdict_domainId(ctx, field)
+	case "verdict":
+		return ec.fieldContext_DomainVerdict_verdict(ctx, field)
+	case "score":
+		return ec.fieldContext_DomainVerdict_score(ctx, field)
+	case "counts":
+		return ec.fieldContext_DomainVerdict_counts(ctx, field)
+	case "datasets":
+		return ec.fieldContext_DomainVerdict_datasets(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainVerdict", field.Name)
 }
 
 func (ec *executionContext) childFields_DomainVersion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8847,6 +10507,40 @@ func (ec *executionContext) childFields_DomainVersionCounts(ctx context.Context,
 		return ec.fieldContext_DomainVersionCounts_compatible(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DomainVersionCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainVote(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "domainId":
+		return ec.fieldContext_DomainVote_domainId(ctx, field)
+	case "domainName":
+		return ec.fieldContext_DomainVote_domainName(ctx, field)
+	case "votes":
+		return ec.fieldContext_DomainVote_votes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainVote", field.Name)
+}
+
+func (ec *executionContext) childFields_Exposure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Exposure_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Exposure_name(ctx, field)
+	case "type":
+		return ec.fieldContext_Exposure_type(ctx, field)
+	case "url":
+		return ec.fieldContext_Exposure_url(ctx, field)
+	case "owner":
+		return ec.fieldContext_Exposure_owner(ctx, field)
+	case "origin":
+		return ec.fieldContext_Exposure_origin(ctx, field)
+	case "direct":
+		return ec.fieldContext_Exposure_direct(ctx, field)
+	case "via":
+		return ec.fieldContext_Exposure_via(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Exposure", field.Name)
 }
 
 func (ec *executionContext) childFields_FactsSubject(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8895,6 +10589,60 @@ func (ec *executionContext) childFields_FoundDatasets(ctx context.Context, field
 		return ec.fieldContext_FoundDatasets_truncated(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FoundDatasets", field.Name)
+}
+
+func (ec *executionContext) childFields_GraphDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_GraphDiff_from(ctx, field)
+	case "to":
+		return ec.fieldContext_GraphDiff_to(ctx, field)
+	case "addedNodes":
+		return ec.fieldContext_GraphDiff_addedNodes(ctx, field)
+	case "removedNodes":
+		return ec.fieldContext_GraphDiff_removedNodes(ctx, field)
+	case "renamedNodes":
+		return ec.fieldContext_GraphDiff_renamedNodes(ctx, field)
+	case "addedEdges":
+		return ec.fieldContext_GraphDiff_addedEdges(ctx, field)
+	case "removedEdges":
+		return ec.fieldContext_GraphDiff_removedEdges(ctx, field)
+	case "byKind":
+		return ec.fieldContext_GraphDiff_byKind(ctx, field)
+	case "truncated":
+		return ec.fieldContext_GraphDiff_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GraphDiff", field.Name)
+}
+
+func (ec *executionContext) childFields_GraphSnapshot(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_GraphSnapshot_id(ctx, field)
+	case "trigger":
+		return ec.fieldContext_GraphSnapshot_trigger(ctx, field)
+	case "scanId":
+		return ec.fieldContext_GraphSnapshot_scanId(ctx, field)
+	case "digest":
+		return ec.fieldContext_GraphSnapshot_digest(ctx, field)
+	case "nodesCount":
+		return ec.fieldContext_GraphSnapshot_nodesCount(ctx, field)
+	case "edgesCount":
+		return ec.fieldContext_GraphSnapshot_edgesCount(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_GraphSnapshot_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GraphSnapshot", field.Name)
+}
+
+func (ec *executionContext) childFields_GraphSnapshotPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_GraphSnapshotPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_GraphSnapshotPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GraphSnapshotPage", field.Name)
 }
 
 func (ec *executionContext) childFields_ImpactNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9161,6 +10909,8 @@ func (ec *executionContext) childFields_KnowledgeNode(ctx context.Context, field
 		return ec.fieldContext_KnowledgeNode_name(ctx, field)
 	case "restricted":
 		return ec.fieldContext_KnowledgeNode_restricted(ctx, field)
+	case "props":
+		return ec.fieldContext_KnowledgeNode_props(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type KnowledgeNode", field.Name)
 }
@@ -9261,6 +11011,30 @@ func (ec *executionContext) childFields_LineageImpact(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type LineageImpact", field.Name)
 }
 
+func (ec *executionContext) childFields_LineageNeighbour(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_LineageNeighbour_ref(ctx, field)
+	case "id":
+		return ec.fieldContext_LineageNeighbour_id(ctx, field)
+	case "name":
+		return ec.fieldContext_LineageNeighbour_name(ctx, field)
+	case "restricted":
+		return ec.fieldContext_LineageNeighbour_restricted(ctx, field)
+	case "edgeKinds":
+		return ec.fieldContext_LineageNeighbour_edgeKinds(ctx, field)
+	case "columnMap":
+		return ec.fieldContext_LineageNeighbour_columnMap(ctx, field)
+	case "columnLevel":
+		return ec.fieldContext_LineageNeighbour_columnLevel(ctx, field)
+	case "linkingColumn":
+		return ec.fieldContext_LineageNeighbour_linkingColumn(ctx, field)
+	case "inferredOnly":
+		return ec.fieldContext_LineageNeighbour_inferredOnly(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LineageNeighbour", field.Name)
+}
+
 func (ec *executionContext) childFields_LineageNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "ref":
@@ -9301,6 +11075,44 @@ func (ec *executionContext) childFields_LineagePath(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type LineagePath", field.Name)
 }
 
+func (ec *executionContext) childFields_MetadataProblem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_MetadataProblem_code(ctx, field)
+	case "count":
+		return ec.fieldContext_MetadataProblem_count(ctx, field)
+	case "datasets":
+		return ec.fieldContext_MetadataProblem_datasets(ctx, field)
+	case "suggestion":
+		return ec.fieldContext_MetadataProblem_suggestion(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MetadataProblem", field.Name)
+}
+
+func (ec *executionContext) childFields_MetadataQuality(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "domainId":
+		return ec.fieldContext_MetadataQuality_domainId(ctx, field)
+	case "datasetsTotal":
+		return ec.fieldContext_MetadataQuality_datasetsTotal(ctx, field)
+	case "score":
+		return ec.fieldContext_MetadataQuality_score(ctx, field)
+	case "problems":
+		return ec.fieldContext_MetadataQuality_problems(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MetadataQuality", field.Name)
+}
+
+func (ec *executionContext) childFields_MetadataSuggestion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "channel":
+		return ec.fieldContext_MetadataSuggestion_channel(ctx, field)
+	case "action":
+		return ec.fieldContext_MetadataSuggestion_action(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MetadataSuggestion", field.Name)
+}
+
 func (ec *executionContext) childFields_Monitor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "enabled":
@@ -9321,6 +11133,24 @@ func (ec *executionContext) childFields_Monitor(ctx context.Context, field graph
 		return ec.fieldContext_Monitor_lastScanAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Monitor", field.Name)
+}
+
+func (ec *executionContext) childFields_MonthAttainment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "month":
+		return ec.fieldContext_MonthAttainment_month(ctx, field)
+	case "availabilityPct":
+		return ec.fieldContext_MonthAttainment_availabilityPct(ctx, field)
+	case "metDays":
+		return ec.fieldContext_MonthAttainment_metDays(ctx, field)
+	case "violatedDays":
+		return ec.fieldContext_MonthAttainment_violatedDays(ctx, field)
+	case "objectivePct":
+		return ec.fieldContext_MonthAttainment_objectivePct(ctx, field)
+	case "objectiveMet":
+		return ec.fieldContext_MonthAttainment_objectiveMet(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MonthAttainment", field.Name)
 }
 
 func (ec *executionContext) childFields_OpenIncidentCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9443,6 +11273,18 @@ func (ec *executionContext) childFields_RAGGateItem(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type RAGGateItem", field.Name)
 }
 
+func (ec *executionContext) childFields_ReachDataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_ReachDataset_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_ReachDataset_datasetName(ctx, field)
+	case "downstreamReach":
+		return ec.fieldContext_ReachDataset_downstreamReach(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReachDataset", field.Name)
+}
+
 func (ec *executionContext) childFields_ReadinessItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "code":
@@ -9463,6 +11305,20 @@ func (ec *executionContext) childFields_ReadinessRecommendation(ctx context.Cont
 		return ec.fieldContext_ReadinessRecommendation_useCases(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReadinessRecommendation", field.Name)
+}
+
+func (ec *executionContext) childFields_RenamedNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_RenamedNode_id(ctx, field)
+	case "kind":
+		return ec.fieldContext_RenamedNode_kind(ctx, field)
+	case "from":
+		return ec.fieldContext_RenamedNode_from(ctx, field)
+	case "to":
+		return ec.fieldContext_RenamedNode_to(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RenamedNode", field.Name)
 }
 
 func (ec *executionContext) childFields_Rule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10165,6 +12021,20 @@ func (ec *executionContext) childFields_Verdict(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Verdict", field.Name)
 }
 
+func (ec *executionContext) childFields_VerdictCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "pass":
+		return ec.fieldContext_VerdictCounts_pass(ctx, field)
+	case "warn":
+		return ec.fieldContext_VerdictCounts_warn(ctx, field)
+	case "fail":
+		return ec.fieldContext_VerdictCounts_fail(ctx, field)
+	case "unknown":
+		return ec.fieldContext_VerdictCounts_unknown(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VerdictCounts", field.Name)
+}
+
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -10496,6 +12366,28 @@ func (ec *executionContext) field_Domain_slo_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["month"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Domain_versionDiff_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
 	return args, nil
 }
 
@@ -10878,6 +12770,50 @@ func (ec *executionContext) field_Query_findDatasets_args(ctx context.Context, r
 		return nil, err
 	}
 	args["usageClass"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_graphSnapshotDiff_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_graphSnapshots_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
 	return args, nil
 }
 
@@ -14771,6 +16707,38 @@ func (ec *executionContext) fieldContext_Dataset_path(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_directLineage(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_directLineage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().DirectLineage(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DatasetLineage) graphql.Marshaler {
+			return ec.marshalNDatasetLineage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetLineage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_directLineage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatasetLineage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Dataset_trustScore(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16678,6 +18646,194 @@ func (ec *executionContext) fieldContext_DatasetFreshness_met(_ context.Context,
 	return graphql.NewScalarFieldContext("DatasetFreshness", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _DatasetLineage_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.DatasetLineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetLineage_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetLineage_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetLineage", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetLineage_unresolved(ctx context.Context, field graphql.CollectedField, obj *model.DatasetLineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetLineage_unresolved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unresolved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetLineage_unresolved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetLineage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetLineage_upstream(ctx context.Context, field graphql.CollectedField, obj *model.DatasetLineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetLineage_upstream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Upstream, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LineageNeighbour) graphql.Marshaler {
+			return ec.marshalNLineageNeighbour2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNeighbourᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetLineage_upstream(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetLineage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageNeighbour(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetLineage_downstream(ctx context.Context, field graphql.CollectedField, obj *model.DatasetLineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetLineage_downstream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Downstream, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LineageNeighbour) graphql.Marshaler {
+			return ec.marshalNLineageNeighbour2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNeighbourᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetLineage_downstream(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetLineage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageNeighbour(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetLineage_exposures(ctx context.Context, field graphql.CollectedField, obj *model.DatasetLineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetLineage_exposures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exposures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Exposure) graphql.Marshaler {
+			return ec.marshalNExposure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐExposureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetLineage_exposures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetLineage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Exposure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetLineage_reachTotal(ctx context.Context, field graphql.CollectedField, obj *model.DatasetLineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetLineage_reachTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReachTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetLineage_reachTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetLineage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetLineage_truncated(ctx context.Context, field graphql.CollectedField, obj *model.DatasetLineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetLineage_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetLineage_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetLineage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _DatasetPage_items(ctx context.Context, field graphql.CollectedField, obj *model.DatasetPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16933,6 +19089,98 @@ func (ec *executionContext) _DatasetUsage_lastConsumedAt(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_DatasetUsage_lastConsumedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DatasetUsage", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetVerdictItem_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.DatasetVerdictItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetVerdictItem_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetVerdictItem_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetVerdictItem", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetVerdictItem_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.DatasetVerdictItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetVerdictItem_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetVerdictItem_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetVerdictItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetVerdictItem_verdict(ctx context.Context, field graphql.CollectedField, obj *model.DatasetVerdictItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetVerdictItem_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetVerdictItem_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetVerdictItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetVerdictItem_score(ctx context.Context, field graphql.CollectedField, obj *model.DatasetVerdictItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetVerdictItem_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetVerdictItem_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetVerdictItem", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _DemoPack_key(ctx context.Context, field graphql.CollectedField, obj *model.DemoPack) (ret graphql.Marshaler) {
@@ -17989,6 +20237,376 @@ func (ec *executionContext) fieldContext_Domain_consumers(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Domain_verdict(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().Verdict(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainVerdict) graphql.Marshaler {
+			return ec.marshalNDomainVerdict2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVerdict(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainVerdict(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Domain_trustFacts(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_trustFacts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().TrustFacts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainTrustFacts) graphql.Marshaler {
+			return ec.marshalNDomainTrustFacts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainTrustFacts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_trustFacts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainTrustFacts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Domain_metadataQuality(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_metadataQuality(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().MetadataQuality(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MetadataQuality) graphql.Marshaler {
+			return ec.marshalNMetadataQuality2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMetadataQuality(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_metadataQuality(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MetadataQuality(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Domain_versionDiff(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_versionDiff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Domain().VersionDiff(ctx, obj, fc.Args["from"].(string), fc.Args["to"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainDiff) graphql.Marshaler {
+			return ec.marshalNDomainDiff2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_versionDiff(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainDiff(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Domain_versionDiff_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainChange_kind(ctx context.Context, field graphql.CollectedField, obj *model.DomainChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainChange_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainChange_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainChange_impact(ctx context.Context, field graphql.CollectedField, obj *model.DomainChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainChange_impact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Impact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainChange_impact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainChange_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.DomainChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainChange_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainChange_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainChange", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainChange_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.DomainChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainChange_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainChange_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainChange_column(ctx context.Context, field graphql.CollectedField, obj *model.DomainChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainChange_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainChange_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainChange_dimension(ctx context.Context, field graphql.CollectedField, obj *model.DomainChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainChange_dimension(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dimension, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainChange_dimension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainChange_field(ctx context.Context, field graphql.CollectedField, obj *model.DomainChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainChange_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainChange_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainChange_before(ctx context.Context, field graphql.CollectedField, obj *model.DomainChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainChange_before(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Before, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainChange_before(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainChange_after(ctx context.Context, field graphql.CollectedField, obj *model.DomainChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainChange_after(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.After, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainChange_after(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainChange_restricted(ctx context.Context, field graphql.CollectedField, obj *model.DomainChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainChange_restricted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restricted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainChange_restricted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainChange", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _DomainConsumer_id(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18217,6 +20835,552 @@ func (ec *executionContext) _DomainConsumer_createdAt(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_DomainConsumer_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DomainDiff_domainId(ctx context.Context, field graphql.CollectedField, obj *model.DomainDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainDiff_domainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainDiff_domainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainDiff", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainDiff_fromVersion(ctx context.Context, field graphql.CollectedField, obj *model.DomainDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainDiff_fromVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainDiff_fromVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainDiff", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainDiff_toVersion(ctx context.Context, field graphql.CollectedField, obj *model.DomainDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainDiff_toVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainDiff_toVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainDiff", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainDiff_bump(ctx context.Context, field graphql.CollectedField, obj *model.DomainDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainDiff_bump(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bump, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainDiff_bump(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainDiff", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainDiff_nextVersion(ctx context.Context, field graphql.CollectedField, obj *model.DomainDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainDiff_nextVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainDiff_nextVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainDiff", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainDiff_changes(ctx context.Context, field graphql.CollectedField, obj *model.DomainDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainDiff_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainChange) graphql.Marshaler {
+			return ec.marshalNDomainChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainDiff_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainDiff_counts(ctx context.Context, field graphql.CollectedField, obj *model.DomainDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainDiff_counts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Counts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainVersionCounts) graphql.Marshaler {
+			return ec.marshalNDomainVersionCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersionCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainDiff_counts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainVersionCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainFactsBody_verdict(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsBody_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsBody_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainFactsBody", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainFactsBody_score(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsBody_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsBody_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainFactsBody", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DomainFactsBody_sla(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsBody_sla(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainSLA) graphql.Marshaler {
+			return ec.marshalNDomainSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSLA(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsBody_sla(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainSLA(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainFactsBody_sloMonth(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsBody_sloMonth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SloMonth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MonthAttainment) graphql.Marshaler {
+			return ec.marshalNMonthAttainment2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMonthAttainment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsBody_sloMonth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MonthAttainment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainFactsBody_readiness(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsBody_readiness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Readiness, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainUseCaseStatuses) graphql.Marshaler {
+			return ec.marshalNDomainUseCaseStatuses2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainUseCaseStatuses(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsBody_readiness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainUseCaseStatuses(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainFactsBody_datasets(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsBody) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsBody_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainFactsDataset) graphql.Marshaler {
+			return ec.marshalNDomainFactsDataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainFactsDatasetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsBody_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainFactsBody",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainFactsDataset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainFactsDataset_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsDataset_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsDataset_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainFactsDataset", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainFactsDataset_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsDataset_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsDataset_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainFactsDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainFactsDataset_verdict(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsDataset_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsDataset_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainFactsDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainFactsDataset_score(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsDataset_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsDataset_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainFactsDataset", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DomainFactsDataset_trustScore(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsDataset_trustScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrustScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsDataset_trustScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainFactsDataset", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DomainFactsDataset_trustGrade(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsDataset_trustGrade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrustGrade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsDataset_trustGrade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainFactsDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainFactsDataset_openIncidents(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsDataset_openIncidents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIncidents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OpenIncidentCounts) graphql.Marshaler {
+			return ec.marshalNOpenIncidentCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOpenIncidentCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsDataset_openIncidents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainFactsDataset",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenIncidentCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainFactsDataset_lastScanAt(ctx context.Context, field graphql.CollectedField, obj *model.DomainFactsDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainFactsDataset_lastScanAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastScanAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainFactsDataset_lastScanAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainFactsDataset", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _DomainPage_items(ctx context.Context, field graphql.CollectedField, obj *model.DomainPage) (ret graphql.Marshaler) {
@@ -18802,6 +21966,488 @@ func (ec *executionContext) fieldContext_DomainSLO_datasets(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _DomainSuggestion_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestion_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestion_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSuggestion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSuggestion_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestion_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestion_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSuggestion_domainId(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestion_domainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestion_domainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSuggestion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSuggestion_domainName(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestion_domainName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestion_domainName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSuggestion_votes(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestion_votes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Votes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestion_votes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSuggestion", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSuggestion_totalLinks(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestion_totalLinks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalLinks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestion_totalLinks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSuggestion", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSuggestion_viaColumns(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestion_viaColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ViaColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestion_viaColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSuggestion_edgeKinds(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestion_edgeKinds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EdgeKinds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestion_edgeKinds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSuggestion_inferredOnly(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestion_inferredOnly(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InferredOnly, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestion_inferredOnly(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSuggestion", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSuggestion_signature(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestion_signature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Signature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestion_signature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSuggestion_candidates(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestion_candidates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Candidates, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainVote) graphql.Marshaler {
+			return ec.marshalNDomainVote2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVoteᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestion_candidates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainSuggestion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainVote(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainSuggestions_hasLineage(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestions_hasLineage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasLineage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestions_hasLineage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainSuggestions", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DomainSuggestions_suggestions(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestions_suggestions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Suggestions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainSuggestion) graphql.Marshaler {
+			return ec.marshalNDomainSuggestion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSuggestionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestions_suggestions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainSuggestions",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainSuggestions_ambiguous(ctx context.Context, field graphql.CollectedField, obj *model.DomainSuggestions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainSuggestions_ambiguous(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ambiguous, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainSuggestion) graphql.Marshaler {
+			return ec.marshalNDomainSuggestion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSuggestionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainSuggestions_ambiguous(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainSuggestions",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainTrustFacts_schemaVersion(ctx context.Context, field graphql.CollectedField, obj *model.DomainTrustFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainTrustFacts_schemaVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SchemaVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainTrustFacts_schemaVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainTrustFacts", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainTrustFacts_kind(ctx context.Context, field graphql.CollectedField, obj *model.DomainTrustFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainTrustFacts_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainTrustFacts_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainTrustFacts", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainTrustFacts_subject(ctx context.Context, field graphql.CollectedField, obj *model.DomainTrustFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainTrustFacts_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FactsSubject) graphql.Marshaler {
+			return ec.marshalNFactsSubject2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFactsSubject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainTrustFacts_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainTrustFacts",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FactsSubject(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainTrustFacts_generatedAt(ctx context.Context, field graphql.CollectedField, obj *model.DomainTrustFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainTrustFacts_generatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GeneratedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainTrustFacts_generatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainTrustFacts", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DomainTrustFacts_facts(ctx context.Context, field graphql.CollectedField, obj *model.DomainTrustFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainTrustFacts_facts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Facts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainFactsBody) graphql.Marshaler {
+			return ec.marshalNDomainFactsBody2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainFactsBody(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainTrustFacts_facts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainTrustFacts",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainFactsBody(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DomainUseCase_useCase(ctx context.Context, field graphql.CollectedField, obj *model.DomainUseCase) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18930,6 +22576,231 @@ func (ec *executionContext) fieldContext_DomainUseCase_warnings(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ReadinessItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainUseCaseStatuses_rag(ctx context.Context, field graphql.CollectedField, obj *model.DomainUseCaseStatuses) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainUseCaseStatuses_rag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rag, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainUseCaseStatuses_rag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainUseCaseStatuses", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainUseCaseStatuses_ml(ctx context.Context, field graphql.CollectedField, obj *model.DomainUseCaseStatuses) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainUseCaseStatuses_ml(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ml, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainUseCaseStatuses_ml(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainUseCaseStatuses", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainUseCaseStatuses_agente(ctx context.Context, field graphql.CollectedField, obj *model.DomainUseCaseStatuses) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainUseCaseStatuses_agente(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Agente, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainUseCaseStatuses_agente(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainUseCaseStatuses", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainUseCaseStatuses_bi(ctx context.Context, field graphql.CollectedField, obj *model.DomainUseCaseStatuses) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainUseCaseStatuses_bi(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bi, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainUseCaseStatuses_bi(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainUseCaseStatuses", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVerdict_domainId(ctx context.Context, field graphql.CollectedField, obj *model.DomainVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVerdict_domainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVerdict_domainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVerdict", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVerdict_verdict(ctx context.Context, field graphql.CollectedField, obj *model.DomainVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVerdict_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVerdict_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVerdict", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVerdict_score(ctx context.Context, field graphql.CollectedField, obj *model.DomainVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVerdict_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVerdict_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVerdict", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVerdict_counts(ctx context.Context, field graphql.CollectedField, obj *model.DomainVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVerdict_counts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Counts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.VerdictCounts) graphql.Marshaler {
+			return ec.marshalNVerdictCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐVerdictCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVerdict_counts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainVerdict",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VerdictCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainVerdict_datasets(ctx context.Context, field graphql.CollectedField, obj *model.DomainVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVerdict_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DatasetVerdictItem) graphql.Marshaler {
+			return ec.marshalNDatasetVerdictItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetVerdictItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVerdict_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainVerdict",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatasetVerdictItem(ctx, field)
 		},
 	}
 	return fc, nil
@@ -19149,6 +23020,259 @@ func (ec *executionContext) _DomainVersionCounts_compatible(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_DomainVersionCounts_compatible(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVote_domainId(ctx context.Context, field graphql.CollectedField, obj *model.DomainVote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVote_domainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVote_domainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVote", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVote_domainName(ctx context.Context, field graphql.CollectedField, obj *model.DomainVote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVote_domainName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVote_domainName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVote", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainVote_votes(ctx context.Context, field graphql.CollectedField, obj *model.DomainVote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainVote_votes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Votes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainVote_votes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainVote", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Exposure_id(ctx context.Context, field graphql.CollectedField, obj *model.Exposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exposure_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exposure_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exposure", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Exposure_name(ctx context.Context, field graphql.CollectedField, obj *model.Exposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exposure_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exposure_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exposure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Exposure_type(ctx context.Context, field graphql.CollectedField, obj *model.Exposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exposure_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exposure_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exposure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Exposure_url(ctx context.Context, field graphql.CollectedField, obj *model.Exposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exposure_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Exposure_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exposure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Exposure_owner(ctx context.Context, field graphql.CollectedField, obj *model.Exposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exposure_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Exposure_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exposure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Exposure_origin(ctx context.Context, field graphql.CollectedField, obj *model.Exposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exposure_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exposure_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exposure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Exposure_direct(ctx context.Context, field graphql.CollectedField, obj *model.Exposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exposure_direct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exposure_direct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exposure", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Exposure_via(ctx context.Context, field graphql.CollectedField, obj *model.Exposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exposure_via(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Via, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exposure_via(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exposure", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _FactsSubject_id(ctx context.Context, field graphql.CollectedField, obj *model.FactsSubject) (ret graphql.Marshaler) {
@@ -19512,6 +23636,492 @@ func (ec *executionContext) _FoundDatasets_truncated(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_FoundDatasets_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("FoundDatasets", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _GraphDiff_from(ctx context.Context, field graphql.CollectedField, obj *model.GraphDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphDiff_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GraphSnapshot) graphql.Marshaler {
+			return ec.marshalNGraphSnapshot2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGraphSnapshot(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphDiff_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GraphDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GraphSnapshot(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GraphDiff_to(ctx context.Context, field graphql.CollectedField, obj *model.GraphDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphDiff_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GraphSnapshot) graphql.Marshaler {
+			return ec.marshalNGraphSnapshot2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGraphSnapshot(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphDiff_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GraphDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GraphSnapshot(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GraphDiff_addedNodes(ctx context.Context, field graphql.CollectedField, obj *model.GraphDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphDiff_addedNodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AddedNodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KnowledgeNode) graphql.Marshaler {
+			return ec.marshalNKnowledgeNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphDiff_addedNodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GraphDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GraphDiff_removedNodes(ctx context.Context, field graphql.CollectedField, obj *model.GraphDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphDiff_removedNodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RemovedNodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KnowledgeNode) graphql.Marshaler {
+			return ec.marshalNKnowledgeNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphDiff_removedNodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GraphDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GraphDiff_renamedNodes(ctx context.Context, field graphql.CollectedField, obj *model.GraphDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphDiff_renamedNodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RenamedNodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RenamedNode) graphql.Marshaler {
+			return ec.marshalNRenamedNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRenamedNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphDiff_renamedNodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GraphDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RenamedNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GraphDiff_addedEdges(ctx context.Context, field graphql.CollectedField, obj *model.GraphDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphDiff_addedEdges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AddedEdges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KnowledgeEdge) graphql.Marshaler {
+			return ec.marshalNKnowledgeEdge2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphDiff_addedEdges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GraphDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GraphDiff_removedEdges(ctx context.Context, field graphql.CollectedField, obj *model.GraphDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphDiff_removedEdges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RemovedEdges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KnowledgeEdge) graphql.Marshaler {
+			return ec.marshalNKnowledgeEdge2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphDiff_removedEdges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GraphDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GraphDiff_byKind(ctx context.Context, field graphql.CollectedField, obj *model.GraphDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphDiff_byKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphDiff_byKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GraphDiff", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GraphDiff_truncated(ctx context.Context, field graphql.CollectedField, obj *model.GraphDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphDiff_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphDiff_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GraphDiff", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _GraphSnapshot_id(ctx context.Context, field graphql.CollectedField, obj *model.GraphSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphSnapshot_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphSnapshot_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GraphSnapshot", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _GraphSnapshot_trigger(ctx context.Context, field graphql.CollectedField, obj *model.GraphSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphSnapshot_trigger(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Trigger, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphSnapshot_trigger(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GraphSnapshot", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GraphSnapshot_scanId(ctx context.Context, field graphql.CollectedField, obj *model.GraphSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphSnapshot_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GraphSnapshot_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GraphSnapshot", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _GraphSnapshot_digest(ctx context.Context, field graphql.CollectedField, obj *model.GraphSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphSnapshot_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphSnapshot_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GraphSnapshot", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GraphSnapshot_nodesCount(ctx context.Context, field graphql.CollectedField, obj *model.GraphSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphSnapshot_nodesCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodesCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphSnapshot_nodesCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GraphSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GraphSnapshot_edgesCount(ctx context.Context, field graphql.CollectedField, obj *model.GraphSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphSnapshot_edgesCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EdgesCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphSnapshot_edgesCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GraphSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GraphSnapshot_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.GraphSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphSnapshot_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphSnapshot_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GraphSnapshot", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GraphSnapshotPage_items(ctx context.Context, field graphql.CollectedField, obj *model.GraphSnapshotPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphSnapshotPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.GraphSnapshot) graphql.Marshaler {
+			return ec.marshalNGraphSnapshot2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGraphSnapshotᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphSnapshotPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GraphSnapshotPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GraphSnapshot(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GraphSnapshotPage_total(ctx context.Context, field graphql.CollectedField, obj *model.GraphSnapshotPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphSnapshotPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GraphSnapshotPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GraphSnapshotPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _ImpactNode_ref(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
@@ -21729,6 +26339,29 @@ func (ec *executionContext) fieldContext_KnowledgeNode_restricted(_ context.Cont
 	return graphql.NewScalarFieldContext("KnowledgeNode", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _KnowledgeNode_props(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeNode_props(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Props, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeNode_props(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _KnowledgeStats_nodes(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeStats) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22569,6 +27202,222 @@ func (ec *executionContext) fieldContext_LineageImpact_impactNote(_ context.Cont
 	return graphql.NewScalarFieldContext("LineageImpact", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _LineageNeighbour_ref(ctx context.Context, field graphql.CollectedField, obj *model.LineageNeighbour) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNeighbour_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ref, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNeighbour_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNeighbour", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNeighbour_id(ctx context.Context, field graphql.CollectedField, obj *model.LineageNeighbour) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNeighbour_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNeighbour_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNeighbour", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNeighbour_name(ctx context.Context, field graphql.CollectedField, obj *model.LineageNeighbour) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNeighbour_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNeighbour_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNeighbour", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNeighbour_restricted(ctx context.Context, field graphql.CollectedField, obj *model.LineageNeighbour) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNeighbour_restricted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restricted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNeighbour_restricted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNeighbour", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNeighbour_edgeKinds(ctx context.Context, field graphql.CollectedField, obj *model.LineageNeighbour) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNeighbour_edgeKinds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EdgeKinds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNeighbour_edgeKinds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNeighbour", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNeighbour_columnMap(ctx context.Context, field graphql.CollectedField, obj *model.LineageNeighbour) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNeighbour_columnMap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ColumnMap, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ColumnPair) graphql.Marshaler {
+			return ec.marshalNColumnPair2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnPairᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNeighbour_columnMap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageNeighbour",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnPair(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineageNeighbour_columnLevel(ctx context.Context, field graphql.CollectedField, obj *model.LineageNeighbour) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNeighbour_columnLevel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ColumnLevel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNeighbour_columnLevel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNeighbour", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNeighbour_linkingColumn(ctx context.Context, field graphql.CollectedField, obj *model.LineageNeighbour) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNeighbour_linkingColumn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LinkingColumn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNeighbour_linkingColumn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNeighbour", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LineageNeighbour_inferredOnly(ctx context.Context, field graphql.CollectedField, obj *model.LineageNeighbour) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageNeighbour_inferredOnly(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InferredOnly, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageNeighbour_inferredOnly(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageNeighbour", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _LineageNode_ref(ctx context.Context, field graphql.CollectedField, obj *model.LineageNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22909,6 +27758,263 @@ func (ec *executionContext) fieldContext_LineagePath_edges(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _MetadataProblem_code(ctx context.Context, field graphql.CollectedField, obj *model.MetadataProblem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetadataProblem_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MetadataProblem_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetadataProblem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MetadataProblem_count(ctx context.Context, field graphql.CollectedField, obj *model.MetadataProblem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetadataProblem_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MetadataProblem_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetadataProblem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MetadataProblem_datasets(ctx context.Context, field graphql.CollectedField, obj *model.MetadataProblem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetadataProblem_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReachDataset) graphql.Marshaler {
+			return ec.marshalNReachDataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReachDatasetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MetadataProblem_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetadataProblem",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReachDataset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetadataProblem_suggestion(ctx context.Context, field graphql.CollectedField, obj *model.MetadataProblem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetadataProblem_suggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Suggestion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MetadataSuggestion) graphql.Marshaler {
+			return ec.marshalOMetadataSuggestion2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMetadataSuggestion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetadataProblem_suggestion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetadataProblem",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MetadataSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetadataQuality_domainId(ctx context.Context, field graphql.CollectedField, obj *model.MetadataQuality) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetadataQuality_domainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetadataQuality_domainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetadataQuality", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _MetadataQuality_datasetsTotal(ctx context.Context, field graphql.CollectedField, obj *model.MetadataQuality) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetadataQuality_datasetsTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetsTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MetadataQuality_datasetsTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetadataQuality", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MetadataQuality_score(ctx context.Context, field graphql.CollectedField, obj *model.MetadataQuality) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetadataQuality_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MetadataQuality_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetadataQuality", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetadataQuality_problems(ctx context.Context, field graphql.CollectedField, obj *model.MetadataQuality) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetadataQuality_problems(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Problems, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.MetadataProblem) graphql.Marshaler {
+			return ec.marshalNMetadataProblem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMetadataProblemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MetadataQuality_problems(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetadataQuality",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MetadataProblem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetadataSuggestion_channel(ctx context.Context, field graphql.CollectedField, obj *model.MetadataSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetadataSuggestion_channel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Channel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MetadataSuggestion_channel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetadataSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MetadataSuggestion_action(ctx context.Context, field graphql.CollectedField, obj *model.MetadataSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetadataSuggestion_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MetadataSuggestion_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetadataSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Monitor_enabled(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23091,6 +28197,144 @@ func (ec *executionContext) _Monitor_lastScanAt(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_Monitor_lastScanAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Monitor", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _MonthAttainment_month(ctx context.Context, field graphql.CollectedField, obj *model.MonthAttainment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MonthAttainment_month(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Month, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MonthAttainment_month(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MonthAttainment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MonthAttainment_availabilityPct(ctx context.Context, field graphql.CollectedField, obj *model.MonthAttainment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MonthAttainment_availabilityPct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvailabilityPct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MonthAttainment_availabilityPct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MonthAttainment", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MonthAttainment_metDays(ctx context.Context, field graphql.CollectedField, obj *model.MonthAttainment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MonthAttainment_metDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MetDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MonthAttainment_metDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MonthAttainment", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MonthAttainment_violatedDays(ctx context.Context, field graphql.CollectedField, obj *model.MonthAttainment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MonthAttainment_violatedDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ViolatedDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MonthAttainment_violatedDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MonthAttainment", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MonthAttainment_objectivePct(ctx context.Context, field graphql.CollectedField, obj *model.MonthAttainment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MonthAttainment_objectivePct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObjectivePct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MonthAttainment_objectivePct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MonthAttainment", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MonthAttainment_objectiveMet(ctx context.Context, field graphql.CollectedField, obj *model.MonthAttainment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MonthAttainment_objectiveMet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObjectiveMet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MonthAttainment_objectiveMet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MonthAttainment", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_triggerScan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -24650,6 +29894,190 @@ func (ec *executionContext) fieldContext_Query_demoPacks(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_catalogMetadataQuality(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_catalogMetadataQuality(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().CatalogMetadataQuality(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MetadataQuality) graphql.Marshaler {
+			return ec.marshalNMetadataQuality2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMetadataQuality(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_catalogMetadataQuality(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MetadataQuality(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_domainSuggestions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_domainSuggestions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().DomainSuggestions(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainSuggestions) graphql.Marshaler {
+			return ec.marshalNDomainSuggestions2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSuggestions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_domainSuggestions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainSuggestions(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_exposures(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exposures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Exposures(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Exposure) graphql.Marshaler {
+			return ec.marshalNExposure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐExposureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exposures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Exposure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_graphSnapshots(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_graphSnapshots(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GraphSnapshots(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GraphSnapshotPage) graphql.Marshaler {
+			return ec.marshalNGraphSnapshotPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGraphSnapshotPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_graphSnapshots(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GraphSnapshotPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_graphSnapshots_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_graphSnapshotDiff(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_graphSnapshotDiff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GraphSnapshotDiff(ctx, fc.Args["from"].(string), fc.Args["to"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GraphDiff) graphql.Marshaler {
+			return ec.marshalNGraphDiff2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGraphDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_graphSnapshotDiff(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GraphDiff(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_graphSnapshotDiff_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_findDatasets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25393,6 +30821,75 @@ func (ec *executionContext) fieldContext_RAGGateItem_piiColumns(_ context.Contex
 	return graphql.NewScalarFieldContext("RAGGateItem", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ReachDataset_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.ReachDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReachDataset_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReachDataset_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReachDataset", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ReachDataset_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.ReachDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReachDataset_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReachDataset_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReachDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReachDataset_downstreamReach(ctx context.Context, field graphql.CollectedField, obj *model.ReachDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReachDataset_downstreamReach(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DownstreamReach, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReachDataset_downstreamReach(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReachDataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _ReadinessItem_code(ctx context.Context, field graphql.CollectedField, obj *model.ReadinessItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25506,6 +31003,98 @@ func (ec *executionContext) _ReadinessRecommendation_useCases(ctx context.Contex
 }
 func (ec *executionContext) fieldContext_ReadinessRecommendation_useCases(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReadinessRecommendation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RenamedNode_id(ctx context.Context, field graphql.CollectedField, obj *model.RenamedNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RenamedNode_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RenamedNode_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RenamedNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RenamedNode_kind(ctx context.Context, field graphql.CollectedField, obj *model.RenamedNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RenamedNode_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RenamedNode_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RenamedNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RenamedNode_from(ctx context.Context, field graphql.CollectedField, obj *model.RenamedNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RenamedNode_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RenamedNode_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RenamedNode", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RenamedNode_to(ctx context.Context, field graphql.CollectedField, obj *model.RenamedNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RenamedNode_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RenamedNode_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RenamedNode", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _RestrictedDataset_ref(ctx context.Context, field graphql.CollectedField, obj *model.RestrictedDataset) (ret graphql.Marshaler) {
@@ -31219,6 +36808,98 @@ func (ec *executionContext) fieldContext_Verdict_failingRules(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _VerdictCounts_pass(ctx context.Context, field graphql.CollectedField, obj *model.VerdictCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictCounts_pass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictCounts_pass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _VerdictCounts_warn(ctx context.Context, field graphql.CollectedField, obj *model.VerdictCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictCounts_warn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictCounts_warn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _VerdictCounts_fail(ctx context.Context, field graphql.CollectedField, obj *model.VerdictCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictCounts_fail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictCounts_fail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _VerdictCounts_unknown(ctx context.Context, field graphql.CollectedField, obj *model.VerdictCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictCounts_unknown(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unknown, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictCounts_unknown(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -34399,6 +40080,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "directLineage":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_directLineage(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "trustScore":
 			field := field
 
@@ -35514,6 +41233,74 @@ func (ec *executionContext) _DatasetFreshness(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var datasetLineageImplementors = []string{"DatasetLineage"}
+
+func (ec *executionContext) _DatasetLineage(ctx context.Context, sel ast.SelectionSet, obj *model.DatasetLineage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, datasetLineageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DatasetLineage")
+		case "datasetId":
+			out.Values[i] = ec._DatasetLineage_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unresolved":
+			out.Values[i] = ec._DatasetLineage_unresolved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "upstream":
+			out.Values[i] = ec._DatasetLineage_upstream(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "downstream":
+			out.Values[i] = ec._DatasetLineage_downstream(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exposures":
+			out.Values[i] = ec._DatasetLineage_exposures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reachTotal":
+			out.Values[i] = ec._DatasetLineage_reachTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._DatasetLineage_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var datasetPageImplementors = []string{"DatasetPage"}
 
 func (ec *executionContext) _DatasetPage(ctx context.Context, sel ast.SelectionSet, obj *model.DatasetPage) graphql.Marshaler {
@@ -35639,6 +41426,59 @@ func (ec *executionContext) _DatasetUsage(ctx context.Context, sel ast.Selection
 			}
 		case "lastConsumedAt":
 			out.Values[i] = ec._DatasetUsage_lastConsumedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var datasetVerdictItemImplementors = []string{"DatasetVerdictItem"}
+
+func (ec *executionContext) _DatasetVerdictItem(ctx context.Context, sel ast.SelectionSet, obj *model.DatasetVerdictItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, datasetVerdictItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DatasetVerdictItem")
+		case "datasetId":
+			out.Values[i] = ec._DatasetVerdictItem_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._DatasetVerdictItem_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._DatasetVerdictItem_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._DatasetVerdictItem_score(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -36177,6 +42017,241 @@ func (ec *executionContext) _Domain(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "verdict":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_verdict(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "trustFacts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_trustFacts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "metadataQuality":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_metadataQuality(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "versionDiff":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_versionDiff(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainChangeImplementors = []string{"DomainChange"}
+
+func (ec *executionContext) _DomainChange(ctx context.Context, sel ast.SelectionSet, obj *model.DomainChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainChange")
+		case "kind":
+			out.Values[i] = ec._DomainChange_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "impact":
+			out.Values[i] = ec._DomainChange_impact(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._DomainChange_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._DomainChange_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._DomainChange_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "dimension":
+			out.Values[i] = ec._DomainChange_dimension(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "field":
+			out.Values[i] = ec._DomainChange_field(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "before":
+			out.Values[i] = ec._DomainChange_before(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "after":
+			out.Values[i] = ec._DomainChange_after(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "restricted":
+			out.Values[i] = ec._DomainChange_restricted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -36258,6 +42333,210 @@ func (ec *executionContext) _DomainConsumer(ctx context.Context, sel ast.Selecti
 		case "createdAt":
 			out.Values[i] = ec._DomainConsumer_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainDiffImplementors = []string{"DomainDiff"}
+
+func (ec *executionContext) _DomainDiff(ctx context.Context, sel ast.SelectionSet, obj *model.DomainDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainDiff")
+		case "domainId":
+			out.Values[i] = ec._DomainDiff_domainId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromVersion":
+			out.Values[i] = ec._DomainDiff_fromVersion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toVersion":
+			out.Values[i] = ec._DomainDiff_toVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bump":
+			out.Values[i] = ec._DomainDiff_bump(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextVersion":
+			out.Values[i] = ec._DomainDiff_nextVersion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._DomainDiff_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "counts":
+			out.Values[i] = ec._DomainDiff_counts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainFactsBodyImplementors = []string{"DomainFactsBody"}
+
+func (ec *executionContext) _DomainFactsBody(ctx context.Context, sel ast.SelectionSet, obj *model.DomainFactsBody) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainFactsBodyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainFactsBody")
+		case "verdict":
+			out.Values[i] = ec._DomainFactsBody_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._DomainFactsBody_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sla":
+			out.Values[i] = ec._DomainFactsBody_sla(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sloMonth":
+			out.Values[i] = ec._DomainFactsBody_sloMonth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "readiness":
+			out.Values[i] = ec._DomainFactsBody_readiness(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._DomainFactsBody_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainFactsDatasetImplementors = []string{"DomainFactsDataset"}
+
+func (ec *executionContext) _DomainFactsDataset(ctx context.Context, sel ast.SelectionSet, obj *model.DomainFactsDataset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainFactsDatasetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainFactsDataset")
+		case "datasetId":
+			out.Values[i] = ec._DomainFactsDataset_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._DomainFactsDataset_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._DomainFactsDataset_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._DomainFactsDataset_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "trustScore":
+			out.Values[i] = ec._DomainFactsDataset_trustScore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "trustGrade":
+			out.Values[i] = ec._DomainFactsDataset_trustGrade(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openIncidents":
+			out.Values[i] = ec._DomainFactsDataset_openIncidents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastScanAt":
+			out.Values[i] = ec._DomainFactsDataset_lastScanAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -36561,6 +42840,200 @@ func (ec *executionContext) _DomainSLO(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var domainSuggestionImplementors = []string{"DomainSuggestion"}
+
+func (ec *executionContext) _DomainSuggestion(ctx context.Context, sel ast.SelectionSet, obj *model.DomainSuggestion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainSuggestionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainSuggestion")
+		case "datasetId":
+			out.Values[i] = ec._DomainSuggestion_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._DomainSuggestion_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domainId":
+			out.Values[i] = ec._DomainSuggestion_domainId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "domainName":
+			out.Values[i] = ec._DomainSuggestion_domainName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "votes":
+			out.Values[i] = ec._DomainSuggestion_votes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalLinks":
+			out.Values[i] = ec._DomainSuggestion_totalLinks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "viaColumns":
+			out.Values[i] = ec._DomainSuggestion_viaColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edgeKinds":
+			out.Values[i] = ec._DomainSuggestion_edgeKinds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inferredOnly":
+			out.Values[i] = ec._DomainSuggestion_inferredOnly(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signature":
+			out.Values[i] = ec._DomainSuggestion_signature(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "candidates":
+			out.Values[i] = ec._DomainSuggestion_candidates(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainSuggestionsImplementors = []string{"DomainSuggestions"}
+
+func (ec *executionContext) _DomainSuggestions(ctx context.Context, sel ast.SelectionSet, obj *model.DomainSuggestions) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainSuggestionsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainSuggestions")
+		case "hasLineage":
+			out.Values[i] = ec._DomainSuggestions_hasLineage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "suggestions":
+			out.Values[i] = ec._DomainSuggestions_suggestions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ambiguous":
+			out.Values[i] = ec._DomainSuggestions_ambiguous(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainTrustFactsImplementors = []string{"DomainTrustFacts"}
+
+func (ec *executionContext) _DomainTrustFacts(ctx context.Context, sel ast.SelectionSet, obj *model.DomainTrustFacts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainTrustFactsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainTrustFacts")
+		case "schemaVersion":
+			out.Values[i] = ec._DomainTrustFacts_schemaVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._DomainTrustFacts_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subject":
+			out.Values[i] = ec._DomainTrustFacts_subject(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "generatedAt":
+			out.Values[i] = ec._DomainTrustFacts_generatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "facts":
+			out.Values[i] = ec._DomainTrustFacts_facts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var domainUseCaseImplementors = []string{"DomainUseCase"}
 
 func (ec *executionContext) _DomainUseCase(ctx context.Context, sel ast.SelectionSet, obj *model.DomainUseCase) graphql.Marshaler {
@@ -36595,6 +43068,117 @@ func (ec *executionContext) _DomainUseCase(ctx context.Context, sel ast.Selectio
 			}
 		case "warnings":
 			out.Values[i] = ec._DomainUseCase_warnings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainUseCaseStatusesImplementors = []string{"DomainUseCaseStatuses"}
+
+func (ec *executionContext) _DomainUseCaseStatuses(ctx context.Context, sel ast.SelectionSet, obj *model.DomainUseCaseStatuses) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainUseCaseStatusesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainUseCaseStatuses")
+		case "rag":
+			out.Values[i] = ec._DomainUseCaseStatuses_rag(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ml":
+			out.Values[i] = ec._DomainUseCaseStatuses_ml(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "agente":
+			out.Values[i] = ec._DomainUseCaseStatuses_agente(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "bi":
+			out.Values[i] = ec._DomainUseCaseStatuses_bi(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainVerdictImplementors = []string{"DomainVerdict"}
+
+func (ec *executionContext) _DomainVerdict(ctx context.Context, sel ast.SelectionSet, obj *model.DomainVerdict) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainVerdictImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainVerdict")
+		case "domainId":
+			out.Values[i] = ec._DomainVerdict_domainId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._DomainVerdict_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._DomainVerdict_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "counts":
+			out.Values[i] = ec._DomainVerdict_counts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._DomainVerdict_datasets(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -36706,6 +43290,127 @@ func (ec *executionContext) _DomainVersionCounts(ctx context.Context, sel ast.Se
 			}
 		case "compatible":
 			out.Values[i] = ec._DomainVersionCounts_compatible(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainVoteImplementors = []string{"DomainVote"}
+
+func (ec *executionContext) _DomainVote(ctx context.Context, sel ast.SelectionSet, obj *model.DomainVote) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainVoteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainVote")
+		case "domainId":
+			out.Values[i] = ec._DomainVote_domainId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domainName":
+			out.Values[i] = ec._DomainVote_domainName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "votes":
+			out.Values[i] = ec._DomainVote_votes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var exposureImplementors = []string{"Exposure"}
+
+func (ec *executionContext) _Exposure(ctx context.Context, sel ast.SelectionSet, obj *model.Exposure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, exposureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Exposure")
+		case "id":
+			out.Values[i] = ec._Exposure_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Exposure_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._Exposure_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._Exposure_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "owner":
+			out.Values[i] = ec._Exposure_owner(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._Exposure_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direct":
+			out.Values[i] = ec._Exposure_direct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "via":
+			out.Values[i] = ec._Exposure_via(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -36880,6 +43585,195 @@ func (ec *executionContext) _FoundDatasets(ctx context.Context, sel ast.Selectio
 			}
 		case "truncated":
 			out.Values[i] = ec._FoundDatasets_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var graphDiffImplementors = []string{"GraphDiff"}
+
+func (ec *executionContext) _GraphDiff(ctx context.Context, sel ast.SelectionSet, obj *model.GraphDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, graphDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GraphDiff")
+		case "from":
+			out.Values[i] = ec._GraphDiff_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._GraphDiff_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addedNodes":
+			out.Values[i] = ec._GraphDiff_addedNodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removedNodes":
+			out.Values[i] = ec._GraphDiff_removedNodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "renamedNodes":
+			out.Values[i] = ec._GraphDiff_renamedNodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addedEdges":
+			out.Values[i] = ec._GraphDiff_addedEdges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removedEdges":
+			out.Values[i] = ec._GraphDiff_removedEdges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "byKind":
+			out.Values[i] = ec._GraphDiff_byKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._GraphDiff_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var graphSnapshotImplementors = []string{"GraphSnapshot"}
+
+func (ec *executionContext) _GraphSnapshot(ctx context.Context, sel ast.SelectionSet, obj *model.GraphSnapshot) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, graphSnapshotImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GraphSnapshot")
+		case "id":
+			out.Values[i] = ec._GraphSnapshot_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "trigger":
+			out.Values[i] = ec._GraphSnapshot_trigger(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._GraphSnapshot_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "digest":
+			out.Values[i] = ec._GraphSnapshot_digest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodesCount":
+			out.Values[i] = ec._GraphSnapshot_nodesCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edgesCount":
+			out.Values[i] = ec._GraphSnapshot_edgesCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._GraphSnapshot_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var graphSnapshotPageImplementors = []string{"GraphSnapshotPage"}
+
+func (ec *executionContext) _GraphSnapshotPage(ctx context.Context, sel ast.SelectionSet, obj *model.GraphSnapshotPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, graphSnapshotPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GraphSnapshotPage")
+		case "items":
+			out.Values[i] = ec._GraphSnapshotPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._GraphSnapshotPage_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -37904,6 +44798,11 @@ func (ec *executionContext) _KnowledgeNode(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "props":
+			out.Values[i] = ec._KnowledgeNode_props(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -38321,6 +45220,84 @@ func (ec *executionContext) _LineageImpact(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var lineageNeighbourImplementors = []string{"LineageNeighbour"}
+
+func (ec *executionContext) _LineageNeighbour(ctx context.Context, sel ast.SelectionSet, obj *model.LineageNeighbour) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lineageNeighbourImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LineageNeighbour")
+		case "ref":
+			out.Values[i] = ec._LineageNeighbour_ref(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._LineageNeighbour_id(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._LineageNeighbour_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "restricted":
+			out.Values[i] = ec._LineageNeighbour_restricted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edgeKinds":
+			out.Values[i] = ec._LineageNeighbour_edgeKinds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columnMap":
+			out.Values[i] = ec._LineageNeighbour_columnMap(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columnLevel":
+			out.Values[i] = ec._LineageNeighbour_columnLevel(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "linkingColumn":
+			out.Values[i] = ec._LineageNeighbour_linkingColumn(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "inferredOnly":
+			out.Values[i] = ec._LineageNeighbour_inferredOnly(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var lineageNodeImplementors = []string{"LineageNode"}
 
 func (ec *executionContext) _LineageNode(ctx context.Context, sel ast.SelectionSet, obj *model.LineageNode) graphql.Marshaler {
@@ -38490,6 +45467,155 @@ func (ec *executionContext) _LineagePath(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var metadataProblemImplementors = []string{"MetadataProblem"}
+
+func (ec *executionContext) _MetadataProblem(ctx context.Context, sel ast.SelectionSet, obj *model.MetadataProblem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, metadataProblemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MetadataProblem")
+		case "code":
+			out.Values[i] = ec._MetadataProblem_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._MetadataProblem_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._MetadataProblem_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "suggestion":
+			out.Values[i] = ec._MetadataProblem_suggestion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var metadataQualityImplementors = []string{"MetadataQuality"}
+
+func (ec *executionContext) _MetadataQuality(ctx context.Context, sel ast.SelectionSet, obj *model.MetadataQuality) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, metadataQualityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MetadataQuality")
+		case "domainId":
+			out.Values[i] = ec._MetadataQuality_domainId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "datasetsTotal":
+			out.Values[i] = ec._MetadataQuality_datasetsTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._MetadataQuality_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "problems":
+			out.Values[i] = ec._MetadataQuality_problems(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var metadataSuggestionImplementors = []string{"MetadataSuggestion"}
+
+func (ec *executionContext) _MetadataSuggestion(ctx context.Context, sel ast.SelectionSet, obj *model.MetadataSuggestion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, metadataSuggestionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MetadataSuggestion")
+		case "channel":
+			out.Values[i] = ec._MetadataSuggestion_channel(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._MetadataSuggestion_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var monitorImplementors = []string{"Monitor"}
 
 func (ec *executionContext) _Monitor(ctx context.Context, sel ast.SelectionSet, obj *scan.Monitor) graphql.Marshaler {
@@ -38539,6 +45665,69 @@ func (ec *executionContext) _Monitor(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "lastScanAt":
 			out.Values[i] = ec._Monitor_lastScanAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var monthAttainmentImplementors = []string{"MonthAttainment"}
+
+func (ec *executionContext) _MonthAttainment(ctx context.Context, sel ast.SelectionSet, obj *model.MonthAttainment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, monthAttainmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MonthAttainment")
+		case "month":
+			out.Values[i] = ec._MonthAttainment_month(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "availabilityPct":
+			out.Values[i] = ec._MonthAttainment_availabilityPct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "metDays":
+			out.Values[i] = ec._MonthAttainment_metDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "violatedDays":
+			out.Values[i] = ec._MonthAttainment_violatedDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "objectivePct":
+			out.Values[i] = ec._MonthAttainment_objectivePct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "objectiveMet":
+			out.Values[i] = ec._MonthAttainment_objectiveMet(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -39318,6 +46507,116 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "catalogMetadataQuality":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_catalogMetadataQuality(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "domainSuggestions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_domainSuggestions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "exposures":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_exposures(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "graphSnapshots":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_graphSnapshots(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "graphSnapshotDiff":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_graphSnapshotDiff(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "findDatasets":
 			field := field
 
@@ -39672,6 +46971,54 @@ func (ec *executionContext) _RAGGateItem(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var reachDatasetImplementors = []string{"ReachDataset"}
+
+func (ec *executionContext) _ReachDataset(ctx context.Context, sel ast.SelectionSet, obj *model.ReachDataset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reachDatasetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReachDataset")
+		case "datasetId":
+			out.Values[i] = ec._ReachDataset_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._ReachDataset_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "downstreamReach":
+			out.Values[i] = ec._ReachDataset_downstreamReach(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var readinessItemImplementors = []string{"ReadinessItem"}
 
 func (ec *executionContext) _ReadinessItem(ctx context.Context, sel ast.SelectionSet, obj *model.ReadinessItem) graphql.Marshaler {
@@ -39739,6 +47086,59 @@ func (ec *executionContext) _ReadinessRecommendation(ctx context.Context, sel as
 			}
 		case "useCases":
 			out.Values[i] = ec._ReadinessRecommendation_useCases(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var renamedNodeImplementors = []string{"RenamedNode"}
+
+func (ec *executionContext) _RenamedNode(ctx context.Context, sel ast.SelectionSet, obj *model.RenamedNode) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, renamedNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RenamedNode")
+		case "id":
+			out.Values[i] = ec._RenamedNode_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._RenamedNode_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._RenamedNode_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._RenamedNode_to(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -42291,6 +49691,59 @@ func (ec *executionContext) _Verdict(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var verdictCountsImplementors = []string{"VerdictCounts"}
+
+func (ec *executionContext) _VerdictCounts(ctx context.Context, sel ast.SelectionSet, obj *model.VerdictCounts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, verdictCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VerdictCounts")
+		case "pass":
+			out.Values[i] = ec._VerdictCounts_pass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warn":
+			out.Values[i] = ec._VerdictCounts_warn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fail":
+			out.Values[i] = ec._VerdictCounts_fail(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unknown":
+			out.Values[i] = ec._VerdictCounts_unknown(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -43074,6 +50527,16 @@ func (ec *executionContext) marshalNDatasetFreshness2ᚖgithubᚗcomᚋvigiaᚑd
 	return ec._DatasetFreshness(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNDatasetLineage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetLineage(ctx context.Context, sel ast.SelectionSet, v *model.DatasetLineage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DatasetLineage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNDatasetNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetNeighbour(ctx context.Context, sel ast.SelectionSet, v model.DatasetNeighbour) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -43128,6 +50591,26 @@ func (ec *executionContext) marshalNDatasetUsage2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._DatasetUsage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDatasetVerdictItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetVerdictItem(ctx context.Context, sel ast.SelectionSet, v model.DatasetVerdictItem) graphql.Marshaler {
+	return ec._DatasetVerdictItem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDatasetVerdictItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetVerdictItemᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DatasetVerdictItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDatasetVerdictItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetVerdictItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNDemoPack2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDemoPack(ctx context.Context, sel ast.SelectionSet, v model.DemoPack) graphql.Marshaler {
@@ -43210,6 +50693,26 @@ func (ec *executionContext) marshalNDomain2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigi
 	return ret
 }
 
+func (ec *executionContext) marshalNDomainChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainChange(ctx context.Context, sel ast.SelectionSet, v model.DomainChange) graphql.Marshaler {
+	return ec._DomainChange(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDomainChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DomainChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomainChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNDomainConsumer2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainConsumer(ctx context.Context, sel ast.SelectionSet, v model.DomainConsumer) graphql.Marshaler {
 	return ec._DomainConsumer(ctx, sel, &v)
 }
@@ -43219,6 +50722,46 @@ func (ec *executionContext) marshalNDomainConsumer2ᚕgithubᚗcomᚋvigiaᚑdat
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDomainConsumer2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainConsumer(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDomainDiff2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainDiff(ctx context.Context, sel ast.SelectionSet, v *model.DomainDiff) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainDiff(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDomainFactsBody2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainFactsBody(ctx context.Context, sel ast.SelectionSet, v *model.DomainFactsBody) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainFactsBody(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDomainFactsDataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainFactsDataset(ctx context.Context, sel ast.SelectionSet, v model.DomainFactsDataset) graphql.Marshaler {
+	return ec._DomainFactsDataset(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDomainFactsDataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainFactsDatasetᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DomainFactsDataset) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomainFactsDataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainFactsDataset(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -43290,6 +50833,46 @@ func (ec *executionContext) marshalNDomainSLO2ᚖgithubᚗcomᚋvigiaᚑdataᚋv
 	return ec._DomainSLO(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNDomainSuggestion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSuggestion(ctx context.Context, sel ast.SelectionSet, v model.DomainSuggestion) graphql.Marshaler {
+	return ec._DomainSuggestion(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDomainSuggestion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSuggestionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DomainSuggestion) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomainSuggestion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSuggestion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDomainSuggestions2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainSuggestions(ctx context.Context, sel ast.SelectionSet, v *model.DomainSuggestions) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainSuggestions(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDomainTrustFacts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainTrustFacts(ctx context.Context, sel ast.SelectionSet, v *model.DomainTrustFacts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainTrustFacts(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNDomainUseCase2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainUseCase(ctx context.Context, sel ast.SelectionSet, v model.DomainUseCase) graphql.Marshaler {
 	return ec._DomainUseCase(ctx, sel, &v)
 }
@@ -43308,6 +50891,26 @@ func (ec *executionContext) marshalNDomainUseCase2ᚕgithubᚗcomᚋvigiaᚑdata
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNDomainUseCaseStatuses2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainUseCaseStatuses(ctx context.Context, sel ast.SelectionSet, v *model.DomainUseCaseStatuses) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainUseCaseStatuses(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDomainVerdict2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVerdict(ctx context.Context, sel ast.SelectionSet, v *model.DomainVerdict) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainVerdict(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNDomainVersion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVersion(ctx context.Context, sel ast.SelectionSet, v model.DomainVersion) graphql.Marshaler {
@@ -43338,6 +50941,46 @@ func (ec *executionContext) marshalNDomainVersionCounts2ᚖgithubᚗcomᚋvigia�
 		return graphql.Null
 	}
 	return ec._DomainVersionCounts(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDomainVote2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVote(ctx context.Context, sel ast.SelectionSet, v model.DomainVote) graphql.Marshaler {
+	return ec._DomainVote(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDomainVote2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVoteᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DomainVote) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomainVote2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainVote(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNExposure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐExposure(ctx context.Context, sel ast.SelectionSet, v model.Exposure) graphql.Marshaler {
+	return ec._Exposure(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNExposure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐExposureᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Exposure) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExposure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐExposure(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNFactsSubject2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFactsSubject(ctx context.Context, sel ast.SelectionSet, v *model.FactsSubject) graphql.Marshaler {
@@ -43394,6 +51037,56 @@ func (ec *executionContext) marshalNFoundDatasets2ᚖgithubᚗcomᚋvigiaᚑdata
 		return graphql.Null
 	}
 	return ec._FoundDatasets(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGraphDiff2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGraphDiff(ctx context.Context, sel ast.SelectionSet, v *model.GraphDiff) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GraphDiff(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGraphSnapshot2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGraphSnapshot(ctx context.Context, sel ast.SelectionSet, v model.GraphSnapshot) graphql.Marshaler {
+	return ec._GraphSnapshot(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNGraphSnapshot2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGraphSnapshotᚄ(ctx context.Context, sel ast.SelectionSet, v []model.GraphSnapshot) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGraphSnapshot2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGraphSnapshot(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNGraphSnapshot2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGraphSnapshot(ctx context.Context, sel ast.SelectionSet, v *model.GraphSnapshot) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GraphSnapshot(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGraphSnapshotPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGraphSnapshotPage(ctx context.Context, sel ast.SelectionSet, v *model.GraphSnapshotPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GraphSnapshotPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -43773,6 +51466,26 @@ func (ec *executionContext) marshalNLineageGraph2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._LineageGraph(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNLineageNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNeighbour(ctx context.Context, sel ast.SelectionSet, v model.LineageNeighbour) graphql.Marshaler {
+	return ec._LineageNeighbour(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNLineageNeighbour2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNeighbourᚄ(ctx context.Context, sel ast.SelectionSet, v []model.LineageNeighbour) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLineageNeighbour2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNeighbour(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNLineageNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageNode(ctx context.Context, sel ast.SelectionSet, v model.LineageNode) graphql.Marshaler {
 	return ec._LineageNode(ctx, sel, &v)
 }
@@ -43803,8 +51516,48 @@ func (ec *executionContext) marshalNLineagePath2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._LineagePath(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMetadataProblem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMetadataProblem(ctx context.Context, sel ast.SelectionSet, v model.MetadataProblem) graphql.Marshaler {
+	return ec._MetadataProblem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMetadataProblem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMetadataProblemᚄ(ctx context.Context, sel ast.SelectionSet, v []model.MetadataProblem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMetadataProblem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMetadataProblem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMetadataQuality2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMetadataQuality(ctx context.Context, sel ast.SelectionSet, v *model.MetadataQuality) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MetadataQuality(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐMonitor(ctx context.Context, sel ast.SelectionSet, v scan.Monitor) graphql.Marshaler {
 	return ec._Monitor(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMonthAttainment2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMonthAttainment(ctx context.Context, sel ast.SelectionSet, v *model.MonthAttainment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MonthAttainment(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNOpenIncidentCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOpenIncidentCounts(ctx context.Context, sel ast.SelectionSet, v *model.OpenIncidentCounts) graphql.Marshaler {
@@ -43906,6 +51659,26 @@ func (ec *executionContext) unmarshalNRAGGateItemInput2ᚕgithubᚗcomᚋvigia�
 	return res, nil
 }
 
+func (ec *executionContext) marshalNReachDataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReachDataset(ctx context.Context, sel ast.SelectionSet, v model.ReachDataset) graphql.Marshaler {
+	return ec._ReachDataset(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReachDataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReachDatasetᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ReachDataset) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReachDataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReachDataset(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNReadinessItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessItem(ctx context.Context, sel ast.SelectionSet, v model.ReadinessItem) graphql.Marshaler {
 	return ec._ReadinessItem(ctx, sel, &v)
 }
@@ -43935,6 +51708,26 @@ func (ec *executionContext) marshalNReadinessRecommendation2ᚕgithubᚗcomᚋvi
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNReadinessRecommendation2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReadinessRecommendation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRenamedNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRenamedNode(ctx context.Context, sel ast.SelectionSet, v model.RenamedNode) graphql.Marshaler {
+	return ec._RenamedNode(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRenamedNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRenamedNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RenamedNode) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRenamedNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRenamedNode(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -44561,6 +52354,16 @@ func (ec *executionContext) marshalNVerdict2ᚖgithubᚗcomᚋvigiaᚑdataᚋvig
 	return ec._Verdict(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNVerdictCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐVerdictCounts(ctx context.Context, sel ast.SelectionSet, v *model.VerdictCounts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._VerdictCounts(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -44947,6 +52750,13 @@ func (ec *executionContext) marshalOLineageImpact2ᚖgithubᚗcomᚋvigiaᚑdata
 		return graphql.Null
 	}
 	return ec._LineageImpact(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOMetadataSuggestion2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMetadataSuggestion(ctx context.Context, sel ast.SelectionSet, v *model.MetadataSuggestion) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._MetadataSuggestion(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOProfileFailure2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐProfileFailure(ctx context.Context, sel ast.SelectionSet, v *model.ProfileFailure) graphql.Marshaler {

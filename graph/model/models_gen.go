@@ -226,6 +226,8 @@ type Dataset struct {
 	Impact *LineageImpact `json:"impact,omitempty"`
 	// Shortest path to another dataset; an invisible target is not_found.
 	Path *LineagePath `json:"path"`
+	// Direct upstream and downstream, exposures and reach total.
+	DirectLineage *DatasetLineage `json:"directLineage"`
 	// Trust score (REST /datasets/{id}/trust).
 	TrustScore  *TrustScore        `json:"trustScore"`
 	AiReadiness *AIReadiness       `json:"aiReadiness"`
@@ -323,6 +325,20 @@ type DatasetFactsBody struct {
 	Usage         *DatasetUsage       `json:"usage"`
 }
 
+// A dataset's direct lineage (REST /datasets/{id}/lineage).
+type DatasetLineage struct {
+	DatasetID string `json:"datasetId"`
+	// Reason codes of the dataset's own parsed lineage; empty when nothing was left out.
+	Unresolved []string           `json:"unresolved"`
+	Upstream   []LineageNeighbour `json:"upstream"`
+	Downstream []LineageNeighbour `json:"downstream"`
+	// Direct, or via downstream datasets (3 hops).
+	Exposures []Exposure `json:"exposures"`
+	// Downstream datasets at any distance, restricted ones included.
+	ReachTotal int  `json:"reachTotal"`
+	Truncated  bool `json:"truncated"`
+}
+
 // One page of datasets with the total the caller can see.
 type DatasetPage struct {
 	Items []Dataset `json:"items"`
@@ -345,6 +361,15 @@ type DatasetUsage struct {
 	QueriesPerDay   *float64   `json:"queriesPerDay,omitempty"`
 	Consumptions30d int        `json:"consumptions30d"`
 	LastConsumedAt  *time.Time `json:"lastConsumedAt,omitempty"`
+}
+
+// A member dataset's verdict.
+type DatasetVerdictItem struct {
+	DatasetID   string `json:"datasetId"`
+	DatasetName string `json:"datasetName"`
+	// pass, warn, fail, unknown
+	Verdict string   `json:"verdict"`
+	Score   *float64 `json:"score,omitempty"`
 }
 
 // An industry demo pack.
@@ -420,7 +445,31 @@ type Domain struct {
 	// Published versions, newest first (at most 500).
 	Versions []DomainVersion `json:"versions"`
 	// Manual and derived consumers (at most 500).
-	Consumers []DomainConsumer `json:"consumers"`
+	Consumers       []DomainConsumer  `json:"consumers"`
+	Verdict         *DomainVerdict    `json:"verdict"`
+	TrustFacts      *DomainTrustFacts `json:"trustFacts"`
+	MetadataQuality *MetadataQuality  `json:"metadataQuality"`
+	// from: MAJOR.MINOR or latest; to: MAJOR.MINOR or current (at most 16 characters each).
+	VersionDiff *DomainDiff `json:"versionDiff"`
+}
+
+// A change between two versions of a domain.
+type DomainChange struct {
+	// e.g. dataset_removed, dimension_weights_changed, dimension_target_raised
+	Kind string `json:"kind"`
+	// breaking, compatible
+	Impact      string  `json:"impact"`
+	DatasetID   *string `json:"datasetId,omitempty"`
+	DatasetName *string `json:"datasetName,omitempty"`
+	Column      *string `json:"column,omitempty"`
+	Dimension   *string `json:"dimension,omitempty"`
+	Field       *string `json:"field,omitempty"`
+	// The value before: a text as itself, any other value as JSON text; null for none.
+	Before *string `json:"before,omitempty"`
+	// The value after, like before.
+	After *string `json:"after,omitempty"`
+	// A dataset the caller cannot see: no id, name or column.
+	Restricted bool `json:"restricted"`
 }
 
 // A consumer of a data product: registered by hand (manual) or derived from consumptions.
@@ -438,6 +487,43 @@ type DomainConsumer struct {
 	Datasets30d     int        `json:"datasets30d"`
 	LastConsumedAt  *time.Time `json:"lastConsumedAt,omitempty"`
 	CreatedAt       time.Time  `json:"createdAt"`
+}
+
+// Changes between two versions with their impact (REST /domains/{id}/versions/{from}/diff/{to}).
+type DomainDiff struct {
+	DomainID string `json:"domainId"`
+	// null: the domain was never published
+	FromVersion *string `json:"fromVersion,omitempty"`
+	// A version or current
+	ToVersion string `json:"toVersion"`
+	// initial, major, minor, none
+	Bump string `json:"bump"`
+	// from latest to current: the version publishing now would create (null when nothing changed)
+	NextVersion *string              `json:"nextVersion,omitempty"`
+	Changes     []DomainChange       `json:"changes"`
+	Counts      *DomainVersionCounts `json:"counts"`
+}
+
+// A domain's facts.
+type DomainFactsBody struct {
+	Verdict   string                 `json:"verdict"`
+	Score     *float64               `json:"score,omitempty"`
+	SLA       *DomainSLA             `json:"sla"`
+	SloMonth  *MonthAttainment       `json:"sloMonth"`
+	Readiness *DomainUseCaseStatuses `json:"readiness"`
+	Datasets  []DomainFactsDataset   `json:"datasets"`
+}
+
+// A member dataset in the domain's trust facts.
+type DomainFactsDataset struct {
+	DatasetID     string              `json:"datasetId"`
+	DatasetName   string              `json:"datasetName"`
+	Verdict       string              `json:"verdict"`
+	Score         *float64            `json:"score,omitempty"`
+	TrustScore    float64             `json:"trustScore"`
+	TrustGrade    string              `json:"trustGrade"`
+	OpenIncidents *OpenIncidentCounts `json:"openIncidents"`
+	LastScanAt    *time.Time          `json:"lastScanAt,omitempty"`
 }
 
 // One page of domains.
@@ -485,6 +571,40 @@ type DomainSlo struct {
 	Datasets            []SLODataset `json:"datasets"`
 }
 
+// A suggested domain for a dataset without one.
+type DomainSuggestion struct {
+	DatasetID   string  `json:"datasetId"`
+	DatasetName string  `json:"datasetName"`
+	DomainID    *string `json:"domainId,omitempty"`
+	DomainName  *string `json:"domainName,omitempty"`
+	Votes       int     `json:"votes"`
+	TotalLinks  int     `json:"totalLinks"`
+	// Up to 3
+	ViaColumns   []string `json:"viaColumns"`
+	EdgeKinds    []string `json:"edgeKinds"`
+	InferredOnly bool     `json:"inferredOnly"`
+	Signature    *string  `json:"signature,omitempty"`
+	// Tied domains of an ambiguous entry
+	Candidates []DomainVote `json:"candidates"`
+}
+
+// Suggested domains by majority of lineage links (REST /domains/suggestions).
+type DomainSuggestions struct {
+	HasLineage  bool               `json:"hasLineage"`
+	Suggestions []DomainSuggestion `json:"suggestions"`
+	Ambiguous   []DomainSuggestion `json:"ambiguous"`
+}
+
+// Trust facts envelope of a domain (REST /domains/{id}/trust-facts).
+type DomainTrustFacts struct {
+	SchemaVersion string `json:"schemaVersion"`
+	// domain
+	Kind        string           `json:"kind"`
+	Subject     *FactsSubject    `json:"subject"`
+	GeneratedAt time.Time        `json:"generatedAt"`
+	Facts       *DomainFactsBody `json:"facts"`
+}
+
 // A domain's readiness for one use case (rag, ml, agente, bi).
 type DomainUseCase struct {
 	UseCase string `json:"useCase"`
@@ -493,6 +613,25 @@ type DomainUseCase struct {
 	Score    *float64        `json:"score,omitempty"`
 	Blockers []ReadinessItem `json:"blockers"`
 	Warnings []ReadinessItem `json:"warnings"`
+}
+
+// Status per use case of a domain.
+type DomainUseCaseStatuses struct {
+	Rag    *string `json:"rag,omitempty"`
+	Ml     *string `json:"ml,omitempty"`
+	Agente *string `json:"agente,omitempty"`
+	Bi     *string `json:"bi,omitempty"`
+}
+
+// Aggregated verdict of the domain's datasets the caller can see (REST /domains/{id}/verdict).
+type DomainVerdict struct {
+	DomainID string `json:"domainId"`
+	// The worst of its datasets' (fail, warn, unknown, pass)
+	Verdict string `json:"verdict"`
+	// Mean of the datasets' latest scores
+	Score    *float64             `json:"score,omitempty"`
+	Counts   *VerdictCounts       `json:"counts"`
+	Datasets []DatasetVerdictItem `json:"datasets"`
 }
 
 // A published version of a data product.
@@ -512,6 +651,27 @@ type DomainVersionCounts struct {
 	Changes    int `json:"changes"`
 	Breaking   int `json:"breaking"`
 	Compatible int `json:"compatible"`
+}
+
+// A tied domain of an ambiguous suggestion.
+type DomainVote struct {
+	DomainID   string `json:"domainId"`
+	DomainName string `json:"domainName"`
+	Votes      int    `json:"votes"`
+}
+
+// An exposure with where it comes from.
+type Exposure struct {
+	ID     string  `json:"id"`
+	Name   string  `json:"name"`
+	Type   string  `json:"type"`
+	URL    *string `json:"url,omitempty"`
+	Owner  *string `json:"owner,omitempty"`
+	Origin string  `json:"origin"`
+	// Reads the asked dataset itself.
+	Direct bool `json:"direct"`
+	// Refs of the datasets it reads (ids in the workspace list).
+	Via []string `json:"via"`
 }
 
 // The subject of a trust-facts envelope.
@@ -542,6 +702,38 @@ type FoundDatasets struct {
 	Datasets []FoundDataset `json:"datasets"`
 	// More datasets matched.
 	Truncated bool `json:"truncated"`
+}
+
+// What changed between two snapshots (REST /knowledge/graph/diff).
+type GraphDiff struct {
+	From         *GraphSnapshot  `json:"from"`
+	To           *GraphSnapshot  `json:"to"`
+	AddedNodes   []KnowledgeNode `json:"addedNodes"`
+	RemovedNodes []KnowledgeNode `json:"removedNodes"`
+	RenamedNodes []RenamedNode   `json:"renamedNodes"`
+	AddedEdges   []KnowledgeEdge `json:"addedEdges"`
+	RemovedEdges []KnowledgeEdge `json:"removedEdges"`
+	// JSON object: per node kind, {added, removed, renamed}.
+	ByKind    string `json:"byKind"`
+	Truncated bool   `json:"truncated"`
+}
+
+// A knowledge-graph snapshot.
+type GraphSnapshot struct {
+	ID string `json:"id"`
+	// scan, manual, decision
+	Trigger    string    `json:"trigger"`
+	ScanID     *string   `json:"scanId,omitempty"`
+	Digest     string    `json:"digest"`
+	NodesCount int       `json:"nodesCount"`
+	EdgesCount int       `json:"edgesCount"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+// One page of snapshots, newest first, with the total.
+type GraphSnapshotPage struct {
+	Items []GraphSnapshot `json:"items"`
+	Total int             `json:"total"`
 }
 
 // A node of an impact tree.
@@ -694,6 +886,8 @@ type KnowledgeNode struct {
 	Kind       string  `json:"kind"`
 	Name       *string `json:"name,omitempty"`
 	Restricted bool    `json:"restricted"`
+	// JSON object of the node's properties; null without any.
+	Props *string `json:"props,omitempty"`
 }
 
 // Counts of a knowledge graph.
@@ -750,6 +944,21 @@ type LineageImpact struct {
 	ImpactNote   *string           `json:"impactNote,omitempty"`
 }
 
+// A direct upstream or downstream neighbour; a restricted one has no id, name, linking column or column map.
+type LineageNeighbour struct {
+	Ref        string       `json:"ref"`
+	ID         *string      `json:"id,omitempty"`
+	Name       *string      `json:"name,omitempty"`
+	Restricted bool         `json:"restricted"`
+	EdgeKinds  []string     `json:"edgeKinds"`
+	ColumnMap  []ColumnPair `json:"columnMap"`
+	// True when the link's column map is known; false at table level only, and for a restricted neighbour.
+	ColumnLevel   bool    `json:"columnLevel"`
+	LinkingColumn *string `json:"linkingColumn,omitempty"`
+	// Inference by name and key is the only evidence.
+	InferredOnly bool `json:"inferredOnly"`
+}
+
 // A dataset of a lineage answer. A dataset the caller cannot see is restricted: no id, name or columns; ref is an opaque key edges use.
 type LineageNode struct {
 	Ref        string  `json:"ref"`
@@ -774,6 +983,43 @@ type LineagePath struct {
 	Hops      *int          `json:"hops,omitempty"`
 	Nodes     []LineageNode `json:"nodes"`
 	Edges     []LineageEdge `json:"edges"`
+}
+
+// A metadata problem.
+type MetadataProblem struct {
+	// missing_owner, missing_domain (catalog); missing_description, missing_sla, not_profiled, no_timestamp (domain)
+	Code  string `json:"code"`
+	Count int    `json:"count"`
+	// Up to 5 by downstream reach, largest first, ties by name.
+	Datasets   []ReachDataset      `json:"datasets"`
+	Suggestion *MetadataSuggestion `json:"suggestion,omitempty"`
+}
+
+// Metadata problems (REST /domains/{id}/metadata-quality and /catalog/metadata-quality).
+type MetadataQuality struct {
+	// null for the catalog
+	DomainID      *string `json:"domainId,omitempty"`
+	DatasetsTotal int     `json:"datasetsTotal"`
+	// Share of checks passed, 0-100
+	Score    float64           `json:"score"`
+	Problems []MetadataProblem `json:"problems"`
+}
+
+// Where to fix a metadata problem.
+type MetadataSuggestion struct {
+	// lineage, domain, scan
+	Channel string `json:"channel"`
+	Action  string `json:"action"`
+}
+
+// A month's SLO attainment.
+type MonthAttainment struct {
+	Month           string   `json:"month"`
+	AvailabilityPct *float64 `json:"availabilityPct,omitempty"`
+	MetDays         int      `json:"metDays"`
+	ViolatedDays    int      `json:"violatedDays"`
+	ObjectivePct    *float64 `json:"objectivePct,omitempty"`
+	ObjectiveMet    *bool    `json:"objectiveMet,omitempty"`
 }
 
 type Mutation struct {
@@ -831,6 +1077,13 @@ type RAGGateItemInput struct {
 	Columns []string `json:"columns,omitempty"`
 }
 
+// A dataset with its downstream reach.
+type ReachDataset struct {
+	DatasetID       string `json:"datasetId"`
+	DatasetName     string `json:"datasetName"`
+	DownstreamReach int    `json:"downstreamReach"`
+}
+
 // A blocker or warning code of a use case; datasets counts the member datasets it comes from.
 type ReadinessItem struct {
 	Code     string `json:"code"`
@@ -842,6 +1095,14 @@ type ReadinessRecommendation struct {
 	Code      string   `json:"code"`
 	MessagePt string   `json:"messagePt"`
 	UseCases  []string `json:"useCases"`
+}
+
+// A node renamed between two snapshots.
+type RenamedNode struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // A dataset the caller cannot see, met on a walk: no id and no name, as in REST.
@@ -1280,6 +1541,14 @@ type Verdict struct {
 	EvaluatedAt *time.Time `json:"evaluatedAt,omitempty"`
 	// Every failed rule, critical first.
 	FailingRules []RuleOutcome `json:"failingRules"`
+}
+
+// Datasets per verdict.
+type VerdictCounts struct {
+	Pass    int `json:"pass"`
+	Warn    int `json:"warn"`
+	Fail    int `json:"fail"`
+	Unknown int `json:"unknown"`
 }
 
 type DatasetLayer string
