@@ -32,6 +32,8 @@ func parityTableA() map[string]parity {
 	snapshot := `{ id trigger scanId digest nodesCount edgesCount createdAt }`
 	knode := `{ id kind name restricted props }`
 	kedge := `{ source target kind lineageKind }`
+	change := `{ kind property field quality before after breaking }`
+	proposal := `id datasetId status origin summary authorId decidedBy decidedAt note version createdAt updatedAt`
 	return map[string]parity{
 		"listConnections": {rest: "/api/v1/connections", query: `{ connections { ` + connFields + ` } }`, at: "connections"},
 		"getConnection": {rest: "/api/v1/connections/{id}", sample: "connection",
@@ -103,6 +105,24 @@ func parityTableA() map[string]parity {
 			query: `{ graphSnapshotDiff(from: "latest") { from ` + snapshot + ` to ` + snapshot + ` addedNodes ` + knode + `
 				removedNodes ` + knode + ` renamedNodes { id kind from to } addedEdges ` + kedge + ` removedEdges ` + kedge + `
 				byKind truncated } }`, at: "graphSnapshotDiff"},
+		// Data contracts: documents as JSON text compare member by member with REST's JSON form.
+		"datasetContract": {rest: "/api/v1/datasets/{id}/contract", sample: "dataset", header: []string{"Accept", "application/json"},
+			query: `query($id: ID!){ dataset(id: $id){ contractDocument } }`, at: "dataset.contractDocument"},
+		"datasetContractVersion": {rest: "/api/v1/datasets/{dataset}/contract/versions/1.0.0",
+			query: `query($dataset: ID!){ dataset(id: $dataset){ contractVersion(number: "1.0.0") { version bump changeSummary
+				changes ` + change + ` proposalId authorId acceptedBy createdAt document } } }`, at: "dataset.contractVersion"},
+		"datasetContractDiff": {rest: "/api/v1/datasets/{dataset}/contract/diff?from=active&to=observed",
+			query: `query($dataset: ID!){ dataset(id: $dataset){ contractDiff(from: "active", to: "observed") { from to bump breaking
+				changes ` + change + ` } } }`, at: "dataset.contractDiff"},
+		"datasetContractProposals": {rest: "/api/v1/datasets/{dataset}/contract/proposals",
+			query: `query($dataset: ID!){ dataset(id: $dataset){ contractProposals { items { ` + proposal + ` } total } } }`,
+			at:    "dataset.contractProposals.items", total: "dataset.contractProposals.total"},
+		"getContractProposal": {rest: "/api/v1/datasets/{dataset}/contract/proposals/{proposal}",
+			query: `query($dataset: ID!, $proposal: ID!){ dataset(id: $dataset){ contractProposal(id: $proposal) { ` + proposal + `
+				bump changes ` + change + ` comments { id authorId body createdAt } document } } }`, at: "dataset.contractProposal"},
+		"domainContract": {rest: "/api/v1/domains/{id}/contract", sample: "domain",
+			query: `query($id: ID!){ domain(id: $id){ contract { domainId name version members { datasetId name version valid columns }
+				document } } }`, at: "domain.contract"},
 		"findDatasets": {rest: "/api/v1/datasets/find?query=c",
 			query: `{ findDatasets(query: "c") { datasets { id name kind layer usageClass latestScore verdict ` + domainRef + `
 				piiColumns } truncated } }`, at: "findDatasets"},
@@ -227,4 +247,24 @@ func firstCode(out map[string]any) string {
 	}
 	code, _ := dig(errs[0], "extensions.code").(string)
 	return code
+}
+
+// parityContract proposes the dataset's observed contract, comments it and accepts it
+// (version 1.0.0); it returns the proposal's id.
+func parityContract(t *testing.T, env *apptest.Env, admin, datasetID string) string {
+	t.Helper()
+	base := "/api/v1/datasets/" + datasetID + "/contract/proposals"
+	r := env.Do(t, http.MethodPost, base, admin, map[string]any{"origin": "observed", "summary": "Contrato observado"})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("proposal: %d %s", r.Status, r.Body)
+	}
+	var p struct{ ID string }
+	r.JSON(t, &p)
+	if r := env.Do(t, http.MethodPost, base+"/"+p.ID+"/comments", admin, map[string]any{"body": "Colunas conferidas"}); r.Status != http.StatusCreated {
+		t.Fatalf("comment: %d %s", r.Status, r.Body)
+	}
+	if r := env.Do(t, http.MethodPost, base+"/"+p.ID+"/accept", admin, nil); r.Status != http.StatusOK {
+		t.Fatalf("accept: %d %s", r.Status, r.Body)
+	}
+	return p.ID
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/graph/model"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/product"
@@ -355,4 +356,65 @@ func toGraphDiff(d lineage.GraphDiff) *model.GraphDiff {
 		out.RenamedNodes = append(out.RenamedNodes, model.RenamedNode{ID: n.ID, Kind: string(n.Kind), From: n.From, To: n.To})
 	}
 	return out
+}
+
+func toContractChanges(cs []contract.Change) []model.ContractChange {
+	out := make([]model.ContractChange, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, model.ContractChange{Kind: c.Kind, Property: optString(c.Property), Field: optString(c.Field),
+			Quality: optString(c.Quality), Before: valueText(c.Before), After: valueText(c.After), Breaking: c.Breaking})
+	}
+	return out
+}
+
+func documentText(d contract.Document) (string, error) {
+	b, err := d.JSON()
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+func toContractVersionDetail(v contract.VersionRecord) (*model.ContractVersionDetail, error) {
+	doc, err := documentText(v.Document)
+	if err != nil {
+		return nil, err
+	}
+	return &model.ContractVersionDetail{Version: v.Number.String(), Bump: v.Bump, ChangeSummary: v.Summary, Changes: toContractChanges(v.Changes),
+		ProposalID: v.ProposalID, AuthorID: v.AuthorID, AcceptedBy: v.AcceptedBy, CreatedAt: v.CreatedAt, Document: doc}, nil
+}
+
+func toProposalItem(p contract.Proposal) model.ContractProposalItem {
+	return model.ContractProposalItem{ID: p.ID, DatasetID: p.DatasetID, Status: p.Status, Origin: p.Origin, Summary: p.Summary,
+		AuthorID: p.AuthorID, DecidedBy: p.DecidedBy, DecidedAt: p.DecidedAt, Note: p.Note, Version: p.Version, CreatedAt: p.CreatedAt,
+		UpdatedAt: p.UpdatedAt}
+}
+
+func toContractProposal(p contract.Proposal) (*model.ContractProposal, error) {
+	doc, err := documentText(p.Document)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.ContractProposal{ID: p.ID, DatasetID: p.DatasetID, Status: p.Status, Origin: p.Origin, Summary: p.Summary,
+		AuthorID: p.AuthorID, DecidedBy: p.DecidedBy, DecidedAt: p.DecidedAt, Note: p.Note, Version: p.Version, CreatedAt: p.CreatedAt,
+		UpdatedAt: p.UpdatedAt, Bump: p.Bump, Changes: toContractChanges(p.Changes), Comments: make([]model.ContractComment, 0, len(p.Comments)),
+		Document: doc}
+	for _, c := range p.Comments {
+		out.Comments = append(out.Comments, model.ContractComment{ID: c.ID, AuthorID: c.AuthorID, Body: c.Body, CreatedAt: c.CreatedAt})
+	}
+	return out, nil
+}
+
+func toDomainContract(d contract.DomainContract) (*model.DomainContract, error) {
+	doc, err := documentText(d.Document)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.DomainContract{DomainID: d.DomainID, Name: d.Name, Version: d.Version, Document: doc,
+		Members: make([]model.DomainContractMember, 0, len(d.Members))}
+	for _, m := range d.Members {
+		out.Members = append(out.Members, model.DomainContractMember{DatasetID: m.DatasetID, Name: m.Name, Version: m.Version, Valid: m.Valid,
+			Columns: m.Columns})
+	}
+	return out, nil
 }

@@ -7,9 +7,9 @@ package graph
 
 import (
 	"context"
-	"github.com/vigia-data/vigia"
 	"unicode/utf8"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/graph/model"
 )
 

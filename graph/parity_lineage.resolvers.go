@@ -7,11 +7,11 @@ package graph
 
 import (
 	"context"
-	"github.com/vigia-data/vigia"
-	"github.com/vigia-data/vigia/lineage"
 	"unicode/utf8"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/lineage"
 )
 
 // DirectLineage is the resolver for the directLineage field.

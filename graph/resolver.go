@@ -16,6 +16,8 @@ type Resolver struct {
 	// diffs and suggestions; LineageReads direct lineage, exposures and snapshots.
 	ProductReads ProductReadService
 	LineageReads LineageReadService
+	// ContractReads answers contract documents, versions, diffs, proposals and domains' contracts.
+	ContractReads ContractReadService
 
 	Catalog      CatalogService
 	ScanService  ScanService

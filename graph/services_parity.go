@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/trust"
@@ -48,4 +49,15 @@ type LineageReadService interface {
 	Exposures(ctx context.Context) ([]lineage.Exposure, error)
 	Lineage(ctx context.Context, datasetID string) (lineage.LineageResult, error)
 	SnapshotHistory(ctx context.Context, page vigia.Page) (vigia.List[lineage.Snapshot], error)
+}
+
+// ContractReadService is what the resolvers need of contract documents, versions,
+// diffs, proposals and domains' contracts.
+type ContractReadService interface {
+	Contract(ctx context.Context, datasetID, source string) (contract.Document, error)
+	Diff(ctx context.Context, datasetID string, from, to *string) (contract.DiffResult, error)
+	DomainContract(ctx context.Context, domainID string) (contract.DomainContract, error)
+	Proposal(ctx context.Context, datasetID, id string) (contract.Proposal, error)
+	Proposals(ctx context.Context, datasetID string, f contract.ProposalFilter) (vigia.List[contract.Proposal], error)
+	VersionByNumber(ctx context.Context, datasetID, number string) (contract.VersionRecord, error)
 }

@@ -193,11 +193,67 @@ type ComplexityRoot struct {
 	}
 
 	ContractChange struct {
+		After    func(childComplexity int) int
+		Before   func(childComplexity int) int
 		Breaking func(childComplexity int) int
 		Field    func(childComplexity int) int
 		Kind     func(childComplexity int) int
 		Property func(childComplexity int) int
 		Quality  func(childComplexity int) int
+	}
+
+	ContractComment struct {
+		AuthorID  func(childComplexity int) int
+		Body      func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+	}
+
+	ContractDiff struct {
+		Breaking func(childComplexity int) int
+		Bump     func(childComplexity int) int
+		Changes  func(childComplexity int) int
+		From     func(childComplexity int) int
+		To       func(childComplexity int) int
+	}
+
+	ContractProposal struct {
+		AuthorID  func(childComplexity int) int
+		Bump      func(childComplexity int) int
+		Changes   func(childComplexity int) int
+		Comments  func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		DatasetID func(childComplexity int) int
+		DecidedAt func(childComplexity int) int
+		DecidedBy func(childComplexity int) int
+		Document  func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Note      func(childComplexity int) int
+		Origin    func(childComplexity int) int
+		Status    func(childComplexity int) int
+		Summary   func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+		Version   func(childComplexity int) int
+	}
+
+	ContractProposalItem struct {
+		AuthorID  func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		DatasetID func(childComplexity int) int
+		DecidedAt func(childComplexity int) int
+		DecidedBy func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Note      func(childComplexity int) int
+		Origin    func(childComplexity int) int
+		Status    func(childComplexity int) int
+		Summary   func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+		Version   func(childComplexity int) int
+	}
+
+	ContractProposalPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
 	}
 
 	ContractState struct {
@@ -212,6 +268,18 @@ type ComplexityRoot struct {
 		ChangeSummary func(childComplexity int) int
 		Changes       func(childComplexity int) int
 		CreatedAt     func(childComplexity int) int
+		ProposalID    func(childComplexity int) int
+		Version       func(childComplexity int) int
+	}
+
+	ContractVersionDetail struct {
+		AcceptedBy    func(childComplexity int) int
+		AuthorID      func(childComplexity int) int
+		Bump          func(childComplexity int) int
+		ChangeSummary func(childComplexity int) int
+		Changes       func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		Document      func(childComplexity int) int
 		ProposalID    func(childComplexity int) int
 		Version       func(childComplexity int) int
 	}
@@ -232,6 +300,11 @@ type ComplexityRoot struct {
 		Consumers            func(childComplexity int) int
 		Context              func(childComplexity int) int
 		Contract             func(childComplexity int) int
+		ContractDiff         func(childComplexity int, from *string, to *string) int
+		ContractDocument     func(childComplexity int, source *model.ContractSource) int
+		ContractProposal     func(childComplexity int, id string) int
+		ContractProposals    func(childComplexity int, status *model.ContractProposalStatus, limit *int, offset *int) int
+		ContractVersion      func(childComplexity int, number string) int
 		ContractVersions     func(childComplexity int, limit *int, offset *int) int
 		CostGuarded          func(childComplexity int) int
 		Country              func(childComplexity int) int
@@ -411,6 +484,7 @@ type ComplexityRoot struct {
 
 	Domain struct {
 		Consumers       func(childComplexity int) int
+		Contract        func(childComplexity int) int
 		DatasetIds      func(childComplexity int) int
 		Description     func(childComplexity int) int
 		ID              func(childComplexity int) int
@@ -454,6 +528,22 @@ type ComplexityRoot struct {
 		LastConsumedAt  func(childComplexity int) int
 		Name            func(childComplexity int) int
 		Source          func(childComplexity int) int
+	}
+
+	DomainContract struct {
+		Document func(childComplexity int) int
+		DomainID func(childComplexity int) int
+		Members  func(childComplexity int) int
+		Name     func(childComplexity int) int
+		Version  func(childComplexity int) int
+	}
+
+	DomainContractMember struct {
+		Columns   func(childComplexity int) int
+		DatasetID func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Valid     func(childComplexity int) int
+		Version   func(childComplexity int) int
 	}
 
 	DomainDiff struct {
@@ -1422,6 +1512,11 @@ type DatasetResolver interface {
 	Lineage(ctx context.Context, obj *model.Dataset, direction *model.LineageDirection, hops *int) (*model.LineageGraph, error)
 	Impact(ctx context.Context, obj *model.Dataset, column *string) (*model.LineageImpact, error)
 	Path(ctx context.Context, obj *model.Dataset, to string) (*model.LineagePath, error)
+	ContractDocument(ctx context.Context, obj *model.Dataset, source *model.ContractSource) (string, error)
+	ContractVersion(ctx context.Context, obj *model.Dataset, number string) (*model.ContractVersionDetail, error)
+	ContractDiff(ctx context.Context, obj *model.Dataset, from *string, to *string) (*model.ContractDiff, error)
+	ContractProposals(ctx context.Context, obj *model.Dataset, status *model.ContractProposalStatus, limit *int, offset *int) (*model.ContractProposalPage, error)
+	ContractProposal(ctx context.Context, obj *model.Dataset, id string) (*model.ContractProposal, error)
 	DirectLineage(ctx context.Context, obj *model.Dataset) (*model.DatasetLineage, error)
 	TrustScore(ctx context.Context, obj *model.Dataset) (*model.TrustScore, error)
 	AiReadiness(ctx context.Context, obj *model.Dataset) (*model.AIReadiness, error)
@@ -1448,6 +1543,7 @@ type DomainResolver interface {
 	Slo(ctx context.Context, obj *model.Domain, month *string) (*model.DomainSlo, error)
 	Versions(ctx context.Context, obj *model.Domain) ([]model.DomainVersion, error)
 	Consumers(ctx context.Context, obj *model.Domain) ([]model.DomainConsumer, error)
+	Contract(ctx context.Context, obj *model.Domain) (*model.DomainContract, error)
 	Verdict(ctx context.Context, obj *model.Domain) (*model.DomainVerdict, error)
 	TrustFacts(ctx context.Context, obj *model.Domain) (*model.DomainTrustFacts, error)
 	MetadataQuality(ctx context.Context, obj *model.Domain) (*model.MetadataQuality, error)
@@ -2110,6 +2206,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ContextColumn.SemanticType(childComplexity), true
 
+	case "ContractChange.after":
+		if e.ComplexityRoot.ContractChange.After == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractChange.After(childComplexity), true
+	case "ContractChange.before":
+		if e.ComplexityRoot.ContractChange.Before == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractChange.Before(childComplexity), true
 	case "ContractChange.breaking":
 		if e.ComplexityRoot.ContractChange.Breaking == nil {
 			break
@@ -2140,6 +2248,245 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContractChange.Quality(childComplexity), true
+
+	case "ContractComment.authorId":
+		if e.ComplexityRoot.ContractComment.AuthorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractComment.AuthorID(childComplexity), true
+	case "ContractComment.body":
+		if e.ComplexityRoot.ContractComment.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractComment.Body(childComplexity), true
+	case "ContractComment.createdAt":
+		if e.ComplexityRoot.ContractComment.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractComment.CreatedAt(childComplexity), true
+	case "ContractComment.id":
+		if e.ComplexityRoot.ContractComment.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractComment.ID(childComplexity), true
+
+	case "ContractDiff.breaking":
+		if e.ComplexityRoot.ContractDiff.Breaking == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractDiff.Breaking(childComplexity), true
+	case "ContractDiff.bump":
+		if e.ComplexityRoot.ContractDiff.Bump == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractDiff.Bump(childComplexity), true
+	case "ContractDiff.changes":
+		if e.ComplexityRoot.ContractDiff.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractDiff.Changes(childComplexity), true
+	case "ContractDiff.from":
+		if e.ComplexityRoot.ContractDiff.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractDiff.From(childComplexity), true
+	case "ContractDiff.to":
+		if e.ComplexityRoot.ContractDiff.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractDiff.To(childComplexity), true
+
+	case "ContractProposal.authorId":
+		if e.ComplexityRoot.ContractProposal.AuthorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.AuthorID(childComplexity), true
+	case "ContractProposal.bump":
+		if e.ComplexityRoot.ContractProposal.Bump == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.Bump(childComplexity), true
+	case "ContractProposal.changes":
+		if e.ComplexityRoot.ContractProposal.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.Changes(childComplexity), true
+	case "ContractProposal.comments":
+		if e.ComplexityRoot.ContractProposal.Comments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.Comments(childComplexity), true
+	case "ContractProposal.createdAt":
+		if e.ComplexityRoot.ContractProposal.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.CreatedAt(childComplexity), true
+	case "ContractProposal.datasetId":
+		if e.ComplexityRoot.ContractProposal.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.DatasetID(childComplexity), true
+	case "ContractProposal.decidedAt":
+		if e.ComplexityRoot.ContractProposal.DecidedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.DecidedAt(childComplexity), true
+	case "ContractProposal.decidedBy":
+		if e.ComplexityRoot.ContractProposal.DecidedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.DecidedBy(childComplexity), true
+	case "ContractProposal.document":
+		if e.ComplexityRoot.ContractProposal.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.Document(childComplexity), true
+	case "ContractProposal.id":
+		if e.ComplexityRoot.ContractProposal.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.ID(childComplexity), true
+	case "ContractProposal.note":
+		if e.ComplexityRoot.ContractProposal.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.Note(childComplexity), true
+	case "ContractProposal.origin":
+		if e.ComplexityRoot.ContractProposal.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.Origin(childComplexity), true
+	case "ContractProposal.status":
+		if e.ComplexityRoot.ContractProposal.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.Status(childComplexity), true
+	case "ContractProposal.summary":
+		if e.ComplexityRoot.ContractProposal.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.Summary(childComplexity), true
+	case "ContractProposal.updatedAt":
+		if e.ComplexityRoot.ContractProposal.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.UpdatedAt(childComplexity), true
+	case "ContractProposal.version":
+		if e.ComplexityRoot.ContractProposal.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposal.Version(childComplexity), true
+
+	case "ContractProposalItem.authorId":
+		if e.ComplexityRoot.ContractProposalItem.AuthorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalItem.AuthorID(childComplexity), true
+	case "ContractProposalItem.createdAt":
+		if e.ComplexityRoot.ContractProposalItem.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalItem.CreatedAt(childComplexity), true
+	case "ContractProposalItem.datasetId":
+		if e.ComplexityRoot.ContractProposalItem.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalItem.DatasetID(childComplexity), true
+	case "ContractProposalItem.decidedAt":
+		if e.ComplexityRoot.ContractProposalItem.DecidedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalItem.DecidedAt(childComplexity), true
+	case "ContractProposalItem.decidedBy":
+		if e.ComplexityRoot.ContractProposalItem.DecidedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalItem.DecidedBy(childComplexity), true
+	case "ContractProposalItem.id":
+		if e.ComplexityRoot.ContractProposalItem.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalItem.ID(childComplexity), true
+	case "ContractProposalItem.note":
+		if e.ComplexityRoot.ContractProposalItem.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalItem.Note(childComplexity), true
+	case "ContractProposalItem.origin":
+		if e.ComplexityRoot.ContractProposalItem.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalItem.Origin(childComplexity), true
+	case "ContractProposalItem.status":
+		if e.ComplexityRoot.ContractProposalItem.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalItem.Status(childComplexity), true
+	case "ContractProposalItem.summary":
+		if e.ComplexityRoot.ContractProposalItem.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalItem.Summary(childComplexity), true
+	case "ContractProposalItem.updatedAt":
+		if e.ComplexityRoot.ContractProposalItem.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalItem.UpdatedAt(childComplexity), true
+	case "ContractProposalItem.version":
+		if e.ComplexityRoot.ContractProposalItem.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalItem.Version(childComplexity), true
+
+	case "ContractProposalPage.items":
+		if e.ComplexityRoot.ContractProposalPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalPage.Items(childComplexity), true
+	case "ContractProposalPage.total":
+		if e.ComplexityRoot.ContractProposalPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractProposalPage.Total(childComplexity), true
 
 	case "ContractState.active":
 		if e.ComplexityRoot.ContractState.Active == nil {
@@ -2202,6 +2549,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContractVersion.Version(childComplexity), true
+
+	case "ContractVersionDetail.acceptedBy":
+		if e.ComplexityRoot.ContractVersionDetail.AcceptedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersionDetail.AcceptedBy(childComplexity), true
+	case "ContractVersionDetail.authorId":
+		if e.ComplexityRoot.ContractVersionDetail.AuthorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersionDetail.AuthorID(childComplexity), true
+	case "ContractVersionDetail.bump":
+		if e.ComplexityRoot.ContractVersionDetail.Bump == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersionDetail.Bump(childComplexity), true
+	case "ContractVersionDetail.changeSummary":
+		if e.ComplexityRoot.ContractVersionDetail.ChangeSummary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersionDetail.ChangeSummary(childComplexity), true
+	case "ContractVersionDetail.changes":
+		if e.ComplexityRoot.ContractVersionDetail.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersionDetail.Changes(childComplexity), true
+	case "ContractVersionDetail.createdAt":
+		if e.ComplexityRoot.ContractVersionDetail.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersionDetail.CreatedAt(childComplexity), true
+	case "ContractVersionDetail.document":
+		if e.ComplexityRoot.ContractVersionDetail.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersionDetail.Document(childComplexity), true
+	case "ContractVersionDetail.proposalId":
+		if e.ComplexityRoot.ContractVersionDetail.ProposalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersionDetail.ProposalID(childComplexity), true
+	case "ContractVersionDetail.version":
+		if e.ComplexityRoot.ContractVersionDetail.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContractVersionDetail.Version(childComplexity), true
 
 	case "Country.effective":
 		if e.ComplexityRoot.Country.Effective == nil {
@@ -2276,6 +2678,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Contract(childComplexity), true
+	case "Dataset.contractDiff":
+		if e.ComplexityRoot.Dataset.ContractDiff == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_contractDiff_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.ContractDiff(childComplexity, args["from"].(*string), args["to"].(*string)), true
+	case "Dataset.contractDocument":
+		if e.ComplexityRoot.Dataset.ContractDocument == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_contractDocument_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.ContractDocument(childComplexity, args["source"].(*model.ContractSource)), true
+	case "Dataset.contractProposal":
+		if e.ComplexityRoot.Dataset.ContractProposal == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_contractProposal_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.ContractProposal(childComplexity, args["id"].(string)), true
+	case "Dataset.contractProposals":
+		if e.ComplexityRoot.Dataset.ContractProposals == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_contractProposals_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.ContractProposals(childComplexity, args["status"].(*model.ContractProposalStatus), args["limit"].(*int), args["offset"].(*int)), true
+	case "Dataset.contractVersion":
+		if e.ComplexityRoot.Dataset.ContractVersion == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_contractVersion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.ContractVersion(childComplexity, args["number"].(string)), true
 	case "Dataset.contractVersions":
 		if e.ComplexityRoot.Dataset.ContractVersions == nil {
 			break
@@ -3140,6 +3597,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Domain.Consumers(childComplexity), true
+	case "Domain.contract":
+		if e.ComplexityRoot.Domain.Contract == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.Contract(childComplexity), true
 	case "Domain.datasetIds":
 		if e.ComplexityRoot.Domain.DatasetIds == nil {
 			break
@@ -3374,6 +3837,68 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DomainConsumer.Source(childComplexity), true
+
+	case "DomainContract.document":
+		if e.ComplexityRoot.DomainContract.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainContract.Document(childComplexity), true
+	case "DomainContract.domainId":
+		if e.ComplexityRoot.DomainContract.DomainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainContract.DomainID(childComplexity), true
+	case "DomainContract.members":
+		if e.ComplexityRoot.DomainContract.Members == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainContract.Members(childComplexity), true
+	case "DomainContract.name":
+		if e.ComplexityRoot.DomainContract.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainContract.Name(childComplexity), true
+	case "DomainContract.version":
+		if e.ComplexityRoot.DomainContract.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainContract.Version(childComplexity), true
+
+	case "DomainContractMember.columns":
+		if e.ComplexityRoot.DomainContractMember.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainContractMember.Columns(childComplexity), true
+	case "DomainContractMember.datasetId":
+		if e.ComplexityRoot.DomainContractMember.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainContractMember.DatasetID(childComplexity), true
+	case "DomainContractMember.name":
+		if e.ComplexityRoot.DomainContractMember.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainContractMember.Name(childComplexity), true
+	case "DomainContractMember.valid":
+		if e.ComplexityRoot.DomainContractMember.Valid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainContractMember.Valid(childComplexity), true
+	case "DomainContractMember.version":
+		if e.ComplexityRoot.DomainContractMember.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainContractMember.Version(childComplexity), true
 
 	case "DomainDiff.bump":
 		if e.ComplexityRoot.DomainDiff.Bump == nil {
@@ -8240,6 +8765,156 @@ extend type Query {
   demoPacks: [DemoPack!]!
 }
 `, BuiltIn: false},
+	{Name: "../schema/parity_contracts.graphqls", Input: `# Data contracts at parity with REST /datasets/{id}/contract (JSON form),
+# /contract/versions/{number}, /contract/diff, /contract/proposals[/{id}] and
+# /domains/{id}/contract: the same service calls. Documents are ODCS v3 as JSON text.
+
+enum ContractSource {
+  "What the data honours now."
+  observed
+  "The producer-accepted contract (not_found while no proposal was accepted)."
+  active
+}
+
+extend type ContractChange {
+  "The value before: a text as itself, any other value as JSON text; null for none."
+  before: String
+  "The value after, like before."
+  after: String
+}
+
+"One accepted contract version with its document (REST /datasets/{id}/contract/versions/{number})."
+type ContractVersionDetail {
+  version: String!
+  "initial, major or minor"
+  bump: String!
+  changeSummary: String!
+  changes: [ContractChange!]!
+  proposalId: ID
+  authorId: String!
+  acceptedBy: String!
+  createdAt: Time!
+  "The ODCS v3 document as accepted, as JSON text."
+  document: String!
+}
+
+"Differences between two contracts (REST /datasets/{id}/contract/diff)."
+type ContractDiff {
+  from: String!
+  to: String!
+  "major or minor"
+  bump: String!
+  breaking: Boolean!
+  changes: [ContractChange!]!
+}
+
+"A comment on a contract proposal."
+type ContractComment {
+  id: ID!
+  authorId: String!
+  body: String!
+  createdAt: Time!
+}
+
+"A contract proposal."
+type ContractProposal {
+  id: ID!
+  datasetId: ID!
+  "open, accepted, rejected, withdrawn"
+  status: String!
+  "observed or document"
+  origin: String!
+  summary: String!
+  authorId: String!
+  decidedBy: String
+  decidedAt: Time
+  note: String
+  "The version an accepted proposal became."
+  version: String
+  createdAt: Time!
+  updatedAt: Time!
+  "The bump accepting it takes now (initial without an active contract)."
+  bump: String!
+  "Its differences from the active contract."
+  changes: [ContractChange!]!
+  comments: [ContractComment!]!
+  "The proposed ODCS v3 document as JSON text."
+  document: String!
+}
+
+"A contract proposal as listed."
+type ContractProposalItem {
+  id: ID!
+  datasetId: ID!
+  "open, accepted, rejected, withdrawn"
+  status: String!
+  "observed or document"
+  origin: String!
+  summary: String!
+  authorId: String!
+  decidedBy: String
+  decidedAt: Time
+  note: String
+  "The version an accepted proposal became."
+  version: String
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+"One page of proposals, newest first, with the total."
+type ContractProposalPage {
+  items: [ContractProposalItem!]!
+  total: Int!
+}
+
+enum ContractProposalStatus {
+  open
+  accepted
+  rejected
+  withdrawn
+}
+
+"A member of a domain's contract."
+type DomainContractMember {
+  datasetId: ID!
+  name: String!
+  "Active contract version; null without one."
+  version: String
+  "Whether the last check honoured it; null without an active contract."
+  valid: Boolean
+  "Columns of the active contract."
+  columns: Int!
+}
+
+"The members' active contracts in one ODCS document (REST /domains/{id}/contract)."
+type DomainContract {
+  domainId: ID!
+  name: String!
+  "The domain's version."
+  version: String!
+  "The members the caller can see."
+  members: [DomainContractMember!]!
+  "One ODCS document with a schema object per member with an active contract, as JSON text."
+  document: String!
+}
+
+extend type Dataset {
+  "The data contract as an ODCS v3 document in JSON text."
+  contractDocument(source: ContractSource = observed): String!
+  "One accepted version; number is MAJOR.MINOR.PATCH (at most 32 characters)."
+  contractVersion(number: String!): ContractVersionDetail!
+  "from and to: a version number, active or observed (at most 32 characters); by default active to observed."
+  contractDiff(from: String, to: String): ContractDiff!
+  "Proposals, newest first; limit 1-500, offset >= 0."
+  contractProposals(status: ContractProposalStatus, limit: Int, offset: Int = 0): ContractProposalPage!
+  "One proposal with its comments and differences from the active contract."
+  contractProposal(id: ID!): ContractProposal!
+}
+
+extend type Domain {
+  contract: DomainContract!
+}
+`, BuiltIn: false},
 	{Name: "../schema/parity_domains.graphqls", Input: `# Domains' and the catalog's reads at parity with REST /domains/{id}/verdict,
 # /trust-facts, /metadata-quality, /versions/{from}/diff/{to}, /domains/suggestions and
 # /catalog/metadata-quality: the same service calls.
@@ -9725,8 +10400,120 @@ func (ec *executionContext) childFields_ContractChange(ctx context.Context, fiel
 		return ec.fieldContext_ContractChange_quality(ctx, field)
 	case "breaking":
 		return ec.fieldContext_ContractChange_breaking(ctx, field)
+	case "before":
+		return ec.fieldContext_ContractChange_before(ctx, field)
+	case "after":
+		return ec.fieldContext_ContractChange_after(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ContractChange", field.Name)
+}
+
+func (ec *executionContext) childFields_ContractComment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ContractComment_id(ctx, field)
+	case "authorId":
+		return ec.fieldContext_ContractComment_authorId(ctx, field)
+	case "body":
+		return ec.fieldContext_ContractComment_body(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ContractComment_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContractComment", field.Name)
+}
+
+func (ec *executionContext) childFields_ContractDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_ContractDiff_from(ctx, field)
+	case "to":
+		return ec.fieldContext_ContractDiff_to(ctx, field)
+	case "bump":
+		return ec.fieldContext_ContractDiff_bump(ctx, field)
+	case "breaking":
+		return ec.fieldContext_ContractDiff_breaking(ctx, field)
+	case "changes":
+		return ec.fieldContext_ContractDiff_changes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContractDiff", field.Name)
+}
+
+func (ec *executionContext) childFields_ContractProposal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ContractProposal_id(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_ContractProposal_datasetId(ctx, field)
+	case "status":
+		return ec.fieldContext_ContractProposal_status(ctx, field)
+	case "origin":
+		return ec.fieldContext_ContractProposal_origin(ctx, field)
+	case "summary":
+		return ec.fieldContext_ContractProposal_summary(ctx, field)
+	case "authorId":
+		return ec.fieldContext_ContractProposal_authorId(ctx, field)
+	case "decidedBy":
+		return ec.fieldContext_ContractProposal_decidedBy(ctx, field)
+	case "decidedAt":
+		return ec.fieldContext_ContractProposal_decidedAt(ctx, field)
+	case "note":
+		return ec.fieldContext_ContractProposal_note(ctx, field)
+	case "version":
+		return ec.fieldContext_ContractProposal_version(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ContractProposal_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_ContractProposal_updatedAt(ctx, field)
+	case "bump":
+		return ec.fieldContext_ContractProposal_bump(ctx, field)
+	case "changes":
+		return ec.fieldContext_ContractProposal_changes(ctx, field)
+	case "comments":
+		return ec.fieldContext_ContractProposal_comments(ctx, field)
+	case "document":
+		return ec.fieldContext_ContractProposal_document(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContractProposal", field.Name)
+}
+
+func (ec *executionContext) childFields_ContractProposalItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ContractProposalItem_id(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_ContractProposalItem_datasetId(ctx, field)
+	case "status":
+		return ec.fieldContext_ContractProposalItem_status(ctx, field)
+	case "origin":
+		return ec.fieldContext_ContractProposalItem_origin(ctx, field)
+	case "summary":
+		return ec.fieldContext_ContractProposalItem_summary(ctx, field)
+	case "authorId":
+		return ec.fieldContext_ContractProposalItem_authorId(ctx, field)
+	case "decidedBy":
+		return ec.fieldContext_ContractProposalItem_decidedBy(ctx, field)
+	case "decidedAt":
+		return ec.fieldContext_ContractProposalItem_decidedAt(ctx, field)
+	case "note":
+		return ec.fieldContext_ContractProposalItem_note(ctx, field)
+	case "version":
+		return ec.fieldContext_ContractProposalItem_version(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ContractProposalItem_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_ContractProposalItem_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContractProposalItem", field.Name)
+}
+
+func (ec *executionContext) childFields_ContractProposalPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ContractProposalPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ContractProposalPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContractProposalPage", field.Name)
 }
 
 func (ec *executionContext) childFields_ContractState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9759,6 +10546,30 @@ func (ec *executionContext) childFields_ContractVersion(ctx context.Context, fie
 		return ec.fieldContext_ContractVersion_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ContractVersion", field.Name)
+}
+
+func (ec *executionContext) childFields_ContractVersionDetail(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "version":
+		return ec.fieldContext_ContractVersionDetail_version(ctx, field)
+	case "bump":
+		return ec.fieldContext_ContractVersionDetail_bump(ctx, field)
+	case "changeSummary":
+		return ec.fieldContext_ContractVersionDetail_changeSummary(ctx, field)
+	case "changes":
+		return ec.fieldContext_ContractVersionDetail_changes(ctx, field)
+	case "proposalId":
+		return ec.fieldContext_ContractVersionDetail_proposalId(ctx, field)
+	case "authorId":
+		return ec.fieldContext_ContractVersionDetail_authorId(ctx, field)
+	case "acceptedBy":
+		return ec.fieldContext_ContractVersionDetail_acceptedBy(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ContractVersionDetail_createdAt(ctx, field)
+	case "document":
+		return ec.fieldContext_ContractVersionDetail_document(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContractVersionDetail", field.Name)
 }
 
 func (ec *executionContext) childFields_Country(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9827,6 +10638,16 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_impact(ctx, field)
 	case "path":
 		return ec.fieldContext_Dataset_path(ctx, field)
+	case "contractDocument":
+		return ec.fieldContext_Dataset_contractDocument(ctx, field)
+	case "contractVersion":
+		return ec.fieldContext_Dataset_contractVersion(ctx, field)
+	case "contractDiff":
+		return ec.fieldContext_Dataset_contractDiff(ctx, field)
+	case "contractProposals":
+		return ec.fieldContext_Dataset_contractProposals(ctx, field)
+	case "contractProposal":
+		return ec.fieldContext_Dataset_contractProposal(ctx, field)
 	case "directLineage":
 		return ec.fieldContext_Dataset_directLineage(ctx, field)
 	case "trustScore":
@@ -10177,6 +10998,8 @@ func (ec *executionContext) childFields_Domain(ctx context.Context, field graphq
 		return ec.fieldContext_Domain_versions(ctx, field)
 	case "consumers":
 		return ec.fieldContext_Domain_consumers(ctx, field)
+	case "contract":
+		return ec.fieldContext_Domain_contract(ctx, field)
 	case "verdict":
 		return ec.fieldContext_Domain_verdict(ctx, field)
 	case "trustFacts":
@@ -10239,6 +11062,38 @@ func (ec *executionContext) childFields_DomainConsumer(ctx context.Context, fiel
 		return ec.fieldContext_DomainConsumer_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DomainConsumer", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainContract(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "domainId":
+		return ec.fieldContext_DomainContract_domainId(ctx, field)
+	case "name":
+		return ec.fieldContext_DomainContract_name(ctx, field)
+	case "version":
+		return ec.fieldContext_DomainContract_version(ctx, field)
+	case "members":
+		return ec.fieldContext_DomainContract_members(ctx, field)
+	case "document":
+		return ec.fieldContext_DomainContract_document(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainContract", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainContractMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_DomainContractMember_datasetId(ctx, field)
+	case "name":
+		return ec.fieldContext_DomainContractMember_name(ctx, field)
+	case "version":
+		return ec.fieldContext_DomainContractMember_version(ctx, field)
+	case "valid":
+		return ec.fieldContext_DomainContractMember_valid(ctx, field)
+	case "columns":
+		return ec.fieldContext_DomainContractMember_columns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainContractMember", field.Name)
 }
 
 func (ec *executionContext) childFields_DomainDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12194,6 +13049,100 @@ func (ec *executionContext) field_Connection_queryLog_args(ctx context.Context, 
 		return nil, err
 	}
 	args["offset"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_contractDiff_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_contractDocument_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "source",
+		func(ctx context.Context, v any) (*model.ContractSource, error) {
+			return ec.unmarshalOContractSource2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractSource(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["source"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_contractProposal_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_contractProposals_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*model.ContractProposalStatus, error) {
+			return ec.unmarshalOContractProposalStatus2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractProposalStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_contractVersion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg0
 	return args, nil
 }
 
@@ -15645,6 +16594,985 @@ func (ec *executionContext) fieldContext_ContractChange_breaking(_ context.Conte
 	return graphql.NewScalarFieldContext("ContractChange", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _ContractChange_before(ctx context.Context, field graphql.CollectedField, obj *model.ContractChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractChange_before(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Before, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractChange_before(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractChange_after(ctx context.Context, field graphql.CollectedField, obj *model.ContractChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractChange_after(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.After, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractChange_after(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractComment_id(ctx context.Context, field graphql.CollectedField, obj *model.ContractComment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractComment_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractComment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractComment", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ContractComment_authorId(ctx context.Context, field graphql.CollectedField, obj *model.ContractComment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractComment_authorId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthorID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractComment_authorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractComment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractComment_body(ctx context.Context, field graphql.CollectedField, obj *model.ContractComment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractComment_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Body, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractComment_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractComment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractComment_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ContractComment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractComment_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractComment_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractComment", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ContractDiff_from(ctx context.Context, field graphql.CollectedField, obj *model.ContractDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractDiff_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractDiff_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractDiff", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractDiff_to(ctx context.Context, field graphql.CollectedField, obj *model.ContractDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractDiff_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractDiff_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractDiff", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractDiff_bump(ctx context.Context, field graphql.CollectedField, obj *model.ContractDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractDiff_bump(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bump, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractDiff_bump(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractDiff", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractDiff_breaking(ctx context.Context, field graphql.CollectedField, obj *model.ContractDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractDiff_breaking(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Breaking, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractDiff_breaking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractDiff", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ContractDiff_changes(ctx context.Context, field graphql.CollectedField, obj *model.ContractDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractDiff_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ContractChange) graphql.Marshaler {
+			return ec.marshalNContractChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractDiff_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContractDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContractChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContractProposal_id(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_status(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_origin(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_summary(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_authorId(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_authorId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthorID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_authorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_decidedBy(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_decidedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DecidedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_decidedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_decidedAt(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_decidedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DecidedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_decidedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_note(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_version(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_bump(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_bump(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bump, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_bump(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposal_changes(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ContractChange) graphql.Marshaler {
+			return ec.marshalNContractChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContractProposal",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContractChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContractProposal_comments(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_comments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ContractComment) graphql.Marshaler {
+			return ec.marshalNContractComment2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractCommentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_comments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContractProposal",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContractComment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContractProposal_document(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposal_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Document, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposal_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalItem_id(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalItem_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalItem_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalItem", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalItem_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalItem_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalItem_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalItem", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalItem_status(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalItem_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalItem_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalItem_origin(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalItem_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalItem_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalItem_summary(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalItem_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalItem_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalItem_authorId(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalItem_authorId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthorID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalItem_authorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalItem_decidedBy(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalItem_decidedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DecidedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalItem_decidedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalItem_decidedAt(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalItem_decidedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DecidedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalItem_decidedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalItem", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalItem_note(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalItem_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalItem_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalItem_version(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalItem_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalItem_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalItem_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalItem_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalItem_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalItem", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalItem_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalItem_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalItem_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalItem", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ContractProposalPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ContractProposalItem) graphql.Marshaler {
+			return ec.marshalNContractProposalItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractProposalItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContractProposalPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContractProposalItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContractProposalPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ContractProposalPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractProposalPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractProposalPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractProposalPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _ContractState_active(ctx context.Context, field graphql.CollectedField, obj *model.ContractState) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15882,6 +17810,222 @@ func (ec *executionContext) _ContractVersion_createdAt(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_ContractVersion_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContractVersion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersionDetail_version(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersionDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersionDetail_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersionDetail_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersionDetail", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersionDetail_bump(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersionDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersionDetail_bump(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bump, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersionDetail_bump(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersionDetail", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersionDetail_changeSummary(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersionDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersionDetail_changeSummary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeSummary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersionDetail_changeSummary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersionDetail", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersionDetail_changes(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersionDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersionDetail_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ContractChange) graphql.Marshaler {
+			return ec.marshalNContractChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersionDetail_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContractVersionDetail",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContractChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContractVersionDetail_proposalId(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersionDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersionDetail_proposalId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProposalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersionDetail_proposalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersionDetail", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersionDetail_authorId(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersionDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersionDetail_authorId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthorID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersionDetail_authorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersionDetail", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersionDetail_acceptedBy(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersionDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersionDetail_acceptedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AcceptedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersionDetail_acceptedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersionDetail", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersionDetail_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersionDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersionDetail_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersionDetail_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersionDetail", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ContractVersionDetail_document(ctx context.Context, field graphql.CollectedField, obj *model.ContractVersionDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContractVersionDetail_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Document, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContractVersionDetail_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContractVersionDetail", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Country_effective(ctx context.Context, field graphql.CollectedField, obj *model.Country) (ret graphql.Marshaler) {
@@ -16701,6 +18845,226 @@ func (ec *executionContext) fieldContext_Dataset_path(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Dataset_path_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_contractDocument(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_contractDocument(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().ContractDocument(ctx, obj, fc.Args["source"].(*model.ContractSource))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_contractDocument(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_contractDocument_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_contractVersion(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_contractVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().ContractVersion(ctx, obj, fc.Args["number"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ContractVersionDetail) graphql.Marshaler {
+			return ec.marshalNContractVersionDetail2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractVersionDetail(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_contractVersion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContractVersionDetail(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_contractVersion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_contractDiff(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_contractDiff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().ContractDiff(ctx, obj, fc.Args["from"].(*string), fc.Args["to"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ContractDiff) graphql.Marshaler {
+			return ec.marshalNContractDiff2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_contractDiff(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContractDiff(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_contractDiff_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_contractProposals(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_contractProposals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().ContractProposals(ctx, obj, fc.Args["status"].(*model.ContractProposalStatus), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ContractProposalPage) graphql.Marshaler {
+			return ec.marshalNContractProposalPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractProposalPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_contractProposals(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContractProposalPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_contractProposals_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_contractProposal(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_contractProposal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().ContractProposal(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ContractProposal) graphql.Marshaler {
+			return ec.marshalNContractProposal2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractProposal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_contractProposal(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContractProposal(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_contractProposal_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20237,6 +22601,38 @@ func (ec *executionContext) fieldContext_Domain_consumers(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Domain_contract(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_contract(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().Contract(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainContract) graphql.Marshaler {
+			return ec.marshalNDomainContract2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainContract(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_contract(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainContract(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Domain_verdict(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20835,6 +23231,245 @@ func (ec *executionContext) _DomainConsumer_createdAt(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_DomainConsumer_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DomainConsumer", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DomainContract_domainId(ctx context.Context, field graphql.CollectedField, obj *model.DomainContract) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainContract_domainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainContract_domainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainContract", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainContract_name(ctx context.Context, field graphql.CollectedField, obj *model.DomainContract) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainContract_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainContract_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainContract", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainContract_version(ctx context.Context, field graphql.CollectedField, obj *model.DomainContract) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainContract_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainContract_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainContract", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainContract_members(ctx context.Context, field graphql.CollectedField, obj *model.DomainContract) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainContract_members(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Members, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DomainContractMember) graphql.Marshaler {
+			return ec.marshalNDomainContractMember2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainContractMemberᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainContract_members(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DomainContract",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DomainContractMember(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DomainContract_document(ctx context.Context, field graphql.CollectedField, obj *model.DomainContract) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainContract_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Document, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainContract_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainContract", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainContractMember_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.DomainContractMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainContractMember_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainContractMember_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainContractMember", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DomainContractMember_name(ctx context.Context, field graphql.CollectedField, obj *model.DomainContractMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainContractMember_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainContractMember_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainContractMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainContractMember_version(ctx context.Context, field graphql.CollectedField, obj *model.DomainContractMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainContractMember_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainContractMember_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainContractMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DomainContractMember_valid(ctx context.Context, field graphql.CollectedField, obj *model.DomainContractMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainContractMember_valid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Valid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DomainContractMember_valid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainContractMember", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DomainContractMember_columns(ctx context.Context, field graphql.CollectedField, obj *model.DomainContractMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DomainContractMember_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DomainContractMember_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DomainContractMember", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DomainDiff_domainId(ctx context.Context, field graphql.CollectedField, obj *model.DomainDiff) (ret graphql.Marshaler) {
@@ -39390,6 +42025,376 @@ func (ec *executionContext) _ContractChange(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "before":
+			out.Values[i] = ec._ContractChange_before(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "after":
+			out.Values[i] = ec._ContractChange_after(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var contractCommentImplementors = []string{"ContractComment"}
+
+func (ec *executionContext) _ContractComment(ctx context.Context, sel ast.SelectionSet, obj *model.ContractComment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contractCommentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContractComment")
+		case "id":
+			out.Values[i] = ec._ContractComment_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "authorId":
+			out.Values[i] = ec._ContractComment_authorId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "body":
+			out.Values[i] = ec._ContractComment_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ContractComment_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var contractDiffImplementors = []string{"ContractDiff"}
+
+func (ec *executionContext) _ContractDiff(ctx context.Context, sel ast.SelectionSet, obj *model.ContractDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contractDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContractDiff")
+		case "from":
+			out.Values[i] = ec._ContractDiff_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._ContractDiff_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bump":
+			out.Values[i] = ec._ContractDiff_bump(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "breaking":
+			out.Values[i] = ec._ContractDiff_breaking(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._ContractDiff_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var contractProposalImplementors = []string{"ContractProposal"}
+
+func (ec *executionContext) _ContractProposal(ctx context.Context, sel ast.SelectionSet, obj *model.ContractProposal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contractProposalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContractProposal")
+		case "id":
+			out.Values[i] = ec._ContractProposal_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._ContractProposal_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._ContractProposal_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._ContractProposal_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "summary":
+			out.Values[i] = ec._ContractProposal_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "authorId":
+			out.Values[i] = ec._ContractProposal_authorId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "decidedBy":
+			out.Values[i] = ec._ContractProposal_decidedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "decidedAt":
+			out.Values[i] = ec._ContractProposal_decidedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "note":
+			out.Values[i] = ec._ContractProposal_note(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._ContractProposal_version(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ContractProposal_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._ContractProposal_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bump":
+			out.Values[i] = ec._ContractProposal_bump(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._ContractProposal_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "comments":
+			out.Values[i] = ec._ContractProposal_comments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "document":
+			out.Values[i] = ec._ContractProposal_document(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var contractProposalItemImplementors = []string{"ContractProposalItem"}
+
+func (ec *executionContext) _ContractProposalItem(ctx context.Context, sel ast.SelectionSet, obj *model.ContractProposalItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contractProposalItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContractProposalItem")
+		case "id":
+			out.Values[i] = ec._ContractProposalItem_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._ContractProposalItem_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._ContractProposalItem_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._ContractProposalItem_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "summary":
+			out.Values[i] = ec._ContractProposalItem_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "authorId":
+			out.Values[i] = ec._ContractProposalItem_authorId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "decidedBy":
+			out.Values[i] = ec._ContractProposalItem_decidedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "decidedAt":
+			out.Values[i] = ec._ContractProposalItem_decidedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "note":
+			out.Values[i] = ec._ContractProposalItem_note(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._ContractProposalItem_version(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ContractProposalItem_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._ContractProposalItem_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var contractProposalPageImplementors = []string{"ContractProposalPage"}
+
+func (ec *executionContext) _ContractProposalPage(ctx context.Context, sel ast.SelectionSet, obj *model.ContractProposalPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contractProposalPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContractProposalPage")
+		case "items":
+			out.Values[i] = ec._ContractProposalPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ContractProposalPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -39503,6 +42508,84 @@ func (ec *executionContext) _ContractVersion(ctx context.Context, sel ast.Select
 			}
 		case "createdAt":
 			out.Values[i] = ec._ContractVersion_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var contractVersionDetailImplementors = []string{"ContractVersionDetail"}
+
+func (ec *executionContext) _ContractVersionDetail(ctx context.Context, sel ast.SelectionSet, obj *model.ContractVersionDetail) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contractVersionDetailImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContractVersionDetail")
+		case "version":
+			out.Values[i] = ec._ContractVersionDetail_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bump":
+			out.Values[i] = ec._ContractVersionDetail_bump(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changeSummary":
+			out.Values[i] = ec._ContractVersionDetail_changeSummary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._ContractVersionDetail_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "proposalId":
+			out.Values[i] = ec._ContractVersionDetail_proposalId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "authorId":
+			out.Values[i] = ec._ContractVersionDetail_authorId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "acceptedBy":
+			out.Values[i] = ec._ContractVersionDetail_acceptedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ContractVersionDetail_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "document":
+			out.Values[i] = ec._ContractVersionDetail_document(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -40052,6 +43135,196 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Dataset_path(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contractDocument":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_contractDocument(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contractVersion":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_contractVersion(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contractDiff":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_contractDiff(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contractProposals":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_contractProposals(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contractProposal":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_contractProposal(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -42017,6 +45290,44 @@ func (ec *executionContext) _Domain(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contract":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_contract(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "verdict":
 			field := field
 
@@ -42332,6 +45643,122 @@ func (ec *executionContext) _DomainConsumer(ctx context.Context, sel ast.Selecti
 			}
 		case "createdAt":
 			out.Values[i] = ec._DomainConsumer_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainContractImplementors = []string{"DomainContract"}
+
+func (ec *executionContext) _DomainContract(ctx context.Context, sel ast.SelectionSet, obj *model.DomainContract) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainContractImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainContract")
+		case "domainId":
+			out.Values[i] = ec._DomainContract_domainId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DomainContract_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._DomainContract_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "members":
+			out.Values[i] = ec._DomainContract_members(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "document":
+			out.Values[i] = ec._DomainContract_document(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var domainContractMemberImplementors = []string{"DomainContractMember"}
+
+func (ec *executionContext) _DomainContractMember(ctx context.Context, sel ast.SelectionSet, obj *model.DomainContractMember) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, domainContractMemberImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DomainContractMember")
+		case "datasetId":
+			out.Values[i] = ec._DomainContractMember_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DomainContractMember_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._DomainContractMember_version(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "valid":
+			out.Values[i] = ec._DomainContractMember_valid(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._DomainContractMember_columns(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -50412,6 +53839,76 @@ func (ec *executionContext) marshalNContractChange2ᚕgithubᚗcomᚋvigiaᚑdat
 	return ret
 }
 
+func (ec *executionContext) marshalNContractComment2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractComment(ctx context.Context, sel ast.SelectionSet, v model.ContractComment) graphql.Marshaler {
+	return ec._ContractComment(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNContractComment2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractCommentᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ContractComment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContractComment2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractComment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNContractDiff2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractDiff(ctx context.Context, sel ast.SelectionSet, v *model.ContractDiff) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContractDiff(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNContractProposal2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractProposal(ctx context.Context, sel ast.SelectionSet, v *model.ContractProposal) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContractProposal(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNContractProposalItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractProposalItem(ctx context.Context, sel ast.SelectionSet, v model.ContractProposalItem) graphql.Marshaler {
+	return ec._ContractProposalItem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNContractProposalItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractProposalItemᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ContractProposalItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContractProposalItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractProposalItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNContractProposalPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractProposalPage(ctx context.Context, sel ast.SelectionSet, v *model.ContractProposalPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContractProposalPage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNContractState2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractState(ctx context.Context, sel ast.SelectionSet, v *model.ContractState) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -50440,6 +53937,16 @@ func (ec *executionContext) marshalNContractVersion2ᚕgithubᚗcomᚋvigiaᚑda
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNContractVersionDetail2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractVersionDetail(ctx context.Context, sel ast.SelectionSet, v *model.ContractVersionDetail) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContractVersionDetail(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNCountry2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐCountry(ctx context.Context, sel ast.SelectionSet, v *model.Country) graphql.Marshaler {
@@ -50722,6 +54229,36 @@ func (ec *executionContext) marshalNDomainConsumer2ᚕgithubᚗcomᚋvigiaᚑdat
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDomainConsumer2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainConsumer(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDomainContract2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainContract(ctx context.Context, sel ast.SelectionSet, v *model.DomainContract) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DomainContract(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDomainContractMember2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainContractMember(ctx context.Context, sel ast.SelectionSet, v model.DomainContractMember) graphql.Marshaler {
+	return ec._DomainContractMember(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDomainContractMember2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainContractMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DomainContractMember) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomainContractMember2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDomainContractMember(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -52553,6 +56090,38 @@ func (ec *executionContext) marshalOConnectionScanSummary2ᚖgithubᚗcomᚋvigi
 		return graphql.Null
 	}
 	return ec._ConnectionScanSummary(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOContractProposalStatus2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractProposalStatus(ctx context.Context, v any) (*model.ContractProposalStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.ContractProposalStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOContractProposalStatus2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractProposalStatus(ctx context.Context, sel ast.SelectionSet, v *model.ContractProposalStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOContractSource2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractSource(ctx context.Context, v any) (*model.ContractSource, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.ContractSource)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOContractSource2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐContractSource(ctx context.Context, sel ast.SelectionSet, v *model.ContractSource) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalODataset2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataset(ctx context.Context, sel ast.SelectionSet, v *model.Dataset) graphql.Marshaler {

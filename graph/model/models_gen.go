@@ -145,6 +145,79 @@ type ContractChange struct {
 	Field    *string `json:"field,omitempty"`
 	Quality  *string `json:"quality,omitempty"`
 	Breaking bool    `json:"breaking"`
+	// The value before: a text as itself, any other value as JSON text; null for none.
+	Before *string `json:"before,omitempty"`
+	// The value after, like before.
+	After *string `json:"after,omitempty"`
+}
+
+// A comment on a contract proposal.
+type ContractComment struct {
+	ID        string    `json:"id"`
+	AuthorID  string    `json:"authorId"`
+	Body      string    `json:"body"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Differences between two contracts (REST /datasets/{id}/contract/diff).
+type ContractDiff struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// major or minor
+	Bump     string           `json:"bump"`
+	Breaking bool             `json:"breaking"`
+	Changes  []ContractChange `json:"changes"`
+}
+
+// A contract proposal.
+type ContractProposal struct {
+	ID        string `json:"id"`
+	DatasetID string `json:"datasetId"`
+	// open, accepted, rejected, withdrawn
+	Status string `json:"status"`
+	// observed or document
+	Origin    string     `json:"origin"`
+	Summary   string     `json:"summary"`
+	AuthorID  string     `json:"authorId"`
+	DecidedBy *string    `json:"decidedBy,omitempty"`
+	DecidedAt *time.Time `json:"decidedAt,omitempty"`
+	Note      *string    `json:"note,omitempty"`
+	// The version an accepted proposal became.
+	Version   *string   `json:"version,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// The bump accepting it takes now (initial without an active contract).
+	Bump string `json:"bump"`
+	// Its differences from the active contract.
+	Changes  []ContractChange  `json:"changes"`
+	Comments []ContractComment `json:"comments"`
+	// The proposed ODCS v3 document as JSON text.
+	Document string `json:"document"`
+}
+
+// A contract proposal as listed.
+type ContractProposalItem struct {
+	ID        string `json:"id"`
+	DatasetID string `json:"datasetId"`
+	// open, accepted, rejected, withdrawn
+	Status string `json:"status"`
+	// observed or document
+	Origin    string     `json:"origin"`
+	Summary   string     `json:"summary"`
+	AuthorID  string     `json:"authorId"`
+	DecidedBy *string    `json:"decidedBy,omitempty"`
+	DecidedAt *time.Time `json:"decidedAt,omitempty"`
+	Note      *string    `json:"note,omitempty"`
+	// The version an accepted proposal became.
+	Version   *string   `json:"version,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// One page of proposals, newest first, with the total.
+type ContractProposalPage struct {
+	Items []ContractProposalItem `json:"items"`
+	Total int                    `json:"total"`
 }
 
 // The active data contract's state.
@@ -165,6 +238,21 @@ type ContractVersion struct {
 	AuthorID      string           `json:"authorId"`
 	AcceptedBy    string           `json:"acceptedBy"`
 	CreatedAt     time.Time        `json:"createdAt"`
+}
+
+// One accepted contract version with its document (REST /datasets/{id}/contract/versions/{number}).
+type ContractVersionDetail struct {
+	Version string `json:"version"`
+	// initial, major or minor
+	Bump          string           `json:"bump"`
+	ChangeSummary string           `json:"changeSummary"`
+	Changes       []ContractChange `json:"changes"`
+	ProposalID    *string          `json:"proposalId,omitempty"`
+	AuthorID      string           `json:"authorId"`
+	AcceptedBy    string           `json:"acceptedBy"`
+	CreatedAt     time.Time        `json:"createdAt"`
+	// The ODCS v3 document as accepted, as JSON text.
+	Document string `json:"document"`
 }
 
 // The data country scans use and where it comes from (dataset, connection, workspace).
@@ -226,6 +314,16 @@ type Dataset struct {
 	Impact *LineageImpact `json:"impact,omitempty"`
 	// Shortest path to another dataset; an invisible target is not_found.
 	Path *LineagePath `json:"path"`
+	// The data contract as an ODCS v3 document in JSON text.
+	ContractDocument string `json:"contractDocument"`
+	// One accepted version; number is MAJOR.MINOR.PATCH (at most 32 characters).
+	ContractVersion *ContractVersionDetail `json:"contractVersion"`
+	// from and to: a version number, active or observed (at most 32 characters); by default active to observed.
+	ContractDiff *ContractDiff `json:"contractDiff"`
+	// Proposals, newest first; limit 1-500, offset >= 0.
+	ContractProposals *ContractProposalPage `json:"contractProposals"`
+	// One proposal with its comments and differences from the active contract.
+	ContractProposal *ContractProposal `json:"contractProposal"`
 	// Direct upstream and downstream, exposures and reach total.
 	DirectLineage *DatasetLineage `json:"directLineage"`
 	// Trust score (REST /datasets/{id}/trust).
@@ -446,6 +544,7 @@ type Domain struct {
 	Versions []DomainVersion `json:"versions"`
 	// Manual and derived consumers (at most 500).
 	Consumers       []DomainConsumer  `json:"consumers"`
+	Contract        *DomainContract   `json:"contract"`
 	Verdict         *DomainVerdict    `json:"verdict"`
 	TrustFacts      *DomainTrustFacts `json:"trustFacts"`
 	MetadataQuality *MetadataQuality  `json:"metadataQuality"`
@@ -487,6 +586,30 @@ type DomainConsumer struct {
 	Datasets30d     int        `json:"datasets30d"`
 	LastConsumedAt  *time.Time `json:"lastConsumedAt,omitempty"`
 	CreatedAt       time.Time  `json:"createdAt"`
+}
+
+// The members' active contracts in one ODCS document (REST /domains/{id}/contract).
+type DomainContract struct {
+	DomainID string `json:"domainId"`
+	Name     string `json:"name"`
+	// The domain's version.
+	Version string `json:"version"`
+	// The members the caller can see.
+	Members []DomainContractMember `json:"members"`
+	// One ODCS document with a schema object per member with an active contract, as JSON text.
+	Document string `json:"document"`
+}
+
+// A member of a domain's contract.
+type DomainContractMember struct {
+	DatasetID string `json:"datasetId"`
+	Name      string `json:"name"`
+	// Active contract version; null without one.
+	Version *string `json:"version,omitempty"`
+	// Whether the last check honoured it; null without an active contract.
+	Valid *bool `json:"valid,omitempty"`
+	// Columns of the active contract.
+	Columns int `json:"columns"`
 }
 
 // Changes between two versions with their impact (REST /domains/{id}/versions/{from}/diff/{to}).
@@ -1549,6 +1672,122 @@ type VerdictCounts struct {
 	Warn    int `json:"warn"`
 	Fail    int `json:"fail"`
 	Unknown int `json:"unknown"`
+}
+
+type ContractProposalStatus string
+
+const (
+	ContractProposalStatusOpen      ContractProposalStatus = "open"
+	ContractProposalStatusAccepted  ContractProposalStatus = "accepted"
+	ContractProposalStatusRejected  ContractProposalStatus = "rejected"
+	ContractProposalStatusWithdrawn ContractProposalStatus = "withdrawn"
+)
+
+var AllContractProposalStatus = []ContractProposalStatus{
+	ContractProposalStatusOpen,
+	ContractProposalStatusAccepted,
+	ContractProposalStatusRejected,
+	ContractProposalStatusWithdrawn,
+}
+
+func (e ContractProposalStatus) IsValid() bool {
+	switch e {
+	case ContractProposalStatusOpen, ContractProposalStatusAccepted, ContractProposalStatusRejected, ContractProposalStatusWithdrawn:
+		return true
+	}
+	return false
+}
+
+func (e ContractProposalStatus) String() string {
+	return string(e)
+}
+
+func (e *ContractProposalStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ContractProposalStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ContractProposalStatus", str)
+	}
+	return nil
+}
+
+func (e ContractProposalStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ContractProposalStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ContractProposalStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type ContractSource string
+
+const (
+	// What the data honours now.
+	ContractSourceObserved ContractSource = "observed"
+	// The producer-accepted contract (not_found while no proposal was accepted).
+	ContractSourceActive ContractSource = "active"
+)
+
+var AllContractSource = []ContractSource{
+	ContractSourceObserved,
+	ContractSourceActive,
+}
+
+func (e ContractSource) IsValid() bool {
+	switch e {
+	case ContractSourceObserved, ContractSourceActive:
+		return true
+	}
+	return false
+}
+
+func (e ContractSource) String() string {
+	return string(e)
+}
+
+func (e *ContractSource) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ContractSource(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ContractSource", str)
+	}
+	return nil
+}
+
+func (e ContractSource) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ContractSource) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ContractSource) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 type DatasetLayer string
