@@ -106,7 +106,7 @@ func parityTableA() map[string]parity {
 				removedNodes ` + knode + ` renamedNodes { id kind from to } addedEdges ` + kedge + ` removedEdges ` + kedge + `
 				byKind truncated } }`, at: "graphSnapshotDiff"},
 		// Data contracts: documents as JSON text compare member by member with REST's JSON form.
-		"datasetContract": {rest: "/api/v1/datasets/{id}/contract", sample: "dataset", header: []string{"Accept", "application/json"},
+		"datasetContract": {rest: "/api/v1/datasets/{id}/contract", sample: "dataset", header: []string{"Accept: application/json"},
 			query: `query($id: ID!){ dataset(id: $id){ contractDocument } }`, at: "dataset.contractDocument"},
 		"datasetContractVersion": {rest: "/api/v1/datasets/{dataset}/contract/versions/1.0.0",
 			query: `query($dataset: ID!){ dataset(id: $dataset){ contractVersion(number: "1.0.0") { version bump changeSummary
@@ -123,6 +123,18 @@ func parityTableA() map[string]parity {
 		"domainContract": {rest: "/api/v1/domains/{id}/contract", sample: "domain",
 			query: `query($id: ID!){ domain(id: $id){ contract { domainId name version members { datasetId name version valid columns }
 				document } } }`, at: "domain.contract"},
+		// A dataset's README (generatedAt is the time of each read: not compared), sensitivity, rules export (gx: JSON).
+		"datasetReadme": {rest: "/api/v1/datasets/{id}/readme", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ readme { datasetId contentMd edited editedBy editedAt aiGenerated aiModel
+				publishedMd publishedBy publishedAt publishedAiGenerated publishedAiModel } } }`, at: "dataset.readme",
+			renamed: map[string]string{"aiGenerated": "ai_generated", "aiModel": "ai_model", "publishedAiGenerated": "published_ai_generated",
+				"publishedAiModel": "published_ai_model"}},
+		"datasetSensitivity": {rest: "/api/v1/datasets/{id}/sensitivity", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ sensitivity { datasetId columns { column level origin reason author setAt
+				suggestion { level origin from { datasetId column level restricted } } } trail { column from to author at } } } }`,
+			at: "dataset.sensitivity"},
+		"exportDatasetRules": {rest: "/api/v1/datasets/{id}/rules/export?format=gx", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ rulesExport(format: gx) { body } } }`, at: "dataset.rulesExport.body"},
 		"findDatasets": {rest: "/api/v1/datasets/find?query=c",
 			query: `{ findDatasets(query: "c") { datasets { id name kind layer usageClass latestScore verdict ` + domainRef + `
 				piiColumns } truncated } }`, at: "findDatasets"},

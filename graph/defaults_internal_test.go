@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/incident"
@@ -23,9 +24,12 @@ func TestSchemaDefaultsAreTheServices(t *testing.T) {
 	want := map[string]map[string]int{
 		"Query": {"datasets.limit": catalog.DatasetPageDefault, "issues.limit": issue.PageDefault, "incidents.limit": incident.PageDefault,
 			"domains.limit": product.DomainPageDefault, "consumers.limit": trust.ConsumerPageDefault, "rules.limit": rule.PageDefault,
-			"scans.limit": scan.ScanPageDefault, "signals.limit": scan.SignalPageDefault, "knowledgeGraph.hops": lineage.DefaultKnowledgeHops},
+			"scans.limit": scan.ScanPageDefault, "signals.limit": scan.SignalPageDefault, "knowledgeGraph.hops": lineage.DefaultKnowledgeHops,
+			"graphSnapshots.limit": lineage.SnapshotPageDefault},
 		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops, "contractVersions.limit": contract.PageDefault,
-			"upstream.hops": lineage.DefaultTraverseHops, "downstream.hops": lineage.DefaultTraverseHops},
+			"upstream.hops": lineage.DefaultTraverseHops, "downstream.hops": lineage.DefaultTraverseHops,
+			"contractProposals.limit": contract.PageDefault},
+		"Connection": {"queryLog.limit": connection.QueryLogPageDefault},
 	}
 	for typ, args := range want {
 		seen := map[string]bool{}

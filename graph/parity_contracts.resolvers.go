@@ -7,10 +7,10 @@ package graph
 
 import (
 	"context"
-	"github.com/vigia-data/vigia"
-	"github.com/vigia-data/vigia/contract"
 	"unicode/utf8"
 
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/graph/model"
 )
 

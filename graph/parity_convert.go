@@ -8,6 +8,9 @@ import (
 	"github.com/vigia-data/vigia/graph/model"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/readme"
+	"github.com/vigia-data/vigia/rule"
+	"github.com/vigia-data/vigia/sensitivity"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -417,4 +420,35 @@ func toDomainContract(d contract.DomainContract) (*model.DomainContract, error) 
 			Columns: m.Columns})
 	}
 	return out, nil
+}
+
+func toDatasetReadme(r readme.Readme) *model.DatasetReadme {
+	return &model.DatasetReadme{DatasetID: r.DatasetID, ContentMd: r.Draft, Edited: r.Edited, EditedBy: r.EditedBy, EditedAt: r.EditedAt,
+		GeneratedAt: r.GeneratedAt, PublishedMd: r.Published, PublishedBy: r.PublishedBy, PublishedAt: r.PublishedAt}
+}
+
+func toDatasetSensitivity(r sensitivity.Report) *model.DatasetSensitivity {
+	out := &model.DatasetSensitivity{DatasetID: r.DatasetID, Columns: make([]model.ColumnSensitivity, 0, len(r.Columns)),
+		Trail: make([]model.SensitivityChange, 0, len(r.Trail))}
+	for _, c := range r.Columns {
+		co := model.ColumnSensitivity{Column: c.Name, Level: c.Level, Origin: c.Origin, Reason: optString(c.Reason), Author: c.AuthorID, SetAt: c.At}
+		if sg := c.Suggestion; sg != nil {
+			so := &model.SensitivitySuggestion{Level: sg.Level, Origin: "lineage", From: make([]model.SensitivitySource, 0, len(sg.From))}
+			for _, f := range sg.From {
+				so.From = append(so.From, model.SensitivitySource{DatasetID: optString(f.DatasetID), Column: optString(f.Column), Level: f.Level,
+					Restricted: f.Restricted})
+			}
+			co.Suggestion = so
+		}
+		out.Columns = append(out.Columns, co)
+	}
+	for _, t := range r.Trail {
+		out.Trail = append(out.Trail, model.SensitivityChange{Column: t.Column, From: t.From, To: t.To, Author: t.AuthorID, At: t.At})
+	}
+	return out
+}
+
+func toRulesExport(e rule.Export) *model.RulesExport {
+	return &model.RulesExport{Format: e.Format, Body: string(e.Body), Exported: e.Exported, Unsupported: len(e.Unsupported),
+		UnsupportedTypes: nonNil(e.UnsupportedTypes())}
 }

@@ -18,6 +18,11 @@ type Resolver struct {
 	LineageReads LineageReadService
 	// ContractReads answers contract documents, versions, diffs, proposals and domains' contracts.
 	ContractReads ContractReadService
+	// Readmes, SensitivityReads and RuleExports answer a dataset's README, column
+	// sensitivity and rules export.
+	Readmes          ReadmeReader
+	SensitivityReads SensitivityReader
+	RuleExports      RuleExporter
 
 	Catalog      CatalogService
 	ScanService  ScanService

@@ -8,6 +8,9 @@ import (
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/readme"
+	"github.com/vigia-data/vigia/rule"
+	"github.com/vigia-data/vigia/sensitivity"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -60,4 +63,19 @@ type ContractReadService interface {
 	Proposal(ctx context.Context, datasetID, id string) (contract.Proposal, error)
 	Proposals(ctx context.Context, datasetID string, f contract.ProposalFilter) (vigia.List[contract.Proposal], error)
 	VersionByNumber(ctx context.Context, datasetID, number string) (contract.VersionRecord, error)
+}
+
+// ReadmeReader reads a dataset's README.
+type ReadmeReader interface {
+	Get(ctx context.Context, datasetID string) (readme.Readme, error)
+}
+
+// SensitivityReader reads a dataset's column sensitivity.
+type SensitivityReader interface {
+	Dataset(ctx context.Context, datasetID string) (sensitivity.Report, error)
+}
+
+// RuleExporter writes a dataset's active rules as a file.
+type RuleExporter interface {
+	ExportRules(ctx context.Context, datasetID *string, format string) (rule.Export, error)
 }

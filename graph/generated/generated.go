@@ -103,6 +103,16 @@ type ComplexityRoot struct {
 		To   func(childComplexity int) int
 	}
 
+	ColumnSensitivity struct {
+		Author     func(childComplexity int) int
+		Column     func(childComplexity int) int
+		Level      func(childComplexity int) int
+		Origin     func(childComplexity int) int
+		Reason     func(childComplexity int) int
+		SetAt      func(childComplexity int) int
+		Suggestion func(childComplexity int) int
+	}
+
 	Connection struct {
 		Country           func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
@@ -327,13 +337,16 @@ type ComplexityRoot struct {
 		Name                 func(childComplexity int) int
 		Parsing              func(childComplexity int) int
 		Path                 func(childComplexity int, to string) int
+		Readme               func(childComplexity int) int
 		RowCount             func(childComplexity int) int
 		RowCountExact        func(childComplexity int) int
 		Rules                func(childComplexity int) int
+		RulesExport          func(childComplexity int, format model.RulesExportFormat) int
 		Schema               func(childComplexity int) int
 		SchemaChanges        func(childComplexity int) int
 		ScoreExplanation     func(childComplexity int) int
 		ScoreHistory         func(childComplexity int, limit *int) int
+		Sensitivity          func(childComplexity int) int
 		SyntheticEvaluation  func(childComplexity int, rows *int, seed *int) int
 		Table                func(childComplexity int) int
 		TrustFacts           func(childComplexity int) int
@@ -417,6 +430,28 @@ type ComplexityRoot struct {
 	DatasetPage struct {
 		Items func(childComplexity int) int
 		Total func(childComplexity int) int
+	}
+
+	DatasetReadme struct {
+		AiGenerated          func(childComplexity int) int
+		AiModel              func(childComplexity int) int
+		ContentMd            func(childComplexity int) int
+		DatasetID            func(childComplexity int) int
+		Edited               func(childComplexity int) int
+		EditedAt             func(childComplexity int) int
+		EditedBy             func(childComplexity int) int
+		GeneratedAt          func(childComplexity int) int
+		PublishedAiGenerated func(childComplexity int) int
+		PublishedAiModel     func(childComplexity int) int
+		PublishedAt          func(childComplexity int) int
+		PublishedBy          func(childComplexity int) int
+		PublishedMd          func(childComplexity int) int
+	}
+
+	DatasetSensitivity struct {
+		Columns   func(childComplexity int) int
+		DatasetID func(childComplexity int) int
+		Trail     func(childComplexity int) int
 	}
 
 	DatasetTrustFacts struct {
@@ -1194,6 +1229,14 @@ type ComplexityRoot struct {
 		Threshold   func(childComplexity int) int
 	}
 
+	RulesExport struct {
+		Body             func(childComplexity int) int
+		Exported         func(childComplexity int) int
+		Format           func(childComplexity int) int
+		Unsupported      func(childComplexity int) int
+		UnsupportedTypes func(childComplexity int) int
+	}
+
 	SLODataset struct {
 		AvailabilityPct     func(childComplexity int) int
 		DatasetID           func(childComplexity int) int
@@ -1288,6 +1331,27 @@ type ComplexityRoot struct {
 		Region     func(childComplexity int) int
 		SampleSize func(childComplexity int) int
 		Type       func(childComplexity int) int
+	}
+
+	SensitivityChange struct {
+		At     func(childComplexity int) int
+		Author func(childComplexity int) int
+		Column func(childComplexity int) int
+		From   func(childComplexity int) int
+		To     func(childComplexity int) int
+	}
+
+	SensitivitySource struct {
+		Column     func(childComplexity int) int
+		DatasetID  func(childComplexity int) int
+		Level      func(childComplexity int) int
+		Restricted func(childComplexity int) int
+	}
+
+	SensitivitySuggestion struct {
+		From   func(childComplexity int) int
+		Level  func(childComplexity int) int
+		Origin func(childComplexity int) int
 	}
 
 	Signal struct {
@@ -1517,6 +1581,9 @@ type DatasetResolver interface {
 	ContractDiff(ctx context.Context, obj *model.Dataset, from *string, to *string) (*model.ContractDiff, error)
 	ContractProposals(ctx context.Context, obj *model.Dataset, status *model.ContractProposalStatus, limit *int, offset *int) (*model.ContractProposalPage, error)
 	ContractProposal(ctx context.Context, obj *model.Dataset, id string) (*model.ContractProposal, error)
+	Readme(ctx context.Context, obj *model.Dataset) (*model.DatasetReadme, error)
+	Sensitivity(ctx context.Context, obj *model.Dataset) (*model.DatasetSensitivity, error)
+	RulesExport(ctx context.Context, obj *model.Dataset, format model.RulesExportFormat) (*model.RulesExport, error)
 	DirectLineage(ctx context.Context, obj *model.Dataset) (*model.DatasetLineage, error)
 	TrustScore(ctx context.Context, obj *model.Dataset) (*model.TrustScore, error)
 	AiReadiness(ctx context.Context, obj *model.Dataset) (*model.AIReadiness, error)
@@ -1836,6 +1903,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ColumnRename.To(childComplexity), true
+
+	case "ColumnSensitivity.author":
+		if e.ComplexityRoot.ColumnSensitivity.Author == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnSensitivity.Author(childComplexity), true
+	case "ColumnSensitivity.column":
+		if e.ComplexityRoot.ColumnSensitivity.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnSensitivity.Column(childComplexity), true
+	case "ColumnSensitivity.level":
+		if e.ComplexityRoot.ColumnSensitivity.Level == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnSensitivity.Level(childComplexity), true
+	case "ColumnSensitivity.origin":
+		if e.ComplexityRoot.ColumnSensitivity.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnSensitivity.Origin(childComplexity), true
+	case "ColumnSensitivity.reason":
+		if e.ComplexityRoot.ColumnSensitivity.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnSensitivity.Reason(childComplexity), true
+	case "ColumnSensitivity.setAt":
+		if e.ComplexityRoot.ColumnSensitivity.SetAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnSensitivity.SetAt(childComplexity), true
+	case "ColumnSensitivity.suggestion":
+		if e.ComplexityRoot.ColumnSensitivity.Suggestion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnSensitivity.Suggestion(childComplexity), true
 
 	case "Connection.country":
 		if e.ComplexityRoot.Connection.Country == nil {
@@ -2895,6 +3005,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Path(childComplexity, args["to"].(string)), true
+	case "Dataset.readme":
+		if e.ComplexityRoot.Dataset.Readme == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Readme(childComplexity), true
 	case "Dataset.rowCount":
 		if e.ComplexityRoot.Dataset.RowCount == nil {
 			break
@@ -2913,6 +3029,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Rules(childComplexity), true
+	case "Dataset.rulesExport":
+		if e.ComplexityRoot.Dataset.RulesExport == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_rulesExport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.RulesExport(childComplexity, args["format"].(model.RulesExportFormat)), true
 	case "Dataset.schema":
 		if e.ComplexityRoot.Dataset.Schema == nil {
 			break
@@ -2942,6 +3069,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.ScoreHistory(childComplexity, args["limit"].(*int)), true
+	case "Dataset.sensitivity":
+		if e.ComplexityRoot.Dataset.Sensitivity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Sensitivity(childComplexity), true
 	case "Dataset.syntheticEvaluation":
 		if e.ComplexityRoot.Dataset.SyntheticEvaluation == nil {
 			break
@@ -3348,6 +3481,104 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetPage.Total(childComplexity), true
+
+	case "DatasetReadme.aiGenerated":
+		if e.ComplexityRoot.DatasetReadme.AiGenerated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.AiGenerated(childComplexity), true
+	case "DatasetReadme.aiModel":
+		if e.ComplexityRoot.DatasetReadme.AiModel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.AiModel(childComplexity), true
+	case "DatasetReadme.contentMd":
+		if e.ComplexityRoot.DatasetReadme.ContentMd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.ContentMd(childComplexity), true
+	case "DatasetReadme.datasetId":
+		if e.ComplexityRoot.DatasetReadme.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.DatasetID(childComplexity), true
+	case "DatasetReadme.edited":
+		if e.ComplexityRoot.DatasetReadme.Edited == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.Edited(childComplexity), true
+	case "DatasetReadme.editedAt":
+		if e.ComplexityRoot.DatasetReadme.EditedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.EditedAt(childComplexity), true
+	case "DatasetReadme.editedBy":
+		if e.ComplexityRoot.DatasetReadme.EditedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.EditedBy(childComplexity), true
+	case "DatasetReadme.generatedAt":
+		if e.ComplexityRoot.DatasetReadme.GeneratedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.GeneratedAt(childComplexity), true
+	case "DatasetReadme.publishedAiGenerated":
+		if e.ComplexityRoot.DatasetReadme.PublishedAiGenerated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.PublishedAiGenerated(childComplexity), true
+	case "DatasetReadme.publishedAiModel":
+		if e.ComplexityRoot.DatasetReadme.PublishedAiModel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.PublishedAiModel(childComplexity), true
+	case "DatasetReadme.publishedAt":
+		if e.ComplexityRoot.DatasetReadme.PublishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.PublishedAt(childComplexity), true
+	case "DatasetReadme.publishedBy":
+		if e.ComplexityRoot.DatasetReadme.PublishedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.PublishedBy(childComplexity), true
+	case "DatasetReadme.publishedMd":
+		if e.ComplexityRoot.DatasetReadme.PublishedMd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetReadme.PublishedMd(childComplexity), true
+
+	case "DatasetSensitivity.columns":
+		if e.ComplexityRoot.DatasetSensitivity.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetSensitivity.Columns(childComplexity), true
+	case "DatasetSensitivity.datasetId":
+		if e.ComplexityRoot.DatasetSensitivity.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetSensitivity.DatasetID(childComplexity), true
+	case "DatasetSensitivity.trail":
+		if e.ComplexityRoot.DatasetSensitivity.Trail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetSensitivity.Trail(childComplexity), true
 
 	case "DatasetTrustFacts.facts":
 		if e.ComplexityRoot.DatasetTrustFacts.Facts == nil {
@@ -6715,6 +6946,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RuleResult.Threshold(childComplexity), true
 
+	case "RulesExport.body":
+		if e.ComplexityRoot.RulesExport.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulesExport.Body(childComplexity), true
+	case "RulesExport.exported":
+		if e.ComplexityRoot.RulesExport.Exported == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulesExport.Exported(childComplexity), true
+	case "RulesExport.format":
+		if e.ComplexityRoot.RulesExport.Format == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulesExport.Format(childComplexity), true
+	case "RulesExport.unsupported":
+		if e.ComplexityRoot.RulesExport.Unsupported == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulesExport.Unsupported(childComplexity), true
+	case "RulesExport.unsupportedTypes":
+		if e.ComplexityRoot.RulesExport.UnsupportedTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulesExport.UnsupportedTypes(childComplexity), true
+
 	case "SLODataset.availabilityPct":
 		if e.ComplexityRoot.SLODataset.AvailabilityPct == nil {
 			break
@@ -7103,6 +7365,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Semantic.Type(childComplexity), true
+
+	case "SensitivityChange.at":
+		if e.ComplexityRoot.SensitivityChange.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitivityChange.At(childComplexity), true
+	case "SensitivityChange.author":
+		if e.ComplexityRoot.SensitivityChange.Author == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitivityChange.Author(childComplexity), true
+	case "SensitivityChange.column":
+		if e.ComplexityRoot.SensitivityChange.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitivityChange.Column(childComplexity), true
+	case "SensitivityChange.from":
+		if e.ComplexityRoot.SensitivityChange.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitivityChange.From(childComplexity), true
+	case "SensitivityChange.to":
+		if e.ComplexityRoot.SensitivityChange.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitivityChange.To(childComplexity), true
+
+	case "SensitivitySource.column":
+		if e.ComplexityRoot.SensitivitySource.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitivitySource.Column(childComplexity), true
+	case "SensitivitySource.datasetId":
+		if e.ComplexityRoot.SensitivitySource.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitivitySource.DatasetID(childComplexity), true
+	case "SensitivitySource.level":
+		if e.ComplexityRoot.SensitivitySource.Level == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitivitySource.Level(childComplexity), true
+	case "SensitivitySource.restricted":
+		if e.ComplexityRoot.SensitivitySource.Restricted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitivitySource.Restricted(childComplexity), true
+
+	case "SensitivitySuggestion.from":
+		if e.ComplexityRoot.SensitivitySuggestion.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitivitySuggestion.From(childComplexity), true
+	case "SensitivitySuggestion.level":
+		if e.ComplexityRoot.SensitivitySuggestion.Level == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitivitySuggestion.Level(childComplexity), true
+	case "SensitivitySuggestion.origin":
+		if e.ComplexityRoot.SensitivitySuggestion.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitivitySuggestion.Origin(childComplexity), true
 
 	case "Signal.anomalous":
 		if e.ComplexityRoot.Signal.Anomalous == nil {
@@ -8752,7 +9089,7 @@ extend type Connection {
   "Engineering summary: opt-in, last scan, open issues."
   engineering: ConnectionEngineering!
   "Normalized statements sent to the source, newest first; days 1-366, limit 1-500, offset >= 0."
-  queryLog(scanId: ID, operation: QueryLogOperation, days: Int, limit: Int, offset: Int = 0): SourceQueryPage!
+  queryLog(scanId: ID, operation: QueryLogOperation, days: Int, limit: Int = 100, offset: Int = 0): SourceQueryPage!
 }
 
 extend type Query {
@@ -8906,13 +9243,116 @@ extend type Dataset {
   "from and to: a version number, active or observed (at most 32 characters); by default active to observed."
   contractDiff(from: String, to: String): ContractDiff!
   "Proposals, newest first; limit 1-500, offset >= 0."
-  contractProposals(status: ContractProposalStatus, limit: Int, offset: Int = 0): ContractProposalPage!
+  contractProposals(status: ContractProposalStatus, limit: Int = 100, offset: Int = 0): ContractProposalPage!
   "One proposal with its comments and differences from the active contract."
   contractProposal(id: ID!): ContractProposal!
 }
 
 extend type Domain {
   contract: DomainContract!
+}
+`, BuiltIn: false},
+	{Name: "../schema/parity_datasets.graphqls", Input: `# A dataset's README, column sensitivity and rules export at parity with REST
+# /datasets/{id}/readme, /sensitivity and /rules/export: the same service calls.
+
+"Draft and published README (REST /datasets/{id}/readme); nothing is AI-generated."
+type DatasetReadme {
+  datasetId: ID!
+  "The draft: the edited one, else written from facts on this read."
+  contentMd: String!
+  "true when a session edited the draft"
+  edited: Boolean!
+  editedBy: String
+  editedAt: Time
+  "Always false: the draft is written deterministically from facts."
+  aiGenerated: Boolean!
+  "Always null."
+  aiModel: String
+  "When the draft was written from facts; null for an edited draft."
+  generatedAt: Time
+  "null until published"
+  publishedMd: String
+  publishedBy: String
+  publishedAt: Time
+  publishedAiGenerated: Boolean!
+  publishedAiModel: String
+}
+
+"An upstream column a sensitivity suggestion comes from."
+type SensitivitySource {
+  "null when the caller cannot see the upstream dataset"
+  datasetId: ID
+  column: String
+  level: String!
+  restricted: Boolean!
+}
+
+"A lineage-inherited sensitivity proposal."
+type SensitivitySuggestion {
+  "pii"
+  level: String!
+  "lineage"
+  origin: String!
+  from: [SensitivitySource!]!
+}
+
+"A column's sensitivity."
+type ColumnSensitivity {
+  column: String!
+  "public, internal, confidential, pii"
+  level: String!
+  "auto or manual"
+  origin: String!
+  "Why the automatic level: semantic:<type>, name, or default; null for a manual level."
+  reason: String
+  "Who set the manual level (user id); null when automatic."
+  author: String
+  setAt: Time
+  suggestion: SensitivitySuggestion
+}
+
+"A manual sensitivity change."
+type SensitivityChange {
+  column: String!
+  "The manual level before; null when the automatic level was in force."
+  from: String
+  "public, internal, confidential, pii, auto"
+  to: String!
+  author: String!
+  at: Time!
+}
+
+"Per column sensitivity with the trail of manual changes (REST /datasets/{id}/sensitivity)."
+type DatasetSensitivity {
+  datasetId: ID!
+  columns: [ColumnSensitivity!]!
+  "Every manual change, oldest first."
+  trail: [SensitivityChange!]!
+}
+
+enum RulesExportFormat {
+  dbt
+  sodacl
+  gx
+}
+
+"The dataset's active rules as a file (REST /datasets/{id}/rules/export)."
+type RulesExport {
+  format: String!
+  "The file: dbt and sodacl YAML, gx a JSON expectation suite."
+  body: String!
+  "Rules written to the file (X-Rules-Exported)."
+  exported: Int!
+  "Rules the format cannot express (X-Rules-Unsupported)."
+  unsupported: Int!
+  "Their distinct rule types, sorted (X-Rules-Unsupported-Types)."
+  unsupportedTypes: [String!]!
+}
+
+extend type Dataset {
+  readme: DatasetReadme!
+  sensitivity: DatasetSensitivity!
+  rulesExport(format: RulesExportFormat!): RulesExport!
 }
 `, BuiltIn: false},
 	{Name: "../schema/parity_domains.graphqls", Input: `# Domains' and the catalog's reads at parity with REST /domains/{id}/verdict,
@@ -9211,7 +9651,7 @@ extend type Query {
   "Exposures of the workspace."
   exposures: [Exposure!]!
   "Knowledge-graph snapshots, newest first; limit 1-500, offset >= 0."
-  graphSnapshots(limit: Int, offset: Int = 0): GraphSnapshotPage!
+  graphSnapshots(limit: Int = 90, offset: Int = 0): GraphSnapshotPage!
   "What changed between two snapshots; from and to: a snapshot id, an ISO 8601 UTC date or time, or latest (at most 64 characters); to is latest by default."
   graphSnapshotDiff(from: String!, to: String): GraphDiff!
 }
@@ -10210,6 +10650,26 @@ func (ec *executionContext) childFields_ColumnRename(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ColumnRename", field.Name)
 }
 
+func (ec *executionContext) childFields_ColumnSensitivity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "column":
+		return ec.fieldContext_ColumnSensitivity_column(ctx, field)
+	case "level":
+		return ec.fieldContext_ColumnSensitivity_level(ctx, field)
+	case "origin":
+		return ec.fieldContext_ColumnSensitivity_origin(ctx, field)
+	case "reason":
+		return ec.fieldContext_ColumnSensitivity_reason(ctx, field)
+	case "author":
+		return ec.fieldContext_ColumnSensitivity_author(ctx, field)
+	case "setAt":
+		return ec.fieldContext_ColumnSensitivity_setAt(ctx, field)
+	case "suggestion":
+		return ec.fieldContext_ColumnSensitivity_suggestion(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ColumnSensitivity", field.Name)
+}
+
 func (ec *executionContext) childFields_Connection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -10648,6 +11108,12 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_contractProposals(ctx, field)
 	case "contractProposal":
 		return ec.fieldContext_Dataset_contractProposal(ctx, field)
+	case "readme":
+		return ec.fieldContext_Dataset_readme(ctx, field)
+	case "sensitivity":
+		return ec.fieldContext_Dataset_sensitivity(ctx, field)
+	case "rulesExport":
+		return ec.fieldContext_Dataset_rulesExport(ctx, field)
 	case "directLineage":
 		return ec.fieldContext_Dataset_directLineage(ctx, field)
 	case "trustScore":
@@ -10840,6 +11306,50 @@ func (ec *executionContext) childFields_DatasetPage(ctx context.Context, field g
 		return ec.fieldContext_DatasetPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DatasetPage", field.Name)
+}
+
+func (ec *executionContext) childFields_DatasetReadme(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_DatasetReadme_datasetId(ctx, field)
+	case "contentMd":
+		return ec.fieldContext_DatasetReadme_contentMd(ctx, field)
+	case "edited":
+		return ec.fieldContext_DatasetReadme_edited(ctx, field)
+	case "editedBy":
+		return ec.fieldContext_DatasetReadme_editedBy(ctx, field)
+	case "editedAt":
+		return ec.fieldContext_DatasetReadme_editedAt(ctx, field)
+	case "aiGenerated":
+		return ec.fieldContext_DatasetReadme_aiGenerated(ctx, field)
+	case "aiModel":
+		return ec.fieldContext_DatasetReadme_aiModel(ctx, field)
+	case "generatedAt":
+		return ec.fieldContext_DatasetReadme_generatedAt(ctx, field)
+	case "publishedMd":
+		return ec.fieldContext_DatasetReadme_publishedMd(ctx, field)
+	case "publishedBy":
+		return ec.fieldContext_DatasetReadme_publishedBy(ctx, field)
+	case "publishedAt":
+		return ec.fieldContext_DatasetReadme_publishedAt(ctx, field)
+	case "publishedAiGenerated":
+		return ec.fieldContext_DatasetReadme_publishedAiGenerated(ctx, field)
+	case "publishedAiModel":
+		return ec.fieldContext_DatasetReadme_publishedAiModel(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DatasetReadme", field.Name)
+}
+
+func (ec *executionContext) childFields_DatasetSensitivity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_DatasetSensitivity_datasetId(ctx, field)
+	case "columns":
+		return ec.fieldContext_DatasetSensitivity_columns(ctx, field)
+	case "trail":
+		return ec.fieldContext_DatasetSensitivity_trail(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DatasetSensitivity", field.Name)
 }
 
 func (ec *executionContext) childFields_DatasetTrustFacts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12296,6 +12806,22 @@ func (ec *executionContext) childFields_RuleResult(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type RuleResult", field.Name)
 }
 
+func (ec *executionContext) childFields_RulesExport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "format":
+		return ec.fieldContext_RulesExport_format(ctx, field)
+	case "body":
+		return ec.fieldContext_RulesExport_body(ctx, field)
+	case "exported":
+		return ec.fieldContext_RulesExport_exported(ctx, field)
+	case "unsupported":
+		return ec.fieldContext_RulesExport_unsupported(ctx, field)
+	case "unsupportedTypes":
+		return ec.fieldContext_RulesExport_unsupportedTypes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RulesExport", field.Name)
+}
+
 func (ec *executionContext) childFields_SLODataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "datasetId":
@@ -12486,6 +13012,48 @@ func (ec *executionContext) childFields_Semantic(ctx context.Context, field grap
 		return ec.fieldContext_Semantic_sampleSize(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Semantic", field.Name)
+}
+
+func (ec *executionContext) childFields_SensitivityChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "column":
+		return ec.fieldContext_SensitivityChange_column(ctx, field)
+	case "from":
+		return ec.fieldContext_SensitivityChange_from(ctx, field)
+	case "to":
+		return ec.fieldContext_SensitivityChange_to(ctx, field)
+	case "author":
+		return ec.fieldContext_SensitivityChange_author(ctx, field)
+	case "at":
+		return ec.fieldContext_SensitivityChange_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SensitivityChange", field.Name)
+}
+
+func (ec *executionContext) childFields_SensitivitySource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_SensitivitySource_datasetId(ctx, field)
+	case "column":
+		return ec.fieldContext_SensitivitySource_column(ctx, field)
+	case "level":
+		return ec.fieldContext_SensitivitySource_level(ctx, field)
+	case "restricted":
+		return ec.fieldContext_SensitivitySource_restricted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SensitivitySource", field.Name)
+}
+
+func (ec *executionContext) childFields_SensitivitySuggestion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "level":
+		return ec.fieldContext_SensitivitySuggestion_level(ctx, field)
+	case "origin":
+		return ec.fieldContext_SensitivitySuggestion_origin(ctx, field)
+	case "from":
+		return ec.fieldContext_SensitivitySuggestion_from(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SensitivitySuggestion", field.Name)
 }
 
 func (ec *executionContext) childFields_Signal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13251,6 +13819,20 @@ func (ec *executionContext) field_Dataset_path_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["to"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_rulesExport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "format",
+		func(ctx context.Context, v any) (model.RulesExportFormat, error) {
+			return ec.unmarshalNRulesExportFormat2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulesExportFormat(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["format"] = arg0
 	return args, nil
 }
 
@@ -15045,6 +15627,176 @@ func (ec *executionContext) _ColumnRename_to(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_ColumnRename_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ColumnRename", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnSensitivity_column(ctx context.Context, field graphql.CollectedField, obj *model.ColumnSensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnSensitivity_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnSensitivity_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnSensitivity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnSensitivity_level(ctx context.Context, field graphql.CollectedField, obj *model.ColumnSensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnSensitivity_level(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Level, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnSensitivity_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnSensitivity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnSensitivity_origin(ctx context.Context, field graphql.CollectedField, obj *model.ColumnSensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnSensitivity_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnSensitivity_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnSensitivity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnSensitivity_reason(ctx context.Context, field graphql.CollectedField, obj *model.ColumnSensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnSensitivity_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnSensitivity_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnSensitivity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnSensitivity_author(ctx context.Context, field graphql.CollectedField, obj *model.ColumnSensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnSensitivity_author(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Author, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnSensitivity_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnSensitivity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnSensitivity_setAt(ctx context.Context, field graphql.CollectedField, obj *model.ColumnSensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnSensitivity_setAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SetAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnSensitivity_setAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnSensitivity", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ColumnSensitivity_suggestion(ctx context.Context, field graphql.CollectedField, obj *model.ColumnSensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnSensitivity_suggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Suggestion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SensitivitySuggestion) graphql.Marshaler {
+			return ec.marshalOSensitivitySuggestion2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSensitivitySuggestion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnSensitivity_suggestion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ColumnSensitivity",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SensitivitySuggestion(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Connection_id(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
@@ -19071,6 +19823,114 @@ func (ec *executionContext) fieldContext_Dataset_contractProposal(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_readme(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_readme(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Readme(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DatasetReadme) graphql.Marshaler {
+			return ec.marshalNDatasetReadme2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetReadme(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_readme(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatasetReadme(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_sensitivity(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_sensitivity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Sensitivity(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DatasetSensitivity) graphql.Marshaler {
+			return ec.marshalNDatasetSensitivity2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetSensitivity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_sensitivity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatasetSensitivity(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_rulesExport(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_rulesExport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().RulesExport(ctx, obj, fc.Args["format"].(model.RulesExportFormat))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RulesExport) graphql.Marshaler {
+			return ec.marshalNRulesExport2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulesExport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_rulesExport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulesExport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_rulesExport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Dataset_directLineage(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21251,6 +22111,392 @@ func (ec *executionContext) _DatasetPage_total(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_DatasetPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DatasetPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_contentMd(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_contentMd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContentMd, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_contentMd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_edited(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_edited(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edited, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_edited(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_editedBy(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_editedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EditedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_editedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_editedAt(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_editedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EditedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_editedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_aiGenerated(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_aiGenerated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AiGenerated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_aiGenerated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_aiModel(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_aiModel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AiModel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_aiModel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_generatedAt(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_generatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GeneratedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_generatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_publishedMd(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_publishedMd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedMd, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_publishedMd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_publishedBy(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_publishedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_publishedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_publishedAt(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_publishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_publishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_publishedAiGenerated(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_publishedAiGenerated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedAiGenerated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_publishedAiGenerated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetReadme_publishedAiModel(ctx context.Context, field graphql.CollectedField, obj *model.DatasetReadme) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetReadme_publishedAiModel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedAiModel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetReadme_publishedAiModel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetReadme", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetSensitivity_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.DatasetSensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetSensitivity_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetSensitivity_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetSensitivity", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DatasetSensitivity_columns(ctx context.Context, field graphql.CollectedField, obj *model.DatasetSensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetSensitivity_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ColumnSensitivity) graphql.Marshaler {
+			return ec.marshalNColumnSensitivity2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnSensitivityᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetSensitivity_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetSensitivity",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnSensitivity(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetSensitivity_trail(ctx context.Context, field graphql.CollectedField, obj *model.DatasetSensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetSensitivity_trail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Trail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SensitivityChange) graphql.Marshaler {
+			return ec.marshalNSensitivityChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSensitivityChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetSensitivity_trail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetSensitivity",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SensitivityChange(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _DatasetTrustFacts_schemaVersion(ctx context.Context, field graphql.CollectedField, obj *model.DatasetTrustFacts) (ret graphql.Marshaler) {
@@ -34780,6 +36026,121 @@ func (ec *executionContext) fieldContext_RuleResult_reason(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _RulesExport_format(ctx context.Context, field graphql.CollectedField, obj *model.RulesExport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulesExport_format(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Format, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulesExport_format(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulesExport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulesExport_body(ctx context.Context, field graphql.CollectedField, obj *model.RulesExport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulesExport_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Body, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulesExport_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulesExport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulesExport_exported(ctx context.Context, field graphql.CollectedField, obj *model.RulesExport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulesExport_exported(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exported, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulesExport_exported(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulesExport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RulesExport_unsupported(ctx context.Context, field graphql.CollectedField, obj *model.RulesExport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulesExport_unsupported(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unsupported, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulesExport_unsupported(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulesExport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RulesExport_unsupportedTypes(ctx context.Context, field graphql.CollectedField, obj *model.RulesExport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulesExport_unsupportedTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnsupportedTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulesExport_unsupportedTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulesExport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _SLODataset_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.SLODataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -36326,6 +37687,291 @@ func (ec *executionContext) _Semantic_sampleSize(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Semantic_sampleSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Semantic", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SensitivityChange_column(ctx context.Context, field graphql.CollectedField, obj *model.SensitivityChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitivityChange_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SensitivityChange_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SensitivityChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SensitivityChange_from(ctx context.Context, field graphql.CollectedField, obj *model.SensitivityChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitivityChange_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SensitivityChange_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SensitivityChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SensitivityChange_to(ctx context.Context, field graphql.CollectedField, obj *model.SensitivityChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitivityChange_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SensitivityChange_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SensitivityChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SensitivityChange_author(ctx context.Context, field graphql.CollectedField, obj *model.SensitivityChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitivityChange_author(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Author, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SensitivityChange_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SensitivityChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SensitivityChange_at(ctx context.Context, field graphql.CollectedField, obj *model.SensitivityChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitivityChange_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SensitivityChange_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SensitivityChange", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SensitivitySource_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.SensitivitySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitivitySource_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SensitivitySource_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SensitivitySource", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SensitivitySource_column(ctx context.Context, field graphql.CollectedField, obj *model.SensitivitySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitivitySource_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SensitivitySource_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SensitivitySource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SensitivitySource_level(ctx context.Context, field graphql.CollectedField, obj *model.SensitivitySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitivitySource_level(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Level, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SensitivitySource_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SensitivitySource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SensitivitySource_restricted(ctx context.Context, field graphql.CollectedField, obj *model.SensitivitySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitivitySource_restricted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restricted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SensitivitySource_restricted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SensitivitySource", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SensitivitySuggestion_level(ctx context.Context, field graphql.CollectedField, obj *model.SensitivitySuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitivitySuggestion_level(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Level, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SensitivitySuggestion_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SensitivitySuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SensitivitySuggestion_origin(ctx context.Context, field graphql.CollectedField, obj *model.SensitivitySuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitivitySuggestion_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SensitivitySuggestion_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SensitivitySuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SensitivitySuggestion_from(ctx context.Context, field graphql.CollectedField, obj *model.SensitivitySuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitivitySuggestion_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SensitivitySource) graphql.Marshaler {
+			return ec.marshalNSensitivitySource2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSensitivitySourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SensitivitySuggestion_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SensitivitySuggestion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SensitivitySource(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Signal_id(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
@@ -41297,6 +42943,74 @@ func (ec *executionContext) _ColumnRename(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var columnSensitivityImplementors = []string{"ColumnSensitivity"}
+
+func (ec *executionContext) _ColumnSensitivity(ctx context.Context, sel ast.SelectionSet, obj *model.ColumnSensitivity) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, columnSensitivityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ColumnSensitivity")
+		case "column":
+			out.Values[i] = ec._ColumnSensitivity_column(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "level":
+			out.Values[i] = ec._ColumnSensitivity_level(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._ColumnSensitivity_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._ColumnSensitivity_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "author":
+			out.Values[i] = ec._ColumnSensitivity_author(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "setAt":
+			out.Values[i] = ec._ColumnSensitivity_setAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "suggestion":
+			out.Values[i] = ec._ColumnSensitivity_suggestion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var connectionImplementors = []string{"Connection"}
 
 func (ec *executionContext) _Connection(ctx context.Context, sel ast.SelectionSet, obj *model.Connection) graphql.Marshaler {
@@ -43353,6 +45067,120 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "readme":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_readme(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "sensitivity":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_sensitivity(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "rulesExport":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_rulesExport(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "directLineage":
 			field := field
 
@@ -44593,6 +46421,152 @@ func (ec *executionContext) _DatasetPage(ctx context.Context, sel ast.SelectionS
 			}
 		case "total":
 			out.Values[i] = ec._DatasetPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var datasetReadmeImplementors = []string{"DatasetReadme"}
+
+func (ec *executionContext) _DatasetReadme(ctx context.Context, sel ast.SelectionSet, obj *model.DatasetReadme) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, datasetReadmeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DatasetReadme")
+		case "datasetId":
+			out.Values[i] = ec._DatasetReadme_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contentMd":
+			out.Values[i] = ec._DatasetReadme_contentMd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edited":
+			out.Values[i] = ec._DatasetReadme_edited(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "editedBy":
+			out.Values[i] = ec._DatasetReadme_editedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "editedAt":
+			out.Values[i] = ec._DatasetReadme_editedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "aiGenerated":
+			out.Values[i] = ec._DatasetReadme_aiGenerated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiModel":
+			out.Values[i] = ec._DatasetReadme_aiModel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "generatedAt":
+			out.Values[i] = ec._DatasetReadme_generatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedMd":
+			out.Values[i] = ec._DatasetReadme_publishedMd(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedBy":
+			out.Values[i] = ec._DatasetReadme_publishedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedAt":
+			out.Values[i] = ec._DatasetReadme_publishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedAiGenerated":
+			out.Values[i] = ec._DatasetReadme_publishedAiGenerated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publishedAiModel":
+			out.Values[i] = ec._DatasetReadme_publishedAiModel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var datasetSensitivityImplementors = []string{"DatasetSensitivity"}
+
+func (ec *executionContext) _DatasetSensitivity(ctx context.Context, sel ast.SelectionSet, obj *model.DatasetSensitivity) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, datasetSensitivityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DatasetSensitivity")
+		case "datasetId":
+			out.Values[i] = ec._DatasetSensitivity_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._DatasetSensitivity_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "trail":
+			out.Values[i] = ec._DatasetSensitivity_trail(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -51041,6 +53015,64 @@ func (ec *executionContext) _RuleResult(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var rulesExportImplementors = []string{"RulesExport"}
+
+func (ec *executionContext) _RulesExport(ctx context.Context, sel ast.SelectionSet, obj *model.RulesExport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rulesExportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RulesExport")
+		case "format":
+			out.Values[i] = ec._RulesExport_format(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "body":
+			out.Values[i] = ec._RulesExport_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exported":
+			out.Values[i] = ec._RulesExport_exported(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unsupported":
+			out.Values[i] = ec._RulesExport_unsupported(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unsupportedTypes":
+			out.Values[i] = ec._RulesExport_unsupportedTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var sLODatasetImplementors = []string{"SLODataset"}
 
 func (ec *executionContext) _SLODataset(ctx context.Context, sel ast.SelectionSet, obj *model.SLODataset) graphql.Marshaler {
@@ -51728,6 +53760,165 @@ func (ec *executionContext) _Semantic(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "sampleSize":
 			out.Values[i] = ec._Semantic_sampleSize(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sensitivityChangeImplementors = []string{"SensitivityChange"}
+
+func (ec *executionContext) _SensitivityChange(ctx context.Context, sel ast.SelectionSet, obj *model.SensitivityChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sensitivityChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SensitivityChange")
+		case "column":
+			out.Values[i] = ec._SensitivityChange_column(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._SensitivityChange_from(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._SensitivityChange_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "author":
+			out.Values[i] = ec._SensitivityChange_author(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._SensitivityChange_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sensitivitySourceImplementors = []string{"SensitivitySource"}
+
+func (ec *executionContext) _SensitivitySource(ctx context.Context, sel ast.SelectionSet, obj *model.SensitivitySource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sensitivitySourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SensitivitySource")
+		case "datasetId":
+			out.Values[i] = ec._SensitivitySource_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._SensitivitySource_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "level":
+			out.Values[i] = ec._SensitivitySource_level(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "restricted":
+			out.Values[i] = ec._SensitivitySource_restricted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sensitivitySuggestionImplementors = []string{"SensitivitySuggestion"}
+
+func (ec *executionContext) _SensitivitySuggestion(ctx context.Context, sel ast.SelectionSet, obj *model.SensitivitySuggestion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sensitivitySuggestionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SensitivitySuggestion")
+		case "level":
+			out.Values[i] = ec._SensitivitySuggestion_level(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._SensitivitySuggestion_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._SensitivitySuggestion_from(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -53679,6 +55870,26 @@ func (ec *executionContext) marshalNColumnRename2ᚕgithubᚗcomᚋvigiaᚑdata�
 	return ret
 }
 
+func (ec *executionContext) marshalNColumnSensitivity2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnSensitivity(ctx context.Context, sel ast.SelectionSet, v model.ColumnSensitivity) graphql.Marshaler {
+	return ec._ColumnSensitivity(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNColumnSensitivity2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnSensitivityᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ColumnSensitivity) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNColumnSensitivity2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumnSensitivity(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNConnection2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v model.Connection) graphql.Marshaler {
 	return ec._Connection(ctx, sel, &v)
 }
@@ -54078,6 +56289,26 @@ func (ec *executionContext) marshalNDatasetPage2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._DatasetPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDatasetReadme2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetReadme(ctx context.Context, sel ast.SelectionSet, v *model.DatasetReadme) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DatasetReadme(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDatasetSensitivity2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetSensitivity(ctx context.Context, sel ast.SelectionSet, v *model.DatasetSensitivity) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DatasetSensitivity(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNDatasetTrustFacts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDatasetTrustFacts(ctx context.Context, sel ast.SelectionSet, v *model.DatasetTrustFacts) graphql.Marshaler {
@@ -55351,6 +57582,26 @@ func (ec *executionContext) unmarshalNRuleParamsInput2ᚖgithubᚗcomᚋvigiaᚑ
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNRulesExport2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulesExport(ctx context.Context, sel ast.SelectionSet, v *model.RulesExport) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RulesExport(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRulesExportFormat2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulesExportFormat(ctx context.Context, v any) (model.RulesExportFormat, error) {
+	var res model.RulesExportFormat
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRulesExportFormat2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulesExportFormat(ctx context.Context, sel ast.SelectionSet, v model.RulesExportFormat) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNSLODataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLODataset(ctx context.Context, sel ast.SelectionSet, v model.SLODataset) graphql.Marshaler {
 	return ec._SLODataset(ctx, sel, &v)
 }
@@ -55514,6 +57765,46 @@ func (ec *executionContext) marshalNScorePoint2ᚕgithubᚗcomᚋvigiaᚑdataᚋ
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNScorePoint2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐScorePoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSensitivityChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSensitivityChange(ctx context.Context, sel ast.SelectionSet, v model.SensitivityChange) graphql.Marshaler {
+	return ec._SensitivityChange(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSensitivityChange2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSensitivityChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SensitivityChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSensitivityChange2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSensitivityChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSensitivitySource2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSensitivitySource(ctx context.Context, sel ast.SelectionSet, v model.SensitivitySource) graphql.Marshaler {
+	return ec._SensitivitySource(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSensitivitySource2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSensitivitySourceᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SensitivitySource) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSensitivitySource2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSensitivitySource(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -56399,6 +58690,13 @@ func (ec *executionContext) marshalOSemantic2ᚖgithubᚗcomᚋvigiaᚑdataᚋvi
 		return graphql.Null
 	}
 	return ec._Semantic(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSensitivitySuggestion2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSensitivitySuggestion(ctx context.Context, sel ast.SelectionSet, v *model.SensitivitySuggestion) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SensitivitySuggestion(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

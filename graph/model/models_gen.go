@@ -64,6 +64,21 @@ type ColumnPair struct {
 	Direct bool   `json:"direct"`
 }
 
+// A column's sensitivity.
+type ColumnSensitivity struct {
+	Column string `json:"column"`
+	// public, internal, confidential, pii
+	Level string `json:"level"`
+	// auto or manual
+	Origin string `json:"origin"`
+	// Why the automatic level: semantic:<type>, name, or default; null for a manual level.
+	Reason *string `json:"reason,omitempty"`
+	// Who set the manual level (user id); null when automatic.
+	Author     *string                `json:"author,omitempty"`
+	SetAt      *time.Time             `json:"setAt,omitempty"`
+	Suggestion *SensitivitySuggestion `json:"suggestion,omitempty"`
+}
+
 // A source connection of the workspace (REST /connections/{id}); credentials are never part of it.
 type Connection struct {
 	ID   string `json:"id"`
@@ -323,7 +338,10 @@ type Dataset struct {
 	// Proposals, newest first; limit 1-500, offset >= 0.
 	ContractProposals *ContractProposalPage `json:"contractProposals"`
 	// One proposal with its comments and differences from the active contract.
-	ContractProposal *ContractProposal `json:"contractProposal"`
+	ContractProposal *ContractProposal   `json:"contractProposal"`
+	Readme           *DatasetReadme      `json:"readme"`
+	Sensitivity      *DatasetSensitivity `json:"sensitivity"`
+	RulesExport      *RulesExport        `json:"rulesExport"`
 	// Direct upstream and downstream, exposures and reach total.
 	DirectLineage *DatasetLineage `json:"directLineage"`
 	// Trust score (REST /datasets/{id}/trust).
@@ -441,6 +459,37 @@ type DatasetLineage struct {
 type DatasetPage struct {
 	Items []Dataset `json:"items"`
 	Total int       `json:"total"`
+}
+
+// Draft and published README (REST /datasets/{id}/readme); nothing is AI-generated.
+type DatasetReadme struct {
+	DatasetID string `json:"datasetId"`
+	// The draft: the edited one, else written from facts on this read.
+	ContentMd string `json:"contentMd"`
+	// true when a session edited the draft
+	Edited   bool       `json:"edited"`
+	EditedBy *string    `json:"editedBy,omitempty"`
+	EditedAt *time.Time `json:"editedAt,omitempty"`
+	// Always false: the draft is written deterministically from facts.
+	AiGenerated bool `json:"aiGenerated"`
+	// Always null.
+	AiModel *string `json:"aiModel,omitempty"`
+	// When the draft was written from facts; null for an edited draft.
+	GeneratedAt *time.Time `json:"generatedAt,omitempty"`
+	// null until published
+	PublishedMd          *string    `json:"publishedMd,omitempty"`
+	PublishedBy          *string    `json:"publishedBy,omitempty"`
+	PublishedAt          *time.Time `json:"publishedAt,omitempty"`
+	PublishedAiGenerated bool       `json:"publishedAiGenerated"`
+	PublishedAiModel     *string    `json:"publishedAiModel,omitempty"`
+}
+
+// Per column sensitivity with the trail of manual changes (REST /datasets/{id}/sensitivity).
+type DatasetSensitivity struct {
+	DatasetID string              `json:"datasetId"`
+	Columns   []ColumnSensitivity `json:"columns"`
+	// Every manual change, oldest first.
+	Trail []SensitivityChange `json:"trail"`
 }
 
 // Trust facts envelope (REST /datasets/{id}/trust-facts).
@@ -1330,6 +1379,19 @@ type RuleResult struct {
 	Reason      *RuleReason `json:"reason,omitempty"`
 }
 
+// The dataset's active rules as a file (REST /datasets/{id}/rules/export).
+type RulesExport struct {
+	Format string `json:"format"`
+	// The file: dbt and sodacl YAML, gx a JSON expectation suite.
+	Body string `json:"body"`
+	// Rules written to the file (X-Rules-Exported).
+	Exported int `json:"exported"`
+	// Rules the format cannot express (X-Rules-Unsupported).
+	Unsupported int `json:"unsupported"`
+	// Their distinct rule types, sorted (X-Rules-Unsupported-Types).
+	UnsupportedTypes []string `json:"unsupportedTypes"`
+}
+
 // A dataset's SLO attainment in a month.
 type SLODataset struct {
 	DatasetID           string   `json:"datasetId"`
@@ -1422,6 +1484,35 @@ type Semantic struct {
 	Region     *string `json:"region,omitempty"`
 	Estimated  bool    `json:"estimated"`
 	SampleSize int     `json:"sampleSize"`
+}
+
+// A manual sensitivity change.
+type SensitivityChange struct {
+	Column string `json:"column"`
+	// The manual level before; null when the automatic level was in force.
+	From *string `json:"from,omitempty"`
+	// public, internal, confidential, pii, auto
+	To     string    `json:"to"`
+	Author string    `json:"author"`
+	At     time.Time `json:"at"`
+}
+
+// An upstream column a sensitivity suggestion comes from.
+type SensitivitySource struct {
+	// null when the caller cannot see the upstream dataset
+	DatasetID  *string `json:"datasetId,omitempty"`
+	Column     *string `json:"column,omitempty"`
+	Level      string  `json:"level"`
+	Restricted bool    `json:"restricted"`
+}
+
+// A lineage-inherited sensitivity proposal.
+type SensitivitySuggestion struct {
+	// pii
+	Level string `json:"level"`
+	// lineage
+	Origin string              `json:"origin"`
+	From   []SensitivitySource `json:"from"`
 }
 
 // A measurement a scan checked against the dataset's history and flagged (the REST /signals list).
@@ -2014,6 +2105,63 @@ func (e *QueryLogOperation) UnmarshalJSON(b []byte) error {
 }
 
 func (e QueryLogOperation) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type RulesExportFormat string
+
+const (
+	RulesExportFormatDbt    RulesExportFormat = "dbt"
+	RulesExportFormatSodacl RulesExportFormat = "sodacl"
+	RulesExportFormatGx     RulesExportFormat = "gx"
+)
+
+var AllRulesExportFormat = []RulesExportFormat{
+	RulesExportFormatDbt,
+	RulesExportFormatSodacl,
+	RulesExportFormatGx,
+}
+
+func (e RulesExportFormat) IsValid() bool {
+	switch e {
+	case RulesExportFormatDbt, RulesExportFormatSodacl, RulesExportFormatGx:
+		return true
+	}
+	return false
+}
+
+func (e RulesExportFormat) String() string {
+	return string(e)
+}
+
+func (e *RulesExportFormat) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = RulesExportFormat(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid RulesExportFormat", str)
+	}
+	return nil
+}
+
+func (e RulesExportFormat) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *RulesExportFormat) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e RulesExportFormat) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
