@@ -1,0 +1,50 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/oncall"
+	"github.com/vigia-data/vigia/team"
+	"github.com/vigia-data/vigia/ticket"
+)
+
+// OpsServices are the services of the reads issue 23 brought to GraphQL at parity with
+// REST (teams, notifications, the rota, tickets, ...): each resolver makes the REST
+// handler's service call.
+type OpsServices struct {
+	Teams   TeamService
+	Notify  NotifyService
+	OnCall  OnCallService
+	Tickets TicketService
+}
+
+// TeamService is what the resolvers need of teams.
+type TeamService interface {
+	Team(ctx context.Context, id string) (team.Team, error)
+	Teams(ctx context.Context) ([]team.Team, error)
+}
+
+// NotifyService is what the resolvers need of notifications: channels, their preview and
+// delivery log, in-app notifications and mutes.
+type NotifyService interface {
+	Channel(ctx context.Context, id string) (notify.Channel, error)
+	Deliveries(ctx context.Context, channelID string, page vigia.Page) (vigia.List[notify.Delivery], error)
+	ListChannels(ctx context.Context, page vigia.Page) (vigia.List[notify.Channel], error)
+	Mutes(ctx context.Context, page vigia.Page) (vigia.List[notify.Mute], error)
+	Notifications(ctx context.Context, f notify.NotificationFilter) (vigia.List[notify.Notification], error)
+	PreviewChannel(ctx context.Context, id string, days int) (notify.Preview, error)
+}
+
+// OnCallService is what the resolvers need of the on-call rota.
+type OnCallService interface {
+	OnCallRota(ctx context.Context) (oncall.Rota, error)
+}
+
+// TicketService is what the resolvers need of ticket integrations.
+type TicketService interface {
+	Integration(ctx context.Context, id string) (ticket.Integration, error)
+	Integrations(ctx context.Context) ([]ticket.Integration, error)
+	Targets(ctx context.Context, id string) (ticket.Targets, error)
+}
