@@ -38,8 +38,10 @@ type ResolverRoot interface {
 	LineageEdge() LineageEdgeResolver
 	LineageNode() LineageNodeResolver
 	Mutation() MutationResolver
+	NotificationChannel() NotificationChannelResolver
 	Query() QueryResolver
 	Scan() ScanResolver
+	TicketIntegration() TicketIntegrationResolver
 }
 
 type DirectiveRoot struct {
@@ -545,6 +547,132 @@ type ComplexityRoot struct {
 		UpdateRule       func(childComplexity int, id string, input model.UpdateRuleInput) int
 	}
 
+	Notification struct {
+		Body       func(childComplexity int) int
+		Code       func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		DatasetIds func(childComplexity int) int
+		Deliveries func(childComplexity int) int
+		DomainID   func(childComplexity int) int
+		Event      func(childComplexity int) int
+		Held       func(childComplexity int) int
+		ID         func(childComplexity int) int
+		IssueID    func(childComplexity int) int
+		MuteIds    func(childComplexity int) int
+		Params     func(childComplexity int) int
+		ScanID     func(childComplexity int) int
+		Severity   func(childComplexity int) int
+		Title      func(childComplexity int) int
+	}
+
+	NotificationChannel struct {
+		Config             func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		Deliveries         func(childComplexity int, limit *int, offset *int) int
+		Digest             func(childComplexity int) int
+		EventKinds         func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Kind               func(childComplexity int) int
+		LastDeliveryAt     func(childComplexity int) int
+		LastDeliveryError  func(childComplexity int) int
+		LastDeliveryStatus func(childComplexity int) int
+		MinSeverity        func(childComplexity int) int
+		Name               func(childComplexity int) int
+		Preview            func(childComplexity int, days *int) int
+		Scope              func(childComplexity int) int
+		Signed             func(childComplexity int) int
+		TeamID             func(childComplexity int) int
+		UpdatedAt          func(childComplexity int) int
+	}
+
+	NotificationChannelConfig struct {
+		Locale     func(childComplexity int) int
+		WebhookURL func(childComplexity int) int
+	}
+
+	NotificationChannelPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	NotificationChannelPreview struct {
+		Alerts     func(childComplexity int) int
+		Days       func(childComplexity int) int
+		Deliveries func(childComplexity int) int
+		Held       func(childComplexity int) int
+	}
+
+	NotificationDelivery struct {
+		Attempts       func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Event          func(childComplexity int) int
+		FinishedAt     func(childComplexity int) int
+		ID             func(childComplexity int) int
+		IdempotencyKey func(childComplexity int) int
+		LastError      func(childComplexity int) int
+		LastStatusCode func(childComplexity int) int
+		NextAttemptAt  func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Test           func(childComplexity int) int
+	}
+
+	NotificationDeliveryAttempt struct {
+		At         func(childComplexity int) int
+		DurationMs func(childComplexity int) int
+		Error      func(childComplexity int) int
+		N          func(childComplexity int) int
+		Outcome    func(childComplexity int) int
+		StatusCode func(childComplexity int) int
+	}
+
+	NotificationDeliveryPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	NotificationMute struct {
+		ConnectionID func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		CreatedBy    func(childComplexity int) int
+		DatasetID    func(childComplexity int) int
+		EndsAt       func(childComplexity int) int
+		ID           func(childComplexity int) int
+		IssueTypes   func(childComplexity int) int
+		Reason       func(childComplexity int) int
+		Scope        func(childComplexity int) int
+	}
+
+	NotificationMutePage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	NotificationPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	NotificationScope struct {
+		ConnectionIds       func(childComplexity int) int
+		DatasetIds          func(childComplexity int) int
+		DomainIds           func(childComplexity int) int
+		IncludeAutoMonitors func(childComplexity int) int
+		IssueTypes          func(childComplexity int) int
+	}
+
+	OnCallLevel struct {
+		Minutes func(childComplexity int) int
+		UserID  func(childComplexity int) int
+	}
+
+	OnCallRota struct {
+		CreatedAt   func(childComplexity int) int
+		Levels      func(childComplexity int) int
+		MinSeverity func(childComplexity int) int
+		TeamID      func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+	}
+
 	Parsing struct {
 		Columns  func(childComplexity int) int
 		Profiled func(childComplexity int) int
@@ -579,23 +707,32 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Consumers      func(childComplexity int, limit *int, offset *int) int
-		Dataset        func(childComplexity int, id string) int
-		Datasets       func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
-		Domain         func(childComplexity int, id string) int
-		Domains        func(childComplexity int, limit *int, offset *int) int
-		Incident       func(childComplexity int, id string) int
-		Incidents      func(childComplexity int, status *string, limit *int, offset *int) int
-		Issue          func(childComplexity int, id string) int
-		Issues         func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
-		KnowledgeGraph func(childComplexity int, focus *string, hops *int, kinds []string) int
-		RagGate        func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
-		Rule           func(childComplexity int, id string) int
-		Rules          func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
-		Scan           func(childComplexity int, id string) int
-		Scans          func(childComplexity int, limit *int, offset *int) int
-		Signals        func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
-		TrustDecision  func(childComplexity int, dataset string, purpose *string) int
+		Consumers            func(childComplexity int, limit *int, offset *int) int
+		Dataset              func(childComplexity int, id string) int
+		Datasets             func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
+		Domain               func(childComplexity int, id string) int
+		Domains              func(childComplexity int, limit *int, offset *int) int
+		Incident             func(childComplexity int, id string) int
+		Incidents            func(childComplexity int, status *string, limit *int, offset *int) int
+		Issue                func(childComplexity int, id string) int
+		Issues               func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
+		KnowledgeGraph       func(childComplexity int, focus *string, hops *int, kinds []string) int
+		NotificationChannel  func(childComplexity int, id string) int
+		NotificationChannels func(childComplexity int, limit *int, offset *int) int
+		NotificationMutes    func(childComplexity int, limit *int, offset *int) int
+		Notifications        func(childComplexity int, held *bool, event *string, limit *int, offset *int) int
+		OnCallRota           func(childComplexity int) int
+		RagGate              func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
+		Rule                 func(childComplexity int, id string) int
+		Rules                func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
+		Scan                 func(childComplexity int, id string) int
+		Scans                func(childComplexity int, limit *int, offset *int) int
+		Signals              func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
+		Team                 func(childComplexity int, id string) int
+		Teams                func(childComplexity int, limit *int, offset *int) int
+		TicketIntegration    func(childComplexity int, id string) int
+		TicketIntegrations   func(childComplexity int, limit *int, offset *int) int
+		TrustDecision        func(childComplexity int, dataset string, purpose *string) int
 	}
 
 	RAGGate struct {
@@ -831,6 +968,74 @@ type ComplexityRoot struct {
 		Value func(childComplexity int) int
 	}
 
+	Team struct {
+		CreatedAt   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		MemberCount func(childComplexity int) int
+		Members     func(childComplexity int) int
+		Name        func(childComplexity int) int
+	}
+
+	TeamMember struct {
+		Email  func(childComplexity int) int
+		Role   func(childComplexity int) int
+		UserID func(childComplexity int) int
+	}
+
+	TeamPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	TicketIntegration struct {
+		BackoffUntil     func(childComplexity int) int
+		BaseURL          func(childComplexity int) int
+		Comment          func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		CredentialsSet   func(childComplexity int) int
+		FailedWrites     func(childComplexity int) int
+		ID               func(childComplexity int) int
+		IntervalMin      func(childComplexity int) int
+		LastError        func(childComplexity int) int
+		LastErrorAt      func(childComplexity int) int
+		LastPollAt       func(childComplexity int) int
+		Name             func(childComplexity int) int
+		NextPollAt       func(childComplexity int) int
+		PendingWrites    func(childComplexity int) int
+		Project          func(childComplexity int) int
+		Provider         func(childComplexity int) int
+		Targets          func(childComplexity int) int
+		TicketErrors     func(childComplexity int) int
+		Transition       func(childComplexity int) int
+		UpdatedAt        func(childComplexity int) int
+		WebhookPath      func(childComplexity int) int
+		WebhookSecretSet func(childComplexity int) int
+	}
+
+	TicketIntegrationPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	TicketIssueType struct {
+		ID      func(childComplexity int) int
+		Name    func(childComplexity int) int
+		Subtask func(childComplexity int) int
+	}
+
+	TicketTarget struct {
+		IssueTypes func(childComplexity int) int
+		Key        func(childComplexity int) int
+		Name       func(childComplexity int) int
+	}
+
+	TicketTargets struct {
+		DefaultIssueType func(childComplexity int) int
+		DefaultProject   func(childComplexity int) int
+		Targets          func(childComplexity int) int
+		Truncated        func(childComplexity int) int
+	}
+
 	TrustDecision struct {
 		AsOf                func(childComplexity int) int
 		ContractActive      func(childComplexity int) int
@@ -950,6 +1155,10 @@ type MutationResolver interface {
 	UpdateRule(ctx context.Context, id string, input model.UpdateRuleInput) (*model.Rule, error)
 	DeleteRule(ctx context.Context, id string) (bool, error)
 }
+type NotificationChannelResolver interface {
+	Preview(ctx context.Context, obj *model.NotificationChannel, days *int) (*model.NotificationChannelPreview, error)
+	Deliveries(ctx context.Context, obj *model.NotificationChannel, limit *int, offset *int) (*model.NotificationDeliveryPage, error)
+}
 type QueryResolver interface {
 	Datasets(ctx context.Context, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) (*model.DatasetPage, error)
 	Dataset(ctx context.Context, id string) (*model.Dataset, error)
@@ -960,6 +1169,15 @@ type QueryResolver interface {
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
 	KnowledgeGraph(ctx context.Context, focus *string, hops *int, kinds []string) (*model.KnowledgeGraph, error)
+	Teams(ctx context.Context, limit *int, offset *int) (*model.TeamPage, error)
+	Team(ctx context.Context, id string) (*model.Team, error)
+	NotificationChannels(ctx context.Context, limit *int, offset *int) (*model.NotificationChannelPage, error)
+	NotificationChannel(ctx context.Context, id string) (*model.NotificationChannel, error)
+	Notifications(ctx context.Context, held *bool, event *string, limit *int, offset *int) (*model.NotificationPage, error)
+	NotificationMutes(ctx context.Context, limit *int, offset *int) (*model.NotificationMutePage, error)
+	OnCallRota(ctx context.Context) (*model.OnCallRota, error)
+	TicketIntegrations(ctx context.Context, limit *int, offset *int) (*model.TicketIntegrationPage, error)
+	TicketIntegration(ctx context.Context, id string) (*model.TicketIntegration, error)
 	TrustDecision(ctx context.Context, dataset string, purpose *string) (*model.TrustDecision, error)
 	Domains(ctx context.Context, limit *int, offset *int) (*model.DomainPage, error)
 	Domain(ctx context.Context, id string) (*model.Domain, error)
@@ -971,6 +1189,9 @@ type QueryResolver interface {
 }
 type ScanResolver interface {
 	Failures(ctx context.Context, obj *model.Scan) ([]model.ScanFailure, error)
+}
+type TicketIntegrationResolver interface {
+	Targets(ctx context.Context, obj *model.TicketIntegration) (*model.TicketTargets, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -3213,6 +3434,534 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateRule(childComplexity, args["id"].(string), args["input"].(model.UpdateRuleInput)), true
 
+	case "Notification.body":
+		if e.ComplexityRoot.Notification.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Body(childComplexity), true
+	case "Notification.code":
+		if e.ComplexityRoot.Notification.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Code(childComplexity), true
+	case "Notification.createdAt":
+		if e.ComplexityRoot.Notification.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.CreatedAt(childComplexity), true
+	case "Notification.datasetIds":
+		if e.ComplexityRoot.Notification.DatasetIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.DatasetIds(childComplexity), true
+	case "Notification.deliveries":
+		if e.ComplexityRoot.Notification.Deliveries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Deliveries(childComplexity), true
+	case "Notification.domainId":
+		if e.ComplexityRoot.Notification.DomainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.DomainID(childComplexity), true
+	case "Notification.event":
+		if e.ComplexityRoot.Notification.Event == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Event(childComplexity), true
+	case "Notification.held":
+		if e.ComplexityRoot.Notification.Held == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Held(childComplexity), true
+	case "Notification.id":
+		if e.ComplexityRoot.Notification.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.ID(childComplexity), true
+	case "Notification.issueId":
+		if e.ComplexityRoot.Notification.IssueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.IssueID(childComplexity), true
+	case "Notification.muteIds":
+		if e.ComplexityRoot.Notification.MuteIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.MuteIds(childComplexity), true
+	case "Notification.params":
+		if e.ComplexityRoot.Notification.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Params(childComplexity), true
+	case "Notification.scanId":
+		if e.ComplexityRoot.Notification.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.ScanID(childComplexity), true
+	case "Notification.severity":
+		if e.ComplexityRoot.Notification.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Severity(childComplexity), true
+	case "Notification.title":
+		if e.ComplexityRoot.Notification.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Title(childComplexity), true
+
+	case "NotificationChannel.config":
+		if e.ComplexityRoot.NotificationChannel.Config == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Config(childComplexity), true
+	case "NotificationChannel.createdAt":
+		if e.ComplexityRoot.NotificationChannel.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.CreatedAt(childComplexity), true
+	case "NotificationChannel.deliveries":
+		if e.ComplexityRoot.NotificationChannel.Deliveries == nil {
+			break
+		}
+
+		args, err := ec.field_NotificationChannel_deliveries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Deliveries(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "NotificationChannel.digest":
+		if e.ComplexityRoot.NotificationChannel.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Digest(childComplexity), true
+	case "NotificationChannel.eventKinds":
+		if e.ComplexityRoot.NotificationChannel.EventKinds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.EventKinds(childComplexity), true
+	case "NotificationChannel.id":
+		if e.ComplexityRoot.NotificationChannel.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.ID(childComplexity), true
+	case "NotificationChannel.kind":
+		if e.ComplexityRoot.NotificationChannel.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Kind(childComplexity), true
+	case "NotificationChannel.lastDeliveryAt":
+		if e.ComplexityRoot.NotificationChannel.LastDeliveryAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.LastDeliveryAt(childComplexity), true
+	case "NotificationChannel.lastDeliveryError":
+		if e.ComplexityRoot.NotificationChannel.LastDeliveryError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.LastDeliveryError(childComplexity), true
+	case "NotificationChannel.lastDeliveryStatus":
+		if e.ComplexityRoot.NotificationChannel.LastDeliveryStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.LastDeliveryStatus(childComplexity), true
+	case "NotificationChannel.minSeverity":
+		if e.ComplexityRoot.NotificationChannel.MinSeverity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.MinSeverity(childComplexity), true
+	case "NotificationChannel.name":
+		if e.ComplexityRoot.NotificationChannel.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Name(childComplexity), true
+	case "NotificationChannel.preview":
+		if e.ComplexityRoot.NotificationChannel.Preview == nil {
+			break
+		}
+
+		args, err := ec.field_NotificationChannel_preview_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Preview(childComplexity, args["days"].(*int)), true
+	case "NotificationChannel.scope":
+		if e.ComplexityRoot.NotificationChannel.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Scope(childComplexity), true
+	case "NotificationChannel.signed":
+		if e.ComplexityRoot.NotificationChannel.Signed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Signed(childComplexity), true
+	case "NotificationChannel.teamId":
+		if e.ComplexityRoot.NotificationChannel.TeamID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.TeamID(childComplexity), true
+	case "NotificationChannel.updatedAt":
+		if e.ComplexityRoot.NotificationChannel.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.UpdatedAt(childComplexity), true
+
+	case "NotificationChannelConfig.locale":
+		if e.ComplexityRoot.NotificationChannelConfig.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelConfig.Locale(childComplexity), true
+	case "NotificationChannelConfig.webhookUrl":
+		if e.ComplexityRoot.NotificationChannelConfig.WebhookURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelConfig.WebhookURL(childComplexity), true
+
+	case "NotificationChannelPage.items":
+		if e.ComplexityRoot.NotificationChannelPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelPage.Items(childComplexity), true
+	case "NotificationChannelPage.total":
+		if e.ComplexityRoot.NotificationChannelPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelPage.Total(childComplexity), true
+
+	case "NotificationChannelPreview.alerts":
+		if e.ComplexityRoot.NotificationChannelPreview.Alerts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelPreview.Alerts(childComplexity), true
+	case "NotificationChannelPreview.days":
+		if e.ComplexityRoot.NotificationChannelPreview.Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelPreview.Days(childComplexity), true
+	case "NotificationChannelPreview.deliveries":
+		if e.ComplexityRoot.NotificationChannelPreview.Deliveries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelPreview.Deliveries(childComplexity), true
+	case "NotificationChannelPreview.held":
+		if e.ComplexityRoot.NotificationChannelPreview.Held == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelPreview.Held(childComplexity), true
+
+	case "NotificationDelivery.attempts":
+		if e.ComplexityRoot.NotificationDelivery.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Attempts(childComplexity), true
+	case "NotificationDelivery.createdAt":
+		if e.ComplexityRoot.NotificationDelivery.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.CreatedAt(childComplexity), true
+	case "NotificationDelivery.event":
+		if e.ComplexityRoot.NotificationDelivery.Event == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Event(childComplexity), true
+	case "NotificationDelivery.finishedAt":
+		if e.ComplexityRoot.NotificationDelivery.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.FinishedAt(childComplexity), true
+	case "NotificationDelivery.id":
+		if e.ComplexityRoot.NotificationDelivery.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.ID(childComplexity), true
+	case "NotificationDelivery.idempotencyKey":
+		if e.ComplexityRoot.NotificationDelivery.IdempotencyKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.IdempotencyKey(childComplexity), true
+	case "NotificationDelivery.lastError":
+		if e.ComplexityRoot.NotificationDelivery.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.LastError(childComplexity), true
+	case "NotificationDelivery.lastStatusCode":
+		if e.ComplexityRoot.NotificationDelivery.LastStatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.LastStatusCode(childComplexity), true
+	case "NotificationDelivery.nextAttemptAt":
+		if e.ComplexityRoot.NotificationDelivery.NextAttemptAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.NextAttemptAt(childComplexity), true
+	case "NotificationDelivery.status":
+		if e.ComplexityRoot.NotificationDelivery.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Status(childComplexity), true
+	case "NotificationDelivery.test":
+		if e.ComplexityRoot.NotificationDelivery.Test == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Test(childComplexity), true
+
+	case "NotificationDeliveryAttempt.at":
+		if e.ComplexityRoot.NotificationDeliveryAttempt.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryAttempt.At(childComplexity), true
+	case "NotificationDeliveryAttempt.durationMs":
+		if e.ComplexityRoot.NotificationDeliveryAttempt.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryAttempt.DurationMs(childComplexity), true
+	case "NotificationDeliveryAttempt.error":
+		if e.ComplexityRoot.NotificationDeliveryAttempt.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryAttempt.Error(childComplexity), true
+	case "NotificationDeliveryAttempt.n":
+		if e.ComplexityRoot.NotificationDeliveryAttempt.N == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryAttempt.N(childComplexity), true
+	case "NotificationDeliveryAttempt.outcome":
+		if e.ComplexityRoot.NotificationDeliveryAttempt.Outcome == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryAttempt.Outcome(childComplexity), true
+	case "NotificationDeliveryAttempt.statusCode":
+		if e.ComplexityRoot.NotificationDeliveryAttempt.StatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryAttempt.StatusCode(childComplexity), true
+
+	case "NotificationDeliveryPage.items":
+		if e.ComplexityRoot.NotificationDeliveryPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryPage.Items(childComplexity), true
+	case "NotificationDeliveryPage.total":
+		if e.ComplexityRoot.NotificationDeliveryPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryPage.Total(childComplexity), true
+
+	case "NotificationMute.connectionId":
+		if e.ComplexityRoot.NotificationMute.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.ConnectionID(childComplexity), true
+	case "NotificationMute.createdAt":
+		if e.ComplexityRoot.NotificationMute.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.CreatedAt(childComplexity), true
+	case "NotificationMute.createdBy":
+		if e.ComplexityRoot.NotificationMute.CreatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.CreatedBy(childComplexity), true
+	case "NotificationMute.datasetId":
+		if e.ComplexityRoot.NotificationMute.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.DatasetID(childComplexity), true
+	case "NotificationMute.endsAt":
+		if e.ComplexityRoot.NotificationMute.EndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.EndsAt(childComplexity), true
+	case "NotificationMute.id":
+		if e.ComplexityRoot.NotificationMute.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.ID(childComplexity), true
+	case "NotificationMute.issueTypes":
+		if e.ComplexityRoot.NotificationMute.IssueTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.IssueTypes(childComplexity), true
+	case "NotificationMute.reason":
+		if e.ComplexityRoot.NotificationMute.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.Reason(childComplexity), true
+	case "NotificationMute.scope":
+		if e.ComplexityRoot.NotificationMute.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.Scope(childComplexity), true
+
+	case "NotificationMutePage.items":
+		if e.ComplexityRoot.NotificationMutePage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMutePage.Items(childComplexity), true
+	case "NotificationMutePage.total":
+		if e.ComplexityRoot.NotificationMutePage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMutePage.Total(childComplexity), true
+
+	case "NotificationPage.items":
+		if e.ComplexityRoot.NotificationPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationPage.Items(childComplexity), true
+	case "NotificationPage.total":
+		if e.ComplexityRoot.NotificationPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationPage.Total(childComplexity), true
+
+	case "NotificationScope.connectionIds":
+		if e.ComplexityRoot.NotificationScope.ConnectionIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationScope.ConnectionIds(childComplexity), true
+	case "NotificationScope.datasetIds":
+		if e.ComplexityRoot.NotificationScope.DatasetIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationScope.DatasetIds(childComplexity), true
+	case "NotificationScope.domainIds":
+		if e.ComplexityRoot.NotificationScope.DomainIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationScope.DomainIds(childComplexity), true
+	case "NotificationScope.includeAutoMonitors":
+		if e.ComplexityRoot.NotificationScope.IncludeAutoMonitors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationScope.IncludeAutoMonitors(childComplexity), true
+	case "NotificationScope.issueTypes":
+		if e.ComplexityRoot.NotificationScope.IssueTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationScope.IssueTypes(childComplexity), true
+
+	case "OnCallLevel.minutes":
+		if e.ComplexityRoot.OnCallLevel.Minutes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallLevel.Minutes(childComplexity), true
+	case "OnCallLevel.userId":
+		if e.ComplexityRoot.OnCallLevel.UserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallLevel.UserID(childComplexity), true
+
+	case "OnCallRota.createdAt":
+		if e.ComplexityRoot.OnCallRota.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallRota.CreatedAt(childComplexity), true
+	case "OnCallRota.levels":
+		if e.ComplexityRoot.OnCallRota.Levels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallRota.Levels(childComplexity), true
+	case "OnCallRota.minSeverity":
+		if e.ComplexityRoot.OnCallRota.MinSeverity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallRota.MinSeverity(childComplexity), true
+	case "OnCallRota.teamId":
+		if e.ComplexityRoot.OnCallRota.TeamID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallRota.TeamID(childComplexity), true
+	case "OnCallRota.updatedAt":
+		if e.ComplexityRoot.OnCallRota.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallRota.UpdatedAt(childComplexity), true
+
 	case "Parsing.columns":
 		if e.ComplexityRoot.Parsing.Columns == nil {
 			break
@@ -3454,6 +4203,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.KnowledgeGraph(childComplexity, args["focus"].(*string), args["hops"].(*int), args["kinds"].([]string)), true
+	case "Query.notificationChannel":
+		if e.ComplexityRoot.Query.NotificationChannel == nil {
+			break
+		}
+
+		args, err := ec.field_Query_notificationChannel_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.NotificationChannel(childComplexity, args["id"].(string)), true
+	case "Query.notificationChannels":
+		if e.ComplexityRoot.Query.NotificationChannels == nil {
+			break
+		}
+
+		args, err := ec.field_Query_notificationChannels_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.NotificationChannels(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.notificationMutes":
+		if e.ComplexityRoot.Query.NotificationMutes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_notificationMutes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.NotificationMutes(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.notifications":
+		if e.ComplexityRoot.Query.Notifications == nil {
+			break
+		}
+
+		args, err := ec.field_Query_notifications_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Notifications(childComplexity, args["held"].(*bool), args["event"].(*string), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.onCallRota":
+		if e.ComplexityRoot.Query.OnCallRota == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.OnCallRota(childComplexity), true
 	case "Query.ragGate":
 		if e.ComplexityRoot.Query.RagGate == nil {
 			break
@@ -3520,6 +4319,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Signals(childComplexity, args["datasetId"].(*string), args["type"].([]string), args["metric"].([]string), args["since"].(*time.Time), args["until"].(*time.Time), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.team":
+		if e.ComplexityRoot.Query.Team == nil {
+			break
+		}
+
+		args, err := ec.field_Query_team_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Team(childComplexity, args["id"].(string)), true
+	case "Query.teams":
+		if e.ComplexityRoot.Query.Teams == nil {
+			break
+		}
+
+		args, err := ec.field_Query_teams_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Teams(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.ticketIntegration":
+		if e.ComplexityRoot.Query.TicketIntegration == nil {
+			break
+		}
+
+		args, err := ec.field_Query_ticketIntegration_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TicketIntegration(childComplexity, args["id"].(string)), true
+	case "Query.ticketIntegrations":
+		if e.ComplexityRoot.Query.TicketIntegrations == nil {
+			break
+		}
+
+		args, err := ec.field_Query_ticketIntegrations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TicketIntegrations(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.trustDecision":
 		if e.ComplexityRoot.Query.TrustDecision == nil {
 			break
@@ -4488,6 +5331,278 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SyntheticParam.Value(childComplexity), true
 
+	case "Team.createdAt":
+		if e.ComplexityRoot.Team.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Team.CreatedAt(childComplexity), true
+	case "Team.id":
+		if e.ComplexityRoot.Team.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Team.ID(childComplexity), true
+	case "Team.memberCount":
+		if e.ComplexityRoot.Team.MemberCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Team.MemberCount(childComplexity), true
+	case "Team.members":
+		if e.ComplexityRoot.Team.Members == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Team.Members(childComplexity), true
+	case "Team.name":
+		if e.ComplexityRoot.Team.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Team.Name(childComplexity), true
+
+	case "TeamMember.email":
+		if e.ComplexityRoot.TeamMember.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMember.Email(childComplexity), true
+	case "TeamMember.role":
+		if e.ComplexityRoot.TeamMember.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMember.Role(childComplexity), true
+	case "TeamMember.userId":
+		if e.ComplexityRoot.TeamMember.UserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMember.UserID(childComplexity), true
+
+	case "TeamPage.items":
+		if e.ComplexityRoot.TeamPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamPage.Items(childComplexity), true
+	case "TeamPage.total":
+		if e.ComplexityRoot.TeamPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamPage.Total(childComplexity), true
+
+	case "TicketIntegration.backoffUntil":
+		if e.ComplexityRoot.TicketIntegration.BackoffUntil == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.BackoffUntil(childComplexity), true
+	case "TicketIntegration.baseUrl":
+		if e.ComplexityRoot.TicketIntegration.BaseURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.BaseURL(childComplexity), true
+	case "TicketIntegration.comment":
+		if e.ComplexityRoot.TicketIntegration.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.Comment(childComplexity), true
+	case "TicketIntegration.createdAt":
+		if e.ComplexityRoot.TicketIntegration.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.CreatedAt(childComplexity), true
+	case "TicketIntegration.credentialsSet":
+		if e.ComplexityRoot.TicketIntegration.CredentialsSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.CredentialsSet(childComplexity), true
+	case "TicketIntegration.failedWrites":
+		if e.ComplexityRoot.TicketIntegration.FailedWrites == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.FailedWrites(childComplexity), true
+	case "TicketIntegration.id":
+		if e.ComplexityRoot.TicketIntegration.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.ID(childComplexity), true
+	case "TicketIntegration.intervalMin":
+		if e.ComplexityRoot.TicketIntegration.IntervalMin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.IntervalMin(childComplexity), true
+	case "TicketIntegration.lastError":
+		if e.ComplexityRoot.TicketIntegration.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.LastError(childComplexity), true
+	case "TicketIntegration.lastErrorAt":
+		if e.ComplexityRoot.TicketIntegration.LastErrorAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.LastErrorAt(childComplexity), true
+	case "TicketIntegration.lastPollAt":
+		if e.ComplexityRoot.TicketIntegration.LastPollAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.LastPollAt(childComplexity), true
+	case "TicketIntegration.name":
+		if e.ComplexityRoot.TicketIntegration.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.Name(childComplexity), true
+	case "TicketIntegration.nextPollAt":
+		if e.ComplexityRoot.TicketIntegration.NextPollAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.NextPollAt(childComplexity), true
+	case "TicketIntegration.pendingWrites":
+		if e.ComplexityRoot.TicketIntegration.PendingWrites == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.PendingWrites(childComplexity), true
+	case "TicketIntegration.project":
+		if e.ComplexityRoot.TicketIntegration.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.Project(childComplexity), true
+	case "TicketIntegration.provider":
+		if e.ComplexityRoot.TicketIntegration.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.Provider(childComplexity), true
+	case "TicketIntegration.targets":
+		if e.ComplexityRoot.TicketIntegration.Targets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.Targets(childComplexity), true
+	case "TicketIntegration.ticketErrors":
+		if e.ComplexityRoot.TicketIntegration.TicketErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.TicketErrors(childComplexity), true
+	case "TicketIntegration.transition":
+		if e.ComplexityRoot.TicketIntegration.Transition == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.Transition(childComplexity), true
+	case "TicketIntegration.updatedAt":
+		if e.ComplexityRoot.TicketIntegration.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.UpdatedAt(childComplexity), true
+	case "TicketIntegration.webhookPath":
+		if e.ComplexityRoot.TicketIntegration.WebhookPath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.WebhookPath(childComplexity), true
+	case "TicketIntegration.webhookSecretSet":
+		if e.ComplexityRoot.TicketIntegration.WebhookSecretSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.WebhookSecretSet(childComplexity), true
+
+	case "TicketIntegrationPage.items":
+		if e.ComplexityRoot.TicketIntegrationPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegrationPage.Items(childComplexity), true
+	case "TicketIntegrationPage.total":
+		if e.ComplexityRoot.TicketIntegrationPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegrationPage.Total(childComplexity), true
+
+	case "TicketIssueType.id":
+		if e.ComplexityRoot.TicketIssueType.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIssueType.ID(childComplexity), true
+	case "TicketIssueType.name":
+		if e.ComplexityRoot.TicketIssueType.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIssueType.Name(childComplexity), true
+	case "TicketIssueType.subtask":
+		if e.ComplexityRoot.TicketIssueType.Subtask == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIssueType.Subtask(childComplexity), true
+
+	case "TicketTarget.issueTypes":
+		if e.ComplexityRoot.TicketTarget.IssueTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTarget.IssueTypes(childComplexity), true
+	case "TicketTarget.key":
+		if e.ComplexityRoot.TicketTarget.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTarget.Key(childComplexity), true
+	case "TicketTarget.name":
+		if e.ComplexityRoot.TicketTarget.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTarget.Name(childComplexity), true
+
+	case "TicketTargets.defaultIssueType":
+		if e.ComplexityRoot.TicketTargets.DefaultIssueType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTargets.DefaultIssueType(childComplexity), true
+	case "TicketTargets.defaultProject":
+		if e.ComplexityRoot.TicketTargets.DefaultProject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTargets.DefaultProject(childComplexity), true
+	case "TicketTargets.targets":
+		if e.ComplexityRoot.TicketTargets.Targets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTargets.Targets(childComplexity), true
+	case "TicketTargets.truncated":
+		if e.ComplexityRoot.TicketTargets.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTargets.Truncated(childComplexity), true
+
 	case "TrustDecision.asOf":
 		if e.ComplexityRoot.TrustDecision.AsOf == nil {
 			break
@@ -5443,6 +6558,262 @@ extend type Query {
   incidents(status: String, limit: Int = 100, offset: Int = 0): IncidentPage!
   "The knowledge graph; focus = dataset:<id>, hops 1-3, kinds = node kinds."
   knowledgeGraph(focus: String, hops: Int = 2, kinds: [String!]): KnowledgeGraph!
+}
+`, BuiltIn: false},
+	{Name: "../schema/parity_notify.graphqls", Input: `# Teams, notification channels, notifications, mutes, the on-call rota and ticket
+# integrations: the same service calls as the REST API (issue 23, GraphQL parity), with the
+# same callers (channels, previews and deliveries are for sessions; the rota and delivery
+# logs for admins) and the same error codes. No secret, sealed URL or credential is here.
+
+"A team of the workspace."
+type Team {
+  id: ID!
+  name: String!
+  memberCount: Int!
+  "In team(id) only; empty in lists."
+  members: [TeamMember!]!
+  createdAt: Time!
+}
+
+"A person of a team."
+type TeamMember {
+  userId: ID!
+  email: String!
+  "admin, member or viewer"
+  role: String!
+}
+
+"One page of teams."
+type TeamPage {
+  items: [Team!]!
+  total: Int!
+}
+
+"What a channel posts to: scheme and host only, the path replaced by …"
+type NotificationChannelConfig {
+  webhookUrl: String!
+  locale: String
+}
+
+"What a channel's alerts are limited to."
+type NotificationScope {
+  domainIds: [ID!]!
+  connectionIds: [ID!]!
+  datasetIds: [ID!]!
+  issueTypes: [String!]!
+  includeAutoMonitors: Boolean!
+}
+
+"A notification channel (a webhook); its signing secret is never here."
+type NotificationChannel {
+  id: ID!
+  name: String!
+  kind: String!
+  config: NotificationChannelConfig!
+  "info, warning or critical"
+  minSeverity: String!
+  digest: Boolean!
+  eventKinds: [String!]!
+  scope: NotificationScope!
+  teamId: ID
+  signed: Boolean!
+  "delivered, failed or skipped"
+  lastDeliveryStatus: String
+  lastDeliveryAt: Time
+  lastDeliveryError: String
+  createdAt: Time!
+  updatedAt: Time!
+  "How many alerts of the last days (1-366) would have reached the channel (sessions of members and admins)."
+  preview(days: Int = 30): NotificationChannelPreview!
+  "Delivery log with every attempt, newest first (admin sessions); limit 1-500."
+  deliveries(limit: Int = 100, offset: Int = 0): NotificationDeliveryPage!
+}
+
+"One page of channels."
+type NotificationChannelPage {
+  items: [NotificationChannel!]!
+  total: Int!
+}
+
+"Alerts of the last days a channel's filters let through."
+type NotificationChannelPreview {
+  days: Int!
+  alerts: Int!
+  deliveries: Int!
+  held: Int!
+}
+
+"One send of a delivery."
+type NotificationDeliveryAttempt {
+  n: Int!
+  at: Time!
+  statusCode: Int
+  error: String
+  "delivered, retry, failed or refused"
+  outcome: String!
+  durationMs: Int!
+}
+
+"An entry of a channel's delivery log: no URL, address or body."
+type NotificationDelivery {
+  id: ID!
+  event: String!
+  "pending, delivered, failed or skipped"
+  status: String!
+  test: Boolean!
+  idempotencyKey: String
+  attempts: [NotificationDeliveryAttempt!]!
+  nextAttemptAt: Time
+  lastStatusCode: Int
+  lastError: String
+  createdAt: Time!
+  finishedAt: Time
+}
+
+"One page of deliveries."
+type NotificationDeliveryPage {
+  items: [NotificationDelivery!]!
+  total: Int!
+}
+
+"An in-app notification, in the caller's language."
+type Notification {
+  id: ID!
+  event: String!
+  code: String!
+  title: String!
+  body: String!
+  "The message's params as JSON text"
+  params: String!
+  severity: String
+  datasetIds: [ID!]!
+  domainId: ID
+  issueId: ID
+  scanId: ID
+  "Held back by a mute: not delivered to channels"
+  held: Boolean!
+  muteIds: [ID!]!
+  deliveries: Int!
+  createdAt: Time!
+}
+
+"One page of notifications."
+type NotificationPage {
+  items: [Notification!]!
+  total: Int!
+}
+
+"An alert mute that has not ended."
+type NotificationMute {
+  id: ID!
+  "workspace, connection, dataset or issue_types"
+  scope: String!
+  connectionId: ID
+  datasetId: ID
+  issueTypes: [String!]!
+  reason: String!
+  endsAt: Time!
+  createdBy: String!
+  createdAt: Time!
+}
+
+"One page of mutes."
+type NotificationMutePage {
+  items: [NotificationMute!]!
+  total: Int!
+}
+
+"A level of the on-call rota."
+type OnCallLevel {
+  userId: ID!
+  minutes: Int!
+}
+
+"The workspace's on-call rota."
+type OnCallRota {
+  levels: [OnCallLevel!]!
+  teamId: ID
+  "warning or critical"
+  minSeverity: String!
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+"A ticket integration with its polling state; credentials and the webhook secret are never returned."
+type TicketIntegration {
+  id: ID!
+  name: String!
+  "jira, linear or generic"
+  provider: String!
+  baseUrl: String
+  project: String
+  webhookSecretSet: Boolean!
+  webhookPath: String
+  intervalMin: Int!
+  comment: Boolean!
+  transition: Boolean!
+  createdAt: Time!
+  updatedAt: Time!
+  credentialsSet: Boolean!
+  lastPollAt: Time
+  nextPollAt: Time
+  lastError: String
+  lastErrorAt: Time
+  backoffUntil: Time
+  ticketErrors: Int!
+  pendingWrites: Int!
+  failedWrites: Int!
+  "Projects or teams the tracker offers, read from the provider (at most 100); ticket_credentials_missing without API credentials."
+  targets: TicketTargets!
+}
+
+"One page of ticket integrations."
+type TicketIntegrationPage {
+  items: [TicketIntegration!]!
+  total: Int!
+}
+
+"An issue type of a tracker's project."
+type TicketIssueType {
+  id: String!
+  name: String!
+  subtask: Boolean!
+}
+
+"A project or team of a tracker."
+type TicketTarget {
+  key: String!
+  name: String!
+  issueTypes: [TicketIssueType!]!
+}
+
+"Where an integration's tickets can be created."
+type TicketTargets {
+  targets: [TicketTarget!]!
+  truncated: Boolean!
+  defaultProject: String
+  defaultIssueType: TicketIssueType
+}
+
+extend type Query {
+  "Teams of the workspace; limit 1-500."
+  teams(limit: Int = 500, offset: Int = 0): TeamPage!
+  "One team with its members; another workspace's is not_found."
+  team(id: ID!): Team
+  "Notification channels of the workspace (sessions of members and admins); limit 1-500."
+  notificationChannels(limit: Int = 500, offset: Int = 0): NotificationChannelPage!
+  "One channel (sessions of members and admins); another workspace's is not_found."
+  notificationChannel(id: ID!): NotificationChannel
+  "In-app notifications, held ones included, newest first; limit 1-500."
+  notifications(held: Boolean, event: String, limit: Int = 100, offset: Int = 0): NotificationPage!
+  "Alert mutes that have not ended; limit 1-500."
+  notificationMutes(limit: Int = 500, offset: Int = 0): NotificationMutePage!
+  "The on-call rota (admin sessions); not_found when none is set."
+  onCallRota: OnCallRota
+  "Ticket integrations of the workspace; limit 1-500."
+  ticketIntegrations(limit: Int = 500, offset: Int = 0): TicketIntegrationPage!
+  "One ticket integration; another workspace's is not_found."
+  ticketIntegration(id: ID!): TicketIntegration
 }
 `, BuiltIn: false},
 	{Name: "../schema/products.graphqls", Input: `# Trust decisions, data products (domains) and the consumer registry.
@@ -7028,6 +8399,258 @@ func (ec *executionContext) childFields_Monitor(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Monitor", field.Name)
 }
 
+func (ec *executionContext) childFields_Notification(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Notification_id(ctx, field)
+	case "event":
+		return ec.fieldContext_Notification_event(ctx, field)
+	case "code":
+		return ec.fieldContext_Notification_code(ctx, field)
+	case "title":
+		return ec.fieldContext_Notification_title(ctx, field)
+	case "body":
+		return ec.fieldContext_Notification_body(ctx, field)
+	case "params":
+		return ec.fieldContext_Notification_params(ctx, field)
+	case "severity":
+		return ec.fieldContext_Notification_severity(ctx, field)
+	case "datasetIds":
+		return ec.fieldContext_Notification_datasetIds(ctx, field)
+	case "domainId":
+		return ec.fieldContext_Notification_domainId(ctx, field)
+	case "issueId":
+		return ec.fieldContext_Notification_issueId(ctx, field)
+	case "scanId":
+		return ec.fieldContext_Notification_scanId(ctx, field)
+	case "held":
+		return ec.fieldContext_Notification_held(ctx, field)
+	case "muteIds":
+		return ec.fieldContext_Notification_muteIds(ctx, field)
+	case "deliveries":
+		return ec.fieldContext_Notification_deliveries(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Notification_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Notification", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationChannel(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_NotificationChannel_id(ctx, field)
+	case "name":
+		return ec.fieldContext_NotificationChannel_name(ctx, field)
+	case "kind":
+		return ec.fieldContext_NotificationChannel_kind(ctx, field)
+	case "config":
+		return ec.fieldContext_NotificationChannel_config(ctx, field)
+	case "minSeverity":
+		return ec.fieldContext_NotificationChannel_minSeverity(ctx, field)
+	case "digest":
+		return ec.fieldContext_NotificationChannel_digest(ctx, field)
+	case "eventKinds":
+		return ec.fieldContext_NotificationChannel_eventKinds(ctx, field)
+	case "scope":
+		return ec.fieldContext_NotificationChannel_scope(ctx, field)
+	case "teamId":
+		return ec.fieldContext_NotificationChannel_teamId(ctx, field)
+	case "signed":
+		return ec.fieldContext_NotificationChannel_signed(ctx, field)
+	case "lastDeliveryStatus":
+		return ec.fieldContext_NotificationChannel_lastDeliveryStatus(ctx, field)
+	case "lastDeliveryAt":
+		return ec.fieldContext_NotificationChannel_lastDeliveryAt(ctx, field)
+	case "lastDeliveryError":
+		return ec.fieldContext_NotificationChannel_lastDeliveryError(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_NotificationChannel_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_NotificationChannel_updatedAt(ctx, field)
+	case "preview":
+		return ec.fieldContext_NotificationChannel_preview(ctx, field)
+	case "deliveries":
+		return ec.fieldContext_NotificationChannel_deliveries(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationChannel", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationChannelConfig(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "webhookUrl":
+		return ec.fieldContext_NotificationChannelConfig_webhookUrl(ctx, field)
+	case "locale":
+		return ec.fieldContext_NotificationChannelConfig_locale(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationChannelConfig", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationChannelPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_NotificationChannelPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_NotificationChannelPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationChannelPage", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationChannelPreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "days":
+		return ec.fieldContext_NotificationChannelPreview_days(ctx, field)
+	case "alerts":
+		return ec.fieldContext_NotificationChannelPreview_alerts(ctx, field)
+	case "deliveries":
+		return ec.fieldContext_NotificationChannelPreview_deliveries(ctx, field)
+	case "held":
+		return ec.fieldContext_NotificationChannelPreview_held(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationChannelPreview", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_NotificationDelivery_id(ctx, field)
+	case "event":
+		return ec.fieldContext_NotificationDelivery_event(ctx, field)
+	case "status":
+		return ec.fieldContext_NotificationDelivery_status(ctx, field)
+	case "test":
+		return ec.fieldContext_NotificationDelivery_test(ctx, field)
+	case "idempotencyKey":
+		return ec.fieldContext_NotificationDelivery_idempotencyKey(ctx, field)
+	case "attempts":
+		return ec.fieldContext_NotificationDelivery_attempts(ctx, field)
+	case "nextAttemptAt":
+		return ec.fieldContext_NotificationDelivery_nextAttemptAt(ctx, field)
+	case "lastStatusCode":
+		return ec.fieldContext_NotificationDelivery_lastStatusCode(ctx, field)
+	case "lastError":
+		return ec.fieldContext_NotificationDelivery_lastError(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_NotificationDelivery_createdAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_NotificationDelivery_finishedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationDelivery", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationDeliveryAttempt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "n":
+		return ec.fieldContext_NotificationDeliveryAttempt_n(ctx, field)
+	case "at":
+		return ec.fieldContext_NotificationDeliveryAttempt_at(ctx, field)
+	case "statusCode":
+		return ec.fieldContext_NotificationDeliveryAttempt_statusCode(ctx, field)
+	case "error":
+		return ec.fieldContext_NotificationDeliveryAttempt_error(ctx, field)
+	case "outcome":
+		return ec.fieldContext_NotificationDeliveryAttempt_outcome(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_NotificationDeliveryAttempt_durationMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationDeliveryAttempt", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationDeliveryPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_NotificationDeliveryPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_NotificationDeliveryPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationDeliveryPage", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationMute(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_NotificationMute_id(ctx, field)
+	case "scope":
+		return ec.fieldContext_NotificationMute_scope(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_NotificationMute_connectionId(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_NotificationMute_datasetId(ctx, field)
+	case "issueTypes":
+		return ec.fieldContext_NotificationMute_issueTypes(ctx, field)
+	case "reason":
+		return ec.fieldContext_NotificationMute_reason(ctx, field)
+	case "endsAt":
+		return ec.fieldContext_NotificationMute_endsAt(ctx, field)
+	case "createdBy":
+		return ec.fieldContext_NotificationMute_createdBy(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_NotificationMute_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationMute", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationMutePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_NotificationMutePage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_NotificationMutePage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationMutePage", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_NotificationPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_NotificationPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationPage", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationScope(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "domainIds":
+		return ec.fieldContext_NotificationScope_domainIds(ctx, field)
+	case "connectionIds":
+		return ec.fieldContext_NotificationScope_connectionIds(ctx, field)
+	case "datasetIds":
+		return ec.fieldContext_NotificationScope_datasetIds(ctx, field)
+	case "issueTypes":
+		return ec.fieldContext_NotificationScope_issueTypes(ctx, field)
+	case "includeAutoMonitors":
+		return ec.fieldContext_NotificationScope_includeAutoMonitors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationScope", field.Name)
+}
+
+func (ec *executionContext) childFields_OnCallLevel(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "userId":
+		return ec.fieldContext_OnCallLevel_userId(ctx, field)
+	case "minutes":
+		return ec.fieldContext_OnCallLevel_minutes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OnCallLevel", field.Name)
+}
+
+func (ec *executionContext) childFields_OnCallRota(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "levels":
+		return ec.fieldContext_OnCallRota_levels(ctx, field)
+	case "teamId":
+		return ec.fieldContext_OnCallRota_teamId(ctx, field)
+	case "minSeverity":
+		return ec.fieldContext_OnCallRota_minSeverity(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_OnCallRota_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_OnCallRota_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OnCallRota", field.Name)
+}
+
 func (ec *executionContext) childFields_Parsing(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "profiled":
@@ -7548,6 +9171,142 @@ func (ec *executionContext) childFields_SyntheticParam(ctx context.Context, fiel
 		return ec.fieldContext_SyntheticParam_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SyntheticParam", field.Name)
+}
+
+func (ec *executionContext) childFields_Team(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Team_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Team_name(ctx, field)
+	case "memberCount":
+		return ec.fieldContext_Team_memberCount(ctx, field)
+	case "members":
+		return ec.fieldContext_Team_members(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Team_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Team", field.Name)
+}
+
+func (ec *executionContext) childFields_TeamMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "userId":
+		return ec.fieldContext_TeamMember_userId(ctx, field)
+	case "email":
+		return ec.fieldContext_TeamMember_email(ctx, field)
+	case "role":
+		return ec.fieldContext_TeamMember_role(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TeamMember", field.Name)
+}
+
+func (ec *executionContext) childFields_TeamPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_TeamPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_TeamPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TeamPage", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketIntegration(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_TicketIntegration_id(ctx, field)
+	case "name":
+		return ec.fieldContext_TicketIntegration_name(ctx, field)
+	case "provider":
+		return ec.fieldContext_TicketIntegration_provider(ctx, field)
+	case "baseUrl":
+		return ec.fieldContext_TicketIntegration_baseUrl(ctx, field)
+	case "project":
+		return ec.fieldContext_TicketIntegration_project(ctx, field)
+	case "webhookSecretSet":
+		return ec.fieldContext_TicketIntegration_webhookSecretSet(ctx, field)
+	case "webhookPath":
+		return ec.fieldContext_TicketIntegration_webhookPath(ctx, field)
+	case "intervalMin":
+		return ec.fieldContext_TicketIntegration_intervalMin(ctx, field)
+	case "comment":
+		return ec.fieldContext_TicketIntegration_comment(ctx, field)
+	case "transition":
+		return ec.fieldContext_TicketIntegration_transition(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_TicketIntegration_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_TicketIntegration_updatedAt(ctx, field)
+	case "credentialsSet":
+		return ec.fieldContext_TicketIntegration_credentialsSet(ctx, field)
+	case "lastPollAt":
+		return ec.fieldContext_TicketIntegration_lastPollAt(ctx, field)
+	case "nextPollAt":
+		return ec.fieldContext_TicketIntegration_nextPollAt(ctx, field)
+	case "lastError":
+		return ec.fieldContext_TicketIntegration_lastError(ctx, field)
+	case "lastErrorAt":
+		return ec.fieldContext_TicketIntegration_lastErrorAt(ctx, field)
+	case "backoffUntil":
+		return ec.fieldContext_TicketIntegration_backoffUntil(ctx, field)
+	case "ticketErrors":
+		return ec.fieldContext_TicketIntegration_ticketErrors(ctx, field)
+	case "pendingWrites":
+		return ec.fieldContext_TicketIntegration_pendingWrites(ctx, field)
+	case "failedWrites":
+		return ec.fieldContext_TicketIntegration_failedWrites(ctx, field)
+	case "targets":
+		return ec.fieldContext_TicketIntegration_targets(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketIntegration", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketIntegrationPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_TicketIntegrationPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_TicketIntegrationPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketIntegrationPage", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketIssueType(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_TicketIssueType_id(ctx, field)
+	case "name":
+		return ec.fieldContext_TicketIssueType_name(ctx, field)
+	case "subtask":
+		return ec.fieldContext_TicketIssueType_subtask(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketIssueType", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketTarget(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_TicketTarget_key(ctx, field)
+	case "name":
+		return ec.fieldContext_TicketTarget_name(ctx, field)
+	case "issueTypes":
+		return ec.fieldContext_TicketTarget_issueTypes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketTarget", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketTargets(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "targets":
+		return ec.fieldContext_TicketTargets_targets(ctx, field)
+	case "truncated":
+		return ec.fieldContext_TicketTargets_truncated(ctx, field)
+	case "defaultProject":
+		return ec.fieldContext_TicketTargets_defaultProject(ctx, field)
+	case "defaultIssueType":
+		return ec.fieldContext_TicketTargets_defaultIssueType(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketTargets", field.Name)
 }
 
 func (ec *executionContext) childFields_TrustDecision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8130,6 +9889,42 @@ func (ec *executionContext) field_Mutation_updateRule_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_NotificationChannel_deliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_NotificationChannel_preview_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8420,6 +10215,102 @@ func (ec *executionContext) field_Query_knowledgeGraph_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_notificationChannel_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_notificationChannels_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_notificationMutes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_notifications_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "held",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["held"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "event",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["event"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_ragGate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8613,6 +10504,78 @@ func (ec *executionContext) field_Query_signals_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["offset"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_team_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_teams_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_ticketIntegration_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_ticketIntegrations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
 	return args, nil
 }
 
@@ -17631,6 +19594,2052 @@ func (ec *executionContext) fieldContext_Mutation_deleteRule(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Notification_id(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_event(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_event(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Event, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_event(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_code(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_title(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_body(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Body, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_params(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_severity(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_datasetIds(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_datasetIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_datasetIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_domainId(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_domainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_domainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_issueId(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_issueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_issueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_scanId(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_held(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_held(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Held, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_held(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_muteIds(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_muteIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MuteIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_muteIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_deliveries(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_deliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deliveries, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_deliveries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_id(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_name(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_kind(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_config(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_config(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Config, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationChannelConfig) graphql.Marshaler {
+			return ec.marshalNNotificationChannelConfig2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_config(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationChannel",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationChannelConfig(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationChannel_minSeverity(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_minSeverity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinSeverity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_minSeverity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_digest(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_eventKinds(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_eventKinds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventKinds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_eventKinds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_scope(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationScope) graphql.Marshaler {
+			return ec.marshalNNotificationScope2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationScope(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationChannel",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationScope(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationChannel_teamId(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_teamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_signed(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_signed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Signed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_signed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_lastDeliveryStatus(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_lastDeliveryStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastDeliveryStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_lastDeliveryStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_lastDeliveryAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_lastDeliveryAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastDeliveryAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_lastDeliveryAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_lastDeliveryError(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_lastDeliveryError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastDeliveryError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_lastDeliveryError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_preview(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_preview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.NotificationChannel().Preview(ctx, obj, fc.Args["days"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationChannelPreview) graphql.Marshaler {
+			return ec.marshalNNotificationChannelPreview2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelPreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_preview(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationChannel",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationChannelPreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_NotificationChannel_preview_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationChannel_deliveries(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_deliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.NotificationChannel().Deliveries(ctx, obj, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationDeliveryPage) graphql.Marshaler {
+			return ec.marshalNNotificationDeliveryPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_deliveries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationChannel",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationDeliveryPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_NotificationChannel_deliveries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationChannelConfig_webhookUrl(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelConfig_webhookUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WebhookURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelConfig_webhookUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelConfig", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannelConfig_locale(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelConfig_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelConfig_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelConfig", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannelPage_items(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.NotificationChannel) graphql.Marshaler {
+			return ec.marshalNNotificationChannel2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationChannelPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationChannel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationChannelPage_total(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannelPreview_days(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelPreview_days(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelPreview_days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelPreview", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannelPreview_alerts(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelPreview_alerts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Alerts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelPreview_alerts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelPreview", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannelPreview_deliveries(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelPreview_deliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deliveries, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelPreview_deliveries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelPreview", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannelPreview_held(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelPreview_held(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Held, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelPreview_held(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelPreview", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_id(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_event(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_event(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Event, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_event(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_status(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_test(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_test(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Test, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_test(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_idempotencyKey(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_idempotencyKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IdempotencyKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_idempotencyKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_attempts(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.NotificationDeliveryAttempt) graphql.Marshaler {
+			return ec.marshalNNotificationDeliveryAttempt2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryAttemptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationDelivery",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationDeliveryAttempt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationDelivery_nextAttemptAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_nextAttemptAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextAttemptAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_nextAttemptAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_lastStatusCode(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_lastStatusCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastStatusCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_lastStatusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_lastError(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_finishedAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryAttempt_n(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryAttempt_n(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.N, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryAttempt_n(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryAttempt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryAttempt_at(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryAttempt_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryAttempt_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryAttempt", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryAttempt_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryAttempt_statusCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatusCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryAttempt_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryAttempt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryAttempt_error(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryAttempt_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryAttempt_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryAttempt", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryAttempt_outcome(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryAttempt_outcome(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outcome, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryAttempt_outcome(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryAttempt", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryAttempt_durationMs(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryAttempt_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryAttempt_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryAttempt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryPage_items(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.NotificationDelivery) graphql.Marshaler {
+			return ec.marshalNNotificationDelivery2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationDeliveryPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationDeliveryPage_total(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_id(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_scope(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_issueTypes(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_issueTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_issueTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_reason(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_endsAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_endsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_endsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_createdBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMutePage_items(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMutePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMutePage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.NotificationMute) graphql.Marshaler {
+			return ec.marshalNNotificationMute2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationMuteᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMutePage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationMutePage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationMute(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationMutePage_total(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMutePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMutePage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMutePage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMutePage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationPage_items(ctx context.Context, field graphql.CollectedField, obj *model.NotificationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Notification) graphql.Marshaler {
+			return ec.marshalNNotification2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Notification(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationPage_total(ctx context.Context, field graphql.CollectedField, obj *model.NotificationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationScope_domainIds(ctx context.Context, field graphql.CollectedField, obj *model.NotificationScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationScope_domainIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationScope_domainIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationScope", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationScope_connectionIds(ctx context.Context, field graphql.CollectedField, obj *model.NotificationScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationScope_connectionIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationScope_connectionIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationScope", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationScope_datasetIds(ctx context.Context, field graphql.CollectedField, obj *model.NotificationScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationScope_datasetIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationScope_datasetIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationScope", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationScope_issueTypes(ctx context.Context, field graphql.CollectedField, obj *model.NotificationScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationScope_issueTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationScope_issueTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationScope", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationScope_includeAutoMonitors(ctx context.Context, field graphql.CollectedField, obj *model.NotificationScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationScope_includeAutoMonitors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IncludeAutoMonitors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationScope_includeAutoMonitors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationScope", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OnCallLevel_userId(ctx context.Context, field graphql.CollectedField, obj *model.OnCallLevel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallLevel_userId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallLevel_userId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnCallLevel", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OnCallLevel_minutes(ctx context.Context, field graphql.CollectedField, obj *model.OnCallLevel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallLevel_minutes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Minutes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallLevel_minutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnCallLevel", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OnCallRota_levels(ctx context.Context, field graphql.CollectedField, obj *model.OnCallRota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallRota_levels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Levels, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.OnCallLevel) graphql.Marshaler {
+			return ec.marshalNOnCallLevel2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOnCallLevelᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallRota_levels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OnCallRota",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OnCallLevel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OnCallRota_teamId(ctx context.Context, field graphql.CollectedField, obj *model.OnCallRota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallRota_teamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallRota_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnCallRota", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OnCallRota_minSeverity(ctx context.Context, field graphql.CollectedField, obj *model.OnCallRota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallRota_minSeverity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinSeverity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallRota_minSeverity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnCallRota", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OnCallRota_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.OnCallRota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallRota_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallRota_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnCallRota", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OnCallRota_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.OnCallRota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallRota_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallRota_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnCallRota", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Parsing_profiled(ctx context.Context, field graphql.CollectedField, obj *scan.Parsing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18522,6 +22531,390 @@ func (ec *executionContext) fieldContext_Query_knowledgeGraph(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_knowledgeGraph_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_teams(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_teams(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Teams(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TeamPage) graphql.Marshaler {
+			return ec.marshalNTeamPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_teams(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_teams_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_team(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_team(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Team(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Team) graphql.Marshaler {
+			return ec.marshalOTeam2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeam(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_team(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Team(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_team_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_notificationChannels(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_notificationChannels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().NotificationChannels(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationChannelPage) graphql.Marshaler {
+			return ec.marshalNNotificationChannelPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_notificationChannels(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationChannelPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_notificationChannels_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_notificationChannel(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_notificationChannel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().NotificationChannel(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationChannel) graphql.Marshaler {
+			return ec.marshalONotificationChannel2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannel(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_notificationChannel(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationChannel(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_notificationChannel_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_notifications(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_notifications(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Notifications(ctx, fc.Args["held"].(*bool), fc.Args["event"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationPage) graphql.Marshaler {
+			return ec.marshalNNotificationPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_notifications(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_notifications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_notificationMutes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_notificationMutes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().NotificationMutes(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationMutePage) graphql.Marshaler {
+			return ec.marshalNNotificationMutePage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationMutePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_notificationMutes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationMutePage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_notificationMutes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_onCallRota(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_onCallRota(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().OnCallRota(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OnCallRota) graphql.Marshaler {
+			return ec.marshalOOnCallRota2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOnCallRota(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_onCallRota(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OnCallRota(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_ticketIntegrations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_ticketIntegrations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TicketIntegrations(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TicketIntegrationPage) graphql.Marshaler {
+			return ec.marshalNTicketIntegrationPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegrationPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_ticketIntegrations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketIntegrationPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_ticketIntegrations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_ticketIntegration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_ticketIntegration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TicketIntegration(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TicketIntegration) graphql.Marshaler {
+			return ec.marshalOTicketIntegration2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegration(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_ticketIntegration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketIntegration(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_ticketIntegration_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -22708,6 +27101,1081 @@ func (ec *executionContext) _SyntheticParam_value(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_SyntheticParam_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SyntheticParam", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Team_id(ctx context.Context, field graphql.CollectedField, obj *model.Team) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Team_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Team_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Team", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Team_name(ctx context.Context, field graphql.CollectedField, obj *model.Team) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Team_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Team_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Team", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Team_memberCount(ctx context.Context, field graphql.CollectedField, obj *model.Team) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Team_memberCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemberCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Team_memberCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Team", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Team_members(ctx context.Context, field graphql.CollectedField, obj *model.Team) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Team_members(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Members, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TeamMember) graphql.Marshaler {
+			return ec.marshalNTeamMember2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamMemberᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Team_members(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Team",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamMember(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Team_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Team) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Team_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Team_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Team", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TeamMember_userId(ctx context.Context, field graphql.CollectedField, obj *model.TeamMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMember_userId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMember_userId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamMember", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TeamMember_email(ctx context.Context, field graphql.CollectedField, obj *model.TeamMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMember_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMember_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TeamMember_role(ctx context.Context, field graphql.CollectedField, obj *model.TeamMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMember_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMember_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TeamPage_items(ctx context.Context, field graphql.CollectedField, obj *model.TeamPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Team) graphql.Marshaler {
+			return ec.marshalNTeam2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Team(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamPage_total(ctx context.Context, field graphql.CollectedField, obj *model.TeamPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_id(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_name(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_provider(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_baseUrl(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_baseUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BaseURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_baseUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_project(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Project, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_webhookSecretSet(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_webhookSecretSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WebhookSecretSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_webhookSecretSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_webhookPath(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_webhookPath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WebhookPath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_webhookPath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_intervalMin(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_intervalMin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IntervalMin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_intervalMin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_comment(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_transition(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_transition(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Transition, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_transition(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_credentialsSet(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_credentialsSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CredentialsSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_credentialsSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_lastPollAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_lastPollAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastPollAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_lastPollAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_nextPollAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_nextPollAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextPollAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_nextPollAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_lastError(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_lastErrorAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_lastErrorAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastErrorAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_lastErrorAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_backoffUntil(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_backoffUntil(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BackoffUntil, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_backoffUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_ticketErrors(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_ticketErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TicketErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_ticketErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_pendingWrites(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_pendingWrites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PendingWrites, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_pendingWrites(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_failedWrites(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_failedWrites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedWrites, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_failedWrites(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_targets(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_targets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TicketIntegration().Targets(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TicketTargets) graphql.Marshaler {
+			return ec.marshalNTicketTargets2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketTargets(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_targets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketIntegration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketTargets(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TicketIntegrationPage_items(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegrationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegrationPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TicketIntegration) graphql.Marshaler {
+			return ec.marshalNTicketIntegration2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegrationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegrationPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketIntegrationPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketIntegration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TicketIntegrationPage_total(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegrationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegrationPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegrationPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegrationPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIssueType_id(ctx context.Context, field graphql.CollectedField, obj *model.TicketIssueType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIssueType_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIssueType_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIssueType", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIssueType_name(ctx context.Context, field graphql.CollectedField, obj *model.TicketIssueType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIssueType_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIssueType_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIssueType", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIssueType_subtask(ctx context.Context, field graphql.CollectedField, obj *model.TicketIssueType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIssueType_subtask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subtask, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIssueType_subtask(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIssueType", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketTarget_key(ctx context.Context, field graphql.CollectedField, obj *model.TicketTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTarget_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTarget_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketTarget", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketTarget_name(ctx context.Context, field graphql.CollectedField, obj *model.TicketTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTarget_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTarget_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketTarget", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketTarget_issueTypes(ctx context.Context, field graphql.CollectedField, obj *model.TicketTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTarget_issueTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TicketIssueType) graphql.Marshaler {
+			return ec.marshalNTicketIssueType2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIssueTypeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTarget_issueTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketTarget",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketIssueType(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TicketTargets_targets(ctx context.Context, field graphql.CollectedField, obj *model.TicketTargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTargets_targets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Targets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TicketTarget) graphql.Marshaler {
+			return ec.marshalNTicketTarget2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketTargetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTargets_targets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketTargets",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketTarget(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TicketTargets_truncated(ctx context.Context, field graphql.CollectedField, obj *model.TicketTargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTargets_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTargets_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketTargets", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketTargets_defaultProject(ctx context.Context, field graphql.CollectedField, obj *model.TicketTargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTargets_defaultProject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DefaultProject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTargets_defaultProject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketTargets", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketTargets_defaultIssueType(ctx context.Context, field graphql.CollectedField, obj *model.TicketTargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTargets_defaultIssueType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DefaultIssueType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TicketIssueType) graphql.Marshaler {
+			return ec.marshalOTicketIssueType2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIssueType(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTargets_defaultIssueType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketTargets",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketIssueType(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _TrustDecision_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.TrustDecision) (ret graphql.Marshaler) {
@@ -29636,6 +35104,954 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
+var notificationImplementors = []string{"Notification"}
+
+func (ec *executionContext) _Notification(ctx context.Context, sel ast.SelectionSet, obj *model.Notification) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Notification")
+		case "id":
+			out.Values[i] = ec._Notification_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "event":
+			out.Values[i] = ec._Notification_event(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._Notification_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._Notification_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "body":
+			out.Values[i] = ec._Notification_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._Notification_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._Notification_severity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "datasetIds":
+			out.Values[i] = ec._Notification_datasetIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domainId":
+			out.Values[i] = ec._Notification_domainId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "issueId":
+			out.Values[i] = ec._Notification_issueId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._Notification_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "held":
+			out.Values[i] = ec._Notification_held(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "muteIds":
+			out.Values[i] = ec._Notification_muteIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deliveries":
+			out.Values[i] = ec._Notification_deliveries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Notification_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationChannelImplementors = []string{"NotificationChannel"}
+
+func (ec *executionContext) _NotificationChannel(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationChannel) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationChannelImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationChannel")
+		case "id":
+			out.Values[i] = ec._NotificationChannel_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._NotificationChannel_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._NotificationChannel_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "config":
+			out.Values[i] = ec._NotificationChannel_config(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "minSeverity":
+			out.Values[i] = ec._NotificationChannel_minSeverity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "digest":
+			out.Values[i] = ec._NotificationChannel_digest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "eventKinds":
+			out.Values[i] = ec._NotificationChannel_eventKinds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "scope":
+			out.Values[i] = ec._NotificationChannel_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "teamId":
+			out.Values[i] = ec._NotificationChannel_teamId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "signed":
+			out.Values[i] = ec._NotificationChannel_signed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastDeliveryStatus":
+			out.Values[i] = ec._NotificationChannel_lastDeliveryStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastDeliveryAt":
+			out.Values[i] = ec._NotificationChannel_lastDeliveryAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastDeliveryError":
+			out.Values[i] = ec._NotificationChannel_lastDeliveryError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._NotificationChannel_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._NotificationChannel_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "preview":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._NotificationChannel_preview(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "deliveries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._NotificationChannel_deliveries(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationChannelConfigImplementors = []string{"NotificationChannelConfig"}
+
+func (ec *executionContext) _NotificationChannelConfig(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationChannelConfig) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationChannelConfigImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationChannelConfig")
+		case "webhookUrl":
+			out.Values[i] = ec._NotificationChannelConfig_webhookUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "locale":
+			out.Values[i] = ec._NotificationChannelConfig_locale(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationChannelPageImplementors = []string{"NotificationChannelPage"}
+
+func (ec *executionContext) _NotificationChannelPage(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationChannelPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationChannelPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationChannelPage")
+		case "items":
+			out.Values[i] = ec._NotificationChannelPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._NotificationChannelPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationChannelPreviewImplementors = []string{"NotificationChannelPreview"}
+
+func (ec *executionContext) _NotificationChannelPreview(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationChannelPreview) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationChannelPreviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationChannelPreview")
+		case "days":
+			out.Values[i] = ec._NotificationChannelPreview_days(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "alerts":
+			out.Values[i] = ec._NotificationChannelPreview_alerts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deliveries":
+			out.Values[i] = ec._NotificationChannelPreview_deliveries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "held":
+			out.Values[i] = ec._NotificationChannelPreview_held(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationDeliveryImplementors = []string{"NotificationDelivery"}
+
+func (ec *executionContext) _NotificationDelivery(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationDelivery) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationDeliveryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationDelivery")
+		case "id":
+			out.Values[i] = ec._NotificationDelivery_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "event":
+			out.Values[i] = ec._NotificationDelivery_event(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._NotificationDelivery_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "test":
+			out.Values[i] = ec._NotificationDelivery_test(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "idempotencyKey":
+			out.Values[i] = ec._NotificationDelivery_idempotencyKey(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "attempts":
+			out.Values[i] = ec._NotificationDelivery_attempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextAttemptAt":
+			out.Values[i] = ec._NotificationDelivery_nextAttemptAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastStatusCode":
+			out.Values[i] = ec._NotificationDelivery_lastStatusCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastError":
+			out.Values[i] = ec._NotificationDelivery_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._NotificationDelivery_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "finishedAt":
+			out.Values[i] = ec._NotificationDelivery_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationDeliveryAttemptImplementors = []string{"NotificationDeliveryAttempt"}
+
+func (ec *executionContext) _NotificationDeliveryAttempt(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationDeliveryAttempt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationDeliveryAttemptImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationDeliveryAttempt")
+		case "n":
+			out.Values[i] = ec._NotificationDeliveryAttempt_n(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._NotificationDeliveryAttempt_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "statusCode":
+			out.Values[i] = ec._NotificationDeliveryAttempt_statusCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._NotificationDeliveryAttempt_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "outcome":
+			out.Values[i] = ec._NotificationDeliveryAttempt_outcome(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "durationMs":
+			out.Values[i] = ec._NotificationDeliveryAttempt_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationDeliveryPageImplementors = []string{"NotificationDeliveryPage"}
+
+func (ec *executionContext) _NotificationDeliveryPage(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationDeliveryPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationDeliveryPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationDeliveryPage")
+		case "items":
+			out.Values[i] = ec._NotificationDeliveryPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._NotificationDeliveryPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationMuteImplementors = []string{"NotificationMute"}
+
+func (ec *executionContext) _NotificationMute(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationMute) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationMuteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationMute")
+		case "id":
+			out.Values[i] = ec._NotificationMute_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scope":
+			out.Values[i] = ec._NotificationMute_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._NotificationMute_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._NotificationMute_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "issueTypes":
+			out.Values[i] = ec._NotificationMute_issueTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._NotificationMute_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endsAt":
+			out.Values[i] = ec._NotificationMute_endsAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdBy":
+			out.Values[i] = ec._NotificationMute_createdBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._NotificationMute_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationMutePageImplementors = []string{"NotificationMutePage"}
+
+func (ec *executionContext) _NotificationMutePage(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationMutePage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationMutePageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationMutePage")
+		case "items":
+			out.Values[i] = ec._NotificationMutePage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._NotificationMutePage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationPageImplementors = []string{"NotificationPage"}
+
+func (ec *executionContext) _NotificationPage(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationPage")
+		case "items":
+			out.Values[i] = ec._NotificationPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._NotificationPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationScopeImplementors = []string{"NotificationScope"}
+
+func (ec *executionContext) _NotificationScope(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationScope) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationScopeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationScope")
+		case "domainIds":
+			out.Values[i] = ec._NotificationScope_domainIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionIds":
+			out.Values[i] = ec._NotificationScope_connectionIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetIds":
+			out.Values[i] = ec._NotificationScope_datasetIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueTypes":
+			out.Values[i] = ec._NotificationScope_issueTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "includeAutoMonitors":
+			out.Values[i] = ec._NotificationScope_includeAutoMonitors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var onCallLevelImplementors = []string{"OnCallLevel"}
+
+func (ec *executionContext) _OnCallLevel(ctx context.Context, sel ast.SelectionSet, obj *model.OnCallLevel) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, onCallLevelImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OnCallLevel")
+		case "userId":
+			out.Values[i] = ec._OnCallLevel_userId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "minutes":
+			out.Values[i] = ec._OnCallLevel_minutes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var onCallRotaImplementors = []string{"OnCallRota"}
+
+func (ec *executionContext) _OnCallRota(ctx context.Context, sel ast.SelectionSet, obj *model.OnCallRota) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, onCallRotaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OnCallRota")
+		case "levels":
+			out.Values[i] = ec._OnCallRota_levels(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "teamId":
+			out.Values[i] = ec._OnCallRota_teamId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "minSeverity":
+			out.Values[i] = ec._OnCallRota_minSeverity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._OnCallRota_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._OnCallRota_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var parsingImplementors = []string{"Parsing"}
 
 func (ec *executionContext) _Parsing(ctx context.Context, sel ast.SelectionSet, obj *scan.Parsing) graphql.Marshaler {
@@ -30080,6 +36496,204 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_knowledgeGraph(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "teams":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_teams(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "team":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_team(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "notificationChannels":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_notificationChannels(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "notificationChannel":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_notificationChannel(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "notifications":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_notifications(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "notificationMutes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_notificationMutes(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "onCallRota":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_onCallRota(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "ticketIntegrations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_ticketIntegrations(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "ticketIntegration":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_ticketIntegration(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -31968,6 +38582,523 @@ func (ec *executionContext) _SyntheticParam(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var teamImplementors = []string{"Team"}
+
+func (ec *executionContext) _Team(ctx context.Context, sel ast.SelectionSet, obj *model.Team) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Team")
+		case "id":
+			out.Values[i] = ec._Team_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Team_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "memberCount":
+			out.Values[i] = ec._Team_memberCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "members":
+			out.Values[i] = ec._Team_members(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Team_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var teamMemberImplementors = []string{"TeamMember"}
+
+func (ec *executionContext) _TeamMember(ctx context.Context, sel ast.SelectionSet, obj *model.TeamMember) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamMemberImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TeamMember")
+		case "userId":
+			out.Values[i] = ec._TeamMember_userId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "email":
+			out.Values[i] = ec._TeamMember_email(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._TeamMember_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var teamPageImplementors = []string{"TeamPage"}
+
+func (ec *executionContext) _TeamPage(ctx context.Context, sel ast.SelectionSet, obj *model.TeamPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TeamPage")
+		case "items":
+			out.Values[i] = ec._TeamPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._TeamPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ticketIntegrationImplementors = []string{"TicketIntegration"}
+
+func (ec *executionContext) _TicketIntegration(ctx context.Context, sel ast.SelectionSet, obj *model.TicketIntegration) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketIntegrationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketIntegration")
+		case "id":
+			out.Values[i] = ec._TicketIntegration_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._TicketIntegration_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "provider":
+			out.Values[i] = ec._TicketIntegration_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "baseUrl":
+			out.Values[i] = ec._TicketIntegration_baseUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			out.Values[i] = ec._TicketIntegration_project(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "webhookSecretSet":
+			out.Values[i] = ec._TicketIntegration_webhookSecretSet(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "webhookPath":
+			out.Values[i] = ec._TicketIntegration_webhookPath(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "intervalMin":
+			out.Values[i] = ec._TicketIntegration_intervalMin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "comment":
+			out.Values[i] = ec._TicketIntegration_comment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "transition":
+			out.Values[i] = ec._TicketIntegration_transition(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._TicketIntegration_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._TicketIntegration_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "credentialsSet":
+			out.Values[i] = ec._TicketIntegration_credentialsSet(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastPollAt":
+			out.Values[i] = ec._TicketIntegration_lastPollAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nextPollAt":
+			out.Values[i] = ec._TicketIntegration_nextPollAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastError":
+			out.Values[i] = ec._TicketIntegration_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastErrorAt":
+			out.Values[i] = ec._TicketIntegration_lastErrorAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "backoffUntil":
+			out.Values[i] = ec._TicketIntegration_backoffUntil(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ticketErrors":
+			out.Values[i] = ec._TicketIntegration_ticketErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pendingWrites":
+			out.Values[i] = ec._TicketIntegration_pendingWrites(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failedWrites":
+			out.Values[i] = ec._TicketIntegration_failedWrites(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "targets":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TicketIntegration_targets(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ticketIntegrationPageImplementors = []string{"TicketIntegrationPage"}
+
+func (ec *executionContext) _TicketIntegrationPage(ctx context.Context, sel ast.SelectionSet, obj *model.TicketIntegrationPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketIntegrationPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketIntegrationPage")
+		case "items":
+			out.Values[i] = ec._TicketIntegrationPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._TicketIntegrationPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ticketIssueTypeImplementors = []string{"TicketIssueType"}
+
+func (ec *executionContext) _TicketIssueType(ctx context.Context, sel ast.SelectionSet, obj *model.TicketIssueType) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketIssueTypeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketIssueType")
+		case "id":
+			out.Values[i] = ec._TicketIssueType_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._TicketIssueType_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subtask":
+			out.Values[i] = ec._TicketIssueType_subtask(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ticketTargetImplementors = []string{"TicketTarget"}
+
+func (ec *executionContext) _TicketTarget(ctx context.Context, sel ast.SelectionSet, obj *model.TicketTarget) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketTargetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketTarget")
+		case "key":
+			out.Values[i] = ec._TicketTarget_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._TicketTarget_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueTypes":
+			out.Values[i] = ec._TicketTarget_issueTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ticketTargetsImplementors = []string{"TicketTargets"}
+
+func (ec *executionContext) _TicketTargets(ctx context.Context, sel ast.SelectionSet, obj *model.TicketTargets) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketTargetsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketTargets")
+		case "targets":
+			out.Values[i] = ec._TicketTargets_targets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._TicketTargets_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "defaultProject":
+			out.Values[i] = ec._TicketTargets_defaultProject(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "defaultIssueType":
+			out.Values[i] = ec._TicketTargets_defaultIssueType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var trustDecisionImplementors = []string{"TrustDecision"}
 
 func (ec *executionContext) _TrustDecision(ctx context.Context, sel ast.SelectionSet, obj *model.TrustDecision) graphql.Marshaler {
@@ -33599,6 +40730,196 @@ func (ec *executionContext) marshalNMonitor2githubᚗcomᚋvigiaᚑdataᚋvigia�
 	return ec._Monitor(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNNotification2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotification(ctx context.Context, sel ast.SelectionSet, v model.Notification) graphql.Marshaler {
+	return ec._Notification(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotification2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Notification) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotification2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotification(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNotificationChannel2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannel(ctx context.Context, sel ast.SelectionSet, v model.NotificationChannel) graphql.Marshaler {
+	return ec._NotificationChannel(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotificationChannel2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelᚄ(ctx context.Context, sel ast.SelectionSet, v []model.NotificationChannel) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotificationChannel2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannel(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNotificationChannelConfig2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelConfig(ctx context.Context, sel ast.SelectionSet, v *model.NotificationChannelConfig) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationChannelConfig(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationChannelPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelPage(ctx context.Context, sel ast.SelectionSet, v *model.NotificationChannelPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationChannelPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationChannelPreview2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelPreview(ctx context.Context, sel ast.SelectionSet, v *model.NotificationChannelPreview) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationChannelPreview(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationDelivery2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDelivery(ctx context.Context, sel ast.SelectionSet, v model.NotificationDelivery) graphql.Marshaler {
+	return ec._NotificationDelivery(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotificationDelivery2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryᚄ(ctx context.Context, sel ast.SelectionSet, v []model.NotificationDelivery) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotificationDelivery2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDelivery(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNotificationDeliveryAttempt2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryAttempt(ctx context.Context, sel ast.SelectionSet, v model.NotificationDeliveryAttempt) graphql.Marshaler {
+	return ec._NotificationDeliveryAttempt(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotificationDeliveryAttempt2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []model.NotificationDeliveryAttempt) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotificationDeliveryAttempt2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryAttempt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNotificationDeliveryPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryPage(ctx context.Context, sel ast.SelectionSet, v *model.NotificationDeliveryPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationDeliveryPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationMute2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationMute(ctx context.Context, sel ast.SelectionSet, v model.NotificationMute) graphql.Marshaler {
+	return ec._NotificationMute(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotificationMute2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationMuteᚄ(ctx context.Context, sel ast.SelectionSet, v []model.NotificationMute) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotificationMute2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationMute(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNotificationMutePage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationMutePage(ctx context.Context, sel ast.SelectionSet, v *model.NotificationMutePage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationMutePage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationPage(ctx context.Context, sel ast.SelectionSet, v *model.NotificationPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationScope2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationScope(ctx context.Context, sel ast.SelectionSet, v *model.NotificationScope) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationScope(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOnCallLevel2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOnCallLevel(ctx context.Context, sel ast.SelectionSet, v model.OnCallLevel) graphql.Marshaler {
+	return ec._OnCallLevel(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOnCallLevel2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOnCallLevelᚄ(ctx context.Context, sel ast.SelectionSet, v []model.OnCallLevel) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOnCallLevel2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOnCallLevel(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNParsing2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsing(ctx context.Context, sel ast.SelectionSet, v *scan.Parsing) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -34072,6 +41393,136 @@ func (ec *executionContext) marshalNSyntheticParam2ᚕgithubᚗcomᚋvigiaᚑdat
 	return ret
 }
 
+func (ec *executionContext) marshalNTeam2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeam(ctx context.Context, sel ast.SelectionSet, v model.Team) graphql.Marshaler {
+	return ec._Team(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTeam2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Team) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTeam2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeam(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTeamMember2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamMember(ctx context.Context, sel ast.SelectionSet, v model.TeamMember) graphql.Marshaler {
+	return ec._TeamMember(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTeamMember2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []model.TeamMember) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTeamMember2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamMember(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTeamPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamPage(ctx context.Context, sel ast.SelectionSet, v *model.TeamPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TeamPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTicketIntegration2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegration(ctx context.Context, sel ast.SelectionSet, v model.TicketIntegration) graphql.Marshaler {
+	return ec._TicketIntegration(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTicketIntegration2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegrationᚄ(ctx context.Context, sel ast.SelectionSet, v []model.TicketIntegration) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicketIntegration2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegration(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTicketIntegrationPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegrationPage(ctx context.Context, sel ast.SelectionSet, v *model.TicketIntegrationPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TicketIntegrationPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTicketIssueType2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIssueType(ctx context.Context, sel ast.SelectionSet, v model.TicketIssueType) graphql.Marshaler {
+	return ec._TicketIssueType(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTicketIssueType2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIssueTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.TicketIssueType) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicketIssueType2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIssueType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTicketTarget2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketTarget(ctx context.Context, sel ast.SelectionSet, v model.TicketTarget) graphql.Marshaler {
+	return ec._TicketTarget(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTicketTarget2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketTargetᚄ(ctx context.Context, sel ast.SelectionSet, v []model.TicketTarget) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicketTarget2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketTarget(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTicketTargets2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketTargets(ctx context.Context, sel ast.SelectionSet, v *model.TicketTargets) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TicketTargets(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := graphql.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -34531,6 +41982,20 @@ func (ec *executionContext) marshalOLineageImpact2ᚖgithubᚗcomᚋvigiaᚑdata
 	return ec._LineageImpact(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalONotificationChannel2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannel(ctx context.Context, sel ast.SelectionSet, v *model.NotificationChannel) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._NotificationChannel(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOnCallRota2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOnCallRota(ctx context.Context, sel ast.SelectionSet, v *model.OnCallRota) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OnCallRota(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOProfileFailure2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐProfileFailure(ctx context.Context, sel ast.SelectionSet, v *model.ProfileFailure) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -34639,6 +42104,27 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOTeam2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeam(ctx context.Context, sel ast.SelectionSet, v *model.Team) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Team(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTicketIntegration2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegration(ctx context.Context, sel ast.SelectionSet, v *model.TicketIntegration) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TicketIntegration(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTicketIssueType2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIssueType(ctx context.Context, sel ast.SelectionSet, v *model.TicketIssueType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TicketIssueType(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {

@@ -590,6 +590,156 @@ type LineagePath struct {
 type Mutation struct {
 }
 
+// An in-app notification, in the caller's language.
+type Notification struct {
+	ID    string `json:"id"`
+	Event string `json:"event"`
+	Code  string `json:"code"`
+	Title string `json:"title"`
+	Body  string `json:"body"`
+	// The message's params as JSON text
+	Params     string   `json:"params"`
+	Severity   *string  `json:"severity,omitempty"`
+	DatasetIds []string `json:"datasetIds"`
+	DomainID   *string  `json:"domainId,omitempty"`
+	IssueID    *string  `json:"issueId,omitempty"`
+	ScanID     *string  `json:"scanId,omitempty"`
+	// Held back by a mute: not delivered to channels
+	Held       bool      `json:"held"`
+	MuteIds    []string  `json:"muteIds"`
+	Deliveries int       `json:"deliveries"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+// A notification channel (a webhook); its signing secret is never here.
+type NotificationChannel struct {
+	ID     string                     `json:"id"`
+	Name   string                     `json:"name"`
+	Kind   string                     `json:"kind"`
+	Config *NotificationChannelConfig `json:"config"`
+	// info, warning or critical
+	MinSeverity string             `json:"minSeverity"`
+	Digest      bool               `json:"digest"`
+	EventKinds  []string           `json:"eventKinds"`
+	Scope       *NotificationScope `json:"scope"`
+	TeamID      *string            `json:"teamId,omitempty"`
+	Signed      bool               `json:"signed"`
+	// delivered, failed or skipped
+	LastDeliveryStatus *string    `json:"lastDeliveryStatus,omitempty"`
+	LastDeliveryAt     *time.Time `json:"lastDeliveryAt,omitempty"`
+	LastDeliveryError  *string    `json:"lastDeliveryError,omitempty"`
+	CreatedAt          time.Time  `json:"createdAt"`
+	UpdatedAt          time.Time  `json:"updatedAt"`
+	// How many alerts of the last days (1-366) would have reached the channel (sessions of members and admins).
+	Preview *NotificationChannelPreview `json:"preview"`
+	// Delivery log with every attempt, newest first (admin sessions); limit 1-500.
+	Deliveries *NotificationDeliveryPage `json:"deliveries"`
+}
+
+// What a channel posts to: scheme and host only, the path replaced by …
+type NotificationChannelConfig struct {
+	WebhookURL string  `json:"webhookUrl"`
+	Locale     *string `json:"locale,omitempty"`
+}
+
+// One page of channels.
+type NotificationChannelPage struct {
+	Items []NotificationChannel `json:"items"`
+	Total int                   `json:"total"`
+}
+
+// Alerts of the last days a channel's filters let through.
+type NotificationChannelPreview struct {
+	Days       int `json:"days"`
+	Alerts     int `json:"alerts"`
+	Deliveries int `json:"deliveries"`
+	Held       int `json:"held"`
+}
+
+// An entry of a channel's delivery log: no URL, address or body.
+type NotificationDelivery struct {
+	ID    string `json:"id"`
+	Event string `json:"event"`
+	// pending, delivered, failed or skipped
+	Status         string                        `json:"status"`
+	Test           bool                          `json:"test"`
+	IdempotencyKey *string                       `json:"idempotencyKey,omitempty"`
+	Attempts       []NotificationDeliveryAttempt `json:"attempts"`
+	NextAttemptAt  *time.Time                    `json:"nextAttemptAt,omitempty"`
+	LastStatusCode *int                          `json:"lastStatusCode,omitempty"`
+	LastError      *string                       `json:"lastError,omitempty"`
+	CreatedAt      time.Time                     `json:"createdAt"`
+	FinishedAt     *time.Time                    `json:"finishedAt,omitempty"`
+}
+
+// One send of a delivery.
+type NotificationDeliveryAttempt struct {
+	N          int       `json:"n"`
+	At         time.Time `json:"at"`
+	StatusCode *int      `json:"statusCode,omitempty"`
+	Error      *string   `json:"error,omitempty"`
+	// delivered, retry, failed or refused
+	Outcome    string `json:"outcome"`
+	DurationMs int    `json:"durationMs"`
+}
+
+// One page of deliveries.
+type NotificationDeliveryPage struct {
+	Items []NotificationDelivery `json:"items"`
+	Total int                    `json:"total"`
+}
+
+// An alert mute that has not ended.
+type NotificationMute struct {
+	ID string `json:"id"`
+	// workspace, connection, dataset or issue_types
+	Scope        string    `json:"scope"`
+	ConnectionID *string   `json:"connectionId,omitempty"`
+	DatasetID    *string   `json:"datasetId,omitempty"`
+	IssueTypes   []string  `json:"issueTypes"`
+	Reason       string    `json:"reason"`
+	EndsAt       time.Time `json:"endsAt"`
+	CreatedBy    string    `json:"createdBy"`
+	CreatedAt    time.Time `json:"createdAt"`
+}
+
+// One page of mutes.
+type NotificationMutePage struct {
+	Items []NotificationMute `json:"items"`
+	Total int                `json:"total"`
+}
+
+// One page of notifications.
+type NotificationPage struct {
+	Items []Notification `json:"items"`
+	Total int            `json:"total"`
+}
+
+// What a channel's alerts are limited to.
+type NotificationScope struct {
+	DomainIds           []string `json:"domainIds"`
+	ConnectionIds       []string `json:"connectionIds"`
+	DatasetIds          []string `json:"datasetIds"`
+	IssueTypes          []string `json:"issueTypes"`
+	IncludeAutoMonitors bool     `json:"includeAutoMonitors"`
+}
+
+// A level of the on-call rota.
+type OnCallLevel struct {
+	UserID  string `json:"userId"`
+	Minutes int    `json:"minutes"`
+}
+
+// The workspace's on-call rota.
+type OnCallRota struct {
+	Levels []OnCallLevel `json:"levels"`
+	TeamID *string       `json:"teamId,omitempty"`
+	// warning or critical
+	MinSeverity string    `json:"minSeverity"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
 // Why the last scan that tried could not profile a dataset.
 type ProfileFailure struct {
 	ScanID   string    `json:"scanId"`
@@ -899,6 +1049,86 @@ type SyntheticMeasure struct {
 type SyntheticParam struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+}
+
+// A team of the workspace.
+type Team struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	MemberCount int    `json:"memberCount"`
+	// In team(id) only; empty in lists.
+	Members   []TeamMember `json:"members"`
+	CreatedAt time.Time    `json:"createdAt"`
+}
+
+// A person of a team.
+type TeamMember struct {
+	UserID string `json:"userId"`
+	Email  string `json:"email"`
+	// admin, member or viewer
+	Role string `json:"role"`
+}
+
+// One page of teams.
+type TeamPage struct {
+	Items []Team `json:"items"`
+	Total int    `json:"total"`
+}
+
+// A ticket integration with its polling state; credentials and the webhook secret are never returned.
+type TicketIntegration struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// jira, linear or generic
+	Provider         string     `json:"provider"`
+	BaseURL          *string    `json:"baseUrl,omitempty"`
+	Project          *string    `json:"project,omitempty"`
+	WebhookSecretSet bool       `json:"webhookSecretSet"`
+	WebhookPath      *string    `json:"webhookPath,omitempty"`
+	IntervalMin      int        `json:"intervalMin"`
+	Comment          bool       `json:"comment"`
+	Transition       bool       `json:"transition"`
+	CreatedAt        time.Time  `json:"createdAt"`
+	UpdatedAt        time.Time  `json:"updatedAt"`
+	CredentialsSet   bool       `json:"credentialsSet"`
+	LastPollAt       *time.Time `json:"lastPollAt,omitempty"`
+	NextPollAt       *time.Time `json:"nextPollAt,omitempty"`
+	LastError        *string    `json:"lastError,omitempty"`
+	LastErrorAt      *time.Time `json:"lastErrorAt,omitempty"`
+	BackoffUntil     *time.Time `json:"backoffUntil,omitempty"`
+	TicketErrors     int        `json:"ticketErrors"`
+	PendingWrites    int        `json:"pendingWrites"`
+	FailedWrites     int        `json:"failedWrites"`
+	// Projects or teams the tracker offers, read from the provider (at most 100); ticket_credentials_missing without API credentials.
+	Targets *TicketTargets `json:"targets"`
+}
+
+// One page of ticket integrations.
+type TicketIntegrationPage struct {
+	Items []TicketIntegration `json:"items"`
+	Total int                 `json:"total"`
+}
+
+// An issue type of a tracker's project.
+type TicketIssueType struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Subtask bool   `json:"subtask"`
+}
+
+// A project or team of a tracker.
+type TicketTarget struct {
+	Key        string            `json:"key"`
+	Name       string            `json:"name"`
+	IssueTypes []TicketIssueType `json:"issueTypes"`
+}
+
+// Where an integration's tickets can be created.
+type TicketTargets struct {
+	Targets          []TicketTarget   `json:"targets"`
+	Truncated        bool             `json:"truncated"`
+	DefaultProject   *string          `json:"defaultProject,omitempty"`
+	DefaultIssueType *TicketIssueType `json:"defaultIssueType,omitempty"`
 }
 
 // May this dataset be used for this purpose now? The same answer as GET /datasets/{id}/trust-decision.
