@@ -84,7 +84,7 @@ func (f *parityFixture) addOpsFixture(t *testing.T) {
 
 	channel, _ := MustChannel(t, env, f.admin, map[string]any{"name": "alertas", "min_severity": "critical",
 		"config": map[string]any{"webhook_url": "https://" + receiverHost + "/hooks/segredo-no-caminho", "locale": "en"},
-		"scope": map[string]any{"dataset_ids": f.ids["dataset"][:1]}})
+		"scope":  map[string]any{"dataset_ids": f.ids["dataset"][:1]}})
 	f.ids["channel"] = []string{channel}
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	exec(t, env, `INSERT INTO webhook_deliveries (id, workspace_id, channel_id, event, source_key, body, status, attempts,

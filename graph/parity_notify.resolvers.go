@@ -29,7 +29,7 @@ func (r *notificationChannelResolver) Preview(ctx context.Context, obj *model.No
 
 // Deliveries is the resolver for the deliveries field.
 func (r *notificationChannelResolver) Deliveries(ctx context.Context, obj *model.NotificationChannel, limit *int, offset *int) (*model.NotificationDeliveryPage, error) {
-	page := vigia.PageOf(limit, offset, 100)
+	page := vigia.PageOf(limit, offset, notify.PageDefault)
 	if err := page.Validate(); err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (r *queryResolver) NotificationChannel(ctx context.Context, id string) (*mo
 
 // Notifications is the resolver for the notifications field.
 func (r *queryResolver) Notifications(ctx context.Context, held *bool, event *string, limit *int, offset *int) (*model.NotificationPage, error) {
-	page := vigia.PageOf(limit, offset, 100)
+	page := vigia.PageOf(limit, offset, notify.PageDefault)
 	if err := page.Validate(); err != nil {
 		return nil, err
 	}
