@@ -18,7 +18,34 @@ func parityTableOps() map[string]parity {
 		lastDeliveryStatus lastDeliveryAt lastDeliveryError createdAt updatedAt`
 	integration := `id name provider baseUrl project webhookSecretSet webhookPath intervalMin comment transition createdAt
 		updatedAt credentialsSet lastPollAt nextPollAt lastError lastErrorAt backoffUntil ticketErrors pendingWrites failedWrites`
+	tree := `impactScope impactColumns impactNote impactTree { ref id name restricted hops parent impact viaColumns }
+		downstreamCount downstreamColumnCount exposuresCount exposures { node id name type } reachTotal truncated`
+	month := lastMonth().Format("2006-01")
+	pct := `{ medianHours p90Hours samples }`
+	group := `key name opened closed unresolved breached inScope mtta ` + pct + ` mttr ` + pct + `
+		ageing { lt1d d1to3 d3to7 d7to30 gt30d }`
 	return map[string]parity{
+		"getIncident": {rest: "/api/v1/incidents/{id}", sample: "incident",
+			query: `query($id: ID!){ incident(id: $id){ id status title severity rootDatasetId rootDatasetName issueIds datasetIds
+				scanId createdAt updatedAt resolvedAt ` + tree + ` } }`, at: "incident"},
+		"getIssueImpact": {rest: "/api/v1/issues/{id}/impact", sample: "issue",
+			query: `query($id: ID!){ issue(id: $id){ impact { ` + tree + ` } } }`, at: "issue.impact"},
+		"issueExplanation": {rest: "/api/v1/issues/{id}/explanation", sample: "issue",
+			query: `query($id: ID!){ issue(id: $id){ explanation { issueId type kind title metric column observed median mad z
+				direction historySize threshold currentThreshold tunedThreshold tunedThresholdLabel nextOnIgnore ignoredAsExpected
+				resolved silenced retuneAwaitingApproval { id action fromThreshold issueId requestedBy requestedAt } details
+				sla { breachedAt } rule { ruleId ruleType observed threshold } } } }`, at: "issue.explanation"},
+		"issueBoard": {rest: "/api/v1/issues/board",
+			query: `{ issueBoard { total columns { status count bySeverity } teamCells { status teamId teamName count } } }`,
+			at:    "issueBoard"},
+		// Last month, whose report is as of its end (the current month's is as of now).
+		"issueSLAReport": {rest: "/api/v1/issues/sla-report?period=" + month + "&group_by=severity",
+			query: `{ issueSLAReport(period: "` + month + `", groupBy: "severity") { period groupBy timezone from to asOf
+				targets { criticalHours warningHours default } groups { ` + group + ` } total { ` + group + ` } } }`,
+			at: "issueSLAReport", renamed: map[string]string{"lt1d": "lt_1d", "d1to3": "d1_3", "d3to7": "d3_7", "d7to30": "d7_30",
+				"gt30d": "gt_30d"}},
+		"getSLATargets": {rest: "/api/v1/workspace/sla-targets", query: `{ slaTargets { criticalHours warningHours default } }`,
+			at: "slaTargets"},
 		"listTeams": {rest: "/api/v1/teams", query: `{ teams { items { id name memberCount createdAt } total } }`,
 			at: "teams.items", total: "teams.total"},
 		"getTeam": {rest: "/api/v1/teams/{id}", sample: "team",
@@ -104,6 +131,28 @@ func (f *parityFixture) addOpsFixture(t *testing.T) {
 	integ := post(http.MethodPost, "/api/v1/tickets/integrations", map[string]any{"name": "Jira", "provider": "jira",
 		"project": "OPS"})["id"].(string)
 	f.ids["integration"] = []string{integ}
+
+	// An issue opened last month and acknowledged two hours later, for the SLA report.
+	opened := lastMonth().Add(-72 * time.Hour)
+	exec(t, env, `INSERT INTO issues (id, workspace_id, dataset_id, type, severity, status, title, created_at, updated_at,
+		acknowledged_at) VALUES ($1, $2, $3, 'anomaly', 'warning', 'acknowledged', 'volume', $4, $5, $5)`, vigia.NewID(), f.ws,
+		f.ids["dataset"][2], opened, opened.Add(2*time.Hour))
+
+	// An incident: the two datasets with open issues joined by lineage, grouped as after a scan.
+	r := env.Do(t, http.MethodPost, "/api/v1/lineage/edges", f.admin, map[string]any{"source_id": f.ids["dataset"][0],
+		"target_id": f.ids["dataset"][1]})
+	if r.Status >= 300 {
+		t.Fatalf("lineage edge: %d %s", r.Status, r.Body)
+	}
+	if err := env.App.Incidents.Group(context.Background(), f.ws, f.ids["scan"][0]); err != nil {
+		t.Fatal(err)
+	}
+	var incidents []struct{ ID string }
+	env.Do(t, http.MethodGet, "/api/v1/incidents", f.tok, nil).JSON(t, &incidents)
+	if len(incidents) == 0 {
+		t.Fatal("the fixture made no incident")
+	}
+	f.ids["incident"] = []string{incidents[0].ID}
 }
 
 // sameRefusal checks that REST and GraphQL refuse a read with the same stable code.
@@ -148,4 +197,10 @@ func checkForeignIDs(t *testing.T, f *parityFixture) {
 			}
 		}
 	}
+}
+
+// lastMonth is the middle of the month before this one (UTC).
+func lastMonth() time.Time {
+	now := time.Now().UTC()
+	return time.Date(now.Year(), now.Month(), 1, 12, 0, 0, 0, time.UTC).AddDate(0, 0, -14)
 }

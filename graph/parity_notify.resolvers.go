@@ -7,11 +7,11 @@ package graph
 
 import (
 	"context"
-	"github.com/vigia-data/vigia"
-	"github.com/vigia-data/vigia/notify"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/notify"
 )
 
 // Preview is the resolver for the preview field.

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/issue"
+	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/team"
@@ -18,6 +20,23 @@ type OpsServices struct {
 	Notify  NotifyService
 	OnCall  OnCallService
 	Tickets TicketService
+	// Issues answers the issue workflow's reads (board, SLA, explanations).
+	Issues IssueReadService
+	// Incidents answers an issue's blast radius.
+	Incidents IssueImpactService
+}
+
+// IssueReadService is what the resolvers need of the issue workflow's reads.
+type IssueReadService interface {
+	Board(ctx context.Context, assigneeTeam *string) (issue.Board, error)
+	Explain(ctx context.Context, id string) (issue.Explanation, error)
+	SLAReport(ctx context.Context, period, groupBy string) (issue.SLAReport, error)
+	SLATargets(ctx context.Context) (issue.Targets, error)
+}
+
+// IssueImpactService is what the resolvers need of an issue's blast radius.
+type IssueImpactService interface {
+	IssueImpact(ctx context.Context, issueID string) (lineage.ImpactView, error)
 }
 
 // TeamService is what the resolvers need of teams.

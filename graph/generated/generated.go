@@ -346,12 +346,16 @@ type ComplexityRoot struct {
 		ImpactScope           func(childComplexity int) int
 		ImpactTree            func(childComplexity int) int
 		IssueIds              func(childComplexity int) int
+		ReachTotal            func(childComplexity int) int
+		ResolvedAt            func(childComplexity int) int
 		Root                  func(childComplexity int) int
 		RootDatasetID         func(childComplexity int) int
 		RootDatasetName       func(childComplexity int) int
+		ScanID                func(childComplexity int) int
 		Severity              func(childComplexity int) int
 		Status                func(childComplexity int) int
 		Title                 func(childComplexity int) int
+		Truncated             func(childComplexity int) int
 		UpdatedAt             func(childComplexity int) int
 	}
 
@@ -383,8 +387,10 @@ type ComplexityRoot struct {
 		DatasetID            func(childComplexity int) int
 		DatasetName          func(childComplexity int) int
 		Detections           func(childComplexity int) int
+		Explanation          func(childComplexity int) int
 		History              func(childComplexity int) int
 		ID                   func(childComplexity int) int
+		Impact               func(childComplexity int) int
 		ResolutionReason     func(childComplexity int) int
 		ResolvedAt           func(childComplexity int) int
 		RuleID               func(childComplexity int) int
@@ -397,11 +403,68 @@ type ComplexityRoot struct {
 		UpdatedAt            func(childComplexity int) int
 	}
 
+	IssueBoard struct {
+		Columns   func(childComplexity int) int
+		TeamCells func(childComplexity int) int
+		Total     func(childComplexity int) int
+	}
+
+	IssueBoardColumn struct {
+		BySeverity func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Status     func(childComplexity int) int
+	}
+
+	IssueBoardTeamCell struct {
+		Count    func(childComplexity int) int
+		Status   func(childComplexity int) int
+		TeamID   func(childComplexity int) int
+		TeamName func(childComplexity int) int
+	}
+
 	IssueCounts struct {
 		Critical         func(childComplexity int) int
 		CriticalIssueIds func(childComplexity int) int
 		Warning          func(childComplexity int) int
 		WarningIssueIds  func(childComplexity int) int
+	}
+
+	IssueExplanation struct {
+		Column                 func(childComplexity int) int
+		CurrentThreshold       func(childComplexity int) int
+		Details                func(childComplexity int) int
+		Direction              func(childComplexity int) int
+		HistorySize            func(childComplexity int) int
+		IgnoredAsExpected      func(childComplexity int) int
+		IssueID                func(childComplexity int) int
+		Kind                   func(childComplexity int) int
+		Mad                    func(childComplexity int) int
+		Median                 func(childComplexity int) int
+		Metric                 func(childComplexity int) int
+		NextOnIgnore           func(childComplexity int) int
+		Observed               func(childComplexity int) int
+		Resolved               func(childComplexity int) int
+		RetuneAwaitingApproval func(childComplexity int) int
+		Rule                   func(childComplexity int) int
+		SLA                    func(childComplexity int) int
+		Silenced               func(childComplexity int) int
+		Threshold              func(childComplexity int) int
+		Title                  func(childComplexity int) int
+		TunedThreshold         func(childComplexity int) int
+		TunedThresholdLabel    func(childComplexity int) int
+		Type                   func(childComplexity int) int
+		Z                      func(childComplexity int) int
+	}
+
+	IssueExplanationRule struct {
+		Observed  func(childComplexity int) int
+		RuleID    func(childComplexity int) int
+		RuleType  func(childComplexity int) int
+		Threshold func(childComplexity int) int
+	}
+
+	IssueExplanationSLA struct {
+		BreachedAt func(childComplexity int) int
 	}
 
 	IssueHistoryEntry struct {
@@ -411,6 +474,19 @@ type ComplexityRoot struct {
 		Note       func(childComplexity int) int
 		Origin     func(childComplexity int) int
 		ToStatus   func(childComplexity int) int
+	}
+
+	IssueImpact struct {
+		DownstreamColumnCount func(childComplexity int) int
+		DownstreamCount       func(childComplexity int) int
+		Exposures             func(childComplexity int) int
+		ExposuresCount        func(childComplexity int) int
+		ImpactColumns         func(childComplexity int) int
+		ImpactNote            func(childComplexity int) int
+		ImpactScope           func(childComplexity int) int
+		ImpactTree            func(childComplexity int) int
+		ReachTotal            func(childComplexity int) int
+		Truncated             func(childComplexity int) int
 	}
 
 	IssuePage struct {
@@ -715,6 +791,8 @@ type ComplexityRoot struct {
 		Incident             func(childComplexity int, id string) int
 		Incidents            func(childComplexity int, status *string, limit *int, offset *int) int
 		Issue                func(childComplexity int, id string) int
+		IssueBoard           func(childComplexity int, assigneeTeam *string) int
+		IssueSLAReport       func(childComplexity int, period string, groupBy *string) int
 		Issues               func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
 		KnowledgeGraph       func(childComplexity int, focus *string, hops *int, kinds []string) int
 		NotificationChannel  func(childComplexity int, id string) int
@@ -725,6 +803,7 @@ type ComplexityRoot struct {
 		RagGate              func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
 		Rule                 func(childComplexity int, id string) int
 		Rules                func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
+		SLATargets           func(childComplexity int) int
 		Scan                 func(childComplexity int, id string) int
 		Scans                func(childComplexity int, limit *int, offset *int) int
 		Signals              func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
@@ -760,6 +839,15 @@ type ComplexityRoot struct {
 	RestrictedDataset struct {
 		Ref        func(childComplexity int) int
 		Restricted func(childComplexity int) int
+	}
+
+	RetuneRequest struct {
+		Action        func(childComplexity int) int
+		FromThreshold func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IssueID       func(childComplexity int) int
+		RequestedAt   func(childComplexity int) int
+		RequestedBy   func(childComplexity int) int
 	}
 
 	Rule struct {
@@ -820,6 +908,51 @@ type ComplexityRoot struct {
 		ScanID      func(childComplexity int) int
 		Status      func(childComplexity int) int
 		Threshold   func(childComplexity int) int
+	}
+
+	SLAAgeing struct {
+		D1to3  func(childComplexity int) int
+		D3to7  func(childComplexity int) int
+		D7to30 func(childComplexity int) int
+		Gt30d  func(childComplexity int) int
+		Lt1d   func(childComplexity int) int
+	}
+
+	SLAGroup struct {
+		Ageing     func(childComplexity int) int
+		Breached   func(childComplexity int) int
+		Closed     func(childComplexity int) int
+		InScope    func(childComplexity int) int
+		Key        func(childComplexity int) int
+		Mtta       func(childComplexity int) int
+		Mttr       func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Opened     func(childComplexity int) int
+		Unresolved func(childComplexity int) int
+	}
+
+	SLAPercentiles struct {
+		MedianHours func(childComplexity int) int
+		P90Hours    func(childComplexity int) int
+		Samples     func(childComplexity int) int
+	}
+
+	SLAReport struct {
+		AsOf     func(childComplexity int) int
+		From     func(childComplexity int) int
+		GroupBy  func(childComplexity int) int
+		Groups   func(childComplexity int) int
+		Period   func(childComplexity int) int
+		Targets  func(childComplexity int) int
+		Timezone func(childComplexity int) int
+		To       func(childComplexity int) int
+		Total    func(childComplexity int) int
+	}
+
+	SLATargets struct {
+		CriticalHours func(childComplexity int) int
+		Default       func(childComplexity int) int
+		WarningHours  func(childComplexity int) int
 	}
 
 	SLODataset struct {
@@ -1135,6 +1268,8 @@ type IncidentResolver interface {
 }
 type IssueResolver interface {
 	History(ctx context.Context, obj *model.Issue) ([]model.IssueHistoryEntry, error)
+	Impact(ctx context.Context, obj *model.Issue) (*model.IssueImpact, error)
+	Explanation(ctx context.Context, obj *model.Issue) (*model.IssueExplanation, error)
 	Dataset(ctx context.Context, obj *model.Issue) (*model.Dataset, error)
 }
 type LineageEdgeResolver interface {
@@ -1169,6 +1304,9 @@ type QueryResolver interface {
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
 	KnowledgeGraph(ctx context.Context, focus *string, hops *int, kinds []string) (*model.KnowledgeGraph, error)
+	IssueBoard(ctx context.Context, assigneeTeam *string) (*model.IssueBoard, error)
+	IssueSLAReport(ctx context.Context, period string, groupBy *string) (*model.SLAReport, error)
+	SLATargets(ctx context.Context) (*model.SLATargets, error)
 	Teams(ctx context.Context, limit *int, offset *int) (*model.TeamPage, error)
 	Team(ctx context.Context, id string) (*model.Team, error)
 	NotificationChannels(ctx context.Context, limit *int, offset *int) (*model.NotificationChannelPage, error)
@@ -2551,6 +2689,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Incident.IssueIds(childComplexity), true
+	case "Incident.reachTotal":
+		if e.ComplexityRoot.Incident.ReachTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ReachTotal(childComplexity), true
+	case "Incident.resolvedAt":
+		if e.ComplexityRoot.Incident.ResolvedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ResolvedAt(childComplexity), true
 	case "Incident.root":
 		if e.ComplexityRoot.Incident.Root == nil {
 			break
@@ -2569,6 +2719,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Incident.RootDatasetName(childComplexity), true
+	case "Incident.scanId":
+		if e.ComplexityRoot.Incident.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ScanID(childComplexity), true
 	case "Incident.severity":
 		if e.ComplexityRoot.Incident.Severity == nil {
 			break
@@ -2587,6 +2743,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Incident.Title(childComplexity), true
+	case "Incident.truncated":
+		if e.ComplexityRoot.Incident.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.Truncated(childComplexity), true
 	case "Incident.updatedAt":
 		if e.ComplexityRoot.Incident.UpdatedAt == nil {
 			break
@@ -2705,6 +2867,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Issue.Detections(childComplexity), true
+	case "Issue.explanation":
+		if e.ComplexityRoot.Issue.Explanation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Issue.Explanation(childComplexity), true
 	case "Issue.history":
 		if e.ComplexityRoot.Issue.History == nil {
 			break
@@ -2717,6 +2885,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Issue.ID(childComplexity), true
+	case "Issue.impact":
+		if e.ComplexityRoot.Issue.Impact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Issue.Impact(childComplexity), true
 	case "Issue.resolutionReason":
 		if e.ComplexityRoot.Issue.ResolutionReason == nil {
 			break
@@ -2778,6 +2952,69 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Issue.UpdatedAt(childComplexity), true
 
+	case "IssueBoard.columns":
+		if e.ComplexityRoot.IssueBoard.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoard.Columns(childComplexity), true
+	case "IssueBoard.teamCells":
+		if e.ComplexityRoot.IssueBoard.TeamCells == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoard.TeamCells(childComplexity), true
+	case "IssueBoard.total":
+		if e.ComplexityRoot.IssueBoard.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoard.Total(childComplexity), true
+
+	case "IssueBoardColumn.bySeverity":
+		if e.ComplexityRoot.IssueBoardColumn.BySeverity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardColumn.BySeverity(childComplexity), true
+	case "IssueBoardColumn.count":
+		if e.ComplexityRoot.IssueBoardColumn.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardColumn.Count(childComplexity), true
+	case "IssueBoardColumn.status":
+		if e.ComplexityRoot.IssueBoardColumn.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardColumn.Status(childComplexity), true
+
+	case "IssueBoardTeamCell.count":
+		if e.ComplexityRoot.IssueBoardTeamCell.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardTeamCell.Count(childComplexity), true
+	case "IssueBoardTeamCell.status":
+		if e.ComplexityRoot.IssueBoardTeamCell.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardTeamCell.Status(childComplexity), true
+	case "IssueBoardTeamCell.teamId":
+		if e.ComplexityRoot.IssueBoardTeamCell.TeamID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardTeamCell.TeamID(childComplexity), true
+	case "IssueBoardTeamCell.teamName":
+		if e.ComplexityRoot.IssueBoardTeamCell.TeamName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardTeamCell.TeamName(childComplexity), true
+
 	case "IssueCounts.critical":
 		if e.ComplexityRoot.IssueCounts.Critical == nil {
 			break
@@ -2802,6 +3039,183 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IssueCounts.WarningIssueIds(childComplexity), true
+
+	case "IssueExplanation.column":
+		if e.ComplexityRoot.IssueExplanation.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Column(childComplexity), true
+	case "IssueExplanation.currentThreshold":
+		if e.ComplexityRoot.IssueExplanation.CurrentThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.CurrentThreshold(childComplexity), true
+	case "IssueExplanation.details":
+		if e.ComplexityRoot.IssueExplanation.Details == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Details(childComplexity), true
+	case "IssueExplanation.direction":
+		if e.ComplexityRoot.IssueExplanation.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Direction(childComplexity), true
+	case "IssueExplanation.historySize":
+		if e.ComplexityRoot.IssueExplanation.HistorySize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.HistorySize(childComplexity), true
+	case "IssueExplanation.ignoredAsExpected":
+		if e.ComplexityRoot.IssueExplanation.IgnoredAsExpected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.IgnoredAsExpected(childComplexity), true
+	case "IssueExplanation.issueId":
+		if e.ComplexityRoot.IssueExplanation.IssueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.IssueID(childComplexity), true
+	case "IssueExplanation.kind":
+		if e.ComplexityRoot.IssueExplanation.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Kind(childComplexity), true
+	case "IssueExplanation.mad":
+		if e.ComplexityRoot.IssueExplanation.Mad == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Mad(childComplexity), true
+	case "IssueExplanation.median":
+		if e.ComplexityRoot.IssueExplanation.Median == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Median(childComplexity), true
+	case "IssueExplanation.metric":
+		if e.ComplexityRoot.IssueExplanation.Metric == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Metric(childComplexity), true
+	case "IssueExplanation.nextOnIgnore":
+		if e.ComplexityRoot.IssueExplanation.NextOnIgnore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.NextOnIgnore(childComplexity), true
+	case "IssueExplanation.observed":
+		if e.ComplexityRoot.IssueExplanation.Observed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Observed(childComplexity), true
+	case "IssueExplanation.resolved":
+		if e.ComplexityRoot.IssueExplanation.Resolved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Resolved(childComplexity), true
+	case "IssueExplanation.retuneAwaitingApproval":
+		if e.ComplexityRoot.IssueExplanation.RetuneAwaitingApproval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.RetuneAwaitingApproval(childComplexity), true
+	case "IssueExplanation.rule":
+		if e.ComplexityRoot.IssueExplanation.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Rule(childComplexity), true
+	case "IssueExplanation.sla":
+		if e.ComplexityRoot.IssueExplanation.SLA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.SLA(childComplexity), true
+	case "IssueExplanation.silenced":
+		if e.ComplexityRoot.IssueExplanation.Silenced == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Silenced(childComplexity), true
+	case "IssueExplanation.threshold":
+		if e.ComplexityRoot.IssueExplanation.Threshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Threshold(childComplexity), true
+	case "IssueExplanation.title":
+		if e.ComplexityRoot.IssueExplanation.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Title(childComplexity), true
+	case "IssueExplanation.tunedThreshold":
+		if e.ComplexityRoot.IssueExplanation.TunedThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.TunedThreshold(childComplexity), true
+	case "IssueExplanation.tunedThresholdLabel":
+		if e.ComplexityRoot.IssueExplanation.TunedThresholdLabel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.TunedThresholdLabel(childComplexity), true
+	case "IssueExplanation.type":
+		if e.ComplexityRoot.IssueExplanation.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Type(childComplexity), true
+	case "IssueExplanation.z":
+		if e.ComplexityRoot.IssueExplanation.Z == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Z(childComplexity), true
+
+	case "IssueExplanationRule.observed":
+		if e.ComplexityRoot.IssueExplanationRule.Observed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanationRule.Observed(childComplexity), true
+	case "IssueExplanationRule.ruleId":
+		if e.ComplexityRoot.IssueExplanationRule.RuleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanationRule.RuleID(childComplexity), true
+	case "IssueExplanationRule.ruleType":
+		if e.ComplexityRoot.IssueExplanationRule.RuleType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanationRule.RuleType(childComplexity), true
+	case "IssueExplanationRule.threshold":
+		if e.ComplexityRoot.IssueExplanationRule.Threshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanationRule.Threshold(childComplexity), true
+
+	case "IssueExplanationSLA.breachedAt":
+		if e.ComplexityRoot.IssueExplanationSLA.BreachedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanationSLA.BreachedAt(childComplexity), true
 
 	case "IssueHistoryEntry.at":
 		if e.ComplexityRoot.IssueHistoryEntry.At == nil {
@@ -2839,6 +3253,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IssueHistoryEntry.ToStatus(childComplexity), true
+
+	case "IssueImpact.downstreamColumnCount":
+		if e.ComplexityRoot.IssueImpact.DownstreamColumnCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.DownstreamColumnCount(childComplexity), true
+	case "IssueImpact.downstreamCount":
+		if e.ComplexityRoot.IssueImpact.DownstreamCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.DownstreamCount(childComplexity), true
+	case "IssueImpact.exposures":
+		if e.ComplexityRoot.IssueImpact.Exposures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.Exposures(childComplexity), true
+	case "IssueImpact.exposuresCount":
+		if e.ComplexityRoot.IssueImpact.ExposuresCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.ExposuresCount(childComplexity), true
+	case "IssueImpact.impactColumns":
+		if e.ComplexityRoot.IssueImpact.ImpactColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.ImpactColumns(childComplexity), true
+	case "IssueImpact.impactNote":
+		if e.ComplexityRoot.IssueImpact.ImpactNote == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.ImpactNote(childComplexity), true
+	case "IssueImpact.impactScope":
+		if e.ComplexityRoot.IssueImpact.ImpactScope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.ImpactScope(childComplexity), true
+	case "IssueImpact.impactTree":
+		if e.ComplexityRoot.IssueImpact.ImpactTree == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.ImpactTree(childComplexity), true
+	case "IssueImpact.reachTotal":
+		if e.ComplexityRoot.IssueImpact.ReachTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.ReachTotal(childComplexity), true
+	case "IssueImpact.truncated":
+		if e.ComplexityRoot.IssueImpact.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.Truncated(childComplexity), true
 
 	case "IssuePage.items":
 		if e.ComplexityRoot.IssuePage.Items == nil {
@@ -4181,6 +4656,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Issue(childComplexity, args["id"].(string)), true
+	case "Query.issueBoard":
+		if e.ComplexityRoot.Query.IssueBoard == nil {
+			break
+		}
+
+		args, err := ec.field_Query_issueBoard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.IssueBoard(childComplexity, args["assigneeTeam"].(*string)), true
+	case "Query.issueSLAReport":
+		if e.ComplexityRoot.Query.IssueSLAReport == nil {
+			break
+		}
+
+		args, err := ec.field_Query_issueSLAReport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.IssueSLAReport(childComplexity, args["period"].(string), args["groupBy"].(*string)), true
 	case "Query.issues":
 		if e.ComplexityRoot.Query.Issues == nil {
 			break
@@ -4286,6 +4783,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Rules(childComplexity, args["datasetId"].(*string), args["ruleType"].(*string), args["severity"].(*string), args["status"].(*string), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.slaTargets":
+		if e.ComplexityRoot.Query.SLATargets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.SLATargets(childComplexity), true
 	case "Query.scan":
 		if e.ComplexityRoot.Query.Scan == nil {
 			break
@@ -4468,6 +4971,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RestrictedDataset.Restricted(childComplexity), true
+
+	case "RetuneRequest.action":
+		if e.ComplexityRoot.RetuneRequest.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetuneRequest.Action(childComplexity), true
+	case "RetuneRequest.fromThreshold":
+		if e.ComplexityRoot.RetuneRequest.FromThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetuneRequest.FromThreshold(childComplexity), true
+	case "RetuneRequest.id":
+		if e.ComplexityRoot.RetuneRequest.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetuneRequest.ID(childComplexity), true
+	case "RetuneRequest.issueId":
+		if e.ComplexityRoot.RetuneRequest.IssueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetuneRequest.IssueID(childComplexity), true
+	case "RetuneRequest.requestedAt":
+		if e.ComplexityRoot.RetuneRequest.RequestedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetuneRequest.RequestedAt(childComplexity), true
+	case "RetuneRequest.requestedBy":
+		if e.ComplexityRoot.RetuneRequest.RequestedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetuneRequest.RequestedBy(childComplexity), true
 
 	case "Rule.active":
 		if e.ComplexityRoot.Rule.Active == nil {
@@ -4726,6 +5266,191 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RuleResult.Threshold(childComplexity), true
+
+	case "SLAAgeing.d1to3":
+		if e.ComplexityRoot.SLAAgeing.D1to3 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAAgeing.D1to3(childComplexity), true
+	case "SLAAgeing.d3to7":
+		if e.ComplexityRoot.SLAAgeing.D3to7 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAAgeing.D3to7(childComplexity), true
+	case "SLAAgeing.d7to30":
+		if e.ComplexityRoot.SLAAgeing.D7to30 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAAgeing.D7to30(childComplexity), true
+	case "SLAAgeing.gt30d":
+		if e.ComplexityRoot.SLAAgeing.Gt30d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAAgeing.Gt30d(childComplexity), true
+	case "SLAAgeing.lt1d":
+		if e.ComplexityRoot.SLAAgeing.Lt1d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAAgeing.Lt1d(childComplexity), true
+
+	case "SLAGroup.ageing":
+		if e.ComplexityRoot.SLAGroup.Ageing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Ageing(childComplexity), true
+	case "SLAGroup.breached":
+		if e.ComplexityRoot.SLAGroup.Breached == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Breached(childComplexity), true
+	case "SLAGroup.closed":
+		if e.ComplexityRoot.SLAGroup.Closed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Closed(childComplexity), true
+	case "SLAGroup.inScope":
+		if e.ComplexityRoot.SLAGroup.InScope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.InScope(childComplexity), true
+	case "SLAGroup.key":
+		if e.ComplexityRoot.SLAGroup.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Key(childComplexity), true
+	case "SLAGroup.mtta":
+		if e.ComplexityRoot.SLAGroup.Mtta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Mtta(childComplexity), true
+	case "SLAGroup.mttr":
+		if e.ComplexityRoot.SLAGroup.Mttr == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Mttr(childComplexity), true
+	case "SLAGroup.name":
+		if e.ComplexityRoot.SLAGroup.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Name(childComplexity), true
+	case "SLAGroup.opened":
+		if e.ComplexityRoot.SLAGroup.Opened == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Opened(childComplexity), true
+	case "SLAGroup.unresolved":
+		if e.ComplexityRoot.SLAGroup.Unresolved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Unresolved(childComplexity), true
+
+	case "SLAPercentiles.medianHours":
+		if e.ComplexityRoot.SLAPercentiles.MedianHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAPercentiles.MedianHours(childComplexity), true
+	case "SLAPercentiles.p90Hours":
+		if e.ComplexityRoot.SLAPercentiles.P90Hours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAPercentiles.P90Hours(childComplexity), true
+	case "SLAPercentiles.samples":
+		if e.ComplexityRoot.SLAPercentiles.Samples == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAPercentiles.Samples(childComplexity), true
+
+	case "SLAReport.asOf":
+		if e.ComplexityRoot.SLAReport.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.AsOf(childComplexity), true
+	case "SLAReport.from":
+		if e.ComplexityRoot.SLAReport.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.From(childComplexity), true
+	case "SLAReport.groupBy":
+		if e.ComplexityRoot.SLAReport.GroupBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.GroupBy(childComplexity), true
+	case "SLAReport.groups":
+		if e.ComplexityRoot.SLAReport.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.Groups(childComplexity), true
+	case "SLAReport.period":
+		if e.ComplexityRoot.SLAReport.Period == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.Period(childComplexity), true
+	case "SLAReport.targets":
+		if e.ComplexityRoot.SLAReport.Targets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.Targets(childComplexity), true
+	case "SLAReport.timezone":
+		if e.ComplexityRoot.SLAReport.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.Timezone(childComplexity), true
+	case "SLAReport.to":
+		if e.ComplexityRoot.SLAReport.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.To(childComplexity), true
+	case "SLAReport.total":
+		if e.ComplexityRoot.SLAReport.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.Total(childComplexity), true
+
+	case "SLATargets.criticalHours":
+		if e.ComplexityRoot.SLATargets.CriticalHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLATargets.CriticalHours(childComplexity), true
+	case "SLATargets.default":
+		if e.ComplexityRoot.SLATargets.Default == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLATargets.Default(childComplexity), true
+	case "SLATargets.warningHours":
+		if e.ComplexityRoot.SLATargets.WarningHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLATargets.WarningHours(childComplexity), true
 
 	case "SLODataset.availabilityPct":
 		if e.ComplexityRoot.SLODataset.AvailabilityPct == nil {
@@ -6560,6 +7285,186 @@ extend type Query {
   knowledgeGraph(focus: String, hops: Int = 2, kinds: [String!]): KnowledgeGraph!
 }
 `, BuiltIn: false},
+	{Name: "../schema/parity_issues.graphqls", Input: `# The issue workflow's reads at parity with REST (issue 23): an issue's blast radius and
+# explanation card, the board, the month's SLA report and the resolution targets. The same
+# service calls, callers and error codes as the REST API.
+
+"The blast radius of an issue: what is downstream of its dataset (3 hops, 40 datasets)."
+type IssueImpact {
+  "column, table or none"
+  impactScope: String!
+  impactColumns: [String!]!
+  "no_column_lineage, or null"
+  impactNote: String
+  impactTree: [ImpactNode!]!
+  downstreamCount: Int!
+  downstreamColumnCount: Int!
+  exposuresCount: Int!
+  exposures: [IncidentExposure!]!
+  reachTotal: Int!
+  truncated: Boolean!
+}
+
+"A threshold change waiting for an admin's approval."
+type RetuneRequest {
+  id: ID!
+  action: String!
+  fromThreshold: Float!
+  issueId: ID
+  requestedBy: String!
+  requestedAt: Time!
+}
+
+"Where an issue stands against its resolution target."
+type IssueExplanationSLA {
+  breachedAt: Time
+}
+
+"The rule of a rule issue."
+type IssueExplanationRule {
+  ruleId: ID!
+  ruleType: String
+  observed: Float
+  threshold: Float
+}
+
+"The explanation card of an issue: an anomaly against its history, with the tuned threshold."
+type IssueExplanation {
+  issueId: ID!
+  type: String!
+  "anomaly, rule, schema_drift or other"
+  kind: String!
+  title: String!
+  metric: String
+  column: String
+  observed: Float
+  "Median of the dataset's history"
+  median: Float
+  mad: Float
+  z: Float
+  direction: String
+  historySize: Int
+  "The threshold of the scan that detected it"
+  threshold: Float
+  "The threshold the next scan uses"
+  currentThreshold: Float
+  tunedThreshold: Float
+  tunedThresholdLabel: String
+  nextOnIgnore: Float
+  ignoredAsExpected: Int!
+  resolved: Int!
+  silenced: Boolean!
+  retuneAwaitingApproval: RetuneRequest
+  "The issue's own details as JSON text (counts, column names, the rule's measure; never a value of the data)"
+  details: String!
+  sla: IssueExplanationSLA!
+  rule: IssueExplanationRule
+}
+
+extend type Issue {
+  "The issue's blast radius; restricted datasets are masked as in REST."
+  impact: IssueImpact!
+  "The explanation card."
+  explanation: IssueExplanation!
+}
+
+"The issues of one status on the board."
+type IssueBoardColumn {
+  "open, acknowledged, resolved or ignored"
+  status: String!
+  count: Int!
+  "Counts per severity as JSON text ({\"critical\": n, ...})"
+  bySeverity: String!
+}
+
+"The issues of one status assigned to one team (null team: none)."
+type IssueBoardTeamCell {
+  status: String!
+  teamId: ID
+  teamName: String
+  count: Int!
+}
+
+"Counts per status and severity, and per status and team."
+type IssueBoard {
+  total: Int!
+  columns: [IssueBoardColumn!]!
+  teamCells: [IssueBoardTeamCell!]!
+}
+
+"The workspace's resolution targets in hours (null: none)."
+type SLATargets {
+  criticalHours: Int
+  warningHours: Int
+  "true while the workspace uses the defaults (critical 24, warning 72)"
+  default: Boolean!
+}
+
+"A median and a 90th percentile in SLA clock hours."
+type SLAPercentiles {
+  medianHours: Float
+  p90Hours: Float
+  samples: Int!
+}
+
+"Unresolved issues by age since opening."
+type SLAAgeing {
+  lt1d: Int!
+  d1to3: Int!
+  d3to7: Int!
+  d7to30: Int!
+  gt30d: Int!
+}
+
+"One group of the SLA report (null key: no domain or no team)."
+type SLAGroup {
+  key: String
+  name: String
+  opened: Int!
+  closed: Int!
+  "Open or acknowledged at the month's end"
+  unresolved: Int!
+  breached: Int!
+  inScope: Int!
+  mtta: SLAPercentiles!
+  mttr: SLAPercentiles!
+  ageing: SLAAgeing!
+}
+
+"One month of the issue workflow."
+type SLAReport {
+  period: String!
+  "domain, team or severity"
+  groupBy: String!
+  timezone: String!
+  from: Time!
+  to: Time!
+  "Month end, or now for the current month"
+  asOf: Time!
+  targets: SLATargets!
+  groups: [SLAGroup!]!
+  "Every issue once, also one of datasets in several domains"
+  total: SLAGroup!
+}
+
+extend type Query {
+  "Counts per status and severity, and per status and team; assigneeTeam = a team id or none."
+  issueBoard(assigneeTeam: String): IssueBoard!
+  "One month (period YYYY-MM, in the workspace's zone) per group (domain, team or severity) and in total."
+  issueSLAReport(period: String!, groupBy: String = "severity"): SLAReport!
+  "The workspace's resolution targets per severity."
+  slaTargets: SLATargets!
+}
+
+extend type Incident {
+  "The scan that opened it"
+  scanId: ID
+  resolvedAt: Time
+  "Datasets, exposures and consumers reached in all"
+  reachTotal: Int!
+  truncated: Boolean!
+}
+`, BuiltIn: false},
 	{Name: "../schema/parity_notify.graphqls", Input: `# Teams, notification channels, notifications, mutes, the on-call rota and ticket
 # integrations: the same service calls as the REST API (issue 23, GraphQL parity), with the
 # same callers (channels, previews and deliveries are for sessions; the rota and delivery
@@ -8033,6 +8938,14 @@ func (ec *executionContext) childFields_Incident(ctx context.Context, field grap
 		return ec.fieldContext_Incident_createdAt(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Incident_updatedAt(ctx, field)
+	case "scanId":
+		return ec.fieldContext_Incident_scanId(ctx, field)
+	case "resolvedAt":
+		return ec.fieldContext_Incident_resolvedAt(ctx, field)
+	case "reachTotal":
+		return ec.fieldContext_Incident_reachTotal(ctx, field)
+	case "truncated":
+		return ec.fieldContext_Incident_truncated(ctx, field)
 	case "root":
 		return ec.fieldContext_Incident_root(ctx, field)
 	}
@@ -8117,10 +9030,52 @@ func (ec *executionContext) childFields_Issue(ctx context.Context, field graphql
 		return ec.fieldContext_Issue_resolvedAt(ctx, field)
 	case "history":
 		return ec.fieldContext_Issue_history(ctx, field)
+	case "impact":
+		return ec.fieldContext_Issue_impact(ctx, field)
+	case "explanation":
+		return ec.fieldContext_Issue_explanation(ctx, field)
 	case "dataset":
 		return ec.fieldContext_Issue_dataset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Issue", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueBoard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_IssueBoard_total(ctx, field)
+	case "columns":
+		return ec.fieldContext_IssueBoard_columns(ctx, field)
+	case "teamCells":
+		return ec.fieldContext_IssueBoard_teamCells(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueBoard", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueBoardColumn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_IssueBoardColumn_status(ctx, field)
+	case "count":
+		return ec.fieldContext_IssueBoardColumn_count(ctx, field)
+	case "bySeverity":
+		return ec.fieldContext_IssueBoardColumn_bySeverity(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueBoardColumn", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueBoardTeamCell(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_IssueBoardTeamCell_status(ctx, field)
+	case "teamId":
+		return ec.fieldContext_IssueBoardTeamCell_teamId(ctx, field)
+	case "teamName":
+		return ec.fieldContext_IssueBoardTeamCell_teamName(ctx, field)
+	case "count":
+		return ec.fieldContext_IssueBoardTeamCell_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueBoardTeamCell", field.Name)
 }
 
 func (ec *executionContext) childFields_IssueCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8135,6 +9090,82 @@ func (ec *executionContext) childFields_IssueCounts(ctx context.Context, field g
 		return ec.fieldContext_IssueCounts_warningIssueIds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IssueCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueExplanation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "issueId":
+		return ec.fieldContext_IssueExplanation_issueId(ctx, field)
+	case "type":
+		return ec.fieldContext_IssueExplanation_type(ctx, field)
+	case "kind":
+		return ec.fieldContext_IssueExplanation_kind(ctx, field)
+	case "title":
+		return ec.fieldContext_IssueExplanation_title(ctx, field)
+	case "metric":
+		return ec.fieldContext_IssueExplanation_metric(ctx, field)
+	case "column":
+		return ec.fieldContext_IssueExplanation_column(ctx, field)
+	case "observed":
+		return ec.fieldContext_IssueExplanation_observed(ctx, field)
+	case "median":
+		return ec.fieldContext_IssueExplanation_median(ctx, field)
+	case "mad":
+		return ec.fieldContext_IssueExplanation_mad(ctx, field)
+	case "z":
+		return ec.fieldContext_IssueExplanation_z(ctx, field)
+	case "direction":
+		return ec.fieldContext_IssueExplanation_direction(ctx, field)
+	case "historySize":
+		return ec.fieldContext_IssueExplanation_historySize(ctx, field)
+	case "threshold":
+		return ec.fieldContext_IssueExplanation_threshold(ctx, field)
+	case "currentThreshold":
+		return ec.fieldContext_IssueExplanation_currentThreshold(ctx, field)
+	case "tunedThreshold":
+		return ec.fieldContext_IssueExplanation_tunedThreshold(ctx, field)
+	case "tunedThresholdLabel":
+		return ec.fieldContext_IssueExplanation_tunedThresholdLabel(ctx, field)
+	case "nextOnIgnore":
+		return ec.fieldContext_IssueExplanation_nextOnIgnore(ctx, field)
+	case "ignoredAsExpected":
+		return ec.fieldContext_IssueExplanation_ignoredAsExpected(ctx, field)
+	case "resolved":
+		return ec.fieldContext_IssueExplanation_resolved(ctx, field)
+	case "silenced":
+		return ec.fieldContext_IssueExplanation_silenced(ctx, field)
+	case "retuneAwaitingApproval":
+		return ec.fieldContext_IssueExplanation_retuneAwaitingApproval(ctx, field)
+	case "details":
+		return ec.fieldContext_IssueExplanation_details(ctx, field)
+	case "sla":
+		return ec.fieldContext_IssueExplanation_sla(ctx, field)
+	case "rule":
+		return ec.fieldContext_IssueExplanation_rule(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueExplanation", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueExplanationRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ruleId":
+		return ec.fieldContext_IssueExplanationRule_ruleId(ctx, field)
+	case "ruleType":
+		return ec.fieldContext_IssueExplanationRule_ruleType(ctx, field)
+	case "observed":
+		return ec.fieldContext_IssueExplanationRule_observed(ctx, field)
+	case "threshold":
+		return ec.fieldContext_IssueExplanationRule_threshold(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueExplanationRule", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueExplanationSLA(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "breachedAt":
+		return ec.fieldContext_IssueExplanationSLA_breachedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueExplanationSLA", field.Name)
 }
 
 func (ec *executionContext) childFields_IssueHistoryEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8153,6 +9184,32 @@ func (ec *executionContext) childFields_IssueHistoryEntry(ctx context.Context, f
 		return ec.fieldContext_IssueHistoryEntry_at(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IssueHistoryEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueImpact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "impactScope":
+		return ec.fieldContext_IssueImpact_impactScope(ctx, field)
+	case "impactColumns":
+		return ec.fieldContext_IssueImpact_impactColumns(ctx, field)
+	case "impactNote":
+		return ec.fieldContext_IssueImpact_impactNote(ctx, field)
+	case "impactTree":
+		return ec.fieldContext_IssueImpact_impactTree(ctx, field)
+	case "downstreamCount":
+		return ec.fieldContext_IssueImpact_downstreamCount(ctx, field)
+	case "downstreamColumnCount":
+		return ec.fieldContext_IssueImpact_downstreamColumnCount(ctx, field)
+	case "exposuresCount":
+		return ec.fieldContext_IssueImpact_exposuresCount(ctx, field)
+	case "exposures":
+		return ec.fieldContext_IssueImpact_exposures(ctx, field)
+	case "reachTotal":
+		return ec.fieldContext_IssueImpact_reachTotal(ctx, field)
+	case "truncated":
+		return ec.fieldContext_IssueImpact_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueImpact", field.Name)
 }
 
 func (ec *executionContext) childFields_IssuePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8761,6 +9818,24 @@ func (ec *executionContext) childFields_ReadinessItem(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type ReadinessItem", field.Name)
 }
 
+func (ec *executionContext) childFields_RetuneRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_RetuneRequest_id(ctx, field)
+	case "action":
+		return ec.fieldContext_RetuneRequest_action(ctx, field)
+	case "fromThreshold":
+		return ec.fieldContext_RetuneRequest_fromThreshold(ctx, field)
+	case "issueId":
+		return ec.fieldContext_RetuneRequest_issueId(ctx, field)
+	case "requestedBy":
+		return ec.fieldContext_RetuneRequest_requestedBy(ctx, field)
+	case "requestedAt":
+		return ec.fieldContext_RetuneRequest_requestedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RetuneRequest", field.Name)
+}
+
 func (ec *executionContext) childFields_Rule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -8879,6 +9954,96 @@ func (ec *executionContext) childFields_RuleResult(ctx context.Context, field gr
 		return ec.fieldContext_RuleResult_reason(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RuleResult", field.Name)
+}
+
+func (ec *executionContext) childFields_SLAAgeing(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "lt1d":
+		return ec.fieldContext_SLAAgeing_lt1d(ctx, field)
+	case "d1to3":
+		return ec.fieldContext_SLAAgeing_d1to3(ctx, field)
+	case "d3to7":
+		return ec.fieldContext_SLAAgeing_d3to7(ctx, field)
+	case "d7to30":
+		return ec.fieldContext_SLAAgeing_d7to30(ctx, field)
+	case "gt30d":
+		return ec.fieldContext_SLAAgeing_gt30d(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SLAAgeing", field.Name)
+}
+
+func (ec *executionContext) childFields_SLAGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_SLAGroup_key(ctx, field)
+	case "name":
+		return ec.fieldContext_SLAGroup_name(ctx, field)
+	case "opened":
+		return ec.fieldContext_SLAGroup_opened(ctx, field)
+	case "closed":
+		return ec.fieldContext_SLAGroup_closed(ctx, field)
+	case "unresolved":
+		return ec.fieldContext_SLAGroup_unresolved(ctx, field)
+	case "breached":
+		return ec.fieldContext_SLAGroup_breached(ctx, field)
+	case "inScope":
+		return ec.fieldContext_SLAGroup_inScope(ctx, field)
+	case "mtta":
+		return ec.fieldContext_SLAGroup_mtta(ctx, field)
+	case "mttr":
+		return ec.fieldContext_SLAGroup_mttr(ctx, field)
+	case "ageing":
+		return ec.fieldContext_SLAGroup_ageing(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SLAGroup", field.Name)
+}
+
+func (ec *executionContext) childFields_SLAPercentiles(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "medianHours":
+		return ec.fieldContext_SLAPercentiles_medianHours(ctx, field)
+	case "p90Hours":
+		return ec.fieldContext_SLAPercentiles_p90Hours(ctx, field)
+	case "samples":
+		return ec.fieldContext_SLAPercentiles_samples(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SLAPercentiles", field.Name)
+}
+
+func (ec *executionContext) childFields_SLAReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "period":
+		return ec.fieldContext_SLAReport_period(ctx, field)
+	case "groupBy":
+		return ec.fieldContext_SLAReport_groupBy(ctx, field)
+	case "timezone":
+		return ec.fieldContext_SLAReport_timezone(ctx, field)
+	case "from":
+		return ec.fieldContext_SLAReport_from(ctx, field)
+	case "to":
+		return ec.fieldContext_SLAReport_to(ctx, field)
+	case "asOf":
+		return ec.fieldContext_SLAReport_asOf(ctx, field)
+	case "targets":
+		return ec.fieldContext_SLAReport_targets(ctx, field)
+	case "groups":
+		return ec.fieldContext_SLAReport_groups(ctx, field)
+	case "total":
+		return ec.fieldContext_SLAReport_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SLAReport", field.Name)
+}
+
+func (ec *executionContext) childFields_SLATargets(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "criticalHours":
+		return ec.fieldContext_SLATargets_criticalHours(ctx, field)
+	case "warningHours":
+		return ec.fieldContext_SLATargets_warningHours(ctx, field)
+	case "default":
+		return ec.fieldContext_SLATargets_default(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SLATargets", field.Name)
 }
 
 func (ec *executionContext) childFields_SLODataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10098,6 +11263,42 @@ func (ec *executionContext) field_Query_incidents_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["offset"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_issueBoard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "assigneeTeam",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["assigneeTeam"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_issueSLAReport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "period",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["period"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "groupBy",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["groupBy"] = arg1
 	return args, nil
 }
 
@@ -16235,6 +17436,98 @@ func (ec *executionContext) fieldContext_Incident_updatedAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Incident_scanId(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_resolvedAt(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_resolvedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_resolvedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_reachTotal(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_reachTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReachTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_reachTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_truncated(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Incident_root(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16961,6 +18254,70 @@ func (ec *executionContext) fieldContext_Issue_history(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Issue_impact(ctx context.Context, field graphql.CollectedField, obj *model.Issue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Issue_impact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Issue().Impact(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssueImpact) graphql.Marshaler {
+			return ec.marshalNIssueImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueImpact(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Issue_impact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Issue",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueImpact(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Issue_explanation(ctx context.Context, field graphql.CollectedField, obj *model.Issue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Issue_explanation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Issue().Explanation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssueExplanation) graphql.Marshaler {
+			return ec.marshalNIssueExplanation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueExplanation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Issue_explanation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Issue",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueExplanation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Issue_dataset(ctx context.Context, field graphql.CollectedField, obj *model.Issue) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16991,6 +18348,254 @@ func (ec *executionContext) fieldContext_Issue_dataset(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _IssueBoard_total(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoard_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoard_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoard_columns(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoard_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IssueBoardColumn) graphql.Marshaler {
+			return ec.marshalNIssueBoardColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardColumnᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoard_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueBoard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueBoardColumn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueBoard_teamCells(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoard_teamCells(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamCells, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IssueBoardTeamCell) graphql.Marshaler {
+			return ec.marshalNIssueBoardTeamCell2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardTeamCellᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoard_teamCells(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueBoard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueBoardTeamCell(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueBoardColumn_status(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardColumn_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardColumn_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoardColumn_count(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardColumn_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardColumn_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardColumn", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoardColumn_bySeverity(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardColumn_bySeverity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BySeverity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardColumn_bySeverity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoardTeamCell_status(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardTeamCell) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardTeamCell_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardTeamCell_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardTeamCell", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoardTeamCell_teamId(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardTeamCell) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardTeamCell_teamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardTeamCell_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardTeamCell", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoardTeamCell_teamName(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardTeamCell) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardTeamCell_teamName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardTeamCell_teamName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardTeamCell", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoardTeamCell_count(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardTeamCell) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardTeamCell_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardTeamCell_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardTeamCell", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _IssueCounts_critical(ctx context.Context, field graphql.CollectedField, obj *model.IssueCounts) (ret graphql.Marshaler) {
@@ -17083,6 +18688,700 @@ func (ec *executionContext) _IssueCounts_warningIssueIds(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_IssueCounts_warningIssueIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssueCounts", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_issueId(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_issueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_issueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_type(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_kind(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_title(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_metric(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_metric(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metric, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_column(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_observed(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_observed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Observed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_observed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_median(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_median(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Median, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_median(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_mad(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_mad(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mad, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_mad(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_z(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_z(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Z, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_z(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_direction(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_historySize(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_historySize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HistorySize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_historySize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_threshold(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_threshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Threshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_threshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_currentThreshold(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_currentThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_currentThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_tunedThreshold(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_tunedThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TunedThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_tunedThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_tunedThresholdLabel(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_tunedThresholdLabel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TunedThresholdLabel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_tunedThresholdLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_nextOnIgnore(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_nextOnIgnore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextOnIgnore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_nextOnIgnore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_ignoredAsExpected(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_ignoredAsExpected(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IgnoredAsExpected, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_ignoredAsExpected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_resolved(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_resolved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resolved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_resolved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_silenced(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_silenced(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Silenced, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_silenced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_retuneAwaitingApproval(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_retuneAwaitingApproval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RetuneAwaitingApproval, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RetuneRequest) graphql.Marshaler {
+			return ec.marshalORetuneRequest2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRetuneRequest(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_retuneAwaitingApproval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RetuneRequest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueExplanation_details(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_details(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Details, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_sla(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_sla(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssueExplanationSLA) graphql.Marshaler {
+			return ec.marshalNIssueExplanationSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueExplanationSLA(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_sla(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueExplanationSLA(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueExplanation_rule(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssueExplanationRule) graphql.Marshaler {
+			return ec.marshalOIssueExplanationRule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueExplanationRule(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueExplanationRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueExplanationRule_ruleId(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanationRule_ruleId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanationRule_ruleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanationRule", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanationRule_ruleType(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanationRule_ruleType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanationRule_ruleType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanationRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanationRule_observed(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanationRule_observed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Observed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanationRule_observed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanationRule", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanationRule_threshold(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanationRule_threshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Threshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanationRule_threshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanationRule", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanationSLA_breachedAt(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanationSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanationSLA_breachedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BreachedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanationSLA_breachedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanationSLA", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _IssueHistoryEntry_fromStatus(ctx context.Context, field graphql.CollectedField, obj *model.IssueHistoryEntry) (ret graphql.Marshaler) {
@@ -17221,6 +19520,254 @@ func (ec *executionContext) _IssueHistoryEntry_at(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_IssueHistoryEntry_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssueHistoryEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_impactScope(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_impactScope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactScope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_impactScope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_impactColumns(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_impactColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_impactColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_impactNote(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_impactNote(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactNote, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_impactNote(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_impactTree(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_impactTree(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactTree, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ImpactNode) graphql.Marshaler {
+			return ec.marshalNImpactNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐImpactNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_impactTree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueImpact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImpactNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueImpact_downstreamCount(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_downstreamCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DownstreamCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_downstreamCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_downstreamColumnCount(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_downstreamColumnCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DownstreamColumnCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_downstreamColumnCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_exposuresCount(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_exposuresCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExposuresCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_exposuresCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_exposures(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_exposures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exposures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IncidentExposure) graphql.Marshaler {
+			return ec.marshalNIncidentExposure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentExposureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_exposures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueImpact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IncidentExposure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueImpact_reachTotal(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_reachTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReachTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_reachTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_truncated(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _IssuePage_items(ctx context.Context, field graphql.CollectedField, obj *model.IssuePage) (ret graphql.Marshaler) {
@@ -22537,6 +25084,126 @@ func (ec *executionContext) fieldContext_Query_knowledgeGraph(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_issueBoard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_issueBoard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().IssueBoard(ctx, fc.Args["assigneeTeam"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssueBoard) graphql.Marshaler {
+			return ec.marshalNIssueBoard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_issueBoard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueBoard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_issueBoard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_issueSLAReport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_issueSLAReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().IssueSLAReport(ctx, fc.Args["period"].(string), fc.Args["groupBy"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLAReport) graphql.Marshaler {
+			return ec.marshalNSLAReport2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_issueSLAReport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLAReport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_issueSLAReport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_slaTargets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_slaTargets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().SLATargets(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLATargets) graphql.Marshaler {
+			return ec.marshalNSLATargets2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLATargets(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_slaTargets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLATargets(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_teams(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23712,6 +26379,144 @@ func (ec *executionContext) fieldContext_RestrictedDataset_restricted(_ context.
 	return graphql.NewScalarFieldContext("RestrictedDataset", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _RetuneRequest_id(ctx context.Context, field graphql.CollectedField, obj *model.RetuneRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetuneRequest_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetuneRequest_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RetuneRequest_action(ctx context.Context, field graphql.CollectedField, obj *model.RetuneRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetuneRequest_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetuneRequest_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RetuneRequest_fromThreshold(ctx context.Context, field graphql.CollectedField, obj *model.RetuneRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetuneRequest_fromThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetuneRequest_fromThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _RetuneRequest_issueId(ctx context.Context, field graphql.CollectedField, obj *model.RetuneRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetuneRequest_issueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RetuneRequest_issueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RetuneRequest_requestedBy(ctx context.Context, field graphql.CollectedField, obj *model.RetuneRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetuneRequest_requestedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetuneRequest_requestedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RetuneRequest_requestedAt(ctx context.Context, field graphql.CollectedField, obj *model.RetuneRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetuneRequest_requestedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetuneRequest_requestedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Rule_id(ctx context.Context, field graphql.CollectedField, obj *model.Rule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24712,6 +27517,750 @@ func (ec *executionContext) fieldContext_RuleResult_reason(_ context.Context, fi
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SLAAgeing_lt1d(ctx context.Context, field graphql.CollectedField, obj *model.SLAAgeing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAAgeing_lt1d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lt1d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAAgeing_lt1d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAAgeing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAAgeing_d1to3(ctx context.Context, field graphql.CollectedField, obj *model.SLAAgeing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAAgeing_d1to3(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.D1to3, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAAgeing_d1to3(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAAgeing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAAgeing_d3to7(ctx context.Context, field graphql.CollectedField, obj *model.SLAAgeing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAAgeing_d3to7(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.D3to7, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAAgeing_d3to7(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAAgeing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAAgeing_d7to30(ctx context.Context, field graphql.CollectedField, obj *model.SLAAgeing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAAgeing_d7to30(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.D7to30, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAAgeing_d7to30(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAAgeing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAAgeing_gt30d(ctx context.Context, field graphql.CollectedField, obj *model.SLAAgeing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAAgeing_gt30d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gt30d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAAgeing_gt30d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAAgeing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_key(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_name(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_opened(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_opened(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Opened, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_opened(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_closed(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_closed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Closed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_closed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_unresolved(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_unresolved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unresolved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_unresolved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_breached(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_breached(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Breached, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_breached(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_inScope(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_inScope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InScope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_inScope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_mtta(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_mtta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mtta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLAPercentiles) graphql.Marshaler {
+			return ec.marshalNSLAPercentiles2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAPercentiles(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_mtta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SLAGroup",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLAPercentiles(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SLAGroup_mttr(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_mttr(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mttr, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLAPercentiles) graphql.Marshaler {
+			return ec.marshalNSLAPercentiles2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAPercentiles(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_mttr(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SLAGroup",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLAPercentiles(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SLAGroup_ageing(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_ageing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ageing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLAAgeing) graphql.Marshaler {
+			return ec.marshalNSLAAgeing2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAAgeing(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_ageing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SLAGroup",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLAAgeing(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SLAPercentiles_medianHours(ctx context.Context, field graphql.CollectedField, obj *model.SLAPercentiles) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAPercentiles_medianHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MedianHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLAPercentiles_medianHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAPercentiles", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SLAPercentiles_p90Hours(ctx context.Context, field graphql.CollectedField, obj *model.SLAPercentiles) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAPercentiles_p90Hours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P90Hours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLAPercentiles_p90Hours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAPercentiles", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SLAPercentiles_samples(ctx context.Context, field graphql.CollectedField, obj *model.SLAPercentiles) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAPercentiles_samples(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Samples, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAPercentiles_samples(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAPercentiles", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_period(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_period(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Period, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_period(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_groupBy(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_groupBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GroupBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_groupBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_timezone(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_from(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAReport", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_to(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAReport", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_asOf(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAReport", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_targets(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_targets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Targets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLATargets) graphql.Marshaler {
+			return ec.marshalNSLATargets2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLATargets(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_targets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SLAReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLATargets(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SLAReport_groups(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SLAGroup) graphql.Marshaler {
+			return ec.marshalNSLAGroup2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAGroupᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SLAReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLAGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SLAReport_total(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLAGroup) graphql.Marshaler {
+			return ec.marshalNSLAGroup2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SLAReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLAGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SLATargets_criticalHours(ctx context.Context, field graphql.CollectedField, obj *model.SLATargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLATargets_criticalHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CriticalHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLATargets_criticalHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLATargets", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLATargets_warningHours(ctx context.Context, field graphql.CollectedField, obj *model.SLATargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLATargets_warningHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WarningHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLATargets_warningHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLATargets", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLATargets_default(ctx context.Context, field graphql.CollectedField, obj *model.SLATargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLATargets_default(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Default, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLATargets_default(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLATargets", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _SLODataset_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.SLODataset) (ret graphql.Marshaler) {
@@ -33516,6 +37065,26 @@ func (ec *executionContext) _Incident(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "scanId":
+			out.Values[i] = ec._Incident_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resolvedAt":
+			out.Values[i] = ec._Incident_resolvedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reachTotal":
+			out.Values[i] = ec._Incident_reachTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "truncated":
+			out.Values[i] = ec._Incident_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "root":
 			field := field
 
@@ -33864,6 +37433,82 @@ func (ec *executionContext) _Issue(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "impact":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Issue_impact(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "explanation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Issue_explanation(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "dataset":
 			field := field
 
@@ -33902,6 +37547,155 @@ func (ec *executionContext) _Issue(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueBoardImplementors = []string{"IssueBoard"}
+
+func (ec *executionContext) _IssueBoard(ctx context.Context, sel ast.SelectionSet, obj *model.IssueBoard) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueBoardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueBoard")
+		case "total":
+			out.Values[i] = ec._IssueBoard_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._IssueBoard_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "teamCells":
+			out.Values[i] = ec._IssueBoard_teamCells(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueBoardColumnImplementors = []string{"IssueBoardColumn"}
+
+func (ec *executionContext) _IssueBoardColumn(ctx context.Context, sel ast.SelectionSet, obj *model.IssueBoardColumn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueBoardColumnImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueBoardColumn")
+		case "status":
+			out.Values[i] = ec._IssueBoardColumn_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._IssueBoardColumn_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bySeverity":
+			out.Values[i] = ec._IssueBoardColumn_bySeverity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueBoardTeamCellImplementors = []string{"IssueBoardTeamCell"}
+
+func (ec *executionContext) _IssueBoardTeamCell(ctx context.Context, sel ast.SelectionSet, obj *model.IssueBoardTeamCell) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueBoardTeamCellImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueBoardTeamCell")
+		case "status":
+			out.Values[i] = ec._IssueBoardTeamCell_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "teamId":
+			out.Values[i] = ec._IssueBoardTeamCell_teamId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "teamName":
+			out.Values[i] = ec._IssueBoardTeamCell_teamName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._IssueBoardTeamCell_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -33976,6 +37770,250 @@ func (ec *executionContext) _IssueCounts(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var issueExplanationImplementors = []string{"IssueExplanation"}
+
+func (ec *executionContext) _IssueExplanation(ctx context.Context, sel ast.SelectionSet, obj *model.IssueExplanation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueExplanationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueExplanation")
+		case "issueId":
+			out.Values[i] = ec._IssueExplanation_issueId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._IssueExplanation_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._IssueExplanation_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._IssueExplanation_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metric":
+			out.Values[i] = ec._IssueExplanation_metric(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._IssueExplanation_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "observed":
+			out.Values[i] = ec._IssueExplanation_observed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "median":
+			out.Values[i] = ec._IssueExplanation_median(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "mad":
+			out.Values[i] = ec._IssueExplanation_mad(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "z":
+			out.Values[i] = ec._IssueExplanation_z(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._IssueExplanation_direction(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "historySize":
+			out.Values[i] = ec._IssueExplanation_historySize(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "threshold":
+			out.Values[i] = ec._IssueExplanation_threshold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "currentThreshold":
+			out.Values[i] = ec._IssueExplanation_currentThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "tunedThreshold":
+			out.Values[i] = ec._IssueExplanation_tunedThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "tunedThresholdLabel":
+			out.Values[i] = ec._IssueExplanation_tunedThresholdLabel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "nextOnIgnore":
+			out.Values[i] = ec._IssueExplanation_nextOnIgnore(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ignoredAsExpected":
+			out.Values[i] = ec._IssueExplanation_ignoredAsExpected(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolved":
+			out.Values[i] = ec._IssueExplanation_resolved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "silenced":
+			out.Values[i] = ec._IssueExplanation_silenced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retuneAwaitingApproval":
+			out.Values[i] = ec._IssueExplanation_retuneAwaitingApproval(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "details":
+			out.Values[i] = ec._IssueExplanation_details(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sla":
+			out.Values[i] = ec._IssueExplanation_sla(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rule":
+			out.Values[i] = ec._IssueExplanation_rule(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueExplanationRuleImplementors = []string{"IssueExplanationRule"}
+
+func (ec *executionContext) _IssueExplanationRule(ctx context.Context, sel ast.SelectionSet, obj *model.IssueExplanationRule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueExplanationRuleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueExplanationRule")
+		case "ruleId":
+			out.Values[i] = ec._IssueExplanationRule_ruleId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleType":
+			out.Values[i] = ec._IssueExplanationRule_ruleType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "observed":
+			out.Values[i] = ec._IssueExplanationRule_observed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "threshold":
+			out.Values[i] = ec._IssueExplanationRule_threshold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueExplanationSLAImplementors = []string{"IssueExplanationSLA"}
+
+func (ec *executionContext) _IssueExplanationSLA(ctx context.Context, sel ast.SelectionSet, obj *model.IssueExplanationSLA) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueExplanationSLAImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueExplanationSLA")
+		case "breachedAt":
+			out.Values[i] = ec._IssueExplanationSLA_breachedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var issueHistoryEntryImplementors = []string{"IssueHistoryEntry"}
 
 func (ec *executionContext) _IssueHistoryEntry(ctx context.Context, sel ast.SelectionSet, obj *model.IssueHistoryEntry) graphql.Marshaler {
@@ -34015,6 +38053,89 @@ func (ec *executionContext) _IssueHistoryEntry(ctx context.Context, sel ast.Sele
 			}
 		case "at":
 			out.Values[i] = ec._IssueHistoryEntry_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueImpactImplementors = []string{"IssueImpact"}
+
+func (ec *executionContext) _IssueImpact(ctx context.Context, sel ast.SelectionSet, obj *model.IssueImpact) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueImpactImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueImpact")
+		case "impactScope":
+			out.Values[i] = ec._IssueImpact_impactScope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "impactColumns":
+			out.Values[i] = ec._IssueImpact_impactColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "impactNote":
+			out.Values[i] = ec._IssueImpact_impactNote(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "impactTree":
+			out.Values[i] = ec._IssueImpact_impactTree(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "downstreamCount":
+			out.Values[i] = ec._IssueImpact_downstreamCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "downstreamColumnCount":
+			out.Values[i] = ec._IssueImpact_downstreamColumnCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exposuresCount":
+			out.Values[i] = ec._IssueImpact_exposuresCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exposures":
+			out.Values[i] = ec._IssueImpact_exposures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reachTotal":
+			out.Values[i] = ec._IssueImpact_reachTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._IssueImpact_truncated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -36507,6 +40628,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "issueBoard":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_issueBoard(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "issueSLAReport":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_issueSLAReport(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "slaTargets":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_slaTargets(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "teams":
 			field := field
 
@@ -37123,6 +41310,69 @@ func (ec *executionContext) _RestrictedDataset(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var retuneRequestImplementors = []string{"RetuneRequest"}
+
+func (ec *executionContext) _RetuneRequest(ctx context.Context, sel ast.SelectionSet, obj *model.RetuneRequest) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, retuneRequestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RetuneRequest")
+		case "id":
+			out.Values[i] = ec._RetuneRequest_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._RetuneRequest_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromThreshold":
+			out.Values[i] = ec._RetuneRequest_fromThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueId":
+			out.Values[i] = ec._RetuneRequest_issueId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "requestedBy":
+			out.Values[i] = ec._RetuneRequest_requestedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestedAt":
+			out.Values[i] = ec._RetuneRequest_requestedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var ruleImplementors = []string{"Rule"}
 
 func (ec *executionContext) _Rule(ctx context.Context, sel ast.SelectionSet, obj *model.Rule) graphql.Marshaler {
@@ -37508,6 +41758,321 @@ func (ec *executionContext) _RuleResult(ctx context.Context, sel ast.SelectionSe
 		case "reason":
 			out.Values[i] = ec._RuleResult_reason(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sLAAgeingImplementors = []string{"SLAAgeing"}
+
+func (ec *executionContext) _SLAAgeing(ctx context.Context, sel ast.SelectionSet, obj *model.SLAAgeing) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sLAAgeingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SLAAgeing")
+		case "lt1d":
+			out.Values[i] = ec._SLAAgeing_lt1d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "d1to3":
+			out.Values[i] = ec._SLAAgeing_d1to3(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "d3to7":
+			out.Values[i] = ec._SLAAgeing_d3to7(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "d7to30":
+			out.Values[i] = ec._SLAAgeing_d7to30(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gt30d":
+			out.Values[i] = ec._SLAAgeing_gt30d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sLAGroupImplementors = []string{"SLAGroup"}
+
+func (ec *executionContext) _SLAGroup(ctx context.Context, sel ast.SelectionSet, obj *model.SLAGroup) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sLAGroupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SLAGroup")
+		case "key":
+			out.Values[i] = ec._SLAGroup_key(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._SLAGroup_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "opened":
+			out.Values[i] = ec._SLAGroup_opened(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "closed":
+			out.Values[i] = ec._SLAGroup_closed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unresolved":
+			out.Values[i] = ec._SLAGroup_unresolved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "breached":
+			out.Values[i] = ec._SLAGroup_breached(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inScope":
+			out.Values[i] = ec._SLAGroup_inScope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mtta":
+			out.Values[i] = ec._SLAGroup_mtta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mttr":
+			out.Values[i] = ec._SLAGroup_mttr(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ageing":
+			out.Values[i] = ec._SLAGroup_ageing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sLAPercentilesImplementors = []string{"SLAPercentiles"}
+
+func (ec *executionContext) _SLAPercentiles(ctx context.Context, sel ast.SelectionSet, obj *model.SLAPercentiles) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sLAPercentilesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SLAPercentiles")
+		case "medianHours":
+			out.Values[i] = ec._SLAPercentiles_medianHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "p90Hours":
+			out.Values[i] = ec._SLAPercentiles_p90Hours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "samples":
+			out.Values[i] = ec._SLAPercentiles_samples(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sLAReportImplementors = []string{"SLAReport"}
+
+func (ec *executionContext) _SLAReport(ctx context.Context, sel ast.SelectionSet, obj *model.SLAReport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sLAReportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SLAReport")
+		case "period":
+			out.Values[i] = ec._SLAReport_period(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groupBy":
+			out.Values[i] = ec._SLAReport_groupBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._SLAReport_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._SLAReport_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._SLAReport_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "asOf":
+			out.Values[i] = ec._SLAReport_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targets":
+			out.Values[i] = ec._SLAReport_targets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._SLAReport_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._SLAReport_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sLATargetsImplementors = []string{"SLATargets"}
+
+func (ec *executionContext) _SLATargets(ctx context.Context, sel ast.SelectionSet, obj *model.SLATargets) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sLATargetsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SLATargets")
+		case "criticalHours":
+			out.Values[i] = ec._SLATargets_criticalHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "warningHours":
+			out.Values[i] = ec._SLATargets_warningHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "default":
+			out.Values[i] = ec._SLATargets_default(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -40506,6 +45071,56 @@ func (ec *executionContext) marshalNIssue2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigia
 	return ec._Issue(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNIssueBoard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoard(ctx context.Context, sel ast.SelectionSet, v *model.IssueBoard) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssueBoard(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIssueBoardColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardColumn(ctx context.Context, sel ast.SelectionSet, v model.IssueBoardColumn) graphql.Marshaler {
+	return ec._IssueBoardColumn(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIssueBoardColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardColumnᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IssueBoardColumn) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIssueBoardColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardColumn(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIssueBoardTeamCell2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardTeamCell(ctx context.Context, sel ast.SelectionSet, v model.IssueBoardTeamCell) graphql.Marshaler {
+	return ec._IssueBoardTeamCell(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIssueBoardTeamCell2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardTeamCellᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IssueBoardTeamCell) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIssueBoardTeamCell2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardTeamCell(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNIssueCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueCounts(ctx context.Context, sel ast.SelectionSet, v *model.IssueCounts) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -40514,6 +45129,26 @@ func (ec *executionContext) marshalNIssueCounts2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._IssueCounts(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIssueExplanation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueExplanation(ctx context.Context, sel ast.SelectionSet, v *model.IssueExplanation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssueExplanation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIssueExplanationSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueExplanationSLA(ctx context.Context, sel ast.SelectionSet, v *model.IssueExplanationSLA) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssueExplanationSLA(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNIssueHistoryEntry2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueHistoryEntry(ctx context.Context, sel ast.SelectionSet, v model.IssueHistoryEntry) graphql.Marshaler {
@@ -40534,6 +45169,16 @@ func (ec *executionContext) marshalNIssueHistoryEntry2ᚕgithubᚗcomᚋvigiaᚑ
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNIssueImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueImpact(ctx context.Context, sel ast.SelectionSet, v *model.IssueImpact) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssueImpact(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNIssuePage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssuePage(ctx context.Context, sel ast.SelectionSet, v *model.IssuePage) graphql.Marshaler {
@@ -41092,6 +45737,76 @@ func (ec *executionContext) marshalNRuleParams2ᚖgithubᚗcomᚋvigiaᚑdataᚋ
 func (ec *executionContext) unmarshalNRuleParamsInput2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleParamsInput(ctx context.Context, v any) (*model.RuleParamsInput, error) {
 	res, err := ec.unmarshalInputRuleParamsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSLAAgeing2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAAgeing(ctx context.Context, sel ast.SelectionSet, v *model.SLAAgeing) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SLAAgeing(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSLAGroup2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAGroup(ctx context.Context, sel ast.SelectionSet, v model.SLAGroup) graphql.Marshaler {
+	return ec._SLAGroup(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSLAGroup2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SLAGroup) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSLAGroup2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAGroup(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSLAGroup2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAGroup(ctx context.Context, sel ast.SelectionSet, v *model.SLAGroup) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SLAGroup(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSLAPercentiles2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAPercentiles(ctx context.Context, sel ast.SelectionSet, v *model.SLAPercentiles) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SLAPercentiles(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSLAReport2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAReport(ctx context.Context, sel ast.SelectionSet, v *model.SLAReport) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SLAReport(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSLATargets2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLATargets(ctx context.Context, sel ast.SelectionSet, v *model.SLATargets) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SLATargets(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSLODataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLODataset(ctx context.Context, sel ast.SelectionSet, v model.SLODataset) graphql.Marshaler {
@@ -41959,6 +46674,13 @@ func (ec *executionContext) marshalOIssue2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigia
 	return ec._Issue(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOIssueExplanationRule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueExplanationRule(ctx context.Context, sel ast.SelectionSet, v *model.IssueExplanationRule) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._IssueExplanationRule(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOLineageDirection2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageDirection(ctx context.Context, v any) (*model.LineageDirection, error) {
 	if v == nil {
 		return nil, nil
@@ -42008,6 +46730,13 @@ func (ec *executionContext) marshalOProfileRun2ᚖgithubᚗcomᚋvigiaᚑdataᚋ
 		return graphql.Null
 	}
 	return ec._ProfileRun(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORetuneRequest2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRetuneRequest(ctx context.Context, sel ast.SelectionSet, v *model.RetuneRequest) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RetuneRequest(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRule(ctx context.Context, sel ast.SelectionSet, v *model.Rule) graphql.Marshaler {

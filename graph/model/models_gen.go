@@ -389,6 +389,12 @@ type Incident struct {
 	Exposures             []IncidentExposure `json:"exposures"`
 	CreatedAt             time.Time          `json:"createdAt"`
 	UpdatedAt             time.Time          `json:"updatedAt"`
+	// The scan that opened it
+	ScanID     *string    `json:"scanId,omitempty"`
+	ResolvedAt *time.Time `json:"resolvedAt,omitempty"`
+	// Datasets, exposures and consumers reached in all
+	ReachTotal int  `json:"reachTotal"`
+	Truncated  bool `json:"truncated"`
 	// The incident's root dataset (the most upstream one).
 	Root *Dataset `json:"root,omitempty"`
 }
@@ -435,8 +441,36 @@ type Issue struct {
 	ResolvedAt           *time.Time `json:"resolvedAt,omitempty"`
 	// Every change with its origin, oldest first.
 	History []IssueHistoryEntry `json:"history"`
+	// The issue's blast radius; restricted datasets are masked as in REST.
+	Impact *IssueImpact `json:"impact"`
+	// The explanation card.
+	Explanation *IssueExplanation `json:"explanation"`
 	// The issue's dataset.
 	Dataset *Dataset `json:"dataset"`
+}
+
+// Counts per status and severity, and per status and team.
+type IssueBoard struct {
+	Total     int                  `json:"total"`
+	Columns   []IssueBoardColumn   `json:"columns"`
+	TeamCells []IssueBoardTeamCell `json:"teamCells"`
+}
+
+// The issues of one status on the board.
+type IssueBoardColumn struct {
+	// open, acknowledged, resolved or ignored
+	Status string `json:"status"`
+	Count  int    `json:"count"`
+	// Counts per severity as JSON text ({"critical": n, ...})
+	BySeverity string `json:"bySeverity"`
+}
+
+// The issues of one status assigned to one team (null team: none).
+type IssueBoardTeamCell struct {
+	Status   string  `json:"status"`
+	TeamID   *string `json:"teamId,omitempty"`
+	TeamName *string `json:"teamName,omitempty"`
+	Count    int     `json:"count"`
 }
 
 // Standing issues counted as the verdict, the trust decision and readiness count them.
@@ -445,6 +479,52 @@ type IssueCounts struct {
 	Warning          int      `json:"warning"`
 	CriticalIssueIds []string `json:"criticalIssueIds"`
 	WarningIssueIds  []string `json:"warningIssueIds"`
+}
+
+// The explanation card of an issue: an anomaly against its history, with the tuned threshold.
+type IssueExplanation struct {
+	IssueID string `json:"issueId"`
+	Type    string `json:"type"`
+	// anomaly, rule, schema_drift or other
+	Kind     string   `json:"kind"`
+	Title    string   `json:"title"`
+	Metric   *string  `json:"metric,omitempty"`
+	Column   *string  `json:"column,omitempty"`
+	Observed *float64 `json:"observed,omitempty"`
+	// Median of the dataset's history
+	Median      *float64 `json:"median,omitempty"`
+	Mad         *float64 `json:"mad,omitempty"`
+	Z           *float64 `json:"z,omitempty"`
+	Direction   *string  `json:"direction,omitempty"`
+	HistorySize *int     `json:"historySize,omitempty"`
+	// The threshold of the scan that detected it
+	Threshold *float64 `json:"threshold,omitempty"`
+	// The threshold the next scan uses
+	CurrentThreshold       *float64       `json:"currentThreshold,omitempty"`
+	TunedThreshold         *float64       `json:"tunedThreshold,omitempty"`
+	TunedThresholdLabel    *string        `json:"tunedThresholdLabel,omitempty"`
+	NextOnIgnore           *float64       `json:"nextOnIgnore,omitempty"`
+	IgnoredAsExpected      int            `json:"ignoredAsExpected"`
+	Resolved               int            `json:"resolved"`
+	Silenced               bool           `json:"silenced"`
+	RetuneAwaitingApproval *RetuneRequest `json:"retuneAwaitingApproval,omitempty"`
+	// The issue's own details as JSON text (counts, column names, the rule's measure; never a value of the data)
+	Details string                `json:"details"`
+	SLA     *IssueExplanationSLA  `json:"sla"`
+	Rule    *IssueExplanationRule `json:"rule,omitempty"`
+}
+
+// The rule of a rule issue.
+type IssueExplanationRule struct {
+	RuleID    string   `json:"ruleId"`
+	RuleType  *string  `json:"ruleType,omitempty"`
+	Observed  *float64 `json:"observed,omitempty"`
+	Threshold *float64 `json:"threshold,omitempty"`
+}
+
+// Where an issue stands against its resolution target.
+type IssueExplanationSLA struct {
+	BreachedAt *time.Time `json:"breachedAt,omitempty"`
 }
 
 // One change of an issue.
@@ -456,6 +536,22 @@ type IssueHistoryEntry struct {
 	Origin string    `json:"origin"`
 	Note   string    `json:"note"`
 	At     time.Time `json:"at"`
+}
+
+// The blast radius of an issue: what is downstream of its dataset (3 hops, 40 datasets).
+type IssueImpact struct {
+	// column, table or none
+	ImpactScope   string   `json:"impactScope"`
+	ImpactColumns []string `json:"impactColumns"`
+	// no_column_lineage, or null
+	ImpactNote            *string            `json:"impactNote,omitempty"`
+	ImpactTree            []ImpactNode       `json:"impactTree"`
+	DownstreamCount       int                `json:"downstreamCount"`
+	DownstreamColumnCount int                `json:"downstreamColumnCount"`
+	ExposuresCount        int                `json:"exposuresCount"`
+	Exposures             []IncidentExposure `json:"exposures"`
+	ReachTotal            int                `json:"reachTotal"`
+	Truncated             bool               `json:"truncated"`
 }
 
 // One page of issues.
@@ -795,6 +891,16 @@ type RestrictedDataset struct {
 
 func (RestrictedDataset) IsDatasetNeighbour() {}
 
+// A threshold change waiting for an admin's approval.
+type RetuneRequest struct {
+	ID            string    `json:"id"`
+	Action        string    `json:"action"`
+	FromThreshold float64   `json:"fromThreshold"`
+	IssueID       *string   `json:"issueId,omitempty"`
+	RequestedBy   string    `json:"requestedBy"`
+	RequestedAt   time.Time `json:"requestedAt"`
+}
+
 // A data-quality rule of a dataset, evaluated in every scan of its connection.
 type Rule struct {
 	ID          string `json:"id"`
@@ -886,6 +992,61 @@ type RuleResult struct {
 	Observed    *float64    `json:"observed,omitempty"`
 	Threshold   *float64    `json:"threshold,omitempty"`
 	Reason      *RuleReason `json:"reason,omitempty"`
+}
+
+// Unresolved issues by age since opening.
+type SLAAgeing struct {
+	Lt1d   int `json:"lt1d"`
+	D1to3  int `json:"d1to3"`
+	D3to7  int `json:"d3to7"`
+	D7to30 int `json:"d7to30"`
+	Gt30d  int `json:"gt30d"`
+}
+
+// One group of the SLA report (null key: no domain or no team).
+type SLAGroup struct {
+	Key    *string `json:"key,omitempty"`
+	Name   *string `json:"name,omitempty"`
+	Opened int     `json:"opened"`
+	Closed int     `json:"closed"`
+	// Open or acknowledged at the month's end
+	Unresolved int             `json:"unresolved"`
+	Breached   int             `json:"breached"`
+	InScope    int             `json:"inScope"`
+	Mtta       *SLAPercentiles `json:"mtta"`
+	Mttr       *SLAPercentiles `json:"mttr"`
+	Ageing     *SLAAgeing      `json:"ageing"`
+}
+
+// A median and a 90th percentile in SLA clock hours.
+type SLAPercentiles struct {
+	MedianHours *float64 `json:"medianHours,omitempty"`
+	P90Hours    *float64 `json:"p90Hours,omitempty"`
+	Samples     int      `json:"samples"`
+}
+
+// One month of the issue workflow.
+type SLAReport struct {
+	Period string `json:"period"`
+	// domain, team or severity
+	GroupBy  string    `json:"groupBy"`
+	Timezone string    `json:"timezone"`
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	// Month end, or now for the current month
+	AsOf    time.Time   `json:"asOf"`
+	Targets *SLATargets `json:"targets"`
+	Groups  []SLAGroup  `json:"groups"`
+	// Every issue once, also one of datasets in several domains
+	Total *SLAGroup `json:"total"`
+}
+
+// The workspace's resolution targets in hours (null: none).
+type SLATargets struct {
+	CriticalHours *int `json:"criticalHours,omitempty"`
+	WarningHours  *int `json:"warningHours,omitempty"`
+	// true while the workspace uses the defaults (critical 24, warning 72)
+	Default bool `json:"default"`
 }
 
 // A dataset's SLO attainment in a month.
