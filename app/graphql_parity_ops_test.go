@@ -18,6 +18,8 @@ func parityTableOps() map[string]parity {
 		lastDeliveryStatus lastDeliveryAt lastDeliveryError createdAt updatedAt`
 	integration := `id name provider baseUrl project webhookSecretSet webhookPath intervalMin comment transition createdAt
 		updatedAt credentialsSet lastPollAt nextPollAt lastError lastErrorAt backoffUntil ticketErrors pendingWrites failedWrites`
+	check := `id name datasetId otherId groupBy sumColumns tolerancePct createdAt
+		lastResult { status code groups failedGroups differing { group code countA countB sums } scanId runAt }`
 	tree := `impactScope impactColumns impactNote impactTree { ref id name restricted hops parent impact viaColumns }
 		downstreamCount downstreamColumnCount exposuresCount exposures { node id name type } reachTotal truncated`
 	month := lastMonth().Format("2006-01")
@@ -46,6 +48,33 @@ func parityTableOps() map[string]parity {
 				"gt30d": "gt_30d"}},
 		"getSLATargets": {rest: "/api/v1/workspace/sla-targets", query: `{ slaTargets { criticalHours warningHours default } }`,
 			at: "slaTargets"},
+		"listRulePacks": {rest: "/api/v1/rule-packs", query: `{ rulePacks { items { name version title description
+			items { key semanticType ruleType title severity pattern checkDigit } } total } }`, at: "rulePacks.items",
+			total: "rulePacks.total"},
+		"getRulePack": {rest: "/api/v1/rule-packs/{id}", sample: "pack", query: `query($id: String!){ rulePack(name: $id){ name
+			version title description items { key semanticType ruleType title severity pattern checkDigit } } }`, at: "rulePack"},
+		"previewRulePack": {rest: "/api/v1/rule-packs/{id}/preview", sample: "pack",
+			query: `query($id: String!){ rulePack(name: $id){ preview { pack version applied datasets new existing
+				matches { datasetId datasetName column semanticType item ruleType ruleName severity status ruleId
+				params { column columns values pattern min max refDatasetId refColumn maxOrphanPct maxAgeHours minRows sql maxFailing } } } } }`,
+			at: "rulePack.preview"},
+		"listReconcileChecks": {rest: "/api/v1/reconcile/checks", query: `{ reconcileChecks { items { ` + check + ` } total } }`,
+			at: "reconcileChecks.items", total: "reconcileChecks.total"},
+		"getReconcileCheck": {rest: "/api/v1/reconcile/checks/{id}", sample: "check",
+			query: `query($id: ID!){ reconcileCheck(id: $id){ ` + check + ` } }`, at: "reconcileCheck"},
+		"listOrchestratorRuns": {rest: "/api/v1/orchestrator-runs", query: `{ orchestratorRuns { items { id orchestrator pipeline runId
+			status startedAt endedAt inputs outputs unmatched facets receivedAt updatedAt nextScans { datasetId scanId profiledAt } }
+			total } }`, at: "orchestratorRuns.items", total: "orchestratorRuns.total"},
+		"ideDatasetColumns": {rest: "/api/v1/ide/datasets/{id}/columns", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ editorColumns { name position dataType class nullable primaryKey semanticType
+				sensitivity profiled nullCount nullRate distinct distinctEstimated } } }`, at: "dataset.editorColumns"},
+		"ideResolve": {rest: "/api/v1/ide/resolve?name={id}", sample: "datasetName",
+			query: `query($id: String!){ editorResolve(name: $id){ datasetId name schema table kind connectionId connectionName verdict
+				score decision reasons owner piiColumns otherMatches { datasetId connectionId connectionName schema table } } }`,
+			at: "editorResolve"},
+		"getPublicShare": {rest: "/api/v1/domains/{id}/public-share", sample: "domain", as: "admin",
+			query: `query($id: ID!){ domain(id: $id){ publicShare { domainId enabled token pageUrl badgeUrl createdAt rotatedAt } } }`,
+			at:    "domain.publicShare"},
 		"listTeams": {rest: "/api/v1/teams", query: `{ teams { items { id name memberCount createdAt } total } }`,
 			at: "teams.items", total: "teams.total"},
 		"getTeam": {rest: "/api/v1/teams/{id}", sample: "team",
@@ -131,6 +160,31 @@ func (f *parityFixture) addOpsFixture(t *testing.T) {
 	integ := post(http.MethodPost, "/api/v1/tickets/integrations", map[string]any{"name": "Jira", "provider": "jira",
 		"project": "OPS"})["id"].(string)
 	f.ids["integration"] = []string{integ}
+
+	// Rule packs, a reconciliation check run once, a reported pipeline run, the editor's
+	// references and the domain's public share.
+	var packs []struct{ Name string }
+	env.Do(t, http.MethodGet, "/api/v1/rule-packs", f.tok, nil).JSON(t, &packs)
+	for _, p := range packs {
+		f.ids["pack"] = append(f.ids["pack"], p.Name)
+	}
+	check := post(http.MethodPost, "/api/v1/reconcile/checks", map[string]any{"name": "clientes vs encomendas",
+		"dataset_id": f.ids["dataset"][0], "other_id": f.ids["dataset"][1]})["id"].(string)
+	post(http.MethodPost, "/api/v1/reconcile/checks/"+check+"/run", nil)
+	f.ids["check"] = []string{check}
+	if r := env.Do(t, http.MethodPost, "/api/v1/orchestrator-runs", f.tok, map[string]any{"orchestrator": "airflow", "pipeline": "carga",
+		"run_id": vigia.NewUUID(), "status": "success", "started_at": now.Add(-time.Hour).Format(time.RFC3339),
+		"ended_at": now.Format(time.RFC3339), "inputs": []any{map[string]any{"dataset_id": f.ids["dataset"][1]}},
+		"outputs": []any{map[string]any{"dataset_id": f.ids["dataset"][0]}, map[string]any{"namespace": "s3://lago", "name": "brutos"}},
+		"facets":  map[string]any{"nominalTime": map[string]any{"nominalStartTime": "2026-01-01T00:00:00Z"}}}); r.Status >= 300 {
+		t.Fatalf("orchestrator run: %d %s", r.Status, r.Body)
+	}
+	for _, id := range f.ids["dataset"] {
+		var d struct{ Schema, Table string }
+		env.Do(t, http.MethodGet, "/api/v1/datasets/"+id, f.tok, nil).JSON(t, &d)
+		f.ids["datasetName"] = append(f.ids["datasetName"], d.Schema+"."+d.Table)
+	}
+	post(http.MethodPut, "/api/v1/domains/"+f.ids["domain"][0]+"/public-share", nil)
 
 	// An issue opened last month and acknowledged two hours later, for the SLA report.
 	opened := lastMonth().Add(-72 * time.Hour)

@@ -4,10 +4,15 @@ import (
 	"context"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/datadiff"
+	"github.com/vigia-data/vigia/ide"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/oncall"
+	"github.com/vigia-data/vigia/orchestrator"
+	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/team"
 	"github.com/vigia-data/vigia/ticket"
 )
@@ -24,6 +29,45 @@ type OpsServices struct {
 	Issues IssueReadService
 	// Incidents answers an issue's blast radius.
 	Incidents IssueImpactService
+	// RulePacks answers the rule packs and their previews.
+	RulePacks RulePackService
+	// ReconcileChecks answers declared reconciliation checks.
+	ReconcileChecks ReconcileCheckService
+	// Orchestrators answers reported pipeline runs.
+	Orchestrators OrchestratorService
+	// IDE answers the editor reads.
+	IDE IDEService
+	// Shares answers data products' public shares.
+	Shares ShareService
+}
+
+// RulePackService is what the resolvers need of rule packs.
+type RulePackService interface {
+	RulePacks(ctx context.Context) ([]rule.Pack, error)
+	RulePack(ctx context.Context, name string) (rule.Pack, error)
+	PreviewRulePack(ctx context.Context, name string, scope rule.PackScope) (rule.PackPlan, error)
+}
+
+// ReconcileCheckService is what the resolvers need of reconciliation checks.
+type ReconcileCheckService interface {
+	Checks(ctx context.Context, page vigia.Page) (vigia.List[datadiff.Check], error)
+	Check(ctx context.Context, id string) (datadiff.Check, error)
+}
+
+// OrchestratorService is what the resolvers need of orchestrator runs.
+type OrchestratorService interface {
+	Runs(ctx context.Context, f orchestrator.RunFilter) (vigia.List[orchestrator.Run], error)
+}
+
+// IDEService is what the resolvers need of the editor reads.
+type IDEService interface {
+	Columns(ctx context.Context, datasetID string) ([]ide.Column, error)
+	Resolve(ctx context.Context, name string, connection *string) (ide.Resolution, error)
+}
+
+// ShareService is what the resolvers need of public shares.
+type ShareService interface {
+	PublicShare(ctx context.Context, id string) (product.ShareInfo, error)
 }
 
 // IssueReadService is what the resolvers need of the issue workflow's reads.

@@ -40,6 +40,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	NotificationChannel() NotificationChannelResolver
 	Query() QueryResolver
+	RulePack() RulePackResolver
 	Scan() ScanResolver
 	TicketIntegration() TicketIntegrationResolver
 }
@@ -153,6 +154,7 @@ type ComplexityRoot struct {
 		DataCountry          func(childComplexity int) int
 		Domains              func(childComplexity int) int
 		Downstream           func(childComplexity int, hops *int) int
+		EditorColumns        func(childComplexity int) int
 		Freshness            func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		Impact               func(childComplexity int, column *string) int
@@ -245,6 +247,7 @@ type ComplexityRoot struct {
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
 		OwnerName   func(childComplexity int) int
+		PublicShare func(childComplexity int) int
 		PublishedAt func(childComplexity int) int
 		Readiness   func(childComplexity int) int
 		Restricted  func(childComplexity int) int
@@ -320,6 +323,47 @@ type ComplexityRoot struct {
 		Changes    func(childComplexity int) int
 		Compatible func(childComplexity int) int
 		Datasets   func(childComplexity int) int
+	}
+
+	EditorColumn struct {
+		Class             func(childComplexity int) int
+		DataType          func(childComplexity int) int
+		Distinct          func(childComplexity int) int
+		DistinctEstimated func(childComplexity int) int
+		Name              func(childComplexity int) int
+		NullCount         func(childComplexity int) int
+		NullRate          func(childComplexity int) int
+		Nullable          func(childComplexity int) int
+		Position          func(childComplexity int) int
+		PrimaryKey        func(childComplexity int) int
+		Profiled          func(childComplexity int) int
+		SemanticType      func(childComplexity int) int
+		Sensitivity       func(childComplexity int) int
+	}
+
+	EditorMatch struct {
+		ConnectionID   func(childComplexity int) int
+		ConnectionName func(childComplexity int) int
+		DatasetID      func(childComplexity int) int
+		Schema         func(childComplexity int) int
+		Table          func(childComplexity int) int
+	}
+
+	EditorResolution struct {
+		ConnectionID   func(childComplexity int) int
+		ConnectionName func(childComplexity int) int
+		DatasetID      func(childComplexity int) int
+		Decision       func(childComplexity int) int
+		Kind           func(childComplexity int) int
+		Name           func(childComplexity int) int
+		OtherMatches   func(childComplexity int) int
+		Owner          func(childComplexity int) int
+		PiiColumns     func(childComplexity int) int
+		Reasons        func(childComplexity int) int
+		Schema         func(childComplexity int) int
+		Score          func(childComplexity int) int
+		Table          func(childComplexity int) int
+		Verdict        func(childComplexity int) int
 	}
 
 	ImpactNode struct {
@@ -749,6 +793,34 @@ type ComplexityRoot struct {
 		UpdatedAt   func(childComplexity int) int
 	}
 
+	OrchestratorNextScan struct {
+		DatasetID  func(childComplexity int) int
+		ProfiledAt func(childComplexity int) int
+		ScanID     func(childComplexity int) int
+	}
+
+	OrchestratorRun struct {
+		EndedAt      func(childComplexity int) int
+		Facets       func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Inputs       func(childComplexity int) int
+		NextScans    func(childComplexity int) int
+		Orchestrator func(childComplexity int) int
+		Outputs      func(childComplexity int) int
+		Pipeline     func(childComplexity int) int
+		ReceivedAt   func(childComplexity int) int
+		RunID        func(childComplexity int) int
+		StartedAt    func(childComplexity int) int
+		Status       func(childComplexity int) int
+		Unmatched    func(childComplexity int) int
+		UpdatedAt    func(childComplexity int) int
+	}
+
+	OrchestratorRunPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
 	Parsing struct {
 		Columns  func(childComplexity int) int
 		Profiled func(childComplexity int) int
@@ -782,12 +854,23 @@ type ComplexityRoot struct {
 		ScanID        func(childComplexity int) int
 	}
 
+	PublicShare struct {
+		BadgeURL  func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		DomainID  func(childComplexity int) int
+		Enabled   func(childComplexity int) int
+		PageURL   func(childComplexity int) int
+		RotatedAt func(childComplexity int) int
+		Token     func(childComplexity int) int
+	}
+
 	Query struct {
 		Consumers            func(childComplexity int, limit *int, offset *int) int
 		Dataset              func(childComplexity int, id string) int
 		Datasets             func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
 		Domain               func(childComplexity int, id string) int
 		Domains              func(childComplexity int, limit *int, offset *int) int
+		EditorResolve        func(childComplexity int, name string, connection *string) int
 		Incident             func(childComplexity int, id string) int
 		Incidents            func(childComplexity int, status *string, limit *int, offset *int) int
 		Issue                func(childComplexity int, id string) int
@@ -800,8 +883,13 @@ type ComplexityRoot struct {
 		NotificationMutes    func(childComplexity int, limit *int, offset *int) int
 		Notifications        func(childComplexity int, held *bool, event *string, limit *int, offset *int) int
 		OnCallRota           func(childComplexity int) int
+		OrchestratorRuns     func(childComplexity int, orchestrator *string, pipeline *string, status *string, datasetID *string, scanID *string, limit *int, offset *int) int
 		RagGate              func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
+		ReconcileCheck       func(childComplexity int, id string) int
+		ReconcileChecks      func(childComplexity int, limit *int, offset *int) int
 		Rule                 func(childComplexity int, id string) int
+		RulePack             func(childComplexity int, name string) int
+		RulePacks            func(childComplexity int, limit *int, offset *int) int
 		Rules                func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
 		SLATargets           func(childComplexity int) int
 		Scan                 func(childComplexity int, id string) int
@@ -834,6 +922,41 @@ type ComplexityRoot struct {
 	ReadinessItem struct {
 		Code     func(childComplexity int) int
 		Datasets func(childComplexity int) int
+	}
+
+	ReconcileCheck struct {
+		CreatedAt    func(childComplexity int) int
+		DatasetID    func(childComplexity int) int
+		GroupBy      func(childComplexity int) int
+		ID           func(childComplexity int) int
+		LastResult   func(childComplexity int) int
+		Name         func(childComplexity int) int
+		OtherID      func(childComplexity int) int
+		SumColumns   func(childComplexity int) int
+		TolerancePct func(childComplexity int) int
+	}
+
+	ReconcileCheckPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	ReconcileCheckResult struct {
+		Code         func(childComplexity int) int
+		Differing    func(childComplexity int) int
+		FailedGroups func(childComplexity int) int
+		Groups       func(childComplexity int) int
+		RunAt        func(childComplexity int) int
+		ScanID       func(childComplexity int) int
+		Status       func(childComplexity int) int
+	}
+
+	ReconcileGroup struct {
+		Code   func(childComplexity int) int
+		CountA func(childComplexity int) int
+		CountB func(childComplexity int) int
+		Group  func(childComplexity int) int
+		Sums   func(childComplexity int) int
 	}
 
 	RestrictedDataset struct {
@@ -872,6 +995,54 @@ type ComplexityRoot struct {
 		RuleType func(childComplexity int) int
 		Severity func(childComplexity int) int
 		Status   func(childComplexity int) int
+	}
+
+	RulePack struct {
+		Description func(childComplexity int) int
+		Items       func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Preview     func(childComplexity int, datasetID *string, connectionID *string) int
+		Title       func(childComplexity int) int
+		Version     func(childComplexity int) int
+	}
+
+	RulePackItem struct {
+		CheckDigit   func(childComplexity int) int
+		Key          func(childComplexity int) int
+		Pattern      func(childComplexity int) int
+		RuleType     func(childComplexity int) int
+		SemanticType func(childComplexity int) int
+		Severity     func(childComplexity int) int
+		Title        func(childComplexity int) int
+	}
+
+	RulePackMatch struct {
+		Column       func(childComplexity int) int
+		DatasetID    func(childComplexity int) int
+		DatasetName  func(childComplexity int) int
+		Item         func(childComplexity int) int
+		Params       func(childComplexity int) int
+		RuleID       func(childComplexity int) int
+		RuleName     func(childComplexity int) int
+		RuleType     func(childComplexity int) int
+		SemanticType func(childComplexity int) int
+		Severity     func(childComplexity int) int
+		Status       func(childComplexity int) int
+	}
+
+	RulePackPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	RulePackPlan struct {
+		Applied  func(childComplexity int) int
+		Datasets func(childComplexity int) int
+		Existing func(childComplexity int) int
+		Matches  func(childComplexity int) int
+		New      func(childComplexity int) int
+		Pack     func(childComplexity int) int
+		Version  func(childComplexity int) int
 	}
 
 	RulePage struct {
@@ -1241,6 +1412,7 @@ type DatasetResolver interface {
 	Lineage(ctx context.Context, obj *model.Dataset, direction *model.LineageDirection, hops *int) (*model.LineageGraph, error)
 	Impact(ctx context.Context, obj *model.Dataset, column *string) (*model.LineageImpact, error)
 	Path(ctx context.Context, obj *model.Dataset, to string) (*model.LineagePath, error)
+	EditorColumns(ctx context.Context, obj *model.Dataset) ([]model.EditorColumn, error)
 	RowCount(ctx context.Context, obj *model.Dataset) (*int, error)
 	RowCountExact(ctx context.Context, obj *model.Dataset) (*bool, error)
 	LastFailure(ctx context.Context, obj *model.Dataset) (*model.ProfileFailure, error)
@@ -1262,6 +1434,7 @@ type DomainResolver interface {
 	Slo(ctx context.Context, obj *model.Domain, month *string) (*model.DomainSlo, error)
 	Versions(ctx context.Context, obj *model.Domain) ([]model.DomainVersion, error)
 	Consumers(ctx context.Context, obj *model.Domain) ([]model.DomainConsumer, error)
+	PublicShare(ctx context.Context, obj *model.Domain) (*model.PublicShare, error)
 }
 type IncidentResolver interface {
 	Root(ctx context.Context, obj *model.Incident) (*model.Dataset, error)
@@ -1316,6 +1489,12 @@ type QueryResolver interface {
 	OnCallRota(ctx context.Context) (*model.OnCallRota, error)
 	TicketIntegrations(ctx context.Context, limit *int, offset *int) (*model.TicketIntegrationPage, error)
 	TicketIntegration(ctx context.Context, id string) (*model.TicketIntegration, error)
+	RulePacks(ctx context.Context, limit *int, offset *int) (*model.RulePackPage, error)
+	RulePack(ctx context.Context, name string) (*model.RulePack, error)
+	ReconcileChecks(ctx context.Context, limit *int, offset *int) (*model.ReconcileCheckPage, error)
+	ReconcileCheck(ctx context.Context, id string) (*model.ReconcileCheck, error)
+	OrchestratorRuns(ctx context.Context, orchestrator *string, pipeline *string, status *string, datasetID *string, scanID *string, limit *int, offset *int) (*model.OrchestratorRunPage, error)
+	EditorResolve(ctx context.Context, name string, connection *string) (*model.EditorResolution, error)
 	TrustDecision(ctx context.Context, dataset string, purpose *string) (*model.TrustDecision, error)
 	Domains(ctx context.Context, limit *int, offset *int) (*model.DomainPage, error)
 	Domain(ctx context.Context, id string) (*model.Domain, error)
@@ -1324,6 +1503,9 @@ type QueryResolver interface {
 	Rule(ctx context.Context, id string) (*model.Rule, error)
 	Scans(ctx context.Context, limit *int, offset *int) (*model.ScanPage, error)
 	Signals(ctx context.Context, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) (*model.SignalPage, error)
+}
+type RulePackResolver interface {
+	Preview(ctx context.Context, obj *model.RulePack, datasetID *string, connectionID *string) (*model.RulePackPlan, error)
 }
 type ScanResolver interface {
 	Failures(ctx context.Context, obj *model.Scan) ([]model.ScanFailure, error)
@@ -1797,6 +1979,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Downstream(childComplexity, args["hops"].(*int)), true
+	case "Dataset.editorColumns":
+		if e.ComplexityRoot.Dataset.EditorColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.EditorColumns(childComplexity), true
 	case "Dataset.freshness":
 		if e.ComplexityRoot.Dataset.Freshness == nil {
 			break
@@ -2248,6 +2436,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Domain.OwnerName(childComplexity), true
+	case "Domain.publicShare":
+		if e.ComplexityRoot.Domain.PublicShare == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.PublicShare(childComplexity), true
 	case "Domain.publishedAt":
 		if e.ComplexityRoot.Domain.PublishedAt == nil {
 			break
@@ -2567,6 +2761,201 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DomainVersionCounts.Datasets(childComplexity), true
+
+	case "EditorColumn.class":
+		if e.ComplexityRoot.EditorColumn.Class == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Class(childComplexity), true
+	case "EditorColumn.dataType":
+		if e.ComplexityRoot.EditorColumn.DataType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.DataType(childComplexity), true
+	case "EditorColumn.distinct":
+		if e.ComplexityRoot.EditorColumn.Distinct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Distinct(childComplexity), true
+	case "EditorColumn.distinctEstimated":
+		if e.ComplexityRoot.EditorColumn.DistinctEstimated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.DistinctEstimated(childComplexity), true
+	case "EditorColumn.name":
+		if e.ComplexityRoot.EditorColumn.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Name(childComplexity), true
+	case "EditorColumn.nullCount":
+		if e.ComplexityRoot.EditorColumn.NullCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.NullCount(childComplexity), true
+	case "EditorColumn.nullRate":
+		if e.ComplexityRoot.EditorColumn.NullRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.NullRate(childComplexity), true
+	case "EditorColumn.nullable":
+		if e.ComplexityRoot.EditorColumn.Nullable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Nullable(childComplexity), true
+	case "EditorColumn.position":
+		if e.ComplexityRoot.EditorColumn.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Position(childComplexity), true
+	case "EditorColumn.primaryKey":
+		if e.ComplexityRoot.EditorColumn.PrimaryKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.PrimaryKey(childComplexity), true
+	case "EditorColumn.profiled":
+		if e.ComplexityRoot.EditorColumn.Profiled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Profiled(childComplexity), true
+	case "EditorColumn.semanticType":
+		if e.ComplexityRoot.EditorColumn.SemanticType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.SemanticType(childComplexity), true
+	case "EditorColumn.sensitivity":
+		if e.ComplexityRoot.EditorColumn.Sensitivity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Sensitivity(childComplexity), true
+
+	case "EditorMatch.connectionId":
+		if e.ComplexityRoot.EditorMatch.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorMatch.ConnectionID(childComplexity), true
+	case "EditorMatch.connectionName":
+		if e.ComplexityRoot.EditorMatch.ConnectionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorMatch.ConnectionName(childComplexity), true
+	case "EditorMatch.datasetId":
+		if e.ComplexityRoot.EditorMatch.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorMatch.DatasetID(childComplexity), true
+	case "EditorMatch.schema":
+		if e.ComplexityRoot.EditorMatch.Schema == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorMatch.Schema(childComplexity), true
+	case "EditorMatch.table":
+		if e.ComplexityRoot.EditorMatch.Table == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorMatch.Table(childComplexity), true
+
+	case "EditorResolution.connectionId":
+		if e.ComplexityRoot.EditorResolution.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.ConnectionID(childComplexity), true
+	case "EditorResolution.connectionName":
+		if e.ComplexityRoot.EditorResolution.ConnectionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.ConnectionName(childComplexity), true
+	case "EditorResolution.datasetId":
+		if e.ComplexityRoot.EditorResolution.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.DatasetID(childComplexity), true
+	case "EditorResolution.decision":
+		if e.ComplexityRoot.EditorResolution.Decision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Decision(childComplexity), true
+	case "EditorResolution.kind":
+		if e.ComplexityRoot.EditorResolution.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Kind(childComplexity), true
+	case "EditorResolution.name":
+		if e.ComplexityRoot.EditorResolution.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Name(childComplexity), true
+	case "EditorResolution.otherMatches":
+		if e.ComplexityRoot.EditorResolution.OtherMatches == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.OtherMatches(childComplexity), true
+	case "EditorResolution.owner":
+		if e.ComplexityRoot.EditorResolution.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Owner(childComplexity), true
+	case "EditorResolution.piiColumns":
+		if e.ComplexityRoot.EditorResolution.PiiColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.PiiColumns(childComplexity), true
+	case "EditorResolution.reasons":
+		if e.ComplexityRoot.EditorResolution.Reasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Reasons(childComplexity), true
+	case "EditorResolution.schema":
+		if e.ComplexityRoot.EditorResolution.Schema == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Schema(childComplexity), true
+	case "EditorResolution.score":
+		if e.ComplexityRoot.EditorResolution.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Score(childComplexity), true
+	case "EditorResolution.table":
+		if e.ComplexityRoot.EditorResolution.Table == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Table(childComplexity), true
+	case "EditorResolution.verdict":
+		if e.ComplexityRoot.EditorResolution.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Verdict(childComplexity), true
 
 	case "ImpactNode.hops":
 		if e.ComplexityRoot.ImpactNode.Hops == nil {
@@ -4437,6 +4826,123 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OnCallRota.UpdatedAt(childComplexity), true
 
+	case "OrchestratorNextScan.datasetId":
+		if e.ComplexityRoot.OrchestratorNextScan.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorNextScan.DatasetID(childComplexity), true
+	case "OrchestratorNextScan.profiledAt":
+		if e.ComplexityRoot.OrchestratorNextScan.ProfiledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorNextScan.ProfiledAt(childComplexity), true
+	case "OrchestratorNextScan.scanId":
+		if e.ComplexityRoot.OrchestratorNextScan.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorNextScan.ScanID(childComplexity), true
+
+	case "OrchestratorRun.endedAt":
+		if e.ComplexityRoot.OrchestratorRun.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.EndedAt(childComplexity), true
+	case "OrchestratorRun.facets":
+		if e.ComplexityRoot.OrchestratorRun.Facets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Facets(childComplexity), true
+	case "OrchestratorRun.id":
+		if e.ComplexityRoot.OrchestratorRun.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.ID(childComplexity), true
+	case "OrchestratorRun.inputs":
+		if e.ComplexityRoot.OrchestratorRun.Inputs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Inputs(childComplexity), true
+	case "OrchestratorRun.nextScans":
+		if e.ComplexityRoot.OrchestratorRun.NextScans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.NextScans(childComplexity), true
+	case "OrchestratorRun.orchestrator":
+		if e.ComplexityRoot.OrchestratorRun.Orchestrator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Orchestrator(childComplexity), true
+	case "OrchestratorRun.outputs":
+		if e.ComplexityRoot.OrchestratorRun.Outputs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Outputs(childComplexity), true
+	case "OrchestratorRun.pipeline":
+		if e.ComplexityRoot.OrchestratorRun.Pipeline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Pipeline(childComplexity), true
+	case "OrchestratorRun.receivedAt":
+		if e.ComplexityRoot.OrchestratorRun.ReceivedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.ReceivedAt(childComplexity), true
+	case "OrchestratorRun.runId":
+		if e.ComplexityRoot.OrchestratorRun.RunID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.RunID(childComplexity), true
+	case "OrchestratorRun.startedAt":
+		if e.ComplexityRoot.OrchestratorRun.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.StartedAt(childComplexity), true
+	case "OrchestratorRun.status":
+		if e.ComplexityRoot.OrchestratorRun.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Status(childComplexity), true
+	case "OrchestratorRun.unmatched":
+		if e.ComplexityRoot.OrchestratorRun.Unmatched == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Unmatched(childComplexity), true
+	case "OrchestratorRun.updatedAt":
+		if e.ComplexityRoot.OrchestratorRun.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.UpdatedAt(childComplexity), true
+
+	case "OrchestratorRunPage.items":
+		if e.ComplexityRoot.OrchestratorRunPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRunPage.Items(childComplexity), true
+	case "OrchestratorRunPage.total":
+		if e.ComplexityRoot.OrchestratorRunPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRunPage.Total(childComplexity), true
+
 	case "Parsing.columns":
 		if e.ComplexityRoot.Parsing.Columns == nil {
 			break
@@ -4567,6 +5073,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProfileRun.ScanID(childComplexity), true
 
+	case "PublicShare.badgeUrl":
+		if e.ComplexityRoot.PublicShare.BadgeURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.BadgeURL(childComplexity), true
+	case "PublicShare.createdAt":
+		if e.ComplexityRoot.PublicShare.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.CreatedAt(childComplexity), true
+	case "PublicShare.domainId":
+		if e.ComplexityRoot.PublicShare.DomainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.DomainID(childComplexity), true
+	case "PublicShare.enabled":
+		if e.ComplexityRoot.PublicShare.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.Enabled(childComplexity), true
+	case "PublicShare.pageUrl":
+		if e.ComplexityRoot.PublicShare.PageURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.PageURL(childComplexity), true
+	case "PublicShare.rotatedAt":
+		if e.ComplexityRoot.PublicShare.RotatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.RotatedAt(childComplexity), true
+	case "PublicShare.token":
+		if e.ComplexityRoot.PublicShare.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.Token(childComplexity), true
+
 	case "Query.consumers":
 		if e.ComplexityRoot.Query.Consumers == nil {
 			break
@@ -4622,6 +5171,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Domains(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.editorResolve":
+		if e.ComplexityRoot.Query.EditorResolve == nil {
+			break
+		}
+
+		args, err := ec.field_Query_editorResolve_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EditorResolve(childComplexity, args["name"].(string), args["connection"].(*string)), true
 	case "Query.incident":
 		if e.ComplexityRoot.Query.Incident == nil {
 			break
@@ -4750,6 +5310,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.OnCallRota(childComplexity), true
+	case "Query.orchestratorRuns":
+		if e.ComplexityRoot.Query.OrchestratorRuns == nil {
+			break
+		}
+
+		args, err := ec.field_Query_orchestratorRuns_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OrchestratorRuns(childComplexity, args["orchestrator"].(*string), args["pipeline"].(*string), args["status"].(*string), args["datasetId"].(*string), args["scanId"].(*string), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.ragGate":
 		if e.ComplexityRoot.Query.RagGate == nil {
 			break
@@ -4761,6 +5332,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.RagGate(childComplexity, args["items"].([]model.RAGGateItemInput), args["purpose"].(*string), args["piiAllowed"].(*bool)), true
+	case "Query.reconcileCheck":
+		if e.ComplexityRoot.Query.ReconcileCheck == nil {
+			break
+		}
+
+		args, err := ec.field_Query_reconcileCheck_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ReconcileCheck(childComplexity, args["id"].(string)), true
+	case "Query.reconcileChecks":
+		if e.ComplexityRoot.Query.ReconcileChecks == nil {
+			break
+		}
+
+		args, err := ec.field_Query_reconcileChecks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ReconcileChecks(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.rule":
 		if e.ComplexityRoot.Query.Rule == nil {
 			break
@@ -4772,6 +5365,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Rule(childComplexity, args["id"].(string)), true
+	case "Query.rulePack":
+		if e.ComplexityRoot.Query.RulePack == nil {
+			break
+		}
+
+		args, err := ec.field_Query_rulePack_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RulePack(childComplexity, args["name"].(string)), true
+	case "Query.rulePacks":
+		if e.ComplexityRoot.Query.RulePacks == nil {
+			break
+		}
+
+		args, err := ec.field_Query_rulePacks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RulePacks(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.rules":
 		if e.ComplexityRoot.Query.Rules == nil {
 			break
@@ -4959,6 +5574,148 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ReadinessItem.Datasets(childComplexity), true
 
+	case "ReconcileCheck.createdAt":
+		if e.ComplexityRoot.ReconcileCheck.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.CreatedAt(childComplexity), true
+	case "ReconcileCheck.datasetId":
+		if e.ComplexityRoot.ReconcileCheck.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.DatasetID(childComplexity), true
+	case "ReconcileCheck.groupBy":
+		if e.ComplexityRoot.ReconcileCheck.GroupBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.GroupBy(childComplexity), true
+	case "ReconcileCheck.id":
+		if e.ComplexityRoot.ReconcileCheck.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.ID(childComplexity), true
+	case "ReconcileCheck.lastResult":
+		if e.ComplexityRoot.ReconcileCheck.LastResult == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.LastResult(childComplexity), true
+	case "ReconcileCheck.name":
+		if e.ComplexityRoot.ReconcileCheck.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.Name(childComplexity), true
+	case "ReconcileCheck.otherId":
+		if e.ComplexityRoot.ReconcileCheck.OtherID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.OtherID(childComplexity), true
+	case "ReconcileCheck.sumColumns":
+		if e.ComplexityRoot.ReconcileCheck.SumColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.SumColumns(childComplexity), true
+	case "ReconcileCheck.tolerancePct":
+		if e.ComplexityRoot.ReconcileCheck.TolerancePct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.TolerancePct(childComplexity), true
+
+	case "ReconcileCheckPage.items":
+		if e.ComplexityRoot.ReconcileCheckPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckPage.Items(childComplexity), true
+	case "ReconcileCheckPage.total":
+		if e.ComplexityRoot.ReconcileCheckPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckPage.Total(childComplexity), true
+
+	case "ReconcileCheckResult.code":
+		if e.ComplexityRoot.ReconcileCheckResult.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.Code(childComplexity), true
+	case "ReconcileCheckResult.differing":
+		if e.ComplexityRoot.ReconcileCheckResult.Differing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.Differing(childComplexity), true
+	case "ReconcileCheckResult.failedGroups":
+		if e.ComplexityRoot.ReconcileCheckResult.FailedGroups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.FailedGroups(childComplexity), true
+	case "ReconcileCheckResult.groups":
+		if e.ComplexityRoot.ReconcileCheckResult.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.Groups(childComplexity), true
+	case "ReconcileCheckResult.runAt":
+		if e.ComplexityRoot.ReconcileCheckResult.RunAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.RunAt(childComplexity), true
+	case "ReconcileCheckResult.scanId":
+		if e.ComplexityRoot.ReconcileCheckResult.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.ScanID(childComplexity), true
+	case "ReconcileCheckResult.status":
+		if e.ComplexityRoot.ReconcileCheckResult.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.Status(childComplexity), true
+
+	case "ReconcileGroup.code":
+		if e.ComplexityRoot.ReconcileGroup.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileGroup.Code(childComplexity), true
+	case "ReconcileGroup.countA":
+		if e.ComplexityRoot.ReconcileGroup.CountA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileGroup.CountA(childComplexity), true
+	case "ReconcileGroup.countB":
+		if e.ComplexityRoot.ReconcileGroup.CountB == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileGroup.CountB(childComplexity), true
+	case "ReconcileGroup.group":
+		if e.ComplexityRoot.ReconcileGroup.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileGroup.Group(childComplexity), true
+	case "ReconcileGroup.sums":
+		if e.ComplexityRoot.ReconcileGroup.Sums == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileGroup.Sums(childComplexity), true
+
 	case "RestrictedDataset.ref":
 		if e.ComplexityRoot.RestrictedDataset.Ref == nil {
 			break
@@ -5118,6 +5875,214 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RuleOutcome.Status(childComplexity), true
+
+	case "RulePack.description":
+		if e.ComplexityRoot.RulePack.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePack.Description(childComplexity), true
+	case "RulePack.items":
+		if e.ComplexityRoot.RulePack.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePack.Items(childComplexity), true
+	case "RulePack.name":
+		if e.ComplexityRoot.RulePack.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePack.Name(childComplexity), true
+	case "RulePack.preview":
+		if e.ComplexityRoot.RulePack.Preview == nil {
+			break
+		}
+
+		args, err := ec.field_RulePack_preview_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.RulePack.Preview(childComplexity, args["datasetId"].(*string), args["connectionId"].(*string)), true
+	case "RulePack.title":
+		if e.ComplexityRoot.RulePack.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePack.Title(childComplexity), true
+	case "RulePack.version":
+		if e.ComplexityRoot.RulePack.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePack.Version(childComplexity), true
+
+	case "RulePackItem.checkDigit":
+		if e.ComplexityRoot.RulePackItem.CheckDigit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.CheckDigit(childComplexity), true
+	case "RulePackItem.key":
+		if e.ComplexityRoot.RulePackItem.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.Key(childComplexity), true
+	case "RulePackItem.pattern":
+		if e.ComplexityRoot.RulePackItem.Pattern == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.Pattern(childComplexity), true
+	case "RulePackItem.ruleType":
+		if e.ComplexityRoot.RulePackItem.RuleType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.RuleType(childComplexity), true
+	case "RulePackItem.semanticType":
+		if e.ComplexityRoot.RulePackItem.SemanticType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.SemanticType(childComplexity), true
+	case "RulePackItem.severity":
+		if e.ComplexityRoot.RulePackItem.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.Severity(childComplexity), true
+	case "RulePackItem.title":
+		if e.ComplexityRoot.RulePackItem.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.Title(childComplexity), true
+
+	case "RulePackMatch.column":
+		if e.ComplexityRoot.RulePackMatch.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.Column(childComplexity), true
+	case "RulePackMatch.datasetId":
+		if e.ComplexityRoot.RulePackMatch.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.DatasetID(childComplexity), true
+	case "RulePackMatch.datasetName":
+		if e.ComplexityRoot.RulePackMatch.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.DatasetName(childComplexity), true
+	case "RulePackMatch.item":
+		if e.ComplexityRoot.RulePackMatch.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.Item(childComplexity), true
+	case "RulePackMatch.params":
+		if e.ComplexityRoot.RulePackMatch.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.Params(childComplexity), true
+	case "RulePackMatch.ruleId":
+		if e.ComplexityRoot.RulePackMatch.RuleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.RuleID(childComplexity), true
+	case "RulePackMatch.ruleName":
+		if e.ComplexityRoot.RulePackMatch.RuleName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.RuleName(childComplexity), true
+	case "RulePackMatch.ruleType":
+		if e.ComplexityRoot.RulePackMatch.RuleType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.RuleType(childComplexity), true
+	case "RulePackMatch.semanticType":
+		if e.ComplexityRoot.RulePackMatch.SemanticType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.SemanticType(childComplexity), true
+	case "RulePackMatch.severity":
+		if e.ComplexityRoot.RulePackMatch.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.Severity(childComplexity), true
+	case "RulePackMatch.status":
+		if e.ComplexityRoot.RulePackMatch.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.Status(childComplexity), true
+
+	case "RulePackPage.items":
+		if e.ComplexityRoot.RulePackPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPage.Items(childComplexity), true
+	case "RulePackPage.total":
+		if e.ComplexityRoot.RulePackPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPage.Total(childComplexity), true
+
+	case "RulePackPlan.applied":
+		if e.ComplexityRoot.RulePackPlan.Applied == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.Applied(childComplexity), true
+	case "RulePackPlan.datasets":
+		if e.ComplexityRoot.RulePackPlan.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.Datasets(childComplexity), true
+	case "RulePackPlan.existing":
+		if e.ComplexityRoot.RulePackPlan.Existing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.Existing(childComplexity), true
+	case "RulePackPlan.matches":
+		if e.ComplexityRoot.RulePackPlan.Matches == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.Matches(childComplexity), true
+	case "RulePackPlan.new":
+		if e.ComplexityRoot.RulePackPlan.New == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.New(childComplexity), true
+	case "RulePackPlan.pack":
+		if e.ComplexityRoot.RulePackPlan.Pack == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.Pack(childComplexity), true
+	case "RulePackPlan.version":
+		if e.ComplexityRoot.RulePackPlan.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.Version(childComplexity), true
 
 	case "RulePage.items":
 		if e.ComplexityRoot.RulePage.Items == nil {
@@ -7721,6 +8686,235 @@ extend type Query {
   ticketIntegration(id: ID!): TicketIntegration
 }
 `, BuiltIn: false},
+	{Name: "../schema/parity_workflow.graphqls", Input: `# Rule packs, reconciliation checks, orchestrator runs, the editor (IDE) reads and a data
+# product's public share at parity with REST (issue 23): the same service calls, callers,
+# bounds and error codes.
+
+"One rule of a rule pack, for the columns of one semantic type."
+type RulePackItem {
+  key: String!
+  "The columns it applies to: those scans recognised as this type (nif_pt, iban, email ...)"
+  semanticType: String!
+  ruleType: String!
+  title: String!
+  severity: String!
+  "pattern rules: the regular expression"
+  pattern: String
+  "custom_sql rules: the check whose failures the query counts (nif_pt)"
+  checkDigit: String
+}
+
+"A rule pack Vigia ships."
+type RulePack {
+  name: String!
+  version: String!
+  title: String!
+  description: String!
+  items: [RulePackItem!]!
+  "Which columns of the scope (a dataset, a connection, or every dataset the caller sees) would get which of the pack's rules."
+  preview(datasetId: ID, connectionId: ID): RulePackPlan!
+}
+
+"One page of rule packs."
+type RulePackPage {
+  items: [RulePack!]!
+  total: Int!
+}
+
+"One rule a pack gives one column."
+type RulePackMatch {
+  datasetId: ID!
+  datasetName: String!
+  column: String!
+  semanticType: String!
+  "The pack item's key"
+  item: String!
+  ruleType: String!
+  ruleName: String!
+  severity: String!
+  params: RuleParams!
+  "new (preview), created (apply) or existing"
+  status: String!
+  "The existing equivalent rule; null for a new one"
+  ruleId: ID
+}
+
+"What a pack would do on a scope."
+type RulePackPlan {
+  pack: String!
+  version: String!
+  "false for a preview"
+  applied: Boolean!
+  datasets: Int!
+  new: Int!
+  existing: Int!
+  matches: [RulePackMatch!]!
+}
+
+"A group of a reconciliation whose figures differ."
+type ReconcileGroup {
+  "The group's values as text, in groupBy order (null for NULL)"
+  group: [String]!
+  "only_in_a, only_in_b, count_differs or sum_differs"
+  code: String!
+  countA: Int!
+  countB: Int!
+  "Per differing sum column: [first, other] as decimal text, as JSON text"
+  sums: String!
+}
+
+"A reconciliation check's last run."
+type ReconcileCheckResult {
+  "passed, failed or not_evaluated"
+  status: String!
+  code: String
+  groups: Int!
+  failedGroups: Int!
+  differing: [ReconcileGroup!]!
+  scanId: ID
+  runAt: Time!
+}
+
+"A declared reconciliation check between two datasets, with its last result."
+type ReconcileCheck {
+  id: ID!
+  name: String!
+  datasetId: ID!
+  otherId: ID!
+  groupBy: [String!]!
+  sumColumns: [String!]!
+  tolerancePct: Float!
+  createdAt: Time!
+  "null before the first run"
+  lastResult: ReconcileCheckResult
+}
+
+"One page of reconciliation checks."
+type ReconcileCheckPage {
+  items: [ReconcileCheck!]!
+  total: Int!
+}
+
+"The first scan that profiled a dataset a run wrote."
+type OrchestratorNextScan {
+  datasetId: ID!
+  scanId: ID!
+  profiledAt: Time!
+}
+
+"A pipeline run an orchestrator reported."
+type OrchestratorRun {
+  id: ID!
+  orchestrator: String!
+  pipeline: String!
+  runId: String!
+  "running, success, failed or aborted"
+  status: String!
+  startedAt: Time!
+  endedAt: Time
+  "Dataset ids the run read"
+  inputs: [ID!]!
+  "Dataset ids the run wrote"
+  outputs: [ID!]!
+  "namespace/name of the datasets that named no dataset of the workspace"
+  unmatched: [String!]!
+  "The run facets as reported, as JSON text ({} when none)"
+  facets: String!
+  receivedAt: Time!
+  updatedAt: Time!
+  nextScans: [OrchestratorNextScan!]!
+}
+
+"One page of orchestrator runs."
+type OrchestratorRunPage {
+  items: [OrchestratorRun!]!
+  total: Int!
+}
+
+"A column's metadata for an editor: never a value."
+type EditorColumn {
+  name: String!
+  position: Int!
+  dataType: String!
+  class: String!
+  nullable: Boolean!
+  primaryKey: Boolean!
+  semanticType: String
+  "pii, or null when not classified"
+  sensitivity: String
+  profiled: Boolean!
+  nullCount: Int
+  nullRate: Float
+  distinct: Float
+  distinctEstimated: Boolean!
+}
+
+"Another dataset a reference may name."
+type EditorMatch {
+  datasetId: ID!
+  connectionId: ID!
+  connectionName: String!
+  schema: String!
+  table: String!
+}
+
+"A table reference as written in SQL, resolved to its dataset (editor metadata only)."
+type EditorResolution {
+  datasetId: ID!
+  "schema.table"
+  name: String!
+  schema: String!
+  table: String!
+  kind: String!
+  connectionId: ID!
+  connectionName: String!
+  "pass, warn, fail or unknown"
+  verdict: String!
+  score: Float
+  "Trust decision for the default purpose (agente)"
+  decision: String!
+  reasons: [String!]!
+  owner: String
+  piiColumns: [String!]!
+  otherMatches: [EditorMatch!]!
+}
+
+"A data product's public share (managers); the token is the page's credential."
+type PublicShare {
+  domainId: ID!
+  enabled: Boolean!
+  token: String
+  pageUrl: String
+  badgeUrl: String
+  createdAt: Time
+  rotatedAt: Time
+}
+
+extend type Dataset {
+  "The columns with types, semantic types, sensitivity and null/distinct figures, as an editor shows them (never values)."
+  editorColumns: [EditorColumn!]!
+}
+
+extend type Domain {
+  "The public share of the data product (managers of the domain)."
+  publicShare: PublicShare!
+}
+
+extend type Query {
+  "Rule packs Vigia ships; limit 1-500."
+  rulePacks(limit: Int = 500, offset: Int = 0): RulePackPage!
+  "One rule pack by name; an unknown name is not_found."
+  rulePack(name: String!): RulePack
+  "Reconciliation checks whose datasets the caller can see, oldest first; limit 1-500."
+  reconcileChecks(limit: Int = 50, offset: Int = 0): ReconcileCheckPage!
+  "One reconciliation check; otherwise not_found."
+  reconcileCheck(id: ID!): ReconcileCheck
+  "Reported pipeline runs, newest first; limit 1-500."
+  orchestratorRuns(orchestrator: String, pipeline: String, status: String, datasetId: ID, scanId: ID, limit: Int = 100, offset: Int = 0): OrchestratorRunPage!
+  "Resolve a table reference as written in SQL (schema.table or table; connection = a connection's name or id to prefer); not_found when no dataset the caller sees matches."
+  editorResolve(name: String!, connection: String): EditorResolution
+}
+`, BuiltIn: false},
 	{Name: "../schema/products.graphqls", Input: `# Trust decisions, data products (domains) and the consumer registry.
 
 "One cause of a trust decision."
@@ -8564,6 +9758,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_impact(ctx, field)
 	case "path":
 		return ec.fieldContext_Dataset_path(ctx, field)
+	case "editorColumns":
+		return ec.fieldContext_Dataset_editorColumns(ctx, field)
 	case "rowCount":
 		return ec.fieldContext_Dataset_rowCount(ctx, field)
 	case "rowCountExact":
@@ -8740,6 +9936,8 @@ func (ec *executionContext) childFields_Domain(ctx context.Context, field graphq
 		return ec.fieldContext_Domain_versions(ctx, field)
 	case "consumers":
 		return ec.fieldContext_Domain_consumers(ctx, field)
+	case "publicShare":
+		return ec.fieldContext_Domain_publicShare(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Domain", field.Name)
 }
@@ -8876,6 +10074,88 @@ func (ec *executionContext) childFields_DomainVersionCounts(ctx context.Context,
 		return ec.fieldContext_DomainVersionCounts_compatible(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DomainVersionCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_EditorColumn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_EditorColumn_name(ctx, field)
+	case "position":
+		return ec.fieldContext_EditorColumn_position(ctx, field)
+	case "dataType":
+		return ec.fieldContext_EditorColumn_dataType(ctx, field)
+	case "class":
+		return ec.fieldContext_EditorColumn_class(ctx, field)
+	case "nullable":
+		return ec.fieldContext_EditorColumn_nullable(ctx, field)
+	case "primaryKey":
+		return ec.fieldContext_EditorColumn_primaryKey(ctx, field)
+	case "semanticType":
+		return ec.fieldContext_EditorColumn_semanticType(ctx, field)
+	case "sensitivity":
+		return ec.fieldContext_EditorColumn_sensitivity(ctx, field)
+	case "profiled":
+		return ec.fieldContext_EditorColumn_profiled(ctx, field)
+	case "nullCount":
+		return ec.fieldContext_EditorColumn_nullCount(ctx, field)
+	case "nullRate":
+		return ec.fieldContext_EditorColumn_nullRate(ctx, field)
+	case "distinct":
+		return ec.fieldContext_EditorColumn_distinct(ctx, field)
+	case "distinctEstimated":
+		return ec.fieldContext_EditorColumn_distinctEstimated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EditorColumn", field.Name)
+}
+
+func (ec *executionContext) childFields_EditorMatch(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_EditorMatch_datasetId(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_EditorMatch_connectionId(ctx, field)
+	case "connectionName":
+		return ec.fieldContext_EditorMatch_connectionName(ctx, field)
+	case "schema":
+		return ec.fieldContext_EditorMatch_schema(ctx, field)
+	case "table":
+		return ec.fieldContext_EditorMatch_table(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EditorMatch", field.Name)
+}
+
+func (ec *executionContext) childFields_EditorResolution(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_EditorResolution_datasetId(ctx, field)
+	case "name":
+		return ec.fieldContext_EditorResolution_name(ctx, field)
+	case "schema":
+		return ec.fieldContext_EditorResolution_schema(ctx, field)
+	case "table":
+		return ec.fieldContext_EditorResolution_table(ctx, field)
+	case "kind":
+		return ec.fieldContext_EditorResolution_kind(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_EditorResolution_connectionId(ctx, field)
+	case "connectionName":
+		return ec.fieldContext_EditorResolution_connectionName(ctx, field)
+	case "verdict":
+		return ec.fieldContext_EditorResolution_verdict(ctx, field)
+	case "score":
+		return ec.fieldContext_EditorResolution_score(ctx, field)
+	case "decision":
+		return ec.fieldContext_EditorResolution_decision(ctx, field)
+	case "reasons":
+		return ec.fieldContext_EditorResolution_reasons(ctx, field)
+	case "owner":
+		return ec.fieldContext_EditorResolution_owner(ctx, field)
+	case "piiColumns":
+		return ec.fieldContext_EditorResolution_piiColumns(ctx, field)
+	case "otherMatches":
+		return ec.fieldContext_EditorResolution_otherMatches(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EditorResolution", field.Name)
 }
 
 func (ec *executionContext) childFields_ImpactNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9708,6 +10988,62 @@ func (ec *executionContext) childFields_OnCallRota(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type OnCallRota", field.Name)
 }
 
+func (ec *executionContext) childFields_OrchestratorNextScan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_OrchestratorNextScan_datasetId(ctx, field)
+	case "scanId":
+		return ec.fieldContext_OrchestratorNextScan_scanId(ctx, field)
+	case "profiledAt":
+		return ec.fieldContext_OrchestratorNextScan_profiledAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrchestratorNextScan", field.Name)
+}
+
+func (ec *executionContext) childFields_OrchestratorRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_OrchestratorRun_id(ctx, field)
+	case "orchestrator":
+		return ec.fieldContext_OrchestratorRun_orchestrator(ctx, field)
+	case "pipeline":
+		return ec.fieldContext_OrchestratorRun_pipeline(ctx, field)
+	case "runId":
+		return ec.fieldContext_OrchestratorRun_runId(ctx, field)
+	case "status":
+		return ec.fieldContext_OrchestratorRun_status(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_OrchestratorRun_startedAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_OrchestratorRun_endedAt(ctx, field)
+	case "inputs":
+		return ec.fieldContext_OrchestratorRun_inputs(ctx, field)
+	case "outputs":
+		return ec.fieldContext_OrchestratorRun_outputs(ctx, field)
+	case "unmatched":
+		return ec.fieldContext_OrchestratorRun_unmatched(ctx, field)
+	case "facets":
+		return ec.fieldContext_OrchestratorRun_facets(ctx, field)
+	case "receivedAt":
+		return ec.fieldContext_OrchestratorRun_receivedAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_OrchestratorRun_updatedAt(ctx, field)
+	case "nextScans":
+		return ec.fieldContext_OrchestratorRun_nextScans(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrchestratorRun", field.Name)
+}
+
+func (ec *executionContext) childFields_OrchestratorRunPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_OrchestratorRunPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_OrchestratorRunPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrchestratorRunPage", field.Name)
+}
+
 func (ec *executionContext) childFields_Parsing(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "profiled":
@@ -9774,6 +11110,26 @@ func (ec *executionContext) childFields_ProfileRun(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type ProfileRun", field.Name)
 }
 
+func (ec *executionContext) childFields_PublicShare(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "domainId":
+		return ec.fieldContext_PublicShare_domainId(ctx, field)
+	case "enabled":
+		return ec.fieldContext_PublicShare_enabled(ctx, field)
+	case "token":
+		return ec.fieldContext_PublicShare_token(ctx, field)
+	case "pageUrl":
+		return ec.fieldContext_PublicShare_pageUrl(ctx, field)
+	case "badgeUrl":
+		return ec.fieldContext_PublicShare_badgeUrl(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_PublicShare_createdAt(ctx, field)
+	case "rotatedAt":
+		return ec.fieldContext_PublicShare_rotatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublicShare", field.Name)
+}
+
 func (ec *executionContext) childFields_RAGGate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "purpose":
@@ -9816,6 +11172,76 @@ func (ec *executionContext) childFields_ReadinessItem(ctx context.Context, field
 		return ec.fieldContext_ReadinessItem_datasets(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReadinessItem", field.Name)
+}
+
+func (ec *executionContext) childFields_ReconcileCheck(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ReconcileCheck_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ReconcileCheck_name(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_ReconcileCheck_datasetId(ctx, field)
+	case "otherId":
+		return ec.fieldContext_ReconcileCheck_otherId(ctx, field)
+	case "groupBy":
+		return ec.fieldContext_ReconcileCheck_groupBy(ctx, field)
+	case "sumColumns":
+		return ec.fieldContext_ReconcileCheck_sumColumns(ctx, field)
+	case "tolerancePct":
+		return ec.fieldContext_ReconcileCheck_tolerancePct(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ReconcileCheck_createdAt(ctx, field)
+	case "lastResult":
+		return ec.fieldContext_ReconcileCheck_lastResult(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReconcileCheck", field.Name)
+}
+
+func (ec *executionContext) childFields_ReconcileCheckPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ReconcileCheckPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ReconcileCheckPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReconcileCheckPage", field.Name)
+}
+
+func (ec *executionContext) childFields_ReconcileCheckResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_ReconcileCheckResult_status(ctx, field)
+	case "code":
+		return ec.fieldContext_ReconcileCheckResult_code(ctx, field)
+	case "groups":
+		return ec.fieldContext_ReconcileCheckResult_groups(ctx, field)
+	case "failedGroups":
+		return ec.fieldContext_ReconcileCheckResult_failedGroups(ctx, field)
+	case "differing":
+		return ec.fieldContext_ReconcileCheckResult_differing(ctx, field)
+	case "scanId":
+		return ec.fieldContext_ReconcileCheckResult_scanId(ctx, field)
+	case "runAt":
+		return ec.fieldContext_ReconcileCheckResult_runAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReconcileCheckResult", field.Name)
+}
+
+func (ec *executionContext) childFields_ReconcileGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_ReconcileGroup_group(ctx, field)
+	case "code":
+		return ec.fieldContext_ReconcileGroup_code(ctx, field)
+	case "countA":
+		return ec.fieldContext_ReconcileGroup_countA(ctx, field)
+	case "countB":
+		return ec.fieldContext_ReconcileGroup_countB(ctx, field)
+	case "sums":
+		return ec.fieldContext_ReconcileGroup_sums(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReconcileGroup", field.Name)
 }
 
 func (ec *executionContext) childFields_RetuneRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9882,6 +11308,102 @@ func (ec *executionContext) childFields_RuleOutcome(ctx context.Context, field g
 		return ec.fieldContext_RuleOutcome_status(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RuleOutcome", field.Name)
+}
+
+func (ec *executionContext) childFields_RulePack(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_RulePack_name(ctx, field)
+	case "version":
+		return ec.fieldContext_RulePack_version(ctx, field)
+	case "title":
+		return ec.fieldContext_RulePack_title(ctx, field)
+	case "description":
+		return ec.fieldContext_RulePack_description(ctx, field)
+	case "items":
+		return ec.fieldContext_RulePack_items(ctx, field)
+	case "preview":
+		return ec.fieldContext_RulePack_preview(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RulePack", field.Name)
+}
+
+func (ec *executionContext) childFields_RulePackItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_RulePackItem_key(ctx, field)
+	case "semanticType":
+		return ec.fieldContext_RulePackItem_semanticType(ctx, field)
+	case "ruleType":
+		return ec.fieldContext_RulePackItem_ruleType(ctx, field)
+	case "title":
+		return ec.fieldContext_RulePackItem_title(ctx, field)
+	case "severity":
+		return ec.fieldContext_RulePackItem_severity(ctx, field)
+	case "pattern":
+		return ec.fieldContext_RulePackItem_pattern(ctx, field)
+	case "checkDigit":
+		return ec.fieldContext_RulePackItem_checkDigit(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RulePackItem", field.Name)
+}
+
+func (ec *executionContext) childFields_RulePackMatch(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_RulePackMatch_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_RulePackMatch_datasetName(ctx, field)
+	case "column":
+		return ec.fieldContext_RulePackMatch_column(ctx, field)
+	case "semanticType":
+		return ec.fieldContext_RulePackMatch_semanticType(ctx, field)
+	case "item":
+		return ec.fieldContext_RulePackMatch_item(ctx, field)
+	case "ruleType":
+		return ec.fieldContext_RulePackMatch_ruleType(ctx, field)
+	case "ruleName":
+		return ec.fieldContext_RulePackMatch_ruleName(ctx, field)
+	case "severity":
+		return ec.fieldContext_RulePackMatch_severity(ctx, field)
+	case "params":
+		return ec.fieldContext_RulePackMatch_params(ctx, field)
+	case "status":
+		return ec.fieldContext_RulePackMatch_status(ctx, field)
+	case "ruleId":
+		return ec.fieldContext_RulePackMatch_ruleId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RulePackMatch", field.Name)
+}
+
+func (ec *executionContext) childFields_RulePackPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_RulePackPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_RulePackPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RulePackPage", field.Name)
+}
+
+func (ec *executionContext) childFields_RulePackPlan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "pack":
+		return ec.fieldContext_RulePackPlan_pack(ctx, field)
+	case "version":
+		return ec.fieldContext_RulePackPlan_version(ctx, field)
+	case "applied":
+		return ec.fieldContext_RulePackPlan_applied(ctx, field)
+	case "datasets":
+		return ec.fieldContext_RulePackPlan_datasets(ctx, field)
+	case "new":
+		return ec.fieldContext_RulePackPlan_new(ctx, field)
+	case "existing":
+		return ec.fieldContext_RulePackPlan_existing(ctx, field)
+	case "matches":
+		return ec.fieldContext_RulePackPlan_matches(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RulePackPlan", field.Name)
 }
 
 func (ec *executionContext) childFields_RulePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11222,6 +12744,28 @@ func (ec *executionContext) field_Query_domains_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_editorResolve_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "connection",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["connection"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_incident_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11512,6 +13056,68 @@ func (ec *executionContext) field_Query_notifications_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_orchestratorRuns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "orchestrator",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orchestrator"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "pipeline",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["pipeline"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "scanId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scanId"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg6
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_ragGate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11539,6 +13145,78 @@ func (ec *executionContext) field_Query_ragGate_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["piiAllowed"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_reconcileCheck_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_reconcileChecks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_rulePack_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_rulePacks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
 	return args, nil
 }
 
@@ -11799,6 +13477,28 @@ func (ec *executionContext) field_Query_trustDecision_args(ctx context.Context, 
 		return nil, err
 	}
 	args["purpose"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_RulePack_preview_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "connectionId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["connectionId"] = arg1
 	return args, nil
 }
 
@@ -13981,6 +15681,38 @@ func (ec *executionContext) fieldContext_Dataset_path(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_editorColumns(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_editorColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().EditorColumns(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.EditorColumn) graphql.Marshaler {
+			return ec.marshalNEditorColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorColumnᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_editorColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EditorColumn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Dataset_rowCount(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15750,6 +17482,38 @@ func (ec *executionContext) fieldContext_Domain_consumers(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Domain_publicShare(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_publicShare(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().PublicShare(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicShare) graphql.Marshaler {
+			return ec.marshalNPublicShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPublicShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_publicShare(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DomainConsumer_id(ctx context.Context, field graphql.CollectedField, obj *model.DomainConsumer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16818,6 +18582,751 @@ func (ec *executionContext) _DomainVersionCounts_compatible(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_DomainVersionCounts_compatible(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_name(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_position(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_dataType(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_dataType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DataType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_dataType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_class(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_class(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Class, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_class(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_nullable(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_nullable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nullable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_nullable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_primaryKey(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_primaryKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PrimaryKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_primaryKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_semanticType(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_semanticType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SemanticType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_semanticType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_sensitivity(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_sensitivity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sensitivity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_sensitivity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_profiled(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_profiled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Profiled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_profiled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_nullCount(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_nullCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NullCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_nullCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_nullRate(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_nullRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NullRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_nullRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_distinct(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_distinct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Distinct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_distinct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_distinctEstimated(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_distinctEstimated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DistinctEstimated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_distinctEstimated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _EditorMatch_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.EditorMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorMatch_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorMatch_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorMatch", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _EditorMatch_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.EditorMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorMatch_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorMatch_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorMatch", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _EditorMatch_connectionName(ctx context.Context, field graphql.CollectedField, obj *model.EditorMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorMatch_connectionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorMatch_connectionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorMatch_schema(ctx context.Context, field graphql.CollectedField, obj *model.EditorMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorMatch_schema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Schema, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorMatch_schema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorMatch_table(ctx context.Context, field graphql.CollectedField, obj *model.EditorMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorMatch_table(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Table, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorMatch_table(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_name(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_schema(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_schema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Schema, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_schema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_table(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_table(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Table, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_table(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_kind(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_connectionName(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_connectionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_connectionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_verdict(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_score(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_decision(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_decision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Decision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_reasons(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_reasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reasons, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_reasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_owner(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_piiColumns(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_piiColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PiiColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_piiColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_otherMatches(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_otherMatches(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OtherMatches, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.EditorMatch) graphql.Marshaler {
+			return ec.marshalNEditorMatch2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorMatchᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_otherMatches(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EditorResolution",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EditorMatch(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ImpactNode_ref(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
@@ -24187,6 +26696,461 @@ func (ec *executionContext) fieldContext_OnCallRota_updatedAt(_ context.Context,
 	return graphql.NewScalarFieldContext("OnCallRota", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _OrchestratorNextScan_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorNextScan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorNextScan_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorNextScan_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorNextScan", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorNextScan_scanId(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorNextScan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorNextScan_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorNextScan_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorNextScan", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorNextScan_profiledAt(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorNextScan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorNextScan_profiledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProfiledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorNextScan_profiledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorNextScan", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_id(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_orchestrator(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_orchestrator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Orchestrator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_orchestrator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_pipeline(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_pipeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pipeline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_pipeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_runId(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_runId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_runId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_status(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_endedAt(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_endedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_inputs(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_inputs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Inputs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_inputs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_outputs(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_outputs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outputs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_outputs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_unmatched(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_unmatched(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unmatched, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_unmatched(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_facets(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_facets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Facets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_facets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_receivedAt(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_receivedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReceivedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_receivedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_nextScans(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_nextScans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextScans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.OrchestratorNextScan) graphql.Marshaler {
+			return ec.marshalNOrchestratorNextScan2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorNextScanᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_nextScans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrchestratorRun",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrchestratorNextScan(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrchestratorRunPage_items(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRunPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRunPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.OrchestratorRun) graphql.Marshaler {
+			return ec.marshalNOrchestratorRun2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRunPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrchestratorRunPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrchestratorRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrchestratorRunPage_total(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRunPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRunPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRunPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRunPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Parsing_profiled(ctx context.Context, field graphql.CollectedField, obj *scan.Parsing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24686,6 +27650,167 @@ func (ec *executionContext) _ProfileRun_profiledAt(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_ProfileRun_profiledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_domainId(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_domainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_domainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_enabled(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_token(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_pageUrl(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_pageUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_pageUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_badgeUrl(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_badgeUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BadgeURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_badgeUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_rotatedAt(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_rotatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RotatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_rotatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Query_datasets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -25588,6 +28713,270 @@ func (ec *executionContext) fieldContext_Query_ticketIntegration(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_rulePacks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_rulePacks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RulePacks(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RulePackPage) graphql.Marshaler {
+			return ec.marshalNRulePackPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_rulePacks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulePackPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_rulePacks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_rulePack(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_rulePack(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RulePack(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RulePack) graphql.Marshaler {
+			return ec.marshalORulePack2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePack(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_rulePack(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulePack(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_rulePack_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_reconcileChecks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_reconcileChecks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ReconcileChecks(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReconcileCheckPage) graphql.Marshaler {
+			return ec.marshalNReconcileCheckPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheckPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_reconcileChecks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReconcileCheckPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_reconcileChecks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_reconcileCheck(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_reconcileCheck(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ReconcileCheck(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReconcileCheck) graphql.Marshaler {
+			return ec.marshalOReconcileCheck2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheck(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_reconcileCheck(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReconcileCheck(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_reconcileCheck_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_orchestratorRuns(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_orchestratorRuns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OrchestratorRuns(ctx, fc.Args["orchestrator"].(*string), fc.Args["pipeline"].(*string), fc.Args["status"].(*string), fc.Args["datasetId"].(*string), fc.Args["scanId"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrchestratorRunPage) graphql.Marshaler {
+			return ec.marshalNOrchestratorRunPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRunPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_orchestratorRuns(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrchestratorRunPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_orchestratorRuns_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_editorResolve(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_editorResolve(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EditorResolve(ctx, fc.Args["name"].(string), fc.Args["connection"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.EditorResolution) graphql.Marshaler {
+			return ec.marshalOEditorResolution2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorResolution(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_editorResolve(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EditorResolution(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_editorResolve_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_trustDecision(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26333,6 +29722,562 @@ func (ec *executionContext) fieldContext_ReadinessItem_datasets(_ context.Contex
 	return graphql.NewScalarFieldContext("ReadinessItem", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ReconcileCheck_id(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_name(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_otherId(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_otherId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OtherID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_otherId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_groupBy(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_groupBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GroupBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_groupBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_sumColumns(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_sumColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SumColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_sumColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_tolerancePct(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_tolerancePct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TolerancePct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_tolerancePct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_lastResult(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_lastResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastResult, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReconcileCheckResult) graphql.Marshaler {
+			return ec.marshalOReconcileCheckResult2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheckResult(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_lastResult(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReconcileCheck",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReconcileCheckResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReconcileCheckPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReconcileCheck) graphql.Marshaler {
+			return ec.marshalNReconcileCheck2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheckᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReconcileCheckPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReconcileCheck(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReconcileCheckPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheckResult_status(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheckResult_code(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheckResult_groups(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheckResult_failedGroups(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_failedGroups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedGroups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_failedGroups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheckResult_differing(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_differing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Differing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReconcileGroup) graphql.Marshaler {
+			return ec.marshalNReconcileGroup2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileGroupᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_differing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReconcileCheckResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReconcileGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReconcileCheckResult_scanId(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckResult", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheckResult_runAt(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_runAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_runAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckResult", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileGroup_group(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileGroup_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*string) graphql.Marshaler {
+			return ec.marshalNString2ᚕᚖstring(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileGroup_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileGroup_code(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileGroup_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileGroup_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileGroup_countA(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileGroup_countA(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CountA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileGroup_countA(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileGroup_countB(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileGroup_countB(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CountB, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileGroup_countB(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileGroup_sums(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileGroup_sums(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sums, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileGroup_sums(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _RestrictedDataset_ref(ctx context.Context, field graphql.CollectedField, obj *model.RestrictedDataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26947,6 +30892,822 @@ func (ec *executionContext) _RuleOutcome_status(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_RuleOutcome_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RuleOutcome", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePack_name(ctx context.Context, field graphql.CollectedField, obj *model.RulePack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePack_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePack_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePack_version(ctx context.Context, field graphql.CollectedField, obj *model.RulePack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePack_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePack_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePack_title(ctx context.Context, field graphql.CollectedField, obj *model.RulePack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePack_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePack_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePack_description(ctx context.Context, field graphql.CollectedField, obj *model.RulePack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePack_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePack_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePack_items(ctx context.Context, field graphql.CollectedField, obj *model.RulePack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePack_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RulePackItem) graphql.Marshaler {
+			return ec.marshalNRulePackItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePack_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RulePack",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulePackItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RulePack_preview(ctx context.Context, field graphql.CollectedField, obj *model.RulePack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePack_preview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.RulePack().Preview(ctx, obj, fc.Args["datasetId"].(*string), fc.Args["connectionId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RulePackPlan) graphql.Marshaler {
+			return ec.marshalNRulePackPlan2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackPlan(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePack_preview(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RulePack",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulePackPlan(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_RulePack_preview_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RulePackItem_key(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackItem_semanticType(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_semanticType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SemanticType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_semanticType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackItem_ruleType(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_ruleType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_ruleType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackItem_title(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackItem_severity(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackItem_pattern(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_pattern(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pattern, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_pattern(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackItem_checkDigit(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_checkDigit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckDigit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_checkDigit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_column(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_semanticType(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_semanticType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SemanticType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_semanticType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_item(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Item, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_ruleType(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_ruleType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_ruleType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_ruleName(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_ruleName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_ruleName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_severity(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_params(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RuleParams) graphql.Marshaler {
+			return ec.marshalNRuleParams2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleParams(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RulePackMatch",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RuleParams(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RulePackMatch_status(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_ruleId(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_ruleId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_ruleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPage_items(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RulePack) graphql.Marshaler {
+			return ec.marshalNRulePack2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RulePackPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulePack(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RulePackPage_total(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_pack(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_pack(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pack, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_pack(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPlan", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_version(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPlan", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_applied(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_applied(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Applied, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_applied(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPlan", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_datasets(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPlan", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_new(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_new(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.New, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_new(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPlan", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_existing(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_existing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Existing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_existing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPlan", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_matches(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_matches(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Matches, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RulePackMatch) graphql.Marshaler {
+			return ec.marshalNRulePackMatch2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackMatchᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_matches(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RulePackPlan",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulePackMatch(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _RulePage_items(ctx context.Context, field graphql.CollectedField, obj *model.RulePage) (ret graphql.Marshaler) {
@@ -35179,6 +39940,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "editorColumns":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_editorColumns(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "rowCount":
 			field := field
 
@@ -36390,6 +41189,44 @@ func (ec *executionContext) _Domain(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "publicShare":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_publicShare(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -36866,6 +41703,265 @@ func (ec *executionContext) _DomainVersionCounts(ctx context.Context, sel ast.Se
 			}
 		case "compatible":
 			out.Values[i] = ec._DomainVersionCounts_compatible(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var editorColumnImplementors = []string{"EditorColumn"}
+
+func (ec *executionContext) _EditorColumn(ctx context.Context, sel ast.SelectionSet, obj *model.EditorColumn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, editorColumnImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EditorColumn")
+		case "name":
+			out.Values[i] = ec._EditorColumn_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "position":
+			out.Values[i] = ec._EditorColumn_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataType":
+			out.Values[i] = ec._EditorColumn_dataType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "class":
+			out.Values[i] = ec._EditorColumn_class(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nullable":
+			out.Values[i] = ec._EditorColumn_nullable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "primaryKey":
+			out.Values[i] = ec._EditorColumn_primaryKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "semanticType":
+			out.Values[i] = ec._EditorColumn_semanticType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sensitivity":
+			out.Values[i] = ec._EditorColumn_sensitivity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "profiled":
+			out.Values[i] = ec._EditorColumn_profiled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nullCount":
+			out.Values[i] = ec._EditorColumn_nullCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "nullRate":
+			out.Values[i] = ec._EditorColumn_nullRate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "distinct":
+			out.Values[i] = ec._EditorColumn_distinct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "distinctEstimated":
+			out.Values[i] = ec._EditorColumn_distinctEstimated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var editorMatchImplementors = []string{"EditorMatch"}
+
+func (ec *executionContext) _EditorMatch(ctx context.Context, sel ast.SelectionSet, obj *model.EditorMatch) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, editorMatchImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EditorMatch")
+		case "datasetId":
+			out.Values[i] = ec._EditorMatch_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._EditorMatch_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionName":
+			out.Values[i] = ec._EditorMatch_connectionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "schema":
+			out.Values[i] = ec._EditorMatch_schema(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "table":
+			out.Values[i] = ec._EditorMatch_table(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var editorResolutionImplementors = []string{"EditorResolution"}
+
+func (ec *executionContext) _EditorResolution(ctx context.Context, sel ast.SelectionSet, obj *model.EditorResolution) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, editorResolutionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EditorResolution")
+		case "datasetId":
+			out.Values[i] = ec._EditorResolution_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._EditorResolution_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "schema":
+			out.Values[i] = ec._EditorResolution_schema(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "table":
+			out.Values[i] = ec._EditorResolution_table(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._EditorResolution_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._EditorResolution_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionName":
+			out.Values[i] = ec._EditorResolution_connectionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._EditorResolution_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._EditorResolution_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "decision":
+			out.Values[i] = ec._EditorResolution_decision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reasons":
+			out.Values[i] = ec._EditorResolution_reasons(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "owner":
+			out.Values[i] = ec._EditorResolution_owner(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "piiColumns":
+			out.Values[i] = ec._EditorResolution_piiColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "otherMatches":
+			out.Values[i] = ec._EditorResolution_otherMatches(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -40173,6 +45269,200 @@ func (ec *executionContext) _OnCallRota(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var orchestratorNextScanImplementors = []string{"OrchestratorNextScan"}
+
+func (ec *executionContext) _OrchestratorNextScan(ctx context.Context, sel ast.SelectionSet, obj *model.OrchestratorNextScan) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orchestratorNextScanImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrchestratorNextScan")
+		case "datasetId":
+			out.Values[i] = ec._OrchestratorNextScan_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._OrchestratorNextScan_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "profiledAt":
+			out.Values[i] = ec._OrchestratorNextScan_profiledAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var orchestratorRunImplementors = []string{"OrchestratorRun"}
+
+func (ec *executionContext) _OrchestratorRun(ctx context.Context, sel ast.SelectionSet, obj *model.OrchestratorRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orchestratorRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrchestratorRun")
+		case "id":
+			out.Values[i] = ec._OrchestratorRun_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "orchestrator":
+			out.Values[i] = ec._OrchestratorRun_orchestrator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pipeline":
+			out.Values[i] = ec._OrchestratorRun_pipeline(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runId":
+			out.Values[i] = ec._OrchestratorRun_runId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._OrchestratorRun_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._OrchestratorRun_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endedAt":
+			out.Values[i] = ec._OrchestratorRun_endedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "inputs":
+			out.Values[i] = ec._OrchestratorRun_inputs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outputs":
+			out.Values[i] = ec._OrchestratorRun_outputs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unmatched":
+			out.Values[i] = ec._OrchestratorRun_unmatched(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "facets":
+			out.Values[i] = ec._OrchestratorRun_facets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "receivedAt":
+			out.Values[i] = ec._OrchestratorRun_receivedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._OrchestratorRun_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextScans":
+			out.Values[i] = ec._OrchestratorRun_nextScans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var orchestratorRunPageImplementors = []string{"OrchestratorRunPage"}
+
+func (ec *executionContext) _OrchestratorRunPage(ctx context.Context, sel ast.SelectionSet, obj *model.OrchestratorRunPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orchestratorRunPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrchestratorRunPage")
+		case "items":
+			out.Values[i] = ec._OrchestratorRunPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._OrchestratorRunPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var parsingImplementors = []string{"Parsing"}
 
 func (ec *executionContext) _Parsing(ctx context.Context, sel ast.SelectionSet, obj *scan.Parsing) graphql.Marshaler {
@@ -40387,6 +45677,74 @@ func (ec *executionContext) _ProfileRun(ctx context.Context, sel ast.SelectionSe
 		case "profiledAt":
 			out.Values[i] = ec._ProfileRun_profiledAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var publicShareImplementors = []string{"PublicShare"}
+
+func (ec *executionContext) _PublicShare(ctx context.Context, sel ast.SelectionSet, obj *model.PublicShare) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicShareImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublicShare")
+		case "domainId":
+			out.Values[i] = ec._PublicShare_domainId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabled":
+			out.Values[i] = ec._PublicShare_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "token":
+			out.Values[i] = ec._PublicShare_token(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageUrl":
+			out.Values[i] = ec._PublicShare_pageUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "badgeUrl":
+			out.Values[i] = ec._PublicShare_badgeUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._PublicShare_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rotatedAt":
+			out.Values[i] = ec._PublicShare_rotatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -40892,6 +46250,138 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "rulePacks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_rulePacks(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "rulePack":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_rulePack(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "reconcileChecks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_reconcileChecks(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "reconcileCheck":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_reconcileCheck(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "orchestratorRuns":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_orchestratorRuns(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "editorResolve":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_editorResolve(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "trustDecision":
 			field := field
 
@@ -41267,6 +46757,253 @@ func (ec *executionContext) _ReadinessItem(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var reconcileCheckImplementors = []string{"ReconcileCheck"}
+
+func (ec *executionContext) _ReconcileCheck(ctx context.Context, sel ast.SelectionSet, obj *model.ReconcileCheck) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reconcileCheckImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReconcileCheck")
+		case "id":
+			out.Values[i] = ec._ReconcileCheck_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ReconcileCheck_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._ReconcileCheck_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "otherId":
+			out.Values[i] = ec._ReconcileCheck_otherId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groupBy":
+			out.Values[i] = ec._ReconcileCheck_groupBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sumColumns":
+			out.Values[i] = ec._ReconcileCheck_sumColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tolerancePct":
+			out.Values[i] = ec._ReconcileCheck_tolerancePct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ReconcileCheck_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastResult":
+			out.Values[i] = ec._ReconcileCheck_lastResult(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reconcileCheckPageImplementors = []string{"ReconcileCheckPage"}
+
+func (ec *executionContext) _ReconcileCheckPage(ctx context.Context, sel ast.SelectionSet, obj *model.ReconcileCheckPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reconcileCheckPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReconcileCheckPage")
+		case "items":
+			out.Values[i] = ec._ReconcileCheckPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ReconcileCheckPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reconcileCheckResultImplementors = []string{"ReconcileCheckResult"}
+
+func (ec *executionContext) _ReconcileCheckResult(ctx context.Context, sel ast.SelectionSet, obj *model.ReconcileCheckResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reconcileCheckResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReconcileCheckResult")
+		case "status":
+			out.Values[i] = ec._ReconcileCheckResult_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._ReconcileCheckResult_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._ReconcileCheckResult_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failedGroups":
+			out.Values[i] = ec._ReconcileCheckResult_failedGroups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "differing":
+			out.Values[i] = ec._ReconcileCheckResult_differing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._ReconcileCheckResult_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "runAt":
+			out.Values[i] = ec._ReconcileCheckResult_runAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reconcileGroupImplementors = []string{"ReconcileGroup"}
+
+func (ec *executionContext) _ReconcileGroup(ctx context.Context, sel ast.SelectionSet, obj *model.ReconcileGroup) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reconcileGroupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReconcileGroup")
+		case "group":
+			out.Values[i] = ec._ReconcileGroup_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._ReconcileGroup_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "countA":
+			out.Values[i] = ec._ReconcileGroup_countA(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "countB":
+			out.Values[i] = ec._ReconcileGroup_countB(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sums":
+			out.Values[i] = ec._ReconcileGroup_sums(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var restrictedDatasetImplementors = []string{"RestrictedDataset", "DatasetNeighbour"}
 
 func (ec *executionContext) _RestrictedDataset(ctx context.Context, sel ast.SelectionSet, obj *model.RestrictedDataset) graphql.Marshaler {
@@ -41505,6 +47242,369 @@ func (ec *executionContext) _RuleOutcome(ctx context.Context, sel ast.SelectionS
 			}
 		case "status":
 			out.Values[i] = ec._RuleOutcome_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rulePackImplementors = []string{"RulePack"}
+
+func (ec *executionContext) _RulePack(ctx context.Context, sel ast.SelectionSet, obj *model.RulePack) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rulePackImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RulePack")
+		case "name":
+			out.Values[i] = ec._RulePack_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._RulePack_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._RulePack_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._RulePack_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "items":
+			out.Values[i] = ec._RulePack_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "preview":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RulePack_preview(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rulePackItemImplementors = []string{"RulePackItem"}
+
+func (ec *executionContext) _RulePackItem(ctx context.Context, sel ast.SelectionSet, obj *model.RulePackItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rulePackItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RulePackItem")
+		case "key":
+			out.Values[i] = ec._RulePackItem_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "semanticType":
+			out.Values[i] = ec._RulePackItem_semanticType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleType":
+			out.Values[i] = ec._RulePackItem_ruleType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._RulePackItem_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._RulePackItem_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pattern":
+			out.Values[i] = ec._RulePackItem_pattern(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "checkDigit":
+			out.Values[i] = ec._RulePackItem_checkDigit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rulePackMatchImplementors = []string{"RulePackMatch"}
+
+func (ec *executionContext) _RulePackMatch(ctx context.Context, sel ast.SelectionSet, obj *model.RulePackMatch) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rulePackMatchImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RulePackMatch")
+		case "datasetId":
+			out.Values[i] = ec._RulePackMatch_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._RulePackMatch_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._RulePackMatch_column(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "semanticType":
+			out.Values[i] = ec._RulePackMatch_semanticType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "item":
+			out.Values[i] = ec._RulePackMatch_item(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleType":
+			out.Values[i] = ec._RulePackMatch_ruleType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleName":
+			out.Values[i] = ec._RulePackMatch_ruleName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._RulePackMatch_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._RulePackMatch_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._RulePackMatch_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleId":
+			out.Values[i] = ec._RulePackMatch_ruleId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rulePackPageImplementors = []string{"RulePackPage"}
+
+func (ec *executionContext) _RulePackPage(ctx context.Context, sel ast.SelectionSet, obj *model.RulePackPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rulePackPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RulePackPage")
+		case "items":
+			out.Values[i] = ec._RulePackPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._RulePackPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rulePackPlanImplementors = []string{"RulePackPlan"}
+
+func (ec *executionContext) _RulePackPlan(ctx context.Context, sel ast.SelectionSet, obj *model.RulePackPlan) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rulePackPlanImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RulePackPlan")
+		case "pack":
+			out.Values[i] = ec._RulePackPlan_pack(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._RulePackPlan_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "applied":
+			out.Values[i] = ec._RulePackPlan_applied(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._RulePackPlan_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "new":
+			out.Values[i] = ec._RulePackPlan_new(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "existing":
+			out.Values[i] = ec._RulePackPlan_existing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "matches":
+			out.Values[i] = ec._RulePackPlan_matches(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -44868,6 +50968,46 @@ func (ec *executionContext) marshalNDomainVersionCounts2ᚖgithubᚗcomᚋvigia�
 	return ec._DomainVersionCounts(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNEditorColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorColumn(ctx context.Context, sel ast.SelectionSet, v model.EditorColumn) graphql.Marshaler {
+	return ec._EditorColumn(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEditorColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorColumnᚄ(ctx context.Context, sel ast.SelectionSet, v []model.EditorColumn) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEditorColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorColumn(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEditorMatch2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorMatch(ctx context.Context, sel ast.SelectionSet, v model.EditorMatch) graphql.Marshaler {
+	return ec._EditorMatch(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEditorMatch2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []model.EditorMatch) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEditorMatch2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorMatch(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := graphql.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -45565,6 +51705,56 @@ func (ec *executionContext) marshalNOnCallLevel2ᚕgithubᚗcomᚋvigiaᚑdata�
 	return ret
 }
 
+func (ec *executionContext) marshalNOrchestratorNextScan2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorNextScan(ctx context.Context, sel ast.SelectionSet, v model.OrchestratorNextScan) graphql.Marshaler {
+	return ec._OrchestratorNextScan(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOrchestratorNextScan2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorNextScanᚄ(ctx context.Context, sel ast.SelectionSet, v []model.OrchestratorNextScan) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrchestratorNextScan2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorNextScan(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOrchestratorRun2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRun(ctx context.Context, sel ast.SelectionSet, v model.OrchestratorRun) graphql.Marshaler {
+	return ec._OrchestratorRun(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOrchestratorRun2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRunᚄ(ctx context.Context, sel ast.SelectionSet, v []model.OrchestratorRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrchestratorRun2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRun(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOrchestratorRunPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRunPage(ctx context.Context, sel ast.SelectionSet, v *model.OrchestratorRunPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrchestratorRunPage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNParsing2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsing(ctx context.Context, sel ast.SelectionSet, v *scan.Parsing) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -45593,6 +51783,16 @@ func (ec *executionContext) marshalNParsingColumn2ᚕgithubᚗcomᚋvigiaᚑdata
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNPublicShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPublicShare(ctx context.Context, sel ast.SelectionSet, v *model.PublicShare) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PublicShare(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRAGGate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGate(ctx context.Context, sel ast.SelectionSet, v *model.RAGGate) graphql.Marshaler {
@@ -45664,6 +51864,56 @@ func (ec *executionContext) marshalNReadinessItem2ᚕgithubᚗcomᚋvigiaᚑdata
 	return ret
 }
 
+func (ec *executionContext) marshalNReconcileCheck2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheck(ctx context.Context, sel ast.SelectionSet, v model.ReconcileCheck) graphql.Marshaler {
+	return ec._ReconcileCheck(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReconcileCheck2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheckᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ReconcileCheck) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReconcileCheck2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheck(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReconcileCheckPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheckPage(ctx context.Context, sel ast.SelectionSet, v *model.ReconcileCheckPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReconcileCheckPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReconcileGroup2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileGroup(ctx context.Context, sel ast.SelectionSet, v model.ReconcileGroup) graphql.Marshaler {
+	return ec._ReconcileGroup(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReconcileGroup2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ReconcileGroup) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReconcileGroup2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileGroup(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNRule2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRule(ctx context.Context, sel ast.SelectionSet, v model.Rule) graphql.Marshaler {
 	return ec._Rule(ctx, sel, &v)
 }
@@ -45712,6 +51962,86 @@ func (ec *executionContext) marshalNRuleOutcome2ᚕgithubᚗcomᚋvigiaᚑdata�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNRulePack2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePack(ctx context.Context, sel ast.SelectionSet, v model.RulePack) graphql.Marshaler {
+	return ec._RulePack(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRulePack2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RulePack) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRulePack2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePack(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRulePackItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackItem(ctx context.Context, sel ast.SelectionSet, v model.RulePackItem) graphql.Marshaler {
+	return ec._RulePackItem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRulePackItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackItemᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RulePackItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRulePackItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRulePackMatch2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackMatch(ctx context.Context, sel ast.SelectionSet, v model.RulePackMatch) graphql.Marshaler {
+	return ec._RulePackMatch(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRulePackMatch2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RulePackMatch) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRulePackMatch2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackMatch(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRulePackPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackPage(ctx context.Context, sel ast.SelectionSet, v *model.RulePackPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RulePackPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRulePackPlan2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackPlan(ctx context.Context, sel ast.SelectionSet, v *model.RulePackPlan) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RulePackPlan(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRulePage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePage(ctx context.Context, sel ast.SelectionSet, v *model.RulePage) graphql.Marshaler {
@@ -46053,6 +52383,29 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 		if e == graphql.Null {
 			return graphql.Null
 		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNString2ᚕᚖstring(ctx context.Context, v any) ([]*string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOString2ᚖstring(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕᚖstring(ctx context.Context, sel ast.SelectionSet, v []*string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalOString2ᚖstring(ctx, sel, v[i])
 	}
 
 	return ret
@@ -46572,6 +52925,13 @@ func (ec *executionContext) marshalODomain2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigi
 	return ec._Domain(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOEditorResolution2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorResolution(ctx context.Context, sel ast.SelectionSet, v *model.EditorResolution) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._EditorResolution(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOFloat2ᚕfloat64ᚄ(ctx context.Context, v any) ([]float64, error) {
 	if v == nil {
 		return nil, nil
@@ -46732,6 +53092,20 @@ func (ec *executionContext) marshalOProfileRun2ᚖgithubᚗcomᚋvigiaᚑdataᚋ
 	return ec._ProfileRun(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOReconcileCheck2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheck(ctx context.Context, sel ast.SelectionSet, v *model.ReconcileCheck) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ReconcileCheck(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOReconcileCheckResult2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheckResult(ctx context.Context, sel ast.SelectionSet, v *model.ReconcileCheckResult) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ReconcileCheckResult(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalORetuneRequest2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRetuneRequest(ctx context.Context, sel ast.SelectionSet, v *model.RetuneRequest) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -46744,6 +53118,13 @@ func (ec *executionContext) marshalORule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigia�
 		return graphql.Null
 	}
 	return ec._Rule(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORulePack2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePack(ctx context.Context, sel ast.SelectionSet, v *model.RulePack) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RulePack(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalORuleParamsInput2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleParamsInput(ctx context.Context, v any) (*model.RuleParamsInput, error) {

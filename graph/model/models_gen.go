@@ -157,6 +157,8 @@ type Dataset struct {
 	Impact *LineageImpact `json:"impact,omitempty"`
 	// Shortest path to another dataset; an invisible target is not_found.
 	Path *LineagePath `json:"path"`
+	// The columns with types, semantic types, sensitivity and null/distinct figures, as an editor shows them (never values).
+	EditorColumns []EditorColumn `json:"editorColumns"`
 	// Rows counted by the last profile; null before one.
 	RowCount *int `json:"rowCount,omitempty"`
 	// False when the last profile read the first rows only (a cost-guarded view): rowCount is then the rows read, a lower bound.
@@ -271,6 +273,8 @@ type Domain struct {
 	Versions []DomainVersion `json:"versions"`
 	// Manual and derived consumers (at most 500).
 	Consumers []DomainConsumer `json:"consumers"`
+	// The public share of the data product (managers of the domain).
+	PublicShare *PublicShare `json:"publicShare"`
 }
 
 // A consumer of a data product: registered by hand (manual) or derived from consumptions.
@@ -353,6 +357,54 @@ type DomainVersionCounts struct {
 	Changes    int `json:"changes"`
 	Breaking   int `json:"breaking"`
 	Compatible int `json:"compatible"`
+}
+
+// A column's metadata for an editor: never a value.
+type EditorColumn struct {
+	Name         string  `json:"name"`
+	Position     int     `json:"position"`
+	DataType     string  `json:"dataType"`
+	Class        string  `json:"class"`
+	Nullable     bool    `json:"nullable"`
+	PrimaryKey   bool    `json:"primaryKey"`
+	SemanticType *string `json:"semanticType,omitempty"`
+	// pii, or null when not classified
+	Sensitivity       *string  `json:"sensitivity,omitempty"`
+	Profiled          bool     `json:"profiled"`
+	NullCount         *int     `json:"nullCount,omitempty"`
+	NullRate          *float64 `json:"nullRate,omitempty"`
+	Distinct          *float64 `json:"distinct,omitempty"`
+	DistinctEstimated bool     `json:"distinctEstimated"`
+}
+
+// Another dataset a reference may name.
+type EditorMatch struct {
+	DatasetID      string `json:"datasetId"`
+	ConnectionID   string `json:"connectionId"`
+	ConnectionName string `json:"connectionName"`
+	Schema         string `json:"schema"`
+	Table          string `json:"table"`
+}
+
+// A table reference as written in SQL, resolved to its dataset (editor metadata only).
+type EditorResolution struct {
+	DatasetID string `json:"datasetId"`
+	// schema.table
+	Name           string `json:"name"`
+	Schema         string `json:"schema"`
+	Table          string `json:"table"`
+	Kind           string `json:"kind"`
+	ConnectionID   string `json:"connectionId"`
+	ConnectionName string `json:"connectionName"`
+	// pass, warn, fail or unknown
+	Verdict string   `json:"verdict"`
+	Score   *float64 `json:"score,omitempty"`
+	// Trust decision for the default purpose (agente)
+	Decision     string        `json:"decision"`
+	Reasons      []string      `json:"reasons"`
+	Owner        *string       `json:"owner,omitempty"`
+	PiiColumns   []string      `json:"piiColumns"`
+	OtherMatches []EditorMatch `json:"otherMatches"`
 }
 
 // A node of an impact tree.
@@ -836,11 +888,58 @@ type OnCallRota struct {
 	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
+// The first scan that profiled a dataset a run wrote.
+type OrchestratorNextScan struct {
+	DatasetID  string    `json:"datasetId"`
+	ScanID     string    `json:"scanId"`
+	ProfiledAt time.Time `json:"profiledAt"`
+}
+
+// A pipeline run an orchestrator reported.
+type OrchestratorRun struct {
+	ID           string `json:"id"`
+	Orchestrator string `json:"orchestrator"`
+	Pipeline     string `json:"pipeline"`
+	RunID        string `json:"runId"`
+	// running, success, failed or aborted
+	Status    string     `json:"status"`
+	StartedAt time.Time  `json:"startedAt"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	// Dataset ids the run read
+	Inputs []string `json:"inputs"`
+	// Dataset ids the run wrote
+	Outputs []string `json:"outputs"`
+	// namespace/name of the datasets that named no dataset of the workspace
+	Unmatched []string `json:"unmatched"`
+	// The run facets as reported, as JSON text ({} when none)
+	Facets     string                 `json:"facets"`
+	ReceivedAt time.Time              `json:"receivedAt"`
+	UpdatedAt  time.Time              `json:"updatedAt"`
+	NextScans  []OrchestratorNextScan `json:"nextScans"`
+}
+
+// One page of orchestrator runs.
+type OrchestratorRunPage struct {
+	Items []OrchestratorRun `json:"items"`
+	Total int               `json:"total"`
+}
+
 // Why the last scan that tried could not profile a dataset.
 type ProfileFailure struct {
 	ScanID   string    `json:"scanId"`
 	Code     string    `json:"code"`
 	FailedAt time.Time `json:"failedAt"`
+}
+
+// A data product's public share (managers); the token is the page's credential.
+type PublicShare struct {
+	DomainID  string     `json:"domainId"`
+	Enabled   bool       `json:"enabled"`
+	Token     *string    `json:"token,omitempty"`
+	PageURL   *string    `json:"pageUrl,omitempty"`
+	BadgeURL  *string    `json:"badgeUrl,omitempty"`
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	RotatedAt *time.Time `json:"rotatedAt,omitempty"`
 }
 
 type Query struct {
@@ -880,6 +979,50 @@ type RAGGateItemInput struct {
 type ReadinessItem struct {
 	Code     string `json:"code"`
 	Datasets *int   `json:"datasets,omitempty"`
+}
+
+// A declared reconciliation check between two datasets, with its last result.
+type ReconcileCheck struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	DatasetID    string    `json:"datasetId"`
+	OtherID      string    `json:"otherId"`
+	GroupBy      []string  `json:"groupBy"`
+	SumColumns   []string  `json:"sumColumns"`
+	TolerancePct float64   `json:"tolerancePct"`
+	CreatedAt    time.Time `json:"createdAt"`
+	// null before the first run
+	LastResult *ReconcileCheckResult `json:"lastResult,omitempty"`
+}
+
+// One page of reconciliation checks.
+type ReconcileCheckPage struct {
+	Items []ReconcileCheck `json:"items"`
+	Total int              `json:"total"`
+}
+
+// A reconciliation check's last run.
+type ReconcileCheckResult struct {
+	// passed, failed or not_evaluated
+	Status       string           `json:"status"`
+	Code         *string          `json:"code,omitempty"`
+	Groups       int              `json:"groups"`
+	FailedGroups int              `json:"failedGroups"`
+	Differing    []ReconcileGroup `json:"differing"`
+	ScanID       *string          `json:"scanId,omitempty"`
+	RunAt        time.Time        `json:"runAt"`
+}
+
+// A group of a reconciliation whose figures differ.
+type ReconcileGroup struct {
+	// The group's values as text, in groupBy order (null for NULL)
+	Group []*string `json:"group"`
+	// only_in_a, only_in_b, count_differs or sum_differs
+	Code   string `json:"code"`
+	CountA int    `json:"countA"`
+	CountB int    `json:"countB"`
+	// Per differing sum column: [first, other] as decimal text, as JSON text
+	Sums string `json:"sums"`
 }
 
 // A dataset the caller cannot see, met on a walk: no id and no name, as in REST.
@@ -932,6 +1075,67 @@ type RuleOutcome struct {
 	// critical, warning, info
 	Severity string `json:"severity"`
 	Status   string `json:"status"`
+}
+
+// A rule pack Vigia ships.
+type RulePack struct {
+	Name        string         `json:"name"`
+	Version     string         `json:"version"`
+	Title       string         `json:"title"`
+	Description string         `json:"description"`
+	Items       []RulePackItem `json:"items"`
+	// Which columns of the scope (a dataset, a connection, or every dataset the caller sees) would get which of the pack's rules.
+	Preview *RulePackPlan `json:"preview"`
+}
+
+// One rule of a rule pack, for the columns of one semantic type.
+type RulePackItem struct {
+	Key string `json:"key"`
+	// The columns it applies to: those scans recognised as this type (nif_pt, iban, email ...)
+	SemanticType string `json:"semanticType"`
+	RuleType     string `json:"ruleType"`
+	Title        string `json:"title"`
+	Severity     string `json:"severity"`
+	// pattern rules: the regular expression
+	Pattern *string `json:"pattern,omitempty"`
+	// custom_sql rules: the check whose failures the query counts (nif_pt)
+	CheckDigit *string `json:"checkDigit,omitempty"`
+}
+
+// One rule a pack gives one column.
+type RulePackMatch struct {
+	DatasetID    string `json:"datasetId"`
+	DatasetName  string `json:"datasetName"`
+	Column       string `json:"column"`
+	SemanticType string `json:"semanticType"`
+	// The pack item's key
+	Item     string      `json:"item"`
+	RuleType string      `json:"ruleType"`
+	RuleName string      `json:"ruleName"`
+	Severity string      `json:"severity"`
+	Params   *RuleParams `json:"params"`
+	// new (preview), created (apply) or existing
+	Status string `json:"status"`
+	// The existing equivalent rule; null for a new one
+	RuleID *string `json:"ruleId,omitempty"`
+}
+
+// One page of rule packs.
+type RulePackPage struct {
+	Items []RulePack `json:"items"`
+	Total int        `json:"total"`
+}
+
+// What a pack would do on a scope.
+type RulePackPlan struct {
+	Pack    string `json:"pack"`
+	Version string `json:"version"`
+	// false for a preview
+	Applied  bool            `json:"applied"`
+	Datasets int             `json:"datasets"`
+	New      int             `json:"new"`
+	Existing int             `json:"existing"`
+	Matches  []RulePackMatch `json:"matches"`
 }
 
 // One page of rules.
