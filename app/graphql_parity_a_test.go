@@ -91,7 +91,7 @@ func parityTableA() map[string]parity {
 			query: `query($id: ID!){ domain(id: $id){ versionDiff(from: "latest", to: "current") { domainId fromVersion toVersion bump
 				nextVersion changes { kind impact datasetId datasetName column dimension field before after restricted }
 				counts { datasets changes breaking compatible } } } }`, at: "domain.versionDiff"},
-		"getDomainSuggestions": {rest: "/api/v1/domains/suggestions", admin: true,
+		"getDomainSuggestions": {rest: "/api/v1/domains/suggestions", as: "admin",
 			query: `{ domainSuggestions { hasLineage suggestions ` + suggestion + ` ambiguous ` + suggestion + ` } }`, at: "domainSuggestions"},
 		// Direct lineage, exposures and the knowledge graph's snapshots.
 		"getDatasetLineage": {rest: "/api/v1/datasets/{id}/lineage", sample: "dataset",

@@ -42,8 +42,12 @@ type parity struct {
 	// empty allows an empty answer on the fixture (otherwise at least one sample must
 	// compare something, so the case can fail).
 	empty bool
-	// admin asks with an admin session (an operation only admins may call).
-	admin bool
+	// as is who asks: "" the demo's API token, "admin" an admin session (reads REST
+	// keeps for sessions).
+	as string
+	// code, when set, is the stable error code both answers must carry (a read the
+	// fixture cannot make succeed, compared on its refusal).
+	code string
 	// header is sent with the REST request ("Name: value"), e.g. Accept for a JSON form.
 	header []string
 }
@@ -73,13 +77,6 @@ var restOnly = map[string]string{
 // work left shrinks; an operation in it that gets a mapping fails the test.
 var notYetMapped = map[string]bool{
 	"datasetPipelineHealth": true,
-	"getIncident":           true, "getIssueImpact": true, "getNotificationChannel": true,
-	"getOnCallRota": true, "getPublicShare": true, "getReconcileCheck": true, "getRulePack": true, "getSLATargets": true,
-	"getTeam": true, "getTicketIntegration": true, "ideDatasetColumns": true, "ideResolve": true,
-	"issueBoard": true, "issueExplanation": true, "issueSLAReport": true, "listNotificationChannelDeliveries": true,
-	"listNotificationChannels": true, "listNotificationMutes": true, "listNotifications": true, "listOrchestratorRuns": true,
-	"listReconcileChecks": true, "listRulePacks": true, "listTeams": true, "listTicketIntegrations": true,
-	"listTicketTargets": true, "previewNotificationChannel": true, "previewRulePack": true,
 	// Reads landed by issues 16-19 after the parity test: still to map.
 	"datasetSynthetic": true, "datasetSyntheticEvaluation": true, "listBIRefreshes": true, "getMe": true,
 	"getReport": true, "listReports": true, "listRoutines": true, "getSuggestion": true, "listSuggestions": true,
@@ -95,7 +92,7 @@ func parityTable() map[string]parity {
 	meta := `completude ` + dimMeta + ` unicidade ` + dimMeta + ` validade ` + dimMeta + ` atualidade ` + dimMeta + ` consistencia ` + dimMeta
 	columnFields := `name position dataType nullable primaryKey partition clustering nullCount nullRate min max
 		semantic { type region estimated sampleSize }`
-	t := map[string]parity{
+	table := map[string]parity{
 		"listDatasets": {rest: "/api/v1/datasets?limit=500", query: `{ datasets { items { ` + listFields + ` } total } }`,
 			at: "datasets.items", total: "datasets.total"},
 		"getDataset": {rest: "/api/v1/datasets/{id}", sample: "dataset",
@@ -213,11 +210,14 @@ func parityTable() map[string]parity {
 			query: `{ signals { items { id datasetId datasetName scanId kind metric column observed baseline z threshold method
 				severity anomalous issueId createdAt } total } }`, at: "signals.items", total: "signals.total"},
 	}
-	// Mappings added by issue 23's part A (graphql_parity_a_test.go).
-	for k, v := range parityTableA() {
-		t[k] = v
+	// Mappings added by issue 23's parts A (graphql_parity_a_test.go) and B (graphql_parity_ops_test.go).
+	for id, c := range parityTableA() {
+		table[id] = c
 	}
-	return t
+	for id, c := range parityTableOps() {
+		table[id] = c
+	}
+	return table
 }
 
 // parityFixture is the e-commerce demo scanned once, with a domain and a rule.
@@ -225,18 +225,20 @@ type parityFixture struct {
 	env   *apptest.Env
 	tok   string
 	admin string
+	ws    string
 	ids   map[string][]string
 }
 
 func newParityFixture(t *testing.T) *parityFixture {
 	root := t.TempDir()
-	env := apptest.MustStart(t, app.Config{SecretKey: "test-secret-key", SQLiteRoot: root})
+	env := apptest.MustStart(t, app.Config{SecretKey: "test-secret-key", SQLiteRoot: root,
+		WebhookAllowHosts: []string{receiverHost}, WebhookResolver: newTestResolver(), WebhookRootCAs: testCA(t)})
 	res, err := env.App.SeedDemo(context.Background(), app.DemoOptions{Workspace: "parity-" + vigia.NewUUID()[:8],
 		Packs: []string{"ecommerce"}, Dir: filepath.Join(root, "demo")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &parityFixture{env: env, tok: res.Token, ids: map[string][]string{}}
+	f := &parityFixture{env: env, tok: res.Token, ws: res.WorkspaceID, ids: map[string][]string{}}
 	var ds []struct{ ID string }
 	env.Do(t, "GET", "/api/v1/datasets?q=clientes", res.Token, nil).JSON(t, &ds)
 	var all []struct{ ID string }
@@ -289,6 +291,7 @@ func newParityFixture(t *testing.T) *parityFixture {
 			}
 		}
 	}
+	f.addOpsFixture(t)
 	return f
 }
 
@@ -355,6 +358,7 @@ func TestGraphQLParityWithEveryRESTRead(t *testing.T) {
 		t.Logf("%d GET operations without a GraphQL field yet", len(notYetMapped))
 	}
 
+	t.Run("ForeignIDs", func(t *testing.T) { checkForeignIDs(t, f) })
 	names := make([]string, 0, len(table))
 	for id := range table {
 		names = append(names, id)
@@ -374,7 +378,17 @@ func TestGraphQLParityWithEveryRESTRead(t *testing.T) {
 			for i, sid := range samples {
 				to := f.ids["dataset"][(i+1)%len(f.ids["dataset"])]
 				path := strings.NewReplacer("{id}", sid, "{to}", to).Replace(c.rest)
+				cred := f.tok
+				if c.as == "admin" {
+					cred = f.admin
+				}
 				vars := map[string]any{}
+				if strings.Contains(c.query, "$id") {
+					vars["id"] = sid
+				}
+				if strings.Contains(c.query, "$to") {
+					vars["to"] = to
+				}
 				// {kind} in the path and $kind in the query name the fixture's first id of that kind.
 				for kind, ids := range f.ids {
 					if len(ids) > 0 {
@@ -384,11 +398,12 @@ func TestGraphQLParityWithEveryRESTRead(t *testing.T) {
 						}
 					}
 				}
-				cred := f.tok
-				if c.admin {
-					cred = f.admin
-				}
 				rr := env.Do(t, "GET", path, cred, nil, c.header...)
+				if c.code != "" {
+					sameRefusal(t, env, cred, c, path, rr, vars)
+					compared++
+					continue
+				}
 				if rr.Status != http.StatusOK {
 					t.Fatalf("REST %s: %d %s", path, rr.Status, rr.Body)
 				}
@@ -397,12 +412,6 @@ func TestGraphQLParityWithEveryRESTRead(t *testing.T) {
 				dec.UseNumber()
 				if err := dec.Decode(&restAnswer); err != nil {
 					t.Fatalf("REST %s: %v", path, err)
-				}
-				if strings.Contains(c.query, "$id") {
-					vars["id"] = sid
-				}
-				if strings.Contains(c.query, "$to") {
-					vars["to"] = to
 				}
 				out := env.GraphQL(t, cred, c.query, vars)
 				if out["errors"] != nil {
@@ -558,7 +567,7 @@ func sameAnswer(g, r any, renamed map[string]string, at string) string {
 				return ""
 			}
 		case map[string]any, []any:
-			// JSON carried as text (a contract document, parameters): the same JSON,
+			// JSON carried as text (a contract document, params, facets): the same JSON,
 			// member names verbatim.
 			var parsed, want any
 			b, err := json.Marshal(rv)

@@ -4,13 +4,17 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
+	"github.com/vigia-data/vigia/datadiff"
 	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/notify"
+	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
@@ -25,7 +29,12 @@ func TestSchemaDefaultsAreTheServices(t *testing.T) {
 		"Query": {"datasets.limit": catalog.DatasetPageDefault, "issues.limit": issue.PageDefault, "incidents.limit": incident.PageDefault,
 			"domains.limit": product.DomainPageDefault, "consumers.limit": trust.ConsumerPageDefault, "rules.limit": rule.PageDefault,
 			"scans.limit": scan.ScanPageDefault, "signals.limit": scan.SignalPageDefault, "knowledgeGraph.hops": lineage.DefaultKnowledgeHops,
-			"graphSnapshots.limit": lineage.SnapshotPageDefault},
+			"graphSnapshots.limit": lineage.SnapshotPageDefault,
+			"teams.limit":          vigia.MaxLimit, "notificationChannels.limit": vigia.MaxLimit, "notifications.limit": notify.PageDefault,
+			"notificationMutes.limit": vigia.MaxLimit, "ticketIntegrations.limit": vigia.MaxLimit,
+			"rulePacks.limit": vigia.MaxLimit, "reconcileChecks.limit": datadiff.CheckPageDefault,
+			"orchestratorRuns.limit": orchestrator.RunPageDefault},
+		"NotificationChannel": {"deliveries.limit": notify.PageDefault},
 		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops, "contractVersions.limit": contract.PageDefault,
 			"upstream.hops": lineage.DefaultTraverseHops, "downstream.hops": lineage.DefaultTraverseHops,
 			"contractProposals.limit": contract.PageDefault},

@@ -212,7 +212,8 @@ func toIncident(v incident.View) model.Incident {
 		RootDatasetName: v.RootDatasetName, IssueIds: v.IssueIDs, DatasetIds: v.DatasetIDs, ImpactScope: im.ImpactScope,
 		ImpactColumns: im.ImpactColumns, ImpactNote: im.ImpactNote, ImpactTree: make([]model.ImpactNode, 0, len(im.ImpactTree)),
 		DownstreamCount: im.DownstreamCount, DownstreamColumnCount: im.DownstreamColumnCount, ExposuresCount: im.ExposuresCount,
-		Exposures: make([]model.IncidentExposure, 0, len(im.Exposures)), CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+		Exposures: make([]model.IncidentExposure, 0, len(im.Exposures)), CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+		ScanID: v.ScanID, ResolvedAt: v.ResolvedAt, ReachTotal: im.ReachTotal, Truncated: im.Truncated}
 	for _, n := range im.ImpactTree {
 		via := n.ViaColumns
 		if via == nil {

@@ -41,4 +41,6 @@ type Resolver struct {
 	// Synthetic answers datasets' synthetic-data scorecards; Messages words their reasons.
 	Synthetic SyntheticService
 	Messages  *i18n.Catalog
+	// Ops are the services of the reads issue 23 brought to parity with REST.
+	Ops OpsServices
 }

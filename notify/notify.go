@@ -80,6 +80,10 @@ var EventKinds = []string{EventKindAlerts, EventKindDatasetVerdictChanged, Event
 // Locales a channel may choose for its titles and bodies.
 var Locales = []string{i18n.PT, i18n.EN, i18n.ES}
 
+// PageDefault is the page of in-app notifications and of a channel's delivery log when
+// no limit is given.
+const PageDefault = 100
+
 // Channel is a notification channel. SealedURL and SealedSecret never leave the
 // service; DisplayURL is the URL reduced to scheme and host for people to recognise it.
 type Channel struct {

@@ -26,6 +26,9 @@ const (
 	StatusAborted = "aborted"
 )
 
+// RunPageDefault is the page of runs when no limit is given.
+const RunPageDefault = 100
+
 // Statuses are the run statuses a report may give.
 var Statuses = []string{StatusRunning, StatusSuccess, StatusFailed, StatusAborted}
 

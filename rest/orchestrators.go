@@ -86,7 +86,7 @@ func (s *Server) orchestratorRoutes() {
 		Also: map[int]alsoAnswer{http.StatusOK: {Desc: "The run was already recorded and was replaced", Body: OrchestratorRunOut{}}}},
 		s.handleRunRecord)
 	s.register(operation{ID: "listOrchestratorRuns", Method: http.MethodGet, Path: "/api/v1/orchestrator-runs", Tag: "orchestrators",
-		List: true, ListDefault: 100, Summary: "Recorded pipeline runs, newest first", Response: []OrchestratorRunOut{},
+		List: true, ListDefault: orchestrator.RunPageDefault, Summary: "Recorded pipeline runs, newest first", Response: []OrchestratorRunOut{},
 		Params: []param{
 			{Name: "orchestrator", In: "query", Type: "string", MaxLen: 50},
 			{Name: "pipeline", In: "query", Type: "string", MaxLen: 200},

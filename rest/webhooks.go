@@ -346,7 +346,7 @@ func (s *Server) webhookRoutes() {
 		Desc:   sessionOnly}, s.handleChannelPreview)
 	s.register(operation{ID: "listNotificationChannelDeliveries", Method: http.MethodGet, Path: "/api/v1/notification-channels/{channel_id}/deliveries",
 		Tag: tag, Summary: "Delivery log with every attempt, newest first (admins only)", Params: []param{channelIDParam}, List: true,
-		ListDefault: 100, Response: []DeliveryOut{}}, s.handleChannelDeliveries)
+		ListDefault: notify.PageDefault, Response: []DeliveryOut{}}, s.handleChannelDeliveries)
 	s.register(operation{ID: "syncTicketIntegration", Method: http.MethodPut, Path: "/api/v1/notification-channels/tickets/{integration_id}/sync",
 		Tag: "tickets", Summary: "Webhook secret, polling interval, comments and transitions of a ticket integration (admins)",
 		Params: []param{integrationIDParam}, Body: TicketSyncIn{}, Response: TicketIntegrationOut{},
@@ -364,7 +364,7 @@ func (s *Server) webhookRoutes() {
 			"sha256=<hex>, Linear Linear-Signature: <hex>, the generic provider X-Ticket-Signature (docs/webhooks.md)."},
 		s.handleTicketEvent)
 	s.register(operation{ID: "listNotifications", Method: http.MethodGet, Path: "/api/v1/notifications", Tag: tag,
-		Summary: "In-app notifications, held ones included, newest first", List: true, ListDefault: 100, Response: []NotificationOut{},
+		Summary: "In-app notifications, held ones included, newest first", List: true, ListDefault: notify.PageDefault, Response: []NotificationOut{},
 		Params: []param{{Name: "held", In: "query", Type: "boolean"}, {Name: "event", In: "query", Type: "string", MaxLen: 64}}},
 		s.handleNotificationList)
 	s.register(operation{ID: "listNotificationMutes", Method: http.MethodGet, Path: "/api/v1/notification-mutes", Tag: tag,

@@ -40,8 +40,11 @@ type ResolverRoot interface {
 	LineageEdge() LineageEdgeResolver
 	LineageNode() LineageNodeResolver
 	Mutation() MutationResolver
+	NotificationChannel() NotificationChannelResolver
 	Query() QueryResolver
+	RulePack() RulePackResolver
 	Scan() ScanResolver
+	TicketIntegration() TicketIntegrationResolver
 }
 
 type DirectiveRoot struct {
@@ -323,6 +326,7 @@ type ComplexityRoot struct {
 		DirectLineage        func(childComplexity int) int
 		Domains              func(childComplexity int) int
 		Downstream           func(childComplexity int, hops *int) int
+		EditorColumns        func(childComplexity int) int
 		Freshness            func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		Impact               func(childComplexity int, column *string) int
@@ -526,6 +530,7 @@ type ComplexityRoot struct {
 		MetadataQuality func(childComplexity int) int
 		Name            func(childComplexity int) int
 		OwnerName       func(childComplexity int) int
+		PublicShare     func(childComplexity int) int
 		PublishedAt     func(childComplexity int) int
 		Readiness       func(childComplexity int) int
 		Restricted      func(childComplexity int) int
@@ -721,6 +726,47 @@ type ComplexityRoot struct {
 		Votes      func(childComplexity int) int
 	}
 
+	EditorColumn struct {
+		Class             func(childComplexity int) int
+		DataType          func(childComplexity int) int
+		Distinct          func(childComplexity int) int
+		DistinctEstimated func(childComplexity int) int
+		Name              func(childComplexity int) int
+		NullCount         func(childComplexity int) int
+		NullRate          func(childComplexity int) int
+		Nullable          func(childComplexity int) int
+		Position          func(childComplexity int) int
+		PrimaryKey        func(childComplexity int) int
+		Profiled          func(childComplexity int) int
+		SemanticType      func(childComplexity int) int
+		Sensitivity       func(childComplexity int) int
+	}
+
+	EditorMatch struct {
+		ConnectionID   func(childComplexity int) int
+		ConnectionName func(childComplexity int) int
+		DatasetID      func(childComplexity int) int
+		Schema         func(childComplexity int) int
+		Table          func(childComplexity int) int
+	}
+
+	EditorResolution struct {
+		ConnectionID   func(childComplexity int) int
+		ConnectionName func(childComplexity int) int
+		DatasetID      func(childComplexity int) int
+		Decision       func(childComplexity int) int
+		Kind           func(childComplexity int) int
+		Name           func(childComplexity int) int
+		OtherMatches   func(childComplexity int) int
+		Owner          func(childComplexity int) int
+		PiiColumns     func(childComplexity int) int
+		Reasons        func(childComplexity int) int
+		Schema         func(childComplexity int) int
+		Score          func(childComplexity int) int
+		Table          func(childComplexity int) int
+		Verdict        func(childComplexity int) int
+	}
+
 	Exposure struct {
 		Direct func(childComplexity int) int
 		ID     func(childComplexity int) int
@@ -807,12 +853,16 @@ type ComplexityRoot struct {
 		ImpactScope           func(childComplexity int) int
 		ImpactTree            func(childComplexity int) int
 		IssueIds              func(childComplexity int) int
+		ReachTotal            func(childComplexity int) int
+		ResolvedAt            func(childComplexity int) int
 		Root                  func(childComplexity int) int
 		RootDatasetID         func(childComplexity int) int
 		RootDatasetName       func(childComplexity int) int
+		ScanID                func(childComplexity int) int
 		Severity              func(childComplexity int) int
 		Status                func(childComplexity int) int
 		Title                 func(childComplexity int) int
+		Truncated             func(childComplexity int) int
 		UpdatedAt             func(childComplexity int) int
 	}
 
@@ -844,8 +894,10 @@ type ComplexityRoot struct {
 		DatasetID            func(childComplexity int) int
 		DatasetName          func(childComplexity int) int
 		Detections           func(childComplexity int) int
+		Explanation          func(childComplexity int) int
 		History              func(childComplexity int) int
 		ID                   func(childComplexity int) int
+		Impact               func(childComplexity int) int
 		ResolutionReason     func(childComplexity int) int
 		ResolvedAt           func(childComplexity int) int
 		RuleID               func(childComplexity int) int
@@ -858,11 +910,68 @@ type ComplexityRoot struct {
 		UpdatedAt            func(childComplexity int) int
 	}
 
+	IssueBoard struct {
+		Columns   func(childComplexity int) int
+		TeamCells func(childComplexity int) int
+		Total     func(childComplexity int) int
+	}
+
+	IssueBoardColumn struct {
+		BySeverity func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Status     func(childComplexity int) int
+	}
+
+	IssueBoardTeamCell struct {
+		Count    func(childComplexity int) int
+		Status   func(childComplexity int) int
+		TeamID   func(childComplexity int) int
+		TeamName func(childComplexity int) int
+	}
+
 	IssueCounts struct {
 		Critical         func(childComplexity int) int
 		CriticalIssueIds func(childComplexity int) int
 		Warning          func(childComplexity int) int
 		WarningIssueIds  func(childComplexity int) int
+	}
+
+	IssueExplanation struct {
+		Column                 func(childComplexity int) int
+		CurrentThreshold       func(childComplexity int) int
+		Details                func(childComplexity int) int
+		Direction              func(childComplexity int) int
+		HistorySize            func(childComplexity int) int
+		IgnoredAsExpected      func(childComplexity int) int
+		IssueID                func(childComplexity int) int
+		Kind                   func(childComplexity int) int
+		Mad                    func(childComplexity int) int
+		Median                 func(childComplexity int) int
+		Metric                 func(childComplexity int) int
+		NextOnIgnore           func(childComplexity int) int
+		Observed               func(childComplexity int) int
+		Resolved               func(childComplexity int) int
+		RetuneAwaitingApproval func(childComplexity int) int
+		Rule                   func(childComplexity int) int
+		SLA                    func(childComplexity int) int
+		Silenced               func(childComplexity int) int
+		Threshold              func(childComplexity int) int
+		Title                  func(childComplexity int) int
+		TunedThreshold         func(childComplexity int) int
+		TunedThresholdLabel    func(childComplexity int) int
+		Type                   func(childComplexity int) int
+		Z                      func(childComplexity int) int
+	}
+
+	IssueExplanationRule struct {
+		Observed  func(childComplexity int) int
+		RuleID    func(childComplexity int) int
+		RuleType  func(childComplexity int) int
+		Threshold func(childComplexity int) int
+	}
+
+	IssueExplanationSLA struct {
+		BreachedAt func(childComplexity int) int
 	}
 
 	IssueHistoryEntry struct {
@@ -872,6 +981,19 @@ type ComplexityRoot struct {
 		Note       func(childComplexity int) int
 		Origin     func(childComplexity int) int
 		ToStatus   func(childComplexity int) int
+	}
+
+	IssueImpact struct {
+		DownstreamColumnCount func(childComplexity int) int
+		DownstreamCount       func(childComplexity int) int
+		Exposures             func(childComplexity int) int
+		ExposuresCount        func(childComplexity int) int
+		ImpactColumns         func(childComplexity int) int
+		ImpactNote            func(childComplexity int) int
+		ImpactScope           func(childComplexity int) int
+		ImpactTree            func(childComplexity int) int
+		ReachTotal            func(childComplexity int) int
+		Truncated             func(childComplexity int) int
 	}
 
 	IssuePage struct {
@@ -1049,9 +1171,163 @@ type ComplexityRoot struct {
 		UpdateRule       func(childComplexity int, id string, input model.UpdateRuleInput) int
 	}
 
+	Notification struct {
+		Body       func(childComplexity int) int
+		Code       func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		DatasetIds func(childComplexity int) int
+		Deliveries func(childComplexity int) int
+		DomainID   func(childComplexity int) int
+		Event      func(childComplexity int) int
+		Held       func(childComplexity int) int
+		ID         func(childComplexity int) int
+		IssueID    func(childComplexity int) int
+		MuteIds    func(childComplexity int) int
+		Params     func(childComplexity int) int
+		ScanID     func(childComplexity int) int
+		Severity   func(childComplexity int) int
+		Title      func(childComplexity int) int
+	}
+
+	NotificationChannel struct {
+		Config             func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		Deliveries         func(childComplexity int, limit *int, offset *int) int
+		Digest             func(childComplexity int) int
+		EventKinds         func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Kind               func(childComplexity int) int
+		LastDeliveryAt     func(childComplexity int) int
+		LastDeliveryError  func(childComplexity int) int
+		LastDeliveryStatus func(childComplexity int) int
+		MinSeverity        func(childComplexity int) int
+		Name               func(childComplexity int) int
+		Preview            func(childComplexity int, days *int) int
+		Scope              func(childComplexity int) int
+		Signed             func(childComplexity int) int
+		TeamID             func(childComplexity int) int
+		UpdatedAt          func(childComplexity int) int
+	}
+
+	NotificationChannelConfig struct {
+		Locale     func(childComplexity int) int
+		WebhookURL func(childComplexity int) int
+	}
+
+	NotificationChannelPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	NotificationChannelPreview struct {
+		Alerts     func(childComplexity int) int
+		Days       func(childComplexity int) int
+		Deliveries func(childComplexity int) int
+		Held       func(childComplexity int) int
+	}
+
+	NotificationDelivery struct {
+		Attempts       func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Event          func(childComplexity int) int
+		FinishedAt     func(childComplexity int) int
+		ID             func(childComplexity int) int
+		IdempotencyKey func(childComplexity int) int
+		LastError      func(childComplexity int) int
+		LastStatusCode func(childComplexity int) int
+		NextAttemptAt  func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Test           func(childComplexity int) int
+	}
+
+	NotificationDeliveryAttempt struct {
+		At         func(childComplexity int) int
+		DurationMs func(childComplexity int) int
+		Error      func(childComplexity int) int
+		N          func(childComplexity int) int
+		Outcome    func(childComplexity int) int
+		StatusCode func(childComplexity int) int
+	}
+
+	NotificationDeliveryPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	NotificationMute struct {
+		ConnectionID func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		CreatedBy    func(childComplexity int) int
+		DatasetID    func(childComplexity int) int
+		EndsAt       func(childComplexity int) int
+		ID           func(childComplexity int) int
+		IssueTypes   func(childComplexity int) int
+		Reason       func(childComplexity int) int
+		Scope        func(childComplexity int) int
+	}
+
+	NotificationMutePage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	NotificationPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	NotificationScope struct {
+		ConnectionIds       func(childComplexity int) int
+		DatasetIds          func(childComplexity int) int
+		DomainIds           func(childComplexity int) int
+		IncludeAutoMonitors func(childComplexity int) int
+		IssueTypes          func(childComplexity int) int
+	}
+
+	OnCallLevel struct {
+		Minutes func(childComplexity int) int
+		UserID  func(childComplexity int) int
+	}
+
+	OnCallRota struct {
+		CreatedAt   func(childComplexity int) int
+		Levels      func(childComplexity int) int
+		MinSeverity func(childComplexity int) int
+		TeamID      func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+	}
+
 	OpenIncidentCounts struct {
 		Critical func(childComplexity int) int
 		Warning  func(childComplexity int) int
+	}
+
+	OrchestratorNextScan struct {
+		DatasetID  func(childComplexity int) int
+		ProfiledAt func(childComplexity int) int
+		ScanID     func(childComplexity int) int
+	}
+
+	OrchestratorRun struct {
+		EndedAt      func(childComplexity int) int
+		Facets       func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Inputs       func(childComplexity int) int
+		NextScans    func(childComplexity int) int
+		Orchestrator func(childComplexity int) int
+		Outputs      func(childComplexity int) int
+		Pipeline     func(childComplexity int) int
+		ReceivedAt   func(childComplexity int) int
+		RunID        func(childComplexity int) int
+		StartedAt    func(childComplexity int) int
+		Status       func(childComplexity int) int
+		Unmatched    func(childComplexity int) int
+		UpdatedAt    func(childComplexity int) int
+	}
+
+	OrchestratorRunPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
 	}
 
 	PIIColumns struct {
@@ -1092,6 +1368,16 @@ type ComplexityRoot struct {
 		ScanID        func(childComplexity int) int
 	}
 
+	PublicShare struct {
+		BadgeURL  func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		DomainID  func(childComplexity int) int
+		Enabled   func(childComplexity int) int
+		PageURL   func(childComplexity int) int
+		RotatedAt func(childComplexity int) int
+		Token     func(childComplexity int) int
+	}
+
 	Query struct {
 		CatalogMetadataQuality func(childComplexity int) int
 		Connection             func(childComplexity int, id string) int
@@ -1105,6 +1391,7 @@ type ComplexityRoot struct {
 		Domain                 func(childComplexity int, id string) int
 		DomainSuggestions      func(childComplexity int) int
 		Domains                func(childComplexity int, limit *int, offset *int) int
+		EditorResolve          func(childComplexity int, name string, connection *string) int
 		Exposures              func(childComplexity int) int
 		FindDatasets           func(childComplexity int, query *string, layer *model.DatasetLayer, domain *string, hasPii *bool, minScore *float64, usageClass *model.UsageClass) int
 		GraphSnapshotDiff      func(childComplexity int, from string, to *string) int
@@ -1112,14 +1399,31 @@ type ComplexityRoot struct {
 		Incident               func(childComplexity int, id string) int
 		Incidents              func(childComplexity int, status *string, limit *int, offset *int) int
 		Issue                  func(childComplexity int, id string) int
+		IssueBoard             func(childComplexity int, assigneeTeam *string) int
+		IssueSLAReport         func(childComplexity int, period string, groupBy *string) int
 		Issues                 func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
 		KnowledgeGraph         func(childComplexity int, focus *string, hops *int, kinds []string) int
+		NotificationChannel    func(childComplexity int, id string) int
+		NotificationChannels   func(childComplexity int, limit *int, offset *int) int
+		NotificationMutes      func(childComplexity int, limit *int, offset *int) int
+		Notifications          func(childComplexity int, held *bool, event *string, limit *int, offset *int) int
+		OnCallRota             func(childComplexity int) int
+		OrchestratorRuns       func(childComplexity int, orchestrator *string, pipeline *string, status *string, datasetID *string, scanID *string, limit *int, offset *int) int
 		RagGate                func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
+		ReconcileCheck         func(childComplexity int, id string) int
+		ReconcileChecks        func(childComplexity int, limit *int, offset *int) int
 		Rule                   func(childComplexity int, id string) int
+		RulePack               func(childComplexity int, name string) int
+		RulePacks              func(childComplexity int, limit *int, offset *int) int
 		Rules                  func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
+		SLATargets             func(childComplexity int) int
 		Scan                   func(childComplexity int, id string) int
 		Scans                  func(childComplexity int, limit *int, offset *int) int
 		Signals                func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
+		Team                   func(childComplexity int, id string) int
+		Teams                  func(childComplexity int, limit *int, offset *int) int
+		TicketIntegration      func(childComplexity int, id string) int
+		TicketIntegrations     func(childComplexity int, limit *int, offset *int) int
 		TrustDecision          func(childComplexity int, dataset string, purpose *string) int
 	}
 
@@ -1157,6 +1461,41 @@ type ComplexityRoot struct {
 		UseCases  func(childComplexity int) int
 	}
 
+	ReconcileCheck struct {
+		CreatedAt    func(childComplexity int) int
+		DatasetID    func(childComplexity int) int
+		GroupBy      func(childComplexity int) int
+		ID           func(childComplexity int) int
+		LastResult   func(childComplexity int) int
+		Name         func(childComplexity int) int
+		OtherID      func(childComplexity int) int
+		SumColumns   func(childComplexity int) int
+		TolerancePct func(childComplexity int) int
+	}
+
+	ReconcileCheckPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	ReconcileCheckResult struct {
+		Code         func(childComplexity int) int
+		Differing    func(childComplexity int) int
+		FailedGroups func(childComplexity int) int
+		Groups       func(childComplexity int) int
+		RunAt        func(childComplexity int) int
+		ScanID       func(childComplexity int) int
+		Status       func(childComplexity int) int
+	}
+
+	ReconcileGroup struct {
+		Code   func(childComplexity int) int
+		CountA func(childComplexity int) int
+		CountB func(childComplexity int) int
+		Group  func(childComplexity int) int
+		Sums   func(childComplexity int) int
+	}
+
 	RenamedNode struct {
 		From func(childComplexity int) int
 		ID   func(childComplexity int) int
@@ -1167,6 +1506,15 @@ type ComplexityRoot struct {
 	RestrictedDataset struct {
 		Ref        func(childComplexity int) int
 		Restricted func(childComplexity int) int
+	}
+
+	RetuneRequest struct {
+		Action        func(childComplexity int) int
+		FromThreshold func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IssueID       func(childComplexity int) int
+		RequestedAt   func(childComplexity int) int
+		RequestedBy   func(childComplexity int) int
 	}
 
 	Rule struct {
@@ -1191,6 +1539,54 @@ type ComplexityRoot struct {
 		RuleType func(childComplexity int) int
 		Severity func(childComplexity int) int
 		Status   func(childComplexity int) int
+	}
+
+	RulePack struct {
+		Description func(childComplexity int) int
+		Items       func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Preview     func(childComplexity int, datasetID *string, connectionID *string) int
+		Title       func(childComplexity int) int
+		Version     func(childComplexity int) int
+	}
+
+	RulePackItem struct {
+		CheckDigit   func(childComplexity int) int
+		Key          func(childComplexity int) int
+		Pattern      func(childComplexity int) int
+		RuleType     func(childComplexity int) int
+		SemanticType func(childComplexity int) int
+		Severity     func(childComplexity int) int
+		Title        func(childComplexity int) int
+	}
+
+	RulePackMatch struct {
+		Column       func(childComplexity int) int
+		DatasetID    func(childComplexity int) int
+		DatasetName  func(childComplexity int) int
+		Item         func(childComplexity int) int
+		Params       func(childComplexity int) int
+		RuleID       func(childComplexity int) int
+		RuleName     func(childComplexity int) int
+		RuleType     func(childComplexity int) int
+		SemanticType func(childComplexity int) int
+		Severity     func(childComplexity int) int
+		Status       func(childComplexity int) int
+	}
+
+	RulePackPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	RulePackPlan struct {
+		Applied  func(childComplexity int) int
+		Datasets func(childComplexity int) int
+		Existing func(childComplexity int) int
+		Matches  func(childComplexity int) int
+		New      func(childComplexity int) int
+		Pack     func(childComplexity int) int
+		Version  func(childComplexity int) int
 	}
 
 	RulePage struct {
@@ -1235,6 +1631,51 @@ type ComplexityRoot struct {
 		Format           func(childComplexity int) int
 		Unsupported      func(childComplexity int) int
 		UnsupportedTypes func(childComplexity int) int
+	}
+
+	SLAAgeing struct {
+		D1to3  func(childComplexity int) int
+		D3to7  func(childComplexity int) int
+		D7to30 func(childComplexity int) int
+		Gt30d  func(childComplexity int) int
+		Lt1d   func(childComplexity int) int
+	}
+
+	SLAGroup struct {
+		Ageing     func(childComplexity int) int
+		Breached   func(childComplexity int) int
+		Closed     func(childComplexity int) int
+		InScope    func(childComplexity int) int
+		Key        func(childComplexity int) int
+		Mtta       func(childComplexity int) int
+		Mttr       func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Opened     func(childComplexity int) int
+		Unresolved func(childComplexity int) int
+	}
+
+	SLAPercentiles struct {
+		MedianHours func(childComplexity int) int
+		P90Hours    func(childComplexity int) int
+		Samples     func(childComplexity int) int
+	}
+
+	SLAReport struct {
+		AsOf     func(childComplexity int) int
+		From     func(childComplexity int) int
+		GroupBy  func(childComplexity int) int
+		Groups   func(childComplexity int) int
+		Period   func(childComplexity int) int
+		Targets  func(childComplexity int) int
+		Timezone func(childComplexity int) int
+		To       func(childComplexity int) int
+		Total    func(childComplexity int) int
+	}
+
+	SLATargets struct {
+		CriticalHours func(childComplexity int) int
+		Default       func(childComplexity int) int
+		WarningHours  func(childComplexity int) int
 	}
 
 	SLODataset struct {
@@ -1422,6 +1863,74 @@ type ComplexityRoot struct {
 		Value func(childComplexity int) int
 	}
 
+	Team struct {
+		CreatedAt   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		MemberCount func(childComplexity int) int
+		Members     func(childComplexity int) int
+		Name        func(childComplexity int) int
+	}
+
+	TeamMember struct {
+		Email  func(childComplexity int) int
+		Role   func(childComplexity int) int
+		UserID func(childComplexity int) int
+	}
+
+	TeamPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	TicketIntegration struct {
+		BackoffUntil     func(childComplexity int) int
+		BaseURL          func(childComplexity int) int
+		Comment          func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		CredentialsSet   func(childComplexity int) int
+		FailedWrites     func(childComplexity int) int
+		ID               func(childComplexity int) int
+		IntervalMin      func(childComplexity int) int
+		LastError        func(childComplexity int) int
+		LastErrorAt      func(childComplexity int) int
+		LastPollAt       func(childComplexity int) int
+		Name             func(childComplexity int) int
+		NextPollAt       func(childComplexity int) int
+		PendingWrites    func(childComplexity int) int
+		Project          func(childComplexity int) int
+		Provider         func(childComplexity int) int
+		Targets          func(childComplexity int) int
+		TicketErrors     func(childComplexity int) int
+		Transition       func(childComplexity int) int
+		UpdatedAt        func(childComplexity int) int
+		WebhookPath      func(childComplexity int) int
+		WebhookSecretSet func(childComplexity int) int
+	}
+
+	TicketIntegrationPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	TicketIssueType struct {
+		ID      func(childComplexity int) int
+		Name    func(childComplexity int) int
+		Subtask func(childComplexity int) int
+	}
+
+	TicketTarget struct {
+		IssueTypes func(childComplexity int) int
+		Key        func(childComplexity int) int
+		Name       func(childComplexity int) int
+	}
+
+	TicketTargets struct {
+		DefaultIssueType func(childComplexity int) int
+		DefaultProject   func(childComplexity int) int
+		Targets          func(childComplexity int) int
+		Truncated        func(childComplexity int) int
+	}
+
 	TrustAction struct {
 		Code    func(childComplexity int) int
 		Message func(childComplexity int) int
@@ -1589,6 +2098,7 @@ type DatasetResolver interface {
 	AiReadiness(ctx context.Context, obj *model.Dataset) (*model.AIReadiness, error)
 	Context(ctx context.Context, obj *model.Dataset) (*model.DatasetContext, error)
 	TrustFacts(ctx context.Context, obj *model.Dataset) (*model.DatasetTrustFacts, error)
+	EditorColumns(ctx context.Context, obj *model.Dataset) ([]model.EditorColumn, error)
 	RowCount(ctx context.Context, obj *model.Dataset) (*int, error)
 	RowCountExact(ctx context.Context, obj *model.Dataset) (*bool, error)
 	LastFailure(ctx context.Context, obj *model.Dataset) (*model.ProfileFailure, error)
@@ -1615,12 +2125,15 @@ type DomainResolver interface {
 	TrustFacts(ctx context.Context, obj *model.Domain) (*model.DomainTrustFacts, error)
 	MetadataQuality(ctx context.Context, obj *model.Domain) (*model.MetadataQuality, error)
 	VersionDiff(ctx context.Context, obj *model.Domain, from string, to string) (*model.DomainDiff, error)
+	PublicShare(ctx context.Context, obj *model.Domain) (*model.PublicShare, error)
 }
 type IncidentResolver interface {
 	Root(ctx context.Context, obj *model.Incident) (*model.Dataset, error)
 }
 type IssueResolver interface {
 	History(ctx context.Context, obj *model.Issue) ([]model.IssueHistoryEntry, error)
+	Impact(ctx context.Context, obj *model.Issue) (*model.IssueImpact, error)
+	Explanation(ctx context.Context, obj *model.Issue) (*model.IssueExplanation, error)
 	Dataset(ctx context.Context, obj *model.Issue) (*model.Dataset, error)
 }
 type LineageEdgeResolver interface {
@@ -1641,6 +2154,10 @@ type MutationResolver interface {
 	UpdateRule(ctx context.Context, id string, input model.UpdateRuleInput) (*model.Rule, error)
 	DeleteRule(ctx context.Context, id string) (bool, error)
 }
+type NotificationChannelResolver interface {
+	Preview(ctx context.Context, obj *model.NotificationChannel, days *int) (*model.NotificationChannelPreview, error)
+	Deliveries(ctx context.Context, obj *model.NotificationChannel, limit *int, offset *int) (*model.NotificationDeliveryPage, error)
+}
 type QueryResolver interface {
 	Datasets(ctx context.Context, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) (*model.DatasetPage, error)
 	Dataset(ctx context.Context, id string) (*model.Dataset, error)
@@ -1658,10 +2175,28 @@ type QueryResolver interface {
 	DemoPacks(ctx context.Context) ([]model.DemoPack, error)
 	CatalogMetadataQuality(ctx context.Context) (*model.MetadataQuality, error)
 	DomainSuggestions(ctx context.Context) (*model.DomainSuggestions, error)
+	IssueBoard(ctx context.Context, assigneeTeam *string) (*model.IssueBoard, error)
+	IssueSLAReport(ctx context.Context, period string, groupBy *string) (*model.SLAReport, error)
+	SLATargets(ctx context.Context) (*model.SLATargets, error)
 	Exposures(ctx context.Context) ([]model.Exposure, error)
 	GraphSnapshots(ctx context.Context, limit *int, offset *int) (*model.GraphSnapshotPage, error)
 	GraphSnapshotDiff(ctx context.Context, from string, to *string) (*model.GraphDiff, error)
+	Teams(ctx context.Context, limit *int, offset *int) (*model.TeamPage, error)
+	Team(ctx context.Context, id string) (*model.Team, error)
+	NotificationChannels(ctx context.Context, limit *int, offset *int) (*model.NotificationChannelPage, error)
+	NotificationChannel(ctx context.Context, id string) (*model.NotificationChannel, error)
+	Notifications(ctx context.Context, held *bool, event *string, limit *int, offset *int) (*model.NotificationPage, error)
+	NotificationMutes(ctx context.Context, limit *int, offset *int) (*model.NotificationMutePage, error)
+	OnCallRota(ctx context.Context) (*model.OnCallRota, error)
+	TicketIntegrations(ctx context.Context, limit *int, offset *int) (*model.TicketIntegrationPage, error)
+	TicketIntegration(ctx context.Context, id string) (*model.TicketIntegration, error)
 	FindDatasets(ctx context.Context, query *string, layer *model.DatasetLayer, domain *string, hasPii *bool, minScore *float64, usageClass *model.UsageClass) (*model.FoundDatasets, error)
+	RulePacks(ctx context.Context, limit *int, offset *int) (*model.RulePackPage, error)
+	RulePack(ctx context.Context, name string) (*model.RulePack, error)
+	ReconcileChecks(ctx context.Context, limit *int, offset *int) (*model.ReconcileCheckPage, error)
+	ReconcileCheck(ctx context.Context, id string) (*model.ReconcileCheck, error)
+	OrchestratorRuns(ctx context.Context, orchestrator *string, pipeline *string, status *string, datasetID *string, scanID *string, limit *int, offset *int) (*model.OrchestratorRunPage, error)
+	EditorResolve(ctx context.Context, name string, connection *string) (*model.EditorResolution, error)
 	TrustDecision(ctx context.Context, dataset string, purpose *string) (*model.TrustDecision, error)
 	Domains(ctx context.Context, limit *int, offset *int) (*model.DomainPage, error)
 	Domain(ctx context.Context, id string) (*model.Domain, error)
@@ -1671,8 +2206,14 @@ type QueryResolver interface {
 	Scans(ctx context.Context, limit *int, offset *int) (*model.ScanPage, error)
 	Signals(ctx context.Context, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) (*model.SignalPage, error)
 }
+type RulePackResolver interface {
+	Preview(ctx context.Context, obj *model.RulePack, datasetID *string, connectionID *string) (*model.RulePackPlan, error)
+}
 type ScanResolver interface {
 	Failures(ctx context.Context, obj *model.Scan) ([]model.ScanFailure, error)
+}
+type TicketIntegrationResolver interface {
+	Targets(ctx context.Context, obj *model.TicketIntegration) (*model.TicketTargets, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -2901,6 +3442,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Downstream(childComplexity, args["hops"].(*int)), true
+	case "Dataset.editorColumns":
+		if e.ComplexityRoot.Dataset.EditorColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.EditorColumns(childComplexity), true
 	case "Dataset.freshness":
 		if e.ComplexityRoot.Dataset.Freshness == nil {
 			break
@@ -3870,6 +4417,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Domain.OwnerName(childComplexity), true
+	case "Domain.publicShare":
+		if e.ComplexityRoot.Domain.PublicShare == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.PublicShare(childComplexity), true
 	case "Domain.publishedAt":
 		if e.ComplexityRoot.Domain.PublishedAt == nil {
 			break
@@ -4682,6 +5235,201 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainVote.Votes(childComplexity), true
 
+	case "EditorColumn.class":
+		if e.ComplexityRoot.EditorColumn.Class == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Class(childComplexity), true
+	case "EditorColumn.dataType":
+		if e.ComplexityRoot.EditorColumn.DataType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.DataType(childComplexity), true
+	case "EditorColumn.distinct":
+		if e.ComplexityRoot.EditorColumn.Distinct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Distinct(childComplexity), true
+	case "EditorColumn.distinctEstimated":
+		if e.ComplexityRoot.EditorColumn.DistinctEstimated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.DistinctEstimated(childComplexity), true
+	case "EditorColumn.name":
+		if e.ComplexityRoot.EditorColumn.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Name(childComplexity), true
+	case "EditorColumn.nullCount":
+		if e.ComplexityRoot.EditorColumn.NullCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.NullCount(childComplexity), true
+	case "EditorColumn.nullRate":
+		if e.ComplexityRoot.EditorColumn.NullRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.NullRate(childComplexity), true
+	case "EditorColumn.nullable":
+		if e.ComplexityRoot.EditorColumn.Nullable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Nullable(childComplexity), true
+	case "EditorColumn.position":
+		if e.ComplexityRoot.EditorColumn.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Position(childComplexity), true
+	case "EditorColumn.primaryKey":
+		if e.ComplexityRoot.EditorColumn.PrimaryKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.PrimaryKey(childComplexity), true
+	case "EditorColumn.profiled":
+		if e.ComplexityRoot.EditorColumn.Profiled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Profiled(childComplexity), true
+	case "EditorColumn.semanticType":
+		if e.ComplexityRoot.EditorColumn.SemanticType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.SemanticType(childComplexity), true
+	case "EditorColumn.sensitivity":
+		if e.ComplexityRoot.EditorColumn.Sensitivity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorColumn.Sensitivity(childComplexity), true
+
+	case "EditorMatch.connectionId":
+		if e.ComplexityRoot.EditorMatch.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorMatch.ConnectionID(childComplexity), true
+	case "EditorMatch.connectionName":
+		if e.ComplexityRoot.EditorMatch.ConnectionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorMatch.ConnectionName(childComplexity), true
+	case "EditorMatch.datasetId":
+		if e.ComplexityRoot.EditorMatch.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorMatch.DatasetID(childComplexity), true
+	case "EditorMatch.schema":
+		if e.ComplexityRoot.EditorMatch.Schema == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorMatch.Schema(childComplexity), true
+	case "EditorMatch.table":
+		if e.ComplexityRoot.EditorMatch.Table == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorMatch.Table(childComplexity), true
+
+	case "EditorResolution.connectionId":
+		if e.ComplexityRoot.EditorResolution.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.ConnectionID(childComplexity), true
+	case "EditorResolution.connectionName":
+		if e.ComplexityRoot.EditorResolution.ConnectionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.ConnectionName(childComplexity), true
+	case "EditorResolution.datasetId":
+		if e.ComplexityRoot.EditorResolution.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.DatasetID(childComplexity), true
+	case "EditorResolution.decision":
+		if e.ComplexityRoot.EditorResolution.Decision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Decision(childComplexity), true
+	case "EditorResolution.kind":
+		if e.ComplexityRoot.EditorResolution.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Kind(childComplexity), true
+	case "EditorResolution.name":
+		if e.ComplexityRoot.EditorResolution.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Name(childComplexity), true
+	case "EditorResolution.otherMatches":
+		if e.ComplexityRoot.EditorResolution.OtherMatches == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.OtherMatches(childComplexity), true
+	case "EditorResolution.owner":
+		if e.ComplexityRoot.EditorResolution.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Owner(childComplexity), true
+	case "EditorResolution.piiColumns":
+		if e.ComplexityRoot.EditorResolution.PiiColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.PiiColumns(childComplexity), true
+	case "EditorResolution.reasons":
+		if e.ComplexityRoot.EditorResolution.Reasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Reasons(childComplexity), true
+	case "EditorResolution.schema":
+		if e.ComplexityRoot.EditorResolution.Schema == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Schema(childComplexity), true
+	case "EditorResolution.score":
+		if e.ComplexityRoot.EditorResolution.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Score(childComplexity), true
+	case "EditorResolution.table":
+		if e.ComplexityRoot.EditorResolution.Table == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Table(childComplexity), true
+	case "EditorResolution.verdict":
+		if e.ComplexityRoot.EditorResolution.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EditorResolution.Verdict(childComplexity), true
+
 	case "Exposure.direct":
 		if e.ComplexityRoot.Exposure.Direct == nil {
 			break
@@ -5056,6 +5804,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Incident.IssueIds(childComplexity), true
+	case "Incident.reachTotal":
+		if e.ComplexityRoot.Incident.ReachTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ReachTotal(childComplexity), true
+	case "Incident.resolvedAt":
+		if e.ComplexityRoot.Incident.ResolvedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ResolvedAt(childComplexity), true
 	case "Incident.root":
 		if e.ComplexityRoot.Incident.Root == nil {
 			break
@@ -5074,6 +5834,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Incident.RootDatasetName(childComplexity), true
+	case "Incident.scanId":
+		if e.ComplexityRoot.Incident.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ScanID(childComplexity), true
 	case "Incident.severity":
 		if e.ComplexityRoot.Incident.Severity == nil {
 			break
@@ -5092,6 +5858,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Incident.Title(childComplexity), true
+	case "Incident.truncated":
+		if e.ComplexityRoot.Incident.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.Truncated(childComplexity), true
 	case "Incident.updatedAt":
 		if e.ComplexityRoot.Incident.UpdatedAt == nil {
 			break
@@ -5210,6 +5982,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Issue.Detections(childComplexity), true
+	case "Issue.explanation":
+		if e.ComplexityRoot.Issue.Explanation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Issue.Explanation(childComplexity), true
 	case "Issue.history":
 		if e.ComplexityRoot.Issue.History == nil {
 			break
@@ -5222,6 +6000,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Issue.ID(childComplexity), true
+	case "Issue.impact":
+		if e.ComplexityRoot.Issue.Impact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Issue.Impact(childComplexity), true
 	case "Issue.resolutionReason":
 		if e.ComplexityRoot.Issue.ResolutionReason == nil {
 			break
@@ -5283,6 +6067,69 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Issue.UpdatedAt(childComplexity), true
 
+	case "IssueBoard.columns":
+		if e.ComplexityRoot.IssueBoard.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoard.Columns(childComplexity), true
+	case "IssueBoard.teamCells":
+		if e.ComplexityRoot.IssueBoard.TeamCells == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoard.TeamCells(childComplexity), true
+	case "IssueBoard.total":
+		if e.ComplexityRoot.IssueBoard.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoard.Total(childComplexity), true
+
+	case "IssueBoardColumn.bySeverity":
+		if e.ComplexityRoot.IssueBoardColumn.BySeverity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardColumn.BySeverity(childComplexity), true
+	case "IssueBoardColumn.count":
+		if e.ComplexityRoot.IssueBoardColumn.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardColumn.Count(childComplexity), true
+	case "IssueBoardColumn.status":
+		if e.ComplexityRoot.IssueBoardColumn.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardColumn.Status(childComplexity), true
+
+	case "IssueBoardTeamCell.count":
+		if e.ComplexityRoot.IssueBoardTeamCell.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardTeamCell.Count(childComplexity), true
+	case "IssueBoardTeamCell.status":
+		if e.ComplexityRoot.IssueBoardTeamCell.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardTeamCell.Status(childComplexity), true
+	case "IssueBoardTeamCell.teamId":
+		if e.ComplexityRoot.IssueBoardTeamCell.TeamID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardTeamCell.TeamID(childComplexity), true
+	case "IssueBoardTeamCell.teamName":
+		if e.ComplexityRoot.IssueBoardTeamCell.TeamName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueBoardTeamCell.TeamName(childComplexity), true
+
 	case "IssueCounts.critical":
 		if e.ComplexityRoot.IssueCounts.Critical == nil {
 			break
@@ -5307,6 +6154,183 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IssueCounts.WarningIssueIds(childComplexity), true
+
+	case "IssueExplanation.column":
+		if e.ComplexityRoot.IssueExplanation.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Column(childComplexity), true
+	case "IssueExplanation.currentThreshold":
+		if e.ComplexityRoot.IssueExplanation.CurrentThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.CurrentThreshold(childComplexity), true
+	case "IssueExplanation.details":
+		if e.ComplexityRoot.IssueExplanation.Details == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Details(childComplexity), true
+	case "IssueExplanation.direction":
+		if e.ComplexityRoot.IssueExplanation.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Direction(childComplexity), true
+	case "IssueExplanation.historySize":
+		if e.ComplexityRoot.IssueExplanation.HistorySize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.HistorySize(childComplexity), true
+	case "IssueExplanation.ignoredAsExpected":
+		if e.ComplexityRoot.IssueExplanation.IgnoredAsExpected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.IgnoredAsExpected(childComplexity), true
+	case "IssueExplanation.issueId":
+		if e.ComplexityRoot.IssueExplanation.IssueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.IssueID(childComplexity), true
+	case "IssueExplanation.kind":
+		if e.ComplexityRoot.IssueExplanation.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Kind(childComplexity), true
+	case "IssueExplanation.mad":
+		if e.ComplexityRoot.IssueExplanation.Mad == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Mad(childComplexity), true
+	case "IssueExplanation.median":
+		if e.ComplexityRoot.IssueExplanation.Median == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Median(childComplexity), true
+	case "IssueExplanation.metric":
+		if e.ComplexityRoot.IssueExplanation.Metric == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Metric(childComplexity), true
+	case "IssueExplanation.nextOnIgnore":
+		if e.ComplexityRoot.IssueExplanation.NextOnIgnore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.NextOnIgnore(childComplexity), true
+	case "IssueExplanation.observed":
+		if e.ComplexityRoot.IssueExplanation.Observed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Observed(childComplexity), true
+	case "IssueExplanation.resolved":
+		if e.ComplexityRoot.IssueExplanation.Resolved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Resolved(childComplexity), true
+	case "IssueExplanation.retuneAwaitingApproval":
+		if e.ComplexityRoot.IssueExplanation.RetuneAwaitingApproval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.RetuneAwaitingApproval(childComplexity), true
+	case "IssueExplanation.rule":
+		if e.ComplexityRoot.IssueExplanation.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Rule(childComplexity), true
+	case "IssueExplanation.sla":
+		if e.ComplexityRoot.IssueExplanation.SLA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.SLA(childComplexity), true
+	case "IssueExplanation.silenced":
+		if e.ComplexityRoot.IssueExplanation.Silenced == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Silenced(childComplexity), true
+	case "IssueExplanation.threshold":
+		if e.ComplexityRoot.IssueExplanation.Threshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Threshold(childComplexity), true
+	case "IssueExplanation.title":
+		if e.ComplexityRoot.IssueExplanation.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Title(childComplexity), true
+	case "IssueExplanation.tunedThreshold":
+		if e.ComplexityRoot.IssueExplanation.TunedThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.TunedThreshold(childComplexity), true
+	case "IssueExplanation.tunedThresholdLabel":
+		if e.ComplexityRoot.IssueExplanation.TunedThresholdLabel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.TunedThresholdLabel(childComplexity), true
+	case "IssueExplanation.type":
+		if e.ComplexityRoot.IssueExplanation.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Type(childComplexity), true
+	case "IssueExplanation.z":
+		if e.ComplexityRoot.IssueExplanation.Z == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanation.Z(childComplexity), true
+
+	case "IssueExplanationRule.observed":
+		if e.ComplexityRoot.IssueExplanationRule.Observed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanationRule.Observed(childComplexity), true
+	case "IssueExplanationRule.ruleId":
+		if e.ComplexityRoot.IssueExplanationRule.RuleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanationRule.RuleID(childComplexity), true
+	case "IssueExplanationRule.ruleType":
+		if e.ComplexityRoot.IssueExplanationRule.RuleType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanationRule.RuleType(childComplexity), true
+	case "IssueExplanationRule.threshold":
+		if e.ComplexityRoot.IssueExplanationRule.Threshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanationRule.Threshold(childComplexity), true
+
+	case "IssueExplanationSLA.breachedAt":
+		if e.ComplexityRoot.IssueExplanationSLA.BreachedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueExplanationSLA.BreachedAt(childComplexity), true
 
 	case "IssueHistoryEntry.at":
 		if e.ComplexityRoot.IssueHistoryEntry.At == nil {
@@ -5344,6 +6368,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IssueHistoryEntry.ToStatus(childComplexity), true
+
+	case "IssueImpact.downstreamColumnCount":
+		if e.ComplexityRoot.IssueImpact.DownstreamColumnCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.DownstreamColumnCount(childComplexity), true
+	case "IssueImpact.downstreamCount":
+		if e.ComplexityRoot.IssueImpact.DownstreamCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.DownstreamCount(childComplexity), true
+	case "IssueImpact.exposures":
+		if e.ComplexityRoot.IssueImpact.Exposures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.Exposures(childComplexity), true
+	case "IssueImpact.exposuresCount":
+		if e.ComplexityRoot.IssueImpact.ExposuresCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.ExposuresCount(childComplexity), true
+	case "IssueImpact.impactColumns":
+		if e.ComplexityRoot.IssueImpact.ImpactColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.ImpactColumns(childComplexity), true
+	case "IssueImpact.impactNote":
+		if e.ComplexityRoot.IssueImpact.ImpactNote == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.ImpactNote(childComplexity), true
+	case "IssueImpact.impactScope":
+		if e.ComplexityRoot.IssueImpact.ImpactScope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.ImpactScope(childComplexity), true
+	case "IssueImpact.impactTree":
+		if e.ComplexityRoot.IssueImpact.ImpactTree == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.ImpactTree(childComplexity), true
+	case "IssueImpact.reachTotal":
+		if e.ComplexityRoot.IssueImpact.ReachTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.ReachTotal(childComplexity), true
+	case "IssueImpact.truncated":
+		if e.ComplexityRoot.IssueImpact.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueImpact.Truncated(childComplexity), true
 
 	case "IssuePage.items":
 		if e.ComplexityRoot.IssuePage.Items == nil {
@@ -6100,6 +7185,534 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateRule(childComplexity, args["id"].(string), args["input"].(model.UpdateRuleInput)), true
 
+	case "Notification.body":
+		if e.ComplexityRoot.Notification.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Body(childComplexity), true
+	case "Notification.code":
+		if e.ComplexityRoot.Notification.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Code(childComplexity), true
+	case "Notification.createdAt":
+		if e.ComplexityRoot.Notification.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.CreatedAt(childComplexity), true
+	case "Notification.datasetIds":
+		if e.ComplexityRoot.Notification.DatasetIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.DatasetIds(childComplexity), true
+	case "Notification.deliveries":
+		if e.ComplexityRoot.Notification.Deliveries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Deliveries(childComplexity), true
+	case "Notification.domainId":
+		if e.ComplexityRoot.Notification.DomainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.DomainID(childComplexity), true
+	case "Notification.event":
+		if e.ComplexityRoot.Notification.Event == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Event(childComplexity), true
+	case "Notification.held":
+		if e.ComplexityRoot.Notification.Held == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Held(childComplexity), true
+	case "Notification.id":
+		if e.ComplexityRoot.Notification.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.ID(childComplexity), true
+	case "Notification.issueId":
+		if e.ComplexityRoot.Notification.IssueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.IssueID(childComplexity), true
+	case "Notification.muteIds":
+		if e.ComplexityRoot.Notification.MuteIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.MuteIds(childComplexity), true
+	case "Notification.params":
+		if e.ComplexityRoot.Notification.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Params(childComplexity), true
+	case "Notification.scanId":
+		if e.ComplexityRoot.Notification.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.ScanID(childComplexity), true
+	case "Notification.severity":
+		if e.ComplexityRoot.Notification.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Severity(childComplexity), true
+	case "Notification.title":
+		if e.ComplexityRoot.Notification.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Title(childComplexity), true
+
+	case "NotificationChannel.config":
+		if e.ComplexityRoot.NotificationChannel.Config == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Config(childComplexity), true
+	case "NotificationChannel.createdAt":
+		if e.ComplexityRoot.NotificationChannel.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.CreatedAt(childComplexity), true
+	case "NotificationChannel.deliveries":
+		if e.ComplexityRoot.NotificationChannel.Deliveries == nil {
+			break
+		}
+
+		args, err := ec.field_NotificationChannel_deliveries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Deliveries(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "NotificationChannel.digest":
+		if e.ComplexityRoot.NotificationChannel.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Digest(childComplexity), true
+	case "NotificationChannel.eventKinds":
+		if e.ComplexityRoot.NotificationChannel.EventKinds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.EventKinds(childComplexity), true
+	case "NotificationChannel.id":
+		if e.ComplexityRoot.NotificationChannel.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.ID(childComplexity), true
+	case "NotificationChannel.kind":
+		if e.ComplexityRoot.NotificationChannel.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Kind(childComplexity), true
+	case "NotificationChannel.lastDeliveryAt":
+		if e.ComplexityRoot.NotificationChannel.LastDeliveryAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.LastDeliveryAt(childComplexity), true
+	case "NotificationChannel.lastDeliveryError":
+		if e.ComplexityRoot.NotificationChannel.LastDeliveryError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.LastDeliveryError(childComplexity), true
+	case "NotificationChannel.lastDeliveryStatus":
+		if e.ComplexityRoot.NotificationChannel.LastDeliveryStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.LastDeliveryStatus(childComplexity), true
+	case "NotificationChannel.minSeverity":
+		if e.ComplexityRoot.NotificationChannel.MinSeverity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.MinSeverity(childComplexity), true
+	case "NotificationChannel.name":
+		if e.ComplexityRoot.NotificationChannel.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Name(childComplexity), true
+	case "NotificationChannel.preview":
+		if e.ComplexityRoot.NotificationChannel.Preview == nil {
+			break
+		}
+
+		args, err := ec.field_NotificationChannel_preview_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Preview(childComplexity, args["days"].(*int)), true
+	case "NotificationChannel.scope":
+		if e.ComplexityRoot.NotificationChannel.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Scope(childComplexity), true
+	case "NotificationChannel.signed":
+		if e.ComplexityRoot.NotificationChannel.Signed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.Signed(childComplexity), true
+	case "NotificationChannel.teamId":
+		if e.ComplexityRoot.NotificationChannel.TeamID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.TeamID(childComplexity), true
+	case "NotificationChannel.updatedAt":
+		if e.ComplexityRoot.NotificationChannel.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannel.UpdatedAt(childComplexity), true
+
+	case "NotificationChannelConfig.locale":
+		if e.ComplexityRoot.NotificationChannelConfig.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelConfig.Locale(childComplexity), true
+	case "NotificationChannelConfig.webhookUrl":
+		if e.ComplexityRoot.NotificationChannelConfig.WebhookURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelConfig.WebhookURL(childComplexity), true
+
+	case "NotificationChannelPage.items":
+		if e.ComplexityRoot.NotificationChannelPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelPage.Items(childComplexity), true
+	case "NotificationChannelPage.total":
+		if e.ComplexityRoot.NotificationChannelPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelPage.Total(childComplexity), true
+
+	case "NotificationChannelPreview.alerts":
+		if e.ComplexityRoot.NotificationChannelPreview.Alerts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelPreview.Alerts(childComplexity), true
+	case "NotificationChannelPreview.days":
+		if e.ComplexityRoot.NotificationChannelPreview.Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelPreview.Days(childComplexity), true
+	case "NotificationChannelPreview.deliveries":
+		if e.ComplexityRoot.NotificationChannelPreview.Deliveries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelPreview.Deliveries(childComplexity), true
+	case "NotificationChannelPreview.held":
+		if e.ComplexityRoot.NotificationChannelPreview.Held == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationChannelPreview.Held(childComplexity), true
+
+	case "NotificationDelivery.attempts":
+		if e.ComplexityRoot.NotificationDelivery.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Attempts(childComplexity), true
+	case "NotificationDelivery.createdAt":
+		if e.ComplexityRoot.NotificationDelivery.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.CreatedAt(childComplexity), true
+	case "NotificationDelivery.event":
+		if e.ComplexityRoot.NotificationDelivery.Event == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Event(childComplexity), true
+	case "NotificationDelivery.finishedAt":
+		if e.ComplexityRoot.NotificationDelivery.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.FinishedAt(childComplexity), true
+	case "NotificationDelivery.id":
+		if e.ComplexityRoot.NotificationDelivery.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.ID(childComplexity), true
+	case "NotificationDelivery.idempotencyKey":
+		if e.ComplexityRoot.NotificationDelivery.IdempotencyKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.IdempotencyKey(childComplexity), true
+	case "NotificationDelivery.lastError":
+		if e.ComplexityRoot.NotificationDelivery.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.LastError(childComplexity), true
+	case "NotificationDelivery.lastStatusCode":
+		if e.ComplexityRoot.NotificationDelivery.LastStatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.LastStatusCode(childComplexity), true
+	case "NotificationDelivery.nextAttemptAt":
+		if e.ComplexityRoot.NotificationDelivery.NextAttemptAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.NextAttemptAt(childComplexity), true
+	case "NotificationDelivery.status":
+		if e.ComplexityRoot.NotificationDelivery.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Status(childComplexity), true
+	case "NotificationDelivery.test":
+		if e.ComplexityRoot.NotificationDelivery.Test == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Test(childComplexity), true
+
+	case "NotificationDeliveryAttempt.at":
+		if e.ComplexityRoot.NotificationDeliveryAttempt.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryAttempt.At(childComplexity), true
+	case "NotificationDeliveryAttempt.durationMs":
+		if e.ComplexityRoot.NotificationDeliveryAttempt.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryAttempt.DurationMs(childComplexity), true
+	case "NotificationDeliveryAttempt.error":
+		if e.ComplexityRoot.NotificationDeliveryAttempt.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryAttempt.Error(childComplexity), true
+	case "NotificationDeliveryAttempt.n":
+		if e.ComplexityRoot.NotificationDeliveryAttempt.N == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryAttempt.N(childComplexity), true
+	case "NotificationDeliveryAttempt.outcome":
+		if e.ComplexityRoot.NotificationDeliveryAttempt.Outcome == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryAttempt.Outcome(childComplexity), true
+	case "NotificationDeliveryAttempt.statusCode":
+		if e.ComplexityRoot.NotificationDeliveryAttempt.StatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryAttempt.StatusCode(childComplexity), true
+
+	case "NotificationDeliveryPage.items":
+		if e.ComplexityRoot.NotificationDeliveryPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryPage.Items(childComplexity), true
+	case "NotificationDeliveryPage.total":
+		if e.ComplexityRoot.NotificationDeliveryPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryPage.Total(childComplexity), true
+
+	case "NotificationMute.connectionId":
+		if e.ComplexityRoot.NotificationMute.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.ConnectionID(childComplexity), true
+	case "NotificationMute.createdAt":
+		if e.ComplexityRoot.NotificationMute.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.CreatedAt(childComplexity), true
+	case "NotificationMute.createdBy":
+		if e.ComplexityRoot.NotificationMute.CreatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.CreatedBy(childComplexity), true
+	case "NotificationMute.datasetId":
+		if e.ComplexityRoot.NotificationMute.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.DatasetID(childComplexity), true
+	case "NotificationMute.endsAt":
+		if e.ComplexityRoot.NotificationMute.EndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.EndsAt(childComplexity), true
+	case "NotificationMute.id":
+		if e.ComplexityRoot.NotificationMute.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.ID(childComplexity), true
+	case "NotificationMute.issueTypes":
+		if e.ComplexityRoot.NotificationMute.IssueTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.IssueTypes(childComplexity), true
+	case "NotificationMute.reason":
+		if e.ComplexityRoot.NotificationMute.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.Reason(childComplexity), true
+	case "NotificationMute.scope":
+		if e.ComplexityRoot.NotificationMute.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMute.Scope(childComplexity), true
+
+	case "NotificationMutePage.items":
+		if e.ComplexityRoot.NotificationMutePage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMutePage.Items(childComplexity), true
+	case "NotificationMutePage.total":
+		if e.ComplexityRoot.NotificationMutePage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationMutePage.Total(childComplexity), true
+
+	case "NotificationPage.items":
+		if e.ComplexityRoot.NotificationPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationPage.Items(childComplexity), true
+	case "NotificationPage.total":
+		if e.ComplexityRoot.NotificationPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationPage.Total(childComplexity), true
+
+	case "NotificationScope.connectionIds":
+		if e.ComplexityRoot.NotificationScope.ConnectionIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationScope.ConnectionIds(childComplexity), true
+	case "NotificationScope.datasetIds":
+		if e.ComplexityRoot.NotificationScope.DatasetIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationScope.DatasetIds(childComplexity), true
+	case "NotificationScope.domainIds":
+		if e.ComplexityRoot.NotificationScope.DomainIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationScope.DomainIds(childComplexity), true
+	case "NotificationScope.includeAutoMonitors":
+		if e.ComplexityRoot.NotificationScope.IncludeAutoMonitors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationScope.IncludeAutoMonitors(childComplexity), true
+	case "NotificationScope.issueTypes":
+		if e.ComplexityRoot.NotificationScope.IssueTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationScope.IssueTypes(childComplexity), true
+
+	case "OnCallLevel.minutes":
+		if e.ComplexityRoot.OnCallLevel.Minutes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallLevel.Minutes(childComplexity), true
+	case "OnCallLevel.userId":
+		if e.ComplexityRoot.OnCallLevel.UserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallLevel.UserID(childComplexity), true
+
+	case "OnCallRota.createdAt":
+		if e.ComplexityRoot.OnCallRota.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallRota.CreatedAt(childComplexity), true
+	case "OnCallRota.levels":
+		if e.ComplexityRoot.OnCallRota.Levels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallRota.Levels(childComplexity), true
+	case "OnCallRota.minSeverity":
+		if e.ComplexityRoot.OnCallRota.MinSeverity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallRota.MinSeverity(childComplexity), true
+	case "OnCallRota.teamId":
+		if e.ComplexityRoot.OnCallRota.TeamID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallRota.TeamID(childComplexity), true
+	case "OnCallRota.updatedAt":
+		if e.ComplexityRoot.OnCallRota.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnCallRota.UpdatedAt(childComplexity), true
+
 	case "OpenIncidentCounts.critical":
 		if e.ComplexityRoot.OpenIncidentCounts.Critical == nil {
 			break
@@ -6112,6 +7725,123 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OpenIncidentCounts.Warning(childComplexity), true
+
+	case "OrchestratorNextScan.datasetId":
+		if e.ComplexityRoot.OrchestratorNextScan.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorNextScan.DatasetID(childComplexity), true
+	case "OrchestratorNextScan.profiledAt":
+		if e.ComplexityRoot.OrchestratorNextScan.ProfiledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorNextScan.ProfiledAt(childComplexity), true
+	case "OrchestratorNextScan.scanId":
+		if e.ComplexityRoot.OrchestratorNextScan.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorNextScan.ScanID(childComplexity), true
+
+	case "OrchestratorRun.endedAt":
+		if e.ComplexityRoot.OrchestratorRun.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.EndedAt(childComplexity), true
+	case "OrchestratorRun.facets":
+		if e.ComplexityRoot.OrchestratorRun.Facets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Facets(childComplexity), true
+	case "OrchestratorRun.id":
+		if e.ComplexityRoot.OrchestratorRun.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.ID(childComplexity), true
+	case "OrchestratorRun.inputs":
+		if e.ComplexityRoot.OrchestratorRun.Inputs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Inputs(childComplexity), true
+	case "OrchestratorRun.nextScans":
+		if e.ComplexityRoot.OrchestratorRun.NextScans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.NextScans(childComplexity), true
+	case "OrchestratorRun.orchestrator":
+		if e.ComplexityRoot.OrchestratorRun.Orchestrator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Orchestrator(childComplexity), true
+	case "OrchestratorRun.outputs":
+		if e.ComplexityRoot.OrchestratorRun.Outputs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Outputs(childComplexity), true
+	case "OrchestratorRun.pipeline":
+		if e.ComplexityRoot.OrchestratorRun.Pipeline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Pipeline(childComplexity), true
+	case "OrchestratorRun.receivedAt":
+		if e.ComplexityRoot.OrchestratorRun.ReceivedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.ReceivedAt(childComplexity), true
+	case "OrchestratorRun.runId":
+		if e.ComplexityRoot.OrchestratorRun.RunID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.RunID(childComplexity), true
+	case "OrchestratorRun.startedAt":
+		if e.ComplexityRoot.OrchestratorRun.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.StartedAt(childComplexity), true
+	case "OrchestratorRun.status":
+		if e.ComplexityRoot.OrchestratorRun.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Status(childComplexity), true
+	case "OrchestratorRun.unmatched":
+		if e.ComplexityRoot.OrchestratorRun.Unmatched == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.Unmatched(childComplexity), true
+	case "OrchestratorRun.updatedAt":
+		if e.ComplexityRoot.OrchestratorRun.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRun.UpdatedAt(childComplexity), true
+
+	case "OrchestratorRunPage.items":
+		if e.ComplexityRoot.OrchestratorRunPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRunPage.Items(childComplexity), true
+	case "OrchestratorRunPage.total":
+		if e.ComplexityRoot.OrchestratorRunPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrchestratorRunPage.Total(childComplexity), true
 
 	case "PIIColumns.columns":
 		if e.ComplexityRoot.PIIColumns.Columns == nil {
@@ -6256,6 +7986,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProfileRun.ScanID(childComplexity), true
 
+	case "PublicShare.badgeUrl":
+		if e.ComplexityRoot.PublicShare.BadgeURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.BadgeURL(childComplexity), true
+	case "PublicShare.createdAt":
+		if e.ComplexityRoot.PublicShare.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.CreatedAt(childComplexity), true
+	case "PublicShare.domainId":
+		if e.ComplexityRoot.PublicShare.DomainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.DomainID(childComplexity), true
+	case "PublicShare.enabled":
+		if e.ComplexityRoot.PublicShare.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.Enabled(childComplexity), true
+	case "PublicShare.pageUrl":
+		if e.ComplexityRoot.PublicShare.PageURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.PageURL(childComplexity), true
+	case "PublicShare.rotatedAt":
+		if e.ComplexityRoot.PublicShare.RotatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.RotatedAt(childComplexity), true
+	case "PublicShare.token":
+		if e.ComplexityRoot.PublicShare.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicShare.Token(childComplexity), true
+
 	case "Query.catalogMetadataQuality":
 		if e.ComplexityRoot.Query.CatalogMetadataQuality == nil {
 			break
@@ -6358,6 +8131,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Domains(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.editorResolve":
+		if e.ComplexityRoot.Query.EditorResolve == nil {
+			break
+		}
+
+		args, err := ec.field_Query_editorResolve_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EditorResolve(childComplexity, args["name"].(string), args["connection"].(*string)), true
 	case "Query.exposures":
 		if e.ComplexityRoot.Query.Exposures == nil {
 			break
@@ -6431,6 +8215,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Issue(childComplexity, args["id"].(string)), true
+	case "Query.issueBoard":
+		if e.ComplexityRoot.Query.IssueBoard == nil {
+			break
+		}
+
+		args, err := ec.field_Query_issueBoard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.IssueBoard(childComplexity, args["assigneeTeam"].(*string)), true
+	case "Query.issueSLAReport":
+		if e.ComplexityRoot.Query.IssueSLAReport == nil {
+			break
+		}
+
+		args, err := ec.field_Query_issueSLAReport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.IssueSLAReport(childComplexity, args["period"].(string), args["groupBy"].(*string)), true
 	case "Query.issues":
 		if e.ComplexityRoot.Query.Issues == nil {
 			break
@@ -6453,6 +8259,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.KnowledgeGraph(childComplexity, args["focus"].(*string), args["hops"].(*int), args["kinds"].([]string)), true
+	case "Query.notificationChannel":
+		if e.ComplexityRoot.Query.NotificationChannel == nil {
+			break
+		}
+
+		args, err := ec.field_Query_notificationChannel_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.NotificationChannel(childComplexity, args["id"].(string)), true
+	case "Query.notificationChannels":
+		if e.ComplexityRoot.Query.NotificationChannels == nil {
+			break
+		}
+
+		args, err := ec.field_Query_notificationChannels_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.NotificationChannels(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.notificationMutes":
+		if e.ComplexityRoot.Query.NotificationMutes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_notificationMutes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.NotificationMutes(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.notifications":
+		if e.ComplexityRoot.Query.Notifications == nil {
+			break
+		}
+
+		args, err := ec.field_Query_notifications_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Notifications(childComplexity, args["held"].(*bool), args["event"].(*string), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.onCallRota":
+		if e.ComplexityRoot.Query.OnCallRota == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.OnCallRota(childComplexity), true
+	case "Query.orchestratorRuns":
+		if e.ComplexityRoot.Query.OrchestratorRuns == nil {
+			break
+		}
+
+		args, err := ec.field_Query_orchestratorRuns_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OrchestratorRuns(childComplexity, args["orchestrator"].(*string), args["pipeline"].(*string), args["status"].(*string), args["datasetId"].(*string), args["scanId"].(*string), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.ragGate":
 		if e.ComplexityRoot.Query.RagGate == nil {
 			break
@@ -6464,6 +8331,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.RagGate(childComplexity, args["items"].([]model.RAGGateItemInput), args["purpose"].(*string), args["piiAllowed"].(*bool)), true
+	case "Query.reconcileCheck":
+		if e.ComplexityRoot.Query.ReconcileCheck == nil {
+			break
+		}
+
+		args, err := ec.field_Query_reconcileCheck_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ReconcileCheck(childComplexity, args["id"].(string)), true
+	case "Query.reconcileChecks":
+		if e.ComplexityRoot.Query.ReconcileChecks == nil {
+			break
+		}
+
+		args, err := ec.field_Query_reconcileChecks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ReconcileChecks(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.rule":
 		if e.ComplexityRoot.Query.Rule == nil {
 			break
@@ -6475,6 +8364,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Rule(childComplexity, args["id"].(string)), true
+	case "Query.rulePack":
+		if e.ComplexityRoot.Query.RulePack == nil {
+			break
+		}
+
+		args, err := ec.field_Query_rulePack_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RulePack(childComplexity, args["name"].(string)), true
+	case "Query.rulePacks":
+		if e.ComplexityRoot.Query.RulePacks == nil {
+			break
+		}
+
+		args, err := ec.field_Query_rulePacks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RulePacks(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.rules":
 		if e.ComplexityRoot.Query.Rules == nil {
 			break
@@ -6486,6 +8397,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Rules(childComplexity, args["datasetId"].(*string), args["ruleType"].(*string), args["severity"].(*string), args["status"].(*string), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.slaTargets":
+		if e.ComplexityRoot.Query.SLATargets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.SLATargets(childComplexity), true
 	case "Query.scan":
 		if e.ComplexityRoot.Query.Scan == nil {
 			break
@@ -6519,6 +8436,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Signals(childComplexity, args["datasetId"].(*string), args["type"].([]string), args["metric"].([]string), args["since"].(*time.Time), args["until"].(*time.Time), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.team":
+		if e.ComplexityRoot.Query.Team == nil {
+			break
+		}
+
+		args, err := ec.field_Query_team_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Team(childComplexity, args["id"].(string)), true
+	case "Query.teams":
+		if e.ComplexityRoot.Query.Teams == nil {
+			break
+		}
+
+		args, err := ec.field_Query_teams_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Teams(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.ticketIntegration":
+		if e.ComplexityRoot.Query.TicketIntegration == nil {
+			break
+		}
+
+		args, err := ec.field_Query_ticketIntegration_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TicketIntegration(childComplexity, args["id"].(string)), true
+	case "Query.ticketIntegrations":
+		if e.ComplexityRoot.Query.TicketIntegrations == nil {
+			break
+		}
+
+		args, err := ec.field_Query_ticketIntegrations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TicketIntegrations(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.trustDecision":
 		if e.ComplexityRoot.Query.TrustDecision == nil {
 			break
@@ -6650,6 +8611,148 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ReadinessRecommendation.UseCases(childComplexity), true
 
+	case "ReconcileCheck.createdAt":
+		if e.ComplexityRoot.ReconcileCheck.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.CreatedAt(childComplexity), true
+	case "ReconcileCheck.datasetId":
+		if e.ComplexityRoot.ReconcileCheck.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.DatasetID(childComplexity), true
+	case "ReconcileCheck.groupBy":
+		if e.ComplexityRoot.ReconcileCheck.GroupBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.GroupBy(childComplexity), true
+	case "ReconcileCheck.id":
+		if e.ComplexityRoot.ReconcileCheck.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.ID(childComplexity), true
+	case "ReconcileCheck.lastResult":
+		if e.ComplexityRoot.ReconcileCheck.LastResult == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.LastResult(childComplexity), true
+	case "ReconcileCheck.name":
+		if e.ComplexityRoot.ReconcileCheck.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.Name(childComplexity), true
+	case "ReconcileCheck.otherId":
+		if e.ComplexityRoot.ReconcileCheck.OtherID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.OtherID(childComplexity), true
+	case "ReconcileCheck.sumColumns":
+		if e.ComplexityRoot.ReconcileCheck.SumColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.SumColumns(childComplexity), true
+	case "ReconcileCheck.tolerancePct":
+		if e.ComplexityRoot.ReconcileCheck.TolerancePct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheck.TolerancePct(childComplexity), true
+
+	case "ReconcileCheckPage.items":
+		if e.ComplexityRoot.ReconcileCheckPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckPage.Items(childComplexity), true
+	case "ReconcileCheckPage.total":
+		if e.ComplexityRoot.ReconcileCheckPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckPage.Total(childComplexity), true
+
+	case "ReconcileCheckResult.code":
+		if e.ComplexityRoot.ReconcileCheckResult.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.Code(childComplexity), true
+	case "ReconcileCheckResult.differing":
+		if e.ComplexityRoot.ReconcileCheckResult.Differing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.Differing(childComplexity), true
+	case "ReconcileCheckResult.failedGroups":
+		if e.ComplexityRoot.ReconcileCheckResult.FailedGroups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.FailedGroups(childComplexity), true
+	case "ReconcileCheckResult.groups":
+		if e.ComplexityRoot.ReconcileCheckResult.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.Groups(childComplexity), true
+	case "ReconcileCheckResult.runAt":
+		if e.ComplexityRoot.ReconcileCheckResult.RunAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.RunAt(childComplexity), true
+	case "ReconcileCheckResult.scanId":
+		if e.ComplexityRoot.ReconcileCheckResult.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.ScanID(childComplexity), true
+	case "ReconcileCheckResult.status":
+		if e.ComplexityRoot.ReconcileCheckResult.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileCheckResult.Status(childComplexity), true
+
+	case "ReconcileGroup.code":
+		if e.ComplexityRoot.ReconcileGroup.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileGroup.Code(childComplexity), true
+	case "ReconcileGroup.countA":
+		if e.ComplexityRoot.ReconcileGroup.CountA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileGroup.CountA(childComplexity), true
+	case "ReconcileGroup.countB":
+		if e.ComplexityRoot.ReconcileGroup.CountB == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileGroup.CountB(childComplexity), true
+	case "ReconcileGroup.group":
+		if e.ComplexityRoot.ReconcileGroup.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileGroup.Group(childComplexity), true
+	case "ReconcileGroup.sums":
+		if e.ComplexityRoot.ReconcileGroup.Sums == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileGroup.Sums(childComplexity), true
+
 	case "RenamedNode.from":
 		if e.ComplexityRoot.RenamedNode.From == nil {
 			break
@@ -6687,6 +8790,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RestrictedDataset.Restricted(childComplexity), true
+
+	case "RetuneRequest.action":
+		if e.ComplexityRoot.RetuneRequest.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetuneRequest.Action(childComplexity), true
+	case "RetuneRequest.fromThreshold":
+		if e.ComplexityRoot.RetuneRequest.FromThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetuneRequest.FromThreshold(childComplexity), true
+	case "RetuneRequest.id":
+		if e.ComplexityRoot.RetuneRequest.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetuneRequest.ID(childComplexity), true
+	case "RetuneRequest.issueId":
+		if e.ComplexityRoot.RetuneRequest.IssueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetuneRequest.IssueID(childComplexity), true
+	case "RetuneRequest.requestedAt":
+		if e.ComplexityRoot.RetuneRequest.RequestedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetuneRequest.RequestedAt(childComplexity), true
+	case "RetuneRequest.requestedBy":
+		if e.ComplexityRoot.RetuneRequest.RequestedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetuneRequest.RequestedBy(childComplexity), true
 
 	case "Rule.active":
 		if e.ComplexityRoot.Rule.Active == nil {
@@ -6797,6 +8937,214 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RuleOutcome.Status(childComplexity), true
+
+	case "RulePack.description":
+		if e.ComplexityRoot.RulePack.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePack.Description(childComplexity), true
+	case "RulePack.items":
+		if e.ComplexityRoot.RulePack.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePack.Items(childComplexity), true
+	case "RulePack.name":
+		if e.ComplexityRoot.RulePack.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePack.Name(childComplexity), true
+	case "RulePack.preview":
+		if e.ComplexityRoot.RulePack.Preview == nil {
+			break
+		}
+
+		args, err := ec.field_RulePack_preview_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.RulePack.Preview(childComplexity, args["datasetId"].(*string), args["connectionId"].(*string)), true
+	case "RulePack.title":
+		if e.ComplexityRoot.RulePack.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePack.Title(childComplexity), true
+	case "RulePack.version":
+		if e.ComplexityRoot.RulePack.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePack.Version(childComplexity), true
+
+	case "RulePackItem.checkDigit":
+		if e.ComplexityRoot.RulePackItem.CheckDigit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.CheckDigit(childComplexity), true
+	case "RulePackItem.key":
+		if e.ComplexityRoot.RulePackItem.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.Key(childComplexity), true
+	case "RulePackItem.pattern":
+		if e.ComplexityRoot.RulePackItem.Pattern == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.Pattern(childComplexity), true
+	case "RulePackItem.ruleType":
+		if e.ComplexityRoot.RulePackItem.RuleType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.RuleType(childComplexity), true
+	case "RulePackItem.semanticType":
+		if e.ComplexityRoot.RulePackItem.SemanticType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.SemanticType(childComplexity), true
+	case "RulePackItem.severity":
+		if e.ComplexityRoot.RulePackItem.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.Severity(childComplexity), true
+	case "RulePackItem.title":
+		if e.ComplexityRoot.RulePackItem.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackItem.Title(childComplexity), true
+
+	case "RulePackMatch.column":
+		if e.ComplexityRoot.RulePackMatch.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.Column(childComplexity), true
+	case "RulePackMatch.datasetId":
+		if e.ComplexityRoot.RulePackMatch.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.DatasetID(childComplexity), true
+	case "RulePackMatch.datasetName":
+		if e.ComplexityRoot.RulePackMatch.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.DatasetName(childComplexity), true
+	case "RulePackMatch.item":
+		if e.ComplexityRoot.RulePackMatch.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.Item(childComplexity), true
+	case "RulePackMatch.params":
+		if e.ComplexityRoot.RulePackMatch.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.Params(childComplexity), true
+	case "RulePackMatch.ruleId":
+		if e.ComplexityRoot.RulePackMatch.RuleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.RuleID(childComplexity), true
+	case "RulePackMatch.ruleName":
+		if e.ComplexityRoot.RulePackMatch.RuleName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.RuleName(childComplexity), true
+	case "RulePackMatch.ruleType":
+		if e.ComplexityRoot.RulePackMatch.RuleType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.RuleType(childComplexity), true
+	case "RulePackMatch.semanticType":
+		if e.ComplexityRoot.RulePackMatch.SemanticType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.SemanticType(childComplexity), true
+	case "RulePackMatch.severity":
+		if e.ComplexityRoot.RulePackMatch.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.Severity(childComplexity), true
+	case "RulePackMatch.status":
+		if e.ComplexityRoot.RulePackMatch.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackMatch.Status(childComplexity), true
+
+	case "RulePackPage.items":
+		if e.ComplexityRoot.RulePackPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPage.Items(childComplexity), true
+	case "RulePackPage.total":
+		if e.ComplexityRoot.RulePackPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPage.Total(childComplexity), true
+
+	case "RulePackPlan.applied":
+		if e.ComplexityRoot.RulePackPlan.Applied == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.Applied(childComplexity), true
+	case "RulePackPlan.datasets":
+		if e.ComplexityRoot.RulePackPlan.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.Datasets(childComplexity), true
+	case "RulePackPlan.existing":
+		if e.ComplexityRoot.RulePackPlan.Existing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.Existing(childComplexity), true
+	case "RulePackPlan.matches":
+		if e.ComplexityRoot.RulePackPlan.Matches == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.Matches(childComplexity), true
+	case "RulePackPlan.new":
+		if e.ComplexityRoot.RulePackPlan.New == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.New(childComplexity), true
+	case "RulePackPlan.pack":
+		if e.ComplexityRoot.RulePackPlan.Pack == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.Pack(childComplexity), true
+	case "RulePackPlan.version":
+		if e.ComplexityRoot.RulePackPlan.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RulePackPlan.Version(childComplexity), true
 
 	case "RulePage.items":
 		if e.ComplexityRoot.RulePage.Items == nil {
@@ -6976,6 +9324,191 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RulesExport.UnsupportedTypes(childComplexity), true
+
+	case "SLAAgeing.d1to3":
+		if e.ComplexityRoot.SLAAgeing.D1to3 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAAgeing.D1to3(childComplexity), true
+	case "SLAAgeing.d3to7":
+		if e.ComplexityRoot.SLAAgeing.D3to7 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAAgeing.D3to7(childComplexity), true
+	case "SLAAgeing.d7to30":
+		if e.ComplexityRoot.SLAAgeing.D7to30 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAAgeing.D7to30(childComplexity), true
+	case "SLAAgeing.gt30d":
+		if e.ComplexityRoot.SLAAgeing.Gt30d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAAgeing.Gt30d(childComplexity), true
+	case "SLAAgeing.lt1d":
+		if e.ComplexityRoot.SLAAgeing.Lt1d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAAgeing.Lt1d(childComplexity), true
+
+	case "SLAGroup.ageing":
+		if e.ComplexityRoot.SLAGroup.Ageing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Ageing(childComplexity), true
+	case "SLAGroup.breached":
+		if e.ComplexityRoot.SLAGroup.Breached == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Breached(childComplexity), true
+	case "SLAGroup.closed":
+		if e.ComplexityRoot.SLAGroup.Closed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Closed(childComplexity), true
+	case "SLAGroup.inScope":
+		if e.ComplexityRoot.SLAGroup.InScope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.InScope(childComplexity), true
+	case "SLAGroup.key":
+		if e.ComplexityRoot.SLAGroup.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Key(childComplexity), true
+	case "SLAGroup.mtta":
+		if e.ComplexityRoot.SLAGroup.Mtta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Mtta(childComplexity), true
+	case "SLAGroup.mttr":
+		if e.ComplexityRoot.SLAGroup.Mttr == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Mttr(childComplexity), true
+	case "SLAGroup.name":
+		if e.ComplexityRoot.SLAGroup.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Name(childComplexity), true
+	case "SLAGroup.opened":
+		if e.ComplexityRoot.SLAGroup.Opened == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Opened(childComplexity), true
+	case "SLAGroup.unresolved":
+		if e.ComplexityRoot.SLAGroup.Unresolved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAGroup.Unresolved(childComplexity), true
+
+	case "SLAPercentiles.medianHours":
+		if e.ComplexityRoot.SLAPercentiles.MedianHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAPercentiles.MedianHours(childComplexity), true
+	case "SLAPercentiles.p90Hours":
+		if e.ComplexityRoot.SLAPercentiles.P90Hours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAPercentiles.P90Hours(childComplexity), true
+	case "SLAPercentiles.samples":
+		if e.ComplexityRoot.SLAPercentiles.Samples == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAPercentiles.Samples(childComplexity), true
+
+	case "SLAReport.asOf":
+		if e.ComplexityRoot.SLAReport.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.AsOf(childComplexity), true
+	case "SLAReport.from":
+		if e.ComplexityRoot.SLAReport.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.From(childComplexity), true
+	case "SLAReport.groupBy":
+		if e.ComplexityRoot.SLAReport.GroupBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.GroupBy(childComplexity), true
+	case "SLAReport.groups":
+		if e.ComplexityRoot.SLAReport.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.Groups(childComplexity), true
+	case "SLAReport.period":
+		if e.ComplexityRoot.SLAReport.Period == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.Period(childComplexity), true
+	case "SLAReport.targets":
+		if e.ComplexityRoot.SLAReport.Targets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.Targets(childComplexity), true
+	case "SLAReport.timezone":
+		if e.ComplexityRoot.SLAReport.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.Timezone(childComplexity), true
+	case "SLAReport.to":
+		if e.ComplexityRoot.SLAReport.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.To(childComplexity), true
+	case "SLAReport.total":
+		if e.ComplexityRoot.SLAReport.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLAReport.Total(childComplexity), true
+
+	case "SLATargets.criticalHours":
+		if e.ComplexityRoot.SLATargets.CriticalHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLATargets.CriticalHours(childComplexity), true
+	case "SLATargets.default":
+		if e.ComplexityRoot.SLATargets.Default == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLATargets.Default(childComplexity), true
+	case "SLATargets.warningHours":
+		if e.ComplexityRoot.SLATargets.WarningHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SLATargets.WarningHours(childComplexity), true
 
 	case "SLODataset.availabilityPct":
 		if e.ComplexityRoot.SLODataset.AvailabilityPct == nil {
@@ -7729,6 +10262,278 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SyntheticParam.Value(childComplexity), true
+
+	case "Team.createdAt":
+		if e.ComplexityRoot.Team.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Team.CreatedAt(childComplexity), true
+	case "Team.id":
+		if e.ComplexityRoot.Team.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Team.ID(childComplexity), true
+	case "Team.memberCount":
+		if e.ComplexityRoot.Team.MemberCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Team.MemberCount(childComplexity), true
+	case "Team.members":
+		if e.ComplexityRoot.Team.Members == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Team.Members(childComplexity), true
+	case "Team.name":
+		if e.ComplexityRoot.Team.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Team.Name(childComplexity), true
+
+	case "TeamMember.email":
+		if e.ComplexityRoot.TeamMember.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMember.Email(childComplexity), true
+	case "TeamMember.role":
+		if e.ComplexityRoot.TeamMember.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMember.Role(childComplexity), true
+	case "TeamMember.userId":
+		if e.ComplexityRoot.TeamMember.UserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMember.UserID(childComplexity), true
+
+	case "TeamPage.items":
+		if e.ComplexityRoot.TeamPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamPage.Items(childComplexity), true
+	case "TeamPage.total":
+		if e.ComplexityRoot.TeamPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamPage.Total(childComplexity), true
+
+	case "TicketIntegration.backoffUntil":
+		if e.ComplexityRoot.TicketIntegration.BackoffUntil == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.BackoffUntil(childComplexity), true
+	case "TicketIntegration.baseUrl":
+		if e.ComplexityRoot.TicketIntegration.BaseURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.BaseURL(childComplexity), true
+	case "TicketIntegration.comment":
+		if e.ComplexityRoot.TicketIntegration.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.Comment(childComplexity), true
+	case "TicketIntegration.createdAt":
+		if e.ComplexityRoot.TicketIntegration.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.CreatedAt(childComplexity), true
+	case "TicketIntegration.credentialsSet":
+		if e.ComplexityRoot.TicketIntegration.CredentialsSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.CredentialsSet(childComplexity), true
+	case "TicketIntegration.failedWrites":
+		if e.ComplexityRoot.TicketIntegration.FailedWrites == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.FailedWrites(childComplexity), true
+	case "TicketIntegration.id":
+		if e.ComplexityRoot.TicketIntegration.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.ID(childComplexity), true
+	case "TicketIntegration.intervalMin":
+		if e.ComplexityRoot.TicketIntegration.IntervalMin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.IntervalMin(childComplexity), true
+	case "TicketIntegration.lastError":
+		if e.ComplexityRoot.TicketIntegration.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.LastError(childComplexity), true
+	case "TicketIntegration.lastErrorAt":
+		if e.ComplexityRoot.TicketIntegration.LastErrorAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.LastErrorAt(childComplexity), true
+	case "TicketIntegration.lastPollAt":
+		if e.ComplexityRoot.TicketIntegration.LastPollAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.LastPollAt(childComplexity), true
+	case "TicketIntegration.name":
+		if e.ComplexityRoot.TicketIntegration.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.Name(childComplexity), true
+	case "TicketIntegration.nextPollAt":
+		if e.ComplexityRoot.TicketIntegration.NextPollAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.NextPollAt(childComplexity), true
+	case "TicketIntegration.pendingWrites":
+		if e.ComplexityRoot.TicketIntegration.PendingWrites == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.PendingWrites(childComplexity), true
+	case "TicketIntegration.project":
+		if e.ComplexityRoot.TicketIntegration.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.Project(childComplexity), true
+	case "TicketIntegration.provider":
+		if e.ComplexityRoot.TicketIntegration.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.Provider(childComplexity), true
+	case "TicketIntegration.targets":
+		if e.ComplexityRoot.TicketIntegration.Targets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.Targets(childComplexity), true
+	case "TicketIntegration.ticketErrors":
+		if e.ComplexityRoot.TicketIntegration.TicketErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.TicketErrors(childComplexity), true
+	case "TicketIntegration.transition":
+		if e.ComplexityRoot.TicketIntegration.Transition == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.Transition(childComplexity), true
+	case "TicketIntegration.updatedAt":
+		if e.ComplexityRoot.TicketIntegration.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.UpdatedAt(childComplexity), true
+	case "TicketIntegration.webhookPath":
+		if e.ComplexityRoot.TicketIntegration.WebhookPath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.WebhookPath(childComplexity), true
+	case "TicketIntegration.webhookSecretSet":
+		if e.ComplexityRoot.TicketIntegration.WebhookSecretSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegration.WebhookSecretSet(childComplexity), true
+
+	case "TicketIntegrationPage.items":
+		if e.ComplexityRoot.TicketIntegrationPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegrationPage.Items(childComplexity), true
+	case "TicketIntegrationPage.total":
+		if e.ComplexityRoot.TicketIntegrationPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIntegrationPage.Total(childComplexity), true
+
+	case "TicketIssueType.id":
+		if e.ComplexityRoot.TicketIssueType.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIssueType.ID(childComplexity), true
+	case "TicketIssueType.name":
+		if e.ComplexityRoot.TicketIssueType.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIssueType.Name(childComplexity), true
+	case "TicketIssueType.subtask":
+		if e.ComplexityRoot.TicketIssueType.Subtask == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketIssueType.Subtask(childComplexity), true
+
+	case "TicketTarget.issueTypes":
+		if e.ComplexityRoot.TicketTarget.IssueTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTarget.IssueTypes(childComplexity), true
+	case "TicketTarget.key":
+		if e.ComplexityRoot.TicketTarget.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTarget.Key(childComplexity), true
+	case "TicketTarget.name":
+		if e.ComplexityRoot.TicketTarget.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTarget.Name(childComplexity), true
+
+	case "TicketTargets.defaultIssueType":
+		if e.ComplexityRoot.TicketTargets.DefaultIssueType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTargets.DefaultIssueType(childComplexity), true
+	case "TicketTargets.defaultProject":
+		if e.ComplexityRoot.TicketTargets.DefaultProject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTargets.DefaultProject(childComplexity), true
+	case "TicketTargets.targets":
+		if e.ComplexityRoot.TicketTargets.Targets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTargets.Targets(childComplexity), true
+	case "TicketTargets.truncated":
+		if e.ComplexityRoot.TicketTargets.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTargets.Truncated(childComplexity), true
 
 	case "TrustAction.code":
 		if e.ComplexityRoot.TrustAction.Code == nil {
@@ -9551,6 +12356,186 @@ extend type Query {
   domainSuggestions: DomainSuggestions!
 }
 `, BuiltIn: false},
+	{Name: "../schema/parity_issues.graphqls", Input: `# The issue workflow's reads at parity with REST (issue 23): an issue's blast radius and
+# explanation card, the board, the month's SLA report and the resolution targets. The same
+# service calls, callers and error codes as the REST API.
+
+"The blast radius of an issue: what is downstream of its dataset (3 hops, 40 datasets)."
+type IssueImpact {
+  "column, table or none"
+  impactScope: String!
+  impactColumns: [String!]!
+  "no_column_lineage, or null"
+  impactNote: String
+  impactTree: [ImpactNode!]!
+  downstreamCount: Int!
+  downstreamColumnCount: Int!
+  exposuresCount: Int!
+  exposures: [IncidentExposure!]!
+  reachTotal: Int!
+  truncated: Boolean!
+}
+
+"A threshold change waiting for an admin's approval."
+type RetuneRequest {
+  id: ID!
+  action: String!
+  fromThreshold: Float!
+  issueId: ID
+  requestedBy: String!
+  requestedAt: Time!
+}
+
+"Where an issue stands against its resolution target."
+type IssueExplanationSLA {
+  breachedAt: Time
+}
+
+"The rule of a rule issue."
+type IssueExplanationRule {
+  ruleId: ID!
+  ruleType: String
+  observed: Float
+  threshold: Float
+}
+
+"The explanation card of an issue: an anomaly against its history, with the tuned threshold."
+type IssueExplanation {
+  issueId: ID!
+  type: String!
+  "anomaly, rule, schema_drift or other"
+  kind: String!
+  title: String!
+  metric: String
+  column: String
+  observed: Float
+  "Median of the dataset's history"
+  median: Float
+  mad: Float
+  z: Float
+  direction: String
+  historySize: Int
+  "The threshold of the scan that detected it"
+  threshold: Float
+  "The threshold the next scan uses"
+  currentThreshold: Float
+  tunedThreshold: Float
+  tunedThresholdLabel: String
+  nextOnIgnore: Float
+  ignoredAsExpected: Int!
+  resolved: Int!
+  silenced: Boolean!
+  retuneAwaitingApproval: RetuneRequest
+  "The issue's own details as JSON text (counts, column names, the rule's measure; never a value of the data)"
+  details: String!
+  sla: IssueExplanationSLA!
+  rule: IssueExplanationRule
+}
+
+extend type Issue {
+  "The issue's blast radius; restricted datasets are masked as in REST."
+  impact: IssueImpact!
+  "The explanation card."
+  explanation: IssueExplanation!
+}
+
+"The issues of one status on the board."
+type IssueBoardColumn {
+  "open, acknowledged, resolved or ignored"
+  status: String!
+  count: Int!
+  "Counts per severity as JSON text ({\"critical\": n, ...})"
+  bySeverity: String!
+}
+
+"The issues of one status assigned to one team (null team: none)."
+type IssueBoardTeamCell {
+  status: String!
+  teamId: ID
+  teamName: String
+  count: Int!
+}
+
+"Counts per status and severity, and per status and team."
+type IssueBoard {
+  total: Int!
+  columns: [IssueBoardColumn!]!
+  teamCells: [IssueBoardTeamCell!]!
+}
+
+"The workspace's resolution targets in hours (null: none)."
+type SLATargets {
+  criticalHours: Int
+  warningHours: Int
+  "true while the workspace uses the defaults (critical 24, warning 72)"
+  default: Boolean!
+}
+
+"A median and a 90th percentile in SLA clock hours."
+type SLAPercentiles {
+  medianHours: Float
+  p90Hours: Float
+  samples: Int!
+}
+
+"Unresolved issues by age since opening."
+type SLAAgeing {
+  lt1d: Int!
+  d1to3: Int!
+  d3to7: Int!
+  d7to30: Int!
+  gt30d: Int!
+}
+
+"One group of the SLA report (null key: no domain or no team)."
+type SLAGroup {
+  key: String
+  name: String
+  opened: Int!
+  closed: Int!
+  "Open or acknowledged at the month's end"
+  unresolved: Int!
+  breached: Int!
+  inScope: Int!
+  mtta: SLAPercentiles!
+  mttr: SLAPercentiles!
+  ageing: SLAAgeing!
+}
+
+"One month of the issue workflow."
+type SLAReport {
+  period: String!
+  "domain, team or severity"
+  groupBy: String!
+  timezone: String!
+  from: Time!
+  to: Time!
+  "Month end, or now for the current month"
+  asOf: Time!
+  targets: SLATargets!
+  groups: [SLAGroup!]!
+  "Every issue once, also one of datasets in several domains"
+  total: SLAGroup!
+}
+
+extend type Query {
+  "Counts per status and severity, and per status and team; assigneeTeam = a team id or none."
+  issueBoard(assigneeTeam: String): IssueBoard!
+  "One month (period YYYY-MM, in the workspace's zone) per group (domain, team or severity) and in total."
+  issueSLAReport(period: String!, groupBy: String = "severity"): SLAReport!
+  "The workspace's resolution targets per severity."
+  slaTargets: SLATargets!
+}
+
+extend type Incident {
+  "The scan that opened it"
+  scanId: ID
+  resolvedAt: Time
+  "Datasets, exposures and consumers reached in all"
+  reachTotal: Int!
+  truncated: Boolean!
+}
+`, BuiltIn: false},
 	{Name: "../schema/parity_lineage.graphqls", Input: `# Lineage and knowledge-graph reads at parity with REST /datasets/{id}/lineage,
 # /lineage/exposures, /knowledge/graph/history and /knowledge/graph/diff.
 
@@ -9654,6 +12639,262 @@ extend type Query {
   graphSnapshots(limit: Int = 90, offset: Int = 0): GraphSnapshotPage!
   "What changed between two snapshots; from and to: a snapshot id, an ISO 8601 UTC date or time, or latest (at most 64 characters); to is latest by default."
   graphSnapshotDiff(from: String!, to: String): GraphDiff!
+}
+`, BuiltIn: false},
+	{Name: "../schema/parity_notify.graphqls", Input: `# Teams, notification channels, notifications, mutes, the on-call rota and ticket
+# integrations: the same service calls as the REST API (issue 23, GraphQL parity), with the
+# same callers (channels, previews and deliveries are for sessions; the rota and delivery
+# logs for admins) and the same error codes. No secret, sealed URL or credential is here.
+
+"A team of the workspace."
+type Team {
+  id: ID!
+  name: String!
+  memberCount: Int!
+  "In team(id) only; empty in lists."
+  members: [TeamMember!]!
+  createdAt: Time!
+}
+
+"A person of a team."
+type TeamMember {
+  userId: ID!
+  email: String!
+  "admin, member or viewer"
+  role: String!
+}
+
+"One page of teams."
+type TeamPage {
+  items: [Team!]!
+  total: Int!
+}
+
+"What a channel posts to: scheme and host only, the path replaced by …"
+type NotificationChannelConfig {
+  webhookUrl: String!
+  locale: String
+}
+
+"What a channel's alerts are limited to."
+type NotificationScope {
+  domainIds: [ID!]!
+  connectionIds: [ID!]!
+  datasetIds: [ID!]!
+  issueTypes: [String!]!
+  includeAutoMonitors: Boolean!
+}
+
+"A notification channel (a webhook); its signing secret is never here."
+type NotificationChannel {
+  id: ID!
+  name: String!
+  kind: String!
+  config: NotificationChannelConfig!
+  "info, warning or critical"
+  minSeverity: String!
+  digest: Boolean!
+  eventKinds: [String!]!
+  scope: NotificationScope!
+  teamId: ID
+  signed: Boolean!
+  "delivered, failed or skipped"
+  lastDeliveryStatus: String
+  lastDeliveryAt: Time
+  lastDeliveryError: String
+  createdAt: Time!
+  updatedAt: Time!
+  "How many alerts of the last days (1-366) would have reached the channel (sessions of members and admins)."
+  preview(days: Int = 30): NotificationChannelPreview!
+  "Delivery log with every attempt, newest first (admin sessions); limit 1-500."
+  deliveries(limit: Int = 100, offset: Int = 0): NotificationDeliveryPage!
+}
+
+"One page of channels."
+type NotificationChannelPage {
+  items: [NotificationChannel!]!
+  total: Int!
+}
+
+"Alerts of the last days a channel's filters let through."
+type NotificationChannelPreview {
+  days: Int!
+  alerts: Int!
+  deliveries: Int!
+  held: Int!
+}
+
+"One send of a delivery."
+type NotificationDeliveryAttempt {
+  n: Int!
+  at: Time!
+  statusCode: Int
+  error: String
+  "delivered, retry, failed or refused"
+  outcome: String!
+  durationMs: Int!
+}
+
+"An entry of a channel's delivery log: no URL, address or body."
+type NotificationDelivery {
+  id: ID!
+  event: String!
+  "pending, delivered, failed or skipped"
+  status: String!
+  test: Boolean!
+  idempotencyKey: String
+  attempts: [NotificationDeliveryAttempt!]!
+  nextAttemptAt: Time
+  lastStatusCode: Int
+  lastError: String
+  createdAt: Time!
+  finishedAt: Time
+}
+
+"One page of deliveries."
+type NotificationDeliveryPage {
+  items: [NotificationDelivery!]!
+  total: Int!
+}
+
+"An in-app notification, in the caller's language."
+type Notification {
+  id: ID!
+  event: String!
+  code: String!
+  title: String!
+  body: String!
+  "The message's params as JSON text"
+  params: String!
+  severity: String
+  datasetIds: [ID!]!
+  domainId: ID
+  issueId: ID
+  scanId: ID
+  "Held back by a mute: not delivered to channels"
+  held: Boolean!
+  muteIds: [ID!]!
+  deliveries: Int!
+  createdAt: Time!
+}
+
+"One page of notifications."
+type NotificationPage {
+  items: [Notification!]!
+  total: Int!
+}
+
+"An alert mute that has not ended."
+type NotificationMute {
+  id: ID!
+  "workspace, connection, dataset or issue_types"
+  scope: String!
+  connectionId: ID
+  datasetId: ID
+  issueTypes: [String!]!
+  reason: String!
+  endsAt: Time!
+  createdBy: String!
+  createdAt: Time!
+}
+
+"One page of mutes."
+type NotificationMutePage {
+  items: [NotificationMute!]!
+  total: Int!
+}
+
+"A level of the on-call rota."
+type OnCallLevel {
+  userId: ID!
+  minutes: Int!
+}
+
+"The workspace's on-call rota."
+type OnCallRota {
+  levels: [OnCallLevel!]!
+  teamId: ID
+  "warning or critical"
+  minSeverity: String!
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+"A ticket integration with its polling state; credentials and the webhook secret are never returned."
+type TicketIntegration {
+  id: ID!
+  name: String!
+  "jira, linear or generic"
+  provider: String!
+  baseUrl: String
+  project: String
+  webhookSecretSet: Boolean!
+  webhookPath: String
+  intervalMin: Int!
+  comment: Boolean!
+  transition: Boolean!
+  createdAt: Time!
+  updatedAt: Time!
+  credentialsSet: Boolean!
+  lastPollAt: Time
+  nextPollAt: Time
+  lastError: String
+  lastErrorAt: Time
+  backoffUntil: Time
+  ticketErrors: Int!
+  pendingWrites: Int!
+  failedWrites: Int!
+  "Projects or teams the tracker offers, read from the provider (at most 100); ticket_credentials_missing without API credentials."
+  targets: TicketTargets!
+}
+
+"One page of ticket integrations."
+type TicketIntegrationPage {
+  items: [TicketIntegration!]!
+  total: Int!
+}
+
+"An issue type of a tracker's project."
+type TicketIssueType {
+  id: String!
+  name: String!
+  subtask: Boolean!
+}
+
+"A project or team of a tracker."
+type TicketTarget {
+  key: String!
+  name: String!
+  issueTypes: [TicketIssueType!]!
+}
+
+"Where an integration's tickets can be created."
+type TicketTargets {
+  targets: [TicketTarget!]!
+  truncated: Boolean!
+  defaultProject: String
+  defaultIssueType: TicketIssueType
+}
+
+extend type Query {
+  "Teams of the workspace; limit 1-500."
+  teams(limit: Int = 500, offset: Int = 0): TeamPage!
+  "One team with its members; another workspace's is not_found."
+  team(id: ID!): Team
+  "Notification channels of the workspace (sessions of members and admins); limit 1-500."
+  notificationChannels(limit: Int = 500, offset: Int = 0): NotificationChannelPage!
+  "One channel (sessions of members and admins); another workspace's is not_found."
+  notificationChannel(id: ID!): NotificationChannel
+  "In-app notifications, held ones included, newest first; limit 1-500."
+  notifications(held: Boolean, event: String, limit: Int = 100, offset: Int = 0): NotificationPage!
+  "Alert mutes that have not ended; limit 1-500."
+  notificationMutes(limit: Int = 500, offset: Int = 0): NotificationMutePage!
+  "The on-call rota (admin sessions); not_found when none is set."
+  onCallRota: OnCallRota
+  "Ticket integrations of the workspace; limit 1-500."
+  ticketIntegrations(limit: Int = 500, offset: Int = 0): TicketIntegrationPage!
+  "One ticket integration; another workspace's is not_found."
+  ticketIntegration(id: ID!): TicketIntegration
 }
 `, BuiltIn: false},
 	{Name: "../schema/parity_trust.graphqls", Input: `# A dataset's trust reads at parity with REST /datasets/{id}/trust, /ai-readiness,
@@ -9929,6 +13170,235 @@ extend type Dataset {
 extend type Query {
   "Find datasets by every criterion combined; up to 40. query and domain: at most 200 characters; minScore 0-100."
   findDatasets(query: String, layer: DatasetLayer, domain: String, hasPii: Boolean, minScore: Float, usageClass: UsageClass): FoundDatasets!
+}
+`, BuiltIn: false},
+	{Name: "../schema/parity_workflow.graphqls", Input: `# Rule packs, reconciliation checks, orchestrator runs, the editor (IDE) reads and a data
+# product's public share at parity with REST (issue 23): the same service calls, callers,
+# bounds and error codes.
+
+"One rule of a rule pack, for the columns of one semantic type."
+type RulePackItem {
+  key: String!
+  "The columns it applies to: those scans recognised as this type (nif_pt, iban, email ...)"
+  semanticType: String!
+  ruleType: String!
+  title: String!
+  severity: String!
+  "pattern rules: the regular expression"
+  pattern: String
+  "custom_sql rules: the check whose failures the query counts (nif_pt)"
+  checkDigit: String
+}
+
+"A rule pack Vigia ships."
+type RulePack {
+  name: String!
+  version: String!
+  title: String!
+  description: String!
+  items: [RulePackItem!]!
+  "Which columns of the scope (a dataset, a connection, or every dataset the caller sees) would get which of the pack's rules."
+  preview(datasetId: ID, connectionId: ID): RulePackPlan!
+}
+
+"One page of rule packs."
+type RulePackPage {
+  items: [RulePack!]!
+  total: Int!
+}
+
+"One rule a pack gives one column."
+type RulePackMatch {
+  datasetId: ID!
+  datasetName: String!
+  column: String!
+  semanticType: String!
+  "The pack item's key"
+  item: String!
+  ruleType: String!
+  ruleName: String!
+  severity: String!
+  params: RuleParams!
+  "new (preview), created (apply) or existing"
+  status: String!
+  "The existing equivalent rule; null for a new one"
+  ruleId: ID
+}
+
+"What a pack would do on a scope."
+type RulePackPlan {
+  pack: String!
+  version: String!
+  "false for a preview"
+  applied: Boolean!
+  datasets: Int!
+  new: Int!
+  existing: Int!
+  matches: [RulePackMatch!]!
+}
+
+"A group of a reconciliation whose figures differ."
+type ReconcileGroup {
+  "The group's values as text, in groupBy order (null for NULL)"
+  group: [String]!
+  "only_in_a, only_in_b, count_differs or sum_differs"
+  code: String!
+  countA: Int!
+  countB: Int!
+  "Per differing sum column: [first, other] as decimal text, as JSON text"
+  sums: String!
+}
+
+"A reconciliation check's last run."
+type ReconcileCheckResult {
+  "passed, failed or not_evaluated"
+  status: String!
+  code: String
+  groups: Int!
+  failedGroups: Int!
+  differing: [ReconcileGroup!]!
+  scanId: ID
+  runAt: Time!
+}
+
+"A declared reconciliation check between two datasets, with its last result."
+type ReconcileCheck {
+  id: ID!
+  name: String!
+  datasetId: ID!
+  otherId: ID!
+  groupBy: [String!]!
+  sumColumns: [String!]!
+  tolerancePct: Float!
+  createdAt: Time!
+  "null before the first run"
+  lastResult: ReconcileCheckResult
+}
+
+"One page of reconciliation checks."
+type ReconcileCheckPage {
+  items: [ReconcileCheck!]!
+  total: Int!
+}
+
+"The first scan that profiled a dataset a run wrote."
+type OrchestratorNextScan {
+  datasetId: ID!
+  scanId: ID!
+  profiledAt: Time!
+}
+
+"A pipeline run an orchestrator reported."
+type OrchestratorRun {
+  id: ID!
+  orchestrator: String!
+  pipeline: String!
+  runId: String!
+  "running, success, failed or aborted"
+  status: String!
+  startedAt: Time!
+  endedAt: Time
+  "Dataset ids the run read"
+  inputs: [ID!]!
+  "Dataset ids the run wrote"
+  outputs: [ID!]!
+  "namespace/name of the datasets that named no dataset of the workspace"
+  unmatched: [String!]!
+  "The run facets as reported, as JSON text ({} when none)"
+  facets: String!
+  receivedAt: Time!
+  updatedAt: Time!
+  nextScans: [OrchestratorNextScan!]!
+}
+
+"One page of orchestrator runs."
+type OrchestratorRunPage {
+  items: [OrchestratorRun!]!
+  total: Int!
+}
+
+"A column's metadata for an editor: never a value."
+type EditorColumn {
+  name: String!
+  position: Int!
+  dataType: String!
+  class: String!
+  nullable: Boolean!
+  primaryKey: Boolean!
+  semanticType: String
+  "pii, or null when not classified"
+  sensitivity: String
+  profiled: Boolean!
+  nullCount: Int
+  nullRate: Float
+  distinct: Float
+  distinctEstimated: Boolean!
+}
+
+"Another dataset a reference may name."
+type EditorMatch {
+  datasetId: ID!
+  connectionId: ID!
+  connectionName: String!
+  schema: String!
+  table: String!
+}
+
+"A table reference as written in SQL, resolved to its dataset (editor metadata only)."
+type EditorResolution {
+  datasetId: ID!
+  "schema.table"
+  name: String!
+  schema: String!
+  table: String!
+  kind: String!
+  connectionId: ID!
+  connectionName: String!
+  "pass, warn, fail or unknown"
+  verdict: String!
+  score: Float
+  "Trust decision for the default purpose (agente)"
+  decision: String!
+  reasons: [String!]!
+  owner: String
+  piiColumns: [String!]!
+  otherMatches: [EditorMatch!]!
+}
+
+"A data product's public share (managers); the token is the page's credential."
+type PublicShare {
+  domainId: ID!
+  enabled: Boolean!
+  token: String
+  pageUrl: String
+  badgeUrl: String
+  createdAt: Time
+  rotatedAt: Time
+}
+
+extend type Dataset {
+  "The columns with types, semantic types, sensitivity and null/distinct figures, as an editor shows them (never values)."
+  editorColumns: [EditorColumn!]!
+}
+
+extend type Domain {
+  "The public share of the data product (managers of the domain)."
+  publicShare: PublicShare!
+}
+
+extend type Query {
+  "Rule packs Vigia ships; limit 1-500."
+  rulePacks(limit: Int = 500, offset: Int = 0): RulePackPage!
+  "One rule pack by name; an unknown name is not_found."
+  rulePack(name: String!): RulePack
+  "Reconciliation checks whose datasets the caller can see, oldest first; limit 1-500."
+  reconcileChecks(limit: Int = 50, offset: Int = 0): ReconcileCheckPage!
+  "One reconciliation check; otherwise not_found."
+  reconcileCheck(id: ID!): ReconcileCheck
+  "Reported pipeline runs, newest first; limit 1-500."
+  orchestratorRuns(orchestrator: String, pipeline: String, status: String, datasetId: ID, scanId: ID, limit: Int = 100, offset: Int = 0): OrchestratorRunPage!
+  "Resolve a table reference as written in SQL (schema.table or table; connection = a connection's name or id to prefer); not_found when no dataset the caller sees matches."
+  editorResolve(name: String!, connection: String): EditorResolution
 }
 `, BuiltIn: false},
 	{Name: "../schema/products.graphqls", Input: `# Trust decisions, data products (domains) and the consumer registry.
@@ -11124,6 +14594,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_context(ctx, field)
 	case "trustFacts":
 		return ec.fieldContext_Dataset_trustFacts(ctx, field)
+	case "editorColumns":
+		return ec.fieldContext_Dataset_editorColumns(ctx, field)
 	case "rowCount":
 		return ec.fieldContext_Dataset_rowCount(ctx, field)
 	case "rowCountExact":
@@ -11518,6 +14990,8 @@ func (ec *executionContext) childFields_Domain(ctx context.Context, field graphq
 		return ec.fieldContext_Domain_metadataQuality(ctx, field)
 	case "versionDiff":
 		return ec.fieldContext_Domain_versionDiff(ctx, field)
+	case "publicShare":
+		return ec.fieldContext_Domain_publicShare(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Domain", field.Name)
 }
@@ -11886,6 +15360,88 @@ func (ec *executionContext) childFields_DomainVote(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type DomainVote", field.Name)
 }
 
+func (ec *executionContext) childFields_EditorColumn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_EditorColumn_name(ctx, field)
+	case "position":
+		return ec.fieldContext_EditorColumn_position(ctx, field)
+	case "dataType":
+		return ec.fieldContext_EditorColumn_dataType(ctx, field)
+	case "class":
+		return ec.fieldContext_EditorColumn_class(ctx, field)
+	case "nullable":
+		return ec.fieldContext_EditorColumn_nullable(ctx, field)
+	case "primaryKey":
+		return ec.fieldContext_EditorColumn_primaryKey(ctx, field)
+	case "semanticType":
+		return ec.fieldContext_EditorColumn_semanticType(ctx, field)
+	case "sensitivity":
+		return ec.fieldContext_EditorColumn_sensitivity(ctx, field)
+	case "profiled":
+		return ec.fieldContext_EditorColumn_profiled(ctx, field)
+	case "nullCount":
+		return ec.fieldContext_EditorColumn_nullCount(ctx, field)
+	case "nullRate":
+		return ec.fieldContext_EditorColumn_nullRate(ctx, field)
+	case "distinct":
+		return ec.fieldContext_EditorColumn_distinct(ctx, field)
+	case "distinctEstimated":
+		return ec.fieldContext_EditorColumn_distinctEstimated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EditorColumn", field.Name)
+}
+
+func (ec *executionContext) childFields_EditorMatch(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_EditorMatch_datasetId(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_EditorMatch_connectionId(ctx, field)
+	case "connectionName":
+		return ec.fieldContext_EditorMatch_connectionName(ctx, field)
+	case "schema":
+		return ec.fieldContext_EditorMatch_schema(ctx, field)
+	case "table":
+		return ec.fieldContext_EditorMatch_table(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EditorMatch", field.Name)
+}
+
+func (ec *executionContext) childFields_EditorResolution(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_EditorResolution_datasetId(ctx, field)
+	case "name":
+		return ec.fieldContext_EditorResolution_name(ctx, field)
+	case "schema":
+		return ec.fieldContext_EditorResolution_schema(ctx, field)
+	case "table":
+		return ec.fieldContext_EditorResolution_table(ctx, field)
+	case "kind":
+		return ec.fieldContext_EditorResolution_kind(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_EditorResolution_connectionId(ctx, field)
+	case "connectionName":
+		return ec.fieldContext_EditorResolution_connectionName(ctx, field)
+	case "verdict":
+		return ec.fieldContext_EditorResolution_verdict(ctx, field)
+	case "score":
+		return ec.fieldContext_EditorResolution_score(ctx, field)
+	case "decision":
+		return ec.fieldContext_EditorResolution_decision(ctx, field)
+	case "reasons":
+		return ec.fieldContext_EditorResolution_reasons(ctx, field)
+	case "owner":
+		return ec.fieldContext_EditorResolution_owner(ctx, field)
+	case "piiColumns":
+		return ec.fieldContext_EditorResolution_piiColumns(ctx, field)
+	case "otherMatches":
+		return ec.fieldContext_EditorResolution_otherMatches(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EditorResolution", field.Name)
+}
+
 func (ec *executionContext) childFields_Exposure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -12070,6 +15626,14 @@ func (ec *executionContext) childFields_Incident(ctx context.Context, field grap
 		return ec.fieldContext_Incident_createdAt(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Incident_updatedAt(ctx, field)
+	case "scanId":
+		return ec.fieldContext_Incident_scanId(ctx, field)
+	case "resolvedAt":
+		return ec.fieldContext_Incident_resolvedAt(ctx, field)
+	case "reachTotal":
+		return ec.fieldContext_Incident_reachTotal(ctx, field)
+	case "truncated":
+		return ec.fieldContext_Incident_truncated(ctx, field)
 	case "root":
 		return ec.fieldContext_Incident_root(ctx, field)
 	}
@@ -12154,10 +15718,52 @@ func (ec *executionContext) childFields_Issue(ctx context.Context, field graphql
 		return ec.fieldContext_Issue_resolvedAt(ctx, field)
 	case "history":
 		return ec.fieldContext_Issue_history(ctx, field)
+	case "impact":
+		return ec.fieldContext_Issue_impact(ctx, field)
+	case "explanation":
+		return ec.fieldContext_Issue_explanation(ctx, field)
 	case "dataset":
 		return ec.fieldContext_Issue_dataset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Issue", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueBoard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_IssueBoard_total(ctx, field)
+	case "columns":
+		return ec.fieldContext_IssueBoard_columns(ctx, field)
+	case "teamCells":
+		return ec.fieldContext_IssueBoard_teamCells(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueBoard", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueBoardColumn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_IssueBoardColumn_status(ctx, field)
+	case "count":
+		return ec.fieldContext_IssueBoardColumn_count(ctx, field)
+	case "bySeverity":
+		return ec.fieldContext_IssueBoardColumn_bySeverity(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueBoardColumn", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueBoardTeamCell(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_IssueBoardTeamCell_status(ctx, field)
+	case "teamId":
+		return ec.fieldContext_IssueBoardTeamCell_teamId(ctx, field)
+	case "teamName":
+		return ec.fieldContext_IssueBoardTeamCell_teamName(ctx, field)
+	case "count":
+		return ec.fieldContext_IssueBoardTeamCell_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueBoardTeamCell", field.Name)
 }
 
 func (ec *executionContext) childFields_IssueCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12172,6 +15778,82 @@ func (ec *executionContext) childFields_IssueCounts(ctx context.Context, field g
 		return ec.fieldContext_IssueCounts_warningIssueIds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IssueCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueExplanation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "issueId":
+		return ec.fieldContext_IssueExplanation_issueId(ctx, field)
+	case "type":
+		return ec.fieldContext_IssueExplanation_type(ctx, field)
+	case "kind":
+		return ec.fieldContext_IssueExplanation_kind(ctx, field)
+	case "title":
+		return ec.fieldContext_IssueExplanation_title(ctx, field)
+	case "metric":
+		return ec.fieldContext_IssueExplanation_metric(ctx, field)
+	case "column":
+		return ec.fieldContext_IssueExplanation_column(ctx, field)
+	case "observed":
+		return ec.fieldContext_IssueExplanation_observed(ctx, field)
+	case "median":
+		return ec.fieldContext_IssueExplanation_median(ctx, field)
+	case "mad":
+		return ec.fieldContext_IssueExplanation_mad(ctx, field)
+	case "z":
+		return ec.fieldContext_IssueExplanation_z(ctx, field)
+	case "direction":
+		return ec.fieldContext_IssueExplanation_direction(ctx, field)
+	case "historySize":
+		return ec.fieldContext_IssueExplanation_historySize(ctx, field)
+	case "threshold":
+		return ec.fieldContext_IssueExplanation_threshold(ctx, field)
+	case "currentThreshold":
+		return ec.fieldContext_IssueExplanation_currentThreshold(ctx, field)
+	case "tunedThreshold":
+		return ec.fieldContext_IssueExplanation_tunedThreshold(ctx, field)
+	case "tunedThresholdLabel":
+		return ec.fieldContext_IssueExplanation_tunedThresholdLabel(ctx, field)
+	case "nextOnIgnore":
+		return ec.fieldContext_IssueExplanation_nextOnIgnore(ctx, field)
+	case "ignoredAsExpected":
+		return ec.fieldContext_IssueExplanation_ignoredAsExpected(ctx, field)
+	case "resolved":
+		return ec.fieldContext_IssueExplanation_resolved(ctx, field)
+	case "silenced":
+		return ec.fieldContext_IssueExplanation_silenced(ctx, field)
+	case "retuneAwaitingApproval":
+		return ec.fieldContext_IssueExplanation_retuneAwaitingApproval(ctx, field)
+	case "details":
+		return ec.fieldContext_IssueExplanation_details(ctx, field)
+	case "sla":
+		return ec.fieldContext_IssueExplanation_sla(ctx, field)
+	case "rule":
+		return ec.fieldContext_IssueExplanation_rule(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueExplanation", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueExplanationRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ruleId":
+		return ec.fieldContext_IssueExplanationRule_ruleId(ctx, field)
+	case "ruleType":
+		return ec.fieldContext_IssueExplanationRule_ruleType(ctx, field)
+	case "observed":
+		return ec.fieldContext_IssueExplanationRule_observed(ctx, field)
+	case "threshold":
+		return ec.fieldContext_IssueExplanationRule_threshold(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueExplanationRule", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueExplanationSLA(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "breachedAt":
+		return ec.fieldContext_IssueExplanationSLA_breachedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueExplanationSLA", field.Name)
 }
 
 func (ec *executionContext) childFields_IssueHistoryEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12190,6 +15872,32 @@ func (ec *executionContext) childFields_IssueHistoryEntry(ctx context.Context, f
 		return ec.fieldContext_IssueHistoryEntry_at(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IssueHistoryEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_IssueImpact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "impactScope":
+		return ec.fieldContext_IssueImpact_impactScope(ctx, field)
+	case "impactColumns":
+		return ec.fieldContext_IssueImpact_impactColumns(ctx, field)
+	case "impactNote":
+		return ec.fieldContext_IssueImpact_impactNote(ctx, field)
+	case "impactTree":
+		return ec.fieldContext_IssueImpact_impactTree(ctx, field)
+	case "downstreamCount":
+		return ec.fieldContext_IssueImpact_downstreamCount(ctx, field)
+	case "downstreamColumnCount":
+		return ec.fieldContext_IssueImpact_downstreamColumnCount(ctx, field)
+	case "exposuresCount":
+		return ec.fieldContext_IssueImpact_exposuresCount(ctx, field)
+	case "exposures":
+		return ec.fieldContext_IssueImpact_exposures(ctx, field)
+	case "reachTotal":
+		return ec.fieldContext_IssueImpact_reachTotal(ctx, field)
+	case "truncated":
+		return ec.fieldContext_IssueImpact_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssueImpact", field.Name)
 }
 
 func (ec *executionContext) childFields_IssuePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12518,6 +16226,258 @@ func (ec *executionContext) childFields_MonthAttainment(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type MonthAttainment", field.Name)
 }
 
+func (ec *executionContext) childFields_Notification(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Notification_id(ctx, field)
+	case "event":
+		return ec.fieldContext_Notification_event(ctx, field)
+	case "code":
+		return ec.fieldContext_Notification_code(ctx, field)
+	case "title":
+		return ec.fieldContext_Notification_title(ctx, field)
+	case "body":
+		return ec.fieldContext_Notification_body(ctx, field)
+	case "params":
+		return ec.fieldContext_Notification_params(ctx, field)
+	case "severity":
+		return ec.fieldContext_Notification_severity(ctx, field)
+	case "datasetIds":
+		return ec.fieldContext_Notification_datasetIds(ctx, field)
+	case "domainId":
+		return ec.fieldContext_Notification_domainId(ctx, field)
+	case "issueId":
+		return ec.fieldContext_Notification_issueId(ctx, field)
+	case "scanId":
+		return ec.fieldContext_Notification_scanId(ctx, field)
+	case "held":
+		return ec.fieldContext_Notification_held(ctx, field)
+	case "muteIds":
+		return ec.fieldContext_Notification_muteIds(ctx, field)
+	case "deliveries":
+		return ec.fieldContext_Notification_deliveries(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Notification_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Notification", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationChannel(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_NotificationChannel_id(ctx, field)
+	case "name":
+		return ec.fieldContext_NotificationChannel_name(ctx, field)
+	case "kind":
+		return ec.fieldContext_NotificationChannel_kind(ctx, field)
+	case "config":
+		return ec.fieldContext_NotificationChannel_config(ctx, field)
+	case "minSeverity":
+		return ec.fieldContext_NotificationChannel_minSeverity(ctx, field)
+	case "digest":
+		return ec.fieldContext_NotificationChannel_digest(ctx, field)
+	case "eventKinds":
+		return ec.fieldContext_NotificationChannel_eventKinds(ctx, field)
+	case "scope":
+		return ec.fieldContext_NotificationChannel_scope(ctx, field)
+	case "teamId":
+		return ec.fieldContext_NotificationChannel_teamId(ctx, field)
+	case "signed":
+		return ec.fieldContext_NotificationChannel_signed(ctx, field)
+	case "lastDeliveryStatus":
+		return ec.fieldContext_NotificationChannel_lastDeliveryStatus(ctx, field)
+	case "lastDeliveryAt":
+		return ec.fieldContext_NotificationChannel_lastDeliveryAt(ctx, field)
+	case "lastDeliveryError":
+		return ec.fieldContext_NotificationChannel_lastDeliveryError(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_NotificationChannel_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_NotificationChannel_updatedAt(ctx, field)
+	case "preview":
+		return ec.fieldContext_NotificationChannel_preview(ctx, field)
+	case "deliveries":
+		return ec.fieldContext_NotificationChannel_deliveries(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationChannel", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationChannelConfig(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "webhookUrl":
+		return ec.fieldContext_NotificationChannelConfig_webhookUrl(ctx, field)
+	case "locale":
+		return ec.fieldContext_NotificationChannelConfig_locale(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationChannelConfig", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationChannelPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_NotificationChannelPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_NotificationChannelPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationChannelPage", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationChannelPreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "days":
+		return ec.fieldContext_NotificationChannelPreview_days(ctx, field)
+	case "alerts":
+		return ec.fieldContext_NotificationChannelPreview_alerts(ctx, field)
+	case "deliveries":
+		return ec.fieldContext_NotificationChannelPreview_deliveries(ctx, field)
+	case "held":
+		return ec.fieldContext_NotificationChannelPreview_held(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationChannelPreview", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_NotificationDelivery_id(ctx, field)
+	case "event":
+		return ec.fieldContext_NotificationDelivery_event(ctx, field)
+	case "status":
+		return ec.fieldContext_NotificationDelivery_status(ctx, field)
+	case "test":
+		return ec.fieldContext_NotificationDelivery_test(ctx, field)
+	case "idempotencyKey":
+		return ec.fieldContext_NotificationDelivery_idempotencyKey(ctx, field)
+	case "attempts":
+		return ec.fieldContext_NotificationDelivery_attempts(ctx, field)
+	case "nextAttemptAt":
+		return ec.fieldContext_NotificationDelivery_nextAttemptAt(ctx, field)
+	case "lastStatusCode":
+		return ec.fieldContext_NotificationDelivery_lastStatusCode(ctx, field)
+	case "lastError":
+		return ec.fieldContext_NotificationDelivery_lastError(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_NotificationDelivery_createdAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_NotificationDelivery_finishedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationDelivery", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationDeliveryAttempt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "n":
+		return ec.fieldContext_NotificationDeliveryAttempt_n(ctx, field)
+	case "at":
+		return ec.fieldContext_NotificationDeliveryAttempt_at(ctx, field)
+	case "statusCode":
+		return ec.fieldContext_NotificationDeliveryAttempt_statusCode(ctx, field)
+	case "error":
+		return ec.fieldContext_NotificationDeliveryAttempt_error(ctx, field)
+	case "outcome":
+		return ec.fieldContext_NotificationDeliveryAttempt_outcome(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_NotificationDeliveryAttempt_durationMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationDeliveryAttempt", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationDeliveryPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_NotificationDeliveryPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_NotificationDeliveryPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationDeliveryPage", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationMute(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_NotificationMute_id(ctx, field)
+	case "scope":
+		return ec.fieldContext_NotificationMute_scope(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_NotificationMute_connectionId(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_NotificationMute_datasetId(ctx, field)
+	case "issueTypes":
+		return ec.fieldContext_NotificationMute_issueTypes(ctx, field)
+	case "reason":
+		return ec.fieldContext_NotificationMute_reason(ctx, field)
+	case "endsAt":
+		return ec.fieldContext_NotificationMute_endsAt(ctx, field)
+	case "createdBy":
+		return ec.fieldContext_NotificationMute_createdBy(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_NotificationMute_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationMute", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationMutePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_NotificationMutePage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_NotificationMutePage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationMutePage", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_NotificationPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_NotificationPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationPage", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationScope(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "domainIds":
+		return ec.fieldContext_NotificationScope_domainIds(ctx, field)
+	case "connectionIds":
+		return ec.fieldContext_NotificationScope_connectionIds(ctx, field)
+	case "datasetIds":
+		return ec.fieldContext_NotificationScope_datasetIds(ctx, field)
+	case "issueTypes":
+		return ec.fieldContext_NotificationScope_issueTypes(ctx, field)
+	case "includeAutoMonitors":
+		return ec.fieldContext_NotificationScope_includeAutoMonitors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationScope", field.Name)
+}
+
+func (ec *executionContext) childFields_OnCallLevel(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "userId":
+		return ec.fieldContext_OnCallLevel_userId(ctx, field)
+	case "minutes":
+		return ec.fieldContext_OnCallLevel_minutes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OnCallLevel", field.Name)
+}
+
+func (ec *executionContext) childFields_OnCallRota(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "levels":
+		return ec.fieldContext_OnCallRota_levels(ctx, field)
+	case "teamId":
+		return ec.fieldContext_OnCallRota_teamId(ctx, field)
+	case "minSeverity":
+		return ec.fieldContext_OnCallRota_minSeverity(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_OnCallRota_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_OnCallRota_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OnCallRota", field.Name)
+}
+
 func (ec *executionContext) childFields_OpenIncidentCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "critical":
@@ -12526,6 +16486,62 @@ func (ec *executionContext) childFields_OpenIncidentCounts(ctx context.Context, 
 		return ec.fieldContext_OpenIncidentCounts_warning(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OpenIncidentCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_OrchestratorNextScan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_OrchestratorNextScan_datasetId(ctx, field)
+	case "scanId":
+		return ec.fieldContext_OrchestratorNextScan_scanId(ctx, field)
+	case "profiledAt":
+		return ec.fieldContext_OrchestratorNextScan_profiledAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrchestratorNextScan", field.Name)
+}
+
+func (ec *executionContext) childFields_OrchestratorRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_OrchestratorRun_id(ctx, field)
+	case "orchestrator":
+		return ec.fieldContext_OrchestratorRun_orchestrator(ctx, field)
+	case "pipeline":
+		return ec.fieldContext_OrchestratorRun_pipeline(ctx, field)
+	case "runId":
+		return ec.fieldContext_OrchestratorRun_runId(ctx, field)
+	case "status":
+		return ec.fieldContext_OrchestratorRun_status(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_OrchestratorRun_startedAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_OrchestratorRun_endedAt(ctx, field)
+	case "inputs":
+		return ec.fieldContext_OrchestratorRun_inputs(ctx, field)
+	case "outputs":
+		return ec.fieldContext_OrchestratorRun_outputs(ctx, field)
+	case "unmatched":
+		return ec.fieldContext_OrchestratorRun_unmatched(ctx, field)
+	case "facets":
+		return ec.fieldContext_OrchestratorRun_facets(ctx, field)
+	case "receivedAt":
+		return ec.fieldContext_OrchestratorRun_receivedAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_OrchestratorRun_updatedAt(ctx, field)
+	case "nextScans":
+		return ec.fieldContext_OrchestratorRun_nextScans(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrchestratorRun", field.Name)
+}
+
+func (ec *executionContext) childFields_OrchestratorRunPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_OrchestratorRunPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_OrchestratorRunPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrchestratorRunPage", field.Name)
 }
 
 func (ec *executionContext) childFields_PIIColumns(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12604,6 +16620,26 @@ func (ec *executionContext) childFields_ProfileRun(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type ProfileRun", field.Name)
 }
 
+func (ec *executionContext) childFields_PublicShare(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "domainId":
+		return ec.fieldContext_PublicShare_domainId(ctx, field)
+	case "enabled":
+		return ec.fieldContext_PublicShare_enabled(ctx, field)
+	case "token":
+		return ec.fieldContext_PublicShare_token(ctx, field)
+	case "pageUrl":
+		return ec.fieldContext_PublicShare_pageUrl(ctx, field)
+	case "badgeUrl":
+		return ec.fieldContext_PublicShare_badgeUrl(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_PublicShare_createdAt(ctx, field)
+	case "rotatedAt":
+		return ec.fieldContext_PublicShare_rotatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublicShare", field.Name)
+}
+
 func (ec *executionContext) childFields_RAGGate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "purpose":
@@ -12672,6 +16708,76 @@ func (ec *executionContext) childFields_ReadinessRecommendation(ctx context.Cont
 	return nil, fmt.Errorf("no field named %q was found under type ReadinessRecommendation", field.Name)
 }
 
+func (ec *executionContext) childFields_ReconcileCheck(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ReconcileCheck_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ReconcileCheck_name(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_ReconcileCheck_datasetId(ctx, field)
+	case "otherId":
+		return ec.fieldContext_ReconcileCheck_otherId(ctx, field)
+	case "groupBy":
+		return ec.fieldContext_ReconcileCheck_groupBy(ctx, field)
+	case "sumColumns":
+		return ec.fieldContext_ReconcileCheck_sumColumns(ctx, field)
+	case "tolerancePct":
+		return ec.fieldContext_ReconcileCheck_tolerancePct(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ReconcileCheck_createdAt(ctx, field)
+	case "lastResult":
+		return ec.fieldContext_ReconcileCheck_lastResult(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReconcileCheck", field.Name)
+}
+
+func (ec *executionContext) childFields_ReconcileCheckPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ReconcileCheckPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ReconcileCheckPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReconcileCheckPage", field.Name)
+}
+
+func (ec *executionContext) childFields_ReconcileCheckResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_ReconcileCheckResult_status(ctx, field)
+	case "code":
+		return ec.fieldContext_ReconcileCheckResult_code(ctx, field)
+	case "groups":
+		return ec.fieldContext_ReconcileCheckResult_groups(ctx, field)
+	case "failedGroups":
+		return ec.fieldContext_ReconcileCheckResult_failedGroups(ctx, field)
+	case "differing":
+		return ec.fieldContext_ReconcileCheckResult_differing(ctx, field)
+	case "scanId":
+		return ec.fieldContext_ReconcileCheckResult_scanId(ctx, field)
+	case "runAt":
+		return ec.fieldContext_ReconcileCheckResult_runAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReconcileCheckResult", field.Name)
+}
+
+func (ec *executionContext) childFields_ReconcileGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_ReconcileGroup_group(ctx, field)
+	case "code":
+		return ec.fieldContext_ReconcileGroup_code(ctx, field)
+	case "countA":
+		return ec.fieldContext_ReconcileGroup_countA(ctx, field)
+	case "countB":
+		return ec.fieldContext_ReconcileGroup_countB(ctx, field)
+	case "sums":
+		return ec.fieldContext_ReconcileGroup_sums(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReconcileGroup", field.Name)
+}
+
 func (ec *executionContext) childFields_RenamedNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -12684,6 +16790,24 @@ func (ec *executionContext) childFields_RenamedNode(ctx context.Context, field g
 		return ec.fieldContext_RenamedNode_to(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RenamedNode", field.Name)
+}
+
+func (ec *executionContext) childFields_RetuneRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_RetuneRequest_id(ctx, field)
+	case "action":
+		return ec.fieldContext_RetuneRequest_action(ctx, field)
+	case "fromThreshold":
+		return ec.fieldContext_RetuneRequest_fromThreshold(ctx, field)
+	case "issueId":
+		return ec.fieldContext_RetuneRequest_issueId(ctx, field)
+	case "requestedBy":
+		return ec.fieldContext_RetuneRequest_requestedBy(ctx, field)
+	case "requestedAt":
+		return ec.fieldContext_RetuneRequest_requestedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RetuneRequest", field.Name)
 }
 
 func (ec *executionContext) childFields_Rule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12732,6 +16856,102 @@ func (ec *executionContext) childFields_RuleOutcome(ctx context.Context, field g
 		return ec.fieldContext_RuleOutcome_status(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RuleOutcome", field.Name)
+}
+
+func (ec *executionContext) childFields_RulePack(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_RulePack_name(ctx, field)
+	case "version":
+		return ec.fieldContext_RulePack_version(ctx, field)
+	case "title":
+		return ec.fieldContext_RulePack_title(ctx, field)
+	case "description":
+		return ec.fieldContext_RulePack_description(ctx, field)
+	case "items":
+		return ec.fieldContext_RulePack_items(ctx, field)
+	case "preview":
+		return ec.fieldContext_RulePack_preview(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RulePack", field.Name)
+}
+
+func (ec *executionContext) childFields_RulePackItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_RulePackItem_key(ctx, field)
+	case "semanticType":
+		return ec.fieldContext_RulePackItem_semanticType(ctx, field)
+	case "ruleType":
+		return ec.fieldContext_RulePackItem_ruleType(ctx, field)
+	case "title":
+		return ec.fieldContext_RulePackItem_title(ctx, field)
+	case "severity":
+		return ec.fieldContext_RulePackItem_severity(ctx, field)
+	case "pattern":
+		return ec.fieldContext_RulePackItem_pattern(ctx, field)
+	case "checkDigit":
+		return ec.fieldContext_RulePackItem_checkDigit(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RulePackItem", field.Name)
+}
+
+func (ec *executionContext) childFields_RulePackMatch(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_RulePackMatch_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_RulePackMatch_datasetName(ctx, field)
+	case "column":
+		return ec.fieldContext_RulePackMatch_column(ctx, field)
+	case "semanticType":
+		return ec.fieldContext_RulePackMatch_semanticType(ctx, field)
+	case "item":
+		return ec.fieldContext_RulePackMatch_item(ctx, field)
+	case "ruleType":
+		return ec.fieldContext_RulePackMatch_ruleType(ctx, field)
+	case "ruleName":
+		return ec.fieldContext_RulePackMatch_ruleName(ctx, field)
+	case "severity":
+		return ec.fieldContext_RulePackMatch_severity(ctx, field)
+	case "params":
+		return ec.fieldContext_RulePackMatch_params(ctx, field)
+	case "status":
+		return ec.fieldContext_RulePackMatch_status(ctx, field)
+	case "ruleId":
+		return ec.fieldContext_RulePackMatch_ruleId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RulePackMatch", field.Name)
+}
+
+func (ec *executionContext) childFields_RulePackPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_RulePackPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_RulePackPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RulePackPage", field.Name)
+}
+
+func (ec *executionContext) childFields_RulePackPlan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "pack":
+		return ec.fieldContext_RulePackPlan_pack(ctx, field)
+	case "version":
+		return ec.fieldContext_RulePackPlan_version(ctx, field)
+	case "applied":
+		return ec.fieldContext_RulePackPlan_applied(ctx, field)
+	case "datasets":
+		return ec.fieldContext_RulePackPlan_datasets(ctx, field)
+	case "new":
+		return ec.fieldContext_RulePackPlan_new(ctx, field)
+	case "existing":
+		return ec.fieldContext_RulePackPlan_existing(ctx, field)
+	case "matches":
+		return ec.fieldContext_RulePackPlan_matches(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RulePackPlan", field.Name)
 }
 
 func (ec *executionContext) childFields_RulePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12820,6 +17040,96 @@ func (ec *executionContext) childFields_RulesExport(ctx context.Context, field g
 		return ec.fieldContext_RulesExport_unsupportedTypes(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RulesExport", field.Name)
+}
+
+func (ec *executionContext) childFields_SLAAgeing(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "lt1d":
+		return ec.fieldContext_SLAAgeing_lt1d(ctx, field)
+	case "d1to3":
+		return ec.fieldContext_SLAAgeing_d1to3(ctx, field)
+	case "d3to7":
+		return ec.fieldContext_SLAAgeing_d3to7(ctx, field)
+	case "d7to30":
+		return ec.fieldContext_SLAAgeing_d7to30(ctx, field)
+	case "gt30d":
+		return ec.fieldContext_SLAAgeing_gt30d(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SLAAgeing", field.Name)
+}
+
+func (ec *executionContext) childFields_SLAGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_SLAGroup_key(ctx, field)
+	case "name":
+		return ec.fieldContext_SLAGroup_name(ctx, field)
+	case "opened":
+		return ec.fieldContext_SLAGroup_opened(ctx, field)
+	case "closed":
+		return ec.fieldContext_SLAGroup_closed(ctx, field)
+	case "unresolved":
+		return ec.fieldContext_SLAGroup_unresolved(ctx, field)
+	case "breached":
+		return ec.fieldContext_SLAGroup_breached(ctx, field)
+	case "inScope":
+		return ec.fieldContext_SLAGroup_inScope(ctx, field)
+	case "mtta":
+		return ec.fieldContext_SLAGroup_mtta(ctx, field)
+	case "mttr":
+		return ec.fieldContext_SLAGroup_mttr(ctx, field)
+	case "ageing":
+		return ec.fieldContext_SLAGroup_ageing(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SLAGroup", field.Name)
+}
+
+func (ec *executionContext) childFields_SLAPercentiles(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "medianHours":
+		return ec.fieldContext_SLAPercentiles_medianHours(ctx, field)
+	case "p90Hours":
+		return ec.fieldContext_SLAPercentiles_p90Hours(ctx, field)
+	case "samples":
+		return ec.fieldContext_SLAPercentiles_samples(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SLAPercentiles", field.Name)
+}
+
+func (ec *executionContext) childFields_SLAReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "period":
+		return ec.fieldContext_SLAReport_period(ctx, field)
+	case "groupBy":
+		return ec.fieldContext_SLAReport_groupBy(ctx, field)
+	case "timezone":
+		return ec.fieldContext_SLAReport_timezone(ctx, field)
+	case "from":
+		return ec.fieldContext_SLAReport_from(ctx, field)
+	case "to":
+		return ec.fieldContext_SLAReport_to(ctx, field)
+	case "asOf":
+		return ec.fieldContext_SLAReport_asOf(ctx, field)
+	case "targets":
+		return ec.fieldContext_SLAReport_targets(ctx, field)
+	case "groups":
+		return ec.fieldContext_SLAReport_groups(ctx, field)
+	case "total":
+		return ec.fieldContext_SLAReport_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SLAReport", field.Name)
+}
+
+func (ec *executionContext) childFields_SLATargets(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "criticalHours":
+		return ec.fieldContext_SLATargets_criticalHours(ctx, field)
+	case "warningHours":
+		return ec.fieldContext_SLATargets_warningHours(ctx, field)
+	case "default":
+		return ec.fieldContext_SLATargets_default(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SLATargets", field.Name)
 }
 
 func (ec *executionContext) childFields_SLODataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13190,6 +17500,142 @@ func (ec *executionContext) childFields_SyntheticParam(ctx context.Context, fiel
 		return ec.fieldContext_SyntheticParam_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SyntheticParam", field.Name)
+}
+
+func (ec *executionContext) childFields_Team(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Team_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Team_name(ctx, field)
+	case "memberCount":
+		return ec.fieldContext_Team_memberCount(ctx, field)
+	case "members":
+		return ec.fieldContext_Team_members(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Team_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Team", field.Name)
+}
+
+func (ec *executionContext) childFields_TeamMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "userId":
+		return ec.fieldContext_TeamMember_userId(ctx, field)
+	case "email":
+		return ec.fieldContext_TeamMember_email(ctx, field)
+	case "role":
+		return ec.fieldContext_TeamMember_role(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TeamMember", field.Name)
+}
+
+func (ec *executionContext) childFields_TeamPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_TeamPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_TeamPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TeamPage", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketIntegration(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_TicketIntegration_id(ctx, field)
+	case "name":
+		return ec.fieldContext_TicketIntegration_name(ctx, field)
+	case "provider":
+		return ec.fieldContext_TicketIntegration_provider(ctx, field)
+	case "baseUrl":
+		return ec.fieldContext_TicketIntegration_baseUrl(ctx, field)
+	case "project":
+		return ec.fieldContext_TicketIntegration_project(ctx, field)
+	case "webhookSecretSet":
+		return ec.fieldContext_TicketIntegration_webhookSecretSet(ctx, field)
+	case "webhookPath":
+		return ec.fieldContext_TicketIntegration_webhookPath(ctx, field)
+	case "intervalMin":
+		return ec.fieldContext_TicketIntegration_intervalMin(ctx, field)
+	case "comment":
+		return ec.fieldContext_TicketIntegration_comment(ctx, field)
+	case "transition":
+		return ec.fieldContext_TicketIntegration_transition(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_TicketIntegration_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_TicketIntegration_updatedAt(ctx, field)
+	case "credentialsSet":
+		return ec.fieldContext_TicketIntegration_credentialsSet(ctx, field)
+	case "lastPollAt":
+		return ec.fieldContext_TicketIntegration_lastPollAt(ctx, field)
+	case "nextPollAt":
+		return ec.fieldContext_TicketIntegration_nextPollAt(ctx, field)
+	case "lastError":
+		return ec.fieldContext_TicketIntegration_lastError(ctx, field)
+	case "lastErrorAt":
+		return ec.fieldContext_TicketIntegration_lastErrorAt(ctx, field)
+	case "backoffUntil":
+		return ec.fieldContext_TicketIntegration_backoffUntil(ctx, field)
+	case "ticketErrors":
+		return ec.fieldContext_TicketIntegration_ticketErrors(ctx, field)
+	case "pendingWrites":
+		return ec.fieldContext_TicketIntegration_pendingWrites(ctx, field)
+	case "failedWrites":
+		return ec.fieldContext_TicketIntegration_failedWrites(ctx, field)
+	case "targets":
+		return ec.fieldContext_TicketIntegration_targets(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketIntegration", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketIntegrationPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_TicketIntegrationPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_TicketIntegrationPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketIntegrationPage", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketIssueType(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_TicketIssueType_id(ctx, field)
+	case "name":
+		return ec.fieldContext_TicketIssueType_name(ctx, field)
+	case "subtask":
+		return ec.fieldContext_TicketIssueType_subtask(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketIssueType", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketTarget(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_TicketTarget_key(ctx, field)
+	case "name":
+		return ec.fieldContext_TicketTarget_name(ctx, field)
+	case "issueTypes":
+		return ec.fieldContext_TicketTarget_issueTypes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketTarget", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketTargets(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "targets":
+		return ec.fieldContext_TicketTargets_targets(ctx, field)
+	case "truncated":
+		return ec.fieldContext_TicketTargets_truncated(ctx, field)
+	case "defaultProject":
+		return ec.fieldContext_TicketTargets_defaultProject(ctx, field)
+	case "defaultIssueType":
+		return ec.fieldContext_TicketTargets_defaultIssueType(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketTargets", field.Name)
 }
 
 func (ec *executionContext) childFields_TrustAction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -14104,6 +18550,42 @@ func (ec *executionContext) field_Mutation_updateRule_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_NotificationChannel_deliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_NotificationChannel_preview_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14250,6 +18732,28 @@ func (ec *executionContext) field_Query_domains_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_editorResolve_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "connection",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["connection"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_findDatasets_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14392,6 +18896,42 @@ func (ec *executionContext) field_Query_incidents_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_issueBoard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "assigneeTeam",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["assigneeTeam"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_issueSLAReport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "period",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["period"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "groupBy",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["groupBy"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_issue_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14506,6 +19046,164 @@ func (ec *executionContext) field_Query_knowledgeGraph_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_notificationChannel_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_notificationChannels_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_notificationMutes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_notifications_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "held",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["held"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "event",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["event"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_orchestratorRuns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "orchestrator",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orchestrator"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "pipeline",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["pipeline"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "scanId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scanId"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg6
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_ragGate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14533,6 +19231,78 @@ func (ec *executionContext) field_Query_ragGate_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["piiAllowed"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_reconcileCheck_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_reconcileChecks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_rulePack_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_rulePacks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
 	return args, nil
 }
 
@@ -14702,6 +19472,78 @@ func (ec *executionContext) field_Query_signals_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_team_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_teams_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_ticketIntegration_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_ticketIntegrations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_trustDecision_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14721,6 +19563,28 @@ func (ec *executionContext) field_Query_trustDecision_args(ctx context.Context, 
 		return nil, err
 	}
 	args["purpose"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_RulePack_preview_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "connectionId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["connectionId"] = arg1
 	return args, nil
 }
 
@@ -20091,6 +24955,38 @@ func (ec *executionContext) fieldContext_Dataset_trustFacts(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_editorColumns(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_editorColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().EditorColumns(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.EditorColumn) graphql.Marshaler {
+			return ec.marshalNEditorColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorColumnᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_editorColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EditorColumn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Dataset_rowCount(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24019,6 +28915,38 @@ func (ec *executionContext) fieldContext_Domain_versionDiff(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Domain_publicShare(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_publicShare(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().PublicShare(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicShare) graphql.Marshaler {
+			return ec.marshalNPublicShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPublicShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_publicShare(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DomainChange_kind(ctx context.Context, field graphql.CollectedField, obj *model.DomainChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26972,6 +31900,751 @@ func (ec *executionContext) fieldContext_DomainVote_votes(_ context.Context, fie
 	return graphql.NewScalarFieldContext("DomainVote", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _EditorColumn_name(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_position(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_dataType(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_dataType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DataType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_dataType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_class(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_class(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Class, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_class(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_nullable(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_nullable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nullable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_nullable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_primaryKey(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_primaryKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PrimaryKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_primaryKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_semanticType(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_semanticType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SemanticType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_semanticType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_sensitivity(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_sensitivity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sensitivity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_sensitivity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_profiled(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_profiled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Profiled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_profiled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_nullCount(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_nullCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NullCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_nullCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_nullRate(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_nullRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NullRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_nullRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_distinct(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_distinct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Distinct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_distinct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _EditorColumn_distinctEstimated(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorColumn_distinctEstimated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DistinctEstimated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorColumn_distinctEstimated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _EditorMatch_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.EditorMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorMatch_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorMatch_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorMatch", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _EditorMatch_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.EditorMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorMatch_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorMatch_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorMatch", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _EditorMatch_connectionName(ctx context.Context, field graphql.CollectedField, obj *model.EditorMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorMatch_connectionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorMatch_connectionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorMatch_schema(ctx context.Context, field graphql.CollectedField, obj *model.EditorMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorMatch_schema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Schema, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorMatch_schema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorMatch_table(ctx context.Context, field graphql.CollectedField, obj *model.EditorMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorMatch_table(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Table, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorMatch_table(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_name(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_schema(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_schema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Schema, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_schema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_table(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_table(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Table, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_table(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_kind(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_connectionName(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_connectionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_connectionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_verdict(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_score(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_decision(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_decision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Decision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_reasons(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_reasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reasons, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_reasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_owner(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_piiColumns(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_piiColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PiiColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_piiColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EditorResolution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EditorResolution_otherMatches(ctx context.Context, field graphql.CollectedField, obj *model.EditorResolution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EditorResolution_otherMatches(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OtherMatches, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.EditorMatch) graphql.Marshaler {
+			return ec.marshalNEditorMatch2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorMatchᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EditorResolution_otherMatches(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EditorResolution",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EditorMatch(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Exposure_id(ctx context.Context, field graphql.CollectedField, obj *model.Exposure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28621,6 +34294,98 @@ func (ec *executionContext) fieldContext_Incident_updatedAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Incident_scanId(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_resolvedAt(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_resolvedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_resolvedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_reachTotal(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_reachTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReachTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_reachTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Incident_truncated(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Incident_root(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29347,6 +35112,70 @@ func (ec *executionContext) fieldContext_Issue_history(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Issue_impact(ctx context.Context, field graphql.CollectedField, obj *model.Issue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Issue_impact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Issue().Impact(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssueImpact) graphql.Marshaler {
+			return ec.marshalNIssueImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueImpact(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Issue_impact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Issue",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueImpact(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Issue_explanation(ctx context.Context, field graphql.CollectedField, obj *model.Issue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Issue_explanation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Issue().Explanation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssueExplanation) graphql.Marshaler {
+			return ec.marshalNIssueExplanation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueExplanation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Issue_explanation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Issue",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueExplanation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Issue_dataset(ctx context.Context, field graphql.CollectedField, obj *model.Issue) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29377,6 +35206,254 @@ func (ec *executionContext) fieldContext_Issue_dataset(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _IssueBoard_total(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoard_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoard_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoard_columns(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoard_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IssueBoardColumn) graphql.Marshaler {
+			return ec.marshalNIssueBoardColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardColumnᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoard_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueBoard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueBoardColumn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueBoard_teamCells(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoard_teamCells(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamCells, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IssueBoardTeamCell) graphql.Marshaler {
+			return ec.marshalNIssueBoardTeamCell2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardTeamCellᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoard_teamCells(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueBoard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueBoardTeamCell(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueBoardColumn_status(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardColumn_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardColumn_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoardColumn_count(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardColumn_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardColumn_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardColumn", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoardColumn_bySeverity(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardColumn_bySeverity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BySeverity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardColumn_bySeverity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoardTeamCell_status(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardTeamCell) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardTeamCell_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardTeamCell_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardTeamCell", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoardTeamCell_teamId(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardTeamCell) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardTeamCell_teamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardTeamCell_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardTeamCell", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoardTeamCell_teamName(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardTeamCell) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardTeamCell_teamName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardTeamCell_teamName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardTeamCell", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueBoardTeamCell_count(ctx context.Context, field graphql.CollectedField, obj *model.IssueBoardTeamCell) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueBoardTeamCell_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueBoardTeamCell_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueBoardTeamCell", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _IssueCounts_critical(ctx context.Context, field graphql.CollectedField, obj *model.IssueCounts) (ret graphql.Marshaler) {
@@ -29469,6 +35546,700 @@ func (ec *executionContext) _IssueCounts_warningIssueIds(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_IssueCounts_warningIssueIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssueCounts", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_issueId(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_issueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_issueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_type(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_kind(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_title(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_metric(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_metric(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metric, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_column(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_observed(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_observed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Observed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_observed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_median(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_median(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Median, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_median(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_mad(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_mad(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mad, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_mad(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_z(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_z(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Z, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_z(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_direction(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_historySize(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_historySize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HistorySize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_historySize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_threshold(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_threshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Threshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_threshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_currentThreshold(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_currentThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_currentThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_tunedThreshold(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_tunedThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TunedThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_tunedThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_tunedThresholdLabel(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_tunedThresholdLabel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TunedThresholdLabel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_tunedThresholdLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_nextOnIgnore(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_nextOnIgnore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextOnIgnore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_nextOnIgnore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_ignoredAsExpected(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_ignoredAsExpected(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IgnoredAsExpected, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_ignoredAsExpected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_resolved(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_resolved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resolved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_resolved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_silenced(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_silenced(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Silenced, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_silenced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_retuneAwaitingApproval(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_retuneAwaitingApproval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RetuneAwaitingApproval, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RetuneRequest) graphql.Marshaler {
+			return ec.marshalORetuneRequest2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRetuneRequest(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_retuneAwaitingApproval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RetuneRequest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueExplanation_details(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_details(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Details, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanation_sla(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_sla(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssueExplanationSLA) graphql.Marshaler {
+			return ec.marshalNIssueExplanationSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueExplanationSLA(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_sla(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueExplanationSLA(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueExplanation_rule(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanation_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssueExplanationRule) graphql.Marshaler {
+			return ec.marshalOIssueExplanationRule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueExplanationRule(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanation_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueExplanation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueExplanationRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueExplanationRule_ruleId(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanationRule_ruleId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanationRule_ruleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanationRule", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanationRule_ruleType(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanationRule_ruleType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanationRule_ruleType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanationRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanationRule_observed(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanationRule_observed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Observed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanationRule_observed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanationRule", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanationRule_threshold(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanationRule_threshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Threshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanationRule_threshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanationRule", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _IssueExplanationSLA_breachedAt(ctx context.Context, field graphql.CollectedField, obj *model.IssueExplanationSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueExplanationSLA_breachedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BreachedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueExplanationSLA_breachedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueExplanationSLA", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _IssueHistoryEntry_fromStatus(ctx context.Context, field graphql.CollectedField, obj *model.IssueHistoryEntry) (ret graphql.Marshaler) {
@@ -29607,6 +36378,254 @@ func (ec *executionContext) _IssueHistoryEntry_at(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_IssueHistoryEntry_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssueHistoryEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_impactScope(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_impactScope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactScope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_impactScope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_impactColumns(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_impactColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_impactColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_impactNote(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_impactNote(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactNote, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_impactNote(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_impactTree(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_impactTree(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImpactTree, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ImpactNode) graphql.Marshaler {
+			return ec.marshalNImpactNode2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐImpactNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_impactTree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueImpact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImpactNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueImpact_downstreamCount(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_downstreamCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DownstreamCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_downstreamCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_downstreamColumnCount(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_downstreamColumnCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DownstreamColumnCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_downstreamColumnCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_exposuresCount(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_exposuresCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExposuresCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_exposuresCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_exposures(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_exposures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exposures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IncidentExposure) graphql.Marshaler {
+			return ec.marshalNIncidentExposure2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentExposureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_exposures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueImpact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IncidentExposure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssueImpact_reachTotal(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_reachTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReachTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_reachTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IssueImpact_truncated(ctx context.Context, field graphql.CollectedField, obj *model.IssueImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueImpact_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueImpact_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueImpact", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _IssuePage_items(ctx context.Context, field graphql.CollectedField, obj *model.IssuePage) (ret graphql.Marshaler) {
@@ -32614,6 +39633,2052 @@ func (ec *executionContext) fieldContext_Mutation_deleteRule(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Notification_id(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_event(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_event(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Event, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_event(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_code(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_title(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_body(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Body, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_params(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_severity(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_datasetIds(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_datasetIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_datasetIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_domainId(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_domainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_domainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_issueId(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_issueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_issueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_scanId(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_held(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_held(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Held, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_held(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_muteIds(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_muteIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MuteIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_muteIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_deliveries(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_deliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deliveries, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_deliveries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Notification_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_id(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_name(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_kind(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_config(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_config(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Config, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationChannelConfig) graphql.Marshaler {
+			return ec.marshalNNotificationChannelConfig2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_config(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationChannel",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationChannelConfig(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationChannel_minSeverity(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_minSeverity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinSeverity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_minSeverity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_digest(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_eventKinds(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_eventKinds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventKinds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_eventKinds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_scope(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationScope) graphql.Marshaler {
+			return ec.marshalNNotificationScope2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationScope(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationChannel",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationScope(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationChannel_teamId(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_teamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_signed(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_signed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Signed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_signed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_lastDeliveryStatus(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_lastDeliveryStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastDeliveryStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_lastDeliveryStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_lastDeliveryAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_lastDeliveryAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastDeliveryAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_lastDeliveryAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_lastDeliveryError(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_lastDeliveryError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastDeliveryError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_lastDeliveryError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannel", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannel_preview(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_preview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.NotificationChannel().Preview(ctx, obj, fc.Args["days"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationChannelPreview) graphql.Marshaler {
+			return ec.marshalNNotificationChannelPreview2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelPreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_preview(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationChannel",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationChannelPreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_NotificationChannel_preview_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationChannel_deliveries(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannel_deliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.NotificationChannel().Deliveries(ctx, obj, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationDeliveryPage) graphql.Marshaler {
+			return ec.marshalNNotificationDeliveryPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannel_deliveries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationChannel",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationDeliveryPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_NotificationChannel_deliveries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationChannelConfig_webhookUrl(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelConfig_webhookUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WebhookURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelConfig_webhookUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelConfig", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannelConfig_locale(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelConfig_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelConfig_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelConfig", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannelPage_items(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.NotificationChannel) graphql.Marshaler {
+			return ec.marshalNNotificationChannel2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationChannelPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationChannel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationChannelPage_total(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannelPreview_days(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelPreview_days(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelPreview_days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelPreview", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannelPreview_alerts(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelPreview_alerts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Alerts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelPreview_alerts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelPreview", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannelPreview_deliveries(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelPreview_deliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deliveries, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelPreview_deliveries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelPreview", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationChannelPreview_held(ctx context.Context, field graphql.CollectedField, obj *model.NotificationChannelPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationChannelPreview_held(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Held, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationChannelPreview_held(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationChannelPreview", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_id(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_event(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_event(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Event, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_event(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_status(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_test(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_test(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Test, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_test(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_idempotencyKey(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_idempotencyKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IdempotencyKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_idempotencyKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_attempts(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.NotificationDeliveryAttempt) graphql.Marshaler {
+			return ec.marshalNNotificationDeliveryAttempt2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryAttemptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationDelivery",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationDeliveryAttempt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationDelivery_nextAttemptAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_nextAttemptAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextAttemptAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_nextAttemptAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_lastStatusCode(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_lastStatusCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastStatusCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_lastStatusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_lastError(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDelivery_finishedAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryAttempt_n(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryAttempt_n(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.N, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryAttempt_n(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryAttempt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryAttempt_at(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryAttempt_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryAttempt_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryAttempt", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryAttempt_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryAttempt_statusCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatusCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryAttempt_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryAttempt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryAttempt_error(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryAttempt_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryAttempt_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryAttempt", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryAttempt_outcome(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryAttempt_outcome(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outcome, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryAttempt_outcome(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryAttempt", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryAttempt_durationMs(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryAttempt_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryAttempt_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryAttempt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationDeliveryPage_items(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.NotificationDelivery) graphql.Marshaler {
+			return ec.marshalNNotificationDelivery2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationDeliveryPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationDeliveryPage_total(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDeliveryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_id(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_scope(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_issueTypes(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_issueTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_issueTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_reason(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_endsAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_endsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_endsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_createdBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMute_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMute) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMute_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMute_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMute", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationMutePage_items(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMutePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMutePage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.NotificationMute) graphql.Marshaler {
+			return ec.marshalNNotificationMute2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationMuteᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMutePage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationMutePage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationMute(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationMutePage_total(ctx context.Context, field graphql.CollectedField, obj *model.NotificationMutePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationMutePage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationMutePage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationMutePage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationPage_items(ctx context.Context, field graphql.CollectedField, obj *model.NotificationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Notification) graphql.Marshaler {
+			return ec.marshalNNotification2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Notification(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationPage_total(ctx context.Context, field graphql.CollectedField, obj *model.NotificationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationScope_domainIds(ctx context.Context, field graphql.CollectedField, obj *model.NotificationScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationScope_domainIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationScope_domainIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationScope", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationScope_connectionIds(ctx context.Context, field graphql.CollectedField, obj *model.NotificationScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationScope_connectionIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationScope_connectionIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationScope", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationScope_datasetIds(ctx context.Context, field graphql.CollectedField, obj *model.NotificationScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationScope_datasetIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationScope_datasetIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationScope", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationScope_issueTypes(ctx context.Context, field graphql.CollectedField, obj *model.NotificationScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationScope_issueTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationScope_issueTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationScope", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NotificationScope_includeAutoMonitors(ctx context.Context, field graphql.CollectedField, obj *model.NotificationScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationScope_includeAutoMonitors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IncludeAutoMonitors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationScope_includeAutoMonitors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationScope", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OnCallLevel_userId(ctx context.Context, field graphql.CollectedField, obj *model.OnCallLevel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallLevel_userId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallLevel_userId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnCallLevel", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OnCallLevel_minutes(ctx context.Context, field graphql.CollectedField, obj *model.OnCallLevel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallLevel_minutes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Minutes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallLevel_minutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnCallLevel", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OnCallRota_levels(ctx context.Context, field graphql.CollectedField, obj *model.OnCallRota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallRota_levels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Levels, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.OnCallLevel) graphql.Marshaler {
+			return ec.marshalNOnCallLevel2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOnCallLevelᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallRota_levels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OnCallRota",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OnCallLevel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OnCallRota_teamId(ctx context.Context, field graphql.CollectedField, obj *model.OnCallRota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallRota_teamId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallRota_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnCallRota", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OnCallRota_minSeverity(ctx context.Context, field graphql.CollectedField, obj *model.OnCallRota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallRota_minSeverity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinSeverity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallRota_minSeverity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnCallRota", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OnCallRota_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.OnCallRota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallRota_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallRota_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnCallRota", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OnCallRota_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.OnCallRota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnCallRota_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnCallRota_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnCallRota", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _OpenIncidentCounts_critical(ctx context.Context, field graphql.CollectedField, obj *model.OpenIncidentCounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -32658,6 +41723,461 @@ func (ec *executionContext) _OpenIncidentCounts_warning(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_OpenIncidentCounts_warning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OpenIncidentCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorNextScan_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorNextScan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorNextScan_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorNextScan_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorNextScan", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorNextScan_scanId(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorNextScan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorNextScan_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorNextScan_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorNextScan", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorNextScan_profiledAt(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorNextScan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorNextScan_profiledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProfiledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorNextScan_profiledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorNextScan", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_id(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_orchestrator(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_orchestrator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Orchestrator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_orchestrator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_pipeline(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_pipeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pipeline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_pipeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_runId(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_runId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_runId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_status(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_endedAt(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_endedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_inputs(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_inputs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Inputs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_inputs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_outputs(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_outputs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outputs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_outputs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_unmatched(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_unmatched(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unmatched, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_unmatched(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_facets(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_facets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Facets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_facets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_receivedAt(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_receivedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReceivedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_receivedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OrchestratorRun_nextScans(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRun_nextScans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextScans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.OrchestratorNextScan) graphql.Marshaler {
+			return ec.marshalNOrchestratorNextScan2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorNextScanᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRun_nextScans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrchestratorRun",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrchestratorNextScan(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrchestratorRunPage_items(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRunPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRunPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.OrchestratorRun) graphql.Marshaler {
+			return ec.marshalNOrchestratorRun2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRunPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrchestratorRunPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrchestratorRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrchestratorRunPage_total(ctx context.Context, field graphql.CollectedField, obj *model.OrchestratorRunPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrchestratorRunPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrchestratorRunPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrchestratorRunPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _PIIColumns_columns(ctx context.Context, field graphql.CollectedField, obj *model.PIIColumns) (ret graphql.Marshaler) {
@@ -33205,6 +42725,167 @@ func (ec *executionContext) _ProfileRun_profiledAt(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_ProfileRun_profiledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ProfileRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_domainId(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_domainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_domainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_enabled(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_token(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_pageUrl(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_pageUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_pageUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_badgeUrl(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_badgeUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BadgeURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_badgeUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PublicShare_rotatedAt(ctx context.Context, field graphql.CollectedField, obj *model.PublicShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicShare_rotatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RotatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicShare_rotatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicShare", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Query_datasets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -33839,6 +43520,126 @@ func (ec *executionContext) fieldContext_Query_domainSuggestions(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_issueBoard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_issueBoard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().IssueBoard(ctx, fc.Args["assigneeTeam"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssueBoard) graphql.Marshaler {
+			return ec.marshalNIssueBoard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_issueBoard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssueBoard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_issueBoard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_issueSLAReport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_issueSLAReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().IssueSLAReport(ctx, fc.Args["period"].(string), fc.Args["groupBy"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLAReport) graphql.Marshaler {
+			return ec.marshalNSLAReport2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_issueSLAReport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLAReport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_issueSLAReport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_slaTargets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_slaTargets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().SLATargets(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLATargets) graphql.Marshaler {
+			return ec.marshalNSLATargets2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLATargets(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_slaTargets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLATargets(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_exposures(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -33959,6 +43760,390 @@ func (ec *executionContext) fieldContext_Query_graphSnapshotDiff(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_teams(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_teams(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Teams(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TeamPage) graphql.Marshaler {
+			return ec.marshalNTeamPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_teams(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_teams_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_team(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_team(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Team(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Team) graphql.Marshaler {
+			return ec.marshalOTeam2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeam(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_team(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Team(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_team_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_notificationChannels(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_notificationChannels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().NotificationChannels(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationChannelPage) graphql.Marshaler {
+			return ec.marshalNNotificationChannelPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_notificationChannels(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationChannelPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_notificationChannels_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_notificationChannel(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_notificationChannel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().NotificationChannel(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationChannel) graphql.Marshaler {
+			return ec.marshalONotificationChannel2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannel(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_notificationChannel(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationChannel(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_notificationChannel_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_notifications(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_notifications(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Notifications(ctx, fc.Args["held"].(*bool), fc.Args["event"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationPage) graphql.Marshaler {
+			return ec.marshalNNotificationPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_notifications(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_notifications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_notificationMutes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_notificationMutes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().NotificationMutes(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationMutePage) graphql.Marshaler {
+			return ec.marshalNNotificationMutePage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationMutePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_notificationMutes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationMutePage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_notificationMutes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_onCallRota(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_onCallRota(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().OnCallRota(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OnCallRota) graphql.Marshaler {
+			return ec.marshalOOnCallRota2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOnCallRota(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_onCallRota(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OnCallRota(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_ticketIntegrations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_ticketIntegrations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TicketIntegrations(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TicketIntegrationPage) graphql.Marshaler {
+			return ec.marshalNTicketIntegrationPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegrationPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_ticketIntegrations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketIntegrationPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_ticketIntegrations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_ticketIntegration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_ticketIntegration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TicketIntegration(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TicketIntegration) graphql.Marshaler {
+			return ec.marshalOTicketIntegration2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegration(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_ticketIntegration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketIntegration(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_ticketIntegration_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_findDatasets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -33997,6 +44182,270 @@ func (ec *executionContext) fieldContext_Query_findDatasets(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_findDatasets_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_rulePacks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_rulePacks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RulePacks(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RulePackPage) graphql.Marshaler {
+			return ec.marshalNRulePackPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_rulePacks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulePackPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_rulePacks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_rulePack(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_rulePack(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RulePack(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RulePack) graphql.Marshaler {
+			return ec.marshalORulePack2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePack(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_rulePack(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulePack(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_rulePack_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_reconcileChecks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_reconcileChecks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ReconcileChecks(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReconcileCheckPage) graphql.Marshaler {
+			return ec.marshalNReconcileCheckPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheckPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_reconcileChecks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReconcileCheckPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_reconcileChecks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_reconcileCheck(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_reconcileCheck(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ReconcileCheck(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReconcileCheck) graphql.Marshaler {
+			return ec.marshalOReconcileCheck2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheck(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_reconcileCheck(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReconcileCheck(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_reconcileCheck_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_orchestratorRuns(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_orchestratorRuns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OrchestratorRuns(ctx, fc.Args["orchestrator"].(*string), fc.Args["pipeline"].(*string), fc.Args["status"].(*string), fc.Args["datasetId"].(*string), fc.Args["scanId"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrchestratorRunPage) graphql.Marshaler {
+			return ec.marshalNOrchestratorRunPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRunPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_orchestratorRuns(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrchestratorRunPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_orchestratorRuns_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_editorResolve(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_editorResolve(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EditorResolve(ctx, fc.Args["name"].(string), fc.Args["connection"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.EditorResolution) graphql.Marshaler {
+			return ec.marshalOEditorResolution2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorResolution(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_editorResolve(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EditorResolution(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_editorResolve_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -34886,6 +45335,562 @@ func (ec *executionContext) fieldContext_ReadinessRecommendation_useCases(_ cont
 	return graphql.NewScalarFieldContext("ReadinessRecommendation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ReconcileCheck_id(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_name(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_otherId(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_otherId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OtherID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_otherId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_groupBy(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_groupBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GroupBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_groupBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_sumColumns(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_sumColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SumColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_sumColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_tolerancePct(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_tolerancePct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TolerancePct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_tolerancePct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheck", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheck_lastResult(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheck_lastResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastResult, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReconcileCheckResult) graphql.Marshaler {
+			return ec.marshalOReconcileCheckResult2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheckResult(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheck_lastResult(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReconcileCheck",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReconcileCheckResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReconcileCheckPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReconcileCheck) graphql.Marshaler {
+			return ec.marshalNReconcileCheck2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheckᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReconcileCheckPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReconcileCheck(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReconcileCheckPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheckResult_status(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheckResult_code(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheckResult_groups(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheckResult_failedGroups(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_failedGroups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedGroups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_failedGroups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheckResult_differing(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_differing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Differing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReconcileGroup) graphql.Marshaler {
+			return ec.marshalNReconcileGroup2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileGroupᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_differing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReconcileCheckResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReconcileGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReconcileCheckResult_scanId(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckResult", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileCheckResult_runAt(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileCheckResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileCheckResult_runAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileCheckResult_runAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileCheckResult", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileGroup_group(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileGroup_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*string) graphql.Marshaler {
+			return ec.marshalNString2ᚕᚖstring(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileGroup_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileGroup_code(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileGroup_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileGroup_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileGroup_countA(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileGroup_countA(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CountA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileGroup_countA(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileGroup_countB(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileGroup_countB(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CountB, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileGroup_countB(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReconcileGroup_sums(ctx context.Context, field graphql.CollectedField, obj *model.ReconcileGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileGroup_sums(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sums, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileGroup_sums(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _RenamedNode_id(ctx context.Context, field graphql.CollectedField, obj *model.RenamedNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -35022,6 +46027,144 @@ func (ec *executionContext) _RestrictedDataset_restricted(ctx context.Context, f
 }
 func (ec *executionContext) fieldContext_RestrictedDataset_restricted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RestrictedDataset", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _RetuneRequest_id(ctx context.Context, field graphql.CollectedField, obj *model.RetuneRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetuneRequest_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetuneRequest_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RetuneRequest_action(ctx context.Context, field graphql.CollectedField, obj *model.RetuneRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetuneRequest_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetuneRequest_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RetuneRequest_fromThreshold(ctx context.Context, field graphql.CollectedField, obj *model.RetuneRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetuneRequest_fromThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetuneRequest_fromThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _RetuneRequest_issueId(ctx context.Context, field graphql.CollectedField, obj *model.RetuneRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetuneRequest_issueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RetuneRequest_issueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RetuneRequest_requestedBy(ctx context.Context, field graphql.CollectedField, obj *model.RetuneRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetuneRequest_requestedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetuneRequest_requestedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RetuneRequest_requestedAt(ctx context.Context, field graphql.CollectedField, obj *model.RetuneRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetuneRequest_requestedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetuneRequest_requestedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Rule_id(ctx context.Context, field graphql.CollectedField, obj *model.Rule) (ret graphql.Marshaler) {
@@ -35454,6 +46597,822 @@ func (ec *executionContext) _RuleOutcome_status(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_RuleOutcome_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RuleOutcome", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePack_name(ctx context.Context, field graphql.CollectedField, obj *model.RulePack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePack_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePack_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePack_version(ctx context.Context, field graphql.CollectedField, obj *model.RulePack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePack_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePack_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePack_title(ctx context.Context, field graphql.CollectedField, obj *model.RulePack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePack_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePack_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePack_description(ctx context.Context, field graphql.CollectedField, obj *model.RulePack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePack_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePack_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePack", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePack_items(ctx context.Context, field graphql.CollectedField, obj *model.RulePack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePack_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RulePackItem) graphql.Marshaler {
+			return ec.marshalNRulePackItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePack_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RulePack",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulePackItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RulePack_preview(ctx context.Context, field graphql.CollectedField, obj *model.RulePack) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePack_preview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.RulePack().Preview(ctx, obj, fc.Args["datasetId"].(*string), fc.Args["connectionId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RulePackPlan) graphql.Marshaler {
+			return ec.marshalNRulePackPlan2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackPlan(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePack_preview(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RulePack",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulePackPlan(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_RulePack_preview_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RulePackItem_key(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackItem_semanticType(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_semanticType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SemanticType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_semanticType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackItem_ruleType(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_ruleType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_ruleType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackItem_title(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackItem_severity(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackItem_pattern(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_pattern(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pattern, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_pattern(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackItem_checkDigit(ctx context.Context, field graphql.CollectedField, obj *model.RulePackItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackItem_checkDigit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckDigit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackItem_checkDigit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_column(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_semanticType(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_semanticType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SemanticType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_semanticType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_item(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Item, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_ruleType(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_ruleType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_ruleType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_ruleName(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_ruleName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_ruleName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_severity(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_params(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RuleParams) graphql.Marshaler {
+			return ec.marshalNRuleParams2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleParams(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RulePackMatch",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RuleParams(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RulePackMatch_status(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackMatch_ruleId(ctx context.Context, field graphql.CollectedField, obj *model.RulePackMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackMatch_ruleId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackMatch_ruleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackMatch", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPage_items(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RulePack) graphql.Marshaler {
+			return ec.marshalNRulePack2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RulePackPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulePack(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RulePackPage_total(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_pack(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_pack(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pack, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_pack(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPlan", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_version(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPlan", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_applied(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_applied(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Applied, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_applied(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPlan", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_datasets(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPlan", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_new(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_new(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.New, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_new(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPlan", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_existing(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_existing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Existing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_existing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RulePackPlan", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RulePackPlan_matches(ctx context.Context, field graphql.CollectedField, obj *model.RulePackPlan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RulePackPlan_matches(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Matches, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RulePackMatch) graphql.Marshaler {
+			return ec.marshalNRulePackMatch2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackMatchᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RulePackPlan_matches(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RulePackPlan",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RulePackMatch(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _RulePage_items(ctx context.Context, field graphql.CollectedField, obj *model.RulePage) (ret graphql.Marshaler) {
@@ -36139,6 +48098,750 @@ func (ec *executionContext) _RulesExport_unsupportedTypes(ctx context.Context, f
 }
 func (ec *executionContext) fieldContext_RulesExport_unsupportedTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RulesExport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SLAAgeing_lt1d(ctx context.Context, field graphql.CollectedField, obj *model.SLAAgeing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAAgeing_lt1d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lt1d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAAgeing_lt1d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAAgeing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAAgeing_d1to3(ctx context.Context, field graphql.CollectedField, obj *model.SLAAgeing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAAgeing_d1to3(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.D1to3, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAAgeing_d1to3(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAAgeing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAAgeing_d3to7(ctx context.Context, field graphql.CollectedField, obj *model.SLAAgeing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAAgeing_d3to7(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.D3to7, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAAgeing_d3to7(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAAgeing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAAgeing_d7to30(ctx context.Context, field graphql.CollectedField, obj *model.SLAAgeing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAAgeing_d7to30(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.D7to30, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAAgeing_d7to30(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAAgeing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAAgeing_gt30d(ctx context.Context, field graphql.CollectedField, obj *model.SLAAgeing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAAgeing_gt30d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gt30d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAAgeing_gt30d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAAgeing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_key(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_name(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_opened(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_opened(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Opened, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_opened(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_closed(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_closed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Closed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_closed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_unresolved(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_unresolved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unresolved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_unresolved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_breached(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_breached(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Breached, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_breached(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_inScope(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_inScope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InScope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_inScope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAGroup_mtta(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_mtta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mtta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLAPercentiles) graphql.Marshaler {
+			return ec.marshalNSLAPercentiles2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAPercentiles(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_mtta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SLAGroup",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLAPercentiles(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SLAGroup_mttr(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_mttr(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mttr, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLAPercentiles) graphql.Marshaler {
+			return ec.marshalNSLAPercentiles2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAPercentiles(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_mttr(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SLAGroup",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLAPercentiles(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SLAGroup_ageing(ctx context.Context, field graphql.CollectedField, obj *model.SLAGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAGroup_ageing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ageing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLAAgeing) graphql.Marshaler {
+			return ec.marshalNSLAAgeing2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAAgeing(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAGroup_ageing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SLAGroup",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLAAgeing(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SLAPercentiles_medianHours(ctx context.Context, field graphql.CollectedField, obj *model.SLAPercentiles) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAPercentiles_medianHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MedianHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLAPercentiles_medianHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAPercentiles", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SLAPercentiles_p90Hours(ctx context.Context, field graphql.CollectedField, obj *model.SLAPercentiles) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAPercentiles_p90Hours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P90Hours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLAPercentiles_p90Hours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAPercentiles", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SLAPercentiles_samples(ctx context.Context, field graphql.CollectedField, obj *model.SLAPercentiles) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAPercentiles_samples(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Samples, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAPercentiles_samples(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAPercentiles", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_period(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_period(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Period, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_period(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_groupBy(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_groupBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GroupBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_groupBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_timezone(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_from(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAReport", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_to(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAReport", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_asOf(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLAReport", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SLAReport_targets(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_targets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Targets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLATargets) graphql.Marshaler {
+			return ec.marshalNSLATargets2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLATargets(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_targets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SLAReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLATargets(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SLAReport_groups(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SLAGroup) graphql.Marshaler {
+			return ec.marshalNSLAGroup2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAGroupᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SLAReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLAGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SLAReport_total(ctx context.Context, field graphql.CollectedField, obj *model.SLAReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLAReport_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SLAGroup) graphql.Marshaler {
+			return ec.marshalNSLAGroup2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLAReport_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SLAReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SLAGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SLATargets_criticalHours(ctx context.Context, field graphql.CollectedField, obj *model.SLATargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLATargets_criticalHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CriticalHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLATargets_criticalHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLATargets", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLATargets_warningHours(ctx context.Context, field graphql.CollectedField, obj *model.SLATargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLATargets_warningHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WarningHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SLATargets_warningHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLATargets", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SLATargets_default(ctx context.Context, field graphql.CollectedField, obj *model.SLATargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SLATargets_default(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Default, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SLATargets_default(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SLATargets", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _SLODataset_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.SLODataset) (ret graphql.Marshaler) {
@@ -39098,6 +51801,1081 @@ func (ec *executionContext) _SyntheticParam_value(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_SyntheticParam_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SyntheticParam", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Team_id(ctx context.Context, field graphql.CollectedField, obj *model.Team) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Team_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Team_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Team", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Team_name(ctx context.Context, field graphql.CollectedField, obj *model.Team) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Team_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Team_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Team", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Team_memberCount(ctx context.Context, field graphql.CollectedField, obj *model.Team) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Team_memberCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemberCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Team_memberCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Team", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Team_members(ctx context.Context, field graphql.CollectedField, obj *model.Team) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Team_members(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Members, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TeamMember) graphql.Marshaler {
+			return ec.marshalNTeamMember2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamMemberᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Team_members(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Team",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamMember(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Team_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Team) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Team_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Team_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Team", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TeamMember_userId(ctx context.Context, field graphql.CollectedField, obj *model.TeamMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMember_userId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMember_userId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamMember", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TeamMember_email(ctx context.Context, field graphql.CollectedField, obj *model.TeamMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMember_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMember_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TeamMember_role(ctx context.Context, field graphql.CollectedField, obj *model.TeamMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMember_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMember_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TeamPage_items(ctx context.Context, field graphql.CollectedField, obj *model.TeamPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Team) graphql.Marshaler {
+			return ec.marshalNTeam2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Team(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamPage_total(ctx context.Context, field graphql.CollectedField, obj *model.TeamPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_id(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_name(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_provider(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_baseUrl(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_baseUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BaseURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_baseUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_project(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Project, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_webhookSecretSet(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_webhookSecretSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WebhookSecretSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_webhookSecretSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_webhookPath(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_webhookPath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WebhookPath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_webhookPath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_intervalMin(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_intervalMin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IntervalMin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_intervalMin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_comment(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_transition(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_transition(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Transition, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_transition(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_credentialsSet(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_credentialsSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CredentialsSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_credentialsSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_lastPollAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_lastPollAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastPollAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_lastPollAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_nextPollAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_nextPollAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextPollAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_nextPollAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_lastError(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_lastErrorAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_lastErrorAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastErrorAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_lastErrorAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_backoffUntil(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_backoffUntil(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BackoffUntil, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_backoffUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_ticketErrors(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_ticketErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TicketErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_ticketErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_pendingWrites(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_pendingWrites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PendingWrites, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_pendingWrites(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_failedWrites(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_failedWrites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedWrites, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_failedWrites(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIntegration_targets(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegration_targets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TicketIntegration().Targets(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TicketTargets) graphql.Marshaler {
+			return ec.marshalNTicketTargets2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketTargets(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegration_targets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketIntegration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketTargets(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TicketIntegrationPage_items(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegrationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegrationPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TicketIntegration) graphql.Marshaler {
+			return ec.marshalNTicketIntegration2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegrationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegrationPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketIntegrationPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketIntegration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TicketIntegrationPage_total(ctx context.Context, field graphql.CollectedField, obj *model.TicketIntegrationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIntegrationPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIntegrationPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIntegrationPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIssueType_id(ctx context.Context, field graphql.CollectedField, obj *model.TicketIssueType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIssueType_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIssueType_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIssueType", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIssueType_name(ctx context.Context, field graphql.CollectedField, obj *model.TicketIssueType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIssueType_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIssueType_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIssueType", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketIssueType_subtask(ctx context.Context, field graphql.CollectedField, obj *model.TicketIssueType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketIssueType_subtask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subtask, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketIssueType_subtask(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketIssueType", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketTarget_key(ctx context.Context, field graphql.CollectedField, obj *model.TicketTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTarget_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTarget_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketTarget", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketTarget_name(ctx context.Context, field graphql.CollectedField, obj *model.TicketTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTarget_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTarget_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketTarget", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketTarget_issueTypes(ctx context.Context, field graphql.CollectedField, obj *model.TicketTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTarget_issueTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TicketIssueType) graphql.Marshaler {
+			return ec.marshalNTicketIssueType2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIssueTypeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTarget_issueTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketTarget",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketIssueType(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TicketTargets_targets(ctx context.Context, field graphql.CollectedField, obj *model.TicketTargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTargets_targets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Targets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TicketTarget) graphql.Marshaler {
+			return ec.marshalNTicketTarget2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketTargetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTargets_targets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketTargets",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketTarget(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TicketTargets_truncated(ctx context.Context, field graphql.CollectedField, obj *model.TicketTargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTargets_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTargets_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketTargets", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketTargets_defaultProject(ctx context.Context, field graphql.CollectedField, obj *model.TicketTargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTargets_defaultProject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DefaultProject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTargets_defaultProject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketTargets", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketTargets_defaultIssueType(ctx context.Context, field graphql.CollectedField, obj *model.TicketTargets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTargets_defaultIssueType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DefaultIssueType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TicketIssueType) graphql.Marshaler {
+			return ec.marshalOTicketIssueType2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIssueType(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTargets_defaultIssueType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketTargets",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketIssueType(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _TrustAction_code(ctx context.Context, field graphql.CollectedField, obj *model.TrustAction) (ret graphql.Marshaler) {
@@ -45371,6 +59149,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "editorColumns":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_editorColumns(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "rowCount":
 			field := field
 
@@ -47454,6 +61270,44 @@ func (ec *executionContext) _Domain(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "publicShare":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_publicShare(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -48763,6 +62617,265 @@ func (ec *executionContext) _DomainVote(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var editorColumnImplementors = []string{"EditorColumn"}
+
+func (ec *executionContext) _EditorColumn(ctx context.Context, sel ast.SelectionSet, obj *model.EditorColumn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, editorColumnImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EditorColumn")
+		case "name":
+			out.Values[i] = ec._EditorColumn_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "position":
+			out.Values[i] = ec._EditorColumn_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataType":
+			out.Values[i] = ec._EditorColumn_dataType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "class":
+			out.Values[i] = ec._EditorColumn_class(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nullable":
+			out.Values[i] = ec._EditorColumn_nullable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "primaryKey":
+			out.Values[i] = ec._EditorColumn_primaryKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "semanticType":
+			out.Values[i] = ec._EditorColumn_semanticType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sensitivity":
+			out.Values[i] = ec._EditorColumn_sensitivity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "profiled":
+			out.Values[i] = ec._EditorColumn_profiled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nullCount":
+			out.Values[i] = ec._EditorColumn_nullCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "nullRate":
+			out.Values[i] = ec._EditorColumn_nullRate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "distinct":
+			out.Values[i] = ec._EditorColumn_distinct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "distinctEstimated":
+			out.Values[i] = ec._EditorColumn_distinctEstimated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var editorMatchImplementors = []string{"EditorMatch"}
+
+func (ec *executionContext) _EditorMatch(ctx context.Context, sel ast.SelectionSet, obj *model.EditorMatch) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, editorMatchImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EditorMatch")
+		case "datasetId":
+			out.Values[i] = ec._EditorMatch_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._EditorMatch_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionName":
+			out.Values[i] = ec._EditorMatch_connectionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "schema":
+			out.Values[i] = ec._EditorMatch_schema(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "table":
+			out.Values[i] = ec._EditorMatch_table(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var editorResolutionImplementors = []string{"EditorResolution"}
+
+func (ec *executionContext) _EditorResolution(ctx context.Context, sel ast.SelectionSet, obj *model.EditorResolution) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, editorResolutionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EditorResolution")
+		case "datasetId":
+			out.Values[i] = ec._EditorResolution_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._EditorResolution_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "schema":
+			out.Values[i] = ec._EditorResolution_schema(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "table":
+			out.Values[i] = ec._EditorResolution_table(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._EditorResolution_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._EditorResolution_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionName":
+			out.Values[i] = ec._EditorResolution_connectionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._EditorResolution_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._EditorResolution_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "decision":
+			out.Values[i] = ec._EditorResolution_decision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reasons":
+			out.Values[i] = ec._EditorResolution_reasons(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "owner":
+			out.Values[i] = ec._EditorResolution_owner(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "piiColumns":
+			out.Values[i] = ec._EditorResolution_piiColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "otherMatches":
+			out.Values[i] = ec._EditorResolution_otherMatches(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var exposureImplementors = []string{"Exposure"}
 
 func (ec *executionContext) _Exposure(ctx context.Context, sel ast.SelectionSet, obj *model.Exposure) graphql.Marshaler {
@@ -49374,6 +63487,26 @@ func (ec *executionContext) _Incident(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "scanId":
+			out.Values[i] = ec._Incident_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resolvedAt":
+			out.Values[i] = ec._Incident_resolvedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reachTotal":
+			out.Values[i] = ec._Incident_reachTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "truncated":
+			out.Values[i] = ec._Incident_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "root":
 			field := field
 
@@ -49722,6 +63855,82 @@ func (ec *executionContext) _Issue(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "impact":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Issue_impact(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "explanation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Issue_explanation(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "dataset":
 			field := field
 
@@ -49760,6 +63969,155 @@ func (ec *executionContext) _Issue(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueBoardImplementors = []string{"IssueBoard"}
+
+func (ec *executionContext) _IssueBoard(ctx context.Context, sel ast.SelectionSet, obj *model.IssueBoard) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueBoardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueBoard")
+		case "total":
+			out.Values[i] = ec._IssueBoard_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._IssueBoard_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "teamCells":
+			out.Values[i] = ec._IssueBoard_teamCells(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueBoardColumnImplementors = []string{"IssueBoardColumn"}
+
+func (ec *executionContext) _IssueBoardColumn(ctx context.Context, sel ast.SelectionSet, obj *model.IssueBoardColumn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueBoardColumnImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueBoardColumn")
+		case "status":
+			out.Values[i] = ec._IssueBoardColumn_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._IssueBoardColumn_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bySeverity":
+			out.Values[i] = ec._IssueBoardColumn_bySeverity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueBoardTeamCellImplementors = []string{"IssueBoardTeamCell"}
+
+func (ec *executionContext) _IssueBoardTeamCell(ctx context.Context, sel ast.SelectionSet, obj *model.IssueBoardTeamCell) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueBoardTeamCellImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueBoardTeamCell")
+		case "status":
+			out.Values[i] = ec._IssueBoardTeamCell_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "teamId":
+			out.Values[i] = ec._IssueBoardTeamCell_teamId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "teamName":
+			out.Values[i] = ec._IssueBoardTeamCell_teamName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._IssueBoardTeamCell_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -49834,6 +64192,250 @@ func (ec *executionContext) _IssueCounts(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var issueExplanationImplementors = []string{"IssueExplanation"}
+
+func (ec *executionContext) _IssueExplanation(ctx context.Context, sel ast.SelectionSet, obj *model.IssueExplanation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueExplanationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueExplanation")
+		case "issueId":
+			out.Values[i] = ec._IssueExplanation_issueId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._IssueExplanation_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._IssueExplanation_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._IssueExplanation_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metric":
+			out.Values[i] = ec._IssueExplanation_metric(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._IssueExplanation_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "observed":
+			out.Values[i] = ec._IssueExplanation_observed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "median":
+			out.Values[i] = ec._IssueExplanation_median(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "mad":
+			out.Values[i] = ec._IssueExplanation_mad(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "z":
+			out.Values[i] = ec._IssueExplanation_z(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._IssueExplanation_direction(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "historySize":
+			out.Values[i] = ec._IssueExplanation_historySize(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "threshold":
+			out.Values[i] = ec._IssueExplanation_threshold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "currentThreshold":
+			out.Values[i] = ec._IssueExplanation_currentThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "tunedThreshold":
+			out.Values[i] = ec._IssueExplanation_tunedThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "tunedThresholdLabel":
+			out.Values[i] = ec._IssueExplanation_tunedThresholdLabel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "nextOnIgnore":
+			out.Values[i] = ec._IssueExplanation_nextOnIgnore(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ignoredAsExpected":
+			out.Values[i] = ec._IssueExplanation_ignoredAsExpected(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolved":
+			out.Values[i] = ec._IssueExplanation_resolved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "silenced":
+			out.Values[i] = ec._IssueExplanation_silenced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retuneAwaitingApproval":
+			out.Values[i] = ec._IssueExplanation_retuneAwaitingApproval(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "details":
+			out.Values[i] = ec._IssueExplanation_details(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sla":
+			out.Values[i] = ec._IssueExplanation_sla(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rule":
+			out.Values[i] = ec._IssueExplanation_rule(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueExplanationRuleImplementors = []string{"IssueExplanationRule"}
+
+func (ec *executionContext) _IssueExplanationRule(ctx context.Context, sel ast.SelectionSet, obj *model.IssueExplanationRule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueExplanationRuleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueExplanationRule")
+		case "ruleId":
+			out.Values[i] = ec._IssueExplanationRule_ruleId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleType":
+			out.Values[i] = ec._IssueExplanationRule_ruleType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "observed":
+			out.Values[i] = ec._IssueExplanationRule_observed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "threshold":
+			out.Values[i] = ec._IssueExplanationRule_threshold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueExplanationSLAImplementors = []string{"IssueExplanationSLA"}
+
+func (ec *executionContext) _IssueExplanationSLA(ctx context.Context, sel ast.SelectionSet, obj *model.IssueExplanationSLA) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueExplanationSLAImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueExplanationSLA")
+		case "breachedAt":
+			out.Values[i] = ec._IssueExplanationSLA_breachedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var issueHistoryEntryImplementors = []string{"IssueHistoryEntry"}
 
 func (ec *executionContext) _IssueHistoryEntry(ctx context.Context, sel ast.SelectionSet, obj *model.IssueHistoryEntry) graphql.Marshaler {
@@ -49873,6 +64475,89 @@ func (ec *executionContext) _IssueHistoryEntry(ctx context.Context, sel ast.Sele
 			}
 		case "at":
 			out.Values[i] = ec._IssueHistoryEntry_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issueImpactImplementors = []string{"IssueImpact"}
+
+func (ec *executionContext) _IssueImpact(ctx context.Context, sel ast.SelectionSet, obj *model.IssueImpact) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueImpactImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueImpact")
+		case "impactScope":
+			out.Values[i] = ec._IssueImpact_impactScope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "impactColumns":
+			out.Values[i] = ec._IssueImpact_impactColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "impactNote":
+			out.Values[i] = ec._IssueImpact_impactNote(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "impactTree":
+			out.Values[i] = ec._IssueImpact_impactTree(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "downstreamCount":
+			out.Values[i] = ec._IssueImpact_downstreamCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "downstreamColumnCount":
+			out.Values[i] = ec._IssueImpact_downstreamColumnCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exposuresCount":
+			out.Values[i] = ec._IssueImpact_exposuresCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exposures":
+			out.Values[i] = ec._IssueImpact_exposures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reachTotal":
+			out.Values[i] = ec._IssueImpact_reachTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._IssueImpact_truncated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -51257,6 +65942,954 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
+var notificationImplementors = []string{"Notification"}
+
+func (ec *executionContext) _Notification(ctx context.Context, sel ast.SelectionSet, obj *model.Notification) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Notification")
+		case "id":
+			out.Values[i] = ec._Notification_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "event":
+			out.Values[i] = ec._Notification_event(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._Notification_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._Notification_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "body":
+			out.Values[i] = ec._Notification_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._Notification_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._Notification_severity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "datasetIds":
+			out.Values[i] = ec._Notification_datasetIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domainId":
+			out.Values[i] = ec._Notification_domainId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "issueId":
+			out.Values[i] = ec._Notification_issueId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._Notification_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "held":
+			out.Values[i] = ec._Notification_held(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "muteIds":
+			out.Values[i] = ec._Notification_muteIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deliveries":
+			out.Values[i] = ec._Notification_deliveries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Notification_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationChannelImplementors = []string{"NotificationChannel"}
+
+func (ec *executionContext) _NotificationChannel(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationChannel) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationChannelImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationChannel")
+		case "id":
+			out.Values[i] = ec._NotificationChannel_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._NotificationChannel_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._NotificationChannel_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "config":
+			out.Values[i] = ec._NotificationChannel_config(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "minSeverity":
+			out.Values[i] = ec._NotificationChannel_minSeverity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "digest":
+			out.Values[i] = ec._NotificationChannel_digest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "eventKinds":
+			out.Values[i] = ec._NotificationChannel_eventKinds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "scope":
+			out.Values[i] = ec._NotificationChannel_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "teamId":
+			out.Values[i] = ec._NotificationChannel_teamId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "signed":
+			out.Values[i] = ec._NotificationChannel_signed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastDeliveryStatus":
+			out.Values[i] = ec._NotificationChannel_lastDeliveryStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastDeliveryAt":
+			out.Values[i] = ec._NotificationChannel_lastDeliveryAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastDeliveryError":
+			out.Values[i] = ec._NotificationChannel_lastDeliveryError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._NotificationChannel_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._NotificationChannel_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "preview":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._NotificationChannel_preview(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "deliveries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._NotificationChannel_deliveries(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationChannelConfigImplementors = []string{"NotificationChannelConfig"}
+
+func (ec *executionContext) _NotificationChannelConfig(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationChannelConfig) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationChannelConfigImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationChannelConfig")
+		case "webhookUrl":
+			out.Values[i] = ec._NotificationChannelConfig_webhookUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "locale":
+			out.Values[i] = ec._NotificationChannelConfig_locale(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationChannelPageImplementors = []string{"NotificationChannelPage"}
+
+func (ec *executionContext) _NotificationChannelPage(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationChannelPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationChannelPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationChannelPage")
+		case "items":
+			out.Values[i] = ec._NotificationChannelPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._NotificationChannelPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationChannelPreviewImplementors = []string{"NotificationChannelPreview"}
+
+func (ec *executionContext) _NotificationChannelPreview(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationChannelPreview) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationChannelPreviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationChannelPreview")
+		case "days":
+			out.Values[i] = ec._NotificationChannelPreview_days(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "alerts":
+			out.Values[i] = ec._NotificationChannelPreview_alerts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deliveries":
+			out.Values[i] = ec._NotificationChannelPreview_deliveries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "held":
+			out.Values[i] = ec._NotificationChannelPreview_held(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationDeliveryImplementors = []string{"NotificationDelivery"}
+
+func (ec *executionContext) _NotificationDelivery(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationDelivery) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationDeliveryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationDelivery")
+		case "id":
+			out.Values[i] = ec._NotificationDelivery_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "event":
+			out.Values[i] = ec._NotificationDelivery_event(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._NotificationDelivery_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "test":
+			out.Values[i] = ec._NotificationDelivery_test(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "idempotencyKey":
+			out.Values[i] = ec._NotificationDelivery_idempotencyKey(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "attempts":
+			out.Values[i] = ec._NotificationDelivery_attempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextAttemptAt":
+			out.Values[i] = ec._NotificationDelivery_nextAttemptAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastStatusCode":
+			out.Values[i] = ec._NotificationDelivery_lastStatusCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastError":
+			out.Values[i] = ec._NotificationDelivery_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._NotificationDelivery_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "finishedAt":
+			out.Values[i] = ec._NotificationDelivery_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationDeliveryAttemptImplementors = []string{"NotificationDeliveryAttempt"}
+
+func (ec *executionContext) _NotificationDeliveryAttempt(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationDeliveryAttempt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationDeliveryAttemptImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationDeliveryAttempt")
+		case "n":
+			out.Values[i] = ec._NotificationDeliveryAttempt_n(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._NotificationDeliveryAttempt_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "statusCode":
+			out.Values[i] = ec._NotificationDeliveryAttempt_statusCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._NotificationDeliveryAttempt_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "outcome":
+			out.Values[i] = ec._NotificationDeliveryAttempt_outcome(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "durationMs":
+			out.Values[i] = ec._NotificationDeliveryAttempt_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationDeliveryPageImplementors = []string{"NotificationDeliveryPage"}
+
+func (ec *executionContext) _NotificationDeliveryPage(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationDeliveryPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationDeliveryPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationDeliveryPage")
+		case "items":
+			out.Values[i] = ec._NotificationDeliveryPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._NotificationDeliveryPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationMuteImplementors = []string{"NotificationMute"}
+
+func (ec *executionContext) _NotificationMute(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationMute) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationMuteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationMute")
+		case "id":
+			out.Values[i] = ec._NotificationMute_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scope":
+			out.Values[i] = ec._NotificationMute_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._NotificationMute_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._NotificationMute_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "issueTypes":
+			out.Values[i] = ec._NotificationMute_issueTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._NotificationMute_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endsAt":
+			out.Values[i] = ec._NotificationMute_endsAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdBy":
+			out.Values[i] = ec._NotificationMute_createdBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._NotificationMute_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationMutePageImplementors = []string{"NotificationMutePage"}
+
+func (ec *executionContext) _NotificationMutePage(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationMutePage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationMutePageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationMutePage")
+		case "items":
+			out.Values[i] = ec._NotificationMutePage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._NotificationMutePage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationPageImplementors = []string{"NotificationPage"}
+
+func (ec *executionContext) _NotificationPage(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationPage")
+		case "items":
+			out.Values[i] = ec._NotificationPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._NotificationPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var notificationScopeImplementors = []string{"NotificationScope"}
+
+func (ec *executionContext) _NotificationScope(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationScope) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationScopeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationScope")
+		case "domainIds":
+			out.Values[i] = ec._NotificationScope_domainIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionIds":
+			out.Values[i] = ec._NotificationScope_connectionIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetIds":
+			out.Values[i] = ec._NotificationScope_datasetIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueTypes":
+			out.Values[i] = ec._NotificationScope_issueTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "includeAutoMonitors":
+			out.Values[i] = ec._NotificationScope_includeAutoMonitors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var onCallLevelImplementors = []string{"OnCallLevel"}
+
+func (ec *executionContext) _OnCallLevel(ctx context.Context, sel ast.SelectionSet, obj *model.OnCallLevel) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, onCallLevelImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OnCallLevel")
+		case "userId":
+			out.Values[i] = ec._OnCallLevel_userId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "minutes":
+			out.Values[i] = ec._OnCallLevel_minutes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var onCallRotaImplementors = []string{"OnCallRota"}
+
+func (ec *executionContext) _OnCallRota(ctx context.Context, sel ast.SelectionSet, obj *model.OnCallRota) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, onCallRotaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OnCallRota")
+		case "levels":
+			out.Values[i] = ec._OnCallRota_levels(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "teamId":
+			out.Values[i] = ec._OnCallRota_teamId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "minSeverity":
+			out.Values[i] = ec._OnCallRota_minSeverity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._OnCallRota_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._OnCallRota_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var openIncidentCountsImplementors = []string{"OpenIncidentCounts"}
 
 func (ec *executionContext) _OpenIncidentCounts(ctx context.Context, sel ast.SelectionSet, obj *model.OpenIncidentCounts) graphql.Marshaler {
@@ -51276,6 +66909,200 @@ func (ec *executionContext) _OpenIncidentCounts(ctx context.Context, sel ast.Sel
 			}
 		case "warning":
 			out.Values[i] = ec._OpenIncidentCounts_warning(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var orchestratorNextScanImplementors = []string{"OrchestratorNextScan"}
+
+func (ec *executionContext) _OrchestratorNextScan(ctx context.Context, sel ast.SelectionSet, obj *model.OrchestratorNextScan) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orchestratorNextScanImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrchestratorNextScan")
+		case "datasetId":
+			out.Values[i] = ec._OrchestratorNextScan_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._OrchestratorNextScan_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "profiledAt":
+			out.Values[i] = ec._OrchestratorNextScan_profiledAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var orchestratorRunImplementors = []string{"OrchestratorRun"}
+
+func (ec *executionContext) _OrchestratorRun(ctx context.Context, sel ast.SelectionSet, obj *model.OrchestratorRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orchestratorRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrchestratorRun")
+		case "id":
+			out.Values[i] = ec._OrchestratorRun_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "orchestrator":
+			out.Values[i] = ec._OrchestratorRun_orchestrator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pipeline":
+			out.Values[i] = ec._OrchestratorRun_pipeline(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runId":
+			out.Values[i] = ec._OrchestratorRun_runId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._OrchestratorRun_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._OrchestratorRun_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endedAt":
+			out.Values[i] = ec._OrchestratorRun_endedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "inputs":
+			out.Values[i] = ec._OrchestratorRun_inputs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outputs":
+			out.Values[i] = ec._OrchestratorRun_outputs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unmatched":
+			out.Values[i] = ec._OrchestratorRun_unmatched(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "facets":
+			out.Values[i] = ec._OrchestratorRun_facets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "receivedAt":
+			out.Values[i] = ec._OrchestratorRun_receivedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._OrchestratorRun_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextScans":
+			out.Values[i] = ec._OrchestratorRun_nextScans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var orchestratorRunPageImplementors = []string{"OrchestratorRunPage"}
+
+func (ec *executionContext) _OrchestratorRunPage(ctx context.Context, sel ast.SelectionSet, obj *model.OrchestratorRunPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orchestratorRunPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrchestratorRunPage")
+		case "items":
+			out.Values[i] = ec._OrchestratorRunPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._OrchestratorRunPage_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -51557,6 +67384,74 @@ func (ec *executionContext) _ProfileRun(ctx context.Context, sel ast.SelectionSe
 		case "profiledAt":
 			out.Values[i] = ec._ProfileRun_profiledAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var publicShareImplementors = []string{"PublicShare"}
+
+func (ec *executionContext) _PublicShare(ctx context.Context, sel ast.SelectionSet, obj *model.PublicShare) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicShareImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublicShare")
+		case "domainId":
+			out.Values[i] = ec._PublicShare_domainId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabled":
+			out.Values[i] = ec._PublicShare_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "token":
+			out.Values[i] = ec._PublicShare_token(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageUrl":
+			out.Values[i] = ec._PublicShare_pageUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "badgeUrl":
+			out.Values[i] = ec._PublicShare_badgeUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._PublicShare_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rotatedAt":
+			out.Values[i] = ec._PublicShare_rotatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -51952,6 +67847,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "issueBoard":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_issueBoard(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "issueSLAReport":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_issueSLAReport(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "slaTargets":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_slaTargets(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "exposures":
 			field := field
 
@@ -52018,6 +67979,204 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "teams":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_teams(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "team":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_team(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "notificationChannels":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_notificationChannels(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "notificationChannel":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_notificationChannel(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "notifications":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_notifications(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "notificationMutes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_notificationMutes(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "onCallRota":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_onCallRota(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "ticketIntegrations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_ticketIntegrations(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "ticketIntegration":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_ticketIntegration(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "findDatasets":
 			field := field
 
@@ -52029,6 +68188,138 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_findDatasets(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "rulePacks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_rulePacks(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "rulePack":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_rulePack(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "reconcileChecks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_reconcileChecks(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "reconcileCheck":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_reconcileCheck(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "orchestratorRuns":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_orchestratorRuns(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "editorResolve":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_editorResolve(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -52511,6 +68802,253 @@ func (ec *executionContext) _ReadinessRecommendation(ctx context.Context, sel as
 	return out
 }
 
+var reconcileCheckImplementors = []string{"ReconcileCheck"}
+
+func (ec *executionContext) _ReconcileCheck(ctx context.Context, sel ast.SelectionSet, obj *model.ReconcileCheck) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reconcileCheckImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReconcileCheck")
+		case "id":
+			out.Values[i] = ec._ReconcileCheck_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ReconcileCheck_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._ReconcileCheck_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "otherId":
+			out.Values[i] = ec._ReconcileCheck_otherId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groupBy":
+			out.Values[i] = ec._ReconcileCheck_groupBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sumColumns":
+			out.Values[i] = ec._ReconcileCheck_sumColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tolerancePct":
+			out.Values[i] = ec._ReconcileCheck_tolerancePct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ReconcileCheck_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastResult":
+			out.Values[i] = ec._ReconcileCheck_lastResult(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reconcileCheckPageImplementors = []string{"ReconcileCheckPage"}
+
+func (ec *executionContext) _ReconcileCheckPage(ctx context.Context, sel ast.SelectionSet, obj *model.ReconcileCheckPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reconcileCheckPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReconcileCheckPage")
+		case "items":
+			out.Values[i] = ec._ReconcileCheckPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ReconcileCheckPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reconcileCheckResultImplementors = []string{"ReconcileCheckResult"}
+
+func (ec *executionContext) _ReconcileCheckResult(ctx context.Context, sel ast.SelectionSet, obj *model.ReconcileCheckResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reconcileCheckResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReconcileCheckResult")
+		case "status":
+			out.Values[i] = ec._ReconcileCheckResult_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._ReconcileCheckResult_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._ReconcileCheckResult_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failedGroups":
+			out.Values[i] = ec._ReconcileCheckResult_failedGroups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "differing":
+			out.Values[i] = ec._ReconcileCheckResult_differing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._ReconcileCheckResult_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "runAt":
+			out.Values[i] = ec._ReconcileCheckResult_runAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reconcileGroupImplementors = []string{"ReconcileGroup"}
+
+func (ec *executionContext) _ReconcileGroup(ctx context.Context, sel ast.SelectionSet, obj *model.ReconcileGroup) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reconcileGroupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReconcileGroup")
+		case "group":
+			out.Values[i] = ec._ReconcileGroup_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._ReconcileGroup_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "countA":
+			out.Values[i] = ec._ReconcileGroup_countA(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "countB":
+			out.Values[i] = ec._ReconcileGroup_countB(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sums":
+			out.Values[i] = ec._ReconcileGroup_sums(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var renamedNodeImplementors = []string{"RenamedNode"}
 
 func (ec *executionContext) _RenamedNode(ctx context.Context, sel ast.SelectionSet, obj *model.RenamedNode) graphql.Marshaler {
@@ -52583,6 +69121,69 @@ func (ec *executionContext) _RestrictedDataset(ctx context.Context, sel ast.Sele
 			}
 		case "restricted":
 			out.Values[i] = ec._RestrictedDataset_restricted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var retuneRequestImplementors = []string{"RetuneRequest"}
+
+func (ec *executionContext) _RetuneRequest(ctx context.Context, sel ast.SelectionSet, obj *model.RetuneRequest) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, retuneRequestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RetuneRequest")
+		case "id":
+			out.Values[i] = ec._RetuneRequest_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._RetuneRequest_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromThreshold":
+			out.Values[i] = ec._RetuneRequest_fromThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueId":
+			out.Values[i] = ec._RetuneRequest_issueId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "requestedBy":
+			out.Values[i] = ec._RetuneRequest_requestedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestedAt":
+			out.Values[i] = ec._RetuneRequest_requestedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -52739,6 +69340,369 @@ func (ec *executionContext) _RuleOutcome(ctx context.Context, sel ast.SelectionS
 			}
 		case "status":
 			out.Values[i] = ec._RuleOutcome_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rulePackImplementors = []string{"RulePack"}
+
+func (ec *executionContext) _RulePack(ctx context.Context, sel ast.SelectionSet, obj *model.RulePack) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rulePackImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RulePack")
+		case "name":
+			out.Values[i] = ec._RulePack_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._RulePack_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._RulePack_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._RulePack_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "items":
+			out.Values[i] = ec._RulePack_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "preview":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RulePack_preview(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rulePackItemImplementors = []string{"RulePackItem"}
+
+func (ec *executionContext) _RulePackItem(ctx context.Context, sel ast.SelectionSet, obj *model.RulePackItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rulePackItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RulePackItem")
+		case "key":
+			out.Values[i] = ec._RulePackItem_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "semanticType":
+			out.Values[i] = ec._RulePackItem_semanticType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleType":
+			out.Values[i] = ec._RulePackItem_ruleType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._RulePackItem_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._RulePackItem_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pattern":
+			out.Values[i] = ec._RulePackItem_pattern(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "checkDigit":
+			out.Values[i] = ec._RulePackItem_checkDigit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rulePackMatchImplementors = []string{"RulePackMatch"}
+
+func (ec *executionContext) _RulePackMatch(ctx context.Context, sel ast.SelectionSet, obj *model.RulePackMatch) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rulePackMatchImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RulePackMatch")
+		case "datasetId":
+			out.Values[i] = ec._RulePackMatch_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._RulePackMatch_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._RulePackMatch_column(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "semanticType":
+			out.Values[i] = ec._RulePackMatch_semanticType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "item":
+			out.Values[i] = ec._RulePackMatch_item(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleType":
+			out.Values[i] = ec._RulePackMatch_ruleType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleName":
+			out.Values[i] = ec._RulePackMatch_ruleName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._RulePackMatch_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._RulePackMatch_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._RulePackMatch_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleId":
+			out.Values[i] = ec._RulePackMatch_ruleId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rulePackPageImplementors = []string{"RulePackPage"}
+
+func (ec *executionContext) _RulePackPage(ctx context.Context, sel ast.SelectionSet, obj *model.RulePackPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rulePackPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RulePackPage")
+		case "items":
+			out.Values[i] = ec._RulePackPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._RulePackPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rulePackPlanImplementors = []string{"RulePackPlan"}
+
+func (ec *executionContext) _RulePackPlan(ctx context.Context, sel ast.SelectionSet, obj *model.RulePackPlan) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rulePackPlanImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RulePackPlan")
+		case "pack":
+			out.Values[i] = ec._RulePackPlan_pack(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._RulePackPlan_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "applied":
+			out.Values[i] = ec._RulePackPlan_applied(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._RulePackPlan_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "new":
+			out.Values[i] = ec._RulePackPlan_new(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "existing":
+			out.Values[i] = ec._RulePackPlan_existing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "matches":
+			out.Values[i] = ec._RulePackPlan_matches(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -53049,6 +70013,321 @@ func (ec *executionContext) _RulesExport(ctx context.Context, sel ast.SelectionS
 			}
 		case "unsupportedTypes":
 			out.Values[i] = ec._RulesExport_unsupportedTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sLAAgeingImplementors = []string{"SLAAgeing"}
+
+func (ec *executionContext) _SLAAgeing(ctx context.Context, sel ast.SelectionSet, obj *model.SLAAgeing) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sLAAgeingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SLAAgeing")
+		case "lt1d":
+			out.Values[i] = ec._SLAAgeing_lt1d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "d1to3":
+			out.Values[i] = ec._SLAAgeing_d1to3(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "d3to7":
+			out.Values[i] = ec._SLAAgeing_d3to7(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "d7to30":
+			out.Values[i] = ec._SLAAgeing_d7to30(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gt30d":
+			out.Values[i] = ec._SLAAgeing_gt30d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sLAGroupImplementors = []string{"SLAGroup"}
+
+func (ec *executionContext) _SLAGroup(ctx context.Context, sel ast.SelectionSet, obj *model.SLAGroup) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sLAGroupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SLAGroup")
+		case "key":
+			out.Values[i] = ec._SLAGroup_key(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._SLAGroup_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "opened":
+			out.Values[i] = ec._SLAGroup_opened(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "closed":
+			out.Values[i] = ec._SLAGroup_closed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unresolved":
+			out.Values[i] = ec._SLAGroup_unresolved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "breached":
+			out.Values[i] = ec._SLAGroup_breached(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inScope":
+			out.Values[i] = ec._SLAGroup_inScope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mtta":
+			out.Values[i] = ec._SLAGroup_mtta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mttr":
+			out.Values[i] = ec._SLAGroup_mttr(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ageing":
+			out.Values[i] = ec._SLAGroup_ageing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sLAPercentilesImplementors = []string{"SLAPercentiles"}
+
+func (ec *executionContext) _SLAPercentiles(ctx context.Context, sel ast.SelectionSet, obj *model.SLAPercentiles) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sLAPercentilesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SLAPercentiles")
+		case "medianHours":
+			out.Values[i] = ec._SLAPercentiles_medianHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "p90Hours":
+			out.Values[i] = ec._SLAPercentiles_p90Hours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "samples":
+			out.Values[i] = ec._SLAPercentiles_samples(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sLAReportImplementors = []string{"SLAReport"}
+
+func (ec *executionContext) _SLAReport(ctx context.Context, sel ast.SelectionSet, obj *model.SLAReport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sLAReportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SLAReport")
+		case "period":
+			out.Values[i] = ec._SLAReport_period(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groupBy":
+			out.Values[i] = ec._SLAReport_groupBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._SLAReport_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._SLAReport_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._SLAReport_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "asOf":
+			out.Values[i] = ec._SLAReport_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targets":
+			out.Values[i] = ec._SLAReport_targets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._SLAReport_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._SLAReport_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sLATargetsImplementors = []string{"SLATargets"}
+
+func (ec *executionContext) _SLATargets(ctx context.Context, sel ast.SelectionSet, obj *model.SLATargets) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sLATargetsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SLATargets")
+		case "criticalHours":
+			out.Values[i] = ec._SLATargets_criticalHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "warningHours":
+			out.Values[i] = ec._SLATargets_warningHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "default":
+			out.Values[i] = ec._SLATargets_default(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -54386,6 +71665,523 @@ func (ec *executionContext) _SyntheticParam(ctx context.Context, sel ast.Selecti
 		case "value":
 			out.Values[i] = ec._SyntheticParam_value(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var teamImplementors = []string{"Team"}
+
+func (ec *executionContext) _Team(ctx context.Context, sel ast.SelectionSet, obj *model.Team) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Team")
+		case "id":
+			out.Values[i] = ec._Team_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Team_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "memberCount":
+			out.Values[i] = ec._Team_memberCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "members":
+			out.Values[i] = ec._Team_members(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Team_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var teamMemberImplementors = []string{"TeamMember"}
+
+func (ec *executionContext) _TeamMember(ctx context.Context, sel ast.SelectionSet, obj *model.TeamMember) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamMemberImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TeamMember")
+		case "userId":
+			out.Values[i] = ec._TeamMember_userId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "email":
+			out.Values[i] = ec._TeamMember_email(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._TeamMember_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var teamPageImplementors = []string{"TeamPage"}
+
+func (ec *executionContext) _TeamPage(ctx context.Context, sel ast.SelectionSet, obj *model.TeamPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TeamPage")
+		case "items":
+			out.Values[i] = ec._TeamPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._TeamPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ticketIntegrationImplementors = []string{"TicketIntegration"}
+
+func (ec *executionContext) _TicketIntegration(ctx context.Context, sel ast.SelectionSet, obj *model.TicketIntegration) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketIntegrationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketIntegration")
+		case "id":
+			out.Values[i] = ec._TicketIntegration_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._TicketIntegration_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "provider":
+			out.Values[i] = ec._TicketIntegration_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "baseUrl":
+			out.Values[i] = ec._TicketIntegration_baseUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			out.Values[i] = ec._TicketIntegration_project(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "webhookSecretSet":
+			out.Values[i] = ec._TicketIntegration_webhookSecretSet(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "webhookPath":
+			out.Values[i] = ec._TicketIntegration_webhookPath(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "intervalMin":
+			out.Values[i] = ec._TicketIntegration_intervalMin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "comment":
+			out.Values[i] = ec._TicketIntegration_comment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "transition":
+			out.Values[i] = ec._TicketIntegration_transition(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._TicketIntegration_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._TicketIntegration_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "credentialsSet":
+			out.Values[i] = ec._TicketIntegration_credentialsSet(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastPollAt":
+			out.Values[i] = ec._TicketIntegration_lastPollAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nextPollAt":
+			out.Values[i] = ec._TicketIntegration_nextPollAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastError":
+			out.Values[i] = ec._TicketIntegration_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastErrorAt":
+			out.Values[i] = ec._TicketIntegration_lastErrorAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "backoffUntil":
+			out.Values[i] = ec._TicketIntegration_backoffUntil(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ticketErrors":
+			out.Values[i] = ec._TicketIntegration_ticketErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pendingWrites":
+			out.Values[i] = ec._TicketIntegration_pendingWrites(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failedWrites":
+			out.Values[i] = ec._TicketIntegration_failedWrites(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "targets":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TicketIntegration_targets(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ticketIntegrationPageImplementors = []string{"TicketIntegrationPage"}
+
+func (ec *executionContext) _TicketIntegrationPage(ctx context.Context, sel ast.SelectionSet, obj *model.TicketIntegrationPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketIntegrationPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketIntegrationPage")
+		case "items":
+			out.Values[i] = ec._TicketIntegrationPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._TicketIntegrationPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ticketIssueTypeImplementors = []string{"TicketIssueType"}
+
+func (ec *executionContext) _TicketIssueType(ctx context.Context, sel ast.SelectionSet, obj *model.TicketIssueType) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketIssueTypeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketIssueType")
+		case "id":
+			out.Values[i] = ec._TicketIssueType_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._TicketIssueType_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subtask":
+			out.Values[i] = ec._TicketIssueType_subtask(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ticketTargetImplementors = []string{"TicketTarget"}
+
+func (ec *executionContext) _TicketTarget(ctx context.Context, sel ast.SelectionSet, obj *model.TicketTarget) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketTargetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketTarget")
+		case "key":
+			out.Values[i] = ec._TicketTarget_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._TicketTarget_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueTypes":
+			out.Values[i] = ec._TicketTarget_issueTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ticketTargetsImplementors = []string{"TicketTargets"}
+
+func (ec *executionContext) _TicketTargets(ctx context.Context, sel ast.SelectionSet, obj *model.TicketTargets) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketTargetsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketTargets")
+		case "targets":
+			out.Values[i] = ec._TicketTargets_targets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._TicketTargets_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "defaultProject":
+			out.Values[i] = ec._TicketTargets_defaultProject(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "defaultIssueType":
+			out.Values[i] = ec._TicketTargets_defaultIssueType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -56731,6 +74527,46 @@ func (ec *executionContext) marshalNDomainVote2ᚕgithubᚗcomᚋvigiaᚑdataᚋ
 	return ret
 }
 
+func (ec *executionContext) marshalNEditorColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorColumn(ctx context.Context, sel ast.SelectionSet, v model.EditorColumn) graphql.Marshaler {
+	return ec._EditorColumn(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEditorColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorColumnᚄ(ctx context.Context, sel ast.SelectionSet, v []model.EditorColumn) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEditorColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorColumn(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEditorMatch2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorMatch(ctx context.Context, sel ast.SelectionSet, v model.EditorMatch) graphql.Marshaler {
+	return ec._EditorMatch(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEditorMatch2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []model.EditorMatch) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEditorMatch2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorMatch(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNExposure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐExposure(ctx context.Context, sel ast.SelectionSet, v model.Exposure) graphql.Marshaler {
 	return ec._Exposure(ctx, sel, &v)
 }
@@ -57044,6 +74880,56 @@ func (ec *executionContext) marshalNIssue2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigia
 	return ec._Issue(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNIssueBoard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoard(ctx context.Context, sel ast.SelectionSet, v *model.IssueBoard) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssueBoard(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIssueBoardColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardColumn(ctx context.Context, sel ast.SelectionSet, v model.IssueBoardColumn) graphql.Marshaler {
+	return ec._IssueBoardColumn(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIssueBoardColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardColumnᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IssueBoardColumn) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIssueBoardColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardColumn(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIssueBoardTeamCell2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardTeamCell(ctx context.Context, sel ast.SelectionSet, v model.IssueBoardTeamCell) graphql.Marshaler {
+	return ec._IssueBoardTeamCell(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIssueBoardTeamCell2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardTeamCellᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IssueBoardTeamCell) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIssueBoardTeamCell2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueBoardTeamCell(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNIssueCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueCounts(ctx context.Context, sel ast.SelectionSet, v *model.IssueCounts) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -57052,6 +74938,26 @@ func (ec *executionContext) marshalNIssueCounts2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._IssueCounts(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIssueExplanation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueExplanation(ctx context.Context, sel ast.SelectionSet, v *model.IssueExplanation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssueExplanation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIssueExplanationSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueExplanationSLA(ctx context.Context, sel ast.SelectionSet, v *model.IssueExplanationSLA) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssueExplanationSLA(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNIssueHistoryEntry2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueHistoryEntry(ctx context.Context, sel ast.SelectionSet, v model.IssueHistoryEntry) graphql.Marshaler {
@@ -57072,6 +74978,16 @@ func (ec *executionContext) marshalNIssueHistoryEntry2ᚕgithubᚗcomᚋvigiaᚑ
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNIssueImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueImpact(ctx context.Context, sel ast.SelectionSet, v *model.IssueImpact) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssueImpact(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNIssuePage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssuePage(ctx context.Context, sel ast.SelectionSet, v *model.IssuePage) graphql.Marshaler {
@@ -57328,6 +75244,196 @@ func (ec *executionContext) marshalNMonthAttainment2ᚖgithubᚗcomᚋvigiaᚑda
 	return ec._MonthAttainment(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNNotification2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotification(ctx context.Context, sel ast.SelectionSet, v model.Notification) graphql.Marshaler {
+	return ec._Notification(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotification2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Notification) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotification2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotification(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNotificationChannel2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannel(ctx context.Context, sel ast.SelectionSet, v model.NotificationChannel) graphql.Marshaler {
+	return ec._NotificationChannel(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotificationChannel2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelᚄ(ctx context.Context, sel ast.SelectionSet, v []model.NotificationChannel) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotificationChannel2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannel(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNotificationChannelConfig2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelConfig(ctx context.Context, sel ast.SelectionSet, v *model.NotificationChannelConfig) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationChannelConfig(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationChannelPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelPage(ctx context.Context, sel ast.SelectionSet, v *model.NotificationChannelPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationChannelPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationChannelPreview2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannelPreview(ctx context.Context, sel ast.SelectionSet, v *model.NotificationChannelPreview) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationChannelPreview(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationDelivery2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDelivery(ctx context.Context, sel ast.SelectionSet, v model.NotificationDelivery) graphql.Marshaler {
+	return ec._NotificationDelivery(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotificationDelivery2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryᚄ(ctx context.Context, sel ast.SelectionSet, v []model.NotificationDelivery) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotificationDelivery2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDelivery(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNotificationDeliveryAttempt2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryAttempt(ctx context.Context, sel ast.SelectionSet, v model.NotificationDeliveryAttempt) graphql.Marshaler {
+	return ec._NotificationDeliveryAttempt(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotificationDeliveryAttempt2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []model.NotificationDeliveryAttempt) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotificationDeliveryAttempt2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryAttempt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNotificationDeliveryPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationDeliveryPage(ctx context.Context, sel ast.SelectionSet, v *model.NotificationDeliveryPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationDeliveryPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationMute2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationMute(ctx context.Context, sel ast.SelectionSet, v model.NotificationMute) graphql.Marshaler {
+	return ec._NotificationMute(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotificationMute2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationMuteᚄ(ctx context.Context, sel ast.SelectionSet, v []model.NotificationMute) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotificationMute2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationMute(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNotificationMutePage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationMutePage(ctx context.Context, sel ast.SelectionSet, v *model.NotificationMutePage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationMutePage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationPage(ctx context.Context, sel ast.SelectionSet, v *model.NotificationPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationScope2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationScope(ctx context.Context, sel ast.SelectionSet, v *model.NotificationScope) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NotificationScope(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOnCallLevel2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOnCallLevel(ctx context.Context, sel ast.SelectionSet, v model.OnCallLevel) graphql.Marshaler {
+	return ec._OnCallLevel(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOnCallLevel2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOnCallLevelᚄ(ctx context.Context, sel ast.SelectionSet, v []model.OnCallLevel) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOnCallLevel2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOnCallLevel(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNOpenIncidentCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOpenIncidentCounts(ctx context.Context, sel ast.SelectionSet, v *model.OpenIncidentCounts) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -57336,6 +75442,56 @@ func (ec *executionContext) marshalNOpenIncidentCounts2ᚖgithubᚗcomᚋvigia�
 		return graphql.Null
 	}
 	return ec._OpenIncidentCounts(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrchestratorNextScan2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorNextScan(ctx context.Context, sel ast.SelectionSet, v model.OrchestratorNextScan) graphql.Marshaler {
+	return ec._OrchestratorNextScan(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOrchestratorNextScan2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorNextScanᚄ(ctx context.Context, sel ast.SelectionSet, v []model.OrchestratorNextScan) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrchestratorNextScan2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorNextScan(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOrchestratorRun2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRun(ctx context.Context, sel ast.SelectionSet, v model.OrchestratorRun) graphql.Marshaler {
+	return ec._OrchestratorRun(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOrchestratorRun2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRunᚄ(ctx context.Context, sel ast.SelectionSet, v []model.OrchestratorRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrchestratorRun2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRun(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOrchestratorRunPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRunPage(ctx context.Context, sel ast.SelectionSet, v *model.OrchestratorRunPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrchestratorRunPage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPIIColumns2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPIIColumns(ctx context.Context, sel ast.SelectionSet, v *model.PIIColumns) graphql.Marshaler {
@@ -57376,6 +75532,16 @@ func (ec *executionContext) marshalNParsingColumn2ᚕgithubᚗcomᚋvigiaᚑdata
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNPublicShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPublicShare(ctx context.Context, sel ast.SelectionSet, v *model.PublicShare) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PublicShare(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRAGGate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRAGGate(ctx context.Context, sel ast.SelectionSet, v *model.RAGGate) graphql.Marshaler {
@@ -57487,6 +75653,56 @@ func (ec *executionContext) marshalNReadinessRecommendation2ᚕgithubᚗcomᚋvi
 	return ret
 }
 
+func (ec *executionContext) marshalNReconcileCheck2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheck(ctx context.Context, sel ast.SelectionSet, v model.ReconcileCheck) graphql.Marshaler {
+	return ec._ReconcileCheck(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReconcileCheck2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheckᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ReconcileCheck) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReconcileCheck2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheck(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReconcileCheckPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheckPage(ctx context.Context, sel ast.SelectionSet, v *model.ReconcileCheckPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReconcileCheckPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReconcileGroup2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileGroup(ctx context.Context, sel ast.SelectionSet, v model.ReconcileGroup) graphql.Marshaler {
+	return ec._ReconcileGroup(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReconcileGroup2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ReconcileGroup) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReconcileGroup2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileGroup(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNRenamedNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRenamedNode(ctx context.Context, sel ast.SelectionSet, v model.RenamedNode) graphql.Marshaler {
 	return ec._RenamedNode(ctx, sel, &v)
 }
@@ -57557,6 +75773,86 @@ func (ec *executionContext) marshalNRuleOutcome2ᚕgithubᚗcomᚋvigiaᚑdata�
 	return ret
 }
 
+func (ec *executionContext) marshalNRulePack2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePack(ctx context.Context, sel ast.SelectionSet, v model.RulePack) graphql.Marshaler {
+	return ec._RulePack(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRulePack2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RulePack) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRulePack2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePack(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRulePackItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackItem(ctx context.Context, sel ast.SelectionSet, v model.RulePackItem) graphql.Marshaler {
+	return ec._RulePackItem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRulePackItem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackItemᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RulePackItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRulePackItem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRulePackMatch2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackMatch(ctx context.Context, sel ast.SelectionSet, v model.RulePackMatch) graphql.Marshaler {
+	return ec._RulePackMatch(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRulePackMatch2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RulePackMatch) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRulePackMatch2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackMatch(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRulePackPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackPage(ctx context.Context, sel ast.SelectionSet, v *model.RulePackPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RulePackPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRulePackPlan2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePackPlan(ctx context.Context, sel ast.SelectionSet, v *model.RulePackPlan) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RulePackPlan(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRulePage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePage(ctx context.Context, sel ast.SelectionSet, v *model.RulePage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -57600,6 +75896,76 @@ func (ec *executionContext) unmarshalNRulesExportFormat2githubᚗcomᚋvigiaᚑd
 
 func (ec *executionContext) marshalNRulesExportFormat2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulesExportFormat(ctx context.Context, sel ast.SelectionSet, v model.RulesExportFormat) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNSLAAgeing2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAAgeing(ctx context.Context, sel ast.SelectionSet, v *model.SLAAgeing) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SLAAgeing(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSLAGroup2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAGroup(ctx context.Context, sel ast.SelectionSet, v model.SLAGroup) graphql.Marshaler {
+	return ec._SLAGroup(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSLAGroup2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SLAGroup) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSLAGroup2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAGroup(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSLAGroup2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAGroup(ctx context.Context, sel ast.SelectionSet, v *model.SLAGroup) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SLAGroup(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSLAPercentiles2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAPercentiles(ctx context.Context, sel ast.SelectionSet, v *model.SLAPercentiles) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SLAPercentiles(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSLAReport2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLAReport(ctx context.Context, sel ast.SelectionSet, v *model.SLAReport) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SLAReport(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSLATargets2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLATargets(ctx context.Context, sel ast.SelectionSet, v *model.SLATargets) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SLATargets(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSLODataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSLODataset(ctx context.Context, sel ast.SelectionSet, v model.SLODataset) graphql.Marshaler {
@@ -57921,6 +76287,29 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	return ret
 }
 
+func (ec *executionContext) unmarshalNString2ᚕᚖstring(ctx context.Context, v any) ([]*string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOString2ᚖstring(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕᚖstring(ctx context.Context, sel ast.SelectionSet, v []*string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalOString2ᚖstring(ctx, sel, v[i])
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNSyntheticEvaluation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticEvaluation(ctx context.Context, sel ast.SelectionSet, v *model.SyntheticEvaluation) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -57969,6 +76358,136 @@ func (ec *executionContext) marshalNSyntheticParam2ᚕgithubᚗcomᚋvigiaᚑdat
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNTeam2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeam(ctx context.Context, sel ast.SelectionSet, v model.Team) graphql.Marshaler {
+	return ec._Team(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTeam2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Team) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTeam2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeam(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTeamMember2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamMember(ctx context.Context, sel ast.SelectionSet, v model.TeamMember) graphql.Marshaler {
+	return ec._TeamMember(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTeamMember2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []model.TeamMember) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTeamMember2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamMember(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTeamPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeamPage(ctx context.Context, sel ast.SelectionSet, v *model.TeamPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TeamPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTicketIntegration2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegration(ctx context.Context, sel ast.SelectionSet, v model.TicketIntegration) graphql.Marshaler {
+	return ec._TicketIntegration(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTicketIntegration2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegrationᚄ(ctx context.Context, sel ast.SelectionSet, v []model.TicketIntegration) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicketIntegration2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegration(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTicketIntegrationPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegrationPage(ctx context.Context, sel ast.SelectionSet, v *model.TicketIntegrationPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TicketIntegrationPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTicketIssueType2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIssueType(ctx context.Context, sel ast.SelectionSet, v model.TicketIssueType) graphql.Marshaler {
+	return ec._TicketIssueType(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTicketIssueType2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIssueTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.TicketIssueType) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicketIssueType2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIssueType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTicketTarget2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketTarget(ctx context.Context, sel ast.SelectionSet, v model.TicketTarget) graphql.Marshaler {
+	return ec._TicketTarget(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTicketTarget2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketTargetᚄ(ctx context.Context, sel ast.SelectionSet, v []model.TicketTarget) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicketTarget2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketTarget(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTicketTargets2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketTargets(ctx context.Context, sel ast.SelectionSet, v *model.TicketTargets) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TicketTargets(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
@@ -58487,6 +77006,13 @@ func (ec *executionContext) marshalODomain2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigi
 	return ec._Domain(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOEditorResolution2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorResolution(ctx context.Context, sel ast.SelectionSet, v *model.EditorResolution) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._EditorResolution(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOFloat2ᚕfloat64ᚄ(ctx context.Context, v any) ([]float64, error) {
 	if v == nil {
 		return nil, nil
@@ -58589,6 +77115,13 @@ func (ec *executionContext) marshalOIssue2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigia
 	return ec._Issue(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOIssueExplanationRule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIssueExplanationRule(ctx context.Context, sel ast.SelectionSet, v *model.IssueExplanationRule) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._IssueExplanationRule(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOLineageDirection2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageDirection(ctx context.Context, v any) (*model.LineageDirection, error) {
 	if v == nil {
 		return nil, nil
@@ -58617,6 +77150,20 @@ func (ec *executionContext) marshalOMetadataSuggestion2ᚖgithubᚗcomᚋvigia�
 		return graphql.Null
 	}
 	return ec._MetadataSuggestion(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalONotificationChannel2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐNotificationChannel(ctx context.Context, sel ast.SelectionSet, v *model.NotificationChannel) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._NotificationChannel(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOnCallRota2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOnCallRota(ctx context.Context, sel ast.SelectionSet, v *model.OnCallRota) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OnCallRota(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOProfileFailure2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐProfileFailure(ctx context.Context, sel ast.SelectionSet, v *model.ProfileFailure) graphql.Marshaler {
@@ -58649,11 +77196,39 @@ func (ec *executionContext) marshalOQueryLogOperation2ᚖgithubᚗcomᚋvigiaᚑ
 	return v
 }
 
+func (ec *executionContext) marshalOReconcileCheck2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheck(ctx context.Context, sel ast.SelectionSet, v *model.ReconcileCheck) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ReconcileCheck(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOReconcileCheckResult2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReconcileCheckResult(ctx context.Context, sel ast.SelectionSet, v *model.ReconcileCheckResult) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ReconcileCheckResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORetuneRequest2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRetuneRequest(ctx context.Context, sel ast.SelectionSet, v *model.RetuneRequest) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RetuneRequest(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalORule2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRule(ctx context.Context, sel ast.SelectionSet, v *model.Rule) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Rule(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORulePack2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRulePack(ctx context.Context, sel ast.SelectionSet, v *model.RulePack) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RulePack(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalORuleParamsInput2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRuleParamsInput(ctx context.Context, v any) (*model.RuleParamsInput, error) {
@@ -58750,6 +77325,27 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOTeam2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeam(ctx context.Context, sel ast.SelectionSet, v *model.Team) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Team(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTicketIntegration2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIntegration(ctx context.Context, sel ast.SelectionSet, v *model.TicketIntegration) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TicketIntegration(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTicketIssueType2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTicketIssueType(ctx context.Context, sel ast.SelectionSet, v *model.TicketIssueType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TicketIssueType(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {

@@ -349,6 +349,8 @@ type Dataset struct {
 	AiReadiness *AIReadiness       `json:"aiReadiness"`
 	Context     *DatasetContext    `json:"context"`
 	TrustFacts  *DatasetTrustFacts `json:"trustFacts"`
+	// The columns with types, semantic types, sensitivity and null/distinct figures, as an editor shows them (never values).
+	EditorColumns []EditorColumn `json:"editorColumns"`
 	// Rows counted by the last profile; null before one.
 	RowCount *int `json:"rowCount,omitempty"`
 	// False when the last profile read the first rows only (a cost-guarded view): rowCount is then the rows read, a lower bound.
@@ -599,6 +601,8 @@ type Domain struct {
 	MetadataQuality *MetadataQuality  `json:"metadataQuality"`
 	// from: MAJOR.MINOR or latest; to: MAJOR.MINOR or current (at most 16 characters each).
 	VersionDiff *DomainDiff `json:"versionDiff"`
+	// The public share of the data product (managers of the domain).
+	PublicShare *PublicShare `json:"publicShare"`
 }
 
 // A change between two versions of a domain.
@@ -832,6 +836,54 @@ type DomainVote struct {
 	Votes      int    `json:"votes"`
 }
 
+// A column's metadata for an editor: never a value.
+type EditorColumn struct {
+	Name         string  `json:"name"`
+	Position     int     `json:"position"`
+	DataType     string  `json:"dataType"`
+	Class        string  `json:"class"`
+	Nullable     bool    `json:"nullable"`
+	PrimaryKey   bool    `json:"primaryKey"`
+	SemanticType *string `json:"semanticType,omitempty"`
+	// pii, or null when not classified
+	Sensitivity       *string  `json:"sensitivity,omitempty"`
+	Profiled          bool     `json:"profiled"`
+	NullCount         *int     `json:"nullCount,omitempty"`
+	NullRate          *float64 `json:"nullRate,omitempty"`
+	Distinct          *float64 `json:"distinct,omitempty"`
+	DistinctEstimated bool     `json:"distinctEstimated"`
+}
+
+// Another dataset a reference may name.
+type EditorMatch struct {
+	DatasetID      string `json:"datasetId"`
+	ConnectionID   string `json:"connectionId"`
+	ConnectionName string `json:"connectionName"`
+	Schema         string `json:"schema"`
+	Table          string `json:"table"`
+}
+
+// A table reference as written in SQL, resolved to its dataset (editor metadata only).
+type EditorResolution struct {
+	DatasetID string `json:"datasetId"`
+	// schema.table
+	Name           string `json:"name"`
+	Schema         string `json:"schema"`
+	Table          string `json:"table"`
+	Kind           string `json:"kind"`
+	ConnectionID   string `json:"connectionId"`
+	ConnectionName string `json:"connectionName"`
+	// pass, warn, fail or unknown
+	Verdict string   `json:"verdict"`
+	Score   *float64 `json:"score,omitempty"`
+	// Trust decision for the default purpose (agente)
+	Decision     string        `json:"decision"`
+	Reasons      []string      `json:"reasons"`
+	Owner        *string       `json:"owner,omitempty"`
+	PiiColumns   []string      `json:"piiColumns"`
+	OtherMatches []EditorMatch `json:"otherMatches"`
+}
+
 // An exposure with where it comes from.
 type Exposure struct {
 	ID     string  `json:"id"`
@@ -942,6 +994,12 @@ type Incident struct {
 	Exposures             []IncidentExposure `json:"exposures"`
 	CreatedAt             time.Time          `json:"createdAt"`
 	UpdatedAt             time.Time          `json:"updatedAt"`
+	// The scan that opened it
+	ScanID     *string    `json:"scanId,omitempty"`
+	ResolvedAt *time.Time `json:"resolvedAt,omitempty"`
+	// Datasets, exposures and consumers reached in all
+	ReachTotal int  `json:"reachTotal"`
+	Truncated  bool `json:"truncated"`
 	// The incident's root dataset (the most upstream one).
 	Root *Dataset `json:"root,omitempty"`
 }
@@ -988,8 +1046,36 @@ type Issue struct {
 	ResolvedAt           *time.Time `json:"resolvedAt,omitempty"`
 	// Every change with its origin, oldest first.
 	History []IssueHistoryEntry `json:"history"`
+	// The issue's blast radius; restricted datasets are masked as in REST.
+	Impact *IssueImpact `json:"impact"`
+	// The explanation card.
+	Explanation *IssueExplanation `json:"explanation"`
 	// The issue's dataset.
 	Dataset *Dataset `json:"dataset"`
+}
+
+// Counts per status and severity, and per status and team.
+type IssueBoard struct {
+	Total     int                  `json:"total"`
+	Columns   []IssueBoardColumn   `json:"columns"`
+	TeamCells []IssueBoardTeamCell `json:"teamCells"`
+}
+
+// The issues of one status on the board.
+type IssueBoardColumn struct {
+	// open, acknowledged, resolved or ignored
+	Status string `json:"status"`
+	Count  int    `json:"count"`
+	// Counts per severity as JSON text ({"critical": n, ...})
+	BySeverity string `json:"bySeverity"`
+}
+
+// The issues of one status assigned to one team (null team: none).
+type IssueBoardTeamCell struct {
+	Status   string  `json:"status"`
+	TeamID   *string `json:"teamId,omitempty"`
+	TeamName *string `json:"teamName,omitempty"`
+	Count    int     `json:"count"`
 }
 
 // Standing issues counted as the verdict, the trust decision and readiness count them.
@@ -998,6 +1084,52 @@ type IssueCounts struct {
 	Warning          int      `json:"warning"`
 	CriticalIssueIds []string `json:"criticalIssueIds"`
 	WarningIssueIds  []string `json:"warningIssueIds"`
+}
+
+// The explanation card of an issue: an anomaly against its history, with the tuned threshold.
+type IssueExplanation struct {
+	IssueID string `json:"issueId"`
+	Type    string `json:"type"`
+	// anomaly, rule, schema_drift or other
+	Kind     string   `json:"kind"`
+	Title    string   `json:"title"`
+	Metric   *string  `json:"metric,omitempty"`
+	Column   *string  `json:"column,omitempty"`
+	Observed *float64 `json:"observed,omitempty"`
+	// Median of the dataset's history
+	Median      *float64 `json:"median,omitempty"`
+	Mad         *float64 `json:"mad,omitempty"`
+	Z           *float64 `json:"z,omitempty"`
+	Direction   *string  `json:"direction,omitempty"`
+	HistorySize *int     `json:"historySize,omitempty"`
+	// The threshold of the scan that detected it
+	Threshold *float64 `json:"threshold,omitempty"`
+	// The threshold the next scan uses
+	CurrentThreshold       *float64       `json:"currentThreshold,omitempty"`
+	TunedThreshold         *float64       `json:"tunedThreshold,omitempty"`
+	TunedThresholdLabel    *string        `json:"tunedThresholdLabel,omitempty"`
+	NextOnIgnore           *float64       `json:"nextOnIgnore,omitempty"`
+	IgnoredAsExpected      int            `json:"ignoredAsExpected"`
+	Resolved               int            `json:"resolved"`
+	Silenced               bool           `json:"silenced"`
+	RetuneAwaitingApproval *RetuneRequest `json:"retuneAwaitingApproval,omitempty"`
+	// The issue's own details as JSON text (counts, column names, the rule's measure; never a value of the data)
+	Details string                `json:"details"`
+	SLA     *IssueExplanationSLA  `json:"sla"`
+	Rule    *IssueExplanationRule `json:"rule,omitempty"`
+}
+
+// The rule of a rule issue.
+type IssueExplanationRule struct {
+	RuleID    string   `json:"ruleId"`
+	RuleType  *string  `json:"ruleType,omitempty"`
+	Observed  *float64 `json:"observed,omitempty"`
+	Threshold *float64 `json:"threshold,omitempty"`
+}
+
+// Where an issue stands against its resolution target.
+type IssueExplanationSLA struct {
+	BreachedAt *time.Time `json:"breachedAt,omitempty"`
 }
 
 // One change of an issue.
@@ -1009,6 +1141,22 @@ type IssueHistoryEntry struct {
 	Origin string    `json:"origin"`
 	Note   string    `json:"note"`
 	At     time.Time `json:"at"`
+}
+
+// The blast radius of an issue: what is downstream of its dataset (3 hops, 40 datasets).
+type IssueImpact struct {
+	// column, table or none
+	ImpactScope   string   `json:"impactScope"`
+	ImpactColumns []string `json:"impactColumns"`
+	// no_column_lineage, or null
+	ImpactNote            *string            `json:"impactNote,omitempty"`
+	ImpactTree            []ImpactNode       `json:"impactTree"`
+	DownstreamCount       int                `json:"downstreamCount"`
+	DownstreamColumnCount int                `json:"downstreamColumnCount"`
+	ExposuresCount        int                `json:"exposuresCount"`
+	Exposures             []IncidentExposure `json:"exposures"`
+	ReachTotal            int                `json:"reachTotal"`
+	Truncated             bool               `json:"truncated"`
 }
 
 // One page of issues.
@@ -1197,10 +1345,196 @@ type MonthAttainment struct {
 type Mutation struct {
 }
 
+// An in-app notification, in the caller's language.
+type Notification struct {
+	ID    string `json:"id"`
+	Event string `json:"event"`
+	Code  string `json:"code"`
+	Title string `json:"title"`
+	Body  string `json:"body"`
+	// The message's params as JSON text
+	Params     string   `json:"params"`
+	Severity   *string  `json:"severity,omitempty"`
+	DatasetIds []string `json:"datasetIds"`
+	DomainID   *string  `json:"domainId,omitempty"`
+	IssueID    *string  `json:"issueId,omitempty"`
+	ScanID     *string  `json:"scanId,omitempty"`
+	// Held back by a mute: not delivered to channels
+	Held       bool      `json:"held"`
+	MuteIds    []string  `json:"muteIds"`
+	Deliveries int       `json:"deliveries"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+// A notification channel (a webhook); its signing secret is never here.
+type NotificationChannel struct {
+	ID     string                     `json:"id"`
+	Name   string                     `json:"name"`
+	Kind   string                     `json:"kind"`
+	Config *NotificationChannelConfig `json:"config"`
+	// info, warning or critical
+	MinSeverity string             `json:"minSeverity"`
+	Digest      bool               `json:"digest"`
+	EventKinds  []string           `json:"eventKinds"`
+	Scope       *NotificationScope `json:"scope"`
+	TeamID      *string            `json:"teamId,omitempty"`
+	Signed      bool               `json:"signed"`
+	// delivered, failed or skipped
+	LastDeliveryStatus *string    `json:"lastDeliveryStatus,omitempty"`
+	LastDeliveryAt     *time.Time `json:"lastDeliveryAt,omitempty"`
+	LastDeliveryError  *string    `json:"lastDeliveryError,omitempty"`
+	CreatedAt          time.Time  `json:"createdAt"`
+	UpdatedAt          time.Time  `json:"updatedAt"`
+	// How many alerts of the last days (1-366) would have reached the channel (sessions of members and admins).
+	Preview *NotificationChannelPreview `json:"preview"`
+	// Delivery log with every attempt, newest first (admin sessions); limit 1-500.
+	Deliveries *NotificationDeliveryPage `json:"deliveries"`
+}
+
+// What a channel posts to: scheme and host only, the path replaced by …
+type NotificationChannelConfig struct {
+	WebhookURL string  `json:"webhookUrl"`
+	Locale     *string `json:"locale,omitempty"`
+}
+
+// One page of channels.
+type NotificationChannelPage struct {
+	Items []NotificationChannel `json:"items"`
+	Total int                   `json:"total"`
+}
+
+// Alerts of the last days a channel's filters let through.
+type NotificationChannelPreview struct {
+	Days       int `json:"days"`
+	Alerts     int `json:"alerts"`
+	Deliveries int `json:"deliveries"`
+	Held       int `json:"held"`
+}
+
+// An entry of a channel's delivery log: no URL, address or body.
+type NotificationDelivery struct {
+	ID    string `json:"id"`
+	Event string `json:"event"`
+	// pending, delivered, failed or skipped
+	Status         string                        `json:"status"`
+	Test           bool                          `json:"test"`
+	IdempotencyKey *string                       `json:"idempotencyKey,omitempty"`
+	Attempts       []NotificationDeliveryAttempt `json:"attempts"`
+	NextAttemptAt  *time.Time                    `json:"nextAttemptAt,omitempty"`
+	LastStatusCode *int                          `json:"lastStatusCode,omitempty"`
+	LastError      *string                       `json:"lastError,omitempty"`
+	CreatedAt      time.Time                     `json:"createdAt"`
+	FinishedAt     *time.Time                    `json:"finishedAt,omitempty"`
+}
+
+// One send of a delivery.
+type NotificationDeliveryAttempt struct {
+	N          int       `json:"n"`
+	At         time.Time `json:"at"`
+	StatusCode *int      `json:"statusCode,omitempty"`
+	Error      *string   `json:"error,omitempty"`
+	// delivered, retry, failed or refused
+	Outcome    string `json:"outcome"`
+	DurationMs int    `json:"durationMs"`
+}
+
+// One page of deliveries.
+type NotificationDeliveryPage struct {
+	Items []NotificationDelivery `json:"items"`
+	Total int                    `json:"total"`
+}
+
+// An alert mute that has not ended.
+type NotificationMute struct {
+	ID string `json:"id"`
+	// workspace, connection, dataset or issue_types
+	Scope        string    `json:"scope"`
+	ConnectionID *string   `json:"connectionId,omitempty"`
+	DatasetID    *string   `json:"datasetId,omitempty"`
+	IssueTypes   []string  `json:"issueTypes"`
+	Reason       string    `json:"reason"`
+	EndsAt       time.Time `json:"endsAt"`
+	CreatedBy    string    `json:"createdBy"`
+	CreatedAt    time.Time `json:"createdAt"`
+}
+
+// One page of mutes.
+type NotificationMutePage struct {
+	Items []NotificationMute `json:"items"`
+	Total int                `json:"total"`
+}
+
+// One page of notifications.
+type NotificationPage struct {
+	Items []Notification `json:"items"`
+	Total int            `json:"total"`
+}
+
+// What a channel's alerts are limited to.
+type NotificationScope struct {
+	DomainIds           []string `json:"domainIds"`
+	ConnectionIds       []string `json:"connectionIds"`
+	DatasetIds          []string `json:"datasetIds"`
+	IssueTypes          []string `json:"issueTypes"`
+	IncludeAutoMonitors bool     `json:"includeAutoMonitors"`
+}
+
+// A level of the on-call rota.
+type OnCallLevel struct {
+	UserID  string `json:"userId"`
+	Minutes int    `json:"minutes"`
+}
+
+// The workspace's on-call rota.
+type OnCallRota struct {
+	Levels []OnCallLevel `json:"levels"`
+	TeamID *string       `json:"teamId,omitempty"`
+	// warning or critical
+	MinSeverity string    `json:"minSeverity"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
 // Open issues by severity.
 type OpenIncidentCounts struct {
 	Critical int `json:"critical"`
 	Warning  int `json:"warning"`
+}
+
+// The first scan that profiled a dataset a run wrote.
+type OrchestratorNextScan struct {
+	DatasetID  string    `json:"datasetId"`
+	ScanID     string    `json:"scanId"`
+	ProfiledAt time.Time `json:"profiledAt"`
+}
+
+// A pipeline run an orchestrator reported.
+type OrchestratorRun struct {
+	ID           string `json:"id"`
+	Orchestrator string `json:"orchestrator"`
+	Pipeline     string `json:"pipeline"`
+	RunID        string `json:"runId"`
+	// running, success, failed or aborted
+	Status    string     `json:"status"`
+	StartedAt time.Time  `json:"startedAt"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	// Dataset ids the run read
+	Inputs []string `json:"inputs"`
+	// Dataset ids the run wrote
+	Outputs []string `json:"outputs"`
+	// namespace/name of the datasets that named no dataset of the workspace
+	Unmatched []string `json:"unmatched"`
+	// The run facets as reported, as JSON text ({} when none)
+	Facets     string                 `json:"facets"`
+	ReceivedAt time.Time              `json:"receivedAt"`
+	UpdatedAt  time.Time              `json:"updatedAt"`
+	NextScans  []OrchestratorNextScan `json:"nextScans"`
+}
+
+// One page of orchestrator runs.
+type OrchestratorRunPage struct {
+	Items []OrchestratorRun `json:"items"`
+	Total int               `json:"total"`
 }
 
 // PII columns (names only) and those left unmasked.
@@ -1214,6 +1548,17 @@ type ProfileFailure struct {
 	ScanID   string    `json:"scanId"`
 	Code     string    `json:"code"`
 	FailedAt time.Time `json:"failedAt"`
+}
+
+// A data product's public share (managers); the token is the page's credential.
+type PublicShare struct {
+	DomainID  string     `json:"domainId"`
+	Enabled   bool       `json:"enabled"`
+	Token     *string    `json:"token,omitempty"`
+	PageURL   *string    `json:"pageUrl,omitempty"`
+	BadgeURL  *string    `json:"badgeUrl,omitempty"`
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	RotatedAt *time.Time `json:"rotatedAt,omitempty"`
 }
 
 type Query struct {
@@ -1269,6 +1614,50 @@ type ReadinessRecommendation struct {
 	UseCases  []string `json:"useCases"`
 }
 
+// A declared reconciliation check between two datasets, with its last result.
+type ReconcileCheck struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	DatasetID    string    `json:"datasetId"`
+	OtherID      string    `json:"otherId"`
+	GroupBy      []string  `json:"groupBy"`
+	SumColumns   []string  `json:"sumColumns"`
+	TolerancePct float64   `json:"tolerancePct"`
+	CreatedAt    time.Time `json:"createdAt"`
+	// null before the first run
+	LastResult *ReconcileCheckResult `json:"lastResult,omitempty"`
+}
+
+// One page of reconciliation checks.
+type ReconcileCheckPage struct {
+	Items []ReconcileCheck `json:"items"`
+	Total int              `json:"total"`
+}
+
+// A reconciliation check's last run.
+type ReconcileCheckResult struct {
+	// passed, failed or not_evaluated
+	Status       string           `json:"status"`
+	Code         *string          `json:"code,omitempty"`
+	Groups       int              `json:"groups"`
+	FailedGroups int              `json:"failedGroups"`
+	Differing    []ReconcileGroup `json:"differing"`
+	ScanID       *string          `json:"scanId,omitempty"`
+	RunAt        time.Time        `json:"runAt"`
+}
+
+// A group of a reconciliation whose figures differ.
+type ReconcileGroup struct {
+	// The group's values as text, in groupBy order (null for NULL)
+	Group []*string `json:"group"`
+	// only_in_a, only_in_b, count_differs or sum_differs
+	Code   string `json:"code"`
+	CountA int    `json:"countA"`
+	CountB int    `json:"countB"`
+	// Per differing sum column: [first, other] as decimal text, as JSON text
+	Sums string `json:"sums"`
+}
+
 // A node renamed between two snapshots.
 type RenamedNode struct {
 	ID   string `json:"id"`
@@ -1285,6 +1674,16 @@ type RestrictedDataset struct {
 }
 
 func (RestrictedDataset) IsDatasetNeighbour() {}
+
+// A threshold change waiting for an admin's approval.
+type RetuneRequest struct {
+	ID            string    `json:"id"`
+	Action        string    `json:"action"`
+	FromThreshold float64   `json:"fromThreshold"`
+	IssueID       *string   `json:"issueId,omitempty"`
+	RequestedBy   string    `json:"requestedBy"`
+	RequestedAt   time.Time `json:"requestedAt"`
+}
 
 // A data-quality rule of a dataset, evaluated in every scan of its connection.
 type Rule struct {
@@ -1317,6 +1716,67 @@ type RuleOutcome struct {
 	// critical, warning, info
 	Severity string `json:"severity"`
 	Status   string `json:"status"`
+}
+
+// A rule pack Vigia ships.
+type RulePack struct {
+	Name        string         `json:"name"`
+	Version     string         `json:"version"`
+	Title       string         `json:"title"`
+	Description string         `json:"description"`
+	Items       []RulePackItem `json:"items"`
+	// Which columns of the scope (a dataset, a connection, or every dataset the caller sees) would get which of the pack's rules.
+	Preview *RulePackPlan `json:"preview"`
+}
+
+// One rule of a rule pack, for the columns of one semantic type.
+type RulePackItem struct {
+	Key string `json:"key"`
+	// The columns it applies to: those scans recognised as this type (nif_pt, iban, email ...)
+	SemanticType string `json:"semanticType"`
+	RuleType     string `json:"ruleType"`
+	Title        string `json:"title"`
+	Severity     string `json:"severity"`
+	// pattern rules: the regular expression
+	Pattern *string `json:"pattern,omitempty"`
+	// custom_sql rules: the check whose failures the query counts (nif_pt)
+	CheckDigit *string `json:"checkDigit,omitempty"`
+}
+
+// One rule a pack gives one column.
+type RulePackMatch struct {
+	DatasetID    string `json:"datasetId"`
+	DatasetName  string `json:"datasetName"`
+	Column       string `json:"column"`
+	SemanticType string `json:"semanticType"`
+	// The pack item's key
+	Item     string      `json:"item"`
+	RuleType string      `json:"ruleType"`
+	RuleName string      `json:"ruleName"`
+	Severity string      `json:"severity"`
+	Params   *RuleParams `json:"params"`
+	// new (preview), created (apply) or existing
+	Status string `json:"status"`
+	// The existing equivalent rule; null for a new one
+	RuleID *string `json:"ruleId,omitempty"`
+}
+
+// One page of rule packs.
+type RulePackPage struct {
+	Items []RulePack `json:"items"`
+	Total int        `json:"total"`
+}
+
+// What a pack would do on a scope.
+type RulePackPlan struct {
+	Pack    string `json:"pack"`
+	Version string `json:"version"`
+	// false for a preview
+	Applied  bool            `json:"applied"`
+	Datasets int             `json:"datasets"`
+	New      int             `json:"new"`
+	Existing int             `json:"existing"`
+	Matches  []RulePackMatch `json:"matches"`
 }
 
 // One page of rules.
@@ -1390,6 +1850,61 @@ type RulesExport struct {
 	Unsupported int `json:"unsupported"`
 	// Their distinct rule types, sorted (X-Rules-Unsupported-Types).
 	UnsupportedTypes []string `json:"unsupportedTypes"`
+}
+
+// Unresolved issues by age since opening.
+type SLAAgeing struct {
+	Lt1d   int `json:"lt1d"`
+	D1to3  int `json:"d1to3"`
+	D3to7  int `json:"d3to7"`
+	D7to30 int `json:"d7to30"`
+	Gt30d  int `json:"gt30d"`
+}
+
+// One group of the SLA report (null key: no domain or no team).
+type SLAGroup struct {
+	Key    *string `json:"key,omitempty"`
+	Name   *string `json:"name,omitempty"`
+	Opened int     `json:"opened"`
+	Closed int     `json:"closed"`
+	// Open or acknowledged at the month's end
+	Unresolved int             `json:"unresolved"`
+	Breached   int             `json:"breached"`
+	InScope    int             `json:"inScope"`
+	Mtta       *SLAPercentiles `json:"mtta"`
+	Mttr       *SLAPercentiles `json:"mttr"`
+	Ageing     *SLAAgeing      `json:"ageing"`
+}
+
+// A median and a 90th percentile in SLA clock hours.
+type SLAPercentiles struct {
+	MedianHours *float64 `json:"medianHours,omitempty"`
+	P90Hours    *float64 `json:"p90Hours,omitempty"`
+	Samples     int      `json:"samples"`
+}
+
+// One month of the issue workflow.
+type SLAReport struct {
+	Period string `json:"period"`
+	// domain, team or severity
+	GroupBy  string    `json:"groupBy"`
+	Timezone string    `json:"timezone"`
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	// Month end, or now for the current month
+	AsOf    time.Time   `json:"asOf"`
+	Targets *SLATargets `json:"targets"`
+	Groups  []SLAGroup  `json:"groups"`
+	// Every issue once, also one of datasets in several domains
+	Total *SLAGroup `json:"total"`
+}
+
+// The workspace's resolution targets in hours (null: none).
+type SLATargets struct {
+	CriticalHours *int `json:"criticalHours,omitempty"`
+	WarningHours  *int `json:"warningHours,omitempty"`
+	// true while the workspace uses the defaults (critical 24, warning 72)
+	Default bool `json:"default"`
 }
 
 // A dataset's SLO attainment in a month.
@@ -1588,6 +2103,86 @@ type SyntheticMeasure struct {
 type SyntheticParam struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+}
+
+// A team of the workspace.
+type Team struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	MemberCount int    `json:"memberCount"`
+	// In team(id) only; empty in lists.
+	Members   []TeamMember `json:"members"`
+	CreatedAt time.Time    `json:"createdAt"`
+}
+
+// A person of a team.
+type TeamMember struct {
+	UserID string `json:"userId"`
+	Email  string `json:"email"`
+	// admin, member or viewer
+	Role string `json:"role"`
+}
+
+// One page of teams.
+type TeamPage struct {
+	Items []Team `json:"items"`
+	Total int    `json:"total"`
+}
+
+// A ticket integration with its polling state; credentials and the webhook secret are never returned.
+type TicketIntegration struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// jira, linear or generic
+	Provider         string     `json:"provider"`
+	BaseURL          *string    `json:"baseUrl,omitempty"`
+	Project          *string    `json:"project,omitempty"`
+	WebhookSecretSet bool       `json:"webhookSecretSet"`
+	WebhookPath      *string    `json:"webhookPath,omitempty"`
+	IntervalMin      int        `json:"intervalMin"`
+	Comment          bool       `json:"comment"`
+	Transition       bool       `json:"transition"`
+	CreatedAt        time.Time  `json:"createdAt"`
+	UpdatedAt        time.Time  `json:"updatedAt"`
+	CredentialsSet   bool       `json:"credentialsSet"`
+	LastPollAt       *time.Time `json:"lastPollAt,omitempty"`
+	NextPollAt       *time.Time `json:"nextPollAt,omitempty"`
+	LastError        *string    `json:"lastError,omitempty"`
+	LastErrorAt      *time.Time `json:"lastErrorAt,omitempty"`
+	BackoffUntil     *time.Time `json:"backoffUntil,omitempty"`
+	TicketErrors     int        `json:"ticketErrors"`
+	PendingWrites    int        `json:"pendingWrites"`
+	FailedWrites     int        `json:"failedWrites"`
+	// Projects or teams the tracker offers, read from the provider (at most 100); ticket_credentials_missing without API credentials.
+	Targets *TicketTargets `json:"targets"`
+}
+
+// One page of ticket integrations.
+type TicketIntegrationPage struct {
+	Items []TicketIntegration `json:"items"`
+	Total int                 `json:"total"`
+}
+
+// An issue type of a tracker's project.
+type TicketIssueType struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Subtask bool   `json:"subtask"`
+}
+
+// A project or team of a tracker.
+type TicketTarget struct {
+	Key        string            `json:"key"`
+	Name       string            `json:"name"`
+	IssueTypes []TicketIssueType `json:"issueTypes"`
+}
+
+// Where an integration's tickets can be created.
+type TicketTargets struct {
+	Targets          []TicketTarget   `json:"targets"`
+	Truncated        bool             `json:"truncated"`
+	DefaultProject   *string          `json:"defaultProject,omitempty"`
+	DefaultIssueType *TicketIssueType `json:"defaultIssueType,omitempty"`
 }
 
 // What would raise a trust component.
