@@ -32,6 +32,8 @@ func parityTableA() map[string]parity {
 	snapshot := `{ id trigger scanId digest nodesCount edgesCount createdAt }`
 	knode := `{ id kind name restricted props }`
 	kedge := `{ source target kind lineageKind }`
+	run := `{ id orchestrator pipeline runId status startedAt endedAt inputs outputs unmatched facets receivedAt updatedAt
+		nextScans { datasetId scanId profiledAt } }`
 	change := `{ kind property field quality before after breaking }`
 	proposal := `id datasetId status origin summary authorId decidedBy decidedAt note version createdAt updatedAt`
 	return map[string]parity{
@@ -135,6 +137,10 @@ func parityTableA() map[string]parity {
 			at: "dataset.sensitivity"},
 		"exportDatasetRules": {rest: "/api/v1/datasets/{id}/rules/export?format=gx", sample: "dataset",
 			query: `query($id: ID!){ dataset(id: $id){ rulesExport(format: gx) { body } } }`, at: "dataset.rulesExport.body"},
+		"datasetPipelineHealth": {rest: "/api/v1/datasets/{id}/pipeline-health", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ pipelineHealth { datasetId status pipelines { orchestrator pipeline status
+				lastRun ` + run + ` failingRun ` + run + ` lastSuccessAt lastFailureAt consecutiveFailures cadenceSeconds expectedBy runs } } } }`,
+			at: "dataset.pipelineHealth"},
 		"findDatasets": {rest: "/api/v1/datasets/find?query=c",
 			query: `{ findDatasets(query: "c") { datasets { id name kind layer usageClass latestScore verdict ` + domainRef + `
 				piiColumns } truncated } }`, at: "findDatasets"},

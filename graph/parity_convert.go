@@ -7,6 +7,7 @@ import (
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/graph/model"
 	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/readme"
 	"github.com/vigia-data/vigia/rule"
@@ -452,3 +453,23 @@ func toRulesExport(e rule.Export) *model.RulesExport {
 	return &model.RulesExport{Format: e.Format, Body: string(e.Body), Exported: e.Exported, Unsupported: len(e.Unsupported),
 		UnsupportedTypes: nonNil(e.UnsupportedTypes())}
 }
+
+func toPipelineHealth(h orchestrator.Health) *model.PipelineHealth {
+	out := &model.PipelineHealth{DatasetID: h.DatasetID, Status: h.Status, Pipelines: make([]model.PipelineWriter, 0, len(h.Pipelines))}
+	for _, p := range h.Pipelines {
+		w := model.PipelineWriter{Orchestrator: p.Orchestrator, Pipeline: p.Pipeline, Status: p.Status, LastRun: ptr(toOrchestratorRun(p.LastRun)),
+			LastSuccessAt: p.LastSuccessAt, LastFailureAt: p.LastFailureAt, ConsecutiveFailures: p.ConsecutiveFailures,
+			ExpectedBy: p.ExpectedBy, Runs: p.Runs}
+		if p.FailingRun != nil {
+			w.FailingRun = ptr(toOrchestratorRun(*p.FailingRun))
+		}
+		if p.Cadence != nil {
+			sec := int(p.Cadence.Seconds())
+			w.CadenceSeconds = &sec
+		}
+		out.Pipelines = append(out.Pipelines, w)
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -23,6 +23,8 @@ type Resolver struct {
 	Readmes          ReadmeReader
 	SensitivityReads SensitivityReader
 	RuleExports      RuleExporter
+	// PipelineReads answers the health of the pipelines writing a dataset.
+	PipelineReads PipelineHealthReader
 
 	Catalog      CatalogService
 	ScanService  ScanService

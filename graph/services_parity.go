@@ -7,6 +7,7 @@ import (
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/lineage"
+	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/readme"
 	"github.com/vigia-data/vigia/rule"
@@ -78,4 +79,9 @@ type SensitivityReader interface {
 // RuleExporter writes a dataset's active rules as a file.
 type RuleExporter interface {
 	ExportRules(ctx context.Context, datasetID *string, format string) (rule.Export, error)
+}
+
+// PipelineHealthReader judges the pipelines writing a dataset.
+type PipelineHealthReader interface {
+	PipelineHealth(ctx context.Context, datasetID string) (orchestrator.Health, error)
 }

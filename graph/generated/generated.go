@@ -341,6 +341,7 @@ type ComplexityRoot struct {
 		Name                 func(childComplexity int) int
 		Parsing              func(childComplexity int) int
 		Path                 func(childComplexity int, to string) int
+		PipelineHealth       func(childComplexity int) int
 		Readme               func(childComplexity int) int
 		RowCount             func(childComplexity int) int
 		RowCountExact        func(childComplexity int) int
@@ -1351,6 +1352,26 @@ type ComplexityRoot struct {
 		SuggestionSignature func(childComplexity int) int
 	}
 
+	PipelineHealth struct {
+		DatasetID func(childComplexity int) int
+		Pipelines func(childComplexity int) int
+		Status    func(childComplexity int) int
+	}
+
+	PipelineWriter struct {
+		CadenceSeconds      func(childComplexity int) int
+		ConsecutiveFailures func(childComplexity int) int
+		ExpectedBy          func(childComplexity int) int
+		FailingRun          func(childComplexity int) int
+		LastFailureAt       func(childComplexity int) int
+		LastRun             func(childComplexity int) int
+		LastSuccessAt       func(childComplexity int) int
+		Orchestrator        func(childComplexity int) int
+		Pipeline            func(childComplexity int) int
+		Runs                func(childComplexity int) int
+		Status              func(childComplexity int) int
+	}
+
 	ProfileFailure struct {
 		Code     func(childComplexity int) int
 		FailedAt func(childComplexity int) int
@@ -2094,6 +2115,7 @@ type DatasetResolver interface {
 	Sensitivity(ctx context.Context, obj *model.Dataset) (*model.DatasetSensitivity, error)
 	RulesExport(ctx context.Context, obj *model.Dataset, format model.RulesExportFormat) (*model.RulesExport, error)
 	DirectLineage(ctx context.Context, obj *model.Dataset) (*model.DatasetLineage, error)
+	PipelineHealth(ctx context.Context, obj *model.Dataset) (*model.PipelineHealth, error)
 	TrustScore(ctx context.Context, obj *model.Dataset) (*model.TrustScore, error)
 	AiReadiness(ctx context.Context, obj *model.Dataset) (*model.AIReadiness, error)
 	Context(ctx context.Context, obj *model.Dataset) (*model.DatasetContext, error)
@@ -3552,6 +3574,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Path(childComplexity, args["to"].(string)), true
+	case "Dataset.pipelineHealth":
+		if e.ComplexityRoot.Dataset.PipelineHealth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.PipelineHealth(childComplexity), true
 	case "Dataset.readme":
 		if e.ComplexityRoot.Dataset.Readme == nil {
 			break
@@ -7917,6 +7945,92 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ParsingColumn.SuggestionSignature(childComplexity), true
+
+	case "PipelineHealth.datasetId":
+		if e.ComplexityRoot.PipelineHealth.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineHealth.DatasetID(childComplexity), true
+	case "PipelineHealth.pipelines":
+		if e.ComplexityRoot.PipelineHealth.Pipelines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineHealth.Pipelines(childComplexity), true
+	case "PipelineHealth.status":
+		if e.ComplexityRoot.PipelineHealth.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineHealth.Status(childComplexity), true
+
+	case "PipelineWriter.cadenceSeconds":
+		if e.ComplexityRoot.PipelineWriter.CadenceSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineWriter.CadenceSeconds(childComplexity), true
+	case "PipelineWriter.consecutiveFailures":
+		if e.ComplexityRoot.PipelineWriter.ConsecutiveFailures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineWriter.ConsecutiveFailures(childComplexity), true
+	case "PipelineWriter.expectedBy":
+		if e.ComplexityRoot.PipelineWriter.ExpectedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineWriter.ExpectedBy(childComplexity), true
+	case "PipelineWriter.failingRun":
+		if e.ComplexityRoot.PipelineWriter.FailingRun == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineWriter.FailingRun(childComplexity), true
+	case "PipelineWriter.lastFailureAt":
+		if e.ComplexityRoot.PipelineWriter.LastFailureAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineWriter.LastFailureAt(childComplexity), true
+	case "PipelineWriter.lastRun":
+		if e.ComplexityRoot.PipelineWriter.LastRun == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineWriter.LastRun(childComplexity), true
+	case "PipelineWriter.lastSuccessAt":
+		if e.ComplexityRoot.PipelineWriter.LastSuccessAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineWriter.LastSuccessAt(childComplexity), true
+	case "PipelineWriter.orchestrator":
+		if e.ComplexityRoot.PipelineWriter.Orchestrator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineWriter.Orchestrator(childComplexity), true
+	case "PipelineWriter.pipeline":
+		if e.ComplexityRoot.PipelineWriter.Pipeline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineWriter.Pipeline(childComplexity), true
+	case "PipelineWriter.runs":
+		if e.ComplexityRoot.PipelineWriter.Runs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineWriter.Runs(childComplexity), true
+	case "PipelineWriter.status":
+		if e.ComplexityRoot.PipelineWriter.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PipelineWriter.Status(childComplexity), true
 
 	case "ProfileFailure.code":
 		if e.ComplexityRoot.ProfileFailure.Code == nil {
@@ -12897,6 +13011,40 @@ extend type Query {
   ticketIntegration(id: ID!): TicketIntegration
 }
 `, BuiltIn: false},
+	{Name: "../schema/parity_pipeline.graphqls", Input: `# Pipeline health at parity with REST /datasets/{id}/pipeline-health: the same service call.
+
+"One pipeline writing the dataset, judged from its latest runs."
+type PipelineWriter {
+  orchestrator: String!
+  pipeline: String!
+  "failing, late, healthy"
+  status: String!
+  lastRun: OrchestratorRun!
+  "The latest failed or aborted run while the pipeline is failing."
+  failingRun: OrchestratorRun
+  lastSuccessAt: Time
+  lastFailureAt: Time
+  consecutiveFailures: Int!
+  "Median interval between run starts, learned once three runs were seen."
+  cadenceSeconds: Int
+  "When the next run is due before the pipeline counts as late (1.5 cadences after the last start)."
+  expectedBy: Time
+  "Runs read (the latest 50)."
+  runs: Int!
+}
+
+"Sync health of the pipelines writing the dataset (REST /datasets/{id}/pipeline-health)."
+type PipelineHealth {
+  datasetId: ID!
+  "failing, late, healthy, not_monitored: the worst of the pipelines'; not_monitored when no reported run wrote the dataset"
+  status: String!
+  pipelines: [PipelineWriter!]!
+}
+
+extend type Dataset {
+  pipelineHealth: PipelineHealth!
+}
+`, BuiltIn: false},
 	{Name: "../schema/parity_trust.graphqls", Input: `# A dataset's trust reads at parity with REST /datasets/{id}/trust, /ai-readiness,
 # /context, /trust-facts and /datasets/find: the same service calls.
 
@@ -14586,6 +14734,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_rulesExport(ctx, field)
 	case "directLineage":
 		return ec.fieldContext_Dataset_directLineage(ctx, field)
+	case "pipelineHealth":
+		return ec.fieldContext_Dataset_pipelineHealth(ctx, field)
 	case "trustScore":
 		return ec.fieldContext_Dataset_trustScore(ctx, field)
 	case "aiReadiness":
@@ -16584,6 +16734,46 @@ func (ec *executionContext) childFields_ParsingColumn(ctx context.Context, field
 		return ec.fieldContext_ParsingColumn_suggestionSignature(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ParsingColumn", field.Name)
+}
+
+func (ec *executionContext) childFields_PipelineHealth(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_PipelineHealth_datasetId(ctx, field)
+	case "status":
+		return ec.fieldContext_PipelineHealth_status(ctx, field)
+	case "pipelines":
+		return ec.fieldContext_PipelineHealth_pipelines(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PipelineHealth", field.Name)
+}
+
+func (ec *executionContext) childFields_PipelineWriter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "orchestrator":
+		return ec.fieldContext_PipelineWriter_orchestrator(ctx, field)
+	case "pipeline":
+		return ec.fieldContext_PipelineWriter_pipeline(ctx, field)
+	case "status":
+		return ec.fieldContext_PipelineWriter_status(ctx, field)
+	case "lastRun":
+		return ec.fieldContext_PipelineWriter_lastRun(ctx, field)
+	case "failingRun":
+		return ec.fieldContext_PipelineWriter_failingRun(ctx, field)
+	case "lastSuccessAt":
+		return ec.fieldContext_PipelineWriter_lastSuccessAt(ctx, field)
+	case "lastFailureAt":
+		return ec.fieldContext_PipelineWriter_lastFailureAt(ctx, field)
+	case "consecutiveFailures":
+		return ec.fieldContext_PipelineWriter_consecutiveFailures(ctx, field)
+	case "cadenceSeconds":
+		return ec.fieldContext_PipelineWriter_cadenceSeconds(ctx, field)
+	case "expectedBy":
+		return ec.fieldContext_PipelineWriter_expectedBy(ctx, field)
+	case "runs":
+		return ec.fieldContext_PipelineWriter_runs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PipelineWriter", field.Name)
 }
 
 func (ec *executionContext) childFields_ProfileFailure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -24822,6 +25012,38 @@ func (ec *executionContext) fieldContext_Dataset_directLineage(_ context.Context
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_DatasetLineage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_pipelineHealth(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_pipelineHealth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().PipelineHealth(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PipelineHealth) graphql.Marshaler {
+			return ec.marshalNPipelineHealth2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPipelineHealth(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_pipelineHealth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PipelineHealth(ctx, field)
 		},
 	}
 	return fc, nil
@@ -42474,6 +42696,355 @@ func (ec *executionContext) fieldContext_ParsingColumn_suggestionSignature(_ con
 	return graphql.NewScalarFieldContext("ParsingColumn", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _PipelineHealth_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.PipelineHealth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineHealth_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineHealth_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PipelineHealth", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PipelineHealth_status(ctx context.Context, field graphql.CollectedField, obj *model.PipelineHealth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineHealth_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineHealth_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PipelineHealth", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PipelineHealth_pipelines(ctx context.Context, field graphql.CollectedField, obj *model.PipelineHealth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineHealth_pipelines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pipelines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.PipelineWriter) graphql.Marshaler {
+			return ec.marshalNPipelineWriter2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPipelineWriterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineHealth_pipelines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PipelineHealth",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PipelineWriter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PipelineWriter_orchestrator(ctx context.Context, field graphql.CollectedField, obj *model.PipelineWriter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineWriter_orchestrator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Orchestrator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineWriter_orchestrator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PipelineWriter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PipelineWriter_pipeline(ctx context.Context, field graphql.CollectedField, obj *model.PipelineWriter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineWriter_pipeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pipeline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineWriter_pipeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PipelineWriter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PipelineWriter_status(ctx context.Context, field graphql.CollectedField, obj *model.PipelineWriter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineWriter_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineWriter_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PipelineWriter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PipelineWriter_lastRun(ctx context.Context, field graphql.CollectedField, obj *model.PipelineWriter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineWriter_lastRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastRun, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrchestratorRun) graphql.Marshaler {
+			return ec.marshalNOrchestratorRun2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineWriter_lastRun(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PipelineWriter",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrchestratorRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PipelineWriter_failingRun(ctx context.Context, field graphql.CollectedField, obj *model.PipelineWriter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineWriter_failingRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailingRun, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrchestratorRun) graphql.Marshaler {
+			return ec.marshalOOrchestratorRun2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineWriter_failingRun(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PipelineWriter",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrchestratorRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PipelineWriter_lastSuccessAt(ctx context.Context, field graphql.CollectedField, obj *model.PipelineWriter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineWriter_lastSuccessAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSuccessAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineWriter_lastSuccessAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PipelineWriter", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PipelineWriter_lastFailureAt(ctx context.Context, field graphql.CollectedField, obj *model.PipelineWriter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineWriter_lastFailureAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastFailureAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineWriter_lastFailureAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PipelineWriter", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PipelineWriter_consecutiveFailures(ctx context.Context, field graphql.CollectedField, obj *model.PipelineWriter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineWriter_consecutiveFailures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConsecutiveFailures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineWriter_consecutiveFailures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PipelineWriter", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PipelineWriter_cadenceSeconds(ctx context.Context, field graphql.CollectedField, obj *model.PipelineWriter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineWriter_cadenceSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CadenceSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineWriter_cadenceSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PipelineWriter", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PipelineWriter_expectedBy(ctx context.Context, field graphql.CollectedField, obj *model.PipelineWriter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineWriter_expectedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpectedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineWriter_expectedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PipelineWriter", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PipelineWriter_runs(ctx context.Context, field graphql.CollectedField, obj *model.PipelineWriter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PipelineWriter_runs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Runs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PipelineWriter_runs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PipelineWriter", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _ProfileFailure_scanId(ctx context.Context, field graphql.CollectedField, obj *model.ProfileFailure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -58997,6 +59568,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "pipelineHealth":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_pipelineHealth(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "trustScore":
 			field := field
 
@@ -67286,6 +67895,142 @@ func (ec *executionContext) _ParsingColumn(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var pipelineHealthImplementors = []string{"PipelineHealth"}
+
+func (ec *executionContext) _PipelineHealth(ctx context.Context, sel ast.SelectionSet, obj *model.PipelineHealth) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pipelineHealthImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PipelineHealth")
+		case "datasetId":
+			out.Values[i] = ec._PipelineHealth_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._PipelineHealth_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pipelines":
+			out.Values[i] = ec._PipelineHealth_pipelines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pipelineWriterImplementors = []string{"PipelineWriter"}
+
+func (ec *executionContext) _PipelineWriter(ctx context.Context, sel ast.SelectionSet, obj *model.PipelineWriter) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pipelineWriterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PipelineWriter")
+		case "orchestrator":
+			out.Values[i] = ec._PipelineWriter_orchestrator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pipeline":
+			out.Values[i] = ec._PipelineWriter_pipeline(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._PipelineWriter_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastRun":
+			out.Values[i] = ec._PipelineWriter_lastRun(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failingRun":
+			out.Values[i] = ec._PipelineWriter_failingRun(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastSuccessAt":
+			out.Values[i] = ec._PipelineWriter_lastSuccessAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastFailureAt":
+			out.Values[i] = ec._PipelineWriter_lastFailureAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "consecutiveFailures":
+			out.Values[i] = ec._PipelineWriter_consecutiveFailures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cadenceSeconds":
+			out.Values[i] = ec._PipelineWriter_cadenceSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "expectedBy":
+			out.Values[i] = ec._PipelineWriter_expectedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "runs":
+			out.Values[i] = ec._PipelineWriter_runs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var profileFailureImplementors = []string{"ProfileFailure"}
 
 func (ec *executionContext) _ProfileFailure(ctx context.Context, sel ast.SelectionSet, obj *model.ProfileFailure) graphql.Marshaler {
@@ -75484,6 +76229,16 @@ func (ec *executionContext) marshalNOrchestratorRun2ᚕgithubᚗcomᚋvigiaᚑda
 	return ret
 }
 
+func (ec *executionContext) marshalNOrchestratorRun2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRun(ctx context.Context, sel ast.SelectionSet, v *model.OrchestratorRun) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrchestratorRun(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNOrchestratorRunPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRunPage(ctx context.Context, sel ast.SelectionSet, v *model.OrchestratorRunPage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -75523,6 +76278,36 @@ func (ec *executionContext) marshalNParsingColumn2ᚕgithubᚗcomᚋvigiaᚑdata
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNParsingColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐParsingColumn(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPipelineHealth2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPipelineHealth(ctx context.Context, sel ast.SelectionSet, v *model.PipelineHealth) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PipelineHealth(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPipelineWriter2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPipelineWriter(ctx context.Context, sel ast.SelectionSet, v model.PipelineWriter) graphql.Marshaler {
+	return ec._PipelineWriter(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPipelineWriter2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPipelineWriterᚄ(ctx context.Context, sel ast.SelectionSet, v []model.PipelineWriter) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPipelineWriter2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐPipelineWriter(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -77164,6 +77949,13 @@ func (ec *executionContext) marshalOOnCallRota2ᚖgithubᚗcomᚋvigiaᚑdataᚋ
 		return graphql.Null
 	}
 	return ec._OnCallRota(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOrchestratorRun2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐOrchestratorRun(ctx context.Context, sel ast.SelectionSet, v *model.OrchestratorRun) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OrchestratorRun(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOProfileFailure2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐProfileFailure(ctx context.Context, sel ast.SelectionSet, v *model.ProfileFailure) graphql.Marshaler {

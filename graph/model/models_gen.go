@@ -343,7 +343,8 @@ type Dataset struct {
 	Sensitivity      *DatasetSensitivity `json:"sensitivity"`
 	RulesExport      *RulesExport        `json:"rulesExport"`
 	// Direct upstream and downstream, exposures and reach total.
-	DirectLineage *DatasetLineage `json:"directLineage"`
+	DirectLineage  *DatasetLineage `json:"directLineage"`
+	PipelineHealth *PipelineHealth `json:"pipelineHealth"`
 	// Trust score (REST /datasets/{id}/trust).
 	TrustScore  *TrustScore        `json:"trustScore"`
 	AiReadiness *AIReadiness       `json:"aiReadiness"`
@@ -1541,6 +1542,34 @@ type OrchestratorRunPage struct {
 type PIIColumns struct {
 	Columns  []string `json:"columns"`
 	Unmasked []string `json:"unmasked"`
+}
+
+// Sync health of the pipelines writing the dataset (REST /datasets/{id}/pipeline-health).
+type PipelineHealth struct {
+	DatasetID string `json:"datasetId"`
+	// failing, late, healthy, not_monitored: the worst of the pipelines'; not_monitored when no reported run wrote the dataset
+	Status    string           `json:"status"`
+	Pipelines []PipelineWriter `json:"pipelines"`
+}
+
+// One pipeline writing the dataset, judged from its latest runs.
+type PipelineWriter struct {
+	Orchestrator string `json:"orchestrator"`
+	Pipeline     string `json:"pipeline"`
+	// failing, late, healthy
+	Status  string           `json:"status"`
+	LastRun *OrchestratorRun `json:"lastRun"`
+	// The latest failed or aborted run while the pipeline is failing.
+	FailingRun          *OrchestratorRun `json:"failingRun,omitempty"`
+	LastSuccessAt       *time.Time       `json:"lastSuccessAt,omitempty"`
+	LastFailureAt       *time.Time       `json:"lastFailureAt,omitempty"`
+	ConsecutiveFailures int              `json:"consecutiveFailures"`
+	// Median interval between run starts, learned once three runs were seen.
+	CadenceSeconds *int `json:"cadenceSeconds,omitempty"`
+	// When the next run is due before the pipeline counts as late (1.5 cadences after the last start).
+	ExpectedBy *time.Time `json:"expectedBy,omitempty"`
+	// Runs read (the latest 50).
+	Runs int `json:"runs"`
 }
 
 // Why the last scan that tried could not profile a dataset.
