@@ -177,9 +177,24 @@ func TestOrchestratorRunsAndPipelineHealth(t *testing.T) {
 	if got := pipelineIssues(); len(got) != 0 {
 		t.Fatalf("pipeline issues under the thresholds: %+v", got)
 	}
+	// Both the failed run and the missed one are signals of the dataset, with no scan:
+	// late says how long since the last start against the learned cadence.
+	sigs := pipelineSignals(t, env, token, orders)
+	if len(sigs) != 2 || sigs[0].Metric != "run_interval" || sigs[0].Pipeline == nil || sigs[0].Pipeline.RunID != "run-4" ||
+		sigs[0].Pipeline.Pipeline != "load_orders" || sigs[0].ScanID != nil || sigs[0].Observed == nil || *sigs[0].Observed != 6000 ||
+		sigs[0].Baseline == nil || *sigs[0].Baseline != 3600 || sigs[0].Threshold == nil || *sigs[0].Threshold != 5400 ||
+		sigs[0].IssueID != nil || sigs[1].Metric != "run_failures" || sigs[1].Pipeline == nil || sigs[1].Pipeline.RunID != "run-3" {
+		t.Fatalf("pipeline signals: %+v", sigs)
+	}
 	clock.Set(base.Add(3*time.Hour + 130*time.Minute))
-	if got := pipelineIssues(); len(got) != 1 || got[0].Subtype == nil || *got[0].Subtype != "late" || got[0].Severity != "warning" {
+	got := pipelineIssues()
+	if len(got) != 1 || got[0].Subtype == nil || *got[0].Subtype != "late" || got[0].Severity != "warning" {
 		t.Fatalf("pipeline issues past two cadences: %+v", got)
+	}
+	// Still one late signal for the missed run, now naming the issue it opened.
+	if again := pipelineSignals(t, env, token, orders); len(again) != 2 || again[0].ID != sigs[0].ID || again[0].IssueID == nil ||
+		*again[0].IssueID != got[0].ID {
+		t.Fatalf("pipeline signals past two cadences: %+v", again)
 	}
 
 	// Lists, filters and paging.

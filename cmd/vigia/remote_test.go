@@ -5,12 +5,15 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigia-data/vigia/store/storetest"
 )
@@ -139,6 +142,45 @@ func TestRemoteScanThroughTheClient(t *testing.T) {
 	}
 	fails("not found or not visible", "trust", "decide", dataset, "01JX0000000000000000000000")
 	fails("body.purpose", "trust", "decide", dataset, "--purpose", "nope")
+
+	// The BI refresh feed through the server is the one the local command lists; the
+	// dashboards' URLs are never printed.
+	started := time.Date(2026, 11, 2, 6, 0, 0, 0, time.UTC)
+	for i, st := range []string{"success", "failed"} {
+		body, _ := json.Marshal(map[string]any{"tool": "powerbi", "bi_dataset_id": "sm-42", "bi_dataset_name": "Stock diário",
+			"refresh_id": fmt.Sprintf("rf-%d", i), "status": st, "started_at": started.Add(time.Duration(i) * time.Hour),
+			"datasets":   []any{map[string]any{"dataset_id": dataset}, map[string]any{"namespace": "s3://x", "name": "y.csv"}},
+			"dashboards": []any{map[string]any{"id": "d1", "name": "Armazém", "url": "https://bi.example.com/d1?secret_marker=1"}}})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/v1/bi/refreshes", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusCreated {
+			t.Fatalf("bi refresh %d: %d", i, res.StatusCode)
+		}
+	}
+	remoteBI := mustRun("bi", "refreshes", "--dataset", "main.stock")
+	localBI := mustRun("bi", "refreshes", "--dataset", "main.stock", "--server", "", "--workspace", "armazem")
+	lines := strings.Split(remoteBI, "\n")
+	if len(lines) != 2 || remoteBI != localBI || !strings.Contains(lines[0], `powerbi sm-42 "Stock diário" refresh=rf-1 failed started=2026-11-02T07:00:00Z`) ||
+		!strings.Contains(lines[0], `datasets=1 unmatched=1 dashboards="Armazém"`) || !strings.Contains(lines[1], "refresh=rf-0 success") ||
+		strings.Contains(remoteBI, "secret_marker") {
+		t.Fatalf("remote bi refreshes %q, local %q", remoteBI, localBI)
+	}
+	if got := mustRun("bi", "refreshes", "--status", "failed", "--tool", "powerbi", "--bi-dataset", "sm-42", "--limit", "5"); !strings.Contains(got, "refresh=rf-1") ||
+		strings.Contains(got, "refresh=rf-0") {
+		t.Fatalf("filtered bi refreshes %q", got)
+	}
+	if got := mustRun("bi", "refreshes", "--tool", "tableau", "--server", "", "--workspace", "armazem"); got != "" {
+		t.Fatalf("no tableau refresh, got %q", got)
+	}
+	fails("query.status", "bi", "refreshes", "--status", "done")
+	fails("status", "bi", "refreshes", "--status", "done", "--server", "", "--workspace", "armazem")
+	fails("--limit must be between 1 and 500", "bi", "refreshes", "--limit", "0")
 }
 
 // `vigia openapi --indent` (the copy client/ is generated from) is the served document,

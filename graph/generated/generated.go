@@ -52,6 +52,33 @@ type ComplexityRoot struct {
 		Volume    func(childComplexity int) int
 	}
 
+	BIDashboard struct {
+		ID   func(childComplexity int) int
+		Name func(childComplexity int) int
+		URL  func(childComplexity int) int
+	}
+
+	BIRefresh struct {
+		BiDatasetID   func(childComplexity int) int
+		BiDatasetName func(childComplexity int) int
+		Dashboards    func(childComplexity int) int
+		Datasets      func(childComplexity int) int
+		EndedAt       func(childComplexity int) int
+		ID            func(childComplexity int) int
+		ReceivedAt    func(childComplexity int) int
+		RefreshID     func(childComplexity int) int
+		StartedAt     func(childComplexity int) int
+		Status        func(childComplexity int) int
+		Tool          func(childComplexity int) int
+		Unmatched     func(childComplexity int) int
+		UpdatedAt     func(childComplexity int) int
+	}
+
+	BIRefreshPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
 	Column struct {
 		Clustering        func(childComplexity int) int
 		DataType          func(childComplexity int) int
@@ -579,6 +606,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		BiRefreshes    func(childComplexity int, tool *string, biDatasetID *string, status *string, datasetID *string, limit *int, offset *int) int
 		Consumers      func(childComplexity int, limit *int, offset *int) int
 		Dataset        func(childComplexity int, id string) int
 		Datasets       func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
@@ -795,8 +823,10 @@ type ComplexityRoot struct {
 		Metric       func(childComplexity int) int
 		Observed     func(childComplexity int) int
 		ObservedCi95 func(childComplexity int) int
+		Pipeline     func(childComplexity int) int
 		ScanID       func(childComplexity int) int
 		Severity     func(childComplexity int) int
+		Source       func(childComplexity int) int
 		Threshold    func(childComplexity int) int
 		Z            func(childComplexity int) int
 	}
@@ -804,6 +834,12 @@ type ComplexityRoot struct {
 	SignalPage struct {
 		Items func(childComplexity int) int
 		Total func(childComplexity int) int
+	}
+
+	SignalPipeline struct {
+		Orchestrator func(childComplexity int) int
+		Pipeline     func(childComplexity int) int
+		RunID        func(childComplexity int) int
 	}
 
 	SyntheticEvaluation struct {
@@ -956,6 +992,7 @@ type QueryResolver interface {
 	RagGate(ctx context.Context, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) (*model.RAGGate, error)
 	Scan(ctx context.Context, id string) (*model.Scan, error)
 	Incident(ctx context.Context, id string) (*model.Incident, error)
+	BiRefreshes(ctx context.Context, tool *string, biDatasetID *string, status *string, datasetID *string, limit *int, offset *int) (*model.BIRefreshPage, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
@@ -1009,6 +1046,117 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AutoMonitors.Volume(childComplexity), true
+
+	case "BIDashboard.id":
+		if e.ComplexityRoot.BIDashboard.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIDashboard.ID(childComplexity), true
+	case "BIDashboard.name":
+		if e.ComplexityRoot.BIDashboard.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIDashboard.Name(childComplexity), true
+	case "BIDashboard.url":
+		if e.ComplexityRoot.BIDashboard.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIDashboard.URL(childComplexity), true
+
+	case "BIRefresh.biDatasetId":
+		if e.ComplexityRoot.BIRefresh.BiDatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.BiDatasetID(childComplexity), true
+	case "BIRefresh.biDatasetName":
+		if e.ComplexityRoot.BIRefresh.BiDatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.BiDatasetName(childComplexity), true
+	case "BIRefresh.dashboards":
+		if e.ComplexityRoot.BIRefresh.Dashboards == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.Dashboards(childComplexity), true
+	case "BIRefresh.datasets":
+		if e.ComplexityRoot.BIRefresh.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.Datasets(childComplexity), true
+	case "BIRefresh.endedAt":
+		if e.ComplexityRoot.BIRefresh.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.EndedAt(childComplexity), true
+	case "BIRefresh.id":
+		if e.ComplexityRoot.BIRefresh.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.ID(childComplexity), true
+	case "BIRefresh.receivedAt":
+		if e.ComplexityRoot.BIRefresh.ReceivedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.ReceivedAt(childComplexity), true
+	case "BIRefresh.refreshId":
+		if e.ComplexityRoot.BIRefresh.RefreshID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.RefreshID(childComplexity), true
+	case "BIRefresh.startedAt":
+		if e.ComplexityRoot.BIRefresh.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.StartedAt(childComplexity), true
+	case "BIRefresh.status":
+		if e.ComplexityRoot.BIRefresh.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.Status(childComplexity), true
+	case "BIRefresh.tool":
+		if e.ComplexityRoot.BIRefresh.Tool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.Tool(childComplexity), true
+	case "BIRefresh.unmatched":
+		if e.ComplexityRoot.BIRefresh.Unmatched == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.Unmatched(childComplexity), true
+	case "BIRefresh.updatedAt":
+		if e.ComplexityRoot.BIRefresh.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.UpdatedAt(childComplexity), true
+
+	case "BIRefreshPage.items":
+		if e.ComplexityRoot.BIRefreshPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefreshPage.Items(childComplexity), true
+	case "BIRefreshPage.total":
+		if e.ComplexityRoot.BIRefreshPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefreshPage.Total(childComplexity), true
 
 	case "Column.clustering":
 		if e.ComplexityRoot.Column.Clustering == nil {
@@ -3343,6 +3491,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProfileRun.ScanID(childComplexity), true
 
+	case "Query.biRefreshes":
+		if e.ComplexityRoot.Query.BiRefreshes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_biRefreshes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BiRefreshes(childComplexity, args["tool"].(*string), args["biDatasetId"].(*string), args["status"].(*string), args["datasetId"].(*string), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.consumers":
 		if e.ComplexityRoot.Query.Consumers == nil {
 			break
@@ -4351,6 +4510,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Signal.ObservedCi95(childComplexity), true
+	case "Signal.pipeline":
+		if e.ComplexityRoot.Signal.Pipeline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Pipeline(childComplexity), true
 	case "Signal.scanId":
 		if e.ComplexityRoot.Signal.ScanID == nil {
 			break
@@ -4363,6 +4528,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Signal.Severity(childComplexity), true
+	case "Signal.source":
+		if e.ComplexityRoot.Signal.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Source(childComplexity), true
 	case "Signal.threshold":
 		if e.ComplexityRoot.Signal.Threshold == nil {
 			break
@@ -4388,6 +4559,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SignalPage.Total(childComplexity), true
+
+	case "SignalPipeline.orchestrator":
+		if e.ComplexityRoot.SignalPipeline.Orchestrator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignalPipeline.Orchestrator(childComplexity), true
+	case "SignalPipeline.pipeline":
+		if e.ComplexityRoot.SignalPipeline.Pipeline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignalPipeline.Pipeline(childComplexity), true
+	case "SignalPipeline.runId":
+		if e.ComplexityRoot.SignalPipeline.RunID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignalPipeline.RunID(childComplexity), true
 
 	case "SyntheticEvaluation.kMin":
 		if e.ComplexityRoot.SyntheticEvaluation.KMin == nil {
@@ -5184,6 +5374,63 @@ extend type Domain {
   consumers: [DomainConsumer!]!
 }
 `, BuiltIn: false},
+	{Name: "../schema/feeds.graphqls", Input: `# Feeds from the tools data teams already run (issue 19): BI tools' dataset refreshes,
+# and the signals of late or failing pipelines writing a dataset.
+
+"The writer a pipeline signal is about (the REST signal's pipeline)."
+type SignalPipeline {
+  orchestrator: String!
+  pipeline: String!
+  "The failed run (run_failures), or the last run before the missed one (run_interval)."
+  runId: String!
+}
+
+extend type Signal {
+  "Who raised it: scan, or orchestrator (the health of a pipeline writing the dataset; no scan)."
+  source: String!
+  "The late or failing writer of a pipeline signal; null for scan signals."
+  pipeline: SignalPipeline
+}
+
+"A dashboard (report, workbook, look) built on a BI dataset; a lineage exposure of the datasets it reads."
+type BIDashboard {
+  id: String
+  name: String!
+  url: String
+}
+
+"A recorded refresh of a BI tool's dataset (the REST /bi/refreshes list)."
+type BIRefresh {
+  id: ID!
+  "powerbi, tableau, looker, metabase or other"
+  tool: String!
+  biDatasetId: String!
+  biDatasetName: String!
+  refreshId: String!
+  "running, success or failed"
+  status: String!
+  startedAt: Time!
+  endedAt: Time
+  "Ids of the datasets the BI dataset reads (those the caller sees), in the report's order."
+  datasets: [ID!]!
+  "namespace/name of the reported datasets that named no dataset of the workspace."
+  unmatched: [String!]!
+  dashboards: [BIDashboard!]!
+  receivedAt: Time!
+  updatedAt: Time!
+}
+
+"One page of BI refreshes."
+type BIRefreshPage {
+  items: [BIRefresh!]!
+  total: Int!
+}
+
+extend type Query {
+  "Recorded BI refreshes, newest first, filtered (AND) by tool, BI dataset, status and a dataset they read (the REST GET /bi/refreshes)."
+  biRefreshes(tool: String, biDatasetId: String, status: String, datasetId: ID, limit: Int = 100, offset: Int = 0): BIRefreshPage!
+}
+`, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
 
 "An issue of a dataset."
@@ -5820,10 +6067,11 @@ type Signal {
   id: ID!
   datasetId: ID!
   datasetName: String!
-  scanId: ID!
-  "anomaly, schema_drift"
+  "The scan that raised it; null for a pipeline signal (source orchestrator)."
+  scanId: ID
+  "anomaly, schema_drift, pipeline"
   kind: String!
-  "volume, null_rate, distinct_ratio, freshness_lag (anomaly) or schema (schema_drift)"
+  "volume, null_rate, distinct_ratio, freshness_lag (anomaly), schema (schema_drift), run_failures or run_interval (pipeline)"
   metric: String!
   column: String
   observed: Float
@@ -5834,7 +6082,7 @@ type Signal {
   "Robust z; null during a cold start or over a constant history."
   z: Float
   threshold: Float
-  "robust_z, gross_change or schema_diff: what raised it."
+  "robust_z, gross_change, schema_diff or pipeline_health: what raised it."
   method: String!
   "warning or critical; null on signals recorded before severities were kept."
   severity: String
@@ -6064,6 +6312,60 @@ func (ec *executionContext) childFields_AutoMonitors(ctx context.Context, field 
 		return ec.fieldContext_AutoMonitors_schema(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AutoMonitors", field.Name)
+}
+
+func (ec *executionContext) childFields_BIDashboard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BIDashboard_id(ctx, field)
+	case "name":
+		return ec.fieldContext_BIDashboard_name(ctx, field)
+	case "url":
+		return ec.fieldContext_BIDashboard_url(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BIDashboard", field.Name)
+}
+
+func (ec *executionContext) childFields_BIRefresh(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BIRefresh_id(ctx, field)
+	case "tool":
+		return ec.fieldContext_BIRefresh_tool(ctx, field)
+	case "biDatasetId":
+		return ec.fieldContext_BIRefresh_biDatasetId(ctx, field)
+	case "biDatasetName":
+		return ec.fieldContext_BIRefresh_biDatasetName(ctx, field)
+	case "refreshId":
+		return ec.fieldContext_BIRefresh_refreshId(ctx, field)
+	case "status":
+		return ec.fieldContext_BIRefresh_status(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_BIRefresh_startedAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_BIRefresh_endedAt(ctx, field)
+	case "datasets":
+		return ec.fieldContext_BIRefresh_datasets(ctx, field)
+	case "unmatched":
+		return ec.fieldContext_BIRefresh_unmatched(ctx, field)
+	case "dashboards":
+		return ec.fieldContext_BIRefresh_dashboards(ctx, field)
+	case "receivedAt":
+		return ec.fieldContext_BIRefresh_receivedAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_BIRefresh_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BIRefresh", field.Name)
+}
+
+func (ec *executionContext) childFields_BIRefreshPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_BIRefreshPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_BIRefreshPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BIRefreshPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Column(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7486,6 +7788,10 @@ func (ec *executionContext) childFields_Signal(ctx context.Context, field graphq
 		return ec.fieldContext_Signal_issueId(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Signal_createdAt(ctx, field)
+	case "source":
+		return ec.fieldContext_Signal_source(ctx, field)
+	case "pipeline":
+		return ec.fieldContext_Signal_pipeline(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Signal", field.Name)
 }
@@ -7498,6 +7804,18 @@ func (ec *executionContext) childFields_SignalPage(ctx context.Context, field gr
 		return ec.fieldContext_SignalPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SignalPage", field.Name)
+}
+
+func (ec *executionContext) childFields_SignalPipeline(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "orchestrator":
+		return ec.fieldContext_SignalPipeline_orchestrator(ctx, field)
+	case "pipeline":
+		return ec.fieldContext_SignalPipeline_pipeline(ctx, field)
+	case "runId":
+		return ec.fieldContext_SignalPipeline_runId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SignalPipeline", field.Name)
 }
 
 func (ec *executionContext) childFields_SyntheticEvaluation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8141,6 +8459,60 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_biRefreshes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tool",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tool"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "biDatasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["biDatasetId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg5
 	return args, nil
 }
 
@@ -8792,6 +9164,438 @@ func (ec *executionContext) fieldContext_AutoMonitors_schema(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _BIDashboard_id(ctx context.Context, field graphql.CollectedField, obj *model.BIDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIDashboard_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BIDashboard_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIDashboard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIDashboard_name(ctx context.Context, field graphql.CollectedField, obj *model.BIDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIDashboard_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIDashboard_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIDashboard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIDashboard_url(ctx context.Context, field graphql.CollectedField, obj *model.BIDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIDashboard_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BIDashboard_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIDashboard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_id(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_tool(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_tool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tool, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_tool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_biDatasetId(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_biDatasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BiDatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_biDatasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_biDatasetName(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_biDatasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BiDatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_biDatasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_refreshId(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_refreshId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefreshID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_refreshId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_status(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_startedAt(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_endedAt(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_endedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_datasets(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_unmatched(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_unmatched(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unmatched, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_unmatched(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_dashboards(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_dashboards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dashboards, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.BIDashboard) graphql.Marshaler {
+			return ec.marshalNBIDashboard2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIDashboardᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_dashboards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BIRefresh",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BIDashboard(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BIRefresh_receivedAt(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_receivedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReceivedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_receivedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefreshPage_items(ctx context.Context, field graphql.CollectedField, obj *model.BIRefreshPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefreshPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.BIRefresh) graphql.Marshaler {
+			return ec.marshalNBIRefresh2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIRefreshᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefreshPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BIRefreshPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BIRefresh(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BIRefreshPage_total(ctx context.Context, field graphql.CollectedField, obj *model.BIRefreshPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefreshPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefreshPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefreshPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Column_name(ctx context.Context, field graphql.CollectedField, obj *model.Column) (ret graphql.Marshaler) {
@@ -18352,6 +19156,50 @@ func (ec *executionContext) fieldContext_Query_incident(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_biRefreshes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_biRefreshes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BiRefreshes(ctx, fc.Args["tool"].(*string), fc.Args["biDatasetId"].(*string), fc.Args["status"].(*string), fc.Args["datasetId"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BIRefreshPage) graphql.Marshaler {
+			return ec.marshalNBIRefreshPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIRefreshPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_biRefreshes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BIRefreshPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_biRefreshes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_issues(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21950,11 +22798,11 @@ func (ec *executionContext) _Signal_scanId(ctx context.Context, field graphql.Co
 			return obj.ScanID, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Signal_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -22260,6 +23108,61 @@ func (ec *executionContext) fieldContext_Signal_createdAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Signal_source(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_pipeline(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_pipeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pipeline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SignalPipeline) graphql.Marshaler {
+			return ec.marshalOSignalPipeline2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSignalPipeline(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_pipeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Signal",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignalPipeline(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SignalPage_items(ctx context.Context, field graphql.CollectedField, obj *model.SignalPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22313,6 +23216,75 @@ func (ec *executionContext) _SignalPage_total(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_SignalPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SignalPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SignalPipeline_orchestrator(ctx context.Context, field graphql.CollectedField, obj *model.SignalPipeline) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignalPipeline_orchestrator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Orchestrator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignalPipeline_orchestrator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignalPipeline", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SignalPipeline_pipeline(ctx context.Context, field graphql.CollectedField, obj *model.SignalPipeline) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignalPipeline_pipeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pipeline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignalPipeline_pipeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignalPipeline", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SignalPipeline_runId(ctx context.Context, field graphql.CollectedField, obj *model.SignalPipeline) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignalPipeline_runId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignalPipeline_runId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignalPipeline", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SyntheticEvaluation_rows(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
@@ -25033,6 +26005,195 @@ func (ec *executionContext) _AutoMonitors(ctx context.Context, sel ast.Selection
 			}
 		case "schema":
 			out.Values[i] = ec._AutoMonitors_schema(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bIDashboardImplementors = []string{"BIDashboard"}
+
+func (ec *executionContext) _BIDashboard(ctx context.Context, sel ast.SelectionSet, obj *model.BIDashboard) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bIDashboardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BIDashboard")
+		case "id":
+			out.Values[i] = ec._BIDashboard_id(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._BIDashboard_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._BIDashboard_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bIRefreshImplementors = []string{"BIRefresh"}
+
+func (ec *executionContext) _BIRefresh(ctx context.Context, sel ast.SelectionSet, obj *model.BIRefresh) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bIRefreshImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BIRefresh")
+		case "id":
+			out.Values[i] = ec._BIRefresh_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tool":
+			out.Values[i] = ec._BIRefresh_tool(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "biDatasetId":
+			out.Values[i] = ec._BIRefresh_biDatasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "biDatasetName":
+			out.Values[i] = ec._BIRefresh_biDatasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refreshId":
+			out.Values[i] = ec._BIRefresh_refreshId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._BIRefresh_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._BIRefresh_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endedAt":
+			out.Values[i] = ec._BIRefresh_endedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._BIRefresh_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unmatched":
+			out.Values[i] = ec._BIRefresh_unmatched(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dashboards":
+			out.Values[i] = ec._BIRefresh_dashboards(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "receivedAt":
+			out.Values[i] = ec._BIRefresh_receivedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._BIRefresh_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bIRefreshPageImplementors = []string{"BIRefreshPage"}
+
+func (ec *executionContext) _BIRefreshPage(ctx context.Context, sel ast.SelectionSet, obj *model.BIRefreshPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bIRefreshPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BIRefreshPage")
+		case "items":
+			out.Values[i] = ec._BIRefreshPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._BIRefreshPage_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -30003,6 +31164,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "biRefreshes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_biRefreshes(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "issues":
 			field := field
 
@@ -31657,7 +32840,7 @@ func (ec *executionContext) _Signal(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "scanId":
 			out.Values[i] = ec._Signal_scanId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "kind":
@@ -31725,6 +32908,16 @@ func (ec *executionContext) _Signal(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "source":
+			out.Values[i] = ec._Signal_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pipeline":
+			out.Values[i] = ec._Signal_pipeline(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -31765,6 +32958,54 @@ func (ec *executionContext) _SignalPage(ctx context.Context, sel ast.SelectionSe
 			}
 		case "total":
 			out.Values[i] = ec._SignalPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var signalPipelineImplementors = []string{"SignalPipeline"}
+
+func (ec *executionContext) _SignalPipeline(ctx context.Context, sel ast.SelectionSet, obj *model.SignalPipeline) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signalPipelineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SignalPipeline")
+		case "orchestrator":
+			out.Values[i] = ec._SignalPipeline_orchestrator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pipeline":
+			out.Values[i] = ec._SignalPipeline_pipeline(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runId":
+			out.Values[i] = ec._SignalPipeline_runId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -32733,6 +33974,56 @@ func (ec *executionContext) marshalNAutoMonitors2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._AutoMonitors(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBIDashboard2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIDashboard(ctx context.Context, sel ast.SelectionSet, v model.BIDashboard) graphql.Marshaler {
+	return ec._BIDashboard(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNBIDashboard2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIDashboardᚄ(ctx context.Context, sel ast.SelectionSet, v []model.BIDashboard) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBIDashboard2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIDashboard(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBIRefresh2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIRefresh(ctx context.Context, sel ast.SelectionSet, v model.BIRefresh) graphql.Marshaler {
+	return ec._BIRefresh(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNBIRefresh2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIRefreshᚄ(ctx context.Context, sel ast.SelectionSet, v []model.BIRefresh) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBIRefresh2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIRefresh(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBIRefreshPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIRefreshPage(ctx context.Context, sel ast.SelectionSet, v *model.BIRefreshPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BIRefreshPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -34586,6 +35877,13 @@ func (ec *executionContext) marshalOSemantic2ᚖgithubᚗcomᚋvigiaᚑdataᚋvi
 		return graphql.Null
 	}
 	return ec._Semantic(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSignalPipeline2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSignalPipeline(ctx context.Context, sel ast.SelectionSet, v *model.SignalPipeline) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SignalPipeline(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

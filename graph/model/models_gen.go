@@ -17,6 +17,40 @@ type DatasetNeighbour interface {
 	IsDatasetNeighbour()
 }
 
+// A dashboard (report, workbook, look) built on a BI dataset; a lineage exposure of the datasets it reads.
+type BIDashboard struct {
+	ID   *string `json:"id,omitempty"`
+	Name string  `json:"name"`
+	URL  *string `json:"url,omitempty"`
+}
+
+// A recorded refresh of a BI tool's dataset (the REST /bi/refreshes list).
+type BIRefresh struct {
+	ID string `json:"id"`
+	// powerbi, tableau, looker, metabase or other
+	Tool          string `json:"tool"`
+	BiDatasetID   string `json:"biDatasetId"`
+	BiDatasetName string `json:"biDatasetName"`
+	RefreshID     string `json:"refreshId"`
+	// running, success or failed
+	Status    string     `json:"status"`
+	StartedAt time.Time  `json:"startedAt"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	// Ids of the datasets the BI dataset reads (those the caller sees), in the report's order.
+	Datasets []string `json:"datasets"`
+	// namespace/name of the reported datasets that named no dataset of the workspace.
+	Unmatched  []string      `json:"unmatched"`
+	Dashboards []BIDashboard `json:"dashboards"`
+	ReceivedAt time.Time     `json:"receivedAt"`
+	UpdatedAt  time.Time     `json:"updatedAt"`
+}
+
+// One page of BI refreshes.
+type BIRefreshPage struct {
+	Items []BIRefresh `json:"items"`
+	Total int         `json:"total"`
+}
+
 // A column as the source declares it, with its semantic type.
 type Column struct {
 	Name       string    `json:"name"`
@@ -837,10 +871,11 @@ type Signal struct {
 	ID          string `json:"id"`
 	DatasetID   string `json:"datasetId"`
 	DatasetName string `json:"datasetName"`
-	ScanID      string `json:"scanId"`
-	// anomaly, schema_drift
+	// The scan that raised it; null for a pipeline signal (source orchestrator).
+	ScanID *string `json:"scanId,omitempty"`
+	// anomaly, schema_drift, pipeline
 	Kind string `json:"kind"`
-	// volume, null_rate, distinct_ratio, freshness_lag (anomaly) or schema (schema_drift)
+	// volume, null_rate, distinct_ratio, freshness_lag (anomaly), schema (schema_drift), run_failures or run_interval (pipeline)
 	Metric   string   `json:"metric"`
 	Column   *string  `json:"column,omitempty"`
 	Observed *float64 `json:"observed,omitempty"`
@@ -851,19 +886,31 @@ type Signal struct {
 	// Robust z; null during a cold start or over a constant history.
 	Z         *float64 `json:"z,omitempty"`
 	Threshold *float64 `json:"threshold,omitempty"`
-	// robust_z, gross_change or schema_diff: what raised it.
+	// robust_z, gross_change, schema_diff or pipeline_health: what raised it.
 	Method string `json:"method"`
 	// warning or critical; null on signals recorded before severities were kept.
 	Severity  *string   `json:"severity,omitempty"`
 	Anomalous bool      `json:"anomalous"`
 	IssueID   *string   `json:"issueId,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
+	// Who raised it: scan, or orchestrator (the health of a pipeline writing the dataset; no scan).
+	Source string `json:"source"`
+	// The late or failing writer of a pipeline signal; null for scan signals.
+	Pipeline *SignalPipeline `json:"pipeline,omitempty"`
 }
 
 // One page of signals.
 type SignalPage struct {
 	Items []Signal `json:"items"`
 	Total int      `json:"total"`
+}
+
+// The writer a pipeline signal is about (the REST signal's pipeline).
+type SignalPipeline struct {
+	Orchestrator string `json:"orchestrator"`
+	Pipeline     string `json:"pipeline"`
+	// The failed run (run_failures), or the last run before the missed one (run_interval).
+	RunID string `json:"runId"`
 }
 
 // Scorecard of synthetic rows: utility measured against the profile, privacy checked against the source by counts only.
