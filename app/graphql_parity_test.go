@@ -135,7 +135,7 @@ func parityTable() map[string]parity {
 		"traverseDatasetLineage": {rest: "/api/v1/datasets/{id}/lineage/traverse?hops=2&direction=both", sample: "dataset",
 			query: `query($id: ID!){ dataset(id: $id){ lineage(direction: both, hops: 2) { datasetId direction hops truncated
 				nodes { ref id name restricted hops direction } edges { source target kind origin columnLevel linkingColumn
-				columnMap { from to direct } } exposures { id name type direct via } } } }`,
+				columnMap { from to direct } } exposures { name type } } } }`,
 			at: "dataset.lineage"},
 		"getDatasetImpact": {rest: "/api/v1/datasets/{id}/lineage/impact", sample: "dataset",
 			query: `query($id: ID!){ dataset(id: $id){ impact { datasetId column reachTotal truncated impactNote

@@ -181,6 +181,34 @@ func TestRemoteScanThroughTheClient(t *testing.T) {
 	fails("query.status", "bi", "refreshes", "--status", "done")
 	fails("status", "bi", "refreshes", "--status", "done", "--server", "", "--workspace", "armazem")
 	fails("--limit must be between 1 and 500", "bi", "refreshes", "--limit", "0")
+
+	// Orchestrator runs are reported and listed through the server as locally (a marked
+	// write an API token may make).
+	report := []string{"orchestrator", "report", "--orchestrator", "Airflow", "--pipeline", "carga_stock", "--run-id", "r-1",
+		"--started-at", "2026-11-03T06:00:00Z", "--ended-at", "2026-11-03T06:05:00Z", "--output", "main.stock"}
+	errb.Reset()
+	got = mustRun(append(report, "--status", "failed")...)
+	if !strings.HasSuffix(got, "airflow carga_stock run=r-1 failed started=2026-11-03T06:00:00Z ended=2026-11-03T06:05:00Z inputs=0 outputs=1 unmatched=0") ||
+		!strings.Contains(errb.String(), "recorded") {
+		t.Fatalf("remote report %q (%s)", got, errb.String())
+	}
+	errb.Reset()
+	mustRun(append(report, "--status", "success", "--server", "", "--workspace", "armazem")...)
+	if !strings.Contains(errb.String(), "replaced the earlier report") {
+		t.Fatalf("local report of the same run: %s", errb.String())
+	}
+	remoteRuns := mustRun("orchestrator", "runs", "--dataset", "main.stock")
+	localRuns := mustRun("orchestrator", "runs", "--dataset", "main.stock", "--server", "", "--workspace", "armazem")
+	if !strings.Contains(remoteRuns, "run=r-1 success") || strings.Count(remoteRuns, "\n") != 0 || remoteRuns != localRuns {
+		t.Fatalf("remote runs %q, local %q", remoteRuns, localRuns)
+	}
+	if got := mustRun("orchestrator", "runs", "--status", "failed"); got != "" {
+		t.Fatalf("no failed run, got %q", got)
+	}
+	fails("--started-at: want an RFC 3339 time", append(report, "--status", "failed", "--started-at", "yesterday")...)
+	fails("body.status", "orchestrator", "report", "--orchestrator", "airflow", "--pipeline", "p", "--run-id", "x", "--status", "done",
+		"--started-at", "2026-11-03T06:00:00Z")
+	fails("not found on the server", append(report, "--status", "failed", "--input", "main.nothing")...)
 }
 
 // `vigia openapi --indent` (the copy client/ is generated from) is the served document,
