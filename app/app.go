@@ -256,7 +256,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Lineage = lineage.NewService(lineage.Deps{Store: db.Lineage(), Graph: graph, Views: sqllineage.Parser{}, Tx: db,
 		Jobs: lineageJobs{queue}, Consumers: recentConsumers{a.Trust}, Providers: db.KnowledgeProviders(), Clock: clock, Log: log})
 	// Incidents group issues through lineage's impact API.
-	a.Incidents = incident.NewService(db.Incidents(), a.Lineage, clock)
+	a.Incidents = incident.NewService(db.Incidents(), a.Lineage, clock).WithChanges(db.Orchestrators())
 	// Products order by lineage reach.
 	a.Products = product.NewService(db.Products(), db, a.Trust, a.Lineage, box, clock, product.Config{})
 	a.DataPolicies = datapolicy.NewService(db.DataPolicies(), domainNames{a.Products}, clock)

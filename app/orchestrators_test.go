@@ -323,7 +323,12 @@ func TestOrchestratorRunLinksToTheScanThatFollowed(t *testing.T) {
 	if res.Status != http.StatusCreated || len(run.NextScans) != 0 {
 		t.Fatalf("run: %d %s", res.Status, res.Body)
 	}
-	src.exec(t, `INSERT INTO encomendas VALUES (3, 30)`)
+	// The next scan finds a null total: its issue's incident names the run before it.
+	if r := e.Do(t, http.MethodPost, "/api/v1/rules", e.admin, map[string]any{"dataset_id": ds, "rule_type": "not_null",
+		"severity": "critical", "params": map[string]any{"column": "total"}}); r.Status != http.StatusCreated {
+		t.Fatalf("rule: %d %s", r.Status, r.Body)
+	}
+	src.exec(t, `INSERT INTO encomendas VALUES (3, NULL)`)
 	after := e.scan(t, conn)
 	var runs []struct {
 		ID        string `json:"id"`
@@ -340,5 +345,45 @@ func TestOrchestratorRunLinksToTheScanThatFollowed(t *testing.T) {
 	}
 	if res = e.Do(t, http.MethodGet, "/api/v1/orchestrator-runs?scan_id="+before.ID, e.viewer, nil); res.Header.Get("X-Total-Count") != "0" {
 		t.Fatalf("runs before the earlier scan: %s", res.Body)
+	}
+
+	// The incident of the scan's issue shows the run that changed what it saw.
+	var incidents []struct {
+		ID        string   `json:"id"`
+		ScanID    *string  `json:"scan_id"`
+		DatasetID []string `json:"dataset_ids"`
+		ChangedBy []struct {
+			ID        string `json:"id"`
+			RunID     string `json:"run_id"`
+			Pipeline  string `json:"pipeline"`
+			Status    string `json:"status"`
+			DatasetID string `json:"dataset_id"`
+		} `json:"changed_by"`
+	}
+	res = e.Do(t, http.MethodGet, "/api/v1/incidents", e.viewer, nil)
+	res.JSON(t, &incidents)
+	if res.Status != http.StatusOK || len(incidents) != 1 || incidents[0].ScanID == nil || *incidents[0].ScanID != after.ID ||
+		len(incidents[0].ChangedBy) != 1 || incidents[0].ChangedBy[0].ID != run.ID || incidents[0].ChangedBy[0].RunID != "r1" ||
+		incidents[0].ChangedBy[0].Pipeline != "load" || incidents[0].ChangedBy[0].Status != "success" || incidents[0].ChangedBy[0].DatasetID != ds {
+		t.Fatalf("incidents: %d %s", res.Status, res.Body)
+	}
+	var one map[string]any
+	e.Do(t, http.MethodGet, "/api/v1/incidents/"+incidents[0].ID, e.tok, nil).JSON(t, &one)
+	if cb, _ := one["changed_by"].([]any); len(cb) != 1 || cb[0].(map[string]any)["id"] != run.ID {
+		t.Fatalf("incident: %v", one)
+	}
+	out := e.GraphQL(t, e.tok, `{ incidents { items { id changedBy { id orchestrator pipeline runId status datasetId } } } }`, nil)
+	if out["errors"] != nil {
+		t.Fatalf("graphql: %v", out["errors"])
+	}
+	items := out["data"].(map[string]any)["incidents"].(map[string]any)["items"].([]any)
+	cb := items[0].(map[string]any)["changedBy"].([]any)
+	if len(items) != 1 || len(cb) != 1 || cb[0].(map[string]any)["runId"] != "r1" || cb[0].(map[string]any)["orchestrator"] != "dagster" {
+		t.Fatalf("graphql incidents: %v", items)
+	}
+	// Another workspace sees no incident, hence no run.
+	other := e.MustToken(t, e.MustWorkspace(t, "orch-scan-other"))
+	if res = e.Do(t, http.MethodGet, "/api/v1/incidents/"+incidents[0].ID, other, nil); res.Status != http.StatusNotFound {
+		t.Fatalf("another workspace's incident: %d", res.Status)
 	}
 }

@@ -359,6 +359,7 @@ type ComplexityRoot struct {
 	}
 
 	Incident struct {
+		ChangedBy             func(childComplexity int) int
 		CreatedAt             func(childComplexity int) int
 		DatasetIds            func(childComplexity int) int
 		DownstreamColumnCount func(childComplexity int) int
@@ -378,6 +379,17 @@ type ComplexityRoot struct {
 		Status                func(childComplexity int) int
 		Title                 func(childComplexity int) int
 		UpdatedAt             func(childComplexity int) int
+	}
+
+	IncidentChangeRun struct {
+		DatasetID    func(childComplexity int) int
+		EndedAt      func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Orchestrator func(childComplexity int) int
+		Pipeline     func(childComplexity int) int
+		RunID        func(childComplexity int) int
+		StartedAt    func(childComplexity int) int
+		Status       func(childComplexity int) int
 	}
 
 	IncidentExposure struct {
@@ -2406,6 +2418,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ImpactNode.ViaColumns(childComplexity), true
 
+	case "Incident.changedBy":
+		if e.ComplexityRoot.Incident.ChangedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ChangedBy(childComplexity), true
 	case "Incident.createdAt":
 		if e.ComplexityRoot.Incident.CreatedAt == nil {
 			break
@@ -2520,6 +2538,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Incident.UpdatedAt(childComplexity), true
+
+	case "IncidentChangeRun.datasetId":
+		if e.ComplexityRoot.IncidentChangeRun.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.DatasetID(childComplexity), true
+	case "IncidentChangeRun.endedAt":
+		if e.ComplexityRoot.IncidentChangeRun.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.EndedAt(childComplexity), true
+	case "IncidentChangeRun.id":
+		if e.ComplexityRoot.IncidentChangeRun.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.ID(childComplexity), true
+	case "IncidentChangeRun.orchestrator":
+		if e.ComplexityRoot.IncidentChangeRun.Orchestrator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.Orchestrator(childComplexity), true
+	case "IncidentChangeRun.pipeline":
+		if e.ComplexityRoot.IncidentChangeRun.Pipeline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.Pipeline(childComplexity), true
+	case "IncidentChangeRun.runId":
+		if e.ComplexityRoot.IncidentChangeRun.RunID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.RunID(childComplexity), true
+	case "IncidentChangeRun.startedAt":
+		if e.ComplexityRoot.IncidentChangeRun.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.StartedAt(childComplexity), true
+	case "IncidentChangeRun.status":
+		if e.ComplexityRoot.IncidentChangeRun.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.Status(childComplexity), true
 
 	case "IncidentExposure.id":
 		if e.ComplexityRoot.IncidentExposure.ID == nil {
@@ -5430,6 +5497,25 @@ extend type Query {
   "Recorded BI refreshes, newest first, filtered (AND) by tool, BI dataset, status and a dataset they read (the REST GET /bi/refreshes)."
   biRefreshes(tool: String, biDatasetId: String, status: String, datasetId: ID, limit: Int = 100, offset: Int = 0): BIRefreshPage!
 }
+
+"An orchestrator run that wrote one of an incident's datasets before the incident's scan profiled it: the run that changed what the scan saw."
+type IncidentChangeRun {
+  id: ID!
+  orchestrator: String!
+  pipeline: String!
+  runId: String!
+  "running, success, failed or aborted"
+  status: String!
+  startedAt: Time!
+  endedAt: Time
+  "The dataset it wrote that the scan profiled next."
+  datasetId: ID!
+}
+
+extend type Incident {
+  "The reported runs that changed what the incident's scan saw, newest first (the REST changed_by)."
+  changedBy: [IncidentChangeRun!]!
+}
 `, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
 
@@ -6964,10 +7050,34 @@ func (ec *executionContext) childFields_Incident(ctx context.Context, field grap
 		return ec.fieldContext_Incident_createdAt(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Incident_updatedAt(ctx, field)
+	case "changedBy":
+		return ec.fieldContext_Incident_changedBy(ctx, field)
 	case "root":
 		return ec.fieldContext_Incident_root(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Incident", field.Name)
+}
+
+func (ec *executionContext) childFields_IncidentChangeRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_IncidentChangeRun_id(ctx, field)
+	case "orchestrator":
+		return ec.fieldContext_IncidentChangeRun_orchestrator(ctx, field)
+	case "pipeline":
+		return ec.fieldContext_IncidentChangeRun_pipeline(ctx, field)
+	case "runId":
+		return ec.fieldContext_IncidentChangeRun_runId(ctx, field)
+	case "status":
+		return ec.fieldContext_IncidentChangeRun_status(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_IncidentChangeRun_startedAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_IncidentChangeRun_endedAt(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_IncidentChangeRun_datasetId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IncidentChangeRun", field.Name)
 }
 
 func (ec *executionContext) childFields_IncidentExposure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -15076,6 +15186,38 @@ func (ec *executionContext) fieldContext_Incident_updatedAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Incident_changedBy(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_changedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IncidentChangeRun) graphql.Marshaler {
+			return ec.marshalNIncidentChangeRun2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentChangeRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_changedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Incident",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IncidentChangeRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Incident_root(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15106,6 +15248,190 @@ func (ec *executionContext) fieldContext_Incident_root(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _IncidentChangeRun_id(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_orchestrator(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_orchestrator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Orchestrator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_orchestrator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_pipeline(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_pipeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pipeline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_pipeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_runId(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_runId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_runId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_status(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_endedAt(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_endedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _IncidentExposure_node(ctx context.Context, field graphql.CollectedField, obj *model.IncidentExposure) (ret graphql.Marshaler) {
@@ -29209,6 +29535,11 @@ func (ec *executionContext) _Incident(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "changedBy":
+			out.Values[i] = ec._Incident_changedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "root":
 			field := field
 
@@ -29247,6 +29578,79 @@ func (ec *executionContext) _Incident(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var incidentChangeRunImplementors = []string{"IncidentChangeRun"}
+
+func (ec *executionContext) _IncidentChangeRun(ctx context.Context, sel ast.SelectionSet, obj *model.IncidentChangeRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, incidentChangeRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IncidentChangeRun")
+		case "id":
+			out.Values[i] = ec._IncidentChangeRun_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "orchestrator":
+			out.Values[i] = ec._IncidentChangeRun_orchestrator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pipeline":
+			out.Values[i] = ec._IncidentChangeRun_pipeline(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runId":
+			out.Values[i] = ec._IncidentChangeRun_runId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._IncidentChangeRun_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._IncidentChangeRun_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endedAt":
+			out.Values[i] = ec._IncidentChangeRun_endedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._IncidentChangeRun_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -34553,6 +34957,26 @@ func (ec *executionContext) marshalNIncident2ᚕgithubᚗcomᚋvigiaᚑdataᚋvi
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNIncident2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncident(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIncidentChangeRun2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentChangeRun(ctx context.Context, sel ast.SelectionSet, v model.IncidentChangeRun) graphql.Marshaler {
+	return ec._IncidentChangeRun(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIncidentChangeRun2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentChangeRunᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IncidentChangeRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIncidentChangeRun2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentChangeRun(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {

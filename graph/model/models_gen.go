@@ -423,8 +423,24 @@ type Incident struct {
 	Exposures             []IncidentExposure `json:"exposures"`
 	CreatedAt             time.Time          `json:"createdAt"`
 	UpdatedAt             time.Time          `json:"updatedAt"`
+	// The reported runs that changed what the incident's scan saw, newest first (the REST changed_by).
+	ChangedBy []IncidentChangeRun `json:"changedBy"`
 	// The incident's root dataset (the most upstream one).
 	Root *Dataset `json:"root,omitempty"`
+}
+
+// An orchestrator run that wrote one of an incident's datasets before the incident's scan profiled it: the run that changed what the scan saw.
+type IncidentChangeRun struct {
+	ID           string `json:"id"`
+	Orchestrator string `json:"orchestrator"`
+	Pipeline     string `json:"pipeline"`
+	RunID        string `json:"runId"`
+	// running, success, failed or aborted
+	Status    string     `json:"status"`
+	StartedAt time.Time  `json:"startedAt"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	// The dataset it wrote that the scan profiled next.
+	DatasetID string `json:"datasetId"`
 }
 
 // An exposure or a consumer reached by an incident.
