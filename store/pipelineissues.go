@@ -116,7 +116,7 @@ func (s *OrchestratorStore) RecentWrites(ctx context.Context, since time.Time) (
 
 // RecordPipelineSignal writes a late or failing writer's signal once per key, naming the
 // dataset's open issue of the pipeline; a signal already written gets that issue when
-// it opened since.
+// it opened since, and is otherwise left alone (the minutely check rewrites nothing).
 func (s *OrchestratorStore) RecordPipelineSignal(ctx context.Context, sg orchestrator.PipelineSignal) error {
 	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO signals (id, workspace_id, dataset_id, scan_id, source, orchestrator, pipeline, run_id,
 			signal_key, kind, metric, observed, baseline, threshold, anomalous, issue_id, created_at, method, severity)
@@ -125,7 +125,7 @@ func (s *OrchestratorStore) RecordPipelineSignal(ctx context.Context, sg orchest
 			(SELECT i.id FROM issues i WHERE i.dataset_id = $3::uuid AND i.type = 'pipeline' AND i.details->>'pipeline_key' = $13::text
 			   AND i.status IN ('open', 'acknowledged') LIMIT 1), $14::timestamptz, $15::text, $16::text
 		ON CONFLICT (dataset_id, signal_key) WHERE signal_key IS NOT NULL
-		DO UPDATE SET issue_id = coalesce(signals.issue_id, EXCLUDED.issue_id)`,
+		DO UPDATE SET issue_id = EXCLUDED.issue_id WHERE signals.issue_id IS NULL AND EXCLUDED.issue_id IS NOT NULL`,
 		vigia.NewID(), sg.WorkspaceID, sg.DatasetID, sg.Orchestrator, sg.Pipeline, sg.RunID, sg.Key(), orchestrator.SignalKind,
 		sg.Metric, sg.Observed, sg.Baseline, sg.Threshold, orchestrator.PipelineKey(sg.Orchestrator, sg.Pipeline), sg.At,
 		orchestrator.SignalMethod, sg.Severity)
