@@ -256,7 +256,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Lineage = lineage.NewService(lineage.Deps{Store: db.Lineage(), Graph: graph, Views: sqllineage.Parser{}, Tx: db,
 		Jobs: lineageJobs{queue}, Consumers: recentConsumers{a.Trust}, Providers: db.KnowledgeProviders(), Clock: clock, Log: log})
 	// Incidents group issues through lineage's impact API.
-	a.Incidents = incident.NewService(db.Incidents(), a.Lineage, clock)
+	a.Incidents = incident.NewService(db.Incidents(), a.Lineage, clock).WithChanges(db.Orchestrators())
 	// Products order by lineage reach.
 	a.Products = product.NewService(db.Products(), db, a.Trust, a.Lineage, box, clock, product.Config{})
 	a.DataPolicies = datapolicy.NewService(db.DataPolicies(), domainNames{a.Products}, clock)
@@ -429,7 +429,7 @@ func (a *App) Server() *rest.Server {
 		Readmes: a.Readmes, SensitivityReads: a.Sensitivity, RuleExports: a.Rules,
 		PipelineReads: a.Orchestrators, Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
 		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, IncidentService: a.Incidents, Trust: a.Trust, Products: a.Products, Contracts: a.Contracts,
-		Synthetic: a.Synthetic, Messages: a.Messages, Ops: a.graphOps()}, a.Messages, a.Log)
+		Synthetic: a.Synthetic, Messages: a.Messages, Ops: a.graphOps(), BI: a.BI}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow,
 		RateLimitPublic: a.Config.RateLimitPublic, RateLimitProbe: a.Config.RateLimitProbe,

@@ -293,3 +293,42 @@ func TestDBTTestResultsCountInTheNextScan(t *testing.T) {
 		t.Fatalf("after the dbt test passed and a scan: %+v", passing)
 	}
 }
+
+// The oldest artifact schema the issue names (run-results v4, dbt 1.2, a `dbt test`
+// run): its failing not_null test opens the one issue on orders, its relationships test
+// at severity warn passes (no issue), and a v6 run passing resolves the issue.
+func TestDBTRunResultsV4(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{SecretKey: "test-secret-key"})
+	le := newLineageEnv(t, env, shopDDL)
+	le.fillShop(t)
+	le.scan(t)
+	orders := le.ids["orders"]
+	run := dbtRun(t, le, "run_results_v4_fail.json")
+	if tests := run["tests"].(map[string]any); tests["recorded"] != 4.0 || tests["unmatched"] != 0.0 || tests["issues_opened"] != 1.0 {
+		t.Fatalf("v4 run: %v", run)
+	}
+	var open []dbtIssueOut
+	le.get(t, "/api/v1/issues?type=rule&status=open&dataset_id="+orders, le.tok, &open)
+	if len(open) != 1 || open[0].Subtype == nil || *open[0].Subtype != "not_null" {
+		t.Fatalf("open issues on orders: %+v", open)
+	}
+	var is dbtIssueOut
+	le.get(t, "/api/v1/issues/"+open[0].ID, le.tok, &is)
+	if is.Details["dbt_unique_id"] != "test.shop.not_null_orders_customer_id.8a3f1c2d9e" ||
+		is.History[0].Origin != "dbt:3b9c7e1a-2d4f-4a8b-9c6e-1f0a2b3c4d5e" {
+		t.Fatalf("issue: %+v", is)
+	}
+	var rules []dbtRuleOut
+	le.get(t, "/api/v1/rules?limit=100", le.tok, &rules)
+	for _, r := range rules {
+		if r.DBTUniqueID != nil && *r.DBTUniqueID == "test.shop.relationships_orders_customer_id__id__ref_customers_.5c1d8e3b2a" &&
+			(r.LastResult == nil || r.LastResult.Status != "passed" || r.CurrentIssueID != nil) {
+			t.Fatalf("a warn result must pass: %+v", r)
+		}
+	}
+	dbtRun(t, le, "run_results_v6_pass.json")
+	le.get(t, "/api/v1/issues/"+open[0].ID, le.tok, &is)
+	if is.Status != "resolved" {
+		t.Fatalf("after a v6 pass: %+v", is)
+	}
+}

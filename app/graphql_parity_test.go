@@ -78,7 +78,7 @@ var restOnly = map[string]string{
 // work left shrinks; an operation in it that gets a mapping fails the test.
 var notYetMapped = map[string]bool{
 	// Reads landed by issues 16-19 after the parity test: still to map.
-	"datasetSynthetic": true, "listBIRefreshes": true,
+	"datasetSynthetic": true,
 }
 
 func parityTable() map[string]parity {
@@ -203,9 +203,12 @@ func parityTable() map[string]parity {
 		"listScans": {rest: "/api/v1/scans",
 			query: `{ scans { items { id connectionId connectionName status trigger datasetsTotal datasetsDone datasetsFailed
 				errorCode createdAt finishedAt } total } }`, at: "scans.items", total: "scans.total"},
-		"listSignals": {rest: "/api/v1/signals", empty: true,
-			query: `{ signals { items { id datasetId datasetName scanId kind metric column observed baseline z threshold method
-				severity anomalous issueId createdAt } total } }`, at: "signals.items", total: "signals.total"},
+		"listSignals": {rest: "/api/v1/signals",
+			query: `{ signals { items { id datasetId datasetName scanId source kind metric column observed baseline z threshold method
+				severity anomalous issueId createdAt pipeline { orchestrator pipeline runId } } total } }`, at: "signals.items", total: "signals.total"},
+		"listBIRefreshes": {rest: "/api/v1/bi/refreshes",
+			query: `{ biRefreshes { items { id tool biDatasetId biDatasetName refreshId status startedAt endedAt datasets unmatched
+				dashboards { id name url } receivedAt updatedAt } total } }`, at: "biRefreshes.items", total: "biRefreshes.total"},
 	}
 	// Mappings added by issue 23's parts A (graphql_parity_a_test.go) and B (graphql_parity_ops_test.go).
 	for id, c := range parityTableA() {
@@ -277,6 +280,19 @@ func newParityFixture(t *testing.T) *parityFixture {
 		exec(t, env, `INSERT INTO issues (id, workspace_id, dataset_id, type, severity, status, title, created_at, updated_at)
 			VALUES ($1, $2, $3, 'rule', $4, 'open', 'nulos em id', now(), now())`, vigia.NewID(), res.WorkspaceID, ds,
 			[]string{"critical", "warning"}[i])
+	}
+	// The feeds: a BI refresh reading the first dataset, and a writer of it failing (a
+	// pipeline signal, which no scan raised).
+	started := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	if r := env.Do(t, "POST", "/api/v1/bi/refreshes", res.Token, map[string]any{"tool": "looker", "bi_dataset_id": "explore-9",
+		"bi_dataset_name": "Vendas", "refresh_id": "rf-1", "status": "success", "started_at": started, "ended_at": started.Add(time.Minute),
+		"datasets":   []any{map[string]any{"dataset_id": f.ids["dataset"][0]}, map[string]any{"namespace": "s3://x", "name": "y.csv"}},
+		"dashboards": []any{map[string]any{"id": "d-1", "name": "Painel", "url": "https://bi.example.com/d-1"}}}); r.Status != http.StatusCreated {
+		t.Fatalf("bi refresh: %d %s", r.Status, r.Body)
+	}
+	if r := env.Do(t, "POST", "/api/v1/orchestrator-runs", res.Token, map[string]any{"orchestrator": "airflow", "pipeline": "carga",
+		"run_id": "r-1", "status": "failed", "started_at": started, "outputs": []any{map[string]any{"dataset_id": f.ids["dataset"][0]}}}); r.Status != http.StatusCreated {
+		t.Fatalf("orchestrator run: %d %s", r.Status, r.Body)
 	}
 	for kind, path := range map[string]string{"rule": "/api/v1/rules", "issue": "/api/v1/issues", "scan": "/api/v1/scans",
 		"incident": "/api/v1/incidents", "connection": "/api/v1/connections"} {

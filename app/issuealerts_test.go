@@ -159,3 +159,117 @@ func anyStrings(v any) []string {
 	}
 	return out
 }
+
+// Issue 19: every issue opened outside a scan is alerted, like a scan's: a contract
+// version accepted against columns the dataset lacks (contract), a reconciliation check
+// run on demand that finds groups differing (reconciliation), and a writer failing three
+// runs in a row (pipeline) each reach the alerts channel once, signed, naming the issue.
+// Issues a scan opens (modeling, slo_breach and the after-scan checks) ride the
+// finished scan's alerts.
+func TestIssuesOpenedOutsideScansReachAlertChannels(t *testing.T) {
+	env := apptest.MustStart(t, webhookConfig(t))
+	le := newLineageEnv(t, env, shopDDL+`CREATE TABLE orders_copy (id int PRIMARY KEY, customer_id int, amount numeric(12,2), status text,
+		created_at timestamptz);`)
+	le.fillShop(t)
+	le.src.exec(t, `INSERT INTO orders_copy SELECT * FROM orders`)
+	le.src.exec(t, `UPDATE orders_copy SET amount = amount + 500 WHERE id = 7`)
+	le.scan(t)
+	orders, copyID, customers := le.ids["orders"], le.ids["orders_copy"], le.ids["customers"]
+
+	rcv := MustReceiver(t, receiverHost, status(http.StatusNoContent))
+	_, secret := MustChannel(t, env, le.admin, map[string]any{"name": "all", "config": map[string]any{"webhook_url": rcv.URL}})
+	MustRunWorkers(t, env)
+	settle(t, env, le.ws) // whatever the baseline scan sent is final
+
+	alertedOnce := func(t *testing.T, typ, datasetID string) {
+		t.Helper()
+		var open []dbtIssueOut
+		le.get(t, "/api/v1/issues?type="+typ+"&status=open&dataset_id="+datasetID, le.tok, &open)
+		if len(open) != 1 {
+			t.Fatalf("open %s issues: %+v", typ, open)
+		}
+		settle(t, env, le.ws)
+		got := alertsNaming(t, rcv, open[0].ID)
+		if len(got) != 1 {
+			t.Fatalf("%s issue: %d service.alerts naming it, want 1", typ, len(got))
+		}
+		ts, err := strconv.ParseInt(got[0].Header.Get("X-Service-Timestamp"), 10, 64)
+		if err != nil {
+			t.Fatalf("timestamp %q", got[0].Header.Get("X-Service-Timestamp"))
+		}
+		if err := delivery.Verify(secret, got[0].Header.Get("X-Service-Signature"), ts, got[0].Body, time.Now(), 0); err != nil {
+			t.Fatalf("%s alert signature: %v", typ, err)
+		}
+		b := decodeBody(t, got[0].Body)
+		requireKeys(t, b)
+		a := b["alerts"].([]any)[0].(map[string]any)
+		if b["code"] != "alerts_new" || a["severity"] != "critical" || a["title"] == "" {
+			t.Fatalf("%s alert body %s", typ, got[0].Body)
+		}
+		if held, _, n := notificationHeld(t, env, le.ws, open[0].ID); held || n != 1 {
+			t.Fatalf("%s notification: held %v deliveries %d; want false, 1", typ, held, n)
+		}
+	}
+
+	t.Run("ReconciliationRunOnDemand", func(t *testing.T) {
+		r := env.Do(t, http.MethodPost, "/api/v1/reconcile/checks", le.admin, map[string]any{"name": "orders vs copy",
+			"dataset_id": orders, "other_id": copyID, "group_by": []string{"status"}, "sum_columns": []string{"amount"}})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("create check: %d %s", r.Status, r.Body)
+		}
+		var c struct{ ID string }
+		r.JSON(t, &c)
+		if r := env.Do(t, http.MethodPost, "/api/v1/reconcile/checks/"+c.ID+"/run", le.admin, nil); r.Status != http.StatusOK {
+			t.Fatalf("run: %d %s", r.Status, r.Body)
+		}
+		alertedOnce(t, "reconciliation", orders)
+		// Run again: the same issue detected again, no second alert.
+		if r := env.Do(t, http.MethodPost, "/api/v1/reconcile/checks/"+c.ID+"/run", le.admin, nil); r.Status != http.StatusOK {
+			t.Fatalf("run again: %d %s", r.Status, r.Body)
+		}
+		alertedOnce(t, "reconciliation", orders)
+	})
+
+	t.Run("ContractVersionAccepted", func(t *testing.T) {
+		base := "/api/v1/datasets/" + customers + "/contract"
+		var doc map[string]any
+		r := env.Do(t, http.MethodGet, base, le.tok, nil, "Accept: application/json")
+		if r.Status != http.StatusOK {
+			t.Fatalf("observed contract: %d %s", r.Status, r.Body)
+		}
+		r.JSON(t, &doc)
+		// The contract promises a column the table does not have.
+		obj := doc["schema"].([]any)[0].(map[string]any)
+		props := obj["properties"].([]any)
+		ghost := map[string]any{}
+		for k, v := range props[0].(map[string]any) {
+			ghost[k] = v
+		}
+		ghost["name"] = "coluna_fantasma"
+		delete(ghost, "id")
+		obj["properties"] = append(props, ghost)
+		r = env.Do(t, http.MethodPost, base+"/proposals", le.admin, map[string]any{"origin": "document", "document": doc})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("proposal: %d %s", r.Status, r.Body)
+		}
+		var p struct{ ID string }
+		r.JSON(t, &p)
+		if r := env.Do(t, http.MethodPost, base+"/proposals/"+p.ID+"/accept", le.admin, nil); r.Status != http.StatusOK {
+			t.Fatalf("accept: %d %s", r.Status, r.Body)
+		}
+		alertedOnce(t, "contract", customers)
+	})
+
+	t.Run("PipelineFailingThreeTimes", func(t *testing.T) {
+		start := time.Now().Add(-4 * time.Hour).UTC().Truncate(time.Second)
+		for i, st := range []string{"failed", "failed", "aborted"} {
+			at := start.Add(time.Duration(i) * time.Hour)
+			if r := env.Do(t, http.MethodPost, "/api/v1/orchestrator-runs", le.tok, map[string]any{"orchestrator": "airflow",
+				"pipeline": "load_orders", "run_id": "run-" + strconv.Itoa(i), "status": st, "started_at": at, "ended_at": at.Add(time.Minute),
+				"outputs": []any{map[string]any{"dataset_id": orders}}}); r.Status != http.StatusCreated {
+				t.Fatalf("run %d: %d %s", i, r.Status, r.Body)
+			}
+		}
+		alertedOnce(t, "pipeline", orders)
+	})
+}

@@ -177,9 +177,24 @@ func TestOrchestratorRunsAndPipelineHealth(t *testing.T) {
 	if got := pipelineIssues(); len(got) != 0 {
 		t.Fatalf("pipeline issues under the thresholds: %+v", got)
 	}
+	// Both the failed run and the missed one are signals of the dataset, with no scan:
+	// late says how long since the last start against the learned cadence.
+	sigs := pipelineSignals(t, env, token, orders)
+	if len(sigs) != 2 || sigs[0].Metric != "run_interval" || sigs[0].Pipeline == nil || sigs[0].Pipeline.RunID != "run-4" ||
+		sigs[0].Pipeline.Pipeline != "load_orders" || sigs[0].ScanID != nil || sigs[0].Observed == nil || *sigs[0].Observed != 6000 ||
+		sigs[0].Baseline == nil || *sigs[0].Baseline != 3600 || sigs[0].Threshold == nil || *sigs[0].Threshold != 5400 ||
+		sigs[0].IssueID != nil || sigs[1].Metric != "run_failures" || sigs[1].Pipeline == nil || sigs[1].Pipeline.RunID != "run-3" {
+		t.Fatalf("pipeline signals: %+v", sigs)
+	}
 	clock.Set(base.Add(3*time.Hour + 130*time.Minute))
-	if got := pipelineIssues(); len(got) != 1 || got[0].Subtype == nil || *got[0].Subtype != "late" || got[0].Severity != "warning" {
+	got := pipelineIssues()
+	if len(got) != 1 || got[0].Subtype == nil || *got[0].Subtype != "late" || got[0].Severity != "warning" {
 		t.Fatalf("pipeline issues past two cadences: %+v", got)
+	}
+	// Still one late signal for the missed run, now naming the issue it opened.
+	if again := pipelineSignals(t, env, token, orders); len(again) != 2 || again[0].ID != sigs[0].ID || again[0].IssueID == nil ||
+		*again[0].IssueID != got[0].ID {
+		t.Fatalf("pipeline signals past two cadences: %+v", again)
 	}
 
 	// Lists, filters and paging.
@@ -308,7 +323,12 @@ func TestOrchestratorRunLinksToTheScanThatFollowed(t *testing.T) {
 	if res.Status != http.StatusCreated || len(run.NextScans) != 0 {
 		t.Fatalf("run: %d %s", res.Status, res.Body)
 	}
-	src.exec(t, `INSERT INTO encomendas VALUES (3, 30)`)
+	// The next scan finds a null total: its issue's incident names the run before it.
+	if r := e.Do(t, http.MethodPost, "/api/v1/rules", e.admin, map[string]any{"dataset_id": ds, "rule_type": "not_null",
+		"severity": "critical", "params": map[string]any{"column": "total"}}); r.Status != http.StatusCreated {
+		t.Fatalf("rule: %d %s", r.Status, r.Body)
+	}
+	src.exec(t, `INSERT INTO encomendas VALUES (3, NULL)`)
 	after := e.scan(t, conn)
 	var runs []struct {
 		ID        string `json:"id"`
@@ -325,5 +345,45 @@ func TestOrchestratorRunLinksToTheScanThatFollowed(t *testing.T) {
 	}
 	if res = e.Do(t, http.MethodGet, "/api/v1/orchestrator-runs?scan_id="+before.ID, e.viewer, nil); res.Header.Get("X-Total-Count") != "0" {
 		t.Fatalf("runs before the earlier scan: %s", res.Body)
+	}
+
+	// The incident of the scan's issue shows the run that changed what it saw.
+	var incidents []struct {
+		ID        string   `json:"id"`
+		ScanID    *string  `json:"scan_id"`
+		DatasetID []string `json:"dataset_ids"`
+		ChangedBy []struct {
+			ID        string `json:"id"`
+			RunID     string `json:"run_id"`
+			Pipeline  string `json:"pipeline"`
+			Status    string `json:"status"`
+			DatasetID string `json:"dataset_id"`
+		} `json:"changed_by"`
+	}
+	res = e.Do(t, http.MethodGet, "/api/v1/incidents", e.viewer, nil)
+	res.JSON(t, &incidents)
+	if res.Status != http.StatusOK || len(incidents) != 1 || incidents[0].ScanID == nil || *incidents[0].ScanID != after.ID ||
+		len(incidents[0].ChangedBy) != 1 || incidents[0].ChangedBy[0].ID != run.ID || incidents[0].ChangedBy[0].RunID != "r1" ||
+		incidents[0].ChangedBy[0].Pipeline != "load" || incidents[0].ChangedBy[0].Status != "success" || incidents[0].ChangedBy[0].DatasetID != ds {
+		t.Fatalf("incidents: %d %s", res.Status, res.Body)
+	}
+	var one map[string]any
+	e.Do(t, http.MethodGet, "/api/v1/incidents/"+incidents[0].ID, e.tok, nil).JSON(t, &one)
+	if cb, _ := one["changed_by"].([]any); len(cb) != 1 || cb[0].(map[string]any)["id"] != run.ID {
+		t.Fatalf("incident: %v", one)
+	}
+	out := e.GraphQL(t, e.tok, `{ incidents { items { id changedBy { id orchestrator pipeline runId status datasetId } } } }`, nil)
+	if out["errors"] != nil {
+		t.Fatalf("graphql: %v", out["errors"])
+	}
+	items := out["data"].(map[string]any)["incidents"].(map[string]any)["items"].([]any)
+	cb := items[0].(map[string]any)["changedBy"].([]any)
+	if len(items) != 1 || len(cb) != 1 || cb[0].(map[string]any)["runId"] != "r1" || cb[0].(map[string]any)["orchestrator"] != "dagster" {
+		t.Fatalf("graphql incidents: %v", items)
+	}
+	// Another workspace sees no incident, hence no run.
+	other := e.MustToken(t, e.MustWorkspace(t, "orch-scan-other"))
+	if res = e.Do(t, http.MethodGet, "/api/v1/incidents/"+incidents[0].ID, other, nil); res.Status != http.StatusNotFound {
+		t.Fatalf("another workspace's incident: %d", res.Status)
 	}
 }

@@ -94,6 +94,9 @@ type RefreshInput struct {
 	Dashboards    []Dashboard
 }
 
+// RefreshPageDefault is the page size of refresh lists when none is asked for.
+const RefreshPageDefault = 100
+
 // RefreshFilter selects refreshes; Page is validated by the service.
 type RefreshFilter struct {
 	Tool        *string

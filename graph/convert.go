@@ -80,9 +80,12 @@ func toScan(s scan.Scan) model.Scan {
 }
 
 func toSignal(sg scan.Signal) model.Signal {
-	out := model.Signal{ID: sg.ID, DatasetID: sg.DatasetID, DatasetName: sg.DatasetName, ScanID: sg.ScanID, Kind: sg.Kind,
+	out := model.Signal{ID: sg.ID, DatasetID: sg.DatasetID, DatasetName: sg.DatasetName, ScanID: optString(sg.ScanID), Kind: sg.Kind,
 		Metric: sg.Metric, Observed: sg.Observed, Baseline: sg.Baseline, Z: sg.Z, Threshold: sg.Threshold, Method: sg.Method,
-		Anomalous: sg.Anomalous, IssueID: sg.IssueID, CreatedAt: sg.CreatedAt}
+		Anomalous: sg.Anomalous, IssueID: sg.IssueID, CreatedAt: sg.CreatedAt, Source: sg.Source}
+	if sg.Pipeline != nil {
+		out.Pipeline = &model.SignalPipeline{Orchestrator: sg.Pipeline.Orchestrator, Pipeline: sg.Pipeline.Pipeline, RunID: sg.Pipeline.RunID}
+	}
 	if sg.Column != "" {
 		c := sg.Column
 		out.Column = &c

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/bi"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
@@ -37,7 +38,8 @@ func TestSchemaDefaultsAreTheServices(t *testing.T) {
 			"notificationMutes.limit": vigia.MaxLimit, "ticketIntegrations.limit": vigia.MaxLimit,
 			"rulePacks.limit": vigia.MaxLimit, "reconcileChecks.limit": datadiff.CheckPageDefault,
 			"orchestratorRuns.limit": orchestrator.RunPageDefault,
-			"knowledgeEntries.limit": knowledge.DefaultList, "reports.limit": report.PageDefault, "suggestions.limit": suggest.PageDefault},
+			"knowledgeEntries.limit": knowledge.DefaultList, "reports.limit": report.PageDefault, "suggestions.limit": suggest.PageDefault,
+			"biRefreshes.limit": bi.RefreshPageDefault},
 		"NotificationChannel": {"deliveries.limit": notify.PageDefault},
 		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops, "contractVersions.limit": contract.PageDefault,
 			"upstream.hops": lineage.DefaultTraverseHops, "downstream.hops": lineage.DefaultTraverseHops,

@@ -213,7 +213,12 @@ func toIncident(v incident.View) model.Incident {
 		ImpactColumns: im.ImpactColumns, ImpactNote: im.ImpactNote, ImpactTree: make([]model.ImpactNode, 0, len(im.ImpactTree)),
 		DownstreamCount: im.DownstreamCount, DownstreamColumnCount: im.DownstreamColumnCount, ExposuresCount: im.ExposuresCount,
 		Exposures: make([]model.IncidentExposure, 0, len(im.Exposures)), CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
-		ScanID: v.ScanID, ResolvedAt: v.ResolvedAt, ReachTotal: im.ReachTotal, Truncated: im.Truncated}
+		ScanID: v.ScanID, ResolvedAt: v.ResolvedAt, ReachTotal: im.ReachTotal, Truncated: im.Truncated,
+		ChangedBy: make([]model.IncidentChangeRun, 0, len(v.ChangedBy))}
+	for _, r := range v.ChangedBy {
+		out.ChangedBy = append(out.ChangedBy, model.IncidentChangeRun{ID: r.ID, Orchestrator: r.Orchestrator, Pipeline: r.Pipeline,
+			RunID: r.RunID, Status: r.Status, StartedAt: r.StartedAt, EndedAt: r.EndedAt, DatasetID: r.DatasetID})
+	}
 	for _, n := range im.ImpactTree {
 		via := n.ViaColumns
 		if via == nil {

@@ -45,4 +45,6 @@ type Resolver struct {
 	Messages  *i18n.Catalog
 	// Ops are the services of the reads issue 23 brought to parity with REST.
 	Ops OpsServices
+	// BI answers the BI tools' refresh feed.
+	BI BIService
 }

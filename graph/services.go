@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/bi"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/incident"
@@ -102,4 +103,9 @@ type ProductService interface {
 type ContractService interface {
 	Summary(ctx context.Context, datasetID string) (contract.Summary, error)
 	Versions(ctx context.Context, datasetID string, page vigia.Page) (vigia.List[contract.VersionRecord], error)
+}
+
+// BIService is what the resolvers need of the BI refresh feed.
+type BIService interface {
+	Refreshes(ctx context.Context, f bi.RefreshFilter) (vigia.List[bi.Refresh], error)
 }

@@ -84,6 +84,34 @@ type View struct {
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 	ResolvedAt      *time.Time
+	// ChangedBy are the reported orchestrator runs that changed what the incident's scan
+	// saw: runs that wrote one of its datasets, that scan being the first to profile it
+	// after the run ended; newest first, empty without a Changes port.
+	ChangedBy []ChangeRun
+}
+
+// ChangeRun is an orchestrator run that wrote a dataset before a scan profiled it.
+type ChangeRun struct {
+	ID           string
+	Orchestrator string
+	Pipeline     string
+	RunID        string
+	Status       string
+	StartedAt    time.Time
+	EndedAt      *time.Time
+	// DatasetID is the dataset it wrote that the scan profiled next.
+	DatasetID string
+	// ScanID is that scan.
+	ScanID string
+}
+
+// Changes finds the runs that changed what scans saw (orchestrator runs; implemented by
+// the store).
+type Changes interface {
+	// RunsBefore returns, among the datasets v sees of datasetIDs, the runs that wrote
+	// one of them with one of scanIDs as the first scan to profile it after the run
+	// ended, newest first.
+	RunsBefore(ctx context.Context, v catalog.Viewer, scanIDs, datasetIDs []string) ([]ChangeRun, error)
 }
 
 // Lineage is what incidents read of lineage: the downstream walk for grouping, blast
@@ -102,11 +130,18 @@ type Service struct {
 	store   Store
 	lineage Lineage
 	clock   vigia.Clock
+	changes Changes
 }
 
 // NewService returns the incident service.
 func NewService(store Store, lin Lineage, clock vigia.Clock) *Service {
 	return &Service{store: store, lineage: lin, clock: clock}
+}
+
+// WithChanges lets incidents name the runs that changed what their scan saw.
+func (s *Service) WithChanges(c Changes) *Service {
+	s.changes = c
+	return s
 }
 
 // AfterScan groups the workspace's open issues into incidents at the end of each scan
@@ -401,5 +436,42 @@ func (s *Service) incidentViews(ctx context.Context, v catalog.Viewer, incs []In
 		iv.Impact = m
 		out = append(out, iv)
 	}
-	return out, nil
+	return out, s.changedBy(ctx, v, out)
+}
+
+// changedBy fills the views' ChangedBy in one read: the runs before each incident's
+// scan that wrote one of the datasets the caller sees of it.
+func (s *Service) changedBy(ctx context.Context, v catalog.Viewer, views []View) error {
+	var scans, datasets []string
+	for i := range views {
+		views[i].ChangedBy = []ChangeRun{}
+		if views[i].ScanID != nil && len(views[i].DatasetIDs) > 0 {
+			scans = append(scans, *views[i].ScanID)
+			datasets = append(datasets, views[i].DatasetIDs...)
+		}
+	}
+	if s.changes == nil || len(scans) == 0 {
+		return nil
+	}
+	runs, err := s.changes.RunsBefore(ctx, v, scans, datasets)
+	if err != nil {
+		return err
+	}
+	for i := range views {
+		if views[i].ScanID == nil {
+			continue
+		}
+		mine := map[string]bool{}
+		for _, id := range views[i].DatasetIDs {
+			mine[id] = true
+		}
+		seen := map[string]bool{}
+		for _, r := range runs {
+			if r.ScanID == *views[i].ScanID && mine[r.DatasetID] && !seen[r.ID] {
+				seen[r.ID] = true
+				views[i].ChangedBy = append(views[i].ChangedBy, r)
+			}
+		}
+	}
+	return nil
 }

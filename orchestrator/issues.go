@@ -47,8 +47,50 @@ func (p PipelineProblem) Key() string { return PipelineKey(p.Orchestrator, p.Pip
 // PipelineKey is a pipeline's key in its issues: orchestrator:pipeline.
 func PipelineKey(orchestrator, pipeline string) string { return orchestrator + ":" + pipeline }
 
-// IssueStore keeps the pipeline issues of datasets.
+// Signals of late and failing writers, as the signal list (scan.Signals) shows them:
+// kind SignalKind, method SignalMethod, metric MetricRunFailures (observed the
+// consecutive failed or aborted runs, threshold FailuresForIssue) or MetricRunInterval
+// (observed the seconds since the last run started, baseline the learned cadence,
+// threshold LateFactor cadences).
+const (
+	SignalKind        = "pipeline"
+	SignalMethod      = "pipeline_health"
+	MetricRunFailures = "run_failures"
+	MetricRunInterval = "run_interval"
+)
+
+// PipelineSignal is a late or failing writer of a dataset, raised once per failed run
+// (failing) or per run missed after the last one (late): Key says which.
+type PipelineSignal struct {
+	WorkspaceID  string
+	DatasetID    string
+	Orchestrator string
+	Pipeline     string
+	// RunID is the failed run (failing) or the last run before the missed one (late).
+	RunID     string
+	Metric    string
+	Observed  float64
+	Baseline  *float64
+	Threshold float64
+	Severity  string
+	At        time.Time
+}
+
+// Key is what makes the signal once: orchestrator:pipeline:failing|late:run_id.
+func (s PipelineSignal) Key() string {
+	what := SubtypeLate
+	if s.Metric == MetricRunFailures {
+		what = SubtypeFailing
+	}
+	return PipelineKey(s.Orchestrator, s.Pipeline) + ":" + what + ":" + s.RunID
+}
+
+// IssueStore keeps the pipeline issues and signals of datasets.
 type IssueStore interface {
+	// RecordPipelineSignal writes the signal unless one of its key exists; the signal
+	// names the dataset's open issue of the pipeline, if any (an existing signal gets it
+	// when the issue opened later).
+	RecordPipelineSignal(ctx context.Context, s PipelineSignal) error
 	// RaisePipelineIssue opens the dataset's issue of the pipeline, or updates its open
 	// one (one more detection when the subtype or run changed).
 	RaisePipelineIssue(ctx context.Context, p PipelineProblem) (bool, error)
@@ -58,10 +100,12 @@ type IssueStore interface {
 	RecentWrites(ctx context.Context, since time.Time) (map[string][]string, error)
 }
 
-// judgeWriters turns the health of the pipelines writing datasets into issues: past a
-// threshold a writer opens (or updates) the dataset's issue of that pipeline; a writer
-// whose newest run succeeded resolves it. The runs are read workspace-wide (only
-// statuses, names and run ids are used).
+// judgeWriters turns the health of the pipelines writing datasets into signals and
+// issues: a failing or late writer is a signal of each dataset it writes (once per
+// failed run, once per missed run); past a threshold it opens (or updates) the
+// dataset's issue of that pipeline, which the signal then names; a writer whose newest
+// run succeeded resolves it. The runs are read workspace-wide (only statuses, names,
+// times and run ids are used).
 func (s *Service) judgeWriters(ctx context.Context, workspaceID string, datasetIDs []string, now time.Time) (int, error) {
 	if s.issues == nil || len(datasetIDs) == 0 {
 		return 0, nil
@@ -87,17 +131,42 @@ func (s *Service) judgeWriters(ctx context.Context, workspaceID string, datasetI
 				if _, err := s.issues.ResolvePipelineIssue(ctx, workspaceID, id, p.Key(), "orchestrator:"+ph.Orchestrator+":"+ph.LastRun.RunID, now); err != nil {
 					return n, err
 				}
-				continue
-			default:
-				continue
 			}
-			if _, err := s.issues.RaisePipelineIssue(ctx, p); err != nil {
-				return n, err
+			if p.Subtype != "" {
+				if _, err := s.issues.RaisePipelineIssue(ctx, p); err != nil {
+					return n, err
+				}
+				n++
 			}
-			n++
+			if sg, ok := signalOf(workspaceID, id, ph, now); ok {
+				if err := s.issues.RecordPipelineSignal(ctx, sg); err != nil {
+					return n, err
+				}
+			}
 		}
 	}
 	return n, nil
+}
+
+// signalOf is the signal of a failing or late writer of a dataset at now; a healthy one
+// has none.
+func signalOf(workspaceID, datasetID string, ph PipelineHealth, now time.Time) (PipelineSignal, bool) {
+	sg := PipelineSignal{WorkspaceID: workspaceID, DatasetID: datasetID, Orchestrator: ph.Orchestrator, Pipeline: ph.Pipeline, At: now}
+	switch ph.Status {
+	case HealthFailing:
+		sg.Metric, sg.RunID = MetricRunFailures, ph.FailingRun.RunID
+		sg.Observed, sg.Threshold, sg.Severity = float64(ph.ConsecutiveFailures), FailuresForIssue, "warning"
+		if ph.ConsecutiveFailures >= FailuresForIssue {
+			sg.Severity = "critical"
+		}
+	case HealthLate:
+		cadence := ph.Cadence.Seconds()
+		sg.Metric, sg.RunID, sg.Severity = MetricRunInterval, ph.LastRun.RunID, "warning"
+		sg.Observed, sg.Baseline, sg.Threshold = now.Sub(ph.LastRun.StartedAt).Seconds(), &cadence, cadence*LateFactor
+	default:
+		return PipelineSignal{}, false
+	}
+	return sg, true
 }
 
 // lateForIssue is when a late writer becomes an issue: LateCadencesForIssue cadences

@@ -60,7 +60,7 @@ func (s *Server) biRoutes() {
 		Also: map[int]alsoAnswer{http.StatusOK: {Desc: "The refresh was already recorded and was replaced", Body: BIRefreshOut{}}}},
 		s.handleBIRefreshRecord)
 	s.register(operation{ID: "listBIRefreshes", Method: http.MethodGet, Path: "/api/v1/bi/refreshes", Tag: "bi",
-		List: true, ListDefault: 100, Summary: "Recorded BI refreshes, newest first", Response: []BIRefreshOut{},
+		List: true, ListDefault: bi.RefreshPageDefault, Summary: "Recorded BI refreshes, newest first", Response: []BIRefreshOut{},
 		Params: []param{
 			{Name: "tool", In: "query", Type: "string", Enum: bi.Tools},
 			{Name: "bi_dataset_id", In: "query", Type: "string", MaxLen: 200},

@@ -180,19 +180,32 @@ type BlastRadiusOut struct {
 
 // IncidentOut is an incident with its blast radius.
 type IncidentOut struct {
-	ID              string     `json:"id"`
-	Status          string     `json:"status" enum:"open,resolved"`
-	Title           string     `json:"title"`
-	Severity        string     `json:"severity" enum:"info,warning,critical"`
-	RootDatasetID   *string    `json:"root_dataset_id"`
-	RootDatasetName *string    `json:"root_dataset_name"`
-	IssueIDs        []string   `json:"issue_ids"`
-	DatasetIDs      []string   `json:"dataset_ids"`
-	ScanID          *string    `json:"scan_id"`
-	CreatedAt       time.Time  `json:"created_at"`
-	UpdatedAt       time.Time  `json:"updated_at"`
-	ResolvedAt      *time.Time `json:"resolved_at"`
+	ID              string                 `json:"id"`
+	Status          string                 `json:"status" enum:"open,resolved"`
+	Title           string                 `json:"title"`
+	Severity        string                 `json:"severity" enum:"info,warning,critical"`
+	RootDatasetID   *string                `json:"root_dataset_id"`
+	RootDatasetName *string                `json:"root_dataset_name"`
+	IssueIDs        []string               `json:"issue_ids"`
+	DatasetIDs      []string               `json:"dataset_ids"`
+	ScanID          *string                `json:"scan_id"`
+	CreatedAt       time.Time              `json:"created_at"`
+	UpdatedAt       time.Time              `json:"updated_at"`
+	ResolvedAt      *time.Time             `json:"resolved_at"`
+	ChangedBy       []IncidentChangeRunOut `json:"changed_by" doc:"The reported orchestrator runs that changed what the incident's scan saw: runs that wrote one of its datasets, that scan being the first to profile it after the run ended; newest first"`
 	BlastRadiusOut
+}
+
+// IncidentChangeRunOut is an orchestrator run behind an incident's scan.
+type IncidentChangeRunOut struct {
+	ID           string     `json:"id" doc:"The run's id in Vigia (GET /orchestrator-runs)"`
+	Orchestrator string     `json:"orchestrator"`
+	Pipeline     string     `json:"pipeline"`
+	RunID        string     `json:"run_id"`
+	Status       string     `json:"status" enum:"running,success,failed,aborted"`
+	StartedAt    time.Time  `json:"started_at"`
+	EndedAt      *time.Time `json:"ended_at"`
+	DatasetID    string     `json:"dataset_id" doc:"The dataset it wrote that the scan profiled next"`
 }
 
 // KnowledgeNodeOut is a knowledge-graph node.
@@ -651,7 +664,16 @@ func (s *Server) handleIssueImpact(w http.ResponseWriter, r *http.Request, in *i
 func toIncidentOut(v incident.View) IncidentOut {
 	return IncidentOut{ID: v.ID, Status: v.Status, Title: v.Title, Severity: v.Severity, RootDatasetID: v.RootDatasetID,
 		RootDatasetName: v.RootDatasetName, IssueIDs: v.IssueIDs, DatasetIDs: v.DatasetIDs, ScanID: v.ScanID, CreatedAt: v.CreatedAt,
-		UpdatedAt: v.UpdatedAt, ResolvedAt: v.ResolvedAt, BlastRadiusOut: toBlastOut(v.Impact)}
+		UpdatedAt: v.UpdatedAt, ResolvedAt: v.ResolvedAt, BlastRadiusOut: toBlastOut(v.Impact), ChangedBy: toChangeRuns(v.ChangedBy)}
+}
+
+func toChangeRuns(rs []incident.ChangeRun) []IncidentChangeRunOut {
+	out := make([]IncidentChangeRunOut, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, IncidentChangeRunOut{ID: r.ID, Orchestrator: r.Orchestrator, Pipeline: r.Pipeline, RunID: r.RunID, Status: r.Status,
+			StartedAt: r.StartedAt, EndedAt: r.EndedAt, DatasetID: r.DatasetID})
+	}
+	return out
 }
 
 func (s *Server) handleIncidentList(w http.ResponseWriter, r *http.Request, in *input) {

@@ -44,25 +44,35 @@ type ScanIn struct {
 	ConnectionID string `json:"connection_id" maxLength:"64"`
 }
 
-// SignalOut is one scan measurement checked against the dataset's history.
+// SignalOut is one scan measurement checked against the dataset's history, or a late or
+// failing writer of the dataset (source orchestrator).
 type SignalOut struct {
-	ID          string     `json:"id"`
-	DatasetID   string     `json:"dataset_id"`
-	DatasetName string     `json:"dataset_name"`
-	ScanID      string     `json:"scan_id"`
-	Kind        string     `json:"kind" enum:"anomaly,schema_drift"`
-	Metric      string     `json:"metric" doc:"volume, null_rate, distinct_ratio, freshness_lag (anomaly) or schema (schema_drift)"`
-	Column      *string    `json:"column"`
-	Observed    *float64   `json:"observed"`
-	ObservedCI  *[]float64 `json:"observed_ci95" doc:"95% interval of observed when it was measured on a sample (null when exact); the signal is raised only when the whole interval lies outside the expected band"`
-	Baseline    *float64   `json:"baseline" doc:"Median of the dataset's history"`
-	Z           *float64   `json:"z" doc:"Robust z (0.6745 x (x - median) / MAD); null during a cold start or over a constant history"`
-	Threshold   *float64   `json:"threshold"`
-	Method      string     `json:"method" enum:"robust_z,gross_change,schema_diff" doc:"What raised it: the robust z over the history, a gross change (fixed thresholds; the only judge until the history has 5 scans), or the comparison of the columns with the previous scan's. See docs/scoring-over-time.md"`
-	Severity    *string    `json:"severity" doc:"warning or critical; null on signals recorded before severities were kept"`
-	Anomalous   bool       `json:"anomalous"`
-	IssueID     *string    `json:"issue_id"`
-	CreatedAt   time.Time  `json:"created_at"`
+	ID          string             `json:"id"`
+	DatasetID   string             `json:"dataset_id"`
+	DatasetName string             `json:"dataset_name"`
+	ScanID      *string            `json:"scan_id" doc:"The scan that raised it; null for a pipeline signal (source orchestrator), which no scan raised"`
+	Source      string             `json:"source" enum:"scan,orchestrator" doc:"Who raised it: a scan, or the health of a pipeline writing the dataset (orchestrator runs)"`
+	Pipeline    *SignalPipelineOut `json:"pipeline" doc:"The late or failing writer of a pipeline signal; null for scan signals"`
+	Kind        string             `json:"kind" enum:"anomaly,schema_drift,pipeline"`
+	Metric      string             `json:"metric" doc:"volume, null_rate, distinct_ratio, freshness_lag (anomaly), schema (schema_drift), run_failures (a failing writer: consecutive failed runs, threshold the count that opens a pipeline issue) or run_interval (a late writer: seconds since its last run started, baseline the learned cadence, threshold 1.5 cadences)"`
+	Column      *string            `json:"column"`
+	Observed    *float64           `json:"observed"`
+	ObservedCI  *[]float64         `json:"observed_ci95" doc:"95% interval of observed when it was measured on a sample (null when exact); the signal is raised only when the whole interval lies outside the expected band"`
+	Baseline    *float64           `json:"baseline" doc:"Median of the dataset's history"`
+	Z           *float64           `json:"z" doc:"Robust z (0.6745 x (x - median) / MAD); null during a cold start or over a constant history"`
+	Threshold   *float64           `json:"threshold"`
+	Method      string             `json:"method" enum:"robust_z,gross_change,schema_diff,pipeline_health" doc:"What raised it: the robust z over the history, a gross change (fixed thresholds; the only judge until the history has 5 scans), the comparison of the columns with the previous scan's, or the health of a writer judged from its reported runs. See docs/scoring-over-time.md"`
+	Severity    *string            `json:"severity" doc:"warning or critical; null on signals recorded before severities were kept"`
+	Anomalous   bool               `json:"anomalous"`
+	IssueID     *string            `json:"issue_id"`
+	CreatedAt   time.Time          `json:"created_at"`
+}
+
+// SignalPipelineOut is the writer a pipeline signal is about.
+type SignalPipelineOut struct {
+	Orchestrator string `json:"orchestrator"`
+	Pipeline     string `json:"pipeline"`
+	RunID        string `json:"run_id" doc:"The failed run (run_failures), or the last run before the missed one (run_interval)"`
 }
 
 func (s *Server) scanRoutes() {
@@ -78,14 +88,16 @@ func (s *Server) scanRoutes() {
 		Summary: "One scan with its progress", Params: []param{{Name: "scan_id", In: "path", Type: "string", Required: true, MaxLen: 64}},
 		Response: ScanDetailOut{}}, s.handleScanGet)
 	s.register(operation{ID: "listSignals", Method: http.MethodGet, Path: "/api/v1/signals", Tag: "signals",
-		Summary: "What scans flagged against each dataset's history, newest first", List: true, ListDefault: scan.SignalPageDefault, Response: []SignalOut{},
-		Desc: "Signals of the datasets the caller can see. Filters combine (AND). A dataset the caller cannot see, or of " +
+		Summary: "What scans flagged against each dataset's history, and late or failing writers, newest first", List: true, ListDefault: scan.SignalPageDefault, Response: []SignalOut{},
+		Desc: "Signals of the datasets the caller can see: what scans flagged (source scan), and the late or failing pipelines " +
+			"writing the datasets (source orchestrator, type pipeline, no scan: one per failed run and one per missed run, " +
+			"raised when a run is reported and by the minutely check). Filters combine (AND). A dataset the caller cannot see, or of " +
 			"another workspace, gives an empty list like an unknown one. An unknown type or metric, a timestamp that is not " +
 			"RFC 3339 or until not after since give 422.",
 		Params: []param{
 			{Name: "dataset_id", In: "query", Type: "string", MaxLen: 64, Desc: "Only this dataset's signals"},
-			{Name: "type", In: "query", Type: "string", MaxLen: 100, Desc: "anomaly, schema_drift; comma list"},
-			{Name: "metric", In: "query", Type: "string", MaxLen: 100, Desc: "volume, null_rate, distinct_ratio, freshness_lag, schema; comma list"},
+			{Name: "type", In: "query", Type: "string", MaxLen: 100, Desc: "anomaly, schema_drift, pipeline; comma list"},
+			{Name: "metric", In: "query", Type: "string", MaxLen: 100, Desc: "volume, null_rate, distinct_ratio, freshness_lag, schema, run_failures, run_interval; comma list"},
 			{Name: "since", In: "query", Type: "string", MaxLen: 64, Desc: "RFC 3339 timestamp: signals raised at or after it"},
 			{Name: "until", In: "query", Type: "string", MaxLen: 64, Desc: "RFC 3339 timestamp: signals raised before it"},
 		}}, s.handleSignalList)
@@ -160,9 +172,12 @@ func (s *Server) handleSignalList(w http.ResponseWriter, r *http.Request, in *in
 }
 
 func toSignalOut(sg scan.Signal) SignalOut {
-	o := SignalOut{ID: sg.ID, DatasetID: sg.DatasetID, DatasetName: sg.DatasetName, ScanID: sg.ScanID, Kind: sg.Kind, Metric: sg.Metric,
-		Observed: sg.Observed, Baseline: sg.Baseline, Z: sg.Z, Threshold: sg.Threshold, Anomalous: sg.Anomalous, IssueID: sg.IssueID,
-		CreatedAt: sg.CreatedAt, Method: sg.Method, Severity: nonEmpty(sg.Severity)}
+	o := SignalOut{ID: sg.ID, DatasetID: sg.DatasetID, DatasetName: sg.DatasetName, ScanID: nonEmpty(sg.ScanID), Source: sg.Source,
+		Kind: sg.Kind, Metric: sg.Metric, Observed: sg.Observed, Baseline: sg.Baseline, Z: sg.Z, Threshold: sg.Threshold,
+		Anomalous: sg.Anomalous, IssueID: sg.IssueID, CreatedAt: sg.CreatedAt, Method: sg.Method, Severity: nonEmpty(sg.Severity)}
+	if sg.Pipeline != nil {
+		o.Pipeline = &SignalPipelineOut{Orchestrator: sg.Pipeline.Orchestrator, Pipeline: sg.Pipeline.Pipeline, RunID: sg.Pipeline.RunID}
+	}
 	if sg.Column != "" {
 		c := sg.Column
 		o.Column = &c

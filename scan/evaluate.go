@@ -171,6 +171,18 @@ type Signal struct {
 	Method   string
 	Severity string
 	CI95     *[2]float64
+	// Source is who raised it: SourceScan (ScanID set) or SourceOrchestrator (a late
+	// or failing writer of the dataset, Pipeline set, no scan).
+	Source   string
+	Pipeline *SignalWriter
+}
+
+// SignalWriter is the writer a pipeline signal is about: the orchestrator, the
+// pipeline and the run (the failed run, or the last run before the missed one).
+type SignalWriter struct {
+	Orchestrator string
+	Pipeline     string
+	RunID        string
 }
 
 // emptyExpected reports whether a rule says the dataset may be empty: a row_count_min

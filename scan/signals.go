@@ -13,7 +13,27 @@ import (
 const (
 	SignalAnomaly     = "anomaly"      // a metric judged against the dataset's history
 	SignalSchemaDrift = "schema_drift" // the columns changed since the previous scan
+	// SignalPipeline is a late or failing writer of the dataset (orchestrator runs),
+	// raised with no scan; the orchestrator package writes them with the same names.
+	SignalPipeline = "pipeline"
 )
+
+// Who raised a signal.
+const (
+	SourceScan         = "scan"
+	SourceOrchestrator = "orchestrator"
+)
+
+// Metrics of pipeline signals: consecutive failed runs (failing), or the seconds since
+// the last run started against the learned cadence (late).
+const (
+	MetricRunFailures = "run_failures"
+	MetricRunInterval = "run_interval"
+)
+
+// MethodPipelineHealth is the method of pipeline signals: the writer's health judged
+// from its reported runs.
+const MethodPipelineHealth = "pipeline_health"
 
 // MetricSchema is the metric of schema_drift signals.
 const MetricSchema = "schema"
@@ -44,14 +64,16 @@ type SignalQuery struct {
 	Page      vigia.Page
 }
 
-func validSignalKind(k string) bool { return k == SignalAnomaly || k == SignalSchemaDrift }
+func validSignalKind(k string) bool {
+	return k == SignalAnomaly || k == SignalSchemaDrift || k == SignalPipeline
+}
 
 func validSignalMetric(m string) bool {
 	switch quality.Metric(m) {
 	case quality.MetricVolume, quality.MetricNullRate, quality.MetricDistinctRatio, quality.MetricFreshnessLag:
 		return true
 	}
-	return m == MetricSchema
+	return m == MetricSchema || m == MetricRunFailures || m == MetricRunInterval
 }
 
 // Query validates the filter. It returns KindInvalid (with the locations query.type,
@@ -62,14 +84,14 @@ func (f SignalFilter) Query() (SignalQuery, error) {
 	fields := vigia.FieldsOf(f.Page.Validate())
 	for _, k := range f.Types {
 		if !validSignalKind(k) {
-			fields = append(fields, vigia.Field("enum", map[string]any{"expected": SignalAnomaly + ", " + SignalSchemaDrift}, "type"))
+			fields = append(fields, vigia.Field("enum", map[string]any{"expected": SignalAnomaly + ", " + SignalSchemaDrift + ", " + SignalPipeline}, "type"))
 			break
 		}
 		q.Kinds = append(q.Kinds, k)
 	}
 	for _, m := range f.Metrics {
 		if !validSignalMetric(m) {
-			fields = append(fields, vigia.Field("enum", map[string]any{"expected": "volume, null_rate, distinct_ratio, freshness_lag, schema"}, "metric"))
+			fields = append(fields, vigia.Field("enum", map[string]any{"expected": "volume, null_rate, distinct_ratio, freshness_lag, schema, run_failures, run_interval"}, "metric"))
 			break
 		}
 		q.Metrics = append(q.Metrics, m)
@@ -95,7 +117,8 @@ func (f SignalFilter) Query() (SignalQuery, error) {
 	return q, nil
 }
 
-// Signals lists what scans measured and flagged on the datasets the caller can see,
+// Signals lists what scans measured and flagged, and the late or failing writers
+// (pipeline signals, no scan), on the datasets the caller can see,
 // newest first, filtered by dataset, type (kind), metric and period. A dataset id that is
 // malformed, of another workspace or invisible to the caller gives an empty list, as an
 // unknown one does. Returns KindInvalid for a bad filter (see SignalFilter.Query).

@@ -442,9 +442,15 @@ func (s *ContractStore) SaveCheck(ctx context.Context, r contract.CheckResult) e
 		id, r.WorkspaceID, r.DatasetID, title, params, details, r.ScanID, r.At); err != nil {
 		return translate(err)
 	}
-	_, err = q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, created_at)
-		VALUES ($1, $2, $3, NULL, 'open', $4, 'opened', $5)`, vigia.NewID(), id, r.WorkspaceID, origin, r.At)
-	return translate(err)
+	if _, err = q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, created_at)
+		VALUES ($1, $2, $3, NULL, 'open', $4, 'opened', $5)`, vigia.NewID(), id, r.WorkspaceID, origin, r.At); err != nil {
+		return translate(err)
+	}
+	if r.ScanID != nil {
+		return nil // the scan's finished alerts carry it
+	}
+	// Checked outside a scan (a version accepted): its own alert.
+	return writeIssueOpened(ctx, q, r.WorkspaceID, id, r.DatasetID, "critical", r.At)
 }
 
 // States returns the contract state of each dataset among ids that has an active contract.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/orchestrator"
 )
 
@@ -169,5 +170,33 @@ func (s *OrchestratorStore) LiveDatasets(ctx context.Context, workspaceID string
 	for _, id := range got {
 		out[id] = true
 	}
+	return out, translate(err)
+}
+
+var _ incident.Changes = (*OrchestratorStore)(nil)
+
+// RunsBefore returns the runs that wrote one of datasetIDs (those v sees) with one of
+// scanIDs as the first scan to profile that dataset after the run ended, newest first,
+// one row per run, dataset and scan.
+func (s *OrchestratorStore) RunsBefore(ctx context.Context, v catalog.Viewer, scanIDs, datasetIDs []string) ([]incident.ChangeRun, error) {
+	if len(scanIDs) == 0 || len(datasetIDs) == 0 {
+		return nil, nil
+	}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT r.id::text, r.orchestrator, r.pipeline, r.run_id, r.status, r.started_at, r.ended_at,
+			d.dataset_id::text, nx.scan_id::text
+		FROM orchestrator_run_datasets d
+		JOIN orchestrator_runs r ON r.id = d.run_id AND r.workspace_id = $1
+		CROSS JOIN LATERAL (SELECT p.scan_id FROM dataset_profiles p WHERE p.dataset_id = d.dataset_id
+			AND p.profiled_at >= coalesce(r.ended_at, r.started_at) ORDER BY p.profiled_at, p.seq LIMIT 1) nx
+		WHERE d.role = 'output' AND d.dataset_id = ANY($2::uuid[]) AND nx.scan_id = ANY($3::uuid[]) AND `+VisibleSQL("d.dataset_id", 4, 5)+`
+		ORDER BY r.started_at DESC, r.id DESC LIMIT 1000`, v.WorkspaceID, datasetIDs, scanIDs, v.TeamIDs, v.Admin)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (incident.ChangeRun, error) {
+		var c incident.ChangeRun
+		err := r.Scan(&c.ID, &c.Orchestrator, &c.Pipeline, &c.RunID, &c.Status, &c.StartedAt, &c.EndedAt, &c.DatasetID, &c.ScanID)
+		return c, err
+	})
 	return out, translate(err)
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vigia-data/vigia"
@@ -115,4 +116,64 @@ func TestOrchestratorRuns(t *testing.T) {
 
 func admin(ws string) catalog.Viewer {
 	return catalog.Viewer{WorkspaceID: ws, Admin: true, TeamIDs: []string{}}
+}
+
+// A writer's signal is written once per key with no scan; judged again it is left
+// alone (no row rewritten), and it takes the pipeline issue when that opens. A signal
+// with no scan and no writer is refused by the table itself.
+func TestPipelineSignals(t *testing.T) {
+	f := newFx(t)
+	s := f.db.Orchestrators()
+	ws := f.workspace().WorkspaceID
+	ds := f.tables(ws, f.connection(ws, "wh"), "orders")[0]
+	cadence := 3600.0
+	sg := orchestrator.PipelineSignal{WorkspaceID: ws, DatasetID: ds, Orchestrator: "airflow", Pipeline: "load", RunID: "r4",
+		Metric: orchestrator.MetricRunInterval, Observed: 6000, Baseline: &cadence, Threshold: 5400, Severity: "warning", At: at(1)}
+	f.must(s.RecordPipelineSignal(f.ctx, sg))
+	var ctid string
+	if err := f.tx.QueryRow(f.ctx, `SELECT ctid::text FROM signals WHERE dataset_id = $1`, ds).Scan(&ctid); err != nil {
+		t.Fatal(err)
+	}
+	sg.Observed, sg.At = 6060, at(2)
+	f.must(s.RecordPipelineSignal(f.ctx, sg))
+	var again string
+	var issueID *string
+	var scanID *string
+	var source string
+	var observed float64
+	if err := f.tx.QueryRow(f.ctx, `SELECT ctid::text, issue_id::text, scan_id::text, source, observed FROM signals WHERE dataset_id = $1`, ds).
+		Scan(&again, &issueID, &scanID, &source, &observed); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count(`SELECT count(*) FROM signals WHERE dataset_id = $1`, ds); n != 1 || again != ctid || issueID != nil || scanID != nil ||
+		source != "orchestrator" || observed != 6000 {
+		t.Fatalf("judged again: %d rows, rewritten %v, issue %v, scan %v, source %s, observed %v", n, again != ctid, issueID, scanID, source, observed)
+	}
+	by := at(3)
+	opened, err := s.RaisePipelineIssue(f.ctx, orchestrator.PipelineProblem{WorkspaceID: ws, DatasetID: ds, Orchestrator: "airflow",
+		Pipeline: "load", Subtype: orchestrator.SubtypeLate, Severity: "warning", RunID: "r4", ExpectedBy: &by, At: at(3), Origin: "test"})
+	f.must(err)
+	f.must(s.RecordPipelineSignal(f.ctx, sg))
+	var open string
+	if err := f.tx.QueryRow(f.ctx, `SELECT id::text FROM issues WHERE dataset_id = $1 AND type = 'pipeline'`, ds).Scan(&open); err != nil || !opened {
+		t.Fatalf("issue: %v %v", opened, err)
+	}
+	if err := f.tx.QueryRow(f.ctx, `SELECT issue_id::text FROM signals WHERE dataset_id = $1`, ds).Scan(&issueID); err != nil ||
+		issueID == nil || *issueID != open {
+		t.Fatalf("the signal does not name the issue: %v %v", issueID, err)
+	}
+	f.exec(`SAVEPOINT unnamed_writer`)
+	if _, err := f.tx.Exec(f.ctx, `INSERT INTO signals (id, workspace_id, dataset_id, kind, metric, anomalous, created_at, source)
+		VALUES ($1, $2, $3, 'pipeline', 'run_failures', true, now(), 'orchestrator')`, vigia.NewID(), ws, ds); err == nil ||
+		!strings.Contains(err.Error(), "signals_pipeline_named") {
+		t.Fatalf("a scan-less signal without its writer: %v", err)
+	}
+	f.exec(`ROLLBACK TO SAVEPOINT unnamed_writer`)
+	f.exec(`SAVEPOINT scan_less_scan_signal`)
+	if _, err := f.tx.Exec(f.ctx, `INSERT INTO signals (id, workspace_id, dataset_id, kind, metric, anomalous, created_at)
+		VALUES ($1, $2, $3, 'anomaly', 'volume', true, now())`, vigia.NewID(), ws, ds); err == nil ||
+		!strings.Contains(err.Error(), "signals_source_scan") {
+		t.Fatalf("a scan signal without its scan: %v", err)
+	}
+	f.exec(`ROLLBACK TO SAVEPOINT scan_less_scan_signal`)
 }

@@ -113,3 +113,21 @@ func (s *OrchestratorStore) RecentWrites(ctx context.Context, since time.Time) (
 	}
 	return out, translate(rows.Err())
 }
+
+// RecordPipelineSignal writes a late or failing writer's signal once per key, naming the
+// dataset's open issue of the pipeline; a signal already written gets that issue when
+// it opened since, and is otherwise left alone (the minutely check rewrites nothing).
+func (s *OrchestratorStore) RecordPipelineSignal(ctx context.Context, sg orchestrator.PipelineSignal) error {
+	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO signals (id, workspace_id, dataset_id, scan_id, source, orchestrator, pipeline, run_id,
+			signal_key, kind, metric, observed, baseline, threshold, anomalous, issue_id, created_at, method, severity)
+		SELECT $1::uuid, $2::uuid, $3::uuid, NULL, 'orchestrator', $4::text, $5::text, $6::text, $7::text, $8::text, $9::text,
+			$10::float8, $11::float8, $12::float8, true,
+			(SELECT i.id FROM issues i WHERE i.dataset_id = $3::uuid AND i.type = 'pipeline' AND i.details->>'pipeline_key' = $13::text
+			   AND i.status IN ('open', 'acknowledged') LIMIT 1), $14::timestamptz, $15::text, $16::text
+		ON CONFLICT (dataset_id, signal_key) WHERE signal_key IS NOT NULL
+		DO UPDATE SET issue_id = EXCLUDED.issue_id WHERE signals.issue_id IS NULL AND EXCLUDED.issue_id IS NOT NULL`,
+		vigia.NewID(), sg.WorkspaceID, sg.DatasetID, sg.Orchestrator, sg.Pipeline, sg.RunID, sg.Key(), orchestrator.SignalKind,
+		sg.Metric, sg.Observed, sg.Baseline, sg.Threshold, orchestrator.PipelineKey(sg.Orchestrator, sg.Pipeline), sg.At,
+		orchestrator.SignalMethod, sg.Severity)
+	return translate(err)
+}

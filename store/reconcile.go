@@ -209,8 +209,14 @@ func (s *ReconcileStore) SaveReconcileResult(ctx context.Context, c datadiff.Che
 			$5, $6, $7, $7, $8, $8)`, id, c.WorkspaceID, c.DatasetID, title, params, details, r.ScanID, r.RunAt); err != nil {
 			return translate(err)
 		}
-		_, err = q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, created_at)
-			VALUES ($1, $2, $3, NULL, 'open', $4, 'opened', $5)`, vigia.NewID(), id, c.WorkspaceID, origin, r.RunAt)
-		return translate(err)
+		if _, err = q.Exec(ctx, `INSERT INTO issue_history (id, issue_id, workspace_id, from_status, to_status, origin, event, created_at)
+			VALUES ($1, $2, $3, NULL, 'open', $4, 'opened', $5)`, vigia.NewID(), id, c.WorkspaceID, origin, r.RunAt); err != nil {
+			return translate(err)
+		}
+		if r.ScanID != nil {
+			return nil // the scan's finished alerts carry it
+		}
+		// Run on demand, outside a scan: its own alert.
+		return writeIssueOpened(ctx, q, c.WorkspaceID, id, c.DatasetID, "critical", r.RunAt)
 	})
 }

@@ -562,10 +562,10 @@ func (s *ScanStore) Signals(ctx context.Context, v catalog.Viewer, q scan.Signal
 	}
 	args = append(args, q.Page.Limit, q.Page.Offset)
 	rows, err := s.db.q(ctx).Query(ctx, fmt.Sprintf(`SELECT sg.id::text, sg.workspace_id::text, sg.dataset_id::text,
-		d.schema_name || '.' || d.table_name, sg.scan_id::text, sg.kind, sg.metric, sg.column_name, sg.observed, sg.baseline,
+		d.schema_name || '.' || d.table_name, coalesce(sg.scan_id::text, ''), sg.kind, sg.metric, sg.column_name, sg.observed, sg.baseline,
 		sg.z, sg.threshold, sg.anomalous, sg.issue_id::text, sg.created_at,
 		CASE WHEN sg.method <> '' THEN sg.method WHEN sg.kind = 'schema_drift' THEN 'schema_diff' ELSE 'robust_z' END,
-		coalesce(sg.severity, ''), sg.ci95_low, sg.ci95_high
+		coalesce(sg.severity, ''), sg.ci95_low, sg.ci95_high, sg.source, sg.orchestrator, sg.pipeline, sg.run_id
 		FROM signals sg JOIN datasets d ON d.id = sg.dataset_id
 		WHERE %s ORDER BY sg.created_at DESC, sg.id DESC LIMIT $%d OFFSET $%d`, cond, len(args)-1, len(args)), args...)
 	if err != nil {
@@ -574,10 +574,15 @@ func (s *ScanStore) Signals(ctx context.Context, v catalog.Viewer, q scan.Signal
 	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.Signal, error) {
 		var sg scan.Signal
 		var lo, hi *float64
+		var orch, pipe, run *string
 		err := r.Scan(&sg.ID, &sg.WorkspaceID, &sg.DatasetID, &sg.DatasetName, &sg.ScanID, &sg.Kind, &sg.Metric, &sg.Column,
-			&sg.Observed, &sg.Baseline, &sg.Z, &sg.Threshold, &sg.Anomalous, &sg.IssueID, &sg.CreatedAt, &sg.Method, &sg.Severity, &lo, &hi)
+			&sg.Observed, &sg.Baseline, &sg.Z, &sg.Threshold, &sg.Anomalous, &sg.IssueID, &sg.CreatedAt, &sg.Method, &sg.Severity, &lo, &hi,
+			&sg.Source, &orch, &pipe, &run)
 		if lo != nil && hi != nil {
 			sg.CI95 = &[2]float64{*lo, *hi}
+		}
+		if orch != nil && pipe != nil && run != nil {
+			sg.Pipeline = &scan.SignalWriter{Orchestrator: *orch, Pipeline: *pipe, RunID: *run}
 		}
 		return sg, err
 	})

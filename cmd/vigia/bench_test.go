@@ -72,3 +72,27 @@ func TestBenchRebuildReportsEveryRun(t *testing.T) {
 		t.Fatalf("full %d, stopped after %d, resumed wrote %d: the two parts must add up to one full run\n%s", full, stopped, resumed, text)
 	}
 }
+
+// `vigia bench ide` times every editor read and the baseline under concurrent clients
+// and says whether the resolve p99 met its target (exit 3 when not); the figures are
+// for docs/benchmarks.md, not asserted here.
+func TestBenchIDEReportsFigures(t *testing.T) {
+	t.Setenv("DATABASE_URL", storetest.MustURL(t))
+	t.Setenv("VIGIA_SECRET_KEY", "bench-test-key")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"bench", "ide", "--datasets", "200", "--iterations", "40", "--clients", "2"}, &out, &errb)
+	if code != 0 && code != 3 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	text := out.String()
+	for _, want := range []string{"seeded 200 datasets", "40 requests per operation from 2 concurrent clients", "GET /datasets/{id}",
+		"ide/resolve schema.table", `ide/resolve "schema"."table"`, "ide/resolve + connection hint", "ide/datasets/{id}/columns",
+		"target: ide/resolve p99 <= 20ms"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("report lacks %q:\n%s", want, text)
+		}
+	}
+	if (code == 0) != strings.Contains(text, ": met") {
+		t.Fatalf("exit %d does not match the verdict:\n%s", code, text)
+	}
+}

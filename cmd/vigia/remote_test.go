@@ -5,12 +5,15 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigia-data/vigia/store/storetest"
 )
@@ -139,6 +142,73 @@ func TestRemoteScanThroughTheClient(t *testing.T) {
 	}
 	fails("not found or not visible", "trust", "decide", dataset, "01JX0000000000000000000000")
 	fails("body.purpose", "trust", "decide", dataset, "--purpose", "nope")
+
+	// The BI refresh feed through the server is the one the local command lists; the
+	// dashboards' URLs are never printed.
+	started := time.Date(2026, 11, 2, 6, 0, 0, 0, time.UTC)
+	for i, st := range []string{"success", "failed"} {
+		body, _ := json.Marshal(map[string]any{"tool": "powerbi", "bi_dataset_id": "sm-42", "bi_dataset_name": "Stock diário",
+			"refresh_id": fmt.Sprintf("rf-%d", i), "status": st, "started_at": started.Add(time.Duration(i) * time.Hour),
+			"datasets":   []any{map[string]any{"dataset_id": dataset}, map[string]any{"namespace": "s3://x", "name": "y.csv"}},
+			"dashboards": []any{map[string]any{"id": "d1", "name": "Armazém", "url": "https://bi.example.com/d1?secret_marker=1"}}})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/v1/bi/refreshes", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusCreated {
+			t.Fatalf("bi refresh %d: %d", i, res.StatusCode)
+		}
+	}
+	remoteBI := mustRun("bi", "refreshes", "--dataset", "main.stock")
+	localBI := mustRun("bi", "refreshes", "--dataset", "main.stock", "--server", "", "--workspace", "armazem")
+	lines := strings.Split(remoteBI, "\n")
+	if len(lines) != 2 || remoteBI != localBI || !strings.Contains(lines[0], `powerbi sm-42 "Stock diário" refresh=rf-1 failed started=2026-11-02T07:00:00Z`) ||
+		!strings.Contains(lines[0], `datasets=1 unmatched=1 dashboards="Armazém"`) || !strings.Contains(lines[1], "refresh=rf-0 success") ||
+		strings.Contains(remoteBI, "secret_marker") {
+		t.Fatalf("remote bi refreshes %q, local %q", remoteBI, localBI)
+	}
+	if got := mustRun("bi", "refreshes", "--status", "failed", "--tool", "powerbi", "--bi-dataset", "sm-42", "--limit", "5"); !strings.Contains(got, "refresh=rf-1") ||
+		strings.Contains(got, "refresh=rf-0") {
+		t.Fatalf("filtered bi refreshes %q", got)
+	}
+	if got := mustRun("bi", "refreshes", "--tool", "tableau", "--server", "", "--workspace", "armazem"); got != "" {
+		t.Fatalf("no tableau refresh, got %q", got)
+	}
+	fails("query.status", "bi", "refreshes", "--status", "done")
+	fails("status", "bi", "refreshes", "--status", "done", "--server", "", "--workspace", "armazem")
+	fails("--limit must be between 1 and 500", "bi", "refreshes", "--limit", "0")
+
+	// Orchestrator runs are reported and listed through the server as locally (a marked
+	// write an API token may make).
+	report := []string{"orchestrator", "report", "--orchestrator", "Airflow", "--pipeline", "carga_stock", "--run-id", "r-1",
+		"--started-at", "2026-11-03T06:00:00Z", "--ended-at", "2026-11-03T06:05:00Z", "--output", "main.stock"}
+	errb.Reset()
+	got = mustRun(append(report, "--status", "failed")...)
+	if !strings.HasSuffix(got, "airflow carga_stock run=r-1 failed started=2026-11-03T06:00:00Z ended=2026-11-03T06:05:00Z inputs=0 outputs=1 unmatched=0") ||
+		!strings.Contains(errb.String(), "recorded") {
+		t.Fatalf("remote report %q (%s)", got, errb.String())
+	}
+	errb.Reset()
+	mustRun(append(report, "--status", "success", "--server", "", "--workspace", "armazem")...)
+	if !strings.Contains(errb.String(), "replaced the earlier report") {
+		t.Fatalf("local report of the same run: %s", errb.String())
+	}
+	remoteRuns := mustRun("orchestrator", "runs", "--dataset", "main.stock")
+	localRuns := mustRun("orchestrator", "runs", "--dataset", "main.stock", "--server", "", "--workspace", "armazem")
+	if !strings.Contains(remoteRuns, "run=r-1 success") || strings.Count(remoteRuns, "\n") != 0 || remoteRuns != localRuns {
+		t.Fatalf("remote runs %q, local %q", remoteRuns, localRuns)
+	}
+	if got := mustRun("orchestrator", "runs", "--status", "failed"); got != "" {
+		t.Fatalf("no failed run, got %q", got)
+	}
+	fails("--started-at: want an RFC 3339 time", append(report, "--status", "failed", "--started-at", "yesterday")...)
+	fails("body.status", "orchestrator", "report", "--orchestrator", "airflow", "--pipeline", "p", "--run-id", "x", "--status", "done",
+		"--started-at", "2026-11-03T06:00:00Z")
+	fails("not found on the server", append(report, "--status", "failed", "--input", "main.nothing")...)
 }
 
 // `vigia openapi --indent` (the copy client/ is generated from) is the served document,
