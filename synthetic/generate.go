@@ -96,7 +96,8 @@ func seedFor(seed int64, parts ...string) *rand.Rand {
 // found in the source is a pii_leak.
 var piiTypes = map[string]bool{"email": true, "phone": true, "phone_pt": true, "nif_pt": true, "iban": true}
 
-// quasiNames are column names (or name parts) of quasi-identifiers: attributes that
+// quasiNames are column names (or name parts) of quasi-identifiers, the fallback where
+// no sensitivity decides: attributes that
 // single people out in combination (birth dates, sex, age, postal area).
 var quasiNames = []string{"nascimento", "birth", "dob", "idade", "age", "genero", "gender", "sexo", "sex", "codigo_postal", "postal", "zip"}
 
@@ -114,12 +115,57 @@ func isQuasi(c catalog.Column) bool {
 	return false
 }
 
-// columnsOf converts the catalog's columns to generated ones.
-func columnsOf(d catalog.Dataset) []Column {
+// Sensitivity levels the quasi-identifiers read (package sensitivity's).
+const (
+	levelPublic   = "public"
+	levelInternal = "internal"
+	levelPII      = "pii"
+)
+
+// quasiIdentifier decides whether a column is a quasi-identifier, from its sensitivity
+// first. A column a person set pii is one unless it is a direct identifier (a key, a
+// unique column, or a personal-data type the pii_leak check covers: email, phone, NIF,
+// IBAN); one a person set public or internal is not. An automatic pii level is one for
+// the attributes people are grouped by — a postal code, or a number or a time such as a
+// birth date —, not for text that is pii by its name (names, addresses: direct
+// identifiers). Without a sensitivity, or otherwise, the name and semantic-type
+// heuristic (isQuasi) decides.
+func quasiIdentifier(c catalog.Column, s *Sensitivity) bool {
+	if s != nil {
+		switch {
+		case s.Manual && s.Level == levelPII:
+			return !directIdentifier(c)
+		case s.Manual && (s.Level == levelPublic || s.Level == levelInternal):
+			return false
+		case s.Level == levelPII && !directIdentifier(c):
+			if c.Class == source.ClassNumeric || c.Class == source.ClassTemporal ||
+				(c.Profile != nil && c.Profile.Semantic != nil && c.Profile.Semantic.Type == "postal_code_pt") {
+				return true
+			}
+		}
+	}
+	return isQuasi(c)
+}
+
+// directIdentifier reports whether a column identifies a row on its own.
+func directIdentifier(c catalog.Column) bool {
+	if c.PrimaryKey || c.Unique {
+		return true
+	}
+	return c.Profile != nil && c.Profile.Semantic != nil && piiTypes[c.Profile.Semantic.Type]
+}
+
+// columnsOf converts the catalog's columns to generated ones; sens gives their
+// sensitivity by name (nil: unknown).
+func columnsOf(d catalog.Dataset, sens map[string]Sensitivity) []Column {
 	out := make([]Column, 0, len(d.Columns))
 	for _, c := range d.Columns {
+		var cs *Sensitivity
+		if s, ok := sens[c.Name]; ok {
+			cs = &s
+		}
 		col := Column{Name: c.Name, Class: c.Class, DataType: c.DataType, Nullable: c.Nullable && !c.PrimaryKey, PrimaryKey: c.PrimaryKey,
-			Unique: c.Unique || c.PrimaryKey, profile: c.Profile, QuasiIdentifier: isQuasi(c)}
+			Unique: c.Unique || c.PrimaryKey, profile: c.Profile, QuasiIdentifier: quasiIdentifier(c, cs)}
 		col.SQLType, col.Scale = sqlType(c)
 		if c.Profile != nil && c.Profile.Semantic != nil {
 			col.Semantic, col.Region = c.Profile.Semantic.Type, c.Profile.Semantic.Region
@@ -171,8 +217,8 @@ func sqlType(c catalog.Column) (string, int) {
 	return TypeText, 0
 }
 
-// generateColumn fills column c of t. parents gives the generated key values of the
-// tables t's foreign keys point to.
+// generateColumn fills column c of t. parents gives the generated values of the key
+// columns t's foreign keys point to (by refKey).
 func generateColumn(t *Table, c int, seed int64, parents map[string][]string, inject []Injection) {
 	col := t.Columns[c]
 	n := t.Rows
@@ -190,7 +236,7 @@ func generateColumn(t *Table, c int, seed int64, parents map[string][]string, in
 			vals[i] = strconv.Itoa(i + 1)
 		}
 	case col.Ref != nil:
-		keys := parents[col.Ref.Table]
+		keys := parents[refKey(col.Ref.Table, col.Ref.Column)]
 		for i := range vals {
 			if len(keys) == 0 || (nullRate > 0 && rng.Float64() < nullRate) {
 				nulls[i] = true

@@ -1,6 +1,7 @@
 package synthetic
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -102,14 +103,18 @@ func utility(t *Table, pack map[string]*Table) (map[string]float64, map[string]f
 	}
 	weights := map[string]float64{}
 	total := 0.0
-	for k, w := range baseWeights {
+	// In a fixed order: a sum of floats in map order may differ in its last digit from
+	// one request to the next.
+	names := slices.Sorted(maps.Keys(baseWeights))
+	for _, k := range names {
 		if counts[k] > 0 {
-			total += w
+			total += baseWeights[k]
 		}
 	}
 	components := map[string]float64{}
 	score := 0.0
-	for k, w := range baseWeights {
+	for _, k := range names {
+		w := baseWeights[k]
 		if counts[k] == 0 {
 			continue
 		}

@@ -105,7 +105,7 @@ func benchSynthetic(ctx context.Context, a *app.App, out io.Writer, o benchSynth
 
 	// The bench's own service has no budget cut, so that it measures the time a pack
 	// takes and compares it with the budget instead of stopping at it.
-	svc := synthetic.NewService(a.Catalog, a.Products, a.Connections, sqlitepack.Writer{}, synthetic.Options{Budget: time.Hour})
+	svc := synthetic.NewService(a.Catalog, a.Products, a.Connections, a.SyntheticKnowledge(), sqlitepack.Writer{}, synthetic.Options{Budget: time.Hour})
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
