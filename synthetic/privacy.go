@@ -206,9 +206,10 @@ func textRange(t *Table, c int) (lo, hi string, ok bool) {
 // redrawPII replaces generated values of personal-data columns that happen to exist in
 // the source (a drawn NIF or phone number that is someone's): the source answers which
 // of the generated values it holds, with how many rows hold each, and those are drawn
-// again, up to three rounds, so that the release never carries them. The lookup after
-// the last redraw (or the first that finds nothing to draw again) is also the pii_leak
-// check: it answers, per column, the source rows still holding a generated value.
+// again, up to three rounds, so that the release never carries them; a round looks up
+// only the values drawn since the last. The hits of the values present after the last
+// round are also the pii_leak check: per column, the source rows still holding a
+// generated value.
 // Nothing of the source is kept: the answer holds only values Vigia generated. Values a
 // test hook injected stay, for the check to find.
 func redrawPII(ctx context.Context, src source.Source, t *Table, seed int64) (map[int]int64, error) {
@@ -220,36 +221,43 @@ func redrawPII(ctx context.Context, src source.Source, t *Table, seed int64) (ma
 			continue
 		}
 		qcol := rulesql.QuoteIdent(d, col.Name)
-		for round := 0; ; round++ {
-			hits := map[string]int64{}
-			seen := map[string]bool{}
-			var lits []string
-			flush := func() error {
-				if len(lits) == 0 {
-					return nil
-				}
-				rows, err := src.QueryRows(ctx, "SELECT "+qcol+", COUNT(*) FROM "+from+" WHERE "+qcol+" IN ("+strings.Join(lits, ", ")+") GROUP BY "+qcol, len(lits))
-				lits = lits[:0]
-				if err != nil {
-					return err
-				}
-				for _, r := range rows {
-					if len(r) == 2 && r[0] != nil && r[1] != nil {
-						n, err := strconv.ParseInt(*r[1], 10, 64)
-						if err != nil {
-							return errors.New("synthetic: a count the source answered is not an integer")
-						}
-						hits[*r[0]] += n
-					}
-				}
+		// hits holds, for every value looked up so far, the source rows holding it: a
+		// round looks up only the values no earlier round did (those drawn again).
+		hits := map[string]int64{}
+		looked := map[string]bool{}
+		var lits []string
+		flush := func() error {
+			if len(lits) == 0 {
 				return nil
 			}
+			rows, err := src.QueryRows(ctx, "SELECT "+qcol+", COUNT(*) FROM "+from+" WHERE "+qcol+" IN ("+strings.Join(lits, ", ")+") GROUP BY "+qcol, len(lits))
+			lits = lits[:0]
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if len(r) == 2 && r[0] != nil && r[1] != nil {
+					n, err := strconv.ParseInt(*r[1], 10, 64)
+					if err != nil {
+						return errors.New("synthetic: a count the source answered is not an integer")
+					}
+					hits[*r[0]] += n
+				}
+			}
+			return nil
+		}
+		for round := 0; ; round++ {
+			seen := map[string]bool{}
 			for r := 0; r < t.Rows; r++ {
 				v, null := t.Value(c, r)
 				if null || seen[v] {
 					continue
 				}
 				seen[v] = true
+				if looked[v] {
+					continue
+				}
+				looked[v] = true
 				lits = append(lits, literal(d, col, v))
 				if len(lits) == valueChunk {
 					if err := flush(); err != nil {
@@ -267,8 +275,8 @@ func redrawPII(ctx context.Context, src source.Source, t *Table, seed int64) (ma
 				}
 			}
 			if len(redraw) == 0 || round == 3 {
-				for _, n := range hits {
-					found[c] += n
+				for v := range seen {
+					found[c] += hits[v]
 				}
 				break
 			}

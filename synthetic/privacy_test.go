@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,5 +136,45 @@ func TestCanonicalReadsTheSourcesText(t *testing.T) {
 	}
 	if canonical(ts, "2024-05-01 10:00:00") == canonical(ts, "2024-05-01 10:00:01") {
 		t.Fatal("two times a second apart are one")
+	}
+}
+
+// countingSource counts the lookups and the values they carry.
+type countingSource struct {
+	source.Source
+	lookups, values int
+}
+
+func (c *countingSource) QueryRows(ctx context.Context, stmt string, maxRows int) ([][]*string, error) {
+	c.lookups++
+	c.values += strings.Count(stmt, "@")
+	return c.Source.QueryRows(ctx, stmt, maxRows)
+}
+
+// TestPersonalDataRedrawLooksUpOnlyNewValues: generated emails the source holds are drawn
+// again and only the new values are looked up; a value a test hook injected stays and is
+// the pii_leak count.
+func TestPersonalDataRedrawLooksUpOnlyNewValues(t *testing.T) {
+	src := &countingSource{Source: sqliteSource(t,
+		`CREATE TABLE p (id INTEGER PRIMARY KEY, email TEXT)`,
+		`INSERT INTO p VALUES (1, 'ana@real.pt'), (2, 'rui@real.pt'), (3, 'rui@real.pt'), (4, 'eva@real.pt')`)}
+	col := Column{Name: "email", SQLType: TypeText, Semantic: "email", PII: true}
+	tb := &Table{Name: "p", Source: catalog.Dataset{Table: "p"}, Columns: []Column{col}, Rows: 200}
+	tb.Values, tb.Nulls = make([][]string, 1), make([][]bool, 1)
+	generateColumn(tb, 0, 1, nil, []Injection{{Column: "email", Value: "rui@real.pt"}})
+	tb.Values[0][1], tb.Values[0][2] = "ana@real.pt", "eva@real.pt" // drawn by chance: someone's
+	found, err := redrawPII(context.Background(), src, tb, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found[0] != 2 {
+		t.Fatalf("pii_leak source rows %d, want 2 (the injected value, held by two rows)", found[0])
+	}
+	if tb.Values[0][0] != "rui@real.pt" || tb.Values[0][1] == "ana@real.pt" || tb.Values[0][2] == "eva@real.pt" {
+		t.Fatalf("rows 0-2 after the redraw: %v", tb.Values[0][:3])
+	}
+	// Round 0 looks up the ~200 distinct values, round 1 only the two drawn again.
+	if src.lookups != 2 || src.values > 202 {
+		t.Fatalf("%d lookups carrying %d values", src.lookups, src.values)
 	}
 }
