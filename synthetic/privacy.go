@@ -502,6 +502,18 @@ func literal(d rulesql.Dialect, col Column, v string) string {
 			return "TRUE"
 		}
 		return "FALSE"
+	case TypeTimestamp:
+		if d == rulesql.Postgres && withTimeZone(col.DataType) {
+			// Generated times are UTC; without an offset Postgres would read the literal
+			// in the session's time zone (a DSN may set one).
+			return rulesql.QuoteString(d, v+"+00")
+		}
 	}
 	return rulesql.QuoteString(d, v)
+}
+
+// withTimeZone reports whether a Postgres type is timestamp with time zone.
+func withTimeZone(dataType string) bool {
+	t := strings.ToLower(dataType)
+	return t == "timestamptz" || strings.Contains(t, "with time zone")
 }

@@ -3,11 +3,13 @@ package synthetic
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
 	"github.com/vigia-data/vigia/catalog"
@@ -176,5 +178,50 @@ func TestPersonalDataRedrawLooksUpOnlyNewValues(t *testing.T) {
 	// Round 0 looks up the ~200 distinct values, round 1 only the two drawn again.
 	if src.lookups != 2 || src.values > 202 {
 		t.Fatalf("%d lookups carrying %d values", src.lookups, src.values)
+	}
+}
+
+// TestPostgresTimesWithTimeZoneAreComparedAsInstants: a source whose DSN sets a session
+// time zone still finds a generated UTC time equal to a timestamptz it holds.
+func TestPostgresTimesWithTimeZoneAreComparedAsInstants(t *testing.T) {
+	admin, err := sql.Open("pgx", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	name := fmt.Sprintf("i16_synth_tz_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(`CREATE DATABASE ` + name); err != nil {
+		t.Skipf("no Postgres: %v", err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`) })
+	dsn := "postgres://postgres@127.0.0.1:5432/" + name + "?sslmode=disable"
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`CREATE TABLE ev (id int PRIMARY KEY, at timestamptz NOT NULL, n int NOT NULL)`,
+		`INSERT INTO ev VALUES (1, '2024-05-01 10:00:00+00', 1), (2, '2024-05-02 10:00:00+00', 2)`} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	src, err := connect.Open(context.Background(), source.Postgres, dsn+"&timezone=Asia/Tokyo", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	prof := &catalog.ColumnProfile{Distinct: &catalog.Estimate{Value: 2, SampleSize: 2}}
+	tb := &Table{Name: "ev", Source: catalog.Dataset{Table: "ev", Schema: "public"}, Rows: 2,
+		Columns: []Column{{Name: "at", SQLType: TypeTimestamp, DataType: "timestamp with time zone", profile: prof},
+			{Name: "n", SQLType: TypeInteger, profile: prof}},
+		Values: [][]string{{"2024-05-01 10:00:00", "2024-05-02 19:00:00"}, {"1", "2"}}, Nulls: [][]bool{{false, false}, {false, false}}}
+	ev, err := checkPrivacy(context.Background(), src, tb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Row 1 is the source's first row; row 2 is the second row's time in Tokyo, read as UTC: no match.
+	if len(ev.Findings) == 0 || ev.Findings[0].Key != KeySampleLeak || ev.Findings[0].Params["source_rows"] != int64(1) {
+		t.Fatalf("%+v", ev)
 	}
 }
