@@ -656,6 +656,44 @@ func TestSyntheticUsesReferentialRulesSensitivityAndQuantiles(t *testing.T) {
 		if m := out.Manifest.Evaluation.UtilityComponents["marginals"]; m < 90 {
 			t.Fatalf("marginals %v", out.Manifest.Evaluation.UtilityComponents)
 		}
+
+		// The dataset's profile answers the quantiles, the source's own (4000 rows: the
+		// whole table is the sample): the value at rank p·(n−1) of its sorted totals.
+		var ds struct {
+			Columns []struct {
+				Name    string `json:"name"`
+				Profile struct {
+					Quantiles []float64 `json:"quantiles"`
+				} `json:"profile"`
+			} `json:"columns"`
+		}
+		e.Do(t, http.MethodGet, "/api/v1/datasets/"+encomendas, e.tok, nil).JSON(t, &ds)
+		var q []float64
+		for _, c := range ds.Columns {
+			if c.Name == "total" {
+				q = c.Profile.Quantiles
+			}
+		}
+		if len(q) != 21 {
+			t.Fatalf("total quantiles %v", q)
+		}
+		for i, got := range q {
+			pos := float64(i) * 3999 / 20
+			lo := int(math.Floor(pos))
+			var a, b float64
+			if err := src.QueryRow(`SELECT total FROM encomendas ORDER BY total LIMIT 1 OFFSET ?`, lo).Scan(&a); err != nil {
+				t.Fatal(err)
+			}
+			b = a
+			if lo < 3999 {
+				if err := src.QueryRow(`SELECT total FROM encomendas ORDER BY total LIMIT 1 OFFSET ?`, lo+1).Scan(&b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if want := a + (pos-float64(lo))*(b-a); math.Abs(got-want) > 1e-6 {
+				t.Errorf("quantile %d: profile %v, source %v", i, got, want)
+			}
+		}
 	})
 }
 
