@@ -249,7 +249,8 @@ type ColumnProfile struct {
 	// Quantiles are the equi-depth quantiles of a numeric column's values, or of a
 	// temporal column's as Unix seconds, on the masks sample: QuantileCuts cut points
 	// (probabilities 0, 1/(QuantileCuts-1), …, 1, interpolated as percentile_cont does).
-	// nil for other classes and when no sampled value could be read as a number or time.
+	// nil for other classes, when no sampled value could be read as a number or time, and
+	// when the sample is the first rows (depth basic), which need not follow the distribution.
 	Quantiles []float64
 }
 

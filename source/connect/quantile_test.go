@@ -191,6 +191,20 @@ func TestQuantilesMatchSQLiteSortedValues(t *testing.T) {
 	if q := findProfile(t, p, "created").Quantiles; q == nil {
 		t.Fatal("SQLite text timestamps give no quantiles")
 	}
+
+	// Depth basic reads the first rows: no sample of the distribution, no quantiles.
+	src := mustOpen(t, source.SQLite, path, source.Options{})
+	tables, err := src.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	basic, err := src.Profile(context.Background(), findTable(t, tables, "s"), source.ProfileRequest{Depth: source.DepthBasic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if basic.SampleMethod != source.SampleFirstRows || findProfile(t, basic, "amount").Quantiles != nil {
+		t.Fatalf("depth basic (%s): quantiles %v", basic.SampleMethod, findProfile(t, basic, "amount").Quantiles)
+	}
 }
 
 // insertSkewed writes n rows of skewed amounts, quantities and timestamps into table

@@ -357,6 +357,11 @@ func sampleTable(ctx context.Context, c *conn, t source.Table, cols []source.Col
 	}
 	for _, i := range s.sampled {
 		finishMasks(s.masks[i], &p.Columns[i], masksFull)
+		if p.SampleMethod == source.SampleFirstRows {
+			// The first rows are no sample of the distribution (a table in load order
+			// gives its oldest times): no quantiles rather than skewed ones.
+			p.Columns[i].Quantiles = nil
+		}
 	}
 	for _, i := range s.distinctCols {
 		finishDistinct(s.dists[i], &p.Columns[i], distinctFull, p.RowCount)
