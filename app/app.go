@@ -294,10 +294,11 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.IDE = ide.NewService(db.IDE(), a.Trust, a.Catalog)
 	a.ConfigAsCode = confcode.NewService(confcode.Deps{Connections: a.Connections, Teams: a.Teams, Domains: a.Products,
 		Channels: a.Notify, Rules: a.Rules, Datasets: a.Catalog, Store: db.Config(), Tx: db, Clock: clock})
-	a.Synthetic = synthetic.NewService(a.Catalog, a.Products, a.Connections, sqlitepack.Writer{}, cfg.Synthetic)
+
 	a.BI = bi.NewService(db.BI(), a.Lineage, a.Lineage, clock)
 	a.Knowledge = knowledge.NewService(db.Knowledge(), a.Lineage, clock)
 	a.Sensitivity = sensitivity.NewService(db.Sensitivity(), a.Catalog, clock)
+	a.Synthetic = synthetic.NewService(a.Catalog, a.Products, a.Connections, a.SyntheticKnowledge(), sqlitepack.Writer{}, cfg.Synthetic)
 	a.Readmes = readme.NewService(db.Readmes(), readmeFacts{a.Catalog, a.Lineage, a.Sensitivity}, clock)
 	a.Reports = report.NewService(db.Reports(), clock)
 	a.Routines = routine.NewService(db.Routines(), routineJobs{queue}, a.Reports, db, clock)
@@ -578,6 +579,51 @@ type domainNames struct{ p *product.Service }
 func (d domainNames) DomainName(ctx context.Context, id string) (string, error) {
 	dom, err := d.p.Domain(ctx, id)
 	return dom.Name, err
+}
+
+// SyntheticKnowledge is what synthetic data reads beside the catalog: the foreign keys
+// of referential rules and the columns' sensitivity, each as the caller sees them.
+func (a *App) SyntheticKnowledge() synthetic.Knowledge {
+	return syntheticKnowledge{rules: a.Rules, sensitivity: a.Sensitivity}
+}
+
+type syntheticKnowledge struct {
+	rules       *rule.Service
+	sensitivity *sensitivity.Service
+}
+
+// References lists the dataset's active referential rules whose reference dataset the
+// caller can see.
+func (k syntheticKnowledge) References(ctx context.Context, datasetID string) ([]synthetic.Reference, error) {
+	typ := rule.TypeReferential
+	var out []synthetic.Reference
+	for offset := 0; ; offset += vigia.MaxLimit {
+		list, err := k.rules.Rules(ctx, rule.Filter{DatasetID: &datasetID, RuleType: &typ, Page: vigia.Page{Limit: vigia.MaxLimit, Offset: offset}})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range list.Items {
+			if r.Active && !r.RefRestricted && r.Params.RefDatasetID != "" && r.Params.Column != "" && r.Params.RefColumn != "" {
+				out = append(out, synthetic.Reference{Column: r.Params.Column, RefDatasetID: r.Params.RefDatasetID, RefColumn: r.Params.RefColumn})
+			}
+		}
+		if len(list.Items) < vigia.MaxLimit {
+			return out, nil
+		}
+	}
+}
+
+// Sensitivity is each column's level, and whether a person set it.
+func (k syntheticKnowledge) Sensitivity(ctx context.Context, datasetID string) (map[string]synthetic.Sensitivity, error) {
+	rep, err := k.sensitivity.Dataset(ctx, datasetID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]synthetic.Sensitivity, len(rep.Columns))
+	for _, c := range rep.Columns {
+		out[c.Name] = synthetic.Sensitivity{Level: c.Level, Manual: c.Origin == sensitivity.OriginManual}
+	}
+	return out, nil
 }
 
 // readmeFacts gives README drafts their facts: the dataset, its lineage and its column

@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -199,7 +201,7 @@ func TestSyntheticRowsAreDeterministicAndPacksLoadWithTheirKeys(t *testing.T) {
 		a := e.Do(t, http.MethodPost, "/api/v1/synthetic-packs", e.admin, body)
 		b := e.Do(t, http.MethodPost, "/api/v1/synthetic-packs", e.tok, body)
 		if a.Status != 200 || b.Status != 200 || !bytes.Equal(a.Body, b.Body) {
-			t.Fatalf("packs: %d %d, same bytes %v", a.Status, b.Status, bytes.Equal(a.Body, b.Body))
+			t.Fatalf("packs: %d %d, same bytes %v, entries that differ %v", a.Status, b.Status, bytes.Equal(a.Body, b.Body), zipDiff(t, a.Body, b.Body))
 		}
 		zr, err := zip.NewReader(bytes.NewReader(a.Body), int64(len(a.Body)))
 		if err != nil {
@@ -468,4 +470,266 @@ func TestSyntheticBudget(t *testing.T) {
 			t.Fatalf("got %d %s", r.Status, r.Body)
 		}
 	}
+}
+
+// fillBuyers is a shop whose orders reference their buyer by a unique code (not by a name
+// the lineage would infer a key from), with skewed order totals and buyers' birth dates.
+func fillBuyers(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, s := range []string{
+		`CREATE TABLE compradores (id INTEGER PRIMARY KEY, codigo VARCHAR(10) NOT NULL UNIQUE, regiao VARCHAR(20) NOT NULL,
+			data_nascimento DATE NOT NULL, pontos INTEGER NOT NULL)`,
+		`CREATE TABLE encomendas (id INTEGER PRIMARY KEY, comprador VARCHAR(10) NOT NULL, total NUMERIC(10,2) NOT NULL, criado TIMESTAMP NOT NULL)`,
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := uint64(16)
+	rnd := func() float64 {
+		x = x*6364136223846793005 + 1442695040888963407
+		return float64(x>>11) / (1 << 53)
+	}
+	regioes := []string{"Norte", "Centro", "Lisboa", "Alentejo", "Algarve"}
+	for i := 1; i <= 600; i++ {
+		if _, err := tx.Exec(`INSERT INTO compradores VALUES (?, ?, ?, ?, ?)`, i, fmt.Sprintf("C%05d", i), regioes[i%5],
+			fmt.Sprintf("19%02d-%02d-%02d", 40+i%60, 1+i%12, 1+i%28), 100+i*7%900); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 1; i <= 4000; i++ {
+		total := math.Round(math.Exp(5*rnd()*rnd())*1000) / 100 // most orders small, a long tail
+		if _, err := tx.Exec(`INSERT INTO encomendas VALUES (?, ?, ?, ?)`, i, fmt.Sprintf("C%05d", 1+int(rnd()*600)),
+			strconv.FormatFloat(total, 'f', 2, 64), fmt.Sprintf("2024-%02d-%02dT%02d:%02d:00Z", 1+i%12, 1+i%28, i%24, i%60)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSyntheticUsesReferentialRulesSensitivityAndQuantiles: a referential rule declares a
+// foreign key the names do not say, and the pack keeps it; quasi-identifiers follow the
+// columns' sensitivity; numbers follow the source's distribution, not only its range.
+func TestSyntheticUsesReferentialRulesSensitivityAndQuantiles(t *testing.T) {
+	e := newSynthEnv(t, app.Config{}, fillBuyers)
+	compradores, encomendas := e.dataset(t, e.connID, "compradores"), e.dataset(t, e.connID, "encomendas")
+	pack := func(t *testing.T) map[string]string {
+		t.Helper()
+		r := e.Do(t, http.MethodPost, "/api/v1/synthetic-packs", e.tok, map[string]any{"connection_id": e.connID, "rows_per_table": 800,
+			"seed": 5, "format": "sqlite"})
+		if r.Status != 200 {
+			t.Fatalf("pack: %d %s", r.Status, r.Body)
+		}
+		path := filepath.Join(t.TempDir(), "pack.sqlite")
+		if err := os.WriteFile(path, r.Body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		fks := map[string]string{}
+		rows, err := db.Query(`SELECT m.name, f."from", f."table", f."to" FROM sqlite_master m, pragma_foreign_key_list(m.name) f WHERE m.type = 'table'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var table, from, parent, to string
+			if err := rows.Scan(&table, &from, &parent, &to); err != nil {
+				t.Fatal(err)
+			}
+			fks[table+"."+from] = parent + "." + to
+		}
+		rows.Close()
+		var problems, orphans int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM pragma_foreign_key_check`).Scan(&problems); err != nil || problems != 0 {
+			t.Fatalf("foreign_key_check: %d, %v", problems, err)
+		}
+		if fks["encomendas.comprador"] != "" {
+			if err := db.QueryRow(`SELECT COUNT(*) FROM encomendas WHERE comprador NOT IN (SELECT codigo FROM compradores)`).Scan(&orphans); err != nil || orphans != 0 {
+				t.Fatalf("orphans %d, %v", orphans, err)
+			}
+		}
+		return fks
+	}
+
+	t.Run("ReferentialRuleDeclaresTheForeignKey", func(t *testing.T) {
+		if fks := pack(t); len(fks) != 0 {
+			t.Fatalf("without a rule the names infer no key, got %v", fks)
+		}
+		r := e.Do(t, http.MethodPost, "/api/v1/rules", e.admin, map[string]any{"dataset_id": encomendas, "rule_type": "referential",
+			"params": map[string]any{"column": "comprador", "ref_dataset_id": compradores, "ref_column": "codigo"}})
+		if r.Status != 201 {
+			t.Fatalf("rule: %d %s", r.Status, r.Body)
+		}
+		if fks := pack(t); fks["encomendas.comprador"] != "compradores.codigo" {
+			t.Fatalf("foreign keys %v", fks)
+		}
+	})
+
+	t.Run("QuasiIdentifiersFollowSensitivity", func(t *testing.T) {
+		qis := func() []any {
+			var ev map[string]any
+			r := e.Do(t, http.MethodGet, "/api/v1/datasets/"+compradores+"/synthetic/evaluation?rows=300&seed=2", e.tok, nil)
+			if r.Status != 200 {
+				t.Fatalf("evaluation: %d %s", r.Status, r.Body)
+			}
+			r.JSON(t, &ev)
+			qi, _ := ev["quasi_identifiers"].([]any)
+			return qi
+		}
+		// Automatic: the birth date is pii by its name, and not a direct identifier.
+		if got := fmt.Sprint(qis()); got != "[data_nascimento]" {
+			t.Fatalf("automatic: %s", got)
+		}
+		set := func(col, level string) {
+			if r := e.Do(t, http.MethodPut, "/api/v1/datasets/"+compradores+"/sensitivity/"+col, e.member, map[string]any{"level": level}); r.Status != 200 {
+				t.Fatalf("set %s %s: %d %s", col, level, r.Status, r.Body)
+			}
+		}
+		set("pontos", "pii")
+		set("codigo", "pii") // unique: a direct identifier, never a quasi-identifier
+		if got := fmt.Sprint(qis()); got != "[data_nascimento pontos]" {
+			t.Fatalf("pontos set pii: %s", got)
+		}
+		set("data_nascimento", "public")
+		if got := fmt.Sprint(qis()); got != "[pontos]" {
+			t.Fatalf("birth date set public: %s", got)
+		}
+	})
+
+	t.Run("NumbersFollowTheSourcesDistribution", func(t *testing.T) {
+		r := e.Do(t, http.MethodGet, "/api/v1/datasets/"+encomendas+"/synthetic?rows=4000&seed=9&format=json", e.tok, nil)
+		if r.Status != 200 {
+			t.Fatalf("rows: %d %s", r.Status, r.Body)
+		}
+		var out struct {
+			Manifest struct {
+				Evaluation struct {
+					UtilityComponents map[string]float64 `json:"utility_components"`
+				} `json:"evaluation"`
+			} `json:"manifest"`
+			Rows []map[string]any `json:"rows"`
+		}
+		r.JSON(t, &out)
+		var totals []float64
+		for _, row := range out.Rows {
+			switch v := row["total"].(type) {
+			case float64:
+				totals = append(totals, v)
+			case string:
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				totals = append(totals, f)
+			}
+		}
+		if len(totals) != 4000 {
+			t.Fatalf("%d totals", len(totals))
+		}
+		src, err := sql.Open("sqlite", filepath.Join(e.root, "source.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		// Each generated decile's rank among the source's own values, as the source
+		// answers it.
+		slices.Sort(totals)
+		for _, p := range []float64{0.1, 0.25, 0.5, 0.75, 0.9} {
+			g := totals[int(p*float64(len(totals)-1))]
+			var rank float64
+			if err := src.QueryRow(`SELECT AVG(total <= ?) FROM encomendas`, g).Scan(&rank); err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(rank-p) > 0.05 {
+				t.Errorf("generated quantile %.2f (%.2f) sits at rank %.3f of the source", p, g, rank)
+			}
+		}
+		if m := out.Manifest.Evaluation.UtilityComponents["marginals"]; m < 90 {
+			t.Fatalf("marginals %v", out.Manifest.Evaluation.UtilityComponents)
+		}
+
+		// The dataset's profile answers the quantiles, the source's own (4000 rows: the
+		// whole table is the sample): the value at rank p·(n−1) of its sorted totals.
+		var ds struct {
+			Columns []struct {
+				Name    string `json:"name"`
+				Profile struct {
+					Quantiles []float64 `json:"quantiles"`
+				} `json:"profile"`
+			} `json:"columns"`
+		}
+		e.Do(t, http.MethodGet, "/api/v1/datasets/"+encomendas, e.tok, nil).JSON(t, &ds)
+		var q []float64
+		for _, c := range ds.Columns {
+			if c.Name == "total" {
+				q = c.Profile.Quantiles
+			}
+		}
+		if len(q) != 21 {
+			t.Fatalf("total quantiles %v", q)
+		}
+		for i, got := range q {
+			pos := float64(i) * 3999 / 20
+			lo := int(math.Floor(pos))
+			var a, b float64
+			if err := src.QueryRow(`SELECT total FROM encomendas ORDER BY total LIMIT 1 OFFSET ?`, lo).Scan(&a); err != nil {
+				t.Fatal(err)
+			}
+			b = a
+			if lo < 3999 {
+				if err := src.QueryRow(`SELECT total FROM encomendas ORDER BY total LIMIT 1 OFFSET ?`, lo+1).Scan(&b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if want := a + (pos-float64(lo))*(b-a); math.Abs(got-want) > 1e-6 {
+				t.Errorf("quantile %d: profile %v, source %v", i, got, want)
+			}
+		}
+	})
+}
+
+// zipDiff names the entries two ZIPs hold different bytes for.
+func zipDiff(t *testing.T, a, b []byte) []string {
+	t.Helper()
+	read := func(z []byte) map[string]string {
+		out := map[string]string{}
+		zr, err := zip.NewReader(bytes.NewReader(z), int64(len(z)))
+		if err != nil {
+			return out
+		}
+		for _, f := range zr.File {
+			rc, err := f.Open()
+			if err != nil {
+				continue
+			}
+			body, _ := io.ReadAll(rc)
+			rc.Close()
+			out[f.Name] = string(body)
+		}
+		return out
+	}
+	fa, fb := read(a), read(b)
+	var diff []string
+	for name, body := range fa {
+		if fb[name] != body {
+			la, lb := strings.Split(body, "\n"), strings.Split(fb[name], "\n")
+			for i := range min(len(la), len(lb)) {
+				if la[i] != lb[i] {
+					name += fmt.Sprintf(" (line %d: %.200s | %.200s)", i+1, la[i], lb[i])
+					break
+				}
+			}
+			diff = append(diff, name)
+		}
+	}
+	return diff
 }

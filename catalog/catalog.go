@@ -228,6 +228,9 @@ type ColumnProfile struct {
 	Distinct   *Estimate      `json:"distinct,omitempty"`
 	Masks      []Mask         `json:"masks,omitempty"`
 	Semantic   *Semantic      `json:"semantic,omitempty"`
+	// Quantiles are equi-depth quantiles (every 5 %) of a numeric column's sampled values,
+	// or of a temporal column's as Unix seconds (see source.ColumnProfile.Quantiles).
+	Quantiles []float64 `json:"quantiles,omitempty"`
 }
 
 // Estimate is a number that may come from a sample.

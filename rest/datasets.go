@@ -92,6 +92,7 @@ type ProfileOut struct {
 	AvgLength  *float64     `json:"avg_length,omitempty"`
 	Distinct   *EstimateOut `json:"distinct,omitempty"`
 	Masks      []MaskOut    `json:"masks,omitempty"`
+	Quantiles  []float64    `json:"quantiles,omitempty" doc:"Numeric and temporal columns: 21 equi-depth cut points (probabilities 0, 0.05, …, 1, interpolated as percentile_cont) of the profile's sample; temporal values as Unix seconds"`
 }
 
 // EstimateOut is a number that may come from a sample, with its 95% interval.
@@ -213,7 +214,8 @@ func toColumnOut(c catalog.Column) ColumnOut {
 		out.Semantic = so
 	}
 	po := &ProfileOut{NullCount: p.NullCount, NullRate: p.NullRate, Estimated: p.Estimated, Min: toNumberOut(p.Min),
-		Max: toNumberOut(p.Max), MinTime: p.MinTime, MaxTime: p.MaxTime, MinLength: p.MinLength, MaxLength: p.MaxLength, AvgLength: p.AvgLength}
+		Max: toNumberOut(p.Max), MinTime: p.MinTime, MaxTime: p.MaxTime, MinLength: p.MinLength, MaxLength: p.MaxLength, AvgLength: p.AvgLength,
+		Quantiles: p.Quantiles}
 	if p.Estimated {
 		n := p.SampleSize
 		po.SampleSize = &n

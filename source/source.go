@@ -246,7 +246,16 @@ type ColumnProfile struct {
 	Masks []MaskCount
 	// Semantic is nil when no type reaches the threshold.
 	Semantic *Semantic
+	// Quantiles are the equi-depth quantiles of a numeric column's values, or of a
+	// temporal column's as Unix seconds, on the masks sample: QuantileCuts cut points
+	// (probabilities 0, 1/(QuantileCuts-1), …, 1, interpolated as percentile_cont does).
+	// nil for other classes, when no sampled value could be read as a number or time, and
+	// when the sample is the first rows (depth basic), which need not follow the distribution.
+	Quantiles []float64
 }
+
+// QuantileCuts is the number of cut points of a profile's quantiles: every 5 %.
+const QuantileCuts = 21
 
 // Estimate is a count computed on a sample, or exactly.
 type Estimate struct {

@@ -516,7 +516,7 @@ func nullableID(id string) any {
 // rows read as their sample size.
 func toColumnProfile(c source.ColumnProfile, rows int64, truncated bool) catalog.ColumnProfile {
 	out := catalog.ColumnProfile{NullCount: c.NullCount, Min: c.Min, Max: c.Max, MinTime: c.MinTime, MaxTime: c.MaxTime,
-		MinLength: c.MinLength, MaxLength: c.MaxLength, AvgLength: c.AvgLength}
+		MinLength: c.MinLength, MaxLength: c.MaxLength, AvgLength: c.AvgLength, Quantiles: c.Quantiles}
 	if truncated {
 		out.Estimated, out.SampleSize = true, int(rows)
 	}

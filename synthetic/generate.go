@@ -1,10 +1,13 @@
 package synthetic
 
 import (
+	"cmp"
 	"encoding/hex"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -93,7 +96,8 @@ func seedFor(seed int64, parts ...string) *rand.Rand {
 // found in the source is a pii_leak.
 var piiTypes = map[string]bool{"email": true, "phone": true, "phone_pt": true, "nif_pt": true, "iban": true}
 
-// quasiNames are column names (or name parts) of quasi-identifiers: attributes that
+// quasiNames are column names (or name parts) of quasi-identifiers, the fallback where
+// no sensitivity decides: attributes that
 // single people out in combination (birth dates, sex, age, postal area).
 var quasiNames = []string{"nascimento", "birth", "dob", "idade", "age", "genero", "gender", "sexo", "sex", "codigo_postal", "postal", "zip"}
 
@@ -111,12 +115,57 @@ func isQuasi(c catalog.Column) bool {
 	return false
 }
 
-// columnsOf converts the catalog's columns to generated ones.
-func columnsOf(d catalog.Dataset) []Column {
+// Sensitivity levels the quasi-identifiers read (package sensitivity's).
+const (
+	levelPublic   = "public"
+	levelInternal = "internal"
+	levelPII      = "pii"
+)
+
+// quasiIdentifier decides whether a column is a quasi-identifier, from its sensitivity
+// first. A column a person set pii is one unless it is a direct identifier (a key, a
+// unique column, or a personal-data type the pii_leak check covers: email, phone, NIF,
+// IBAN); one a person set public or internal is not. An automatic pii level is one for
+// the attributes people are grouped by — a postal code, or a number or a time such as a
+// birth date —, not for text that is pii by its name (names, addresses: direct
+// identifiers). Without a sensitivity, or otherwise, the name and semantic-type
+// heuristic (isQuasi) decides.
+func quasiIdentifier(c catalog.Column, s *Sensitivity) bool {
+	if s != nil {
+		switch {
+		case s.Manual && s.Level == levelPII:
+			return !directIdentifier(c)
+		case s.Manual && (s.Level == levelPublic || s.Level == levelInternal):
+			return false
+		case s.Level == levelPII && !directIdentifier(c):
+			if c.Class == source.ClassNumeric || c.Class == source.ClassTemporal ||
+				(c.Profile != nil && c.Profile.Semantic != nil && c.Profile.Semantic.Type == "postal_code_pt") {
+				return true
+			}
+		}
+	}
+	return isQuasi(c)
+}
+
+// directIdentifier reports whether a column identifies a row on its own.
+func directIdentifier(c catalog.Column) bool {
+	if c.PrimaryKey || c.Unique {
+		return true
+	}
+	return c.Profile != nil && c.Profile.Semantic != nil && piiTypes[c.Profile.Semantic.Type]
+}
+
+// columnsOf converts the catalog's columns to generated ones; sens gives their
+// sensitivity by name (nil: unknown).
+func columnsOf(d catalog.Dataset, sens map[string]Sensitivity) []Column {
 	out := make([]Column, 0, len(d.Columns))
 	for _, c := range d.Columns {
+		var cs *Sensitivity
+		if s, ok := sens[c.Name]; ok {
+			cs = &s
+		}
 		col := Column{Name: c.Name, Class: c.Class, DataType: c.DataType, Nullable: c.Nullable && !c.PrimaryKey, PrimaryKey: c.PrimaryKey,
-			Unique: c.Unique || c.PrimaryKey, profile: c.Profile, QuasiIdentifier: isQuasi(c)}
+			Unique: c.Unique || c.PrimaryKey, profile: c.Profile, QuasiIdentifier: quasiIdentifier(c, cs)}
 		col.SQLType, col.Scale = sqlType(c)
 		if c.Profile != nil && c.Profile.Semantic != nil {
 			col.Semantic, col.Region = c.Profile.Semantic.Type, c.Profile.Semantic.Region
@@ -168,8 +217,8 @@ func sqlType(c catalog.Column) (string, int) {
 	return TypeText, 0
 }
 
-// generateColumn fills column c of t. parents gives the generated key values of the
-// tables t's foreign keys point to.
+// generateColumn fills column c of t. parents gives the generated values of the key
+// columns t's foreign keys point to (by refKey).
 func generateColumn(t *Table, c int, seed int64, parents map[string][]string, inject []Injection) {
 	col := t.Columns[c]
 	n := t.Rows
@@ -187,7 +236,7 @@ func generateColumn(t *Table, c int, seed int64, parents map[string][]string, in
 			vals[i] = strconv.Itoa(i + 1)
 		}
 	case col.Ref != nil:
-		keys := parents[col.Ref.Table]
+		keys := parents[refKey(col.Ref.Table, col.Ref.Column)]
 		for i := range vals {
 			if len(keys) == 0 || (nullRate > 0 && rng.Float64() < nullRate) {
 				nulls[i] = true
@@ -213,13 +262,17 @@ func generateColumn(t *Table, c int, seed int64, parents map[string][]string, in
 			break
 		}
 		pool := distinctPool(col, n, nullRate, gen)
+		pick := func() string { return pool[rng.IntN(len(pool))] }
+		if snap := snapToPool(col, pool, gen); snap != nil {
+			pick = snap
+		}
 		for i := range vals {
 			if nullRate > 0 && rng.Float64() < nullRate {
 				nulls[i] = true
 				continue
 			}
 			if pool != nil {
-				vals[i] = pool[rng.IntN(len(pool))]
+				vals[i] = pick()
 			} else {
 				vals[i] = gen()
 			}
@@ -274,6 +327,51 @@ func distinctPool(col Column, n int, nullRate float64, gen func() string) []stri
 	return pool
 }
 
+// snapToPool returns, for a numeric or temporal column with quantiles, a draw that
+// keeps the distribution across a pool of few values: a value drawn from the quantiles,
+// replaced by the nearest pool value (a pool picked uniformly would give a value held by
+// a fifth of the rows the same share as one held by a single row). nil otherwise.
+func snapToPool(col Column, pool []string, gen func() string) func() string {
+	if len(pool) == 0 || quantilesOf(col.profile) == nil {
+		return nil
+	}
+	parse := parseNumber
+	switch col.SQLType {
+	case TypeInteger, TypeNumeric:
+	case TypeDate, TypeTimestamp:
+		parse = func(s string) (float64, bool) { return parseTime(col, s) }
+	default:
+		return nil
+	}
+	type point struct {
+		x float64
+		v string
+	}
+	pts := make([]point, 0, len(pool))
+	for _, v := range pool {
+		x, ok := parse(v)
+		if !ok {
+			return nil
+		}
+		pts = append(pts, point{x, v})
+	}
+	slices.SortFunc(pts, func(a, b point) int { return cmp.Compare(a.x, b.x) })
+	return func() string {
+		x, ok := parse(gen())
+		if !ok {
+			return pts[0].v
+		}
+		i := sort.Search(len(pts), func(i int) bool { return pts[i].x >= x })
+		switch {
+		case i == len(pts):
+			i--
+		case i > 0 && x-pts[i-1].x < pts[i].x-x:
+			i--
+		}
+		return pts[i].v
+	}
+}
+
 func uniqueSuffix(col Column, v string, i int) string {
 	switch col.SQLType {
 	case TypeInteger, TypeNumeric:
@@ -300,12 +398,30 @@ func valueGenerator(col Column, rng *rand.Rand) func() string {
 			lo, hi = lo.Truncate(step), hi.Truncate(step)
 		}
 		span := int64(hi.Sub(lo) / step)
+		first, last := int64(0), span
 		if span > 20 {
-			// The real extremes stay out: they may single out a few rows.
-			lo, span = lo.Add(step), span-2
+			// The real extremes stay out where they may single out a few rows.
+			lowCommon, highCommon := commonExtremes(p)
+			if !lowCommon {
+				first++
+			}
+			if !highCommon {
+				last--
+			}
+		}
+		if q := quantilesOf(p); q != nil {
+			// Drawn from the profile's equi-depth quantiles (Unix seconds), then kept
+			// within the range.
+			base := float64(lo.Unix())
+			sec := step.Seconds()
+			return func() string {
+				k := int64(math.Round((drawQuantile(q, rng) - base) / sec))
+				k = max(first, min(last, k))
+				return lo.Add(time.Duration(k) * step).Format(layout)
+			}
 		}
 		return func() string {
-			return lo.Add(time.Duration(rng.Int64N(span+1)) * step).Format(layout)
+			return lo.Add(time.Duration(first+rng.Int64N(last-first+1)) * step).Format(layout)
 		}
 	case TypeBoolean:
 		return func() string { return strconv.FormatBool(rng.IntN(2) == 0) }
@@ -325,24 +441,95 @@ func numberGenerator(col Column, rng *rand.Rand) func() string {
 	if hi < lo {
 		lo, hi = hi, lo
 	}
+	q := quantilesOf(p)
+	if q != nil && (p.Min == nil || p.Max == nil) {
+		lo, hi = q[0], q[len(q)-1]
+	}
+	// The real extremes stay out where they may single out a few rows: unless the
+	// quantiles show one shared by at least a twentieth of the sample.
+	lowCommon, highCommon := commonExtremes(p)
 	if col.SQLType == TypeInteger {
 		a, b := int64(math.Ceil(lo)), int64(math.Floor(hi))
 		if b-a > 20 {
-			a, b = a+1, b-1
+			if !lowCommon {
+				a++
+			}
+			if !highCommon {
+				b--
+			}
 		}
 		if b < a {
 			b = a
+		}
+		if q != nil {
+			return func() string {
+				v := int64(math.Round(drawQuantile(q, rng)))
+				return strconv.FormatInt(max(a, min(b, v)), 10)
+			}
 		}
 		return func() string { return strconv.FormatInt(a+rng.Int64N(b-a+1), 10) }
 	}
 	unit := math.Pow10(-col.Scale)
 	if hi-lo > 20*unit {
-		lo, hi = lo+unit, hi-unit
+		if !lowCommon {
+			lo += unit
+		}
+		if !highCommon {
+			hi -= unit
+		}
+	}
+	if q != nil {
+		return func() string {
+			v := max(lo, min(hi, drawQuantile(q, rng)))
+			return strconv.FormatFloat(v, 'f', col.Scale, 64)
+		}
 	}
 	return func() string {
 		v := lo + rng.Float64()*(hi-lo)
 		return strconv.FormatFloat(v, 'f', col.Scale, 64)
 	}
+}
+
+// quantilesOf is the profile's equi-depth quantiles when it has a usable set (at least
+// two cut points, ascending); nil otherwise.
+func quantilesOf(p *catalog.ColumnProfile) []float64 {
+	if p == nil || len(p.Quantiles) < 2 {
+		return nil
+	}
+	for i := 1; i < len(p.Quantiles); i++ {
+		if !(p.Quantiles[i] >= p.Quantiles[i-1]) || math.IsInf(p.Quantiles[i], 0) {
+			return nil
+		}
+	}
+	return p.Quantiles
+}
+
+// drawQuantile draws a value by the inverse of the distribution the quantiles describe:
+// a bucket between two cut points (each holding the same share of the values), then a
+// point inside it, uniformly.
+func drawQuantile(q []float64, rng *rand.Rand) float64 {
+	u := rng.Float64() * float64(len(q)-1)
+	i := min(int(u), len(q)-2)
+	return q[i] + (u-float64(i))*(q[i+1]-q[i])
+}
+
+// commonExtremes reports whether the profile's quantiles show the least (greatest)
+// value shared by a whole bucket — at least a twentieth of the sample and at least
+// KThreshold sampled rows —, so that generating it singles nobody out.
+func commonExtremes(p *catalog.ColumnProfile) (low, high bool) {
+	q := quantilesOf(p)
+	if q == nil {
+		return false, false
+	}
+	rows := p.SampleSize
+	if p.Distinct != nil && p.Distinct.SampleSize > 0 {
+		rows = p.Distinct.SampleSize
+	}
+	if float64(rows)/float64(len(q)-1) < KThreshold {
+		return false, false
+	}
+	n := len(q)
+	return q[1] == q[0], q[n-2] == q[n-1]
 }
 
 // exampleDomains are the domains RFC 2606 reserves for examples.

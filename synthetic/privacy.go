@@ -3,16 +3,14 @@ package synthetic
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vigia-data/vigia/rulesql"
 	"github.com/vigia-data/vigia/source"
 )
-
-// lookupChunk bounds the generated rows whose most selective value one sample_leak
-// lookup carries (a hit on a number or time makes the whole chunk a candidate).
-const lookupChunk = 2000
 
 // valueChunk bounds the generated values one personal-data lookup carries (20000 values
 // of 40 characters make a statement under 1 MB, within every dialect's limit).
@@ -57,7 +55,7 @@ func checkPrivacy(ctx context.Context, src source.Source, t *Table, piiFound map
 			continue
 		}
 		for _, b := range extremes(t, c) {
-			n, err := count(rulesql.QuoteIdent(d, col.Name) + " = " + literal(d, col, b.value))
+			n, err := count(compareExpr(d, col) + " = " + literal(d, col, b.value))
 			if err != nil {
 				return ev, err
 			}
@@ -208,9 +206,10 @@ func textRange(t *Table, c int) (lo, hi string, ok bool) {
 // redrawPII replaces generated values of personal-data columns that happen to exist in
 // the source (a drawn NIF or phone number that is someone's): the source answers which
 // of the generated values it holds, with how many rows hold each, and those are drawn
-// again, up to three rounds, so that the release never carries them. The lookup after
-// the last redraw (or the first that finds nothing to draw again) is also the pii_leak
-// check: it answers, per column, the source rows still holding a generated value.
+// again, up to three rounds, so that the release never carries them; a round looks up
+// only the values drawn since the last. The hits of the values present after the last
+// round are also the pii_leak check: per column, the source rows still holding a
+// generated value.
 // Nothing of the source is kept: the answer holds only values Vigia generated. Values a
 // test hook injected stay, for the check to find.
 func redrawPII(ctx context.Context, src source.Source, t *Table, seed int64) (map[int]int64, error) {
@@ -222,36 +221,43 @@ func redrawPII(ctx context.Context, src source.Source, t *Table, seed int64) (ma
 			continue
 		}
 		qcol := rulesql.QuoteIdent(d, col.Name)
-		for round := 0; ; round++ {
-			hits := map[string]int64{}
-			seen := map[string]bool{}
-			var lits []string
-			flush := func() error {
-				if len(lits) == 0 {
-					return nil
-				}
-				rows, err := src.QueryRows(ctx, "SELECT "+qcol+", COUNT(*) FROM "+from+" WHERE "+qcol+" IN ("+strings.Join(lits, ", ")+") GROUP BY "+qcol, len(lits))
-				lits = lits[:0]
-				if err != nil {
-					return err
-				}
-				for _, r := range rows {
-					if len(r) == 2 && r[0] != nil && r[1] != nil {
-						n, err := strconv.ParseInt(*r[1], 10, 64)
-						if err != nil {
-							return errors.New("synthetic: a count the source answered is not an integer")
-						}
-						hits[*r[0]] += n
-					}
-				}
+		// hits holds, for every value looked up so far, the source rows holding it: a
+		// round looks up only the values no earlier round did (those drawn again).
+		hits := map[string]int64{}
+		looked := map[string]bool{}
+		var lits []string
+		flush := func() error {
+			if len(lits) == 0 {
 				return nil
 			}
+			rows, err := src.QueryRows(ctx, "SELECT "+qcol+", COUNT(*) FROM "+from+" WHERE "+qcol+" IN ("+strings.Join(lits, ", ")+") GROUP BY "+qcol, len(lits))
+			lits = lits[:0]
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if len(r) == 2 && r[0] != nil && r[1] != nil {
+					n, err := strconv.ParseInt(*r[1], 10, 64)
+					if err != nil {
+						return errors.New("synthetic: a count the source answered is not an integer")
+					}
+					hits[*r[0]] += n
+				}
+			}
+			return nil
+		}
+		for round := 0; ; round++ {
+			seen := map[string]bool{}
 			for r := 0; r < t.Rows; r++ {
 				v, null := t.Value(c, r)
 				if null || seen[v] {
 					continue
 				}
 				seen[v] = true
+				if looked[v] {
+					continue
+				}
+				looked[v] = true
 				lits = append(lits, literal(d, col, v))
 				if len(lits) == valueChunk {
 					if err := flush(); err != nil {
@@ -269,8 +275,8 @@ func redrawPII(ctx context.Context, src source.Source, t *Table, seed int64) (ma
 				}
 			}
 			if len(redraw) == 0 || round == 3 {
-				for _, n := range hits {
-					found[c] += n
+				for v := range seen {
+					found[c] += hits[v]
 				}
 				break
 			}
@@ -290,9 +296,10 @@ func redrawPII(ctx context.Context, src source.Source, t *Table, seed int64) (ma
 
 // sampleLeak counts the source rows equal, on every compared column, to a generated
 // row. A row can only match where its most selective column does: per chunk of
-// generated rows (valueChunk when that column is text, else lookupChunk), one lookup of
-// which of that column's values the source holds (a hashed IN lookup) rules the chunk
-// out, and only a chunk with hits is checked row by row.
+// valueChunk generated rows, one lookup of which of that column's values the source
+// holds (a hashed IN lookup) rules the chunk out, and only the rows whose value it
+// holds are checked row by row. The source answers values in its own text (numbers,
+// times); both sides are compared in a canonical form (see canonical).
 func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from string, count func(string) (int64, error), t *Table, compared []int) (int64, error) {
 	pivot := compared[0]
 	best := -1.0
@@ -301,11 +308,16 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 			pivot, best = c, r
 		}
 	}
-	pcol := rulesql.QuoteIdent(d, t.Columns[pivot].Name)
+	pcol := t.Columns[pivot]
+	pexpr := compareExpr(d, pcol)
 	var leaked int64
 	// rowCheck counts the source rows equal to one of rows on every compared column,
 	// rowChunk rows per statement (an OR of as many conjunctions).
 	const rowChunk = 100
+	exprs := make([]string, len(t.Columns))
+	for _, c := range compared {
+		exprs[c] = compareExpr(d, t.Columns[c])
+	}
 	rowCheck := func(rows []int) error {
 		dup := map[string]bool{}
 		var conds []string
@@ -322,11 +334,10 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 			parts := make([]string, 0, len(compared))
 			for _, c := range compared {
 				v, null := t.Value(c, r)
-				col := rulesql.QuoteIdent(d, t.Columns[c].Name)
 				if null {
-					parts = append(parts, col+" IS NULL")
+					parts = append(parts, exprs[c]+" IS NULL")
 				} else {
-					parts = append(parts, col+" = "+literal(d, t.Columns[c], v))
+					parts = append(parts, exprs[c]+" = "+literal(d, t.Columns[c], v))
 				}
 			}
 			cond := strings.Join(parts, " AND ")
@@ -343,12 +354,8 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 		}
 		return flush()
 	}
-	chunk := lookupChunk
-	if t.Columns[pivot].SQLType == TypeText {
-		chunk = valueChunk // only the rows whose value the source holds become candidates
-	}
-	for start := 0; start < t.Rows; start += chunk {
-		end := min(start+chunk, t.Rows)
+	for start := 0; start < t.Rows; start += valueChunk {
+		end := min(start+valueChunk, t.Rows)
 		seen := map[string]bool{}
 		var lits []string
 		var nullRows []int
@@ -360,24 +367,24 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 			}
 			if !seen[v] {
 				seen[v] = true
-				lits = append(lits, literal(d, t.Columns[pivot], v))
+				lits = append(lits, literal(d, pcol, v))
 			}
 		}
 		hits := map[string]bool{}
 		if len(lits) > 0 {
-			rows, err := src.QueryRows(ctx, "SELECT DISTINCT "+pcol+" FROM "+from+" WHERE "+pcol+" IN ("+strings.Join(lits, ", ")+")", len(lits))
+			rows, err := src.QueryRows(ctx, "SELECT DISTINCT "+pexpr+" FROM "+from+" WHERE "+pexpr+" IN ("+strings.Join(lits, ", ")+")", len(lits))
 			if err != nil {
 				return 0, err
 			}
 			for _, row := range rows {
 				if len(row) == 1 && row[0] != nil {
-					hits[*row[0]] = true
+					hits[canonical(pcol, *row[0])] = true
 				}
 			}
 		}
 		var candidates []int
 		if len(nullRows) > 0 {
-			n, err := count(pcol + " IS NULL")
+			n, err := count(pexpr + " IS NULL")
 			if err != nil {
 				return 0, err
 			}
@@ -387,9 +394,7 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 		}
 		if len(hits) > 0 {
 			for r := start; r < end; r++ {
-				// A source prints numbers and times its own way: any hit on such a pivot
-				// makes every row of the chunk a candidate.
-				if v, null := t.Value(pivot, r); !null && (hits[v] || t.Columns[pivot].SQLType != TypeText) {
+				if v, null := t.Value(pivot, r); !null && hits[canonical(pcol, v)] {
 					candidates = append(candidates, r)
 				}
 			}
@@ -399,6 +404,77 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 		}
 	}
 	return leaked, nil
+}
+
+// compareExpr is the expression of a source column that a generated value of col is
+// compared with: the column itself, except for a temporal column of a SQLite source,
+// which holds whatever text or number was stored ('2024-05-01T10:00:00Z', Unix
+// seconds…) and is normalised to the layout generated values have ('2006-01-02
+// 15:04:05', or '2006-01-02' for dates) so that an equal time is found whatever its
+// stored layout.
+func compareExpr(d rulesql.Dialect, col Column) string {
+	q := rulesql.QuoteIdent(d, col.Name)
+	if d != rulesql.SQLite || (col.SQLType != TypeDate && col.SQLType != TypeTimestamp) {
+		return q
+	}
+	fn := "datetime"
+	if col.SQLType == TypeDate {
+		fn = "date"
+	}
+	return "(CASE WHEN typeof(" + q + ") IN ('integer', 'real') THEN " +
+		fn + "(CASE WHEN abs(" + q + ") > 100000000000 THEN " + q + " / 1000 ELSE " + q + " END, 'unixepoch') ELSE " + fn + "(" + q + ") END)"
+}
+
+// canonical is a value in a form both a generated value and the source's text of it
+// reduce to: a number as its shortest float text, a time as Unix nanoseconds (read in
+// any of timeLayouts, or from Unix seconds), any other value as it is.
+func canonical(col Column, v string) string {
+	switch col.SQLType {
+	case TypeInteger, TypeNumeric:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			return strconv.FormatFloat(f, 'g', -1, 64)
+		}
+	case TypeDate, TypeTimestamp:
+		if tm, ok := parseAnyTime(v); ok {
+			if col.SQLType == TypeDate {
+				tm = time.Date(tm.Year(), tm.Month(), tm.Day(), 0, 0, 0, 0, time.UTC)
+			}
+			return "t" + strconv.FormatInt(tm.Unix(), 10) + "." + strconv.Itoa(tm.Nanosecond())
+		}
+	}
+	return v
+}
+
+// timeLayouts are the text forms of times that sources store and drivers answer.
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999-07",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04",
+	"2006-01-02T15:04",
+	"2006-01-02",
+}
+
+// parseAnyTime reads a time in one of timeLayouts (UTC unless it says otherwise), or
+// from Unix seconds (milliseconds when too large to be seconds).
+func parseAnyTime(v string) (time.Time, bool) {
+	s := strings.TrimSpace(v)
+	for _, layout := range timeLayouts {
+		if tm, err := time.Parse(layout, s); err == nil {
+			return tm.UTC(), true
+		}
+	}
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		if n > 1e11 || n < -1e11 {
+			return time.UnixMilli(int64(n)).UTC(), true
+		}
+		sec := math.Floor(n)
+		return time.Unix(int64(sec), int64((n-sec)*1e9)).UTC(), true
+	}
+	return time.Time{}, false
 }
 
 // selectivity is the profile's distinct ratio of a column (unique columns 1), how
@@ -426,6 +502,18 @@ func literal(d rulesql.Dialect, col Column, v string) string {
 			return "TRUE"
 		}
 		return "FALSE"
+	case TypeTimestamp:
+		if d == rulesql.Postgres && withTimeZone(col.DataType) {
+			// Generated times are UTC; without an offset Postgres would read the literal
+			// in the session's time zone (a DSN may set one).
+			return rulesql.QuoteString(d, v+"+00")
+		}
 	}
 	return rulesql.QuoteString(d, v)
+}
+
+// withTimeZone reports whether a Postgres type is timestamp with time zone.
+func withTimeZone(dataType string) bool {
+	t := strings.ToLower(dataType)
+	return t == "timestamptz" || strings.Contains(t, "with time zone")
 }

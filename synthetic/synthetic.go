@@ -91,6 +91,32 @@ type SQLiteWriter interface {
 	WriteSQLite(ctx context.Context, path string, p *Pack) error
 }
 
+// Knowledge is what else Vigia knows of a dataset's columns: the foreign keys its
+// referential rules declare and each column's sensitivity.
+type Knowledge interface {
+	// References are the foreign keys the dataset's active referential rules declare
+	// (the caller's view: a reference dataset the caller cannot see is left out).
+	References(ctx context.Context, datasetID string) ([]Reference, error)
+	// Sensitivity is each column's sensitivity by name (columns without one are absent).
+	Sensitivity(ctx context.Context, datasetID string) (map[string]Sensitivity, error)
+}
+
+// Reference is a foreign key a referential rule declares: Column of the dataset holds
+// values of RefColumn of RefDatasetID.
+type Reference struct {
+	Column       string
+	RefDatasetID string
+	RefColumn    string
+}
+
+// Sensitivity is a column's sensitivity level (public, internal, confidential, pii) and
+// whether a person set it (manual) or it was derived from the column's name and semantic
+// type (automatic).
+type Sensitivity struct {
+	Level  string
+	Manual bool
+}
+
 // Options configure the service.
 type Options struct {
 	// Budget bounds one request (Budget by default).
@@ -103,19 +129,21 @@ type Options struct {
 
 // Service generates and evaluates synthetic data.
 type Service struct {
-	datasets Datasets
-	domains  Domains
-	conns    Connections
-	sqlite   SQLiteWriter
-	opts     Options
+	datasets  Datasets
+	domains   Domains
+	conns     Connections
+	knowledge Knowledge
+	sqlite    SQLiteWriter
+	opts      Options
 }
 
-// NewService returns the synthetic-data service.
-func NewService(datasets Datasets, domains Domains, conns Connections, sqlite SQLiteWriter, opts Options) *Service {
+// NewService returns the synthetic-data service. knowledge may be nil: then foreign keys
+// are only inferred from names and quasi-identifiers only from names and semantic types.
+func NewService(datasets Datasets, domains Domains, conns Connections, knowledge Knowledge, sqlite SQLiteWriter, opts Options) *Service {
 	if opts.Budget <= 0 {
 		opts.Budget = Budget
 	}
-	return &Service{datasets: datasets, domains: domains, conns: conns, sqlite: sqlite, opts: opts}
+	return &Service{datasets: datasets, domains: domains, conns: conns, knowledge: knowledge, sqlite: sqlite, opts: opts}
 }
 
 // Finding is one privacy finding with its stable key and params (counts and names,
@@ -224,7 +252,10 @@ func (s *Service) generateOne(ctx context.Context, datasetID string, rows int, s
 	if err != nil {
 		return Result{}, overBudget(ctx, err)
 	}
-	tables := planTables([]catalog.Dataset{d}, rows)
+	tables, err := s.plan(ctx, []catalog.Dataset{d}, rows)
+	if err != nil {
+		return Result{}, overBudget(ctx, err)
+	}
 	if err := s.generate(ctx, tables, seed, nil); err != nil {
 		return Result{}, overBudget(ctx, err)
 	}
@@ -249,7 +280,10 @@ func (s *Service) Pack(ctx context.Context, req PackRequest) (*Pack, error) {
 	if err != nil {
 		return nil, overBudget(ctx, err)
 	}
-	tables := planTables(ds, req.RowsPerTable)
+	tables, err := s.plan(ctx, ds, req.RowsPerTable)
+	if err != nil {
+		return nil, overBudget(ctx, err)
+	}
 	if err := s.generate(ctx, tables, req.Seed, req.Progress); err != nil {
 		return nil, overBudget(ctx, err)
 	}
@@ -409,10 +443,33 @@ func profiled(d catalog.Dataset) bool {
 	return false
 }
 
-// planTables names the tables of a pack and links their foreign keys: the keys the
-// lineage infers from names (a column x_id and a table x or its plural keyed by id),
-// within the pack only.
-func planTables(ds []catalog.Dataset, rows int) []*Table {
+// plan reads what the knowledge port says of the datasets (referential rules,
+// sensitivity) and plans the tables.
+func (s *Service) plan(ctx context.Context, ds []catalog.Dataset, rows int) ([]*Table, error) {
+	refs := map[string][]Reference{}
+	sens := map[string]map[string]Sensitivity{}
+	if s.knowledge != nil {
+		for _, d := range ds {
+			r, err := s.knowledge.References(ctx, d.ID)
+			if err != nil {
+				return nil, err
+			}
+			refs[d.ID] = r
+			if sens[d.ID], err = s.knowledge.Sensitivity(ctx, d.ID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return planTables(ds, rows, refs, sens), nil
+}
+
+// planTables names the tables of a pack and links their foreign keys, within the pack
+// only: those the datasets' referential rules declare (refs, by dataset id) where the
+// referenced column is its table's key (a single-column primary key or a unique
+// column), else those the lineage infers from names (a column x_id and a table x or its
+// plural keyed by id, in one connection). sens gives the columns' sensitivity (by
+// dataset id, then column) for the quasi-identifiers.
+func planTables(ds []catalog.Dataset, rows int, refs map[string][]Reference, sens map[string]map[string]Sensitivity) []*Table {
 	names := map[string]int{}
 	for _, d := range ds {
 		names[strings.ToLower(d.Table)]++
@@ -424,7 +481,7 @@ func planTables(ds []catalog.Dataset, rows int) []*Table {
 		if names[strings.ToLower(d.Table)] > 1 && d.Schema != "" {
 			name = d.Schema + "_" + d.Table
 		}
-		t := &Table{DatasetID: d.ID, ConnectionID: d.ConnectionID, Name: name, Source: d, Columns: columnsOf(d), Rows: rows}
+		t := &Table{DatasetID: d.ID, ConnectionID: d.ConnectionID, Name: name, Source: d, Columns: columnsOf(d, sens[d.ID]), Rows: rows}
 		t.Values, t.Nulls = make([][]string, len(t.Columns)), make([][]bool, len(t.Columns))
 		tables = append(tables, t)
 		byID[d.ID] = t
@@ -448,7 +505,37 @@ func planTables(ds []catalog.Dataset, rows int) []*Table {
 			}
 		}
 	}
+	// Declared references come after, and win over an inferred one on the same column.
+	for _, child := range tables {
+		for _, r := range refs[child.DatasetID] {
+			parent := byID[r.RefDatasetID]
+			if parent == nil || !isKey(parent, r.RefColumn) {
+				continue
+			}
+			for i := range child.Columns {
+				if c := &child.Columns[i]; c.Name == r.Column && !c.PrimaryKey {
+					c.Ref = &Ref{Table: parent.Name, Column: r.RefColumn}
+				}
+			}
+		}
+	}
 	return orderByParents(tables)
+}
+
+// isKey reports whether column is t's key: its only primary-key column, or unique.
+func isKey(t *Table, column string) bool {
+	pk := 0
+	for _, c := range t.Columns {
+		if c.PrimaryKey {
+			pk++
+		}
+	}
+	for _, c := range t.Columns {
+		if c.Name == column {
+			return (c.PrimaryKey && pk == 1) || (c.Unique && !c.PrimaryKey)
+		}
+	}
+	return false
 }
 
 // orderByParents sorts tables so that every parent comes before its children (a cycle
@@ -509,18 +596,12 @@ func (s *Service) generate(ctx context.Context, tables []*Table, seed int64, pro
 		if err := budgetErr(ctx); err != nil {
 			return err
 		}
-		parents := map[string][]string{}
-		for _, c := range t.Columns {
-			if c.Ref != nil {
-				parents[c.Ref.Table] = keys[c.Ref.Table]
-			}
-		}
 		for c := range t.Columns {
-			generateColumn(t, c, seed, parents, s.opts.Inject)
+			generateColumn(t, c, seed, keys, s.opts.Inject)
 		}
 		for c, col := range t.Columns {
-			if col.PrimaryKey {
-				keys[t.Name] = t.Values[c]
+			if col.PrimaryKey || col.Unique {
+				keys[refKey(t.Name, col.Name)] = t.Values[c]
 			}
 		}
 	}
@@ -529,6 +610,9 @@ func (s *Service) generate(ctx context.Context, tables []*Table, seed int64, pro
 	}
 	return budgetErr(ctx)
 }
+
+// refKey names a generated key column among the parents generateColumn is given.
+func refKey(table, column string) string { return table + "\x00" + column }
 
 // evalWorkers bounds the tables whose privacy is checked at once: a source holds two
 // connections by default (source.DefaultMaxConns), and more would only queue on them.

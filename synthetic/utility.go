@@ -1,7 +1,10 @@
 package synthetic
 
 import (
+	"maps"
 	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -71,12 +74,16 @@ func utility(t *Table, pack map[string]*Table) (map[string]float64, map[string]f
 		}
 		switch col.SQLType {
 		case TypeInteger, TypeNumeric:
-			if p.Min != nil && p.Max != nil && !col.PrimaryKey {
+			if q := quantilesOf(p); q != nil && !col.PrimaryKey {
+				add(ComponentMarginals, 1-ksOverQuantiles(t, c, q, parseNumber))
+			} else if p.Min != nil && p.Max != nil && !col.PrimaryKey {
 				lo, hi, _ := numericRange(t, c)
 				add(ComponentMarginals, rangeFidelity(t, c, p.Min.Float64(), p.Max.Float64(), lo, hi, parseNumber))
 			}
 		case TypeDate, TypeTimestamp:
-			if p.MinTime != nil && p.MaxTime != nil {
+			if q := quantilesOf(p); q != nil {
+				add(ComponentMarginals, 1-ksOverQuantiles(t, c, q, func(s string) (float64, bool) { return parseTime(col, s) }))
+			} else if p.MinTime != nil && p.MaxTime != nil {
 				lo, hi, _ := textRange(t, c)
 				parse := func(s string) (float64, bool) { return parseTime(col, s) }
 				l, _ := parse(lo)
@@ -96,14 +103,18 @@ func utility(t *Table, pack map[string]*Table) (map[string]float64, map[string]f
 	}
 	weights := map[string]float64{}
 	total := 0.0
-	for k, w := range baseWeights {
+	// In a fixed order: a sum of floats in map order may differ in its last digit from
+	// one request to the next.
+	names := slices.Sorted(maps.Keys(baseWeights))
+	for _, k := range names {
 		if counts[k] > 0 {
-			total += w
+			total += baseWeights[k]
 		}
 	}
 	components := map[string]float64{}
 	score := 0.0
-	for k, w := range baseWeights {
+	for _, k := range names {
+		w := baseWeights[k]
 		if counts[k] == 0 {
 			continue
 		}
@@ -166,6 +177,62 @@ func parseTime(col Column, s string) (float64, bool) {
 		return 0, false
 	}
 	return float64(t.Unix()), true
+}
+
+// ksOverQuantiles is the Kolmogorov–Smirnov distance between the generated values'
+// distribution and the one the profile's equi-depth quantiles q describe, measured at
+// the cut points: at each distinct cut value x the profile puts between the first and
+// the last probability of the cut points equal to x below or at x (a tie is a step of
+// its distribution), and the generated values put the share of them below x and at or
+// below x; the distance is the largest gap. 0 is the same distribution, 1 none alike.
+func ksOverQuantiles(t *Table, c int, q []float64, parse func(string) (float64, bool)) float64 {
+	vals := make([]float64, 0, t.Rows)
+	for r := 0; r < t.Rows; r++ {
+		if t.Nulls[c][r] {
+			continue
+		}
+		if v, ok := parse(t.Values[c][r]); ok {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return 1
+	}
+	slices.Sort(vals)
+	n := float64(len(vals))
+	step := 1 / float64(len(q)-1)
+	ks := 0.0
+	for i := 0; i < len(q); {
+		j := i
+		for j+1 < len(q) && q[j+1] == q[i] {
+			j++
+		}
+		x := q[i]
+		below := float64(sort.SearchFloat64s(vals, x)) / n // share < x
+		atOrBelow := float64(upperBound(vals, x)) / n      // share ≤ x
+		// The profile's CDF just below x is at least (i-1)·step (and at most i·step) and
+		// at x it is between j·step and (j+1)·step: compare with the nearest of each.
+		ks = math.Max(ks, gap(below, float64(max(i-1, 0))*step, float64(i)*step))
+		ks = math.Max(ks, gap(atOrBelow, float64(j)*step, math.Min(1, float64(j+1)*step)))
+		i = j + 1
+	}
+	return math.Min(1, ks)
+}
+
+// gap is how far v lies outside [lo, hi].
+func gap(v, lo, hi float64) float64 {
+	switch {
+	case v < lo:
+		return lo - v
+	case v > hi:
+		return v - hi
+	}
+	return 0
+}
+
+// upperBound is the number of sorted values ≤ x.
+func upperBound(vals []float64, x float64) int {
+	return sort.Search(len(vals), func(i int) bool { return vals[i] > x })
 }
 
 // rangeFidelity is half the share of generated values inside the profile's range and

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -28,20 +29,38 @@ import (
 func benchSyntheticCommand(stdout, stderr io.Writer) *cobra.Command {
 	var tables, rows, sourceRows int
 	var keep bool
+	var formats []string
+	var cpuProfile string
 	cmd := &cobra.Command{Use: "synthetic", Short: "Synthetic pack: 20 tables × 20,000 rows, time against the 30 s budget and peak heap",
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withApp(c.Context(), stderr, func(a *app.App) error {
-				return benchSynthetic(c.Context(), a, stdout, tables, rows, sourceRows, keep)
+				return benchSynthetic(c.Context(), a, stdout, benchSyntheticOptions{tables: tables, rows: rows, sourceRows: sourceRows,
+					keep: keep, formats: formats, cpuProfile: cpuProfile})
 			})
 		}}
 	cmd.Flags().IntVar(&tables, "tables", synthetic.MaxPackTables, "tables of the source and the pack (1-20)")
 	cmd.Flags().IntVar(&rows, "rows", synthetic.MaxRows, "rows per generated table (1-20000)")
 	cmd.Flags().IntVar(&sourceRows, "source-rows", 5000, "rows per source table")
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the workspace and the source file afterwards")
+	cmd.Flags().StringSliceVar(&formats, "format", []string{synthetic.FormatSQLite, synthetic.FormatZIP}, "pack formats to time (sqlite, zip)")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the packs (not of seeding and scanning) to this file")
 	return cmd
 }
 
-func benchSynthetic(ctx context.Context, a *app.App, out io.Writer, tables, rows, sourceRows int, keep bool) error {
+type benchSyntheticOptions struct {
+	tables, rows, sourceRows int
+	keep                     bool
+	formats                  []string
+	cpuProfile               string
+}
+
+func benchSynthetic(ctx context.Context, a *app.App, out io.Writer, o benchSyntheticOptions) error {
+	tables, rows, sourceRows, keep := o.tables, o.rows, o.sourceRows, o.keep
+	for _, f := range o.formats {
+		if f != synthetic.FormatSQLite && f != synthetic.FormatZIP {
+			return fmt.Errorf("--format must be sqlite or zip")
+		}
+	}
 	if tables < 1 || tables > synthetic.MaxPackTables {
 		return fmt.Errorf("--tables must be 1-%d", synthetic.MaxPackTables)
 	}
@@ -86,8 +105,19 @@ func benchSynthetic(ctx context.Context, a *app.App, out io.Writer, tables, rows
 
 	// The bench's own service has no budget cut, so that it measures the time a pack
 	// takes and compares it with the budget instead of stopping at it.
-	svc := synthetic.NewService(a.Catalog, a.Products, a.Connections, sqlitepack.Writer{}, synthetic.Options{Budget: time.Hour})
-	for _, format := range []string{synthetic.FormatSQLite, synthetic.FormatZIP} {
+	svc := synthetic.NewService(a.Catalog, a.Products, a.Connections, a.SyntheticKnowledge(), sqlitepack.Writer{}, synthetic.Options{Budget: time.Hour})
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	for _, format := range o.formats {
 		var peak uint64
 		var mu sync.Mutex
 		done := make(chan struct{})
@@ -109,6 +139,7 @@ func benchSynthetic(ctx context.Context, a *app.App, out io.Writer, tables, rows
 				}
 			}
 		})
+		cpu0 := processCPU()
 		t0 := time.Now()
 		var generated time.Duration
 		progress := func(s synthetic.Step) {
@@ -129,6 +160,7 @@ func benchSynthetic(ctx context.Context, a *app.App, out io.Writer, tables, rows
 			size = cw.n
 		}
 		total := time.Since(t0)
+		cpu := processCPU() - cpu0
 		close(done)
 		wg.Wait()
 		if err != nil {
@@ -143,9 +175,9 @@ func benchSynthetic(ctx context.Context, a *app.App, out io.Writer, tables, rows
 		if packed > synthetic.Budget {
 			within = "OVER"
 		}
-		fmt.Fprintf(out, "%s: %d tables × %d rows: generate %s, generate+evaluate %s (%s the %s budget), with the file %s, %.1f MiB written, "+
+		fmt.Fprintf(out, "%s: %d tables × %d rows: generate %s, generate+evaluate %s (%s the %s budget), with the file %s (process CPU %s), %.1f MiB written, "+
 			"peak heap %.0f MiB, min utility %.1f, verdicts %v\n", format, len(p.Tables), rows, generated.Round(time.Millisecond),
-			packed.Round(time.Millisecond), within, synthetic.Budget, total.Round(time.Millisecond), float64(size)/(1<<20), float64(peak-min(peak, base))/(1<<20), minUtility, verdicts)
+			packed.Round(time.Millisecond), within, synthetic.Budget, total.Round(time.Millisecond), cpu.Round(time.Millisecond), float64(size)/(1<<20), float64(peak-min(peak, base))/(1<<20), minUtility, verdicts)
 	}
 	return nil
 }

@@ -93,6 +93,10 @@ func (s *hashScan) Scan(src any) error {
 type maskAcc struct {
 	masks semantic.MaskCounter
 	det   *semantic.Detector // nil when the column gets no semantic type
+	// class is the column's; numeric and temporal values also feed nums (numbers, or
+	// Unix seconds) for the quantiles.
+	class string
+	nums  []float64
 }
 
 // distinctAcc holds one hash per sampled non-null value of a column.
@@ -138,7 +142,7 @@ func newSampler(d dialect, t source.Table, cols []source.Column, req source.Prof
 			continue
 		}
 		s.sampled = append(s.sampled, i)
-		a := &maskAcc{}
+		a := &maskAcc{class: col.Class}
 		switch col.Class {
 		case source.ClassTemporal, source.ClassBoolean:
 		default:
@@ -275,6 +279,7 @@ func (s *sampler) read(ctx context.Context, c *conn, st *sampleStmt) (rows, mask
 				if e.mask.det != nil {
 					e.mask.det.AddBytes(v.b)
 				}
+				e.mask.addNumber(v.b)
 			}
 		}
 		return nil
@@ -352,6 +357,11 @@ func sampleTable(ctx context.Context, c *conn, t source.Table, cols []source.Col
 	}
 	for _, i := range s.sampled {
 		finishMasks(s.masks[i], &p.Columns[i], masksFull)
+		if p.SampleMethod == source.SampleFirstRows {
+			// The first rows are no sample of the distribution (a table in load order
+			// gives its oldest times): no quantiles rather than skewed ones.
+			p.Columns[i].Quantiles = nil
+		}
 	}
 	for _, i := range s.distinctCols {
 		finishDistinct(s.dists[i], &p.Columns[i], distinctFull, p.RowCount)
@@ -462,6 +472,8 @@ func finishMasks(a *maskAcc, cp *source.ColumnProfile, full bool) {
 	for _, m := range a.masks.Top(semantic.MaxMasks) {
 		cp.Masks = append(cp.Masks, source.MaskCount{Mask: m.Mask, Count: m.Count})
 	}
+	cp.Quantiles = Quantiles(a.nums, source.QuantileCuts)
+	a.nums = nil
 	if a.det == nil {
 		return
 	}
@@ -564,4 +576,48 @@ func SampleSeed(t source.Table) uint64 {
 // sampleSeed31 is SampleSeed in the range of a SQL integer seed.
 func sampleSeed31(t source.Table) string {
 	return strconv.FormatUint(SampleSeed(t)%(1<<31), 10)
+}
+
+// addNumber keeps a sampled numeric value, or a temporal one as Unix seconds, for the
+// quantiles; text that reads as neither is left out.
+func (a *maskAcc) addNumber(b []byte) {
+	switch a.class {
+	case source.ClassNumeric:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			a.nums = append(a.nums, f)
+		}
+	case source.ClassTemporal:
+		if t := toTime(string(b)); t != nil {
+			a.nums = append(a.nums, unixSeconds(*t))
+		}
+	}
+}
+
+// unixSeconds is t as seconds since the Unix epoch, fraction included.
+func unixSeconds(t time.Time) float64 {
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
+}
+
+// Quantiles returns cuts equi-depth cut points of vals (probabilities 0, 1/(cuts-1), …,
+// 1), each interpolated linearly between the two closest ranks as SQL's percentile_cont
+// does: the point of probability p lies at rank p·(n-1) of the sorted values. It sorts
+// vals; nil for no values or fewer than two cuts.
+func Quantiles(vals []float64, cuts int) []float64 {
+	if len(vals) == 0 || cuts < 2 {
+		return nil
+	}
+	slices.Sort(vals)
+	out := make([]float64, cuts)
+	n := len(vals)
+	for i := range out {
+		pos := float64(i) * float64(n-1) / float64(cuts-1)
+		lo := int(math.Floor(pos))
+		if lo >= n-1 {
+			out[i] = vals[n-1]
+			continue
+		}
+		frac := pos - float64(lo)
+		out[i] = vals[lo] + frac*(vals[lo+1]-vals[lo])
+	}
+	return out
 }
