@@ -213,6 +213,9 @@ func parityTable() map[string]parity {
 		"listScans": {rest: "/api/v1/scans",
 			query: `{ scans { items { id connectionId connectionName status trigger datasetsTotal datasetsDone datasetsFailed
 				errorCode createdAt finishedAt } total } }`, at: "scans.items", total: "scans.total"},
+		"listDuplicates": {rest: "/api/v1/duplicates", empty: true,
+			query: `{ duplicates { items { id connectionId confidence confidenceBand referencePrecision matchedOn size
+				members { datasetId datasetName rowKey confidence exact } computedAt } total } }`, at: "duplicates.items", total: "duplicates.total"},
 		"listSignals": {rest: "/api/v1/signals", empty: true,
 			query: `{ signals { items { id datasetId datasetName scanId kind metric column observed baseline z threshold method
 				severity anomalous issueId createdAt } total } }`, at: "signals.items", total: "signals.total"},

@@ -24,5 +24,7 @@ type Resolver struct {
 	Contracts ContractService
 	// Synthetic answers datasets' synthetic-data scorecards; Messages words their reasons.
 	Synthetic SyntheticService
-	Messages  *i18n.Catalog
+	// Duplicates answers the clusters of duplicate records.
+	Duplicates DuplicateService
+	Messages   *i18n.Catalog
 }

@@ -44,6 +44,7 @@ func (s *Server) duplicateRoutes() {
 			"fewer than two members the caller can see is not listed.",
 		Params: []param{{Name: "dataset_id", In: "query", Type: "string", MaxLen: 64},
 			{Name: "band", In: "query", Type: "string", Enum: duplicates.Bands()}},
+		Errors:   map[int]string{http.StatusNotFound: "not_found: dataset_id names a dataset of another workspace or one the caller cannot see"},
 		Response: []DuplicateClusterOut{}}, s.handleDuplicateList)
 }
 

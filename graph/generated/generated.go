@@ -320,6 +320,31 @@ type ComplexityRoot struct {
 		Datasets   func(childComplexity int) int
 	}
 
+	DuplicateCluster struct {
+		ComputedAt         func(childComplexity int) int
+		Confidence         func(childComplexity int) int
+		ConfidenceBand     func(childComplexity int) int
+		ConnectionID       func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		MatchedOn          func(childComplexity int) int
+		Members            func(childComplexity int) int
+		ReferencePrecision func(childComplexity int) int
+		Size               func(childComplexity int) int
+	}
+
+	DuplicateClusterPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	DuplicateMember struct {
+		Confidence  func(childComplexity int) int
+		DatasetID   func(childComplexity int) int
+		DatasetName func(childComplexity int) int
+		Exact       func(childComplexity int) int
+		RowKey      func(childComplexity int) int
+	}
+
 	ImpactNode struct {
 		Hops       func(childComplexity int) int
 		ID         func(childComplexity int) int
@@ -584,6 +609,7 @@ type ComplexityRoot struct {
 		Datasets       func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
 		Domain         func(childComplexity int, id string) int
 		Domains        func(childComplexity int, limit *int, offset *int) int
+		Duplicates     func(childComplexity int, datasetID *string, band *string, limit *int, offset *int) int
 		Incident       func(childComplexity int, id string) int
 		Incidents      func(childComplexity int, status *string, limit *int, offset *int) int
 		Issue          func(childComplexity int, id string) int
@@ -956,6 +982,7 @@ type QueryResolver interface {
 	RagGate(ctx context.Context, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) (*model.RAGGate, error)
 	Scan(ctx context.Context, id string) (*model.Scan, error)
 	Incident(ctx context.Context, id string) (*model.Incident, error)
+	Duplicates(ctx context.Context, datasetID *string, band *string, limit *int, offset *int) (*model.DuplicateClusterPage, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
@@ -2209,6 +2236,105 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainVersionCounts.Datasets(childComplexity), true
 
+	case "DuplicateCluster.computedAt":
+		if e.ComplexityRoot.DuplicateCluster.ComputedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.ComputedAt(childComplexity), true
+	case "DuplicateCluster.confidence":
+		if e.ComplexityRoot.DuplicateCluster.Confidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.Confidence(childComplexity), true
+	case "DuplicateCluster.confidenceBand":
+		if e.ComplexityRoot.DuplicateCluster.ConfidenceBand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.ConfidenceBand(childComplexity), true
+	case "DuplicateCluster.connectionId":
+		if e.ComplexityRoot.DuplicateCluster.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.ConnectionID(childComplexity), true
+	case "DuplicateCluster.id":
+		if e.ComplexityRoot.DuplicateCluster.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.ID(childComplexity), true
+	case "DuplicateCluster.matchedOn":
+		if e.ComplexityRoot.DuplicateCluster.MatchedOn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.MatchedOn(childComplexity), true
+	case "DuplicateCluster.members":
+		if e.ComplexityRoot.DuplicateCluster.Members == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.Members(childComplexity), true
+	case "DuplicateCluster.referencePrecision":
+		if e.ComplexityRoot.DuplicateCluster.ReferencePrecision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.ReferencePrecision(childComplexity), true
+	case "DuplicateCluster.size":
+		if e.ComplexityRoot.DuplicateCluster.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.Size(childComplexity), true
+
+	case "DuplicateClusterPage.items":
+		if e.ComplexityRoot.DuplicateClusterPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateClusterPage.Items(childComplexity), true
+	case "DuplicateClusterPage.total":
+		if e.ComplexityRoot.DuplicateClusterPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateClusterPage.Total(childComplexity), true
+
+	case "DuplicateMember.confidence":
+		if e.ComplexityRoot.DuplicateMember.Confidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateMember.Confidence(childComplexity), true
+	case "DuplicateMember.datasetId":
+		if e.ComplexityRoot.DuplicateMember.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateMember.DatasetID(childComplexity), true
+	case "DuplicateMember.datasetName":
+		if e.ComplexityRoot.DuplicateMember.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateMember.DatasetName(childComplexity), true
+	case "DuplicateMember.exact":
+		if e.ComplexityRoot.DuplicateMember.Exact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateMember.Exact(childComplexity), true
+	case "DuplicateMember.rowKey":
+		if e.ComplexityRoot.DuplicateMember.RowKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateMember.RowKey(childComplexity), true
+
 	case "ImpactNode.hops":
 		if e.ComplexityRoot.ImpactNode.Hops == nil {
 			break
@@ -3398,6 +3524,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Domains(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.duplicates":
+		if e.ComplexityRoot.Query.Duplicates == nil {
+			break
+		}
+
+		args, err := ec.field_Query_duplicates_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Duplicates(childComplexity, args["datasetId"].(*string), args["band"].(*string), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.incident":
 		if e.ComplexityRoot.Query.Incident == nil {
 			break
@@ -5184,6 +5321,45 @@ extend type Domain {
   consumers: [DomainConsumer!]!
 }
 `, BuiltIn: false},
+	{Name: "../schema/duplicates.graphqls", Input: `"A record of a duplicate cluster: its dataset and row key, never other values."
+type DuplicateMember {
+  datasetId: ID!
+  datasetName: String!
+  "The row's key: the value of a one-column key, or the JSON array of a composite key's values"
+  rowKey: String!
+  "The member's best match in the cluster: 1 only for an exact match"
+  confidence: Float!
+  exact: Boolean!
+}
+
+"A cluster of records of one entity within and across datasets (GET /duplicates)."
+type DuplicateCluster {
+  id: ID!
+  connectionId: ID!
+  "The weakest link holding the cluster together: 1 only when every link is exact"
+  confidence: Float!
+  "exact, high, low"
+  confidenceBand: String!
+  "Precision of the band on Vigia's labelled reference set"
+  referencePrecision: Float
+  "The fields the links compared: nif, email, phone, name"
+  matchedOn: [String!]!
+  "Members the caller can see"
+  size: Int!
+  members: [DuplicateMember!]!
+  computedAt: Time!
+}
+
+type DuplicateClusterPage {
+  items: [DuplicateCluster!]!
+  total: Int!
+}
+
+extend type Query {
+  "Clusters of duplicate records among the datasets the caller can see, strongest first (GET /duplicates)."
+  duplicates(datasetId: ID, band: String, limit: Int = 50, offset: Int = 0): DuplicateClusterPage!
+}
+`, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
 
 "An issue of a dataset."
@@ -6600,6 +6776,56 @@ func (ec *executionContext) childFields_DomainVersionCounts(ctx context.Context,
 		return ec.fieldContext_DomainVersionCounts_compatible(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DomainVersionCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_DuplicateCluster(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_DuplicateCluster_id(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_DuplicateCluster_connectionId(ctx, field)
+	case "confidence":
+		return ec.fieldContext_DuplicateCluster_confidence(ctx, field)
+	case "confidenceBand":
+		return ec.fieldContext_DuplicateCluster_confidenceBand(ctx, field)
+	case "referencePrecision":
+		return ec.fieldContext_DuplicateCluster_referencePrecision(ctx, field)
+	case "matchedOn":
+		return ec.fieldContext_DuplicateCluster_matchedOn(ctx, field)
+	case "size":
+		return ec.fieldContext_DuplicateCluster_size(ctx, field)
+	case "members":
+		return ec.fieldContext_DuplicateCluster_members(ctx, field)
+	case "computedAt":
+		return ec.fieldContext_DuplicateCluster_computedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DuplicateCluster", field.Name)
+}
+
+func (ec *executionContext) childFields_DuplicateClusterPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_DuplicateClusterPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_DuplicateClusterPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DuplicateClusterPage", field.Name)
+}
+
+func (ec *executionContext) childFields_DuplicateMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_DuplicateMember_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_DuplicateMember_datasetName(ctx, field)
+	case "rowKey":
+		return ec.fieldContext_DuplicateMember_rowKey(ctx, field)
+	case "confidence":
+		return ec.fieldContext_DuplicateMember_confidence(ctx, field)
+	case "exact":
+		return ec.fieldContext_DuplicateMember_exact(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DuplicateMember", field.Name)
 }
 
 func (ec *executionContext) childFields_ImpactNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8259,6 +8485,44 @@ func (ec *executionContext) field_Query_domains_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_duplicates_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "band",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["band"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg3
 	return args, nil
 }
 
@@ -13656,6 +13920,392 @@ func (ec *executionContext) fieldContext_DomainVersionCounts_compatible(_ contex
 	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _DuplicateCluster_id(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_confidence(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_confidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_confidenceBand(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_confidenceBand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfidenceBand, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_confidenceBand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_referencePrecision(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_referencePrecision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReferencePrecision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_referencePrecision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_matchedOn(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_matchedOn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MatchedOn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_matchedOn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_size(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_size(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Size, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_members(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_members(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Members, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DuplicateMember) graphql.Marshaler {
+			return ec.marshalNDuplicateMember2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateMemberᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_members(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DuplicateCluster",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DuplicateMember(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DuplicateCluster_computedAt(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_computedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ComputedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_computedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateClusterPage_items(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateClusterPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateClusterPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DuplicateCluster) graphql.Marshaler {
+			return ec.marshalNDuplicateCluster2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateClusterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateClusterPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DuplicateClusterPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DuplicateCluster(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DuplicateClusterPage_total(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateClusterPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateClusterPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateClusterPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateClusterPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateMember_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateMember_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateMember_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateMember", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateMember_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateMember_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateMember_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateMember_rowKey(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateMember_rowKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateMember_rowKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateMember_confidence(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateMember_confidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateMember_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateMember", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateMember_exact(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateMember_exact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateMember_exact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateMember", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _ImpactNode_ref(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18346,6 +18996,50 @@ func (ec *executionContext) fieldContext_Query_incident(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_incident_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_duplicates(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_duplicates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Duplicates(ctx, fc.Args["datasetId"].(*string), fc.Args["band"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DuplicateClusterPage) graphql.Marshaler {
+			return ec.marshalNDuplicateClusterPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateClusterPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_duplicates(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DuplicateClusterPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_duplicates_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -27873,6 +28567,185 @@ func (ec *executionContext) _DomainVersionCounts(ctx context.Context, sel ast.Se
 	return out
 }
 
+var duplicateClusterImplementors = []string{"DuplicateCluster"}
+
+func (ec *executionContext) _DuplicateCluster(ctx context.Context, sel ast.SelectionSet, obj *model.DuplicateCluster) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, duplicateClusterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DuplicateCluster")
+		case "id":
+			out.Values[i] = ec._DuplicateCluster_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._DuplicateCluster_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidence":
+			out.Values[i] = ec._DuplicateCluster_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidenceBand":
+			out.Values[i] = ec._DuplicateCluster_confidenceBand(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "referencePrecision":
+			out.Values[i] = ec._DuplicateCluster_referencePrecision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "matchedOn":
+			out.Values[i] = ec._DuplicateCluster_matchedOn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "size":
+			out.Values[i] = ec._DuplicateCluster_size(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "members":
+			out.Values[i] = ec._DuplicateCluster_members(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "computedAt":
+			out.Values[i] = ec._DuplicateCluster_computedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var duplicateClusterPageImplementors = []string{"DuplicateClusterPage"}
+
+func (ec *executionContext) _DuplicateClusterPage(ctx context.Context, sel ast.SelectionSet, obj *model.DuplicateClusterPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, duplicateClusterPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DuplicateClusterPage")
+		case "items":
+			out.Values[i] = ec._DuplicateClusterPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._DuplicateClusterPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var duplicateMemberImplementors = []string{"DuplicateMember"}
+
+func (ec *executionContext) _DuplicateMember(ctx context.Context, sel ast.SelectionSet, obj *model.DuplicateMember) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, duplicateMemberImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DuplicateMember")
+		case "datasetId":
+			out.Values[i] = ec._DuplicateMember_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._DuplicateMember_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rowKey":
+			out.Values[i] = ec._DuplicateMember_rowKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidence":
+			out.Values[i] = ec._DuplicateMember_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exact":
+			out.Values[i] = ec._DuplicateMember_exact(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var impactNodeImplementors = []string{"ImpactNode"}
 
 func (ec *executionContext) _ImpactNode(ctx context.Context, sel ast.SelectionSet, obj *model.ImpactNode) graphql.Marshaler {
@@ -29992,6 +30865,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_incident(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "duplicates":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_duplicates(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -33170,6 +34065,56 @@ func (ec *executionContext) marshalNDomainVersionCounts2ᚖgithubᚗcomᚋvigia�
 		return graphql.Null
 	}
 	return ec._DomainVersionCounts(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDuplicateCluster2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateCluster(ctx context.Context, sel ast.SelectionSet, v model.DuplicateCluster) graphql.Marshaler {
+	return ec._DuplicateCluster(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDuplicateCluster2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateClusterᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DuplicateCluster) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDuplicateCluster2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateCluster(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDuplicateClusterPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateClusterPage(ctx context.Context, sel ast.SelectionSet, v *model.DuplicateClusterPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DuplicateClusterPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDuplicateMember2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateMember(ctx context.Context, sel ast.SelectionSet, v model.DuplicateMember) graphql.Marshaler {
+	return ec._DuplicateMember(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDuplicateMember2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DuplicateMember) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDuplicateMember2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateMember(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {

@@ -355,6 +355,40 @@ type DomainVersionCounts struct {
 	Compatible int `json:"compatible"`
 }
 
+// A cluster of records of one entity within and across datasets (GET /duplicates).
+type DuplicateCluster struct {
+	ID           string `json:"id"`
+	ConnectionID string `json:"connectionId"`
+	// The weakest link holding the cluster together: 1 only when every link is exact
+	Confidence float64 `json:"confidence"`
+	// exact, high, low
+	ConfidenceBand string `json:"confidenceBand"`
+	// Precision of the band on Vigia's labelled reference set
+	ReferencePrecision *float64 `json:"referencePrecision,omitempty"`
+	// The fields the links compared: nif, email, phone, name
+	MatchedOn []string `json:"matchedOn"`
+	// Members the caller can see
+	Size       int               `json:"size"`
+	Members    []DuplicateMember `json:"members"`
+	ComputedAt time.Time         `json:"computedAt"`
+}
+
+type DuplicateClusterPage struct {
+	Items []DuplicateCluster `json:"items"`
+	Total int                `json:"total"`
+}
+
+// A record of a duplicate cluster: its dataset and row key, never other values.
+type DuplicateMember struct {
+	DatasetID   string `json:"datasetId"`
+	DatasetName string `json:"datasetName"`
+	// The row's key: the value of a one-column key, or the JSON array of a composite key's values
+	RowKey string `json:"rowKey"`
+	// The member's best match in the cluster: 1 only for an exact match
+	Confidence float64 `json:"confidence"`
+	Exact      bool    `json:"exact"`
+}
+
 // A node of an impact tree.
 type ImpactNode struct {
 	Ref        string  `json:"ref"`
