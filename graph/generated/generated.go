@@ -5582,7 +5582,7 @@ type KnowledgeNode {
   restricted: Boolean!
 }
 
-"A knowledge-graph edge: feeds (with lineageKind), member_of, consumed_by, measures, means."
+"A knowledge-graph edge: feeds (with lineageKind), member_of, consumed_by, measures, means, references (a declared foreign key: a join path)."
 type KnowledgeEdge {
   source: String!
   target: String!

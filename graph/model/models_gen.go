@@ -515,7 +515,7 @@ type KindCount struct {
 	Count int    `json:"count"`
 }
 
-// A knowledge-graph edge: feeds (with lineageKind), member_of, consumed_by, measures, means.
+// A knowledge-graph edge: feeds (with lineageKind), member_of, consumed_by, measures, means, references (a declared foreign key: a join path).
 type KnowledgeEdge struct {
 	Source      string  `json:"source"`
 	Target      string  `json:"target"`
