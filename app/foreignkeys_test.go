@@ -95,6 +95,33 @@ func TestDeclaredForeignKeysOnColumnsAndInTheGraph(t *testing.T) {
 			if !slices.Equal(got, exp) {
 				t.Fatalf("references edges %v, want %v", got, exp)
 			}
+
+			// The single-column key drives a referential-rule suggestion; accepting it
+			// creates the rule against the referenced dataset. The composite key does not.
+			rules := e.suggestions(t, "?category=rule&dataset_id="+notas)
+			sg := findSuggestion(rules, "referential:cliente_id")
+			if sg == nil || sg.Params["ref_dataset_id"] != clientes || sg.Params["ref_column"] != "id" ||
+				findSuggestion(rules, "referential:fatura") != nil || findSuggestion(rules, "referential:n") != nil {
+				t.Fatalf("rule suggestions %+v", rules)
+			}
+			r := e.Do(t, http.MethodPost, "/api/v1/suggestions/"+sg.ID+"/accept", e.member, nil)
+			if r.Status != 200 {
+				t.Fatalf("accept: %d %s", r.Status, r.Body)
+			}
+			var acc suggestionOut
+			r.JSON(t, &acc)
+			rl := e.get(t, "/api/v1/rules/"+*acc.Impact.RuleID, e.member)
+			params, _ := rl["params"].(map[string]any)
+			if rl["rule_type"] != "referential" || params["ref_dataset_id"] != clientes || params["ref_column"] != "id" || params["column"] != "cliente_id" {
+				t.Fatalf("rule %v", rl)
+			}
+			// The rule now exists: the next scan proposes it no more.
+			e.scan(t, conn)
+			for _, s := range e.suggestions(t, "?category=rule&dataset_id="+notas) {
+				if s.Signature == "referential:cliente_id" && s.Status == "open" {
+					t.Fatalf("proposed again: %+v", s)
+				}
+			}
 		})
 	}
 }
