@@ -24,6 +24,7 @@ import (
 	"github.com/vigia-data/vigia/datadiff"
 	"github.com/vigia-data/vigia/datapolicy"
 	"github.com/vigia-data/vigia/demo"
+	"github.com/vigia-data/vigia/duplicates"
 	"github.com/vigia-data/vigia/graph"
 	"github.com/vigia-data/vigia/graph/explorer"
 	"github.com/vigia-data/vigia/i18n"
@@ -195,6 +196,8 @@ type App struct {
 	BI *bi.Service
 	// Suggestions proposes rules and standardizations after each scan, and rehearses them.
 	Suggestions *suggest.Service
+	// Duplicates clusters duplicate records of the connection's tables after each scan.
+	Duplicates *duplicates.Service
 	// Reports writes reports from the store's facts.
 	Reports *report.Service
 	// Routines runs the scheduled routines on the job queue.
@@ -265,18 +268,19 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	// Modeling's fixes are checked by the dialects' parsers.
 	a.Modeling = modeling.NewService(db.Modeling(), sqllineage.Parser{}, clock, log)
 	a.Suggestions = suggest.NewService(db.Suggestions(), a.Catalog, a.Connections, a.Rules, sqllineage.Parser{}, clock, 0)
+	a.Duplicates = duplicates.NewService(db.Duplicates(), a.Catalog, a.Connections, clock, log)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
 	// A succeeded scan's event is consumed by lineage, then the active contracts' checks
 	// (a violation opens an issue), then the declared reconciliation checks touching the
 	// connection (a failing one opens an issue), then incidents, then the domains' verdicts (one event
 	// per domain whose aggregated verdict the scan's verdicts changed), then modeling (schema
-	// design checks and domain SLO targets), then suggestions:
+	// design checks and domain SLO targets), then suggestions, then duplicate clusters:
 	// scan.Service.AfterScan, the job of scan.AfterJobKind.
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
 		Weights: db.Products(), Consumers: []scan.NamedConsumer{{Name: "lineage", Consumer: a.Lineage},
 			{Name: "contracts", Consumer: a.Contracts}, {Name: "reconcile", Consumer: a.Diff}, {Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products},
 			{Name: "modeling", Consumer: a.Modeling}, {Name: "policies", Consumer: a.DataPolicies},
-			{Name: "suggestions", Consumer: a.Suggestions}}},
+			{Name: "suggestions", Consumer: a.Suggestions}, {Name: "duplicates", Consumer: a.Duplicates}}},
 		clock, log, scanCfg)
 	// Notifications, then on-call (which sends through them) and ticket integrations
 	// (which resolve issues through the issue workflow); deliveries and ticket syncs run
@@ -430,7 +434,7 @@ func (a *App) Server() *rest.Server {
 		Readmes: a.Readmes, SensitivityReads: a.Sensitivity, RuleExports: a.Rules,
 		PipelineReads: a.Orchestrators, Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
 		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, IncidentService: a.Incidents, Trust: a.Trust, Products: a.Products, Contracts: a.Contracts,
-		Synthetic: a.Synthetic, Messages: a.Messages, Ops: a.graphOps(), BI: a.BI}, a.Messages, a.Log)
+		Synthetic: a.Synthetic, Duplicates: a.Duplicates, Messages: a.Messages, Ops: a.graphOps(), BI: a.BI}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow,
 		RateLimitPublic: a.Config.RateLimitPublic, RateLimitProbe: a.Config.RateLimitProbe,
@@ -441,7 +445,7 @@ func (a *App) Server() *rest.Server {
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
-			Synthetic: a.Synthetic, Suggestions: a.Suggestions, Reports: a.Reports, Routines: a.Routines,
+			Synthetic: a.Synthetic, Suggestions: a.Suggestions, Duplicates: a.Duplicates, Reports: a.Reports, Routines: a.Routines,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI,
 			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, Readmes: a.Readmes}, a.Log)

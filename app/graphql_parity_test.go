@@ -209,6 +209,9 @@ func parityTable() map[string]parity {
 		"listBIRefreshes": {rest: "/api/v1/bi/refreshes",
 			query: `{ biRefreshes { items { id tool biDatasetId biDatasetName refreshId status startedAt endedAt datasets unmatched
 				dashboards { id name url } receivedAt updatedAt } total } }`, at: "biRefreshes.items", total: "biRefreshes.total"},
+		"listDuplicates": {rest: "/api/v1/duplicates", empty: true,
+			query: `{ duplicates { items { id connectionId confidence confidenceBand referencePrecision matchedOn size
+				members { datasetId datasetName rowKey confidence exact } computedAt } total } }`, at: "duplicates.items", total: "duplicates.total"},
 	}
 	// Mappings added by issue 23's parts A (graphql_parity_a_test.go) and B (graphql_parity_ops_test.go).
 	for id, c := range parityTableA() {

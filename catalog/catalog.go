@@ -55,6 +55,8 @@ type Dataset struct {
 	// LastFailure says why the last scan that tried could not profile the dataset, when
 	// that happened after its last profile (or before any). Filled on the detail.
 	LastFailure *ProfileFailure
+	// ForeignKeys are the dataset's declared foreign keys. Filled on the detail.
+	ForeignKeys []ForeignKey
 }
 
 // ProfileFailure is a scan's failure to profile a dataset, with its stable code
@@ -207,6 +209,36 @@ type Column struct {
 	// Unique is true when the column alone is the key of a unique constraint or index.
 	Unique  bool
 	Profile *ColumnProfile
+	// References are the declared foreign keys this column is part of, each with the
+	// referenced column (filled on the detail).
+	References []ColumnRef
+}
+
+// ColumnRef is a column's place in a declared foreign key: the referenced dataset and
+// column.
+type ColumnRef struct {
+	Constraint string
+	// DatasetID is the referenced dataset when Vigia knows it and the caller can see it.
+	DatasetID *string
+	// Schema and Table name the referenced table; blank when Restricted.
+	Schema, Table string
+	Column        string
+	// Restricted: the referenced dataset exists but the caller cannot see it.
+	Restricted bool
+}
+
+// ForeignKey is a declared foreign key of a dataset, as discovery read it from the
+// source: its Columns reference RefColumns of the referenced table, position by position.
+type ForeignKey struct {
+	Name       string
+	Columns    []string
+	RefSchema  string
+	RefTable   string
+	RefColumns []string
+	// RefDatasetID is the referenced dataset (same connection, not dropped) when the caller
+	// can see it; Restricted when it exists but the caller cannot (names then blank).
+	RefDatasetID *string
+	Restricted   bool
 }
 
 // ColumnProfile is the stored last profile of a column: counts, statistics and masks,
@@ -353,6 +385,20 @@ func (s *Service) Dataset(ctx context.Context, id string) (Dataset, error) {
 		return Dataset{}, vigia.NotFound()
 	}
 	return s.store.DatasetByID(ctx, ViewerOf(p), id)
+}
+
+// DeclaredForeignKeys returns the declared foreign keys of a dataset the caller can see
+// (from the last discovery), with the referenced datasets the caller can see: join paths
+// for referential-rule suggestions and synthetic packs.
+func (s *Service) DeclaredForeignKeys(ctx context.Context, datasetID string) ([]ForeignKey, error) {
+	d, err := s.Dataset(ctx, datasetID)
+	if err != nil {
+		return nil, err
+	}
+	if d.ForeignKeys == nil {
+		return []ForeignKey{}, nil
+	}
+	return d.ForeignKeys, nil
 }
 
 // DatasetDetails loads many datasets' details at once (for GraphQL lists); ids the

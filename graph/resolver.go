@@ -47,4 +47,6 @@ type Resolver struct {
 	Ops OpsServices
 	// BI answers the BI tools' refresh feed.
 	BI BIService
+	// Duplicates answers the clusters of duplicate records.
+	Duplicates DuplicateService
 }

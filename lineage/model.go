@@ -61,6 +61,9 @@ const (
 	RelConsumedBy = "consumed_by"
 	RelMeasures   = "measures"
 	RelMeans      = "means"
+	// RelReferences goes from a dataset to the dataset one of its declared foreign keys
+	// references: a join path, not data flow (lineage is feeds).
+	RelReferences = "references"
 )
 
 // ExposurePrefix starts the graph id of an exposure node.

@@ -67,6 +67,17 @@ type ColumnOut struct {
 	Clustering bool         `json:"clustering"`
 	Semantic   *SemanticOut `json:"semantic"`
 	Profile    *ProfileOut  `json:"profile"`
+	// References are the declared foreign keys the column is part of.
+	References []ColumnRefOut `json:"references" doc:"Declared foreign keys the column is part of (read by discovery): join paths, not lineage"`
+}
+
+// ColumnRefOut is a column's place in a declared foreign key.
+type ColumnRefOut struct {
+	Constraint  string  `json:"constraint" doc:"The constraint's name (fk_<n> on SQLite, which keeps none)"`
+	DatasetID   *string `json:"dataset_id" doc:"The referenced dataset; null when Vigia does not know it or the caller cannot see it"`
+	DatasetName *string `json:"dataset_name" doc:"schema.table of the referenced table; null when restricted"`
+	Column      *string `json:"column" doc:"The referenced column; null when restricted"`
+	Restricted  bool    `json:"restricted" doc:"The referenced dataset exists but the caller cannot see it"`
 }
 
 // SemanticOut is a column's semantic type measured on a sample.
@@ -201,7 +212,18 @@ func toDatasetDetailOut(d catalog.Dataset, accessRole string) DatasetDetailOut {
 
 func toColumnOut(c catalog.Column) ColumnOut {
 	out := ColumnOut{Name: c.Name, Position: c.Position, DataType: c.DataType, Nullable: c.Nullable,
-		PrimaryKey: c.PrimaryKey, Partition: c.Partition, Clustering: c.Clustering}
+		PrimaryKey: c.PrimaryKey, Partition: c.Partition, Clustering: c.Clustering, References: make([]ColumnRefOut, 0, len(c.References))}
+	for _, r := range c.References {
+		ro := ColumnRefOut{Constraint: r.Constraint, DatasetID: r.DatasetID, Restricted: r.Restricted}
+		if !r.Restricted {
+			name, col := r.Table, r.Column
+			if r.Schema != "" {
+				name = r.Schema + "." + r.Table
+			}
+			ro.DatasetName, ro.Column = &name, &col
+		}
+		out.References = append(out.References, ro)
+	}
 	p := c.Profile
 	if p == nil {
 		return out

@@ -221,7 +221,7 @@ type KnowledgeNodeOut struct {
 type KnowledgeEdgeOut struct {
 	Source      string  `json:"source"`
 	Target      string  `json:"target"`
-	Kind        string  `json:"kind" enum:"feeds,member_of,consumed_by,measures,means"`
+	Kind        string  `json:"kind" enum:"feeds,member_of,consumed_by,measures,means,references"`
 	LineageKind *string `json:"lineage_kind,omitempty" enum:"parsed,declared,dbt,openlineage,inferred"`
 }
 

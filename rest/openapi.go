@@ -83,6 +83,7 @@ var tagDescriptions = map[string]string{
 	"synthetic":         "Synthetic data generated from profiles, never from stored values, with a utility and privacy scorecard",
 	"bi":                "BI tools' dataset refreshes: the warehouse datasets they read, their dashboards, failed and late refreshes",
 	"suggestions":       "Suggestions from scans (rules, parsing), accepted, dismissed or rehearsed with counts only",
+	"duplicates":        "Clusters of duplicate records of one entity within and across datasets, with confidence and its band",
 	"reports":           "Reports Vigia writes from its own facts (no language model), and their HTML, PDF and slide-deck exports",
 	"routines":          "The catalog of scheduled routines (weekly executive report, daily SLA-breach digest): schedule, switch, last run",
 }

@@ -86,6 +86,8 @@ type Deps struct {
 	Synthetic SyntheticService
 	// Suggestions lists, decides and rehearses suggestions.
 	Suggestions SuggestionService
+	// Duplicates lists the clusters of duplicate records.
+	Duplicates DuplicateService
 	// Reports writes and exports reports.
 	Reports ReportService
 	// Routines keeps the scheduled routines.
@@ -248,6 +250,7 @@ func (s *Server) routes() {
 	s.dataPolicyRoutes()
 	s.complianceRoutes()
 	s.suggestionRoutes()
+	s.duplicateRoutes()
 	s.knowledgeRoutes()
 	s.sensitivityRoutes()
 	s.readmeRoutes()

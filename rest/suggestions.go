@@ -53,7 +53,7 @@ type SuggestionItemOut struct {
 	DatasetID   string              `json:"dataset_id"`
 	DatasetName string              `json:"dataset_name"`
 	Category    string              `json:"category" doc:"rule, parsing (enrichment exists and is created only on request)"`
-	Signature   string              `json:"signature" doc:"parse_standardize:<column>, not_null:<column>"`
+	Signature   string              `json:"signature" doc:"parse_standardize:<column>, not_null:<column>, referential:<column> (a declared foreign key)"`
 	Column      *string             `json:"column"`
 	Status      string              `json:"status" enum:"open,accepted,dismissed"`
 	Params      map[string]any      `json:"params" doc:"masks (mask and sample count, digit 9, letter A; never values) and target_mask for parsing; rule_type and column for rules"`

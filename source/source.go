@@ -165,6 +165,20 @@ type Table struct {
 	// on the view's SQL alone.
 	DependsOn      []TableName
 	DependsOnKnown bool
+	// ForeignKeys are the table's declared foreign keys (Postgres pg_constraint, MySQL
+	// and MariaDB information_schema.KEY_COLUMN_USAGE, SQLite pragma_foreign_key_list),
+	// in the source's order; join paths, not data flow.
+	ForeignKeys []ForeignKey
+}
+
+// ForeignKey is a declared foreign key: the table's Columns reference RefColumns of the
+// table References, position by position.
+type ForeignKey struct {
+	// Name is the constraint's name; SQLite keeps none, and gets "fk_<n>" in its order.
+	Name       string    `json:"name"`
+	Columns    []string  `json:"columns"`
+	References TableName `json:"references"`
+	RefColumns []string  `json:"ref_columns"`
 }
 
 // TableName is a schema-qualified name of a table or view.

@@ -153,7 +153,56 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 	if err := s.lastRuns(ctx, []string{id}, m); err != nil {
 		return d, err
 	}
+	if err := s.foreignKeys(ctx, v, []string{id}, m); err != nil {
+		return d, err
+	}
 	return m[id], nil
+}
+
+// foreignKeys fills the declared foreign keys of the datasets among ids and their
+// columns' references; a referenced dataset the caller cannot see is restricted (no id,
+// no names).
+func (s *CatalogStore) foreignKeys(ctx context.Context, v catalog.Viewer, ids []string, out map[string]catalog.Dataset) error {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT fk.dataset_id::text, fk.constraint_name, fk.columns, fk.ref_schema, fk.ref_table, fk.ref_columns,
+			r.id::text, r.id IS NOT NULL AND `+VisibleSQL("r.id", 2, 3)+`
+		FROM dataset_foreign_keys fk JOIN datasets d ON d.id = fk.dataset_id
+		LEFT JOIN datasets r ON r.connection_id = d.connection_id AND r.schema_name = fk.ref_schema AND r.table_name = fk.ref_table
+			AND r.dropped_at IS NULL
+		WHERE fk.dataset_id = ANY($1::uuid[]) ORDER BY fk.dataset_id, fk.position`, ids, v.TeamIDs, v.Admin)
+	if err != nil {
+		return translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var fk catalog.ForeignKey
+		var ref *string
+		var visible bool
+		if err := rows.Scan(&id, &fk.Name, &fk.Columns, &fk.RefSchema, &fk.RefTable, &fk.RefColumns, &ref, &visible); err != nil {
+			return translate(err)
+		}
+		switch {
+		case ref != nil && visible:
+			fk.RefDatasetID = ref
+		case ref != nil:
+			fk.Restricted, fk.RefSchema, fk.RefTable, fk.RefColumns = true, "", "", make([]string, len(fk.RefColumns))
+		}
+		d, ok := out[id]
+		if !ok {
+			continue
+		}
+		d.ForeignKeys = append(d.ForeignKeys, fk)
+		for i, col := range fk.Columns {
+			for j := range d.Columns {
+				if d.Columns[j].Name == col && i < len(fk.RefColumns) {
+					d.Columns[j].References = append(d.Columns[j].References, catalog.ColumnRef{Constraint: fk.Name, DatasetID: fk.RefDatasetID,
+						Schema: fk.RefSchema, Table: fk.RefTable, Column: fk.RefColumns[i], Restricted: fk.Restricted})
+				}
+			}
+		}
+		out[id] = d
+	}
+	return translate(rows.Err())
 }
 
 // lastRuns fills the row count of the last profile and the last failure (when newer
@@ -334,6 +383,9 @@ func (s *CatalogStore) DatasetDetails(ctx context.Context, v catalog.Viewer, ids
 		out[id] = d
 	}
 	if err := s.lastRuns(ctx, live, out); err != nil {
+		return nil, err
+	}
+	if err := s.foreignKeys(ctx, v, live, out); err != nil {
 		return nil, err
 	}
 	return out, nil

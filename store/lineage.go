@@ -598,7 +598,38 @@ func (s *LineageStore) SnapshotAt(ctx context.Context, ws string, at time.Time) 
 // KnowledgeProviders returns the knowledge-graph node providers over the record's
 // tables: connections and domains (structural), open issues and recent signals.
 func (db *DB) KnowledgeProviders() []lineage.NodeProvider {
-	return []lineage.NodeProvider{connectionNodes{db}, domainNodes{db}, ruleNodes{db}, issueNodes{db}, signalNodes{db}, knowledgeNodes{db}}
+	return []lineage.NodeProvider{connectionNodes{db}, domainNodes{db}, ruleNodes{db}, issueNodes{db}, signalNodes{db}, knowledgeNodes{db}, referenceEdges{db}}
+}
+
+// referenceEdges gives the knowledge graph a references edge from a dataset to each
+// dataset one of its declared foreign keys references (same connection, not dropped),
+// both among the given datasets: join paths, in snapshots and diffs.
+type referenceEdges struct{ db *DB }
+
+func (referenceEdges) Kinds() []lineage.NodeKind { return []lineage.NodeKind{lineage.NodeDataset} }
+func (referenceEdges) Structural() bool          { return true }
+func (p referenceEdges) Nodes(ctx context.Context, ws string, ids []string) ([]lineage.KNode, []lineage.KEdge, error) {
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	rows, err := p.db.q(ctx).Query(ctx, `SELECT DISTINCT fk.dataset_id::text, r.id::text
+		FROM dataset_foreign_keys fk JOIN datasets d ON d.id = fk.dataset_id
+		JOIN datasets r ON r.connection_id = d.connection_id AND r.schema_name = fk.ref_schema AND r.table_name = fk.ref_table
+		WHERE d.workspace_id = $1 AND fk.dataset_id = ANY($2::uuid[]) AND r.id = ANY($2::uuid[]) AND r.dropped_at IS NULL
+		ORDER BY 1, 2 LIMIT 4000`, ws, ids)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	defer rows.Close()
+	var edges []lineage.KEdge
+	for rows.Next() {
+		var from, to string
+		if err := rows.Scan(&from, &to); err != nil {
+			return nil, nil, translate(err)
+		}
+		edges = append(edges, lineage.KEdge{Source: lineage.DatasetNodeID(from), Target: lineage.DatasetNodeID(to), Kind: lineage.RelReferences})
+	}
+	return nil, edges, translate(rows.Err())
 }
 
 type ruleNodes struct{ db *DB }

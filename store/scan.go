@@ -174,9 +174,32 @@ func (s *ScanStore) SyncDatasets(ctx context.Context, workspaceID, connectionID 
 		}
 		_, err := q.Exec(ctx, `UPDATE datasets SET dropped_at = $3, updated_at = $3
 			WHERE connection_id = $1 AND dropped_at IS NULL AND NOT (id::text = ANY($2))`, connectionID, seen, at)
-		return translate(err)
+		if err != nil {
+			return translate(err)
+		}
+		return replaceForeignKeys(ctx, q, seen, tables)
 	})
 	return out, err
+}
+
+// replaceForeignKeys rewrites the declared foreign keys of the synced datasets (ids in
+// the order of tables).
+func replaceForeignKeys(ctx context.Context, q querier, ids []string, tables []source.Table) error {
+	if _, err := q.Exec(ctx, `DELETE FROM dataset_foreign_keys WHERE dataset_id = ANY($1::uuid[])`, ids); err != nil {
+		return translate(err)
+	}
+	var rows [][]any
+	for i, t := range tables {
+		for j, fk := range t.ForeignKeys {
+			rows = append(rows, []any{ids[i], j + 1, fk.Name, fk.Columns, fk.References.Schema, fk.References.Name, fk.RefColumns})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := q.CopyFrom(ctx, pgx.Identifier{"dataset_foreign_keys"},
+		[]string{"dataset_id", "position", "constraint_name", "columns", "ref_schema", "ref_table", "ref_columns"}, pgx.CopyFromRows(rows))
+	return translate(err)
 }
 
 // replaceColumns rewrites a dataset's columns with their profiles (nil before one).

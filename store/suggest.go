@@ -38,8 +38,8 @@ func (s *SuggestStore) ScanDatasets(ctx context.Context, ws, scanID string) ([]c
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err = q.Query(ctx, `SELECT dataset_id::text, params->>'column' FROM rules WHERE dataset_id = ANY($1::uuid[]) AND rule_type = 'not_null'
-		AND params->>'column' IS NOT NULL`, ids)
+	rows, err = q.Query(ctx, `SELECT dataset_id::text, rule_type || ':' || (params->>'column') FROM rules WHERE dataset_id = ANY($1::uuid[])
+		AND rule_type IN ('not_null', 'referential') AND params->>'column' IS NOT NULL`, ids)
 	if err != nil {
 		return nil, nil, translate(err)
 	}

@@ -104,8 +104,9 @@ type Reason struct {
 
 // Store keeps suggestions.
 type Store interface {
-	// ScanDatasets lists the datasets the scan profiled, with their columns, and the
-	// columns of each that already have a not_null rule.
+	// ScanDatasets lists the datasets the scan profiled, with their columns and declared
+	// foreign keys, and the rules of each that exist already as "<rule type>:<column>"
+	// (not_null and referential).
 	ScanDatasets(ctx context.Context, workspaceID, scanID string) ([]catalog.Dataset, map[string]map[string]bool, error)
 	// UpsertSuggestions adds the dataset's new suggestions (by signature) and refreshes
 	// the open ones; accepted and dismissed ones are left as they are.
@@ -175,10 +176,21 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, _, scanID string) 
 
 // Generate proposes, for one profiled dataset: parse_standardize:<column> for a text
 // column whose masks show two formats or more (a semantic type recognised, or every
-// mask holding digits), and not_null:<column> for a column without nulls in an exact
-// profile of rows that has no not_null rule yet.
-func Generate(d catalog.Dataset, hasNotNull map[string]bool) []Suggestion {
+// mask holding digits), not_null:<column> for a column without nulls in an exact
+// profile of rows that has no not_null rule yet, and referential:<column> for a
+// single-column declared foreign key to a dataset Vigia knows that has no referential
+// rule on that column yet. hasRule holds "<rule type>:<column>" of the existing rules.
+func Generate(d catalog.Dataset, hasRule map[string]bool) []Suggestion {
 	var out []Suggestion
+	for _, fk := range d.ForeignKeys {
+		if len(fk.Columns) != 1 || fk.RefDatasetID == nil || hasRule["referential:"+fk.Columns[0]] {
+			continue
+		}
+		col := fk.Columns[0]
+		out = append(out, Suggestion{Category: CategoryRule, Signature: "referential:" + col, Column: col,
+			Params: map[string]any{"rule_type": "referential", "column": col, "ref_dataset_id": *fk.RefDatasetID,
+				"ref_column": fk.RefColumns[0], "constraint": fk.Name, "origin": "declared_foreign_key"}})
+	}
 	for _, c := range d.Columns {
 		p := c.Profile
 		if p == nil {
@@ -198,7 +210,7 @@ func Generate(d catalog.Dataset, hasNotNull map[string]bool) []Suggestion {
 				Params: map[string]any{"masks": masks, "target_mask": p.Masks[0].Mask}, EstimatedRowsSample: &est})
 		}
 		exact := d.RowCountExact != nil && *d.RowCountExact
-		if !c.PrimaryKey && !hasNotNull[c.Name] && exact && d.RowCount != nil && *d.RowCount > 0 && !p.Estimated && p.NullCount == 0 {
+		if !c.PrimaryKey && !hasRule["not_null:"+c.Name] && exact && d.RowCount != nil && *d.RowCount > 0 && !p.Estimated && p.NullCount == 0 {
 			zero := int64(0)
 			out = append(out, Suggestion{Category: CategoryRule, Signature: "not_null:" + c.Name, Column: c.Name,
 				Params: map[string]any{"rule_type": "not_null", "column": c.Name}, EstimatedRowsSample: &zero})
@@ -284,8 +296,12 @@ func (s *Service) Accept(ctx context.Context, id string) (Suggestion, error) {
 	var ruleID *string
 	if sg.Category == CategoryRule {
 		col := sg.Column
-		r, err := s.rules.CreateRule(ctx, rule.CreateInput{DatasetID: sg.DatasetID, RuleType: fmt.Sprint(sg.Params["rule_type"]),
-			Params: rule.ParamsIn{Column: &col}})
+		in := rule.CreateInput{DatasetID: sg.DatasetID, RuleType: fmt.Sprint(sg.Params["rule_type"]), Params: rule.ParamsIn{Column: &col}}
+		if ref, ok := sg.Params["ref_dataset_id"].(string); ok {
+			refCol, _ := sg.Params["ref_column"].(string)
+			in.Params.RefDatasetID, in.Params.RefColumn = &ref, &refCol
+		}
+		r, err := s.rules.CreateRule(ctx, in)
 		if err != nil {
 			return Suggestion{}, err
 		}

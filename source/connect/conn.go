@@ -369,6 +369,58 @@ func (c *conn) readDependencies(ctx context.Context, op, stmt string, index map[
 	return err
 }
 
+// readForeignKeys runs a discovery statement answering (schema, table, constraint,
+// column, referenced schema, referenced table, referenced column) one row per column of
+// each declared foreign key, in the key's column order, and keeps the keys on their
+// tables. A referenced column "" (SQLite's implicit reference to the parent's primary
+// key) is the parent's primary-key column at that position.
+func (c *conn) readForeignKeys(ctx context.Context, op, stmt string, index func(schema, name string) (int, bool), tables []source.Table) error {
+	_, err := c.query(ctx, op, "discover", stmt, nil, func(rows *sql.Rows) error {
+		var schema, name, constraint, col, rs, rt, rc string
+		if err := rows.Scan(&schema, &name, &constraint, &col, &rs, &rt, &rc); err != nil {
+			return c.resultError("discover")
+		}
+		i, ok := index(schema, name)
+		if !ok {
+			return nil
+		}
+		fks := tables[i].ForeignKeys
+		if n := len(fks); n == 0 || fks[n-1].Name != constraint {
+			fks = append(fks, source.ForeignKey{Name: constraint, References: source.TableName{Schema: rs, Name: rt}})
+		}
+		fk := &fks[len(fks)-1]
+		fk.Columns = append(fk.Columns, col)
+		fk.RefColumns = append(fk.RefColumns, rc)
+		tables[i].ForeignKeys = fks
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range tables {
+		for j := range tables[i].ForeignKeys {
+			fk := &tables[i].ForeignKeys[j]
+			for k, rc := range fk.RefColumns {
+				if rc != "" {
+					continue
+				}
+				if p, ok := index(fk.References.Schema, fk.References.Name); ok {
+					var pk []string
+					for _, col := range tables[p].Columns {
+						if col.PrimaryKey {
+							pk = append(pk, col.Name)
+						}
+					}
+					if k < len(pk) {
+						fk.RefColumns[k] = pk[k]
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // inReadTx runs fn in a read-only transaction living inside one statement's deadline
 // (a source that hangs on BEGIN is cut off like one that hangs on a statement).
 func (c *conn) inReadTx(ctx context.Context, phase string, fn func(ctx context.Context, tx *sql.Tx) error) error {

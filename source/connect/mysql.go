@@ -264,6 +264,11 @@ WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = 'VIEW_TABLE_USAGE'`
 	mysqlDiscoverDependencies = `SELECT u.VIEW_SCHEMA, u.VIEW_NAME, u.TABLE_SCHEMA, u.TABLE_NAME
 FROM information_schema.VIEW_TABLE_USAGE u WHERE ` + strings.ReplaceAll(mysqlFilter("u"), "u.TABLE_SCHEMA", "u.VIEW_SCHEMA")
 
+	mysqlDiscoverForeignKeys = `SELECT k.TABLE_SCHEMA, k.TABLE_NAME, k.CONSTRAINT_NAME, k.COLUMN_NAME,
+ k.REFERENCED_TABLE_SCHEMA, k.REFERENCED_TABLE_NAME, k.REFERENCED_COLUMN_NAME
+FROM information_schema.KEY_COLUMN_USAGE k WHERE k.REFERENCED_TABLE_NAME IS NOT NULL AND ` + mysqlFilter("k") + `
+ORDER BY k.TABLE_SCHEMA, k.TABLE_NAME, k.CONSTRAINT_NAME, k.ORDINAL_POSITION`
+
 	mysqlDiscoverPartitions = `SELECT DISTINCT p.TABLE_SCHEMA, p.TABLE_NAME, COALESCE(p.PARTITION_EXPRESSION, ''),
  COALESCE(p.SUBPARTITION_EXPRESSION, '')
 FROM information_schema.PARTITIONS p WHERE p.PARTITION_NAME IS NOT NULL AND ` + mysqlFilter("p")
@@ -311,6 +316,10 @@ func (d *mysqlDialect) discover(ctx context.Context, c *conn, op string) ([]sour
 		if err := c.readDependencies(ctx, op, mysqlDiscoverDependencies, index, tables); err != nil {
 			return nil, err
 		}
+	}
+	byName := func(schema, name string) (int, bool) { i, ok := index[[2]string{schema, name}]; return i, ok }
+	if err := c.readForeignKeys(ctx, op, mysqlDiscoverForeignKeys, byName, tables); err != nil {
+		return nil, err
 	}
 	_, err = c.query(ctx, op, "discover", mysqlDiscoverPartitions, nil, func(rows *sql.Rows) error {
 		var schema, name, expr, subExpr string

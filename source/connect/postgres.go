@@ -197,6 +197,18 @@ WHERE v.relkind IN ('v', 'm') AND t.oid <> v.oid AND t.relkind IN ('r', 'p', 'v'
  AND vn.nspname NOT IN ('pg_catalog', 'information_schema')
  AND has_schema_privilege(vn.oid, 'USAGE') AND has_table_privilege(v.oid, 'SELECT')`
 
+// pgDiscoverForeignKeys lists the declared foreign keys, one row per column pair in the
+// key's order (NOT VALID ones included: they are declared).
+const pgDiscoverForeignKeys = `SELECT n.nspname, c.relname, con.conname, a.attname, rn.nspname, rc.relname, ra.attname
+FROM pg_constraint con
+JOIN pg_class c ON c.oid = con.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_class rc ON rc.oid = con.confrelid JOIN pg_namespace rn ON rn.oid = rc.relnamespace
+CROSS JOIN LATERAL unnest(con.conkey, con.confkey) WITH ORDINALITY AS k(col, refcol, ord)
+JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.col
+JOIN pg_attribute ra ON ra.attrelid = con.confrelid AND ra.attnum = k.refcol
+WHERE con.contype = 'f' AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND has_schema_privilege(n.oid, 'USAGE')
+ORDER BY n.nspname, c.relname, con.conname, k.ord`
+
 // pgDiscoverReads reads the cumulative scan counters of the tables, for usage.
 const pgDiscoverReads = `SELECT schemaname, relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_user_tables`
 
@@ -236,6 +248,10 @@ func (d postgres) discover(ctx context.Context, c *conn, op string) ([]source.Ta
 		return nil, err
 	}
 	if err := c.readDependencies(ctx, op, pgDiscoverDependencies, index, tables); err != nil {
+		return nil, err
+	}
+	byName := func(schema, name string) (int, bool) { i, ok := index[[2]string{schema, name}]; return i, ok }
+	if err := c.readForeignKeys(ctx, op, pgDiscoverForeignKeys, byName, tables); err != nil {
 		return nil, err
 	}
 	_, err = c.query(ctx, op, "discover", pgDiscoverReads, nil, func(rows *sql.Rows) error {

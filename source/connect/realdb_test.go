@@ -438,3 +438,83 @@ func TestUniqueIsADeclaredSingleColumnKey(t *testing.T) {
 		})
 	}
 }
+
+// Declared foreign keys, single-column and composite, across schemas on Postgres, with
+// SQLite's implicit reference to the parent's primary key; the same answer on each engine.
+func TestDiscoverReadsDeclaredForeignKeys(t *testing.T) {
+	cases := []struct {
+		kind   source.Kind
+		dsn    func(t *testing.T) string
+		refSch string
+		named  bool
+	}{
+		{source.Postgres, func(t *testing.T) string {
+			return newPostgres(t, `CREATE SCHEMA ref`, `CREATE TABLE ref.paises (codigo text PRIMARY KEY)`,
+				`CREATE TABLE clientes (id int PRIMARY KEY, pais text REFERENCES ref.paises (codigo))`,
+				`CREATE TABLE linhas (fatura int, n int, PRIMARY KEY (fatura, n))`,
+				`CREATE TABLE notas (id int PRIMARY KEY, cliente_id int, fatura int, n int,
+					CONSTRAINT notas_cliente FOREIGN KEY (cliente_id) REFERENCES clientes (id) NOT VALID,
+					CONSTRAINT notas_linha FOREIGN KEY (fatura, n) REFERENCES linhas (fatura, n))`)
+		}, "ref", true},
+		{source.MySQL, func(t *testing.T) string {
+			return newMySQL(t, `CREATE TABLE paises (codigo varchar(2) PRIMARY KEY)`,
+				`CREATE TABLE clientes (id int PRIMARY KEY, pais varchar(2), CONSTRAINT clientes_pais FOREIGN KEY (pais) REFERENCES paises (codigo))`,
+				`CREATE TABLE linhas (fatura int, n int, PRIMARY KEY (fatura, n))`,
+				`CREATE TABLE notas (id int PRIMARY KEY, cliente_id int, fatura int, n int,
+					CONSTRAINT notas_cliente FOREIGN KEY (cliente_id) REFERENCES clientes (id),
+					CONSTRAINT notas_linha FOREIGN KEY (fatura, n) REFERENCES linhas (fatura, n))`)
+		}, "", true},
+		{source.SQLite, func(t *testing.T) string {
+			return newSQLite(t, `CREATE TABLE paises (codigo TEXT PRIMARY KEY)`,
+				`CREATE TABLE clientes (id INTEGER PRIMARY KEY, pais TEXT REFERENCES paises)`,
+				`CREATE TABLE linhas (fatura INT, n INT, PRIMARY KEY (fatura, n))`,
+				`CREATE TABLE notas (id INTEGER PRIMARY KEY, cliente_id INT, fatura INT, n INT,
+					FOREIGN KEY (cliente_id) REFERENCES clientes (id), FOREIGN KEY (fatura, n) REFERENCES linhas (fatura, n))`)
+		}, "main", false},
+	}
+	for _, c := range cases {
+		t.Run(string(c.kind), func(t *testing.T) {
+			src := mustOpen(t, c.kind, c.dsn(t), source.Options{})
+			tables, err := src.Discover(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl := findTable(t, tables, "clientes")
+			if len(cl.ForeignKeys) != 1 {
+				t.Fatalf("clientes: %+v", cl.ForeignKeys)
+			}
+			fk := cl.ForeignKeys[0]
+			refSch := c.refSch
+			if refSch == "" {
+				refSch = cl.Schema
+			}
+			if fk.References != (source.TableName{Schema: refSch, Name: "paises"}) || !slices.Equal(fk.Columns, []string{"pais"}) ||
+				!slices.Equal(fk.RefColumns, []string{"codigo"}) || fk.Name == "" {
+				t.Fatalf("clientes' key %+v", fk)
+			}
+			notas := findTable(t, tables, "notas")
+			if len(notas.ForeignKeys) != 2 {
+				t.Fatalf("notas: %+v", notas.ForeignKeys)
+			}
+			var single, composite *source.ForeignKey
+			for i, k := range notas.ForeignKeys {
+				if len(k.Columns) == 1 {
+					single = &notas.ForeignKeys[i]
+				} else {
+					composite = &notas.ForeignKeys[i]
+				}
+			}
+			if single == nil || composite == nil || single.References.Name != "clientes" || single.References.Schema != notas.Schema ||
+				!slices.Equal(single.RefColumns, []string{"id"}) || composite.References.Name != "linhas" ||
+				!slices.Equal(composite.Columns, []string{"fatura", "n"}) || !slices.Equal(composite.RefColumns, []string{"fatura", "n"}) {
+				t.Fatalf("notas' keys %+v", notas.ForeignKeys)
+			}
+			if c.named && (single.Name != "notas_cliente" || composite.Name != "notas_linha") {
+				t.Fatalf("names %q %q", single.Name, composite.Name)
+			}
+			if len(findTable(t, tables, "linhas").ForeignKeys) != 0 {
+				t.Fatal("linhas has no key")
+			}
+		})
+	}
+}

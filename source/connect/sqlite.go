@@ -184,8 +184,20 @@ func (d sqliteDialect) discover(ctx context.Context, c *conn, op string) ([]sour
 	if err != nil {
 		return nil, err
 	}
+	byName := func(_, name string) (int, bool) { i, ok := index[name]; return i, ok }
+	if err := c.readForeignKeys(ctx, op, sqliteDiscoverForeignKeys, byName, tables); err != nil {
+		return nil, err
+	}
 	return tables, nil
 }
+
+// sqliteDiscoverForeignKeys lists the declared foreign keys of the tables; SQLite keeps
+// no constraint names, so each key is fk_<its id + 1>; a NULL "to" references the parent's
+// primary key (resolved by readForeignKeys).
+const sqliteDiscoverForeignKeys = `SELECT 'main', m.name, 'fk_' || (f.id + 1), f."from", 'main', f."table", coalesce(f."to", '')
+FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f
+WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\_%' ESCAPE '\'
+ORDER BY m.name, f.id, f.seq`
 
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
