@@ -244,7 +244,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a := &App{Config: cfg, Log: log, DB: db, Messages: msgs, Jobs: queue, closeGraph: closeGraph}
 	a.Identity = identity.NewService(db.Identity(), db.Settings(), db, clock)
 	a.Plans = plan.NewService(db.Settings(), clock)
-	a.Compliance = compliance.NewService(db.Compliance(), a.Plans, clock)
+	a.Compliance = compliance.NewService(db.Compliance(), db.Compliance(), a.Plans, clock)
 	a.Finops = finops.NewService(db.Finops(), clock)
 	a.Catalog = catalog.NewService(db.Catalog())
 	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())

@@ -88,7 +88,8 @@ var notYetMapped = map[string]bool{
 	"getReport": true, "listReports": true, "listRoutines": true, "getSuggestion": true, "listSuggestions": true,
 	"getWorkspaceLocale": true, "getWorkspaceCurrency": true, "getEgressIPs": true, "getArt10Dossier": true,
 	"getDomainDataPolicy": true, "getWorkspaceDataPolicy": true, "getKnowledgeEntry": true, "listKnowledgeEntries": true,
-	"datasetReadme": true, "datasetSensitivity": true, "getChargeback": true,
+	"datasetReadme": true, "datasetSensitivity": true, "getChargeback": true, "listAISystems": true, "getAISystem": true,
+	"listComplianceVerticals": true, "complianceVerticalReport": true,
 }
 
 func parityTable() map[string]parity {
