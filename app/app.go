@@ -25,6 +25,7 @@ import (
 	"github.com/vigia-data/vigia/datapolicy"
 	"github.com/vigia-data/vigia/demo"
 	"github.com/vigia-data/vigia/duplicates"
+	"github.com/vigia-data/vigia/finops"
 	"github.com/vigia-data/vigia/graph"
 	"github.com/vigia-data/vigia/graph/explorer"
 	"github.com/vigia-data/vigia/i18n"
@@ -153,6 +154,8 @@ type App struct {
 	Plans *plan.Service
 	// Compliance builds the compliance dossiers (business plan).
 	Compliance *compliance.Service
+	// Finops computes chargeback and converts money to the workspace currency.
+	Finops *finops.Service
 	// DataPolicies keeps and evaluates data policies (the after-scan consumer "policies").
 	DataPolicies *datapolicy.Service
 	Catalog      *catalog.Service
@@ -244,7 +247,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a := &App{Config: cfg, Log: log, DB: db, Messages: msgs, Jobs: queue, closeGraph: closeGraph}
 	a.Identity = identity.NewService(db.Identity(), db.Settings(), db, clock)
 	a.Plans = plan.NewService(db.Settings(), clock)
-	a.Compliance = compliance.NewService(db.Compliance(), a.Plans, clock)
+	a.Compliance = compliance.NewService(db.Compliance(), db.Compliance(), a.Plans, clock)
+	a.Finops = finops.NewService(db.Finops(), clock)
 	a.Catalog = catalog.NewService(db.Catalog())
 	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans, Quota: a.Plans.AllowScan}
@@ -448,7 +452,7 @@ func (a *App) Server() *rest.Server {
 			Synthetic: a.Synthetic, Suggestions: a.Suggestions, Duplicates: a.Duplicates, Reports: a.Reports, Routines: a.Routines,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI,
-			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, Readmes: a.Readmes}, a.Log)
+			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Finops: a.Finops, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, Readmes: a.Readmes}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.

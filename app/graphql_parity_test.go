@@ -78,7 +78,8 @@ var restOnly = map[string]string{
 // work left shrinks; an operation in it that gets a mapping fails the test.
 var notYetMapped = map[string]bool{
 	// Reads landed by issues 16-19 after the parity test: still to map.
-	"datasetSynthetic": true,
+	"datasetSynthetic": true, "getChargeback": true, "listAISystems": true, "getAISystem": true,
+	"listComplianceVerticals": true, "complianceVerticalReport": true,
 }
 
 func parityTable() map[string]parity {

@@ -31,11 +31,36 @@ type DatasetFacts struct {
 	OpenIssues                int
 	Columns                   []trust.ColumnFact
 	Domains                   []string
+	// Downstream counts the datasets lineage says derive from it.
+	Downstream int
+	// RestrictedDomain is true when one of its domains is of restricted access.
+	RestrictedDomain bool
+	// LastProfiledAt is its last profile's time; nil before one.
+	LastProfiledAt *time.Time
+	// Validity lists the columns of a semantic type with a validity check (NIF, IBAN...)
+	// with the sampled values that matched and were valid.
+	Validity []ColumnValidity
+}
+
+// ColumnValidity is the last profile's validity figures of one column.
+type ColumnValidity struct {
+	Column, Type   string
+	Matches, Valid int
 }
 
 // Store reads the facts of the datasets the viewer can see.
 type Store interface {
 	Art10Facts(ctx context.Context, v catalog.Viewer) ([]DatasetFacts, error)
+	// PolicyFacts reads whether an enabled pii_retention_max_age rule exists (workspace
+	// or domain policy) and how many policy violations are open.
+	PolicyFacts(ctx context.Context, workspaceID string) (PolicyFacts, error)
+}
+
+// PolicyFacts is what the vertical reports read of data policies.
+type PolicyFacts struct {
+	RetentionRule    bool
+	OpenViolations   int
+	RetentionMaxDays *int
 }
 
 // Plans answers whether the caller's plan includes a feature.
@@ -77,14 +102,15 @@ var biasRE = regexp.MustCompile(`(?i)(^|[-_. ])(sexo|genero|género|gender|sex|i
 
 // Service builds dossiers.
 type Service struct {
-	store Store
-	plans Plans
-	clock vigia.Clock
+	store   Store
+	aiStore AISystemStore
+	plans   Plans
+	clock   vigia.Clock
 }
 
 // NewService returns the compliance service.
-func NewService(store Store, plans Plans, clock vigia.Clock) *Service {
-	return &Service{store: store, plans: plans, clock: clock}
+func NewService(store Store, aiStore AISystemStore, plans Plans, clock vigia.Clock) *Service {
+	return &Service{store: store, aiStore: aiStore, plans: plans, clock: clock}
 }
 
 // Art10 builds the Article 10 dossier over the datasets the caller can see; 402

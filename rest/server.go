@@ -110,6 +110,8 @@ type Deps struct {
 	DataPolicies DataPolicyService
 	// Compliance builds the compliance dossiers.
 	Compliance ComplianceService
+	// Finops computes chargeback and currency amounts.
+	Finops FinopsService
 	// Knowledge keeps knowledge entries (notes, decisions, terms, metrics).
 	Knowledge KnowledgeService
 	// Sensitivity classifies columns (auto, manual, lineage-inherited suggestions).
@@ -249,6 +251,7 @@ func (s *Server) routes() {
 	s.biRoutes()
 	s.dataPolicyRoutes()
 	s.complianceRoutes()
+	s.finopsRoutes()
 	s.suggestionRoutes()
 	s.duplicateRoutes()
 	s.knowledgeRoutes()

@@ -10,6 +10,7 @@ import (
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/datapolicy"
+	"github.com/vigia-data/vigia/finops"
 	"github.com/vigia-data/vigia/ide"
 	"github.com/vigia-data/vigia/identity"
 	"github.com/vigia-data/vigia/incident"
@@ -58,6 +59,17 @@ type DataPolicyService interface {
 // ComplianceService is what the transport needs of the compliance dossiers.
 type ComplianceService interface {
 	Art10(ctx context.Context) (compliance.Art10, error)
+	AISystems(ctx context.Context, page vigia.Page) (vigia.List[compliance.AISystem], error)
+	AISystem(ctx context.Context, id string) (compliance.AISystem, error)
+	RegisterAISystem(ctx context.Context, in compliance.AISystemInput) (compliance.AISystem, error)
+	DeleteAISystem(ctx context.Context, id string) error
+	Verticals(ctx context.Context) ([]compliance.Vertical, error)
+	VerticalReport(ctx context.Context, key string) (compliance.VerticalReport, error)
+}
+
+// FinopsService is what the transport needs of chargeback and currency amounts.
+type FinopsService interface {
+	Chargeback(ctx context.Context, f finops.ChargebackFilter) (vigia.List[finops.Row], error)
 }
 
 // CatalogService is what the transport needs of the catalog.

@@ -78,15 +78,17 @@ type EvaluateInput struct {
 
 // DatasetResult is everything one dataset's scan writes, in one transaction.
 type DatasetResult struct {
-	DatasetID     string
-	WorkspaceID   string
-	ScanID        string
-	Seq           int
-	At            time.Time
-	Profile       *source.TableProfile
-	Columns       []source.Column
-	Metrics       Metrics
-	DurationMS    int
+	DatasetID   string
+	WorkspaceID string
+	ScanID      string
+	Seq         int
+	At          time.Time
+	Profile     *source.TableProfile
+	Columns     []source.Column
+	Metrics     Metrics
+	DurationMS  int
+	// BytesRead is what the profile read (source.ProfileBytes), for chargeback.
+	BytesRead     int64
 	NewIssues     []NewIssue
 	Redetected    []Redetection
 	SchemaChanges []SchemaChange
@@ -201,7 +203,8 @@ func emptyExpected(rules []RuleResult) bool {
 func Evaluate(in EvaluateInput) (DatasetResult, error) {
 	d, p := in.Dataset, in.Profile
 	res := DatasetResult{DatasetID: d.ID, WorkspaceID: d.WorkspaceID, ScanID: in.ScanID, Seq: in.Prev.Seq + 1, At: in.Now,
-		Profile: p, Columns: in.Table.Columns, DurationMS: int(in.Duration.Milliseconds())}
+		Profile: p, Columns: in.Table.Columns, DurationMS: int(in.Duration.Milliseconds()),
+		BytesRead: source.ProfileBytes(in.Table.Columns, p)}
 	var intervals map[string][2]float64
 	res.Metrics, intervals = metricsOf(in.Now, p)
 

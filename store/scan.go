@@ -393,10 +393,10 @@ func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult)
 		return vigia.Internal(err)
 	}
 	if _, err := q.Exec(ctx, `INSERT INTO dataset_profiles (dataset_id, scan_id, workspace_id, seq, row_count, depth, sample_size,
-		columns, metrics, latest_timestamp, freshness_column, duration_ms, profiled_at, row_count_exact)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, nullif($11, ''), $12, $13, $14)`,
+		columns, metrics, latest_timestamp, freshness_column, duration_ms, profiled_at, row_count_exact, bytes_read)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, nullif($11, ''), $12, $13, $14, $15)`,
 		r.DatasetID, r.ScanID, r.WorkspaceID, r.Seq, p.RowCount, p.Depth, p.SampleSize, cols, metrics,
-		p.LatestTimestamp, p.FreshnessColumn, r.DurationMS, r.At, !p.Truncated); err != nil {
+		p.LatestTimestamp, p.FreshnessColumn, r.DurationMS, r.At, !p.Truncated, r.BytesRead); err != nil {
 		return translate(err)
 	}
 	if err := replaceColumns(ctx, q, r.DatasetID, r.Columns, profiles); err != nil {

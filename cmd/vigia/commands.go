@@ -144,7 +144,7 @@ func rootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(graphCommand(stdout, stderr), lineageCommand(stdout, stderr), rulesCommand(stdout, stderr), benchCommand(stdout, stderr),
 		diffCommand(stdout, stderr))
 	root.AddCommand(applyCommand(stdout, stderr), exportConfigCommand(stdout, stderr))
-	root.AddCommand(syntheticCommand(stdout, stderr), biCommand(stdout, stderr), orchestratorCommand(stdout, stderr))
+	root.AddCommand(syntheticCommand(stdout, stderr), biCommand(stdout, stderr), orchestratorCommand(stdout, stderr), fxCommand(stdout, stderr))
 	return root
 }
 

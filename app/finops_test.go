@@ -1,0 +1,220 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/finops"
+	"github.com/vigia-data/vigia/scan"
+)
+
+type chargebackRow struct {
+	Month        string   `json:"month"`
+	Dimension    string   `json:"dimension"`
+	WorkspaceID  string   `json:"workspace_id"`
+	EntityID     *string  `json:"entity_id"`
+	EntityName   *string  `json:"entity_name"`
+	Scans        float64  `json:"scans"`
+	Datasets     float64  `json:"datasets"`
+	Reports      float64  `json:"reports"`
+	ProfileBytes float64  `json:"profile_bytes"`
+	LLMTokens    *int64   `json:"llm_tokens"`
+	LLMCostEUR   *float64 `json:"llm_cost_eur"`
+	LLMCost      struct {
+		Amount   *float64 `json:"amount"`
+		Currency string   `json:"currency"`
+	} `json:"llm_cost"`
+	FX *struct {
+		Currency string  `json:"currency"`
+		Rate     float64 `json:"rate"`
+		RateDate string  `json:"rate_date"`
+	} `json:"fx"`
+	Currency string `json:"currency"`
+}
+
+// Must-show 2: chargeback over real scans of a Postgres source. A dataset in two domains
+// counts half in each; the figures match a hand computation, and profile_bytes matches
+// what the source itself says its values weigh (pg_column_size of the fixed-width
+// columns, char_length of the ASCII text ones).
+func TestChargebackSharesDatasetsAndMatchesHandComputation(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "chargeback")
+	admin := env.MustSession(t, ws, vigia.RoleAdmin)
+	ctx := app.AsAdmin(context.Background(), ws, "test")
+
+	src := newSource(t, "postgres", "")
+	src.exec(t, `CREATE TABLE vendas (id integer PRIMARY KEY, total bigint, pago boolean NOT NULL, criado_em timestamptz NOT NULL, nota text)`)
+	src.exec(t, `INSERT INTO vendas SELECT g, CASE WHEN g % 7 = 0 THEN NULL ELSE g * 100 END, g % 2 = 0, now() - g * interval '1 hour',
+		CASE WHEN g % 3 = 0 THEN NULL ELSE repeat('x', g % 11) || 'venda' END FROM generate_series(1, 240) g`)
+	src.exec(t, `CREATE TABLE clientes (id integer PRIMARY KEY, nome text NOT NULL, nascido date)`)
+	src.exec(t, `INSERT INTO clientes SELECT g, 'cliente ' || g, CASE WHEN g % 5 = 0 THEN NULL ELSE date '1980-01-01' + g END FROM generate_series(1, 90) g`)
+	src.exec(t, `CREATE TABLE registos (id bigint PRIMARY KEY, linha text NOT NULL)`)
+	src.exec(t, `INSERT INTO registos SELECT g, md5(g::text) FROM generate_series(1, 55) g`)
+	// The source's own answer: the bytes of each table's values.
+	weigh := map[string]string{
+		"vendas": `SELECT coalesce(sum(pg_column_size(id)), 0) + coalesce(sum(pg_column_size(total)), 0) + coalesce(sum(pg_column_size(pago)), 0)
+			+ coalesce(sum(pg_column_size(criado_em)), 0) + coalesce(sum(char_length(nota)), 0) FROM vendas`,
+		"clientes": `SELECT coalesce(sum(pg_column_size(id)), 0) + coalesce(sum(char_length(nome)), 0) + coalesce(sum(pg_column_size(nascido)), 0) FROM clientes`,
+		"registos": `SELECT coalesce(sum(pg_column_size(id)), 0) + coalesce(sum(char_length(linha)), 0) FROM registos`,
+	}
+	bytesOf := map[string]float64{}
+	for table, q := range weigh {
+		bytesOf[table] = float64(src.int(t, q))
+	}
+
+	r := env.Do(t, http.MethodPost, "/api/v1/connections", admin, map[string]any{"name": "erp", "kind": "postgres", "dsn": src.dsn})
+	mustStatus(t, r, http.StatusCreated)
+	var conn map[string]any
+	r.JSON(t, &conn)
+	MustRunWorkers(t, env)
+	scanNow := func() {
+		t.Helper()
+		r := env.Do(t, http.MethodPost, "/api/v1/scans", admin, map[string]any{"connection_id": conn["id"]})
+		mustStatus(t, r, http.StatusAccepted)
+		var out map[string]any
+		r.JSON(t, &out)
+		sc, err := env.App.WaitScan(ctx, out["id"].(string), nil)
+		if err != nil || sc.Status != scan.StatusSucceeded {
+			t.Fatalf("scan: %v %+v", err, sc)
+		}
+	}
+	scanNow()
+	ids := map[string]string{}
+	for _, table := range []string{"vendas", "clientes", "registos"} {
+		var id string
+		if err := env.DB.Pool().QueryRow(context.Background(), `SELECT id::text FROM datasets WHERE workspace_id = $1 AND table_name = $2`, ws, table).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids[table] = id
+	}
+	mkDomain := func(name string, members ...string) string {
+		t.Helper()
+		r := env.Do(t, http.MethodPost, "/api/v1/domains", admin, map[string]any{"name": name, "dataset_ids": members})
+		mustStatus(t, r, http.StatusCreated)
+		var d map[string]any
+		r.JSON(t, &d)
+		return d["id"].(string)
+	}
+	vendasDom := mkDomain("Vendas", ids["vendas"])
+	clientesDom := mkDomain("Clientes", ids["vendas"], ids["clientes"])
+	scanNow()
+	mustStatus(t, env.Do(t, http.MethodPost, "/api/v1/reports", admin, map[string]any{"type": "workspace_overview", "persona": "executive"}), http.StatusCreated)
+	mustStatus(t, env.Do(t, http.MethodPost, "/api/v1/reports", admin, map[string]any{"type": "domain", "persona": "steward", "subject_id": clientesDom}), http.StatusCreated)
+	mustStatus(t, env.Do(t, http.MethodPost, "/api/v1/reports", admin, map[string]any{"type": "dataset", "persona": "engineering", "subject_id": ids["vendas"]}), http.StatusCreated)
+
+	// Another workspace's work is never counted, nor its domain reachable.
+	other := env.MustWorkspace(t, "chargeback-other")
+	otherDS := env.MustDataset(t, other, env.MustConnection(t, other, "pg"), "public", "alheia")
+	otherAdmin := env.MustSession(t, other, vigia.RoleAdmin)
+	r = env.Do(t, http.MethodPost, "/api/v1/domains", otherAdmin, map[string]any{"name": "Alheio", "dataset_ids": []string{otherDS}})
+	mustStatus(t, r, http.StatusCreated)
+	var otherDom map[string]any
+	r.JSON(t, &otherDom)
+
+	token := env.MustToken(t, ws)
+	r = env.Do(t, http.MethodGet, "/api/v1/bi/chargeback", token, nil)
+	mustStatus(t, r, http.StatusOK)
+	var rows []chargebackRow
+	r.JSON(t, &rows)
+	if r.Header.Get("X-Total-Count") != fmt.Sprint(len(rows)) {
+		t.Fatalf("X-Total-Count %q for %d rows", r.Header.Get("X-Total-Count"), len(rows))
+	}
+	month := time.Now().UTC().Format("2006-01")
+	byEntity := map[string]chargebackRow{}
+	for _, x := range rows {
+		if x.Month != month || x.WorkspaceID != ws {
+			t.Fatalf("row of another month or workspace: %s", r.Body)
+		}
+		k := x.Dimension + ":"
+		if x.EntityID != nil {
+			k += *x.EntityID
+		}
+		byEntity[k] = x
+		if x.LLMTokens == nil || *x.LLMTokens != 0 || x.LLMCostEUR == nil || *x.LLMCostEUR != 0 || x.Currency != "EUR" ||
+			x.LLMCost.Currency != "EUR" || x.LLMCost.Amount == nil || *x.LLMCost.Amount != 0 || x.FX != nil {
+			t.Fatalf("llm figures and money: %s", r.Body)
+		}
+	}
+	if len(rows) != 4 {
+		t.Fatalf("want workspace, Vendas, Clientes and no-domain rows: %s", r.Body)
+	}
+	v, c, g := bytesOf["vendas"], bytesOf["clientes"], bytesOf["registos"]
+	// By hand: two scans of three datasets; vendas is in Vendas and Clientes from the
+	// second scan on (memberships are read as they are now: both scans share it).
+	want := map[string][4]float64{ // scans, datasets, reports, bytes
+		"workspace:" + ws:       {6, 3, 3, 2 * (v + c + g)},
+		"domain:" + vendasDom:   {2 * 0.5, 0.5, 0.5, 2 * v / 2},
+		"domain:" + clientesDom: {2*0.5 + 2, 0.5 + 1, 1 + 0.5, 2*v/2 + 2*c},
+		"domain:":               {2, 1, 1, 2 * g},
+	}
+	for k, w := range want {
+		x, ok := byEntity[k]
+		if !ok {
+			t.Fatalf("no row %s: %s", k, r.Body)
+		}
+		got := [4]float64{x.Scans, x.Datasets, x.Reports, x.ProfileBytes}
+		for i := range got {
+			if math.Abs(got[i]-w[i]) > 1 { // profile bytes: mean lengths × counts, rounded per profile
+				t.Errorf("%s figure %d: %v, want %v (%s)", k, i, got[i], w[i], r.Body)
+			}
+		}
+	}
+	if wr := byEntity["workspace:"+ws]; wr.EntityName == nil || !strings.HasPrefix(*wr.EntityName, "chargeback") {
+		t.Fatalf("workspace row names it: %s", r.Body)
+	}
+
+	// One domain's rows; an unknown or foreign domain is 404; bad days is 422.
+	r = env.Do(t, http.MethodGet, "/api/v1/bi/chargeback?domain_id="+vendasDom, token, nil)
+	mustStatus(t, r, http.StatusOK)
+	rows = nil
+	r.JSON(t, &rows)
+	if len(rows) != 1 || rows[0].EntityID == nil || *rows[0].EntityID != vendasDom {
+		t.Fatalf("domain filter: %s", r.Body)
+	}
+	unknown := env.Do(t, http.MethodGet, "/api/v1/bi/chargeback?domain_id="+vigia.NewID(), token, nil)
+	foreign := env.Do(t, http.MethodGet, "/api/v1/bi/chargeback?domain_id="+otherDom["id"].(string), token, nil)
+	mustStatus(t, unknown, http.StatusNotFound)
+	mustStatus(t, foreign, http.StatusNotFound)
+	if strings.Replace(string(foreign.Body), foreign.Header.Get("X-Request-ID"), "", 1) !=
+		strings.Replace(string(unknown.Body), unknown.Header.Get("X-Request-ID"), "", 1) {
+		t.Fatalf("foreign 404 differs from unknown: %s / %s", foreign.Body, unknown.Body)
+	}
+	mustStatus(t, env.Do(t, http.MethodGet, "/api/v1/bi/chargeback?days=0", token, nil), http.StatusUnprocessableEntity)
+
+	// The other workspace sees only its own (empty) activity.
+	r = env.Do(t, http.MethodGet, "/api/v1/bi/chargeback", otherAdmin, nil)
+	mustStatus(t, r, http.StatusOK)
+	if strings.Contains(string(r.Body), ws) {
+		t.Fatalf("foreign workspace rows: %s", r.Body)
+	}
+
+	// Currency: USD without a loaded rate leaves the amount null; with one, the rate and
+	// its date are given.
+	mustStatus(t, env.Do(t, http.MethodPut, "/api/v1/workspace/currency", admin, map[string]any{"currency": "USD"}), http.StatusOK)
+	r = env.Do(t, http.MethodGet, "/api/v1/bi/chargeback?domain_id="+vendasDom, token, nil)
+	rows = nil
+	r.JSON(t, &rows)
+	if rows[0].Currency != "USD" || rows[0].LLMCost.Currency != "USD" || rows[0].LLMCost.Amount != nil || rows[0].FX != nil {
+		t.Fatalf("USD without a rate: %s", r.Body)
+	}
+	day := time.Now().UTC().AddDate(0, 0, -3)
+	if err := env.App.Finops.LoadRates(context.Background(), []finops.Rate{{Currency: "USD", Date: day, PerEUR: 1.0832},
+		{Currency: "USD", Date: day.AddDate(0, 0, -30), PerEUR: 1.2}}); err != nil {
+		t.Fatal(err)
+	}
+	r = env.Do(t, http.MethodGet, "/api/v1/bi/chargeback?domain_id="+vendasDom, token, nil)
+	rows = nil
+	r.JSON(t, &rows)
+	if f := rows[0].FX; f == nil || f.Currency != "USD" || f.Rate != 1.0832 || f.RateDate != day.Format(time.DateOnly) ||
+		rows[0].LLMCost.Amount == nil || *rows[0].LLMCost.Amount != 0 {
+		t.Fatalf("USD with a rate: %s", r.Body)
+	}
+}
