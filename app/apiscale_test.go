@@ -6,13 +6,16 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/identity"
 	"github.com/vigia-data/vigia/store"
 	"github.com/vigia-data/vigia/store/storetest"
 )
@@ -49,7 +52,7 @@ func tracedEnv(t *testing.T, env *apptest.Env) (*apptest.Env, *sqlLog) {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	a, err := app.New(app.Config{}, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.New(app.Config{RateLimitToken: 1 << 20, RateLimitIP: 1 << 20}, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +62,12 @@ func tracedEnv(t *testing.T, env *apptest.Env) (*apptest.Env, *sqlLog) {
 	return &apptest.Env{App: a, DB: db, Server: srv, Logs: env.Logs}, log
 }
 
-func TestDatasetDetailQueriesDiag(t *testing.T) {
+// detailQueryBound is the most SQL round trips GET /datasets/{id} may cost with an API
+// token whose authentication is cached: the dataset with its columns, score history,
+// open issues and last runs in one batch, the trust facts and the pipeline runs.
+const detailQueryBound = 8
+
+func TestDatasetDetailQueryCount(t *testing.T) {
 	env := apptest.MustStart(t, app.Config{})
 	ws := env.MustWorkspace(t, "detailq")
 	tok := env.MustToken(t, ws)
@@ -69,15 +77,103 @@ func TestDatasetDetailQueriesDiag(t *testing.T) {
 	for i := range 3 {
 		log.take()
 		r := traced.Do(t, http.MethodGet, "/api/v1/datasets/"+id, tok, nil)
-		if r.Status != 200 {
+		if r.Status != http.StatusOK {
 			t.Fatalf("status %d", r.Status)
 		}
-		qs := log.take()
-		t.Logf("request %d: %d queries", i, len(qs))
-		if i == 2 {
-			for _, q := range qs {
-				t.Log(q)
-			}
+		if qs := log.take(); i > 0 && len(qs) > detailQueryBound {
+			t.Fatalf("request %d: %d round trips, more than %d:\n%s", i, len(qs), detailQueryBound, strings.Join(qs, "\n"))
 		}
 	}
+}
+
+// With the token cache running, a token's second request skips its lookup; revocation
+// stays immediate: in the process that revokes at once, in another process as soon as
+// the database's notification arrives (well before the cache's TTL), and a suspended
+// workspace's cached tokens stop working the same way.
+func TestTokenCacheRevocation(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "tokcache")
+	conn := env.MustConnection(t, ws, "pg")
+	id := env.MustDataset(t, ws, conn, "raw", "orders")
+	traced, log := tracedEnv(t, env)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go traced.App.RunTokenCache(ctx)
+
+	get := func(e *apptest.Env, tok string) (int, int) {
+		t.Helper()
+		log.take()
+		r := e.Do(t, http.MethodGet, "/api/v1/datasets/"+id, tok, nil)
+		return r.Status, len(log.take())
+	}
+	credentialReads := func(qs []string) int {
+		n := 0
+		for _, q := range qs {
+			if strings.Contains(q, "FROM api_tokens t JOIN workspaces") {
+				n++
+			}
+		}
+		return n
+	}
+	// Wait until the cache listens: a second request reads no credential.
+	tok := env.MustToken(t, ws)
+	cached := false
+	for range 500 {
+		log.take()
+		traced.Do(t, http.MethodGet, "/api/v1/datasets/"+id, tok, nil)
+		if credentialReads(log.take()) == 0 {
+			cached = true
+			break
+		}
+	}
+	if !cached {
+		t.Fatal("the token cache never served a request")
+	}
+
+	// Revoked by the process that caches it: the next request is refused.
+	if _, err := traced.App.Identity.RevokeAPIToken(context.Background(), ws, tok, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := get(traced, tok); st != http.StatusUnauthorized {
+		t.Fatalf("a token revoked in this process answers %d", st)
+	}
+
+	// Revoked by another process (env's app): refused once the notification arrives,
+	// long before the TTL would have dropped it.
+	waitRefused := func(what, tok string, want int) {
+		t.Helper()
+		deadline := time.Now().Add(identity.TokenCacheTTL / 3)
+		for {
+			st, _ := get(traced, tok)
+			if st == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: still answers %d after a third of the cache's TTL", what, st)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	tok2 := env.MustToken(t, ws)
+	for range 3 {
+		if st, _ := get(traced, tok2); st != http.StatusOK {
+			t.Fatalf("a live token answers %d", st)
+		}
+	}
+	if _, err := env.App.Identity.RevokeAPIToken(context.Background(), ws, tok2, "test"); err != nil {
+		t.Fatal(err)
+	}
+	waitRefused("revoked by another process", tok2, http.StatusUnauthorized)
+
+	// Suspended by SQL (any writer): the workspace's cached tokens are dropped.
+	tok3 := env.MustToken(t, ws)
+	for range 3 {
+		if st, _ := get(traced, tok3); st != http.StatusOK {
+			t.Fatalf("a live token answers %d", st)
+		}
+	}
+	if _, err := env.DB.Pool().Exec(context.Background(), `UPDATE workspaces SET suspended = true WHERE id = $1`, ws); err != nil {
+		t.Fatal(err)
+	}
+	waitRefused("workspace suspended", tok3, http.StatusForbidden)
 }

@@ -65,3 +65,36 @@ func SeedCatalog(ctx context.Context, pool *pgxpool.Pool, ws string, n int) ([]s
 	}
 	return ids, hidden, nil
 }
+
+// PlainReads are the baselines of `vigia bench api`: what an application reading the
+// catalog's table with pgx on its own pool pays, without Vigia in between.
+type PlainReads struct{ pool *pgxpool.Pool }
+
+// OpenPlainReads opens a pool of conns connections on databaseURL.
+func OpenPlainReads(ctx context.Context, databaseURL string, conns int) (*PlainReads, error) {
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("the bench database URL does not parse")
+	}
+	cfg.MaxConns = int32(conns)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &PlainReads{pool: pool}, nil
+}
+
+// Close closes the pool.
+func (p *PlainReads) Close() { p.pool.Close() }
+
+// DatasetByKey reads one dataset's name by its primary key.
+func (p *PlainReads) DatasetByKey(ctx context.Context, id string) error {
+	var name string
+	return p.pool.QueryRow(ctx, `SELECT schema_name || '.' || table_name FROM datasets WHERE id = $1`, id).Scan(&name)
+}
+
+// CountDatasets counts a workspace's datasets.
+func (p *PlainReads) CountDatasets(ctx context.Context, ws string) error {
+	var n int
+	return p.pool.QueryRow(ctx, `SELECT count(*) FROM datasets WHERE workspace_id = $1`, ws).Scan(&n)
+}

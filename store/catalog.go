@@ -365,10 +365,11 @@ func (s *CatalogStore) DatasetDetails(ctx context.Context, v catalog.Viewer, ids
 }
 
 // visibleFilter starts the WHERE clause of a list over the live datasets v can see: the
-// rows' workspace column (wsCol) is v's, the dataset d is not dropped and not in v's
-// hidden set; add appends conditions with their parameters.
+// rows' workspace column (wsCol) and the dataset d's are v's (so plans can use d's
+// workspace indexes), d is not dropped and not in v's hidden set; add appends conditions
+// with their parameters.
 func visibleFilter(wsCol string, v catalog.Viewer) *listFilter {
-	return &listFilter{where: []string{wsCol + " = $1", "d.dropped_at IS NULL", HiddenExcludedSQL("d.id", 1, 2, 3)},
+	return &listFilter{where: []string{wsCol + " = $1", "d.workspace_id = $1", "d.dropped_at IS NULL", HiddenExcludedSQL("d.id", 1, 2, 3)},
 		args: []any{v.WorkspaceID, v.TeamIDs, v.Admin}}
 }
 

@@ -73,7 +73,7 @@ const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text
 		FROM issues WHERE dataset_id = d.id AND status IN ('open', 'acknowledged')) iss ON true
 	LEFT JOIN LATERAL (SELECT count(DISTINCT consumption_id) FILTER (WHERE created_at >= $5::timestamptz - interval '30 days') AS n,
 		max(created_at) AS last_at FROM consumption_datasets WHERE dataset_id = d.id) cs ON true
-	WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND ` + "vigia_dataset_visible(d.id, $3::uuid[], $4)"
+	WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND d.id NOT IN (SELECT h FROM vigia_hidden_datasets($1, $3::uuid[], $4) h)`
 
 // factIssue, factColumn and factDomain are the JSON aggregates of factsSQL.
 type factIssue struct {

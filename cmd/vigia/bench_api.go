@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/vigia-data/vigia/app"
@@ -189,17 +188,15 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 	if _, err := db.Pool().Exec(ctx, `VACUUM (ANALYZE) datasets, dataset_columns, domain_datasets, dataset_count_deltas`); err != nil {
 		return false, err
 	}
+	cctx, stopCache := context.WithCancel(ctx)
+	defer stopCache()
+	go a.RunTokenCache(cctx)
 	srv := httptest.NewServer(a.Server().Handler())
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
 
 	// The baselines' own pool, as an application reading its primary keys would have.
-	pcfg, err := pgxpool.ParseConfig(benchURL)
-	if err != nil {
-		return false, err
-	}
-	pcfg.MaxConns = int32(o.Connections)
-	plain, err := pgxpool.NewWithConfig(ctx, pcfg)
+	plain, err := bench.OpenPlainReads(ctx, benchURL, o.Connections)
 	if err != nil {
 		return false, err
 	}
@@ -223,14 +220,12 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 	pkRead := func() (time.Duration, error) {
 		id := pick(big)
 		t := time.Now()
-		var name string
-		err := plain.QueryRow(ctx, `SELECT schema_name || '.' || table_name FROM datasets WHERE id = $1`, id).Scan(&name)
+		err := plain.DatasetByKey(ctx, id)
 		return time.Since(t), err
 	}
 	count := func() (time.Duration, error) {
 		t := time.Now()
-		var c int
-		err := plain.QueryRow(ctx, `SELECT count(*) FROM datasets WHERE workspace_id = $1`, big.id).Scan(&c)
+		err := plain.CountDatasets(ctx, big.id)
 		return time.Since(t), err
 	}
 	detail := func(w apiWorkspace) func() (time.Duration, error) {
@@ -317,8 +312,7 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 		do   func(r *rand.Rand) error
 	}{
 		{"pgx primary-key read", func(r *rand.Rand) error {
-			var name string
-			return plain.QueryRow(ctx, `SELECT schema_name || '.' || table_name FROM datasets WHERE id = $1`, big.ids[r.IntN(len(big.ids))]).Scan(&name)
+			return plain.DatasetByKey(ctx, big.ids[r.IntN(len(big.ids))])
 		}},
 		{"REST GET /datasets/{id}", func(r *rand.Rand) error {
 			_, _, err := apiGet(ctx, client, srv.URL+"/api/v1/datasets/"+big.ids[r.IntN(len(big.ids))], big.token, -1)

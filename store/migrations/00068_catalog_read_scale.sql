@@ -33,7 +33,38 @@ LANGUAGE sql STABLE AS $$
 $$;
 -- +goose StatementEnd
 
+-- API tokens are cached in each process for a short while after authentication
+-- (identity.TokenCacheTTL); these announce at commit every change that ends or alters a
+-- token's credential, so that revocation stays immediate in every process.
+-- +goose StatementBegin
+CREATE FUNCTION vigia_notify_token() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('vigia_credentials', 'token:' || encode(OLD.token_hash, 'hex'));
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE FUNCTION vigia_notify_workspace() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('vigia_credentials', 'workspace:' || OLD.id::text);
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+CREATE TRIGGER api_tokens_changed AFTER UPDATE ON api_tokens FOR EACH ROW
+    WHEN (OLD.revoked_at IS DISTINCT FROM NEW.revoked_at OR OLD.expires_at IS DISTINCT FROM NEW.expires_at
+          OR OLD.token_hash <> NEW.token_hash OR OLD.workspace_id <> NEW.workspace_id)
+    EXECUTE FUNCTION vigia_notify_token();
+CREATE TRIGGER api_tokens_deleted AFTER DELETE ON api_tokens FOR EACH ROW EXECUTE FUNCTION vigia_notify_token();
+CREATE TRIGGER workspaces_changed AFTER UPDATE OR DELETE ON workspaces FOR EACH ROW EXECUTE FUNCTION vigia_notify_workspace();
+
 -- +goose Down
+DROP TRIGGER workspaces_changed ON workspaces;
+DROP TRIGGER api_tokens_deleted ON api_tokens;
+DROP TRIGGER api_tokens_changed ON api_tokens;
+DROP FUNCTION vigia_notify_workspace();
+DROP FUNCTION vigia_notify_token();
 DROP FUNCTION vigia_hidden_datasets(uuid, uuid[], boolean);
 DROP INDEX domains_restricted;
 DROP INDEX datasets_live_qualified_trgm;
