@@ -406,6 +406,12 @@ func lineageGraph(ctx context.Context, cfg Config, db *store.DB) (lineage.Graph,
 	return ng, ng.Close, nil
 }
 
+// RunTokenCache caches authenticated API tokens in this process while it listens to the
+// database's announcements of revocations (LISTEN/NOTIFY), until ctx ends: a token's
+// lookup is then skipped for up to identity.TokenCacheTTL, and revocation stays
+// immediate in every process.
+func (a *App) RunTokenCache(ctx context.Context) { a.Identity.RunTokenCache(ctx, a.DB.Identity()) }
+
 // Close releases what the app holds besides the database (the Neo4j driver).
 func (a *App) Close(ctx context.Context) error {
 	if a.closeGraph != nil {

@@ -93,6 +93,7 @@ type Credential struct {
 	TeamIDs            []string
 	LastUsedAt         *time.Time
 	Expired            bool
+	ExpiresAt          *time.Time // the end of its validity, if any
 }
 
 // Store is the persistence the identity service needs.
@@ -125,6 +126,7 @@ type Service struct {
 	settings SettingsStore
 	tx       Tx
 	clock    vigia.Clock
+	tokens   tokenCache
 }
 
 // NewService returns the identity service.
@@ -272,10 +274,16 @@ func (s *Service) RevokeAPIToken(ctx context.Context, workspaceRef, secret, acto
 		if err != nil {
 			return err
 		}
+
 		return s.store.AddActivity(ctx, event.Activity{ID: vigia.NewID(), WorkspaceID: w.ID, Actor: actor,
 			Action: "api_token.revoked", SubjectType: "api_token", SubjectID: t.ID,
 			Details: map[string]any{"name": t.Name}, CreatedAt: s.clock.Now()})
 	})
+	if err == nil {
+		// Gone from this process's cache at once (the database announces the change to
+		// every process at commit as well).
+		s.tokens.evict("token:" + hex.EncodeToString(hashOf(secret)))
+	}
 	return t, err
 }
 
@@ -305,7 +313,16 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (vigia.Princi
 		return vigia.Principal{}, vigia.Unauthenticated(vigia.CodeTokenInvalid)
 	}
 	now := s.clock.Now()
-	c, err := s.store.CredentialByHash(ctx, hashOf(secret), now)
+	hash := hashOf(secret)
+	c, cached := s.tokens.get(hash, now)
+	var err error
+	if !cached {
+		epoch := s.tokens.start()
+		c, err = s.store.CredentialByHash(ctx, hash, now)
+		if err == nil && c.UserID == "" && !c.Expired {
+			s.tokens.put(hash, c, epoch, now)
+		}
+	}
 	if vigia.IsKind(err, vigia.KindNotFound) || err == nil && c.Expired {
 		return vigia.Principal{}, vigia.Unauthenticated(vigia.CodeTokenInvalid)
 	}
@@ -328,6 +345,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (vigia.Princi
 			if err := s.store.TouchAPIToken(ctx, c.ID, now, now.Add(-lastUseGranularity)); err != nil {
 				return vigia.Principal{}, err
 			}
+			s.tokens.touched(hash, now)
 		}
 	}
 	return p, nil

@@ -34,41 +34,26 @@ func scanDataset(r pgx.Row) (catalog.Dataset, error) {
 	return d, err
 }
 
-// FindDatasets lists a workspace's live datasets.
+// FindDatasets lists a workspace's live datasets. The page walks the index of its order
+// (datasets_live_name, _usage, _reach) over ids only (index-only, so a deep offset stays
+// cheap), then reads the page's rows; visibility excludes the caller's hidden set once.
+// Without filters the exact total is the workspace's maintained live count minus the
+// hidden live datasets; the count and the page go in one round trip.
 func (s *CatalogStore) FindDatasets(ctx context.Context, v catalog.Viewer, f catalog.DatasetFilter) (vigia.List[catalog.Dataset], error) {
-	where := []string{"d.workspace_id = $1", "d.dropped_at IS NULL", VisibleSQL("d.id", 2, 3)}
-	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin}
-	if f.ConnectionID != nil {
-		args = append(args, *f.ConnectionID)
-		where = append(where, fmt.Sprintf("d.connection_id = $%d", len(args)))
-	}
-	if f.Q != nil {
-		args = append(args, "%"+escapeLike(*f.Q)+"%")
-		n := len(args)
-		where = append(where, fmt.Sprintf("(d.schema_name ILIKE $%d OR d.table_name ILIKE $%d OR d.schema_name || '.' || d.table_name ILIKE $%d)", n, n, n))
-	}
-	cond := strings.Join(where, " AND ")
+	sql, args := findDatasetsSQL(v, f)
 	var out vigia.List[catalog.Dataset]
-	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM datasets d WHERE `+cond, args...).Scan(&out.Total); err != nil {
+	b := &pgx.Batch{}
+	b.Queue(sql.count, args...).QueryRow(func(r pgx.Row) error { return r.Scan(&out.Total) })
+	b.Queue(sql.page, append(args, f.Page.Limit, f.Page.Offset)...).Query(func(rows pgx.Rows) error {
+		var err error
+		out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Dataset, error) { return scanDataset(r) })
+		return err
+	})
+	if err := s.db.q(ctx).SendBatch(ctx, b).Close(); err != nil {
 		return out, translate(err)
 	}
-	order := "d.schema_name, d.table_name, d.id"
-	switch f.Sort {
-	case catalog.SortUsage:
-		order = "d.queries_per_day DESC NULLS LAST, " + order
-	case catalog.SortImpact:
-		// Downstream reach, largest first, ties by name (kept by the lineage projector).
-		order = "coalesce((SELECT r.reach FROM dataset_reach r WHERE r.dataset_id = d.id), 0) DESC, " + order
-	}
-	args = append(args, f.Page.Limit, f.Page.Offset)
-	rows, err := s.db.q(ctx).Query(ctx, fmt.Sprintf(`SELECT %s FROM %s
-		WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d`, datasetColumns, datasetFrom, cond, order, len(args)-1, len(args)), args...)
-	if err != nil {
-		return out, translate(err)
-	}
-	out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Dataset, error) { return scanDataset(r) })
-	if err != nil {
-		return out, translate(err)
+	if out.Items == nil {
+		out.Items = []catalog.Dataset{}
 	}
 	ids := make([]string, 0, len(out.Items))
 	for _, d := range out.Items {
@@ -82,6 +67,46 @@ func (s *CatalogStore) FindDatasets(ctx context.Context, v catalog.Viewer, f cat
 		out.Items[i].Grants = grants[out.Items[i].ID]
 	}
 	return out, nil
+}
+
+// datasetListSQL is the SQL of one dataset list: its count and its page (whose last two
+// parameters are the limit and the offset).
+type datasetListSQL struct{ count, page string }
+
+// findDatasetsSQL builds the list's SQL and parameters ($1 workspace, $2 teams, $3 admin).
+func findDatasetsSQL(v catalog.Viewer, f catalog.DatasetFilter) (datasetListSQL, []any) {
+	where := []string{"d.workspace_id = $1", "d.dropped_at IS NULL", HiddenExcludedSQL("d.id", 1, 2, 3)}
+	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin}
+	if f.ConnectionID != nil {
+		args = append(args, *f.ConnectionID)
+		where = append(where, fmt.Sprintf("d.connection_id = $%d", len(args)))
+	}
+	if f.Q != nil {
+		// schema.table contains the schema and the table: one expression (trigram index).
+		args = append(args, "%"+escapeLike(*f.Q)+"%")
+		where = append(where, fmt.Sprintf("(d.schema_name || '.' || d.table_name) ILIKE $%d", len(args)))
+	}
+	cond := strings.Join(where, " AND ")
+	var out datasetListSQL
+	if f.ConnectionID == nil && f.Q == nil {
+		out.count = `SELECT (SELECT coalesce(sum(delta), 0) FROM dataset_count_deltas WHERE workspace_id = $1)
+			- (SELECT count(*) FROM datasets d WHERE d.workspace_id = $1 AND d.dropped_at IS NULL
+				AND d.id IN (SELECT h FROM vigia_hidden_datasets($1, $2::uuid[], $3) h))`
+	} else {
+		out.count = `SELECT count(*) FROM datasets d WHERE ` + cond
+	}
+	order := "d.schema_name, d.table_name, d.id"
+	switch f.Sort {
+	case catalog.SortUsage:
+		order = "d.queries_per_day DESC NULLS LAST, " + order
+	case catalog.SortImpact:
+		// Downstream reach, largest first, ties by name (kept by the lineage projector).
+		order = "d.reach DESC, " + order
+	}
+	n := len(args)
+	out.page = fmt.Sprintf(`SELECT %s FROM (SELECT d.id FROM datasets d WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d) p
+		JOIN %s ON d.id = p.id ORDER BY %s`, datasetColumns, cond, order, n+1, n+2, datasetFrom, order)
+	return out, args
 }
 
 // grants returns the viewer's team grants on the domains of each dataset among ids.
@@ -392,10 +417,11 @@ func (s *CatalogStore) DatasetDetails(ctx context.Context, v catalog.Viewer, ids
 }
 
 // visibleFilter starts the WHERE clause of a list over the live datasets v can see: the
-// rows' workspace column (wsCol) is v's, the dataset d is not dropped and is visible; add
-// appends conditions with their parameters.
+// rows' workspace column (wsCol) and the dataset d's are v's (so plans can use d's
+// workspace indexes), d is not dropped and not in v's hidden set; add appends conditions
+// with their parameters.
 func visibleFilter(wsCol string, v catalog.Viewer) *listFilter {
-	return &listFilter{where: []string{wsCol + " = $1", "d.dropped_at IS NULL", VisibleSQL("d.id", 2, 3)},
+	return &listFilter{where: []string{wsCol + " = $1", "d.workspace_id = $1", "d.dropped_at IS NULL", HiddenExcludedSQL("d.id", 1, 2, 3)},
 		args: []any{v.WorkspaceID, v.TeamIDs, v.Admin}}
 }
 
@@ -413,6 +439,15 @@ func (f *listFilter) add(cond string, val any) {
 
 // sql is the conditions joined with AND.
 func (f *listFilter) sql() string { return strings.Join(f.where, " AND ") }
+
+// HiddenExcludedSQL is the visibility rule of lists, as a set: the dataset id expression
+// is not among the datasets of the workspace the caller cannot see (vigia_hidden_datasets,
+// a handful of rows computed once per query and hashed), with the workspace, the
+// caller's team ids and admin flag as query parameters. Never vigia_dataset_visible per
+// row in a list: the plan test (TestListPlansUseIndexes) fails on it.
+func HiddenExcludedSQL(datasetExpr string, wsParam, teamsParam, adminParam int) string {
+	return fmt.Sprintf("%s NOT IN (SELECT h FROM vigia_hidden_datasets($%d, $%d::uuid[], $%d) h)", datasetExpr, wsParam, teamsParam, adminParam)
+}
 
 // VisibleSQL is the visibility predicate for a dataset id expression, with the caller's
 // team ids and admin flag as query parameters $teams and $admin.

@@ -20,7 +20,8 @@ func TestCatalogFindDatasets(t *testing.T) {
 	appDS := f.tables(ws, app, "users")
 	f.exec(`UPDATE datasets SET queries_per_day = $2 WHERE id = $1`, ds[1], 50.0)
 	f.exec(`UPDATE datasets SET queries_per_day = $2 WHERE id = $1`, appDS[0], 10.0)
-	f.exec(`INSERT INTO dataset_reach (dataset_id, workspace_id, reach) VALUES ($1, $2, 7), ($3, $2, 3)`, ds[2], ws, ds[0])
+	// The lineage projector's write: dataset_reach and the indexed sort key datasets.reach.
+	f.must(f.db.Lineage().SetReach(f.ctx, ws, map[string]int{ds[2]: 7, ds[0]: 3}))
 	tm := f.team(ws, "finance")
 	f.restrict(ws, ds[3:], tm)
 	other := f.workspace()

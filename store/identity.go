@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,14 +82,14 @@ func (s *IdentityStore) CredentialByHash(ctx context.Context, hash []byte, now t
 	var c identity.Credential
 	err := s.db.q(ctx).QueryRow(ctx, `
 		SELECT t.id::text, t.workspace_id::text, '', 'viewer', NULL::text, w.locale, w.suspended, t.last_used_at,
-		       coalesce(t.expires_at <= $2, false)
+		       coalesce(t.expires_at <= $2, false), t.expires_at
 		  FROM api_tokens t JOIN workspaces w ON w.id = t.workspace_id
 		 WHERE t.token_hash = $1 AND t.revoked_at IS NULL
 		UNION ALL
-		SELECT s.id::text, s.workspace_id::text, u.id::text, u.role, u.locale, w.locale, w.suspended, NULL, s.expires_at <= $2
+		SELECT s.id::text, s.workspace_id::text, u.id::text, u.role, u.locale, w.locale, w.suspended, NULL, s.expires_at <= $2, s.expires_at
 		  FROM sessions s JOIN users u ON u.id = s.user_id JOIN workspaces w ON w.id = s.workspace_id
 		 WHERE s.token_hash = $1 AND s.revoked_at IS NULL`, hash, now).
-		Scan(&c.ID, &c.WorkspaceID, &c.UserID, &c.Role, &c.UserLocale, &c.WorkspaceLocale, &c.WorkspaceSuspended, &c.LastUsedAt, &c.Expired)
+		Scan(&c.ID, &c.WorkspaceID, &c.UserID, &c.Role, &c.UserLocale, &c.WorkspaceLocale, &c.WorkspaceSuspended, &c.LastUsedAt, &c.Expired, &c.ExpiresAt)
 	if err != nil {
 		return c, translate(err)
 	}
@@ -168,4 +169,29 @@ func (s *IdentityStore) Activities(ctx context.Context, workspaceID string, page
 		return a, err
 	})
 	return out, translate(err)
+}
+
+// credentialChannel is where the database announces the changes that end or alter a
+// cached credential (triggers of migration 00068 on api_tokens and workspaces).
+const credentialChannel = "vigia_credentials"
+
+// WatchCredentials implements identity.CredentialWatcher with LISTEN on a dedicated
+// connection (not one of the pool's).
+func (s *IdentityStore) WatchCredentials(ctx context.Context, ready func(), changed func(key string)) error {
+	conn, err := pgx.ConnectConfig(ctx, s.db.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return fmt.Errorf("store: listen: %w", redact(err))
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+credentialChannel); err != nil {
+		return translate(err)
+	}
+	ready()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return translate(err)
+		}
+		changed(n.Payload)
+	}
 }

@@ -213,12 +213,17 @@ func (s *LineageStore) SetReach(ctx context.Context, ws string, reach map[string
 				counts = append(counts, int32(n))
 			}
 		}
-		if len(ids) == 0 {
-			return nil
+		if len(ids) > 0 {
+			if _, err := q.Exec(ctx, `INSERT INTO dataset_reach (dataset_id, workspace_id, reach)
+				SELECT d.id, d.workspace_id, r.n FROM unnest($2::uuid[], $3::int[]) AS r(id, n)
+				JOIN datasets d ON d.id = r.id AND d.workspace_id = $1`, ws, ids, counts); err != nil {
+				return translate(err)
+			}
 		}
-		_, err := q.Exec(ctx, `INSERT INTO dataset_reach (dataset_id, workspace_id, reach)
-			SELECT d.id, d.workspace_id, r.n FROM unnest($2::uuid[], $3::int[]) AS r(id, n)
-			JOIN datasets d ON d.id = r.id AND d.workspace_id = $1`, ws, ids, counts)
+		// The list's sort=impact key (indexed with the live datasets): only changed rows.
+		_, err := q.Exec(ctx, `UPDATE datasets d SET reach = coalesce(r.reach, 0)
+			FROM datasets x LEFT JOIN dataset_reach r ON r.dataset_id = x.id
+			WHERE x.workspace_id = $1 AND d.id = x.id AND d.reach <> coalesce(r.reach, 0)`, ws)
 		return translate(err)
 	})
 }

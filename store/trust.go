@@ -73,7 +73,7 @@ const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text
 		FROM issues WHERE dataset_id = d.id AND status IN ('open', 'acknowledged')) iss ON true
 	LEFT JOIN LATERAL (SELECT count(DISTINCT consumption_id) FILTER (WHERE created_at >= $5::timestamptz - interval '30 days') AS n,
 		max(created_at) AS last_at FROM consumption_datasets WHERE dataset_id = d.id) cs ON true
-	WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND ` + "vigia_dataset_visible(d.id, $3::uuid[], $4)"
+	WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND d.id NOT IN (SELECT h FROM vigia_hidden_datasets($1, $3::uuid[], $4) h)`
 
 // factIssue, factColumn and factDomain are the JSON aggregates of factsSQL.
 type factIssue struct {
@@ -180,11 +180,11 @@ func (s *TrustStore) Facts(ctx context.Context, v catalog.Viewer, ids []string, 
 // FindDatasets searches the viewer's datasets with every criterion combined.
 func (s *TrustStore) FindDatasets(ctx context.Context, v catalog.Viewer, f trust.FindFilter, now time.Time, limit int) ([]trust.Found, bool, error) {
 	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin, now}
-	where := []string{"d.workspace_id = $1", "d.dropped_at IS NULL", VisibleSQL("d.id", 2, 3)}
+	where := []string{"d.workspace_id = $1", "d.dropped_at IS NULL", HiddenExcludedSQL("d.id", 1, 2, 3)}
 	arg := func(x any) int { args = append(args, x); return len(args) }
 	if f.Query != nil {
-		n := arg("%" + escapeLike(*f.Query) + "%")
-		where = append(where, fmt.Sprintf("(d.schema_name ILIKE $%d OR d.table_name ILIKE $%d OR d.schema_name || '.' || d.table_name ILIKE $%d)", n, n, n))
+		// schema.table contains the schema and the table: one expression (trigram index).
+		where = append(where, fmt.Sprintf("(d.schema_name || '.' || d.table_name) ILIKE $%d", arg("%"+escapeLike(*f.Query)+"%")))
 	}
 	if f.MinScore != nil {
 		where = append(where, fmt.Sprintf("d.latest_score >= $%d", arg(*f.MinScore)))

@@ -38,7 +38,7 @@ func benchCommand(stdout, stderr io.Writer) *cobra.Command {
 	lin.Flags().BoolVar(&keep, "keep", false, "keep the synthetic workspace afterwards")
 	cmd.AddCommand(lin, profileBenchCommand(stdout, stderr), benchWebhooksCommand(stdout, stderr), benchRebuildCommand(stdout, stderr),
 		benchDiffCommand(stdout, stderr))
-	cmd.AddCommand(benchSyntheticCommand(stdout, stderr), benchIDECommand(stdout, stderr))
+	cmd.AddCommand(benchSyntheticCommand(stdout, stderr), benchIDECommand(stdout, stderr), benchAPICommand(stdout, stderr))
 	return cmd
 }
 

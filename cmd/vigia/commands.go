@@ -205,6 +205,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout, logOut io.Writer)
 		}
 	}()
 	defer func() { stopWorkers(); <-workersDone }()
+	go a.RunTokenCache(wctx)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)

@@ -1,0 +1,179 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/app/apptest"
+	"github.com/vigia-data/vigia/identity"
+	"github.com/vigia-data/vigia/store"
+	"github.com/vigia-data/vigia/store/storetest"
+)
+
+// sqlLog records the SQL text of every query of a pool.
+type sqlLog struct {
+	mu  sync.Mutex
+	sql []string
+}
+
+func (l *sqlLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	l.mu.Lock()
+	l.sql = append(l.sql, d.SQL)
+	l.mu.Unlock()
+	return ctx
+}
+
+func (l *sqlLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (l *sqlLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.sql
+	l.sql = nil
+	return out
+}
+
+// tracedEnv is a second Vigia over env's database whose pool records its queries.
+func tracedEnv(t *testing.T, env *apptest.Env) (*apptest.Env, *sqlLog) {
+	t.Helper()
+	log := &sqlLog{}
+	db, err := store.OpenTraced(context.Background(), storetest.MustURL(t), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	a, err := app.New(app.Config{RateLimitToken: 1 << 20, RateLimitIP: 1 << 20}, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close(context.Background()) })
+	srv := httptest.NewServer(a.Server().Handler())
+	t.Cleanup(srv.Close)
+	return &apptest.Env{App: a, DB: db, Server: srv, Logs: env.Logs}, log
+}
+
+// detailQueryBound is the most SQL round trips GET /datasets/{id} may cost with an API
+// token whose authentication is cached: the dataset with its columns, score history,
+// open issues and last runs in one batch, the trust facts and the pipeline runs.
+const detailQueryBound = 8
+
+func TestDatasetDetailQueryCount(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "detailq")
+	tok := env.MustToken(t, ws)
+	conn := env.MustConnection(t, ws, "pg")
+	id := env.MustDataset(t, ws, conn, "raw", "orders")
+	traced, log := tracedEnv(t, env)
+	for i := range 3 {
+		log.take()
+		r := traced.Do(t, http.MethodGet, "/api/v1/datasets/"+id, tok, nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("status %d", r.Status)
+		}
+		if qs := log.take(); i > 0 && len(qs) > detailQueryBound {
+			t.Fatalf("request %d: %d round trips, more than %d:\n%s", i, len(qs), detailQueryBound, strings.Join(qs, "\n"))
+		}
+	}
+}
+
+// With the token cache running, a token's second request skips its lookup; revocation
+// stays immediate: in the process that revokes at once, in another process as soon as
+// the database's notification arrives (well before the cache's TTL), and a suspended
+// workspace's cached tokens stop working the same way.
+func TestTokenCacheRevocation(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "tokcache")
+	conn := env.MustConnection(t, ws, "pg")
+	id := env.MustDataset(t, ws, conn, "raw", "orders")
+	traced, log := tracedEnv(t, env)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go traced.App.RunTokenCache(ctx)
+
+	get := func(e *apptest.Env, tok string) (int, int) {
+		t.Helper()
+		log.take()
+		r := e.Do(t, http.MethodGet, "/api/v1/datasets/"+id, tok, nil)
+		return r.Status, len(log.take())
+	}
+	credentialReads := func(qs []string) int {
+		n := 0
+		for _, q := range qs {
+			if strings.Contains(q, "FROM api_tokens t JOIN workspaces") {
+				n++
+			}
+		}
+		return n
+	}
+	// Wait until the cache listens: a second request reads no credential.
+	tok := env.MustToken(t, ws)
+	cached := false
+	for range 500 {
+		log.take()
+		traced.Do(t, http.MethodGet, "/api/v1/datasets/"+id, tok, nil)
+		if credentialReads(log.take()) == 0 {
+			cached = true
+			break
+		}
+	}
+	if !cached {
+		t.Fatal("the token cache never served a request")
+	}
+
+	// Revoked by the process that caches it: the next request is refused.
+	if _, err := traced.App.Identity.RevokeAPIToken(context.Background(), ws, tok, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := get(traced, tok); st != http.StatusUnauthorized {
+		t.Fatalf("a token revoked in this process answers %d", st)
+	}
+
+	// Revoked by another process (env's app): refused once the notification arrives,
+	// long before the TTL would have dropped it.
+	waitRefused := func(what, tok string, want int) {
+		t.Helper()
+		deadline := time.Now().Add(identity.TokenCacheTTL / 3)
+		for {
+			st, _ := get(traced, tok)
+			if st == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: still answers %d after a third of the cache's TTL", what, st)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	tok2 := env.MustToken(t, ws)
+	for range 3 {
+		if st, _ := get(traced, tok2); st != http.StatusOK {
+			t.Fatalf("a live token answers %d", st)
+		}
+	}
+	if _, err := env.App.Identity.RevokeAPIToken(context.Background(), ws, tok2, "test"); err != nil {
+		t.Fatal(err)
+	}
+	waitRefused("revoked by another process", tok2, http.StatusUnauthorized)
+
+	// Suspended by SQL (any writer): the workspace's cached tokens are dropped.
+	tok3 := env.MustToken(t, ws)
+	for range 3 {
+		if st, _ := get(traced, tok3); st != http.StatusOK {
+			t.Fatalf("a live token answers %d", st)
+		}
+	}
+	if _, err := env.DB.Pool().Exec(context.Background(), `UPDATE workspaces SET suspended = true WHERE id = $1`, ws); err != nil {
+		t.Fatal(err)
+	}
+	waitRefused("workspace suspended", tok3, http.StatusForbidden)
+}
