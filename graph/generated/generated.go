@@ -59,10 +59,80 @@ type ComplexityRoot struct {
 		UseCases        func(childComplexity int) int
 	}
 
+	Account struct {
+		EffectiveLocale   func(childComplexity int) int
+		EffectiveTimezone func(childComplexity int) int
+		Email             func(childComplexity int) int
+		ID                func(childComplexity int) int
+		Locale            func(childComplexity int) int
+		Plan              func(childComplexity int) int
+		ResponseLanguage  func(childComplexity int) int
+		Role              func(childComplexity int) int
+		Timezone          func(childComplexity int) int
+		WorkspaceID       func(childComplexity int) int
+		WorkspaceLocale   func(childComplexity int) int
+		WorkspaceName     func(childComplexity int) int
+		WorkspaceTimezone func(childComplexity int) int
+	}
+
+	Art10Dataset struct {
+		BiasRelevantColumns func(childComplexity int) int
+		ConnectionID        func(childComplexity int) int
+		ConnectionName      func(childComplexity int) int
+		DataCountry         func(childComplexity int) int
+		DatasetID           func(childComplexity int) int
+		DatasetName         func(childComplexity int) int
+		Domains             func(childComplexity int) int
+		Gaps                func(childComplexity int) int
+		OpenIssues          func(childComplexity int) int
+		PiiColumns          func(childComplexity int) int
+		Rules               func(childComplexity int) int
+		RulesFailed         func(childComplexity int) int
+		RulesPassed         func(childComplexity int) int
+		Score               func(childComplexity int) int
+		SourceKind          func(childComplexity int) int
+		UpstreamCount       func(childComplexity int) int
+		Verdict             func(childComplexity int) int
+	}
+
+	Art10Dossier struct {
+		Article     func(childComplexity int) int
+		Datasets    func(childComplexity int) int
+		GapCounts   func(childComplexity int) int
+		GeneratedAt func(childComplexity int) int
+	}
+
 	AutoMonitors struct {
 		Freshness func(childComplexity int) int
 		Schema    func(childComplexity int) int
 		Volume    func(childComplexity int) int
+	}
+
+	BIDashboard struct {
+		ID   func(childComplexity int) int
+		Name func(childComplexity int) int
+		URL  func(childComplexity int) int
+	}
+
+	BIRefresh struct {
+		BiDatasetID   func(childComplexity int) int
+		BiDatasetName func(childComplexity int) int
+		Dashboards    func(childComplexity int) int
+		Datasets      func(childComplexity int) int
+		EndedAt       func(childComplexity int) int
+		ID            func(childComplexity int) int
+		ReceivedAt    func(childComplexity int) int
+		RefreshID     func(childComplexity int) int
+		StartedAt     func(childComplexity int) int
+		Status        func(childComplexity int) int
+		Tool          func(childComplexity int) int
+		Unmatched     func(childComplexity int) int
+		UpdatedAt     func(childComplexity int) int
+	}
+
+	BIRefreshPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
 	}
 
 	Column struct {
@@ -303,6 +373,21 @@ type ComplexityRoot struct {
 		Source    func(childComplexity int) int
 	}
 
+	DataPolicy struct {
+		DomainID  func(childComplexity int) int
+		Rules     func(childComplexity int) int
+		Scope     func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+	}
+
+	DataPolicyRule struct {
+		Column     func(childComplexity int) int
+		Enabled    func(childComplexity int) int
+		MaxAgeDays func(childComplexity int) int
+		Rule       func(childComplexity int) int
+		Severity   func(childComplexity int) int
+	}
+
 	Dataset struct {
 		AccessRole           func(childComplexity int) int
 		AiReadiness          func(childComplexity int) int
@@ -525,6 +610,7 @@ type ComplexityRoot struct {
 	Domain struct {
 		Consumers       func(childComplexity int) int
 		Contract        func(childComplexity int) int
+		DataPolicy      func(childComplexity int) int
 		DatasetIds      func(childComplexity int) int
 		Description     func(childComplexity int) int
 		ID              func(childComplexity int) int
@@ -727,6 +813,31 @@ type ComplexityRoot struct {
 		Votes      func(childComplexity int) int
 	}
 
+	DuplicateCluster struct {
+		ComputedAt         func(childComplexity int) int
+		Confidence         func(childComplexity int) int
+		ConfidenceBand     func(childComplexity int) int
+		ConnectionID       func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		MatchedOn          func(childComplexity int) int
+		Members            func(childComplexity int) int
+		ReferencePrecision func(childComplexity int) int
+		Size               func(childComplexity int) int
+	}
+
+	DuplicateClusterPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	DuplicateMember struct {
+		Confidence  func(childComplexity int) int
+		DatasetID   func(childComplexity int) int
+		DatasetName func(childComplexity int) int
+		Exact       func(childComplexity int) int
+		RowKey      func(childComplexity int) int
+	}
+
 	EditorColumn struct {
 		Class             func(childComplexity int) int
 		DataType          func(childComplexity int) int
@@ -842,6 +953,7 @@ type ComplexityRoot struct {
 	}
 
 	Incident struct {
+		ChangedBy             func(childComplexity int) int
 		CreatedAt             func(childComplexity int) int
 		DatasetIds            func(childComplexity int) int
 		DownstreamColumnCount func(childComplexity int) int
@@ -865,6 +977,17 @@ type ComplexityRoot struct {
 		Title                 func(childComplexity int) int
 		Truncated             func(childComplexity int) int
 		UpdatedAt             func(childComplexity int) int
+	}
+
+	IncidentChangeRun struct {
+		DatasetID    func(childComplexity int) int
+		EndedAt      func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Orchestrator func(childComplexity int) int
+		Pipeline     func(childComplexity int) int
+		RunID        func(childComplexity int) int
+		StartedAt    func(childComplexity int) int
+		Status       func(childComplexity int) int
 	}
 
 	IncidentExposure struct {
@@ -1024,6 +1147,25 @@ type ComplexityRoot struct {
 		Target      func(childComplexity int) int
 	}
 
+	KnowledgeEntry struct {
+		AuthorID  func(childComplexity int) int
+		Body      func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Links     func(childComplexity int) int
+		Outdated  func(childComplexity int) int
+		Score     func(childComplexity int) int
+		Tags      func(childComplexity int) int
+		Title     func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+	}
+
+	KnowledgeEntryPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
 	KnowledgeGraph struct {
 		Edges     func(childComplexity int) int
 		Focus     func(childComplexity int) int
@@ -1031,6 +1173,11 @@ type ComplexityRoot struct {
 		Nodes     func(childComplexity int) int
 		Stats     func(childComplexity int) int
 		Truncated func(childComplexity int) int
+	}
+
+	KnowledgeLink struct {
+		Column    func(childComplexity int) int
+		DatasetID func(childComplexity int) int
 	}
 
 	KnowledgeNode struct {
@@ -1400,6 +1547,8 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Art10Dossier           func(childComplexity int) int
+		BiRefreshes            func(childComplexity int, tool *string, biDatasetID *string, status *string, datasetID *string, limit *int, offset *int) int
 		CatalogMetadataQuality func(childComplexity int) int
 		Connection             func(childComplexity int, id string) int
 		ConnectionPresets      func(childComplexity int) int
@@ -1412,6 +1561,7 @@ type ComplexityRoot struct {
 		Domain                 func(childComplexity int, id string) int
 		DomainSuggestions      func(childComplexity int) int
 		Domains                func(childComplexity int, limit *int, offset *int) int
+		Duplicates             func(childComplexity int, datasetID *string, band *string, limit *int, offset *int) int
 		EditorResolve          func(childComplexity int, name string, connection *string) int
 		Exposures              func(childComplexity int) int
 		FindDatasets           func(childComplexity int, query *string, layer *model.DatasetLayer, domain *string, hasPii *bool, minScore *float64, usageClass *model.UsageClass) int
@@ -1423,7 +1573,10 @@ type ComplexityRoot struct {
 		IssueBoard             func(childComplexity int, assigneeTeam *string) int
 		IssueSLAReport         func(childComplexity int, period string, groupBy *string) int
 		Issues                 func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
+		KnowledgeEntries       func(childComplexity int, q *string, kind *string, tag *string, datasetID *string, includeOutdated *bool, limit *int, offset *int) int
+		KnowledgeEntry         func(childComplexity int, id string) int
 		KnowledgeGraph         func(childComplexity int, focus *string, hops *int, kinds []string) int
+		Me                     func(childComplexity int) int
 		NotificationChannel    func(childComplexity int, id string) int
 		NotificationChannels   func(childComplexity int, limit *int, offset *int) int
 		NotificationMutes      func(childComplexity int, limit *int, offset *int) int
@@ -1433,6 +1586,9 @@ type ComplexityRoot struct {
 		RagGate                func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
 		ReconcileCheck         func(childComplexity int, id string) int
 		ReconcileChecks        func(childComplexity int, limit *int, offset *int) int
+		Report                 func(childComplexity int, id string) int
+		Reports                func(childComplexity int, limit *int, offset *int) int
+		Routines               func(childComplexity int) int
 		Rule                   func(childComplexity int, id string) int
 		RulePack               func(childComplexity int, name string) int
 		RulePacks              func(childComplexity int, limit *int, offset *int) int
@@ -1441,11 +1597,15 @@ type ComplexityRoot struct {
 		Scan                   func(childComplexity int, id string) int
 		Scans                  func(childComplexity int, limit *int, offset *int) int
 		Signals                func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
+		Suggestion             func(childComplexity int, id string) int
+		Suggestions            func(childComplexity int, category *string, datasetID *string, limit *int, offset *int) int
 		Team                   func(childComplexity int, id string) int
 		Teams                  func(childComplexity int, limit *int, offset *int) int
 		TicketIntegration      func(childComplexity int, id string) int
 		TicketIntegrations     func(childComplexity int, limit *int, offset *int) int
 		TrustDecision          func(childComplexity int, dataset string, purpose *string) int
+		WorkspaceDataPolicy    func(childComplexity int) int
+		WorkspaceSettings      func(childComplexity int) int
 	}
 
 	RAGGate struct {
@@ -1524,6 +1684,26 @@ type ComplexityRoot struct {
 		To   func(childComplexity int) int
 	}
 
+	Report struct {
+		AiGenerated func(childComplexity int) int
+		AiModel     func(childComplexity int) int
+		ContentMd   func(childComplexity int) int
+		GeneratedAt func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Language    func(childComplexity int) int
+		Persona     func(childComplexity int) int
+		RoutineID   func(childComplexity int) int
+		Score       func(childComplexity int) int
+		SubjectID   func(childComplexity int) int
+		Title       func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
+	ReportPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
 	RestrictedDataset struct {
 		Ref        func(childComplexity int) int
 		Restricted func(childComplexity int) int
@@ -1536,6 +1716,20 @@ type ComplexityRoot struct {
 		IssueID       func(childComplexity int) int
 		RequestedAt   func(childComplexity int) int
 		RequestedBy   func(childComplexity int) int
+	}
+
+	Routine struct {
+		Cadence      func(childComplexity int) int
+		Enabled      func(childComplexity int) int
+		Key          func(childComplexity int) int
+		LastReportID func(childComplexity int) int
+		LastResult   func(childComplexity int) int
+		LastRunAt    func(childComplexity int) int
+		LastStatus   func(childComplexity int) int
+		LocalTime    func(childComplexity int) int
+		NextRunAt    func(childComplexity int) int
+		Timezone     func(childComplexity int) int
+		Weekday      func(childComplexity int) int
 	}
 
 	Rule struct {
@@ -1830,8 +2024,10 @@ type ComplexityRoot struct {
 		Metric       func(childComplexity int) int
 		Observed     func(childComplexity int) int
 		ObservedCi95 func(childComplexity int) int
+		Pipeline     func(childComplexity int) int
 		ScanID       func(childComplexity int) int
 		Severity     func(childComplexity int) int
+		Source       func(childComplexity int) int
 		Threshold    func(childComplexity int) int
 		Z            func(childComplexity int) int
 	}
@@ -1839,6 +2035,12 @@ type ComplexityRoot struct {
 	SignalPage struct {
 		Items func(childComplexity int) int
 		Total func(childComplexity int) int
+	}
+
+	SignalPipeline struct {
+		Orchestrator func(childComplexity int) int
+		Pipeline     func(childComplexity int) int
+		RunID        func(childComplexity int) int
 	}
 
 	SourceQuery struct {
@@ -1859,7 +2061,55 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	Suggestion struct {
+		Category    func(childComplexity int) int
+		Column      func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		DatasetID   func(childComplexity int) int
+		DatasetName func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Impact      func(childComplexity int) int
+		Params      func(childComplexity int) int
+		Rehearsal   func(childComplexity int) int
+		Signature   func(childComplexity int) int
+		Status      func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+	}
+
+	SuggestionImpact struct {
+		EstimatedRows       func(childComplexity int) int
+		EstimatedRowsSample func(childComplexity int) int
+		RowsSource          func(childComplexity int) int
+		RuleID              func(childComplexity int) int
+	}
+
+	SuggestionPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	SuggestionReason struct {
+		Code    func(childComplexity int) int
+		Message func(childComplexity int) int
+		Params  func(childComplexity int) int
+	}
+
+	SuggestionRehearsal struct {
+		Actor        func(childComplexity int) int
+		AffectedRows func(childComplexity int) int
+		DurationMs   func(childComplexity int) int
+		Pct          func(childComplexity int) int
+		RanAt        func(childComplexity int) int
+		Reason       func(childComplexity int) int
+		RequestedAt  func(childComplexity int) int
+		Status       func(childComplexity int) int
+		TotalRows    func(childComplexity int) int
+		Version      func(childComplexity int) int
+	}
+
 	SyntheticEvaluation struct {
+		DatasetID         func(childComplexity int) int
+		Findings          func(childComplexity int) int
 		KMin              func(childComplexity int) int
 		KThreshold        func(childComplexity int) int
 		Key               func(childComplexity int) int
@@ -1872,6 +2122,11 @@ type ComplexityRoot struct {
 		UtilityComponents func(childComplexity int) int
 		UtilityScore      func(childComplexity int) int
 		UtilityWeights    func(childComplexity int) int
+	}
+
+	SyntheticFinding struct {
+		Key    func(childComplexity int) int
+		Params func(childComplexity int) int
 	}
 
 	SyntheticMeasure struct {
@@ -2084,6 +2339,18 @@ type ComplexityRoot struct {
 		Unknown func(childComplexity int) int
 		Warn    func(childComplexity int) int
 	}
+
+	WorkspaceCurrency struct {
+		Currency func(childComplexity int) int
+		Default  func(childComplexity int) int
+	}
+
+	WorkspaceSettings struct {
+		Currency        func(childComplexity int) int
+		EffectiveLocale func(childComplexity int) int
+		Locale          func(childComplexity int) int
+		Timezone        func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -2148,6 +2415,7 @@ type DomainResolver interface {
 	MetadataQuality(ctx context.Context, obj *model.Domain) (*model.MetadataQuality, error)
 	VersionDiff(ctx context.Context, obj *model.Domain, from string, to string) (*model.DomainDiff, error)
 	PublicShare(ctx context.Context, obj *model.Domain) (*model.PublicShare, error)
+	DataPolicy(ctx context.Context, obj *model.Domain) (*model.DataPolicy, error)
 }
 type IncidentResolver interface {
 	Root(ctx context.Context, obj *model.Incident) (*model.Dataset, error)
@@ -2186,6 +2454,8 @@ type QueryResolver interface {
 	RagGate(ctx context.Context, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) (*model.RAGGate, error)
 	Scan(ctx context.Context, id string) (*model.Scan, error)
 	Incident(ctx context.Context, id string) (*model.Incident, error)
+	Duplicates(ctx context.Context, datasetID *string, band *string, limit *int, offset *int) (*model.DuplicateClusterPage, error)
+	BiRefreshes(ctx context.Context, tool *string, biDatasetID *string, status *string, datasetID *string, limit *int, offset *int) (*model.BIRefreshPage, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
@@ -2219,6 +2489,17 @@ type QueryResolver interface {
 	ReconcileCheck(ctx context.Context, id string) (*model.ReconcileCheck, error)
 	OrchestratorRuns(ctx context.Context, orchestrator *string, pipeline *string, status *string, datasetID *string, scanID *string, limit *int, offset *int) (*model.OrchestratorRunPage, error)
 	EditorResolve(ctx context.Context, name string, connection *string) (*model.EditorResolution, error)
+	Me(ctx context.Context) (*model.Account, error)
+	WorkspaceSettings(ctx context.Context) (*model.WorkspaceSettings, error)
+	Art10Dossier(ctx context.Context) (*model.Art10Dossier, error)
+	WorkspaceDataPolicy(ctx context.Context) (*model.DataPolicy, error)
+	KnowledgeEntries(ctx context.Context, q *string, kind *string, tag *string, datasetID *string, includeOutdated *bool, limit *int, offset *int) (*model.KnowledgeEntryPage, error)
+	KnowledgeEntry(ctx context.Context, id string) (*model.KnowledgeEntry, error)
+	Reports(ctx context.Context, limit *int, offset *int) (*model.ReportPage, error)
+	Report(ctx context.Context, id string) (*model.Report, error)
+	Routines(ctx context.Context) ([]model.Routine, error)
+	Suggestions(ctx context.Context, category *string, datasetID *string, limit *int, offset *int) (*model.SuggestionPage, error)
+	Suggestion(ctx context.Context, id string) (*model.Suggestion, error)
 	TrustDecision(ctx context.Context, dataset string, purpose *string) (*model.TrustDecision, error)
 	Domains(ctx context.Context, limit *int, offset *int) (*model.DomainPage, error)
 	Domain(ctx context.Context, id string) (*model.Domain, error)
@@ -2287,6 +2568,213 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AIReadiness.UseCases(childComplexity), true
 
+	case "Account.effectiveLocale":
+		if e.ComplexityRoot.Account.EffectiveLocale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.EffectiveLocale(childComplexity), true
+	case "Account.effectiveTimezone":
+		if e.ComplexityRoot.Account.EffectiveTimezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.EffectiveTimezone(childComplexity), true
+	case "Account.email":
+		if e.ComplexityRoot.Account.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Email(childComplexity), true
+	case "Account.id":
+		if e.ComplexityRoot.Account.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.ID(childComplexity), true
+	case "Account.locale":
+		if e.ComplexityRoot.Account.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Locale(childComplexity), true
+	case "Account.plan":
+		if e.ComplexityRoot.Account.Plan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Plan(childComplexity), true
+	case "Account.responseLanguage":
+		if e.ComplexityRoot.Account.ResponseLanguage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.ResponseLanguage(childComplexity), true
+	case "Account.role":
+		if e.ComplexityRoot.Account.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Role(childComplexity), true
+	case "Account.timezone":
+		if e.ComplexityRoot.Account.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Timezone(childComplexity), true
+	case "Account.workspaceId":
+		if e.ComplexityRoot.Account.WorkspaceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.WorkspaceID(childComplexity), true
+	case "Account.workspaceLocale":
+		if e.ComplexityRoot.Account.WorkspaceLocale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.WorkspaceLocale(childComplexity), true
+	case "Account.workspaceName":
+		if e.ComplexityRoot.Account.WorkspaceName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.WorkspaceName(childComplexity), true
+	case "Account.workspaceTimezone":
+		if e.ComplexityRoot.Account.WorkspaceTimezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.WorkspaceTimezone(childComplexity), true
+
+	case "Art10Dataset.biasRelevantColumns":
+		if e.ComplexityRoot.Art10Dataset.BiasRelevantColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.BiasRelevantColumns(childComplexity), true
+	case "Art10Dataset.connectionId":
+		if e.ComplexityRoot.Art10Dataset.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.ConnectionID(childComplexity), true
+	case "Art10Dataset.connectionName":
+		if e.ComplexityRoot.Art10Dataset.ConnectionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.ConnectionName(childComplexity), true
+	case "Art10Dataset.dataCountry":
+		if e.ComplexityRoot.Art10Dataset.DataCountry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.DataCountry(childComplexity), true
+	case "Art10Dataset.datasetId":
+		if e.ComplexityRoot.Art10Dataset.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.DatasetID(childComplexity), true
+	case "Art10Dataset.datasetName":
+		if e.ComplexityRoot.Art10Dataset.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.DatasetName(childComplexity), true
+	case "Art10Dataset.domains":
+		if e.ComplexityRoot.Art10Dataset.Domains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.Domains(childComplexity), true
+	case "Art10Dataset.gaps":
+		if e.ComplexityRoot.Art10Dataset.Gaps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.Gaps(childComplexity), true
+	case "Art10Dataset.openIssues":
+		if e.ComplexityRoot.Art10Dataset.OpenIssues == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.OpenIssues(childComplexity), true
+	case "Art10Dataset.piiColumns":
+		if e.ComplexityRoot.Art10Dataset.PiiColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.PiiColumns(childComplexity), true
+	case "Art10Dataset.rules":
+		if e.ComplexityRoot.Art10Dataset.Rules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.Rules(childComplexity), true
+	case "Art10Dataset.rulesFailed":
+		if e.ComplexityRoot.Art10Dataset.RulesFailed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.RulesFailed(childComplexity), true
+	case "Art10Dataset.rulesPassed":
+		if e.ComplexityRoot.Art10Dataset.RulesPassed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.RulesPassed(childComplexity), true
+	case "Art10Dataset.score":
+		if e.ComplexityRoot.Art10Dataset.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.Score(childComplexity), true
+	case "Art10Dataset.sourceKind":
+		if e.ComplexityRoot.Art10Dataset.SourceKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.SourceKind(childComplexity), true
+	case "Art10Dataset.upstreamCount":
+		if e.ComplexityRoot.Art10Dataset.UpstreamCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.UpstreamCount(childComplexity), true
+	case "Art10Dataset.verdict":
+		if e.ComplexityRoot.Art10Dataset.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.Verdict(childComplexity), true
+
+	case "Art10Dossier.article":
+		if e.ComplexityRoot.Art10Dossier.Article == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dossier.Article(childComplexity), true
+	case "Art10Dossier.datasets":
+		if e.ComplexityRoot.Art10Dossier.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dossier.Datasets(childComplexity), true
+	case "Art10Dossier.gapCounts":
+		if e.ComplexityRoot.Art10Dossier.GapCounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dossier.GapCounts(childComplexity), true
+	case "Art10Dossier.generatedAt":
+		if e.ComplexityRoot.Art10Dossier.GeneratedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dossier.GeneratedAt(childComplexity), true
+
 	case "AutoMonitors.freshness":
 		if e.ComplexityRoot.AutoMonitors.Freshness == nil {
 			break
@@ -2305,6 +2793,117 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AutoMonitors.Volume(childComplexity), true
+
+	case "BIDashboard.id":
+		if e.ComplexityRoot.BIDashboard.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIDashboard.ID(childComplexity), true
+	case "BIDashboard.name":
+		if e.ComplexityRoot.BIDashboard.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIDashboard.Name(childComplexity), true
+	case "BIDashboard.url":
+		if e.ComplexityRoot.BIDashboard.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIDashboard.URL(childComplexity), true
+
+	case "BIRefresh.biDatasetId":
+		if e.ComplexityRoot.BIRefresh.BiDatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.BiDatasetID(childComplexity), true
+	case "BIRefresh.biDatasetName":
+		if e.ComplexityRoot.BIRefresh.BiDatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.BiDatasetName(childComplexity), true
+	case "BIRefresh.dashboards":
+		if e.ComplexityRoot.BIRefresh.Dashboards == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.Dashboards(childComplexity), true
+	case "BIRefresh.datasets":
+		if e.ComplexityRoot.BIRefresh.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.Datasets(childComplexity), true
+	case "BIRefresh.endedAt":
+		if e.ComplexityRoot.BIRefresh.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.EndedAt(childComplexity), true
+	case "BIRefresh.id":
+		if e.ComplexityRoot.BIRefresh.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.ID(childComplexity), true
+	case "BIRefresh.receivedAt":
+		if e.ComplexityRoot.BIRefresh.ReceivedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.ReceivedAt(childComplexity), true
+	case "BIRefresh.refreshId":
+		if e.ComplexityRoot.BIRefresh.RefreshID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.RefreshID(childComplexity), true
+	case "BIRefresh.startedAt":
+		if e.ComplexityRoot.BIRefresh.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.StartedAt(childComplexity), true
+	case "BIRefresh.status":
+		if e.ComplexityRoot.BIRefresh.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.Status(childComplexity), true
+	case "BIRefresh.tool":
+		if e.ComplexityRoot.BIRefresh.Tool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.Tool(childComplexity), true
+	case "BIRefresh.unmatched":
+		if e.ComplexityRoot.BIRefresh.Unmatched == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.Unmatched(childComplexity), true
+	case "BIRefresh.updatedAt":
+		if e.ComplexityRoot.BIRefresh.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefresh.UpdatedAt(childComplexity), true
+
+	case "BIRefreshPage.items":
+		if e.ComplexityRoot.BIRefreshPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefreshPage.Items(childComplexity), true
+	case "BIRefreshPage.total":
+		if e.ComplexityRoot.BIRefreshPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BIRefreshPage.Total(childComplexity), true
 
 	case "Column.clustering":
 		if e.ComplexityRoot.Column.Clustering == nil {
@@ -3296,6 +3895,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Country.Source(childComplexity), true
+
+	case "DataPolicy.domainId":
+		if e.ComplexityRoot.DataPolicy.DomainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicy.DomainID(childComplexity), true
+	case "DataPolicy.rules":
+		if e.ComplexityRoot.DataPolicy.Rules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicy.Rules(childComplexity), true
+	case "DataPolicy.scope":
+		if e.ComplexityRoot.DataPolicy.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicy.Scope(childComplexity), true
+	case "DataPolicy.updatedAt":
+		if e.ComplexityRoot.DataPolicy.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicy.UpdatedAt(childComplexity), true
+
+	case "DataPolicyRule.column":
+		if e.ComplexityRoot.DataPolicyRule.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicyRule.Column(childComplexity), true
+	case "DataPolicyRule.enabled":
+		if e.ComplexityRoot.DataPolicyRule.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicyRule.Enabled(childComplexity), true
+	case "DataPolicyRule.maxAgeDays":
+		if e.ComplexityRoot.DataPolicyRule.MaxAgeDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicyRule.MaxAgeDays(childComplexity), true
+	case "DataPolicyRule.rule":
+		if e.ComplexityRoot.DataPolicyRule.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicyRule.Rule(childComplexity), true
+	case "DataPolicyRule.severity":
+		if e.ComplexityRoot.DataPolicyRule.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicyRule.Severity(childComplexity), true
 
 	case "Dataset.accessRole":
 		if e.ComplexityRoot.Dataset.AccessRole == nil {
@@ -4409,6 +5064,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Domain.Contract(childComplexity), true
+	case "Domain.dataPolicy":
+		if e.ComplexityRoot.Domain.DataPolicy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.DataPolicy(childComplexity), true
 	case "Domain.datasetIds":
 		if e.ComplexityRoot.Domain.DatasetIds == nil {
 			break
@@ -5263,6 +5924,105 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainVote.Votes(childComplexity), true
 
+	case "DuplicateCluster.computedAt":
+		if e.ComplexityRoot.DuplicateCluster.ComputedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.ComputedAt(childComplexity), true
+	case "DuplicateCluster.confidence":
+		if e.ComplexityRoot.DuplicateCluster.Confidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.Confidence(childComplexity), true
+	case "DuplicateCluster.confidenceBand":
+		if e.ComplexityRoot.DuplicateCluster.ConfidenceBand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.ConfidenceBand(childComplexity), true
+	case "DuplicateCluster.connectionId":
+		if e.ComplexityRoot.DuplicateCluster.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.ConnectionID(childComplexity), true
+	case "DuplicateCluster.id":
+		if e.ComplexityRoot.DuplicateCluster.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.ID(childComplexity), true
+	case "DuplicateCluster.matchedOn":
+		if e.ComplexityRoot.DuplicateCluster.MatchedOn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.MatchedOn(childComplexity), true
+	case "DuplicateCluster.members":
+		if e.ComplexityRoot.DuplicateCluster.Members == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.Members(childComplexity), true
+	case "DuplicateCluster.referencePrecision":
+		if e.ComplexityRoot.DuplicateCluster.ReferencePrecision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.ReferencePrecision(childComplexity), true
+	case "DuplicateCluster.size":
+		if e.ComplexityRoot.DuplicateCluster.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.Size(childComplexity), true
+
+	case "DuplicateClusterPage.items":
+		if e.ComplexityRoot.DuplicateClusterPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateClusterPage.Items(childComplexity), true
+	case "DuplicateClusterPage.total":
+		if e.ComplexityRoot.DuplicateClusterPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateClusterPage.Total(childComplexity), true
+
+	case "DuplicateMember.confidence":
+		if e.ComplexityRoot.DuplicateMember.Confidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateMember.Confidence(childComplexity), true
+	case "DuplicateMember.datasetId":
+		if e.ComplexityRoot.DuplicateMember.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateMember.DatasetID(childComplexity), true
+	case "DuplicateMember.datasetName":
+		if e.ComplexityRoot.DuplicateMember.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateMember.DatasetName(childComplexity), true
+	case "DuplicateMember.exact":
+		if e.ComplexityRoot.DuplicateMember.Exact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateMember.Exact(childComplexity), true
+	case "DuplicateMember.rowKey":
+		if e.ComplexityRoot.DuplicateMember.RowKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateMember.RowKey(childComplexity), true
+
 	case "EditorColumn.class":
 		if e.ComplexityRoot.EditorColumn.Class == nil {
 			break
@@ -5760,6 +6520,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ImpactNode.ViaColumns(childComplexity), true
 
+	case "Incident.changedBy":
+		if e.ComplexityRoot.Incident.ChangedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Incident.ChangedBy(childComplexity), true
 	case "Incident.createdAt":
 		if e.ComplexityRoot.Incident.CreatedAt == nil {
 			break
@@ -5898,6 +6664,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Incident.UpdatedAt(childComplexity), true
+
+	case "IncidentChangeRun.datasetId":
+		if e.ComplexityRoot.IncidentChangeRun.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.DatasetID(childComplexity), true
+	case "IncidentChangeRun.endedAt":
+		if e.ComplexityRoot.IncidentChangeRun.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.EndedAt(childComplexity), true
+	case "IncidentChangeRun.id":
+		if e.ComplexityRoot.IncidentChangeRun.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.ID(childComplexity), true
+	case "IncidentChangeRun.orchestrator":
+		if e.ComplexityRoot.IncidentChangeRun.Orchestrator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.Orchestrator(childComplexity), true
+	case "IncidentChangeRun.pipeline":
+		if e.ComplexityRoot.IncidentChangeRun.Pipeline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.Pipeline(childComplexity), true
+	case "IncidentChangeRun.runId":
+		if e.ComplexityRoot.IncidentChangeRun.RunID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.RunID(childComplexity), true
+	case "IncidentChangeRun.startedAt":
+		if e.ComplexityRoot.IncidentChangeRun.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.StartedAt(childComplexity), true
+	case "IncidentChangeRun.status":
+		if e.ComplexityRoot.IncidentChangeRun.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IncidentChangeRun.Status(childComplexity), true
 
 	case "IncidentExposure.id":
 		if e.ComplexityRoot.IncidentExposure.ID == nil {
@@ -6552,6 +7367,86 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.KnowledgeEdge.Target(childComplexity), true
 
+	case "KnowledgeEntry.authorId":
+		if e.ComplexityRoot.KnowledgeEntry.AuthorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.AuthorID(childComplexity), true
+	case "KnowledgeEntry.body":
+		if e.ComplexityRoot.KnowledgeEntry.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Body(childComplexity), true
+	case "KnowledgeEntry.createdAt":
+		if e.ComplexityRoot.KnowledgeEntry.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.CreatedAt(childComplexity), true
+	case "KnowledgeEntry.id":
+		if e.ComplexityRoot.KnowledgeEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.ID(childComplexity), true
+	case "KnowledgeEntry.kind":
+		if e.ComplexityRoot.KnowledgeEntry.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Kind(childComplexity), true
+	case "KnowledgeEntry.links":
+		if e.ComplexityRoot.KnowledgeEntry.Links == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Links(childComplexity), true
+	case "KnowledgeEntry.outdated":
+		if e.ComplexityRoot.KnowledgeEntry.Outdated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Outdated(childComplexity), true
+	case "KnowledgeEntry.score":
+		if e.ComplexityRoot.KnowledgeEntry.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Score(childComplexity), true
+	case "KnowledgeEntry.tags":
+		if e.ComplexityRoot.KnowledgeEntry.Tags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Tags(childComplexity), true
+	case "KnowledgeEntry.title":
+		if e.ComplexityRoot.KnowledgeEntry.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Title(childComplexity), true
+	case "KnowledgeEntry.updatedAt":
+		if e.ComplexityRoot.KnowledgeEntry.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.UpdatedAt(childComplexity), true
+
+	case "KnowledgeEntryPage.items":
+		if e.ComplexityRoot.KnowledgeEntryPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntryPage.Items(childComplexity), true
+	case "KnowledgeEntryPage.total":
+		if e.ComplexityRoot.KnowledgeEntryPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntryPage.Total(childComplexity), true
+
 	case "KnowledgeGraph.edges":
 		if e.ComplexityRoot.KnowledgeGraph.Edges == nil {
 			break
@@ -6588,6 +7483,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KnowledgeGraph.Truncated(childComplexity), true
+
+	case "KnowledgeLink.column":
+		if e.ComplexityRoot.KnowledgeLink.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeLink.Column(childComplexity), true
+	case "KnowledgeLink.datasetId":
+		if e.ComplexityRoot.KnowledgeLink.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeLink.DatasetID(childComplexity), true
 
 	case "KnowledgeNode.id":
 		if e.ComplexityRoot.KnowledgeNode.ID == nil {
@@ -8143,6 +9051,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublicShare.Token(childComplexity), true
 
+	case "Query.art10Dossier":
+		if e.ComplexityRoot.Query.Art10Dossier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Art10Dossier(childComplexity), true
+	case "Query.biRefreshes":
+		if e.ComplexityRoot.Query.BiRefreshes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_biRefreshes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BiRefreshes(childComplexity, args["tool"].(*string), args["biDatasetId"].(*string), args["status"].(*string), args["datasetId"].(*string), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.catalogMetadataQuality":
 		if e.ComplexityRoot.Query.CatalogMetadataQuality == nil {
 			break
@@ -8245,6 +9170,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Domains(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.duplicates":
+		if e.ComplexityRoot.Query.Duplicates == nil {
+			break
+		}
+
+		args, err := ec.field_Query_duplicates_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Duplicates(childComplexity, args["datasetId"].(*string), args["band"].(*string), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.editorResolve":
 		if e.ComplexityRoot.Query.EditorResolve == nil {
 			break
@@ -8362,6 +9298,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Issues(childComplexity, args["severity"].([]string), args["status"].([]string), args["type"].([]string), args["datasetId"].(*string), args["assigneeTeam"].(*string), args["slaBreached"].(*bool), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.knowledgeEntries":
+		if e.ComplexityRoot.Query.KnowledgeEntries == nil {
+			break
+		}
+
+		args, err := ec.field_Query_knowledgeEntries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.KnowledgeEntries(childComplexity, args["q"].(*string), args["kind"].(*string), args["tag"].(*string), args["datasetId"].(*string), args["includeOutdated"].(*bool), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.knowledgeEntry":
+		if e.ComplexityRoot.Query.KnowledgeEntry == nil {
+			break
+		}
+
+		args, err := ec.field_Query_knowledgeEntry_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.KnowledgeEntry(childComplexity, args["id"].(string)), true
 	case "Query.knowledgeGraph":
 		if e.ComplexityRoot.Query.KnowledgeGraph == nil {
 			break
@@ -8373,6 +9331,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.KnowledgeGraph(childComplexity, args["focus"].(*string), args["hops"].(*int), args["kinds"].([]string)), true
+	case "Query.me":
+		if e.ComplexityRoot.Query.Me == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Me(childComplexity), true
 	case "Query.notificationChannel":
 		if e.ComplexityRoot.Query.NotificationChannel == nil {
 			break
@@ -8467,6 +9431,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ReconcileChecks(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.report":
+		if e.ComplexityRoot.Query.Report == nil {
+			break
+		}
+
+		args, err := ec.field_Query_report_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Report(childComplexity, args["id"].(string)), true
+	case "Query.reports":
+		if e.ComplexityRoot.Query.Reports == nil {
+			break
+		}
+
+		args, err := ec.field_Query_reports_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Reports(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.routines":
+		if e.ComplexityRoot.Query.Routines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Routines(childComplexity), true
 	case "Query.rule":
 		if e.ComplexityRoot.Query.Rule == nil {
 			break
@@ -8550,6 +9542,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Signals(childComplexity, args["datasetId"].(*string), args["type"].([]string), args["metric"].([]string), args["since"].(*time.Time), args["until"].(*time.Time), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.suggestion":
+		if e.ComplexityRoot.Query.Suggestion == nil {
+			break
+		}
+
+		args, err := ec.field_Query_suggestion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Suggestion(childComplexity, args["id"].(string)), true
+	case "Query.suggestions":
+		if e.ComplexityRoot.Query.Suggestions == nil {
+			break
+		}
+
+		args, err := ec.field_Query_suggestions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Suggestions(childComplexity, args["category"].(*string), args["datasetId"].(*string), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.team":
 		if e.ComplexityRoot.Query.Team == nil {
 			break
@@ -8605,6 +9619,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.TrustDecision(childComplexity, args["dataset"].(string), args["purpose"].(*string)), true
+	case "Query.workspaceDataPolicy":
+		if e.ComplexityRoot.Query.WorkspaceDataPolicy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.WorkspaceDataPolicy(childComplexity), true
+	case "Query.workspaceSettings":
+		if e.ComplexityRoot.Query.WorkspaceSettings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.WorkspaceSettings(childComplexity), true
 
 	case "RAGGate.asOf":
 		if e.ComplexityRoot.RAGGate.AsOf == nil {
@@ -8892,6 +9918,92 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RenamedNode.To(childComplexity), true
 
+	case "Report.aiGenerated":
+		if e.ComplexityRoot.Report.AiGenerated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.AiGenerated(childComplexity), true
+	case "Report.aiModel":
+		if e.ComplexityRoot.Report.AiModel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.AiModel(childComplexity), true
+	case "Report.contentMd":
+		if e.ComplexityRoot.Report.ContentMd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.ContentMd(childComplexity), true
+	case "Report.generatedAt":
+		if e.ComplexityRoot.Report.GeneratedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.GeneratedAt(childComplexity), true
+	case "Report.id":
+		if e.ComplexityRoot.Report.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.ID(childComplexity), true
+	case "Report.language":
+		if e.ComplexityRoot.Report.Language == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Language(childComplexity), true
+	case "Report.persona":
+		if e.ComplexityRoot.Report.Persona == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Persona(childComplexity), true
+	case "Report.routineId":
+		if e.ComplexityRoot.Report.RoutineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.RoutineID(childComplexity), true
+	case "Report.score":
+		if e.ComplexityRoot.Report.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Score(childComplexity), true
+	case "Report.subjectId":
+		if e.ComplexityRoot.Report.SubjectID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.SubjectID(childComplexity), true
+	case "Report.title":
+		if e.ComplexityRoot.Report.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Title(childComplexity), true
+	case "Report.type":
+		if e.ComplexityRoot.Report.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Type(childComplexity), true
+
+	case "ReportPage.items":
+		if e.ComplexityRoot.ReportPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportPage.Items(childComplexity), true
+	case "ReportPage.total":
+		if e.ComplexityRoot.ReportPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportPage.Total(childComplexity), true
+
 	case "RestrictedDataset.ref":
 		if e.ComplexityRoot.RestrictedDataset.Ref == nil {
 			break
@@ -8941,6 +10053,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RetuneRequest.RequestedBy(childComplexity), true
+
+	case "Routine.cadence":
+		if e.ComplexityRoot.Routine.Cadence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.Cadence(childComplexity), true
+	case "Routine.enabled":
+		if e.ComplexityRoot.Routine.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.Enabled(childComplexity), true
+	case "Routine.key":
+		if e.ComplexityRoot.Routine.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.Key(childComplexity), true
+	case "Routine.lastReportId":
+		if e.ComplexityRoot.Routine.LastReportID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.LastReportID(childComplexity), true
+	case "Routine.lastResult":
+		if e.ComplexityRoot.Routine.LastResult == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.LastResult(childComplexity), true
+	case "Routine.lastRunAt":
+		if e.ComplexityRoot.Routine.LastRunAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.LastRunAt(childComplexity), true
+	case "Routine.lastStatus":
+		if e.ComplexityRoot.Routine.LastStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.LastStatus(childComplexity), true
+	case "Routine.localTime":
+		if e.ComplexityRoot.Routine.LocalTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.LocalTime(childComplexity), true
+	case "Routine.nextRunAt":
+		if e.ComplexityRoot.Routine.NextRunAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.NextRunAt(childComplexity), true
+	case "Routine.timezone":
+		if e.ComplexityRoot.Routine.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.Timezone(childComplexity), true
+	case "Routine.weekday":
+		if e.ComplexityRoot.Routine.Weekday == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.Weekday(childComplexity), true
 
 	case "Rule.active":
 		if e.ComplexityRoot.Rule.Active == nil {
@@ -10166,6 +11345,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Signal.ObservedCi95(childComplexity), true
+	case "Signal.pipeline":
+		if e.ComplexityRoot.Signal.Pipeline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Pipeline(childComplexity), true
 	case "Signal.scanId":
 		if e.ComplexityRoot.Signal.ScanID == nil {
 			break
@@ -10178,6 +11363,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Signal.Severity(childComplexity), true
+	case "Signal.source":
+		if e.ComplexityRoot.Signal.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Signal.Source(childComplexity), true
 	case "Signal.threshold":
 		if e.ComplexityRoot.Signal.Threshold == nil {
 			break
@@ -10203,6 +11394,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SignalPage.Total(childComplexity), true
+
+	case "SignalPipeline.orchestrator":
+		if e.ComplexityRoot.SignalPipeline.Orchestrator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignalPipeline.Orchestrator(childComplexity), true
+	case "SignalPipeline.pipeline":
+		if e.ComplexityRoot.SignalPipeline.Pipeline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignalPipeline.Pipeline(childComplexity), true
+	case "SignalPipeline.runId":
+		if e.ComplexityRoot.SignalPipeline.RunID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignalPipeline.RunID(childComplexity), true
 
 	case "SourceQuery.durationMs":
 		if e.ComplexityRoot.SourceQuery.DurationMS == nil {
@@ -10278,6 +11488,209 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SourceQueryPage.Total(childComplexity), true
 
+	case "Suggestion.category":
+		if e.ComplexityRoot.Suggestion.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Category(childComplexity), true
+	case "Suggestion.column":
+		if e.ComplexityRoot.Suggestion.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Column(childComplexity), true
+	case "Suggestion.createdAt":
+		if e.ComplexityRoot.Suggestion.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.CreatedAt(childComplexity), true
+	case "Suggestion.datasetId":
+		if e.ComplexityRoot.Suggestion.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.DatasetID(childComplexity), true
+	case "Suggestion.datasetName":
+		if e.ComplexityRoot.Suggestion.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.DatasetName(childComplexity), true
+	case "Suggestion.id":
+		if e.ComplexityRoot.Suggestion.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.ID(childComplexity), true
+	case "Suggestion.impact":
+		if e.ComplexityRoot.Suggestion.Impact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Impact(childComplexity), true
+	case "Suggestion.params":
+		if e.ComplexityRoot.Suggestion.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Params(childComplexity), true
+	case "Suggestion.rehearsal":
+		if e.ComplexityRoot.Suggestion.Rehearsal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Rehearsal(childComplexity), true
+	case "Suggestion.signature":
+		if e.ComplexityRoot.Suggestion.Signature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Signature(childComplexity), true
+	case "Suggestion.status":
+		if e.ComplexityRoot.Suggestion.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Status(childComplexity), true
+	case "Suggestion.updatedAt":
+		if e.ComplexityRoot.Suggestion.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.UpdatedAt(childComplexity), true
+
+	case "SuggestionImpact.estimatedRows":
+		if e.ComplexityRoot.SuggestionImpact.EstimatedRows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionImpact.EstimatedRows(childComplexity), true
+	case "SuggestionImpact.estimatedRowsSample":
+		if e.ComplexityRoot.SuggestionImpact.EstimatedRowsSample == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionImpact.EstimatedRowsSample(childComplexity), true
+	case "SuggestionImpact.rowsSource":
+		if e.ComplexityRoot.SuggestionImpact.RowsSource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionImpact.RowsSource(childComplexity), true
+	case "SuggestionImpact.ruleId":
+		if e.ComplexityRoot.SuggestionImpact.RuleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionImpact.RuleID(childComplexity), true
+
+	case "SuggestionPage.items":
+		if e.ComplexityRoot.SuggestionPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionPage.Items(childComplexity), true
+	case "SuggestionPage.total":
+		if e.ComplexityRoot.SuggestionPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionPage.Total(childComplexity), true
+
+	case "SuggestionReason.code":
+		if e.ComplexityRoot.SuggestionReason.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionReason.Code(childComplexity), true
+	case "SuggestionReason.message":
+		if e.ComplexityRoot.SuggestionReason.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionReason.Message(childComplexity), true
+	case "SuggestionReason.params":
+		if e.ComplexityRoot.SuggestionReason.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionReason.Params(childComplexity), true
+
+	case "SuggestionRehearsal.actor":
+		if e.ComplexityRoot.SuggestionRehearsal.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.Actor(childComplexity), true
+	case "SuggestionRehearsal.affectedRows":
+		if e.ComplexityRoot.SuggestionRehearsal.AffectedRows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.AffectedRows(childComplexity), true
+	case "SuggestionRehearsal.durationMs":
+		if e.ComplexityRoot.SuggestionRehearsal.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.DurationMs(childComplexity), true
+	case "SuggestionRehearsal.pct":
+		if e.ComplexityRoot.SuggestionRehearsal.Pct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.Pct(childComplexity), true
+	case "SuggestionRehearsal.ranAt":
+		if e.ComplexityRoot.SuggestionRehearsal.RanAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.RanAt(childComplexity), true
+	case "SuggestionRehearsal.reason":
+		if e.ComplexityRoot.SuggestionRehearsal.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.Reason(childComplexity), true
+	case "SuggestionRehearsal.requestedAt":
+		if e.ComplexityRoot.SuggestionRehearsal.RequestedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.RequestedAt(childComplexity), true
+	case "SuggestionRehearsal.status":
+		if e.ComplexityRoot.SuggestionRehearsal.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.Status(childComplexity), true
+	case "SuggestionRehearsal.totalRows":
+		if e.ComplexityRoot.SuggestionRehearsal.TotalRows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.TotalRows(childComplexity), true
+	case "SuggestionRehearsal.version":
+		if e.ComplexityRoot.SuggestionRehearsal.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.Version(childComplexity), true
+
+	case "SyntheticEvaluation.datasetId":
+		if e.ComplexityRoot.SyntheticEvaluation.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.DatasetID(childComplexity), true
+	case "SyntheticEvaluation.findings":
+		if e.ComplexityRoot.SyntheticEvaluation.Findings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.Findings(childComplexity), true
 	case "SyntheticEvaluation.kMin":
 		if e.ComplexityRoot.SyntheticEvaluation.KMin == nil {
 			break
@@ -10350,6 +11763,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SyntheticEvaluation.UtilityWeights(childComplexity), true
+
+	case "SyntheticFinding.key":
+		if e.ComplexityRoot.SyntheticFinding.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticFinding.Key(childComplexity), true
+	case "SyntheticFinding.params":
+		if e.ComplexityRoot.SyntheticFinding.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticFinding.Params(childComplexity), true
 
 	case "SyntheticMeasure.name":
 		if e.ComplexityRoot.SyntheticMeasure.Name == nil {
@@ -11175,6 +12601,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.VerdictCounts.Warn(childComplexity), true
 
+	case "WorkspaceCurrency.currency":
+		if e.ComplexityRoot.WorkspaceCurrency.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceCurrency.Currency(childComplexity), true
+	case "WorkspaceCurrency.default":
+		if e.ComplexityRoot.WorkspaceCurrency.Default == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceCurrency.Default(childComplexity), true
+
+	case "WorkspaceSettings.currency":
+		if e.ComplexityRoot.WorkspaceSettings.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.Currency(childComplexity), true
+	case "WorkspaceSettings.effectiveLocale":
+		if e.ComplexityRoot.WorkspaceSettings.EffectiveLocale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.EffectiveLocale(childComplexity), true
+	case "WorkspaceSettings.locale":
+		if e.ComplexityRoot.WorkspaceSettings.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.Locale(childComplexity), true
+	case "WorkspaceSettings.timezone":
+		if e.ComplexityRoot.WorkspaceSettings.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.Timezone(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -11626,6 +13090,121 @@ extend type Domain {
   consumers: [DomainConsumer!]!
 }
 `, BuiltIn: false},
+	{Name: "../schema/duplicates.graphqls", Input: `"A record of a duplicate cluster: its dataset and row key, never other values."
+type DuplicateMember {
+  datasetId: ID!
+  datasetName: String!
+  "The row's key: the value of a one-column key, or the JSON array of a composite key's values"
+  rowKey: String!
+  "The member's best match in the cluster: 1 only for an exact match"
+  confidence: Float!
+  exact: Boolean!
+}
+
+"A cluster of records of one entity within and across datasets (GET /duplicates)."
+type DuplicateCluster {
+  id: ID!
+  connectionId: ID!
+  "The weakest link holding the cluster together: 1 only when every link is exact"
+  confidence: Float!
+  "exact, high, low"
+  confidenceBand: String!
+  "Precision of the band on Vigia's labelled reference set"
+  referencePrecision: Float
+  "The fields the links compared: nif, email, phone, name"
+  matchedOn: [String!]!
+  "Members the caller can see"
+  size: Int!
+  members: [DuplicateMember!]!
+  computedAt: Time!
+}
+
+type DuplicateClusterPage {
+  items: [DuplicateCluster!]!
+  total: Int!
+}
+
+extend type Query {
+  "Clusters of duplicate records among the datasets the caller can see, strongest first (GET /duplicates)."
+  duplicates(datasetId: ID, band: String, limit: Int = 50, offset: Int = 0): DuplicateClusterPage!
+}
+`, BuiltIn: false},
+	{Name: "../schema/feeds.graphqls", Input: `# Feeds from the tools data teams already run (issue 19): BI tools' dataset refreshes,
+# and the signals of late or failing pipelines writing a dataset.
+
+"The writer a pipeline signal is about (the REST signal's pipeline)."
+type SignalPipeline {
+  orchestrator: String!
+  pipeline: String!
+  "The failed run (run_failures), or the last run before the missed one (run_interval)."
+  runId: String!
+}
+
+extend type Signal {
+  "Who raised it: scan, or orchestrator (the health of a pipeline writing the dataset; no scan)."
+  source: String!
+  "The late or failing writer of a pipeline signal; null for scan signals."
+  pipeline: SignalPipeline
+}
+
+"A dashboard (report, workbook, look) built on a BI dataset; a lineage exposure of the datasets it reads."
+type BIDashboard {
+  id: String
+  name: String!
+  url: String
+}
+
+"A recorded refresh of a BI tool's dataset (the REST /bi/refreshes list)."
+type BIRefresh {
+  id: ID!
+  "powerbi, tableau, looker, metabase or other"
+  tool: String!
+  biDatasetId: String!
+  biDatasetName: String!
+  refreshId: String!
+  "running, success or failed"
+  status: String!
+  startedAt: Time!
+  endedAt: Time
+  "Ids of the datasets the BI dataset reads (those the caller sees), in the report's order."
+  datasets: [ID!]!
+  "namespace/name of the reported datasets that named no dataset of the workspace."
+  unmatched: [String!]!
+  dashboards: [BIDashboard!]!
+  receivedAt: Time!
+  updatedAt: Time!
+}
+
+"One page of BI refreshes."
+type BIRefreshPage {
+  items: [BIRefresh!]!
+  total: Int!
+}
+
+extend type Query {
+  "Recorded BI refreshes, newest first, filtered (AND) by tool, BI dataset, status and a dataset they read (the REST GET /bi/refreshes)."
+  biRefreshes(tool: String, biDatasetId: String, status: String, datasetId: ID, limit: Int = 100, offset: Int = 0): BIRefreshPage!
+}
+
+"An orchestrator run that wrote one of an incident's datasets before the incident's scan profiled it: the run that changed what the scan saw."
+type IncidentChangeRun {
+  id: ID!
+  orchestrator: String!
+  pipeline: String!
+  runId: String!
+  "running, success, failed or aborted"
+  status: String!
+  startedAt: Time!
+  endedAt: Time
+  "The dataset it wrote that the scan profiled next."
+  datasetId: ID!
+}
+
+extend type Incident {
+  "The reported runs that changed what the incident's scan saw, newest first (the REST changed_by)."
+  changedBy: [IncidentChangeRun!]!
+}
+`, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
 
 "An issue of a dataset."
@@ -11848,7 +13427,7 @@ type KnowledgeNode {
   restricted: Boolean!
 }
 
-"A knowledge-graph edge: feeds (with lineageKind), member_of, consumed_by, measures, means."
+"A knowledge-graph edge: feeds (with lineageKind), member_of, consumed_by, measures, means, references (a declared foreign key: a join path)."
 type KnowledgeEdge {
   source: String!
   target: String!
@@ -13549,6 +15128,285 @@ extend type Query {
   editorResolve(name: String!, connection: String): EditorResolution
 }
 `, BuiltIn: false},
+	{Name: "../schema/parity_workspace.graphqls", Input: `# The calling account, the workspace's settings, the Article 10 dossier, data policies,
+# knowledge entries, reports, routines and suggestions at parity with REST (issue 23):
+# the same service calls, callers, bounds and error codes.
+
+"The calling person's account."
+type Account {
+  id: ID!
+  email: String!
+  "admin, member or viewer"
+  role: String!
+  workspaceId: ID!
+  workspaceName: String!
+  "free, team or business"
+  plan: String!
+  "The person's locale; null: the workspace default"
+  locale: String
+  "The person's IANA time zone; null: the workspace's"
+  timezone: String
+  effectiveLocale: String!
+  effectiveTimezone: String!
+  workspaceLocale: String
+  workspaceTimezone: String!
+  "pt-PT, en or es: the language messages to this person are written in"
+  responseLanguage: String!
+}
+
+"The workspace's currency."
+type WorkspaceCurrency {
+  "EUR, USD, GBP, CHF or BRL (EUR when none is set)"
+  currency: String!
+  "True when no currency is set and EUR applies"
+  default: Boolean!
+}
+
+"The workspace's locale, time zone and currency."
+type WorkspaceSettings {
+  "The default locale; null when not set"
+  locale: String
+  "The locale in use: the default, else pt-PT"
+  effectiveLocale: String!
+  "IANA time zone the workspace's days are read in"
+  timezone: String!
+  currency: WorkspaceCurrency!
+}
+
+"A dataset of the Article 10 dossier."
+type Art10Dataset {
+  datasetId: ID!
+  datasetName: String!
+  connectionId: ID!
+  connectionName: String!
+  "postgres, mysql or sqlite"
+  sourceKind: String!
+  dataCountry: String
+  upstreamCount: Int!
+  domains: [String!]!
+  score: Float
+  "pass, warn, fail or unknown"
+  verdict: String!
+  rules: Int!
+  rulesPassed: Int!
+  rulesFailed: Int!
+  openIssues: Int!
+  "Names only"
+  piiColumns: [String!]!
+  biasRelevantColumns: [String!]!
+  "no_quality_rules, not_profiled, failing_rules, no_lineage, no_domain, personal_data"
+  gaps: [String!]!
+}
+
+"The EU AI Act Article 10 data-governance dossier of the visible datasets (business plan)."
+type Art10Dossier {
+  article: String!
+  generatedAt: Time!
+  datasets: [Art10Dataset!]!
+  "Datasets per gap code, as JSON text"
+  gapCounts: String!
+}
+
+"A rule of a data policy."
+type DataPolicyRule {
+  "pii_retention_max_age"
+  rule: String!
+  enabled: Boolean!
+  maxAgeDays: Int
+  "warning or critical"
+  severity: String
+  column: String
+}
+
+"The workspace's or a domain's data policy."
+type DataPolicy {
+  "workspace or domain"
+  scope: String!
+  domainId: ID
+  rules: [DataPolicyRule!]!
+  "null when never set"
+  updatedAt: Time
+}
+
+"A link of a knowledge entry to a dataset or one of its columns."
+type KnowledgeLink {
+  datasetId: ID!
+  column: String
+}
+
+"A note, decision, glossary term or metric definition."
+type KnowledgeEntry {
+  id: ID!
+  "note, decision, term or metric"
+  kind: String!
+  title: String!
+  body: String!
+  tags: [String!]!
+  "Datasets (and columns) the entry is about, those the caller can see"
+  links: [KnowledgeLink!]!
+  outdated: Boolean!
+  authorId: ID
+  "Fused reciprocal-rank score in a search with q; null otherwise"
+  score: Float
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+"One page of knowledge entries."
+type KnowledgeEntryPage {
+  items: [KnowledgeEntry!]!
+  total: Int!
+}
+
+"A report Vigia wrote from its own facts."
+type Report {
+  id: ID!
+  "workspace_overview, domain, dataset or incident"
+  type: String!
+  "executive, engineering or steward"
+  persona: String!
+  subjectId: ID
+  title: String!
+  "pt, en or es; null for older reports (pt)"
+  language: String
+  "Markdown"
+  contentMd: String!
+  score: Float
+  aiGenerated: Boolean!
+  aiModel: String
+  generatedAt: Time!
+  "The routine that wrote it; null when a person asked for it"
+  routineId: String
+}
+
+"One page of reports."
+type ReportPage {
+  items: [Report!]!
+  total: Int!
+}
+
+"A scheduled routine with its schedule, state and last run."
+type Routine {
+  key: String!
+  "weekly or daily"
+  cadence: String!
+  "monday...; null for daily ones"
+  weekday: String
+  "HH:MM in the workspace's time zone"
+  localTime: String!
+  timezone: String!
+  enabled: Boolean!
+  nextRunAt: Time
+  lastRunAt: Time
+  "succeeded or failed"
+  lastStatus: String
+  "The last run's figures as JSON text; null before the first run"
+  lastResult: String
+  lastReportId: ID
+}
+
+"Why a rehearsal counted nothing."
+type SuggestionReason {
+  code: String!
+  "As JSON text"
+  params: String!
+  "pt-PT"
+  message: String!
+}
+
+"A suggestion's last rehearsal: counts, status and actor only."
+type SuggestionRehearsal {
+  version: Int!
+  "queued, ok, blocked, timeout or error"
+  status: String!
+  affectedRows: Int
+  totalRows: Int
+  pct: Float
+  requestedAt: Time!
+  ranAt: Time
+  durationMs: Int
+  actor: String!
+  reason: SuggestionReason
+}
+
+"What a suggestion's change would touch."
+type SuggestionImpact {
+  estimatedRows: Int
+  estimatedRowsSample: Int
+  "sample or rehearsal"
+  rowsSource: String!
+  ruleId: ID
+}
+
+"A suggestion on a dataset the caller can see."
+type Suggestion {
+  id: ID!
+  datasetId: ID!
+  datasetName: String!
+  "rule, parsing or enrichment"
+  category: String!
+  signature: String!
+  column: String
+  "open, accepted or dismissed"
+  status: String!
+  "Masks and target mask for parsing; rule type and column for rules (never values), as JSON text"
+  params: String!
+  rehearsal: SuggestionRehearsal
+  impact: SuggestionImpact!
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+"One page of suggestions."
+type SuggestionPage {
+  items: [Suggestion!]!
+  total: Int!
+}
+
+extend type Domain {
+  "The domain's data policy: its rules replace the workspace's of the same key for its datasets."
+  dataPolicy: DataPolicy!
+}
+
+extend type Query {
+  "The calling person's account."
+  me: Account!
+  "The workspace's locale, time zone and currency."
+  workspaceSettings: WorkspaceSettings!
+  "The EU AI Act Article 10 dossier (business plan; plan_limit otherwise)."
+  art10Dossier: Art10Dossier!
+  "The workspace's data policy."
+  workspaceDataPolicy: DataPolicy!
+  "Knowledge entries, newest first; with q a hybrid search (total is the fused list's size); limit 1-500."
+  knowledgeEntries(q: String, kind: String, tag: String, datasetId: ID, includeOutdated: Boolean = false, limit: Int = 50, offset: Int = 0): KnowledgeEntryPage!
+  "One knowledge entry; otherwise not_found."
+  knowledgeEntry(id: ID!): KnowledgeEntry
+  "Reports the caller may read, newest first; limit 1-500."
+  reports(limit: Int = 50, offset: Int = 0): ReportPage!
+  "One report; otherwise not_found."
+  report(id: ID!): Report
+  "The catalog of scheduled routines with their state."
+  routines: [Routine!]!
+  "Suggestions on the datasets the caller can see, newest first; category rule, parsing or enrichment; limit 1-500."
+  suggestions(category: String, datasetId: ID, limit: Int = 50, offset: Int = 0): SuggestionPage!
+  "One suggestion; otherwise not_found."
+  suggestion(id: ID!): Suggestion
+}
+
+"A privacy finding of a synthetic scorecard."
+type SyntheticFinding {
+  "sample_leak, extreme_leak or pii_leak"
+  key: String!
+  "Column, counts of source rows; never a value, as JSON text"
+  params: String!
+}
+
+extend type SyntheticEvaluation {
+  datasetId: ID!
+  "Every leak found"
+  findings: [SyntheticFinding!]!
+}
+`, BuiltIn: false},
 	{Name: "../schema/products.graphqls", Input: `# Trust decisions, data products (domains) and the consumer registry.
 
 "One cause of a trust decision."
@@ -13924,10 +15782,11 @@ type Signal {
   id: ID!
   datasetId: ID!
   datasetName: String!
-  scanId: ID!
-  "anomaly, schema_drift"
+  "The scan that raised it; null for a pipeline signal (source orchestrator)."
+  scanId: ID
+  "anomaly, schema_drift, pipeline"
   kind: String!
-  "volume, null_rate, distinct_ratio, freshness_lag (anomaly) or schema (schema_drift)"
+  "volume, null_rate, distinct_ratio, freshness_lag (anomaly), schema (schema_drift), run_failures or run_interval (pipeline)"
   metric: String!
   column: String
   observed: Float
@@ -13938,7 +15797,7 @@ type Signal {
   "Robust z; null during a cold start or over a constant history."
   z: Float
   threshold: Float
-  "robust_z, gross_change or schema_diff: what raised it."
+  "robust_z, gross_change, schema_diff or pipeline_health: what raised it."
   method: String!
   "warning or critical; null on signals recorded before severities were kept."
   severity: String
@@ -14174,6 +16033,92 @@ func (ec *executionContext) childFields_AIReadiness(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type AIReadiness", field.Name)
 }
 
+func (ec *executionContext) childFields_Account(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Account_id(ctx, field)
+	case "email":
+		return ec.fieldContext_Account_email(ctx, field)
+	case "role":
+		return ec.fieldContext_Account_role(ctx, field)
+	case "workspaceId":
+		return ec.fieldContext_Account_workspaceId(ctx, field)
+	case "workspaceName":
+		return ec.fieldContext_Account_workspaceName(ctx, field)
+	case "plan":
+		return ec.fieldContext_Account_plan(ctx, field)
+	case "locale":
+		return ec.fieldContext_Account_locale(ctx, field)
+	case "timezone":
+		return ec.fieldContext_Account_timezone(ctx, field)
+	case "effectiveLocale":
+		return ec.fieldContext_Account_effectiveLocale(ctx, field)
+	case "effectiveTimezone":
+		return ec.fieldContext_Account_effectiveTimezone(ctx, field)
+	case "workspaceLocale":
+		return ec.fieldContext_Account_workspaceLocale(ctx, field)
+	case "workspaceTimezone":
+		return ec.fieldContext_Account_workspaceTimezone(ctx, field)
+	case "responseLanguage":
+		return ec.fieldContext_Account_responseLanguage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Account", field.Name)
+}
+
+func (ec *executionContext) childFields_Art10Dataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_Art10Dataset_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_Art10Dataset_datasetName(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_Art10Dataset_connectionId(ctx, field)
+	case "connectionName":
+		return ec.fieldContext_Art10Dataset_connectionName(ctx, field)
+	case "sourceKind":
+		return ec.fieldContext_Art10Dataset_sourceKind(ctx, field)
+	case "dataCountry":
+		return ec.fieldContext_Art10Dataset_dataCountry(ctx, field)
+	case "upstreamCount":
+		return ec.fieldContext_Art10Dataset_upstreamCount(ctx, field)
+	case "domains":
+		return ec.fieldContext_Art10Dataset_domains(ctx, field)
+	case "score":
+		return ec.fieldContext_Art10Dataset_score(ctx, field)
+	case "verdict":
+		return ec.fieldContext_Art10Dataset_verdict(ctx, field)
+	case "rules":
+		return ec.fieldContext_Art10Dataset_rules(ctx, field)
+	case "rulesPassed":
+		return ec.fieldContext_Art10Dataset_rulesPassed(ctx, field)
+	case "rulesFailed":
+		return ec.fieldContext_Art10Dataset_rulesFailed(ctx, field)
+	case "openIssues":
+		return ec.fieldContext_Art10Dataset_openIssues(ctx, field)
+	case "piiColumns":
+		return ec.fieldContext_Art10Dataset_piiColumns(ctx, field)
+	case "biasRelevantColumns":
+		return ec.fieldContext_Art10Dataset_biasRelevantColumns(ctx, field)
+	case "gaps":
+		return ec.fieldContext_Art10Dataset_gaps(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Art10Dataset", field.Name)
+}
+
+func (ec *executionContext) childFields_Art10Dossier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "article":
+		return ec.fieldContext_Art10Dossier_article(ctx, field)
+	case "generatedAt":
+		return ec.fieldContext_Art10Dossier_generatedAt(ctx, field)
+	case "datasets":
+		return ec.fieldContext_Art10Dossier_datasets(ctx, field)
+	case "gapCounts":
+		return ec.fieldContext_Art10Dossier_gapCounts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Art10Dossier", field.Name)
+}
+
 func (ec *executionContext) childFields_AutoMonitors(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "freshness":
@@ -14184,6 +16129,60 @@ func (ec *executionContext) childFields_AutoMonitors(ctx context.Context, field 
 		return ec.fieldContext_AutoMonitors_schema(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AutoMonitors", field.Name)
+}
+
+func (ec *executionContext) childFields_BIDashboard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BIDashboard_id(ctx, field)
+	case "name":
+		return ec.fieldContext_BIDashboard_name(ctx, field)
+	case "url":
+		return ec.fieldContext_BIDashboard_url(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BIDashboard", field.Name)
+}
+
+func (ec *executionContext) childFields_BIRefresh(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BIRefresh_id(ctx, field)
+	case "tool":
+		return ec.fieldContext_BIRefresh_tool(ctx, field)
+	case "biDatasetId":
+		return ec.fieldContext_BIRefresh_biDatasetId(ctx, field)
+	case "biDatasetName":
+		return ec.fieldContext_BIRefresh_biDatasetName(ctx, field)
+	case "refreshId":
+		return ec.fieldContext_BIRefresh_refreshId(ctx, field)
+	case "status":
+		return ec.fieldContext_BIRefresh_status(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_BIRefresh_startedAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_BIRefresh_endedAt(ctx, field)
+	case "datasets":
+		return ec.fieldContext_BIRefresh_datasets(ctx, field)
+	case "unmatched":
+		return ec.fieldContext_BIRefresh_unmatched(ctx, field)
+	case "dashboards":
+		return ec.fieldContext_BIRefresh_dashboards(ctx, field)
+	case "receivedAt":
+		return ec.fieldContext_BIRefresh_receivedAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_BIRefresh_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BIRefresh", field.Name)
+}
+
+func (ec *executionContext) childFields_BIRefreshPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_BIRefreshPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_BIRefreshPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BIRefreshPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Column(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -14660,6 +16659,36 @@ func (ec *executionContext) childFields_Country(ctx context.Context, field graph
 		return ec.fieldContext_Country_own(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Country", field.Name)
+}
+
+func (ec *executionContext) childFields_DataPolicy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scope":
+		return ec.fieldContext_DataPolicy_scope(ctx, field)
+	case "domainId":
+		return ec.fieldContext_DataPolicy_domainId(ctx, field)
+	case "rules":
+		return ec.fieldContext_DataPolicy_rules(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_DataPolicy_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DataPolicy", field.Name)
+}
+
+func (ec *executionContext) childFields_DataPolicyRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rule":
+		return ec.fieldContext_DataPolicyRule_rule(ctx, field)
+	case "enabled":
+		return ec.fieldContext_DataPolicyRule_enabled(ctx, field)
+	case "maxAgeDays":
+		return ec.fieldContext_DataPolicyRule_maxAgeDays(ctx, field)
+	case "severity":
+		return ec.fieldContext_DataPolicyRule_severity(ctx, field)
+	case "column":
+		return ec.fieldContext_DataPolicyRule_column(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DataPolicyRule", field.Name)
 }
 
 func (ec *executionContext) childFields_Dataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -15142,6 +17171,8 @@ func (ec *executionContext) childFields_Domain(ctx context.Context, field graphq
 		return ec.fieldContext_Domain_versionDiff(ctx, field)
 	case "publicShare":
 		return ec.fieldContext_Domain_publicShare(ctx, field)
+	case "dataPolicy":
+		return ec.fieldContext_Domain_dataPolicy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Domain", field.Name)
 }
@@ -15510,6 +17541,56 @@ func (ec *executionContext) childFields_DomainVote(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type DomainVote", field.Name)
 }
 
+func (ec *executionContext) childFields_DuplicateCluster(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_DuplicateCluster_id(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_DuplicateCluster_connectionId(ctx, field)
+	case "confidence":
+		return ec.fieldContext_DuplicateCluster_confidence(ctx, field)
+	case "confidenceBand":
+		return ec.fieldContext_DuplicateCluster_confidenceBand(ctx, field)
+	case "referencePrecision":
+		return ec.fieldContext_DuplicateCluster_referencePrecision(ctx, field)
+	case "matchedOn":
+		return ec.fieldContext_DuplicateCluster_matchedOn(ctx, field)
+	case "size":
+		return ec.fieldContext_DuplicateCluster_size(ctx, field)
+	case "members":
+		return ec.fieldContext_DuplicateCluster_members(ctx, field)
+	case "computedAt":
+		return ec.fieldContext_DuplicateCluster_computedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DuplicateCluster", field.Name)
+}
+
+func (ec *executionContext) childFields_DuplicateClusterPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_DuplicateClusterPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_DuplicateClusterPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DuplicateClusterPage", field.Name)
+}
+
+func (ec *executionContext) childFields_DuplicateMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_DuplicateMember_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_DuplicateMember_datasetName(ctx, field)
+	case "rowKey":
+		return ec.fieldContext_DuplicateMember_rowKey(ctx, field)
+	case "confidence":
+		return ec.fieldContext_DuplicateMember_confidence(ctx, field)
+	case "exact":
+		return ec.fieldContext_DuplicateMember_exact(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DuplicateMember", field.Name)
+}
+
 func (ec *executionContext) childFields_EditorColumn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -15776,6 +17857,8 @@ func (ec *executionContext) childFields_Incident(ctx context.Context, field grap
 		return ec.fieldContext_Incident_createdAt(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Incident_updatedAt(ctx, field)
+	case "changedBy":
+		return ec.fieldContext_Incident_changedBy(ctx, field)
 	case "scanId":
 		return ec.fieldContext_Incident_scanId(ctx, field)
 	case "resolvedAt":
@@ -15788,6 +17871,28 @@ func (ec *executionContext) childFields_Incident(ctx context.Context, field grap
 		return ec.fieldContext_Incident_root(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Incident", field.Name)
+}
+
+func (ec *executionContext) childFields_IncidentChangeRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_IncidentChangeRun_id(ctx, field)
+	case "orchestrator":
+		return ec.fieldContext_IncidentChangeRun_orchestrator(ctx, field)
+	case "pipeline":
+		return ec.fieldContext_IncidentChangeRun_pipeline(ctx, field)
+	case "runId":
+		return ec.fieldContext_IncidentChangeRun_runId(ctx, field)
+	case "status":
+		return ec.fieldContext_IncidentChangeRun_status(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_IncidentChangeRun_startedAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_IncidentChangeRun_endedAt(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_IncidentChangeRun_datasetId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IncidentChangeRun", field.Name)
 }
 
 func (ec *executionContext) childFields_IncidentExposure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -16104,6 +18209,44 @@ func (ec *executionContext) childFields_KnowledgeEdge(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type KnowledgeEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_KnowledgeEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_KnowledgeEntry_id(ctx, field)
+	case "kind":
+		return ec.fieldContext_KnowledgeEntry_kind(ctx, field)
+	case "title":
+		return ec.fieldContext_KnowledgeEntry_title(ctx, field)
+	case "body":
+		return ec.fieldContext_KnowledgeEntry_body(ctx, field)
+	case "tags":
+		return ec.fieldContext_KnowledgeEntry_tags(ctx, field)
+	case "links":
+		return ec.fieldContext_KnowledgeEntry_links(ctx, field)
+	case "outdated":
+		return ec.fieldContext_KnowledgeEntry_outdated(ctx, field)
+	case "authorId":
+		return ec.fieldContext_KnowledgeEntry_authorId(ctx, field)
+	case "score":
+		return ec.fieldContext_KnowledgeEntry_score(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_KnowledgeEntry_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_KnowledgeEntry_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KnowledgeEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_KnowledgeEntryPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_KnowledgeEntryPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_KnowledgeEntryPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KnowledgeEntryPage", field.Name)
+}
+
 func (ec *executionContext) childFields_KnowledgeGraph(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "focus":
@@ -16120,6 +18263,16 @@ func (ec *executionContext) childFields_KnowledgeGraph(ctx context.Context, fiel
 		return ec.fieldContext_KnowledgeGraph_stats(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type KnowledgeGraph", field.Name)
+}
+
+func (ec *executionContext) childFields_KnowledgeLink(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_KnowledgeLink_datasetId(ctx, field)
+	case "column":
+		return ec.fieldContext_KnowledgeLink_column(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KnowledgeLink", field.Name)
 }
 
 func (ec *executionContext) childFields_KnowledgeNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -16982,6 +19135,46 @@ func (ec *executionContext) childFields_RenamedNode(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type RenamedNode", field.Name)
 }
 
+func (ec *executionContext) childFields_Report(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Report_id(ctx, field)
+	case "type":
+		return ec.fieldContext_Report_type(ctx, field)
+	case "persona":
+		return ec.fieldContext_Report_persona(ctx, field)
+	case "subjectId":
+		return ec.fieldContext_Report_subjectId(ctx, field)
+	case "title":
+		return ec.fieldContext_Report_title(ctx, field)
+	case "language":
+		return ec.fieldContext_Report_language(ctx, field)
+	case "contentMd":
+		return ec.fieldContext_Report_contentMd(ctx, field)
+	case "score":
+		return ec.fieldContext_Report_score(ctx, field)
+	case "aiGenerated":
+		return ec.fieldContext_Report_aiGenerated(ctx, field)
+	case "aiModel":
+		return ec.fieldContext_Report_aiModel(ctx, field)
+	case "generatedAt":
+		return ec.fieldContext_Report_generatedAt(ctx, field)
+	case "routineId":
+		return ec.fieldContext_Report_routineId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Report", field.Name)
+}
+
+func (ec *executionContext) childFields_ReportPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ReportPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ReportPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReportPage", field.Name)
+}
+
 func (ec *executionContext) childFields_RetuneRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -16998,6 +19191,34 @@ func (ec *executionContext) childFields_RetuneRequest(ctx context.Context, field
 		return ec.fieldContext_RetuneRequest_requestedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RetuneRequest", field.Name)
+}
+
+func (ec *executionContext) childFields_Routine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_Routine_key(ctx, field)
+	case "cadence":
+		return ec.fieldContext_Routine_cadence(ctx, field)
+	case "weekday":
+		return ec.fieldContext_Routine_weekday(ctx, field)
+	case "localTime":
+		return ec.fieldContext_Routine_localTime(ctx, field)
+	case "timezone":
+		return ec.fieldContext_Routine_timezone(ctx, field)
+	case "enabled":
+		return ec.fieldContext_Routine_enabled(ctx, field)
+	case "nextRunAt":
+		return ec.fieldContext_Routine_nextRunAt(ctx, field)
+	case "lastRunAt":
+		return ec.fieldContext_Routine_lastRunAt(ctx, field)
+	case "lastStatus":
+		return ec.fieldContext_Routine_lastStatus(ctx, field)
+	case "lastResult":
+		return ec.fieldContext_Routine_lastResult(ctx, field)
+	case "lastReportId":
+		return ec.fieldContext_Routine_lastReportId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Routine", field.Name)
 }
 
 func (ec *executionContext) childFields_Rule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -17592,6 +19813,10 @@ func (ec *executionContext) childFields_Signal(ctx context.Context, field graphq
 		return ec.fieldContext_Signal_issueId(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Signal_createdAt(ctx, field)
+	case "source":
+		return ec.fieldContext_Signal_source(ctx, field)
+	case "pipeline":
+		return ec.fieldContext_Signal_pipeline(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Signal", field.Name)
 }
@@ -17604,6 +19829,18 @@ func (ec *executionContext) childFields_SignalPage(ctx context.Context, field gr
 		return ec.fieldContext_SignalPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SignalPage", field.Name)
+}
+
+func (ec *executionContext) childFields_SignalPipeline(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "orchestrator":
+		return ec.fieldContext_SignalPipeline_orchestrator(ctx, field)
+	case "pipeline":
+		return ec.fieldContext_SignalPipeline_pipeline(ctx, field)
+	case "runId":
+		return ec.fieldContext_SignalPipeline_runId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SignalPipeline", field.Name)
 }
 
 func (ec *executionContext) childFields_SourceQuery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -17642,6 +19879,98 @@ func (ec *executionContext) childFields_SourceQueryPage(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type SourceQueryPage", field.Name)
 }
 
+func (ec *executionContext) childFields_Suggestion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Suggestion_id(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_Suggestion_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_Suggestion_datasetName(ctx, field)
+	case "category":
+		return ec.fieldContext_Suggestion_category(ctx, field)
+	case "signature":
+		return ec.fieldContext_Suggestion_signature(ctx, field)
+	case "column":
+		return ec.fieldContext_Suggestion_column(ctx, field)
+	case "status":
+		return ec.fieldContext_Suggestion_status(ctx, field)
+	case "params":
+		return ec.fieldContext_Suggestion_params(ctx, field)
+	case "rehearsal":
+		return ec.fieldContext_Suggestion_rehearsal(ctx, field)
+	case "impact":
+		return ec.fieldContext_Suggestion_impact(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Suggestion_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Suggestion_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Suggestion", field.Name)
+}
+
+func (ec *executionContext) childFields_SuggestionImpact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "estimatedRows":
+		return ec.fieldContext_SuggestionImpact_estimatedRows(ctx, field)
+	case "estimatedRowsSample":
+		return ec.fieldContext_SuggestionImpact_estimatedRowsSample(ctx, field)
+	case "rowsSource":
+		return ec.fieldContext_SuggestionImpact_rowsSource(ctx, field)
+	case "ruleId":
+		return ec.fieldContext_SuggestionImpact_ruleId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuggestionImpact", field.Name)
+}
+
+func (ec *executionContext) childFields_SuggestionPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SuggestionPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_SuggestionPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuggestionPage", field.Name)
+}
+
+func (ec *executionContext) childFields_SuggestionReason(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_SuggestionReason_code(ctx, field)
+	case "params":
+		return ec.fieldContext_SuggestionReason_params(ctx, field)
+	case "message":
+		return ec.fieldContext_SuggestionReason_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuggestionReason", field.Name)
+}
+
+func (ec *executionContext) childFields_SuggestionRehearsal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "version":
+		return ec.fieldContext_SuggestionRehearsal_version(ctx, field)
+	case "status":
+		return ec.fieldContext_SuggestionRehearsal_status(ctx, field)
+	case "affectedRows":
+		return ec.fieldContext_SuggestionRehearsal_affectedRows(ctx, field)
+	case "totalRows":
+		return ec.fieldContext_SuggestionRehearsal_totalRows(ctx, field)
+	case "pct":
+		return ec.fieldContext_SuggestionRehearsal_pct(ctx, field)
+	case "requestedAt":
+		return ec.fieldContext_SuggestionRehearsal_requestedAt(ctx, field)
+	case "ranAt":
+		return ec.fieldContext_SuggestionRehearsal_ranAt(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_SuggestionRehearsal_durationMs(ctx, field)
+	case "actor":
+		return ec.fieldContext_SuggestionRehearsal_actor(ctx, field)
+	case "reason":
+		return ec.fieldContext_SuggestionRehearsal_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuggestionRehearsal", field.Name)
+}
+
 func (ec *executionContext) childFields_SyntheticEvaluation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "rows":
@@ -17668,8 +19997,22 @@ func (ec *executionContext) childFields_SyntheticEvaluation(ctx context.Context,
 		return ec.fieldContext_SyntheticEvaluation_kThreshold(ctx, field)
 	case "quasiIdentifiers":
 		return ec.fieldContext_SyntheticEvaluation_quasiIdentifiers(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_SyntheticEvaluation_datasetId(ctx, field)
+	case "findings":
+		return ec.fieldContext_SyntheticEvaluation_findings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SyntheticEvaluation", field.Name)
+}
+
+func (ec *executionContext) childFields_SyntheticFinding(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_SyntheticFinding_key(ctx, field)
+	case "params":
+		return ec.fieldContext_SyntheticFinding_params(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyntheticFinding", field.Name)
 }
 
 func (ec *executionContext) childFields_SyntheticMeasure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -18092,6 +20435,30 @@ func (ec *executionContext) childFields_VerdictCounts(ctx context.Context, field
 		return ec.fieldContext_VerdictCounts_unknown(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type VerdictCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_WorkspaceCurrency(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "currency":
+		return ec.fieldContext_WorkspaceCurrency_currency(ctx, field)
+	case "default":
+		return ec.fieldContext_WorkspaceCurrency_default(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WorkspaceCurrency", field.Name)
+}
+
+func (ec *executionContext) childFields_WorkspaceSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "locale":
+		return ec.fieldContext_WorkspaceSettings_locale(ctx, field)
+	case "effectiveLocale":
+		return ec.fieldContext_WorkspaceSettings_effectiveLocale(ctx, field)
+	case "timezone":
+		return ec.fieldContext_WorkspaceSettings_timezone(ctx, field)
+	case "currency":
+		return ec.fieldContext_WorkspaceSettings_currency(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WorkspaceSettings", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -18790,6 +21157,60 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_biRefreshes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tool",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tool"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "biDatasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["biDatasetId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_connection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -18919,6 +21340,44 @@ func (ec *executionContext) field_Query_domains_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_duplicates_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "band",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["band"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg3
 	return args, nil
 }
 
@@ -19206,6 +21665,82 @@ func (ec *executionContext) field_Query_issues_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_knowledgeEntries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "tag",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tag"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "includeOutdated",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includeOutdated"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_knowledgeEntry_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_knowledgeGraph_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -19460,6 +21995,42 @@ func (ec *executionContext) field_Query_reconcileChecks_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_report_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_reports_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_rulePack_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -19659,6 +22230,58 @@ func (ec *executionContext) field_Query_signals_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["offset"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_suggestion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_suggestions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "category",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["category"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg3
 	return args, nil
 }
 
@@ -19980,6 +22603,797 @@ func (ec *executionContext) fieldContext_AIReadiness_recommendations(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Account_id(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Account_email(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_role(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_workspaceId(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_workspaceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_workspaceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Account_workspaceName(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_workspaceName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_workspaceName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_plan(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_plan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Plan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_locale(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_timezone(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_effectiveLocale(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_effectiveLocale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EffectiveLocale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_effectiveLocale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_effectiveTimezone(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_effectiveTimezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EffectiveTimezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_effectiveTimezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_workspaceLocale(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_workspaceLocale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceLocale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_workspaceLocale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_workspaceTimezone(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_workspaceTimezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceTimezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_workspaceTimezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_responseLanguage(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_responseLanguage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResponseLanguage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_responseLanguage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_connectionName(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_connectionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_connectionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_sourceKind(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_sourceKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_sourceKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_dataCountry(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_dataCountry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DataCountry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_dataCountry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_upstreamCount(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_upstreamCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpstreamCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_upstreamCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_domains(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_domains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domains, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_domains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_score(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_verdict(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_rules(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_rules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_rules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_rulesPassed(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_rulesPassed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RulesPassed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_rulesPassed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_rulesFailed(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_rulesFailed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RulesFailed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_rulesFailed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_openIssues(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_openIssues(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIssues, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_openIssues(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_piiColumns(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_piiColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PiiColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_piiColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_biasRelevantColumns(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_biasRelevantColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BiasRelevantColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_biasRelevantColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_gaps(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_gaps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gaps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_gaps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dossier_article(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dossier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dossier_article(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Article, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dossier_article(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dossier", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dossier_generatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dossier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dossier_generatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GeneratedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dossier_generatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dossier", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dossier_datasets(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dossier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dossier_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Art10Dataset) graphql.Marshaler {
+			return ec.marshalNArt10Dataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐArt10Datasetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dossier_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Art10Dossier",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Art10Dataset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Art10Dossier_gapCounts(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dossier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dossier_gapCounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GapCounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dossier_gapCounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dossier", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _AutoMonitors_freshness(ctx context.Context, field graphql.CollectedField, obj *scan.AutoMonitors) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20074,6 +23488,438 @@ func (ec *executionContext) fieldContext_AutoMonitors_schema(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _BIDashboard_id(ctx context.Context, field graphql.CollectedField, obj *model.BIDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIDashboard_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BIDashboard_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIDashboard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIDashboard_name(ctx context.Context, field graphql.CollectedField, obj *model.BIDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIDashboard_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIDashboard_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIDashboard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIDashboard_url(ctx context.Context, field graphql.CollectedField, obj *model.BIDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIDashboard_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BIDashboard_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIDashboard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_id(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_tool(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_tool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tool, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_tool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_biDatasetId(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_biDatasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BiDatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_biDatasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_biDatasetName(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_biDatasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BiDatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_biDatasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_refreshId(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_refreshId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefreshID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_refreshId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_status(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_startedAt(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_endedAt(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_endedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_datasets(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_unmatched(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_unmatched(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unmatched, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_unmatched(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_dashboards(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_dashboards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dashboards, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.BIDashboard) graphql.Marshaler {
+			return ec.marshalNBIDashboard2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIDashboardᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_dashboards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BIRefresh",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BIDashboard(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BIRefresh_receivedAt(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_receivedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReceivedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_receivedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefresh_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.BIRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefresh_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefresh_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefresh", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BIRefreshPage_items(ctx context.Context, field graphql.CollectedField, obj *model.BIRefreshPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefreshPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.BIRefresh) graphql.Marshaler {
+			return ec.marshalNBIRefresh2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIRefreshᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefreshPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BIRefreshPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BIRefresh(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BIRefreshPage_total(ctx context.Context, field graphql.CollectedField, obj *model.BIRefreshPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BIRefreshPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BIRefreshPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BIRefreshPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Column_name(ctx context.Context, field graphql.CollectedField, obj *model.Column) (ret graphql.Marshaler) {
@@ -23901,6 +27747,222 @@ func (ec *executionContext) _Country_own(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Country_own(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Country", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicy_scope(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicy_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicy_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicy", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicy_domainId(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicy_domainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicy_domainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicy", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicy_rules(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicy_rules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DataPolicyRule) graphql.Marshaler {
+			return ec.marshalNDataPolicyRule2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicyRuleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicy_rules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DataPolicy",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DataPolicyRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DataPolicy_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicy_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicy_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicy", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicyRule_rule(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicyRule_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicyRule_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicyRule_enabled(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicyRule_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicyRule_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicyRule", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicyRule_maxAgeDays(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicyRule_maxAgeDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxAgeDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicyRule_maxAgeDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicyRule", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicyRule_severity(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicyRule_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicyRule_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicyRule_column(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicyRule_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicyRule_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicyRule", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Dataset_id(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
@@ -29169,6 +33231,38 @@ func (ec *executionContext) fieldContext_Domain_publicShare(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Domain_dataPolicy(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_dataPolicy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().DataPolicy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DataPolicy) graphql.Marshaler {
+			return ec.marshalNDataPolicy2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicy(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_dataPolicy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DataPolicy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DomainChange_kind(ctx context.Context, field graphql.CollectedField, obj *model.DomainChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -32122,6 +36216,392 @@ func (ec *executionContext) fieldContext_DomainVote_votes(_ context.Context, fie
 	return graphql.NewScalarFieldContext("DomainVote", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _DuplicateCluster_id(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_confidence(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_confidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_confidenceBand(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_confidenceBand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfidenceBand, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_confidenceBand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_referencePrecision(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_referencePrecision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReferencePrecision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_referencePrecision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_matchedOn(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_matchedOn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MatchedOn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_matchedOn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_size(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_size(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Size, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_members(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_members(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Members, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DuplicateMember) graphql.Marshaler {
+			return ec.marshalNDuplicateMember2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateMemberᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_members(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DuplicateCluster",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DuplicateMember(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DuplicateCluster_computedAt(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_computedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ComputedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_computedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateClusterPage_items(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateClusterPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateClusterPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DuplicateCluster) graphql.Marshaler {
+			return ec.marshalNDuplicateCluster2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateClusterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateClusterPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DuplicateClusterPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DuplicateCluster(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DuplicateClusterPage_total(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateClusterPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateClusterPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateClusterPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateClusterPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateMember_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateMember_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateMember_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateMember", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateMember_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateMember_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateMember_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateMember_rowKey(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateMember_rowKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateMember_rowKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateMember_confidence(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateMember_confidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateMember_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateMember", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateMember_exact(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateMember_exact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateMember_exact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateMember", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _EditorColumn_name(ctx context.Context, field graphql.CollectedField, obj *model.EditorColumn) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -34516,6 +38996,38 @@ func (ec *executionContext) fieldContext_Incident_updatedAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("Incident", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Incident_changedBy(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Incident_changedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IncidentChangeRun) graphql.Marshaler {
+			return ec.marshalNIncidentChangeRun2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentChangeRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Incident_changedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Incident",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IncidentChangeRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Incident_scanId(ctx context.Context, field graphql.CollectedField, obj *model.Incident) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -34638,6 +39150,190 @@ func (ec *executionContext) fieldContext_Incident_root(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _IncidentChangeRun_id(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_orchestrator(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_orchestrator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Orchestrator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_orchestrator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_pipeline(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_pipeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pipeline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_pipeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_runId(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_runId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_runId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_status(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_endedAt(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_endedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _IncidentChangeRun_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.IncidentChangeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IncidentChangeRun_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IncidentChangeRun_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IncidentChangeRun", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _IncidentExposure_node(ctx context.Context, field graphql.CollectedField, obj *model.IncidentExposure) (ret graphql.Marshaler) {
@@ -37204,6 +41900,323 @@ func (ec *executionContext) fieldContext_KnowledgeEdge_lineageKind(_ context.Con
 	return graphql.NewScalarFieldContext("KnowledgeEdge", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _KnowledgeEntry_id(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_kind(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_title(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_body(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Body, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_tags(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_tags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tags, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_links(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_links(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Links, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KnowledgeLink) graphql.Marshaler {
+			return ec.marshalNKnowledgeLink2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeLinkᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_links(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KnowledgeEntry",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeLink(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KnowledgeEntry_outdated(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_outdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outdated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_outdated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_authorId(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_authorId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthorID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_authorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_score(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntryPage_items(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntryPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KnowledgeEntry) graphql.Marshaler {
+			return ec.marshalNKnowledgeEntry2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntryPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KnowledgeEntryPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KnowledgeEntryPage_total(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntryPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntryPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntryPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _KnowledgeGraph_focus(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeGraph) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -37367,6 +42380,52 @@ func (ec *executionContext) fieldContext_KnowledgeGraph_stats(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _KnowledgeLink_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeLink_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeLink_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeLink", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeLink_column(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeLink_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeLink_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeLink", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _KnowledgeNode_id(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeNode) (ret graphql.Marshaler) {
@@ -43679,6 +48738,94 @@ func (ec *executionContext) fieldContext_Query_incident(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_duplicates(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_duplicates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Duplicates(ctx, fc.Args["datasetId"].(*string), fc.Args["band"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DuplicateClusterPage) graphql.Marshaler {
+			return ec.marshalNDuplicateClusterPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateClusterPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_duplicates(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DuplicateClusterPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_duplicates_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_biRefreshes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_biRefreshes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BiRefreshes(ctx, fc.Args["tool"].(*string), fc.Args["biDatasetId"].(*string), fc.Args["status"].(*string), fc.Args["datasetId"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BIRefreshPage) graphql.Marshaler {
+			return ec.marshalNBIRefreshPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIRefreshPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_biRefreshes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BIRefreshPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_biRefreshes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_issues(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -45017,6 +50164,430 @@ func (ec *executionContext) fieldContext_Query_editorResolve(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_editorResolve_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_me(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_me(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Me(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Account) graphql.Marshaler {
+			return ec.marshalNAccount2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_me(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_workspaceSettings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_workspaceSettings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().WorkspaceSettings(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WorkspaceSettings) graphql.Marshaler {
+			return ec.marshalNWorkspaceSettings2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐWorkspaceSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_workspaceSettings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WorkspaceSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_art10Dossier(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_art10Dossier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Art10Dossier(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Art10Dossier) graphql.Marshaler {
+			return ec.marshalNArt10Dossier2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐArt10Dossier(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_art10Dossier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Art10Dossier(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_workspaceDataPolicy(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_workspaceDataPolicy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().WorkspaceDataPolicy(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DataPolicy) graphql.Marshaler {
+			return ec.marshalNDataPolicy2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicy(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_workspaceDataPolicy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DataPolicy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_knowledgeEntries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_knowledgeEntries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().KnowledgeEntries(ctx, fc.Args["q"].(*string), fc.Args["kind"].(*string), fc.Args["tag"].(*string), fc.Args["datasetId"].(*string), fc.Args["includeOutdated"].(*bool), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.KnowledgeEntryPage) graphql.Marshaler {
+			return ec.marshalNKnowledgeEntryPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntryPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_knowledgeEntries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeEntryPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_knowledgeEntries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_knowledgeEntry(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_knowledgeEntry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().KnowledgeEntry(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.KnowledgeEntry) graphql.Marshaler {
+			return ec.marshalOKnowledgeEntry2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntry(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_knowledgeEntry(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_knowledgeEntry_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_reports(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_reports(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Reports(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReportPage) graphql.Marshaler {
+			return ec.marshalNReportPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReportPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_reports(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReportPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_reports_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_report(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_report(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Report(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Report) graphql.Marshaler {
+			return ec.marshalOReport2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReport(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_report(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Report(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_report_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_routines(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_routines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Routines(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Routine) graphql.Marshaler {
+			return ec.marshalNRoutine2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRoutineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_routines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Routine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_suggestions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_suggestions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Suggestions(ctx, fc.Args["category"].(*string), fc.Args["datasetId"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SuggestionPage) graphql.Marshaler {
+			return ec.marshalNSuggestionPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_suggestions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuggestionPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_suggestions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_suggestion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_suggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Suggestion(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Suggestion) graphql.Marshaler {
+			return ec.marshalOSuggestion2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_suggestion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Suggestion(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_suggestion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -46554,6 +52125,337 @@ func (ec *executionContext) fieldContext_RenamedNode_to(_ context.Context, field
 	return graphql.NewScalarFieldContext("RenamedNode", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Report_id(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Report_type(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Report_persona(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_persona(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Persona, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_persona(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Report_subjectId(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_subjectId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubjectID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_subjectId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Report_title(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Report_language(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_language(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Language, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_language(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Report_contentMd(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_contentMd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContentMd, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_contentMd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Report_score(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Report_aiGenerated(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_aiGenerated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AiGenerated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_aiGenerated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Report_aiModel(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_aiModel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AiModel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_aiModel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Report_generatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_generatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GeneratedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_generatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Report_routineId(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_routineId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RoutineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_routineId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReportPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ReportPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReportPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Report) graphql.Marshaler {
+			return ec.marshalNReport2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReportᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReportPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReportPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Report(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReportPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ReportPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReportPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReportPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _RestrictedDataset_ref(ctx context.Context, field graphql.CollectedField, obj *model.RestrictedDataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -46736,6 +52638,259 @@ func (ec *executionContext) _RetuneRequest_requestedAt(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_RetuneRequest_requestedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_key(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_cadence(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_cadence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cadence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_cadence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_weekday(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_weekday(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Weekday, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_weekday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_localTime(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_localTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocalTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_localTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_timezone(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_enabled(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_nextRunAt(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_nextRunAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextRunAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_nextRunAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_lastRunAt(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_lastRunAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastRunAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_lastRunAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_lastStatus(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_lastStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_lastStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_lastResult(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_lastResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastResult, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_lastResult(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_lastReportId(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_lastReportId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastReportID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_lastReportId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Rule_id(ctx context.Context, field graphql.CollectedField, obj *model.Rule) (ret graphql.Marshaler) {
@@ -51329,11 +57484,11 @@ func (ec *executionContext) _Signal_scanId(ctx context.Context, field graphql.Co
 			return obj.ScanID, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Signal_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -51639,6 +57794,61 @@ func (ec *executionContext) fieldContext_Signal_createdAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Signal_source(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Signal_pipeline(ctx context.Context, field graphql.CollectedField, obj *model.Signal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signal_pipeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pipeline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SignalPipeline) graphql.Marshaler {
+			return ec.marshalOSignalPipeline2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSignalPipeline(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signal_pipeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Signal",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignalPipeline(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SignalPage_items(ctx context.Context, field graphql.CollectedField, obj *model.SignalPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -51692,6 +57902,75 @@ func (ec *executionContext) _SignalPage_total(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_SignalPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SignalPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SignalPipeline_orchestrator(ctx context.Context, field graphql.CollectedField, obj *model.SignalPipeline) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignalPipeline_orchestrator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Orchestrator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignalPipeline_orchestrator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignalPipeline", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SignalPipeline_pipeline(ctx context.Context, field graphql.CollectedField, obj *model.SignalPipeline) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignalPipeline_pipeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pipeline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignalPipeline_pipeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignalPipeline", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SignalPipeline_runId(ctx context.Context, field graphql.CollectedField, obj *model.SignalPipeline) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignalPipeline_runId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignalPipeline_runId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignalPipeline", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SourceQuery_statement(ctx context.Context, field graphql.CollectedField, obj *connection.QueryLogEntry) (ret graphql.Marshaler) {
@@ -51977,6 +58256,755 @@ func (ec *executionContext) _SourceQueryPage_total(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_SourceQueryPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SourceQueryPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_id(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_category(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_category(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Category, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_signature(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_signature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Signature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_signature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_column(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_status(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_params(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_rehearsal(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_rehearsal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rehearsal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SuggestionRehearsal) graphql.Marshaler {
+			return ec.marshalOSuggestionRehearsal2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionRehearsal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_rehearsal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Suggestion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuggestionRehearsal(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Suggestion_impact(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_impact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Impact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SuggestionImpact) graphql.Marshaler {
+			return ec.marshalNSuggestionImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionImpact(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_impact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Suggestion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuggestionImpact(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Suggestion_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionImpact_estimatedRows(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionImpact_estimatedRows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EstimatedRows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionImpact_estimatedRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionImpact_estimatedRowsSample(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionImpact_estimatedRowsSample(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EstimatedRowsSample, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionImpact_estimatedRowsSample(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionImpact_rowsSource(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionImpact_rowsSource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowsSource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionImpact_rowsSource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionImpact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionImpact_ruleId(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionImpact_ruleId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionImpact_ruleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionImpact", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionPage_items(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Suggestion) graphql.Marshaler {
+			return ec.marshalNSuggestion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Suggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionPage_total(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionReason_code(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionReason) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionReason_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionReason_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionReason", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionReason_params(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionReason) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionReason_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionReason_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionReason", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionReason_message(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionReason) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionReason_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionReason_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionReason", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_version(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_status(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_affectedRows(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_affectedRows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AffectedRows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_affectedRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_totalRows(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_totalRows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalRows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_totalRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_pct(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_pct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_pct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_requestedAt(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_requestedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_requestedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_ranAt(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_ranAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RanAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_ranAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_durationMs(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_actor(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_reason(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SuggestionReason) graphql.Marshaler {
+			return ec.marshalOSuggestionReason2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionReason(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionRehearsal",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuggestionReason(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _SyntheticEvaluation_rows(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
@@ -52280,6 +59308,107 @@ func (ec *executionContext) _SyntheticEvaluation_quasiIdentifiers(ctx context.Co
 }
 func (ec *executionContext) fieldContext_SyntheticEvaluation_quasiIdentifiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticEvaluation_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticEvaluation_findings(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_findings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Findings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SyntheticFinding) graphql.Marshaler {
+			return ec.marshalNSyntheticFinding2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticFindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_findings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyntheticEvaluation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticFinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyntheticFinding_key(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticFinding_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticFinding_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticFinding", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticFinding_params(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticFinding_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticFinding_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticFinding", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SyntheticMeasure_name(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticMeasure) (ret graphql.Marshaler) {
@@ -55530,6 +62659,153 @@ func (ec *executionContext) fieldContext_VerdictCounts_unknown(_ context.Context
 	return graphql.NewScalarFieldContext("VerdictCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _WorkspaceCurrency_currency(ctx context.Context, field graphql.CollectedField, obj *model.WorkspaceCurrency) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceCurrency_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceCurrency_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceCurrency", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WorkspaceCurrency_default(ctx context.Context, field graphql.CollectedField, obj *model.WorkspaceCurrency) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceCurrency_default(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Default, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceCurrency_default(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceCurrency", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _WorkspaceSettings_locale(ctx context.Context, field graphql.CollectedField, obj *model.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WorkspaceSettings_effectiveLocale(ctx context.Context, field graphql.CollectedField, obj *model.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_effectiveLocale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EffectiveLocale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_effectiveLocale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WorkspaceSettings_timezone(ctx context.Context, field graphql.CollectedField, obj *model.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WorkspaceSettings_currency(ctx context.Context, field graphql.CollectedField, obj *model.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WorkspaceCurrency) graphql.Marshaler {
+			return ec.marshalNWorkspaceCurrency2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐWorkspaceCurrency(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WorkspaceSettings",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WorkspaceCurrency(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -56949,6 +64225,275 @@ func (ec *executionContext) _AIReadiness(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var accountImplementors = []string{"Account"}
+
+func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, obj *model.Account) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, accountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Account")
+		case "id":
+			out.Values[i] = ec._Account_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "email":
+			out.Values[i] = ec._Account_email(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._Account_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workspaceId":
+			out.Values[i] = ec._Account_workspaceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workspaceName":
+			out.Values[i] = ec._Account_workspaceName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "plan":
+			out.Values[i] = ec._Account_plan(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "locale":
+			out.Values[i] = ec._Account_locale(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._Account_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "effectiveLocale":
+			out.Values[i] = ec._Account_effectiveLocale(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "effectiveTimezone":
+			out.Values[i] = ec._Account_effectiveTimezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workspaceLocale":
+			out.Values[i] = ec._Account_workspaceLocale(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "workspaceTimezone":
+			out.Values[i] = ec._Account_workspaceTimezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "responseLanguage":
+			out.Values[i] = ec._Account_responseLanguage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var art10DatasetImplementors = []string{"Art10Dataset"}
+
+func (ec *executionContext) _Art10Dataset(ctx context.Context, sel ast.SelectionSet, obj *model.Art10Dataset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, art10DatasetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Art10Dataset")
+		case "datasetId":
+			out.Values[i] = ec._Art10Dataset_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._Art10Dataset_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._Art10Dataset_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionName":
+			out.Values[i] = ec._Art10Dataset_connectionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sourceKind":
+			out.Values[i] = ec._Art10Dataset_sourceKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataCountry":
+			out.Values[i] = ec._Art10Dataset_dataCountry(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "upstreamCount":
+			out.Values[i] = ec._Art10Dataset_upstreamCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domains":
+			out.Values[i] = ec._Art10Dataset_domains(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._Art10Dataset_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._Art10Dataset_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rules":
+			out.Values[i] = ec._Art10Dataset_rules(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rulesPassed":
+			out.Values[i] = ec._Art10Dataset_rulesPassed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rulesFailed":
+			out.Values[i] = ec._Art10Dataset_rulesFailed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openIssues":
+			out.Values[i] = ec._Art10Dataset_openIssues(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "piiColumns":
+			out.Values[i] = ec._Art10Dataset_piiColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "biasRelevantColumns":
+			out.Values[i] = ec._Art10Dataset_biasRelevantColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gaps":
+			out.Values[i] = ec._Art10Dataset_gaps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var art10DossierImplementors = []string{"Art10Dossier"}
+
+func (ec *executionContext) _Art10Dossier(ctx context.Context, sel ast.SelectionSet, obj *model.Art10Dossier) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, art10DossierImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Art10Dossier")
+		case "article":
+			out.Values[i] = ec._Art10Dossier_article(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "generatedAt":
+			out.Values[i] = ec._Art10Dossier_generatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._Art10Dossier_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gapCounts":
+			out.Values[i] = ec._Art10Dossier_gapCounts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var autoMonitorsImplementors = []string{"AutoMonitors"}
 
 func (ec *executionContext) _AutoMonitors(ctx context.Context, sel ast.SelectionSet, obj *scan.AutoMonitors) graphql.Marshaler {
@@ -56973,6 +64518,195 @@ func (ec *executionContext) _AutoMonitors(ctx context.Context, sel ast.Selection
 			}
 		case "schema":
 			out.Values[i] = ec._AutoMonitors_schema(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bIDashboardImplementors = []string{"BIDashboard"}
+
+func (ec *executionContext) _BIDashboard(ctx context.Context, sel ast.SelectionSet, obj *model.BIDashboard) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bIDashboardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BIDashboard")
+		case "id":
+			out.Values[i] = ec._BIDashboard_id(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._BIDashboard_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._BIDashboard_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bIRefreshImplementors = []string{"BIRefresh"}
+
+func (ec *executionContext) _BIRefresh(ctx context.Context, sel ast.SelectionSet, obj *model.BIRefresh) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bIRefreshImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BIRefresh")
+		case "id":
+			out.Values[i] = ec._BIRefresh_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tool":
+			out.Values[i] = ec._BIRefresh_tool(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "biDatasetId":
+			out.Values[i] = ec._BIRefresh_biDatasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "biDatasetName":
+			out.Values[i] = ec._BIRefresh_biDatasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refreshId":
+			out.Values[i] = ec._BIRefresh_refreshId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._BIRefresh_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._BIRefresh_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endedAt":
+			out.Values[i] = ec._BIRefresh_endedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._BIRefresh_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unmatched":
+			out.Values[i] = ec._BIRefresh_unmatched(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dashboards":
+			out.Values[i] = ec._BIRefresh_dashboards(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "receivedAt":
+			out.Values[i] = ec._BIRefresh_receivedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._BIRefresh_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bIRefreshPageImplementors = []string{"BIRefreshPage"}
+
+func (ec *executionContext) _BIRefreshPage(ctx context.Context, sel ast.SelectionSet, obj *model.BIRefreshPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bIRefreshPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BIRefreshPage")
+		case "items":
+			out.Values[i] = ec._BIRefreshPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._BIRefreshPage_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -58697,6 +66431,117 @@ func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "own":
 			out.Values[i] = ec._Country_own(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dataPolicyImplementors = []string{"DataPolicy"}
+
+func (ec *executionContext) _DataPolicy(ctx context.Context, sel ast.SelectionSet, obj *model.DataPolicy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dataPolicyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DataPolicy")
+		case "scope":
+			out.Values[i] = ec._DataPolicy_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domainId":
+			out.Values[i] = ec._DataPolicy_domainId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rules":
+			out.Values[i] = ec._DataPolicy_rules(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._DataPolicy_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dataPolicyRuleImplementors = []string{"DataPolicyRule"}
+
+func (ec *executionContext) _DataPolicyRule(ctx context.Context, sel ast.SelectionSet, obj *model.DataPolicyRule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dataPolicyRuleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DataPolicyRule")
+		case "rule":
+			out.Values[i] = ec._DataPolicyRule_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabled":
+			out.Values[i] = ec._DataPolicyRule_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxAgeDays":
+			out.Values[i] = ec._DataPolicyRule_maxAgeDays(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._DataPolicyRule_severity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._DataPolicyRule_column(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -61917,6 +69762,44 @@ func (ec *executionContext) _Domain(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "dataPolicy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_dataPolicy(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -63226,6 +71109,185 @@ func (ec *executionContext) _DomainVote(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var duplicateClusterImplementors = []string{"DuplicateCluster"}
+
+func (ec *executionContext) _DuplicateCluster(ctx context.Context, sel ast.SelectionSet, obj *model.DuplicateCluster) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, duplicateClusterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DuplicateCluster")
+		case "id":
+			out.Values[i] = ec._DuplicateCluster_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._DuplicateCluster_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidence":
+			out.Values[i] = ec._DuplicateCluster_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidenceBand":
+			out.Values[i] = ec._DuplicateCluster_confidenceBand(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "referencePrecision":
+			out.Values[i] = ec._DuplicateCluster_referencePrecision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "matchedOn":
+			out.Values[i] = ec._DuplicateCluster_matchedOn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "size":
+			out.Values[i] = ec._DuplicateCluster_size(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "members":
+			out.Values[i] = ec._DuplicateCluster_members(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "computedAt":
+			out.Values[i] = ec._DuplicateCluster_computedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var duplicateClusterPageImplementors = []string{"DuplicateClusterPage"}
+
+func (ec *executionContext) _DuplicateClusterPage(ctx context.Context, sel ast.SelectionSet, obj *model.DuplicateClusterPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, duplicateClusterPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DuplicateClusterPage")
+		case "items":
+			out.Values[i] = ec._DuplicateClusterPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._DuplicateClusterPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var duplicateMemberImplementors = []string{"DuplicateMember"}
+
+func (ec *executionContext) _DuplicateMember(ctx context.Context, sel ast.SelectionSet, obj *model.DuplicateMember) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, duplicateMemberImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DuplicateMember")
+		case "datasetId":
+			out.Values[i] = ec._DuplicateMember_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._DuplicateMember_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rowKey":
+			out.Values[i] = ec._DuplicateMember_rowKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidence":
+			out.Values[i] = ec._DuplicateMember_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exact":
+			out.Values[i] = ec._DuplicateMember_exact(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var editorColumnImplementors = []string{"EditorColumn"}
 
 func (ec *executionContext) _EditorColumn(ctx context.Context, sel ast.SelectionSet, obj *model.EditorColumn) graphql.Marshaler {
@@ -64096,6 +72158,11 @@ func (ec *executionContext) _Incident(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "changedBy":
+			out.Values[i] = ec._Incident_changedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "scanId":
 			out.Values[i] = ec._Incident_scanId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -64154,6 +72221,79 @@ func (ec *executionContext) _Incident(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var incidentChangeRunImplementors = []string{"IncidentChangeRun"}
+
+func (ec *executionContext) _IncidentChangeRun(ctx context.Context, sel ast.SelectionSet, obj *model.IncidentChangeRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, incidentChangeRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IncidentChangeRun")
+		case "id":
+			out.Values[i] = ec._IncidentChangeRun_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "orchestrator":
+			out.Values[i] = ec._IncidentChangeRun_orchestrator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pipeline":
+			out.Values[i] = ec._IncidentChangeRun_pipeline(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runId":
+			out.Values[i] = ec._IncidentChangeRun_runId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._IncidentChangeRun_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._IncidentChangeRun_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endedAt":
+			out.Values[i] = ec._IncidentChangeRun_endedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._IncidentChangeRun_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -65398,6 +73538,137 @@ func (ec *executionContext) _KnowledgeEdge(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var knowledgeEntryImplementors = []string{"KnowledgeEntry"}
+
+func (ec *executionContext) _KnowledgeEntry(ctx context.Context, sel ast.SelectionSet, obj *model.KnowledgeEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, knowledgeEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KnowledgeEntry")
+		case "id":
+			out.Values[i] = ec._KnowledgeEntry_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._KnowledgeEntry_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._KnowledgeEntry_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "body":
+			out.Values[i] = ec._KnowledgeEntry_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tags":
+			out.Values[i] = ec._KnowledgeEntry_tags(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "links":
+			out.Values[i] = ec._KnowledgeEntry_links(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outdated":
+			out.Values[i] = ec._KnowledgeEntry_outdated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "authorId":
+			out.Values[i] = ec._KnowledgeEntry_authorId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._KnowledgeEntry_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._KnowledgeEntry_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._KnowledgeEntry_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var knowledgeEntryPageImplementors = []string{"KnowledgeEntryPage"}
+
+func (ec *executionContext) _KnowledgeEntryPage(ctx context.Context, sel ast.SelectionSet, obj *model.KnowledgeEntryPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, knowledgeEntryPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KnowledgeEntryPage")
+		case "items":
+			out.Values[i] = ec._KnowledgeEntryPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._KnowledgeEntryPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var knowledgeGraphImplementors = []string{"KnowledgeGraph"}
 
 func (ec *executionContext) _KnowledgeGraph(ctx context.Context, sel ast.SelectionSet, obj *model.KnowledgeGraph) graphql.Marshaler {
@@ -65438,6 +73709,49 @@ func (ec *executionContext) _KnowledgeGraph(ctx context.Context, sel ast.Selecti
 		case "stats":
 			out.Values[i] = ec._KnowledgeGraph_stats(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var knowledgeLinkImplementors = []string{"KnowledgeLink"}
+
+func (ec *executionContext) _KnowledgeLink(ctx context.Context, sel ast.SelectionSet, obj *model.KnowledgeLink) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, knowledgeLinkImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KnowledgeLink")
+		case "datasetId":
+			out.Values[i] = ec._KnowledgeLink_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._KnowledgeLink_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -68350,6 +76664,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "duplicates":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_duplicates(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "biRefreshes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_biRefreshes(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "issues":
 			field := field
 
@@ -69064,6 +77422,248 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_editorResolve(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "me":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_me(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "workspaceSettings":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_workspaceSettings(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "art10Dossier":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_art10Dossier(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "workspaceDataPolicy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_workspaceDataPolicy(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "knowledgeEntries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_knowledgeEntries(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "knowledgeEntry":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_knowledgeEntry(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "reports":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_reports(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "report":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_report(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "routines":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_routines(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "suggestions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_suggestions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "suggestion":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_suggestion(ctx, field)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -69847,6 +78447,142 @@ func (ec *executionContext) _RenamedNode(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var reportImplementors = []string{"Report"}
+
+func (ec *executionContext) _Report(ctx context.Context, sel ast.SelectionSet, obj *model.Report) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Report")
+		case "id":
+			out.Values[i] = ec._Report_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._Report_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "persona":
+			out.Values[i] = ec._Report_persona(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subjectId":
+			out.Values[i] = ec._Report_subjectId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._Report_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "language":
+			out.Values[i] = ec._Report_language(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "contentMd":
+			out.Values[i] = ec._Report_contentMd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._Report_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "aiGenerated":
+			out.Values[i] = ec._Report_aiGenerated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiModel":
+			out.Values[i] = ec._Report_aiModel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "generatedAt":
+			out.Values[i] = ec._Report_generatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "routineId":
+			out.Values[i] = ec._Report_routineId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reportPageImplementors = []string{"ReportPage"}
+
+func (ec *executionContext) _ReportPage(ctx context.Context, sel ast.SelectionSet, obj *model.ReportPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reportPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReportPage")
+		case "items":
+			out.Values[i] = ec._ReportPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ReportPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var restrictedDatasetImplementors = []string{"RestrictedDataset", "DatasetNeighbour"}
 
 func (ec *executionContext) _RestrictedDataset(ctx context.Context, sel ast.SelectionSet, obj *model.RestrictedDataset) graphql.Marshaler {
@@ -69930,6 +78666,94 @@ func (ec *executionContext) _RetuneRequest(ctx context.Context, sel ast.Selectio
 		case "requestedAt":
 			out.Values[i] = ec._RetuneRequest_requestedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routineImplementors = []string{"Routine"}
+
+func (ec *executionContext) _Routine(ctx context.Context, sel ast.SelectionSet, obj *model.Routine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Routine")
+		case "key":
+			out.Values[i] = ec._Routine_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cadence":
+			out.Values[i] = ec._Routine_cadence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "weekday":
+			out.Values[i] = ec._Routine_weekday(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "localTime":
+			out.Values[i] = ec._Routine_localTime(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._Routine_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabled":
+			out.Values[i] = ec._Routine_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextRunAt":
+			out.Values[i] = ec._Routine_nextRunAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastRunAt":
+			out.Values[i] = ec._Routine_lastRunAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastStatus":
+			out.Values[i] = ec._Routine_lastStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastResult":
+			out.Values[i] = ec._Routine_lastResult(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastReportId":
+			out.Values[i] = ec._Routine_lastReportId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -71996,7 +80820,7 @@ func (ec *executionContext) _Signal(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "scanId":
 			out.Values[i] = ec._Signal_scanId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "kind":
@@ -72064,6 +80888,16 @@ func (ec *executionContext) _Signal(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "source":
+			out.Values[i] = ec._Signal_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pipeline":
+			out.Values[i] = ec._Signal_pipeline(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -72104,6 +80938,54 @@ func (ec *executionContext) _SignalPage(ctx context.Context, sel ast.SelectionSe
 			}
 		case "total":
 			out.Values[i] = ec._SignalPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var signalPipelineImplementors = []string{"SignalPipeline"}
+
+func (ec *executionContext) _SignalPipeline(ctx context.Context, sel ast.SelectionSet, obj *model.SignalPipeline) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signalPipelineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SignalPipeline")
+		case "orchestrator":
+			out.Values[i] = ec._SignalPipeline_orchestrator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pipeline":
+			out.Values[i] = ec._SignalPipeline_pipeline(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runId":
+			out.Values[i] = ec._SignalPipeline_runId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -72254,6 +81136,326 @@ func (ec *executionContext) _SourceQueryPage(ctx context.Context, sel ast.Select
 	return out
 }
 
+var suggestionImplementors = []string{"Suggestion"}
+
+func (ec *executionContext) _Suggestion(ctx context.Context, sel ast.SelectionSet, obj *model.Suggestion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Suggestion")
+		case "id":
+			out.Values[i] = ec._Suggestion_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._Suggestion_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._Suggestion_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "category":
+			out.Values[i] = ec._Suggestion_category(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signature":
+			out.Values[i] = ec._Suggestion_signature(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._Suggestion_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Suggestion_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._Suggestion_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rehearsal":
+			out.Values[i] = ec._Suggestion_rehearsal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "impact":
+			out.Values[i] = ec._Suggestion_impact(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Suggestion_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Suggestion_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suggestionImpactImplementors = []string{"SuggestionImpact"}
+
+func (ec *executionContext) _SuggestionImpact(ctx context.Context, sel ast.SelectionSet, obj *model.SuggestionImpact) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionImpactImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestionImpact")
+		case "estimatedRows":
+			out.Values[i] = ec._SuggestionImpact_estimatedRows(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "estimatedRowsSample":
+			out.Values[i] = ec._SuggestionImpact_estimatedRowsSample(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rowsSource":
+			out.Values[i] = ec._SuggestionImpact_rowsSource(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleId":
+			out.Values[i] = ec._SuggestionImpact_ruleId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suggestionPageImplementors = []string{"SuggestionPage"}
+
+func (ec *executionContext) _SuggestionPage(ctx context.Context, sel ast.SelectionSet, obj *model.SuggestionPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestionPage")
+		case "items":
+			out.Values[i] = ec._SuggestionPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._SuggestionPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suggestionReasonImplementors = []string{"SuggestionReason"}
+
+func (ec *executionContext) _SuggestionReason(ctx context.Context, sel ast.SelectionSet, obj *model.SuggestionReason) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionReasonImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestionReason")
+		case "code":
+			out.Values[i] = ec._SuggestionReason_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._SuggestionReason_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._SuggestionReason_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suggestionRehearsalImplementors = []string{"SuggestionRehearsal"}
+
+func (ec *executionContext) _SuggestionRehearsal(ctx context.Context, sel ast.SelectionSet, obj *model.SuggestionRehearsal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionRehearsalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestionRehearsal")
+		case "version":
+			out.Values[i] = ec._SuggestionRehearsal_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._SuggestionRehearsal_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "affectedRows":
+			out.Values[i] = ec._SuggestionRehearsal_affectedRows(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "totalRows":
+			out.Values[i] = ec._SuggestionRehearsal_totalRows(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pct":
+			out.Values[i] = ec._SuggestionRehearsal_pct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "requestedAt":
+			out.Values[i] = ec._SuggestionRehearsal_requestedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ranAt":
+			out.Values[i] = ec._SuggestionRehearsal_ranAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "durationMs":
+			out.Values[i] = ec._SuggestionRehearsal_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._SuggestionRehearsal_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._SuggestionRehearsal_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var syntheticEvaluationImplementors = []string{"SyntheticEvaluation"}
 
 func (ec *executionContext) _SyntheticEvaluation(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticEvaluation) graphql.Marshaler {
@@ -72323,6 +81525,59 @@ func (ec *executionContext) _SyntheticEvaluation(ctx context.Context, sel ast.Se
 			}
 		case "quasiIdentifiers":
 			out.Values[i] = ec._SyntheticEvaluation_quasiIdentifiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._SyntheticEvaluation_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "findings":
+			out.Values[i] = ec._SyntheticEvaluation_findings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var syntheticFindingImplementors = []string{"SyntheticFinding"}
+
+func (ec *executionContext) _SyntheticFinding(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticFinding) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syntheticFindingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyntheticFinding")
+		case "key":
+			out.Values[i] = ec._SyntheticFinding_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._SyntheticFinding_params(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -73903,6 +83158,102 @@ func (ec *executionContext) _VerdictCounts(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var workspaceCurrencyImplementors = []string{"WorkspaceCurrency"}
+
+func (ec *executionContext) _WorkspaceCurrency(ctx context.Context, sel ast.SelectionSet, obj *model.WorkspaceCurrency) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, workspaceCurrencyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WorkspaceCurrency")
+		case "currency":
+			out.Values[i] = ec._WorkspaceCurrency_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "default":
+			out.Values[i] = ec._WorkspaceCurrency_default(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var workspaceSettingsImplementors = []string{"WorkspaceSettings"}
+
+func (ec *executionContext) _WorkspaceSettings(ctx context.Context, sel ast.SelectionSet, obj *model.WorkspaceSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, workspaceSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WorkspaceSettings")
+		case "locale":
+			out.Values[i] = ec._WorkspaceSettings_locale(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "effectiveLocale":
+			out.Values[i] = ec._WorkspaceSettings_effectiveLocale(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._WorkspaceSettings_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._WorkspaceSettings_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -74305,6 +83656,46 @@ func (ec *executionContext) marshalNAIReadiness2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._AIReadiness(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAccount2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAccount(ctx context.Context, sel ast.SelectionSet, v *model.Account) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Account(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNArt10Dataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐArt10Dataset(ctx context.Context, sel ast.SelectionSet, v model.Art10Dataset) graphql.Marshaler {
+	return ec._Art10Dataset(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNArt10Dataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐArt10Datasetᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Art10Dataset) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNArt10Dataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐArt10Dataset(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNArt10Dossier2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐArt10Dossier(ctx context.Context, sel ast.SelectionSet, v *model.Art10Dossier) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Art10Dossier(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAutoMonitors2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐAutoMonitors(ctx context.Context, sel ast.SelectionSet, v *scan.AutoMonitors) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -74313,6 +83704,56 @@ func (ec *executionContext) marshalNAutoMonitors2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._AutoMonitors(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBIDashboard2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIDashboard(ctx context.Context, sel ast.SelectionSet, v model.BIDashboard) graphql.Marshaler {
+	return ec._BIDashboard(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNBIDashboard2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIDashboardᚄ(ctx context.Context, sel ast.SelectionSet, v []model.BIDashboard) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBIDashboard2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIDashboard(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBIRefresh2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIRefresh(ctx context.Context, sel ast.SelectionSet, v model.BIRefresh) graphql.Marshaler {
+	return ec._BIRefresh(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNBIRefresh2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIRefreshᚄ(ctx context.Context, sel ast.SelectionSet, v []model.BIRefresh) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBIRefresh2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIRefresh(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBIRefreshPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBIRefreshPage(ctx context.Context, sel ast.SelectionSet, v *model.BIRefreshPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BIRefreshPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -74714,6 +84155,36 @@ func (ec *executionContext) marshalNCountry2ᚖgithubᚗcomᚋvigiaᚑdataᚋvig
 func (ec *executionContext) unmarshalNCreateRuleInput2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐCreateRuleInput(ctx context.Context, v any) (model.CreateRuleInput, error) {
 	res, err := ec.unmarshalInputCreateRuleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDataPolicy2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicy(ctx context.Context, sel ast.SelectionSet, v *model.DataPolicy) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DataPolicy(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDataPolicyRule2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicyRule(ctx context.Context, sel ast.SelectionSet, v model.DataPolicyRule) graphql.Marshaler {
+	return ec._DataPolicyRule(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDataPolicyRule2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicyRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DataPolicyRule) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDataPolicyRule2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicyRule(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNDataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataset(ctx context.Context, sel ast.SelectionSet, v model.Dataset) graphql.Marshaler {
@@ -75272,6 +84743,56 @@ func (ec *executionContext) marshalNDomainVote2ᚕgithubᚗcomᚋvigiaᚑdataᚋ
 	return ret
 }
 
+func (ec *executionContext) marshalNDuplicateCluster2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateCluster(ctx context.Context, sel ast.SelectionSet, v model.DuplicateCluster) graphql.Marshaler {
+	return ec._DuplicateCluster(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDuplicateCluster2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateClusterᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DuplicateCluster) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDuplicateCluster2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateCluster(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDuplicateClusterPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateClusterPage(ctx context.Context, sel ast.SelectionSet, v *model.DuplicateClusterPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DuplicateClusterPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDuplicateMember2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateMember(ctx context.Context, sel ast.SelectionSet, v model.DuplicateMember) graphql.Marshaler {
+	return ec._DuplicateMember(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDuplicateMember2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DuplicateMember) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDuplicateMember2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDuplicateMember(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNEditorColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐEditorColumn(ctx context.Context, sel ast.SelectionSet, v model.EditorColumn) graphql.Marshaler {
 	return ec._EditorColumn(ctx, sel, &v)
 }
@@ -75512,6 +85033,26 @@ func (ec *executionContext) marshalNIncident2ᚕgithubᚗcomᚋvigiaᚑdataᚋvi
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNIncident2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncident(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIncidentChangeRun2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentChangeRun(ctx context.Context, sel ast.SelectionSet, v model.IncidentChangeRun) graphql.Marshaler {
+	return ec._IncidentChangeRun(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIncidentChangeRun2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentChangeRunᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IncidentChangeRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIncidentChangeRun2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐIncidentChangeRun(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -75805,6 +85346,36 @@ func (ec *executionContext) marshalNKnowledgeEdge2ᚕgithubᚗcomᚋvigiaᚑdata
 	return ret
 }
 
+func (ec *executionContext) marshalNKnowledgeEntry2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntry(ctx context.Context, sel ast.SelectionSet, v model.KnowledgeEntry) graphql.Marshaler {
+	return ec._KnowledgeEntry(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNKnowledgeEntry2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []model.KnowledgeEntry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKnowledgeEntry2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKnowledgeEntryPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntryPage(ctx context.Context, sel ast.SelectionSet, v *model.KnowledgeEntryPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._KnowledgeEntryPage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNKnowledgeGraph2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeGraph(ctx context.Context, sel ast.SelectionSet, v *model.KnowledgeGraph) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -75813,6 +85384,26 @@ func (ec *executionContext) marshalNKnowledgeGraph2ᚖgithubᚗcomᚋvigiaᚑdat
 		return graphql.Null
 	}
 	return ec._KnowledgeGraph(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNKnowledgeLink2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeLink(ctx context.Context, sel ast.SelectionSet, v model.KnowledgeLink) graphql.Marshaler {
+	return ec._KnowledgeLink(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNKnowledgeLink2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeLinkᚄ(ctx context.Context, sel ast.SelectionSet, v []model.KnowledgeLink) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKnowledgeLink2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeLink(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNKnowledgeNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeNode(ctx context.Context, sel ast.SelectionSet, v model.KnowledgeNode) graphql.Marshaler {
@@ -76508,6 +86099,56 @@ func (ec *executionContext) marshalNRenamedNode2ᚕgithubᚗcomᚋvigiaᚑdata�
 	return ret
 }
 
+func (ec *executionContext) marshalNReport2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReport(ctx context.Context, sel ast.SelectionSet, v model.Report) graphql.Marshaler {
+	return ec._Report(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReport2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReportᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Report) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReport2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReport(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReportPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReportPage(ctx context.Context, sel ast.SelectionSet, v *model.ReportPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReportPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRoutine2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRoutine(ctx context.Context, sel ast.SelectionSet, v model.Routine) graphql.Marshaler {
+	return ec._Routine(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRoutine2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRoutineᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Routine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRoutine2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRoutine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNRule2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRule(ctx context.Context, sel ast.SelectionSet, v model.Rule) graphql.Marshaler {
 	return ec._Rule(ctx, sel, &v)
 }
@@ -77095,6 +86736,46 @@ func (ec *executionContext) marshalNString2ᚕᚖstring(ctx context.Context, sel
 	return ret
 }
 
+func (ec *executionContext) marshalNSuggestion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestion(ctx context.Context, sel ast.SelectionSet, v model.Suggestion) graphql.Marshaler {
+	return ec._Suggestion(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSuggestion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Suggestion) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSuggestion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSuggestionImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionImpact(ctx context.Context, sel ast.SelectionSet, v *model.SuggestionImpact) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SuggestionImpact(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSuggestionPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionPage(ctx context.Context, sel ast.SelectionSet, v *model.SuggestionPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SuggestionPage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSyntheticEvaluation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticEvaluation(ctx context.Context, sel ast.SelectionSet, v *model.SyntheticEvaluation) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -77103,6 +86784,26 @@ func (ec *executionContext) marshalNSyntheticEvaluation2ᚖgithubᚗcomᚋvigia�
 		return graphql.Null
 	}
 	return ec._SyntheticEvaluation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSyntheticFinding2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticFinding(ctx context.Context, sel ast.SelectionSet, v model.SyntheticFinding) graphql.Marshaler {
+	return ec._SyntheticFinding(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSyntheticFinding2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticFindingᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SyntheticFinding) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSyntheticFinding2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticFinding(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNSyntheticMeasure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticMeasure(ctx context.Context, sel ast.SelectionSet, v model.SyntheticMeasure) graphql.Marshaler {
@@ -77494,6 +87195,26 @@ func (ec *executionContext) marshalNVerdictCounts2ᚖgithubᚗcomᚋvigiaᚑdata
 		return graphql.Null
 	}
 	return ec._VerdictCounts(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWorkspaceCurrency2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐWorkspaceCurrency(ctx context.Context, sel ast.SelectionSet, v *model.WorkspaceCurrency) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WorkspaceCurrency(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWorkspaceSettings2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐWorkspaceSettings(ctx context.Context, sel ast.SelectionSet, v *model.WorkspaceSettings) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WorkspaceSettings(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -77907,6 +87628,13 @@ func (ec *executionContext) marshalOIssueExplanationRule2ᚖgithubᚗcomᚋvigia
 	return ec._IssueExplanationRule(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOKnowledgeEntry2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntry(ctx context.Context, sel ast.SelectionSet, v *model.KnowledgeEntry) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._KnowledgeEntry(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOLineageDirection2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageDirection(ctx context.Context, v any) (*model.LineageDirection, error) {
 	if v == nil {
 		return nil, nil
@@ -78002,6 +87730,13 @@ func (ec *executionContext) marshalOReconcileCheckResult2ᚖgithubᚗcomᚋvigia
 	return ec._ReconcileCheckResult(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOReport2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReport(ctx context.Context, sel ast.SelectionSet, v *model.Report) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Report(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalORetuneRequest2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRetuneRequest(ctx context.Context, sel ast.SelectionSet, v *model.RetuneRequest) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -78066,6 +87801,13 @@ func (ec *executionContext) marshalOSensitivitySuggestion2ᚖgithubᚗcomᚋvigi
 	return ec._SensitivitySuggestion(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOSignalPipeline2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSignalPipeline(ctx context.Context, sel ast.SelectionSet, v *model.SignalPipeline) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SignalPipeline(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -78117,6 +87859,27 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOSuggestion2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestion(ctx context.Context, sel ast.SelectionSet, v *model.Suggestion) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Suggestion(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSuggestionReason2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionReason(ctx context.Context, sel ast.SelectionSet, v *model.SuggestionReason) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SuggestionReason(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSuggestionRehearsal2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionRehearsal(ctx context.Context, sel ast.SelectionSet, v *model.SuggestionRehearsal) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SuggestionRehearsal(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOTeam2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeam(ctx context.Context, sel ast.SelectionSet, v *model.Team) graphql.Marshaler {

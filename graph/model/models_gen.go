@@ -28,6 +28,96 @@ type AIReadiness struct {
 	Recommendations []ReadinessRecommendation `json:"recommendations"`
 }
 
+// The calling person's account.
+type Account struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+	// admin, member or viewer
+	Role          string `json:"role"`
+	WorkspaceID   string `json:"workspaceId"`
+	WorkspaceName string `json:"workspaceName"`
+	// free, team or business
+	Plan string `json:"plan"`
+	// The person's locale; null: the workspace default
+	Locale *string `json:"locale,omitempty"`
+	// The person's IANA time zone; null: the workspace's
+	Timezone          *string `json:"timezone,omitempty"`
+	EffectiveLocale   string  `json:"effectiveLocale"`
+	EffectiveTimezone string  `json:"effectiveTimezone"`
+	WorkspaceLocale   *string `json:"workspaceLocale,omitempty"`
+	WorkspaceTimezone string  `json:"workspaceTimezone"`
+	// pt-PT, en or es: the language messages to this person are written in
+	ResponseLanguage string `json:"responseLanguage"`
+}
+
+// A dataset of the Article 10 dossier.
+type Art10Dataset struct {
+	DatasetID      string `json:"datasetId"`
+	DatasetName    string `json:"datasetName"`
+	ConnectionID   string `json:"connectionId"`
+	ConnectionName string `json:"connectionName"`
+	// postgres, mysql or sqlite
+	SourceKind    string   `json:"sourceKind"`
+	DataCountry   *string  `json:"dataCountry,omitempty"`
+	UpstreamCount int      `json:"upstreamCount"`
+	Domains       []string `json:"domains"`
+	Score         *float64 `json:"score,omitempty"`
+	// pass, warn, fail or unknown
+	Verdict     string `json:"verdict"`
+	Rules       int    `json:"rules"`
+	RulesPassed int    `json:"rulesPassed"`
+	RulesFailed int    `json:"rulesFailed"`
+	OpenIssues  int    `json:"openIssues"`
+	// Names only
+	PiiColumns          []string `json:"piiColumns"`
+	BiasRelevantColumns []string `json:"biasRelevantColumns"`
+	// no_quality_rules, not_profiled, failing_rules, no_lineage, no_domain, personal_data
+	Gaps []string `json:"gaps"`
+}
+
+// The EU AI Act Article 10 data-governance dossier of the visible datasets (business plan).
+type Art10Dossier struct {
+	Article     string         `json:"article"`
+	GeneratedAt time.Time      `json:"generatedAt"`
+	Datasets    []Art10Dataset `json:"datasets"`
+	// Datasets per gap code, as JSON text
+	GapCounts string `json:"gapCounts"`
+}
+
+// A dashboard (report, workbook, look) built on a BI dataset; a lineage exposure of the datasets it reads.
+type BIDashboard struct {
+	ID   *string `json:"id,omitempty"`
+	Name string  `json:"name"`
+	URL  *string `json:"url,omitempty"`
+}
+
+// A recorded refresh of a BI tool's dataset (the REST /bi/refreshes list).
+type BIRefresh struct {
+	ID string `json:"id"`
+	// powerbi, tableau, looker, metabase or other
+	Tool          string `json:"tool"`
+	BiDatasetID   string `json:"biDatasetId"`
+	BiDatasetName string `json:"biDatasetName"`
+	RefreshID     string `json:"refreshId"`
+	// running, success or failed
+	Status    string     `json:"status"`
+	StartedAt time.Time  `json:"startedAt"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	// Ids of the datasets the BI dataset reads (those the caller sees), in the report's order.
+	Datasets []string `json:"datasets"`
+	// namespace/name of the reported datasets that named no dataset of the workspace.
+	Unmatched  []string      `json:"unmatched"`
+	Dashboards []BIDashboard `json:"dashboards"`
+	ReceivedAt time.Time     `json:"receivedAt"`
+	UpdatedAt  time.Time     `json:"updatedAt"`
+}
+
+// One page of BI refreshes.
+type BIRefreshPage struct {
+	Items []BIRefresh `json:"items"`
+	Total int         `json:"total"`
+}
+
 // A column as the source declares it, with its semantic type.
 type Column struct {
 	Name       string    `json:"name"`
@@ -287,6 +377,27 @@ type CreateRuleInput struct {
 	Params   *RuleParamsInput `json:"params"`
 	// Default true.
 	Active *bool `json:"active,omitempty"`
+}
+
+// The workspace's or a domain's data policy.
+type DataPolicy struct {
+	// workspace or domain
+	Scope    string           `json:"scope"`
+	DomainID *string          `json:"domainId,omitempty"`
+	Rules    []DataPolicyRule `json:"rules"`
+	// null when never set
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+// A rule of a data policy.
+type DataPolicyRule struct {
+	// pii_retention_max_age
+	Rule       string `json:"rule"`
+	Enabled    bool   `json:"enabled"`
+	MaxAgeDays *int   `json:"maxAgeDays,omitempty"`
+	// warning or critical
+	Severity *string `json:"severity,omitempty"`
+	Column   *string `json:"column,omitempty"`
 }
 
 // A table or view of a connected source.
@@ -604,6 +715,8 @@ type Domain struct {
 	VersionDiff *DomainDiff `json:"versionDiff"`
 	// The public share of the data product (managers of the domain).
 	PublicShare *PublicShare `json:"publicShare"`
+	// The domain's data policy: its rules replace the workspace's of the same key for its datasets.
+	DataPolicy *DataPolicy `json:"dataPolicy"`
 }
 
 // A change between two versions of a domain.
@@ -837,6 +950,40 @@ type DomainVote struct {
 	Votes      int    `json:"votes"`
 }
 
+// A cluster of records of one entity within and across datasets (GET /duplicates).
+type DuplicateCluster struct {
+	ID           string `json:"id"`
+	ConnectionID string `json:"connectionId"`
+	// The weakest link holding the cluster together: 1 only when every link is exact
+	Confidence float64 `json:"confidence"`
+	// exact, high, low
+	ConfidenceBand string `json:"confidenceBand"`
+	// Precision of the band on Vigia's labelled reference set
+	ReferencePrecision *float64 `json:"referencePrecision,omitempty"`
+	// The fields the links compared: nif, email, phone, name
+	MatchedOn []string `json:"matchedOn"`
+	// Members the caller can see
+	Size       int               `json:"size"`
+	Members    []DuplicateMember `json:"members"`
+	ComputedAt time.Time         `json:"computedAt"`
+}
+
+type DuplicateClusterPage struct {
+	Items []DuplicateCluster `json:"items"`
+	Total int                `json:"total"`
+}
+
+// A record of a duplicate cluster: its dataset and row key, never other values.
+type DuplicateMember struct {
+	DatasetID   string `json:"datasetId"`
+	DatasetName string `json:"datasetName"`
+	// The row's key: the value of a one-column key, or the JSON array of a composite key's values
+	RowKey string `json:"rowKey"`
+	// The member's best match in the cluster: 1 only for an exact match
+	Confidence float64 `json:"confidence"`
+	Exact      bool    `json:"exact"`
+}
+
 // A column's metadata for an editor: never a value.
 type EditorColumn struct {
 	Name         string  `json:"name"`
@@ -995,6 +1142,8 @@ type Incident struct {
 	Exposures             []IncidentExposure `json:"exposures"`
 	CreatedAt             time.Time          `json:"createdAt"`
 	UpdatedAt             time.Time          `json:"updatedAt"`
+	// The reported runs that changed what the incident's scan saw, newest first (the REST changed_by).
+	ChangedBy []IncidentChangeRun `json:"changedBy"`
 	// The scan that opened it
 	ScanID     *string    `json:"scanId,omitempty"`
 	ResolvedAt *time.Time `json:"resolvedAt,omitempty"`
@@ -1003,6 +1152,20 @@ type Incident struct {
 	Truncated  bool `json:"truncated"`
 	// The incident's root dataset (the most upstream one).
 	Root *Dataset `json:"root,omitempty"`
+}
+
+// An orchestrator run that wrote one of an incident's datasets before the incident's scan profiled it: the run that changed what the scan saw.
+type IncidentChangeRun struct {
+	ID           string `json:"id"`
+	Orchestrator string `json:"orchestrator"`
+	Pipeline     string `json:"pipeline"`
+	RunID        string `json:"runId"`
+	// running, success, failed or aborted
+	Status    string     `json:"status"`
+	StartedAt time.Time  `json:"startedAt"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	// The dataset it wrote that the scan profiled next.
+	DatasetID string `json:"datasetId"`
 }
 
 // An exposure or a consumer reached by an incident.
@@ -1183,12 +1346,36 @@ type KindCount struct {
 	Count int    `json:"count"`
 }
 
-// A knowledge-graph edge: feeds (with lineageKind), member_of, consumed_by, measures, means.
+// A knowledge-graph edge: feeds (with lineageKind), member_of, consumed_by, measures, means, references (a declared foreign key: a join path).
 type KnowledgeEdge struct {
 	Source      string  `json:"source"`
 	Target      string  `json:"target"`
 	Kind        string  `json:"kind"`
 	LineageKind *string `json:"lineageKind,omitempty"`
+}
+
+// A note, decision, glossary term or metric definition.
+type KnowledgeEntry struct {
+	ID string `json:"id"`
+	// note, decision, term or metric
+	Kind  string   `json:"kind"`
+	Title string   `json:"title"`
+	Body  string   `json:"body"`
+	Tags  []string `json:"tags"`
+	// Datasets (and columns) the entry is about, those the caller can see
+	Links    []KnowledgeLink `json:"links"`
+	Outdated bool            `json:"outdated"`
+	AuthorID *string         `json:"authorId,omitempty"`
+	// Fused reciprocal-rank score in a search with q; null otherwise
+	Score     *float64  `json:"score,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// One page of knowledge entries.
+type KnowledgeEntryPage struct {
+	Items []KnowledgeEntry `json:"items"`
+	Total int              `json:"total"`
 }
 
 // The knowledge graph (1500 nodes; 400 with focus).
@@ -1199,6 +1386,12 @@ type KnowledgeGraph struct {
 	Edges     []KnowledgeEdge `json:"edges"`
 	Truncated bool            `json:"truncated"`
 	Stats     *KnowledgeStats `json:"stats"`
+}
+
+// A link of a knowledge entry to a dataset or one of its columns.
+type KnowledgeLink struct {
+	DatasetID string  `json:"datasetId"`
+	Column    *string `json:"column,omitempty"`
 }
 
 // A knowledge-graph node: <kind>:<id>, or restricted-N.
@@ -1695,6 +1888,33 @@ type RenamedNode struct {
 	To   string `json:"to"`
 }
 
+// A report Vigia wrote from its own facts.
+type Report struct {
+	ID string `json:"id"`
+	// workspace_overview, domain, dataset or incident
+	Type string `json:"type"`
+	// executive, engineering or steward
+	Persona   string  `json:"persona"`
+	SubjectID *string `json:"subjectId,omitempty"`
+	Title     string  `json:"title"`
+	// pt, en or es; null for older reports (pt)
+	Language *string `json:"language,omitempty"`
+	// Markdown
+	ContentMd   string    `json:"contentMd"`
+	Score       *float64  `json:"score,omitempty"`
+	AiGenerated bool      `json:"aiGenerated"`
+	AiModel     *string   `json:"aiModel,omitempty"`
+	GeneratedAt time.Time `json:"generatedAt"`
+	// The routine that wrote it; null when a person asked for it
+	RoutineID *string `json:"routineId,omitempty"`
+}
+
+// One page of reports.
+type ReportPage struct {
+	Items []Report `json:"items"`
+	Total int      `json:"total"`
+}
+
 // A dataset the caller cannot see, met on a walk: no id and no name, as in REST.
 type RestrictedDataset struct {
 	// The opaque key the walk's answer uses for it (restricted-N).
@@ -1712,6 +1932,26 @@ type RetuneRequest struct {
 	IssueID       *string   `json:"issueId,omitempty"`
 	RequestedBy   string    `json:"requestedBy"`
 	RequestedAt   time.Time `json:"requestedAt"`
+}
+
+// A scheduled routine with its schedule, state and last run.
+type Routine struct {
+	Key string `json:"key"`
+	// weekly or daily
+	Cadence string `json:"cadence"`
+	// monday...; null for daily ones
+	Weekday *string `json:"weekday,omitempty"`
+	// HH:MM in the workspace's time zone
+	LocalTime string     `json:"localTime"`
+	Timezone  string     `json:"timezone"`
+	Enabled   bool       `json:"enabled"`
+	NextRunAt *time.Time `json:"nextRunAt,omitempty"`
+	LastRunAt *time.Time `json:"lastRunAt,omitempty"`
+	// succeeded or failed
+	LastStatus *string `json:"lastStatus,omitempty"`
+	// The last run's figures as JSON text; null before the first run
+	LastResult   *string `json:"lastResult,omitempty"`
+	LastReportID *string `json:"lastReportId,omitempty"`
 }
 
 // A data-quality rule of a dataset, evaluated in every scan of its connection.
@@ -2064,10 +2304,11 @@ type Signal struct {
 	ID          string `json:"id"`
 	DatasetID   string `json:"datasetId"`
 	DatasetName string `json:"datasetName"`
-	ScanID      string `json:"scanId"`
-	// anomaly, schema_drift
+	// The scan that raised it; null for a pipeline signal (source orchestrator).
+	ScanID *string `json:"scanId,omitempty"`
+	// anomaly, schema_drift, pipeline
 	Kind string `json:"kind"`
-	// volume, null_rate, distinct_ratio, freshness_lag (anomaly) or schema (schema_drift)
+	// volume, null_rate, distinct_ratio, freshness_lag (anomaly), schema (schema_drift), run_failures or run_interval (pipeline)
 	Metric   string   `json:"metric"`
 	Column   *string  `json:"column,omitempty"`
 	Observed *float64 `json:"observed,omitempty"`
@@ -2078,13 +2319,17 @@ type Signal struct {
 	// Robust z; null during a cold start or over a constant history.
 	Z         *float64 `json:"z,omitempty"`
 	Threshold *float64 `json:"threshold,omitempty"`
-	// robust_z, gross_change or schema_diff: what raised it.
+	// robust_z, gross_change, schema_diff or pipeline_health: what raised it.
 	Method string `json:"method"`
 	// warning or critical; null on signals recorded before severities were kept.
 	Severity  *string   `json:"severity,omitempty"`
 	Anomalous bool      `json:"anomalous"`
 	IssueID   *string   `json:"issueId,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
+	// Who raised it: scan, or orchestrator (the health of a pipeline writing the dataset; no scan).
+	Source string `json:"source"`
+	// The late or failing writer of a pipeline signal; null for scan signals.
+	Pipeline *SignalPipeline `json:"pipeline,omitempty"`
 }
 
 // One page of signals.
@@ -2093,10 +2338,76 @@ type SignalPage struct {
 	Total int      `json:"total"`
 }
 
+// The writer a pipeline signal is about (the REST signal's pipeline).
+type SignalPipeline struct {
+	Orchestrator string `json:"orchestrator"`
+	Pipeline     string `json:"pipeline"`
+	// The failed run (run_failures), or the last run before the missed one (run_interval).
+	RunID string `json:"runId"`
+}
+
 // One page of a connection's query log with the total.
 type SourceQueryPage struct {
 	Items []connection.QueryLogEntry `json:"items"`
 	Total int                        `json:"total"`
+}
+
+// A suggestion on a dataset the caller can see.
+type Suggestion struct {
+	ID          string `json:"id"`
+	DatasetID   string `json:"datasetId"`
+	DatasetName string `json:"datasetName"`
+	// rule, parsing or enrichment
+	Category  string  `json:"category"`
+	Signature string  `json:"signature"`
+	Column    *string `json:"column,omitempty"`
+	// open, accepted or dismissed
+	Status string `json:"status"`
+	// Masks and target mask for parsing; rule type and column for rules (never values), as JSON text
+	Params    string               `json:"params"`
+	Rehearsal *SuggestionRehearsal `json:"rehearsal,omitempty"`
+	Impact    *SuggestionImpact    `json:"impact"`
+	CreatedAt time.Time            `json:"createdAt"`
+	UpdatedAt time.Time            `json:"updatedAt"`
+}
+
+// What a suggestion's change would touch.
+type SuggestionImpact struct {
+	EstimatedRows       *int `json:"estimatedRows,omitempty"`
+	EstimatedRowsSample *int `json:"estimatedRowsSample,omitempty"`
+	// sample or rehearsal
+	RowsSource string  `json:"rowsSource"`
+	RuleID     *string `json:"ruleId,omitempty"`
+}
+
+// One page of suggestions.
+type SuggestionPage struct {
+	Items []Suggestion `json:"items"`
+	Total int          `json:"total"`
+}
+
+// Why a rehearsal counted nothing.
+type SuggestionReason struct {
+	Code string `json:"code"`
+	// As JSON text
+	Params string `json:"params"`
+	// pt-PT
+	Message string `json:"message"`
+}
+
+// A suggestion's last rehearsal: counts, status and actor only.
+type SuggestionRehearsal struct {
+	Version int `json:"version"`
+	// queued, ok, blocked, timeout or error
+	Status       string            `json:"status"`
+	AffectedRows *int              `json:"affectedRows,omitempty"`
+	TotalRows    *int              `json:"totalRows,omitempty"`
+	Pct          *float64          `json:"pct,omitempty"`
+	RequestedAt  time.Time         `json:"requestedAt"`
+	RanAt        *time.Time        `json:"ranAt,omitempty"`
+	DurationMs   *int              `json:"durationMs,omitempty"`
+	Actor        string            `json:"actor"`
+	Reason       *SuggestionReason `json:"reason,omitempty"`
 }
 
 // Scorecard of synthetic rows: utility measured against the profile, privacy checked against the source by counts only.
@@ -2120,6 +2431,17 @@ type SyntheticEvaluation struct {
 	KMin             *int     `json:"kMin,omitempty"`
 	KThreshold       int      `json:"kThreshold"`
 	QuasiIdentifiers []string `json:"quasiIdentifiers"`
+	DatasetID        string   `json:"datasetId"`
+	// Every leak found
+	Findings []SyntheticFinding `json:"findings"`
+}
+
+// A privacy finding of a synthetic scorecard.
+type SyntheticFinding struct {
+	// sample_leak, extreme_leak or pii_leak
+	Key string `json:"key"`
+	// Column, counts of source rows; never a value, as JSON text
+	Params string `json:"params"`
 }
 
 // A named number of a scorecard.
@@ -2387,6 +2709,25 @@ type VerdictCounts struct {
 	Warn    int `json:"warn"`
 	Fail    int `json:"fail"`
 	Unknown int `json:"unknown"`
+}
+
+// The workspace's currency.
+type WorkspaceCurrency struct {
+	// EUR, USD, GBP, CHF or BRL (EUR when none is set)
+	Currency string `json:"currency"`
+	// True when no currency is set and EUR applies
+	Default bool `json:"default"`
+}
+
+// The workspace's locale, time zone and currency.
+type WorkspaceSettings struct {
+	// The default locale; null when not set
+	Locale *string `json:"locale,omitempty"`
+	// The locale in use: the default, else pt-PT
+	EffectiveLocale string `json:"effectiveLocale"`
+	// IANA time zone the workspace's days are read in
+	Timezone string             `json:"timezone"`
+	Currency *WorkspaceCurrency `json:"currency"`
 }
 
 type ContractProposalStatus string
