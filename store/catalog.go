@@ -246,8 +246,10 @@ func (s *CatalogStore) DatasetDetails(ctx context.Context, v catalog.Viewer, ids
 		return out, nil
 	}
 	q := s.db.q(ctx)
-	rows, err := q.Query(ctx, `SELECT `+datasetColumns+` FROM `+datasetFrom+`
-		WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4),
+	// By key first, as DatasetByID.
+	rows, err := q.Query(ctx, `SELECT `+datasetColumns+` FROM (SELECT * FROM datasets WHERE id = ANY($2::uuid[]) OFFSET 0) d
+		JOIN connections c ON c.id = d.connection_id JOIN workspaces w ON w.id = d.workspace_id
+		WHERE d.workspace_id = $1 AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4),
 		v.WorkspaceID, ids, v.TeamIDs, v.Admin)
 	if err != nil {
 		return nil, translate(err)
