@@ -136,8 +136,12 @@ func (s *CatalogStore) grants(ctx context.Context, v catalog.Viewer, ids []strin
 
 // DatasetByID returns a dataset of the workspace with its columns.
 func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id string) (catalog.Dataset, error) {
-	d, err := scanDataset(s.db.q(ctx).QueryRow(ctx, `SELECT `+datasetColumns+` FROM `+datasetFrom+`
-		WHERE d.id = $1 AND d.workspace_id = $2 AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4), id, v.WorkspaceID, v.TeamIDs, v.Admin))
+	// The row is picked by key first (OFFSET 0 keeps the step apart): run with a generic
+	// plan, the statement may otherwise walk the workspace's name index and filter every
+	// dataset of the workspace by id (as factsSQL; `vigia bench ide`).
+	d, err := scanDataset(s.db.q(ctx).QueryRow(ctx, `SELECT `+datasetColumns+` FROM (SELECT * FROM datasets WHERE id = $1 OFFSET 0) d
+		JOIN connections c ON c.id = d.connection_id JOIN workspaces w ON w.id = d.workspace_id
+		WHERE d.workspace_id = $2 AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4), id, v.WorkspaceID, v.TeamIDs, v.Admin))
 	if err != nil {
 		return d, translate(err)
 	}
@@ -316,8 +320,10 @@ func (s *CatalogStore) DatasetDetails(ctx context.Context, v catalog.Viewer, ids
 		return out, nil
 	}
 	q := s.db.q(ctx)
-	rows, err := q.Query(ctx, `SELECT `+datasetColumns+` FROM `+datasetFrom+`
-		WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4),
+	// By key first, as DatasetByID.
+	rows, err := q.Query(ctx, `SELECT `+datasetColumns+` FROM (SELECT * FROM datasets WHERE id = ANY($2::uuid[]) OFFSET 0) d
+		JOIN connections c ON c.id = d.connection_id JOIN workspaces w ON w.id = d.workspace_id
+		WHERE d.workspace_id = $1 AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4),
 		v.WorkspaceID, ids, v.TeamIDs, v.Admin)
 	if err != nil {
 		return nil, translate(err)

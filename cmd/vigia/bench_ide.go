@@ -106,6 +106,9 @@ func benchIDE(ctx context.Context, a *app.App, out io.Writer, n, iterations, cli
 			return resolve(url.Values{"name": {s + "." + t}, "connection": {"warehouse"}})
 		}},
 		{"ide/datasets/{id}/columns", func(r *rand.Rand) string { return "/api/v1/ide/datasets/" + ids[r.IntN(n)] + "/columns" }},
+		// The floor: an authenticated answer that reads no dataset (token check, guard,
+		// JSON), what the machine's load alone costs a request.
+		{"GET /connections/types (floor)", func(*rand.Rand) string { return "/api/v1/connections/types" }},
 	}
 	get := func(path string) (time.Duration, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+path, nil)

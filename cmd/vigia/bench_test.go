@@ -86,7 +86,7 @@ func TestBenchIDEReportsFigures(t *testing.T) {
 	}
 	text := out.String()
 	for _, want := range []string{"seeded 200 datasets", "40 requests per operation from 2 concurrent clients", "GET /datasets/{id}",
-		"ide/resolve schema.table", `ide/resolve "schema"."table"`, "ide/resolve + connection hint", "ide/datasets/{id}/columns",
+		"ide/resolve schema.table", `ide/resolve "schema"."table"`, "ide/resolve + connection hint", "ide/datasets/{id}/columns", "(floor)",
 		"target: ide/resolve p99 <= 20ms"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("report lacks %q:\n%s", want, text)
