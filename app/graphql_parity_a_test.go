@@ -141,6 +141,12 @@ func parityTableA() map[string]parity {
 			query: `query($id: ID!){ dataset(id: $id){ pipelineHealth { datasetId status pipelines { orchestrator pipeline status
 				lastRun ` + run + ` failingRun ` + run + ` lastSuccessAt lastFailureAt consecutiveFailures cadenceSeconds expectedBy runs } } } }`,
 			at: "dataset.pipelineHealth"},
+		// Synthetic rows are generated from the profile by seed: the same seed gives the same rows in both.
+		"datasetSynthetic": {rest: "/api/v1/datasets/{id}/synthetic?format=json&rows=20&seed=7", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ syntheticRows(rows: 20, seed: 7) { manifest { datasetId table rows seed
+				columns { name type nullable primaryKey unique semanticType references quasiIdentifier pii }
+				evaluation { rows seed utilityScore privacyVerdict kMin kThreshold quasiIdentifiers } } rows } } }`,
+			at: "dataset.syntheticRows"},
 		"findDatasets": {rest: "/api/v1/datasets/find?query=c",
 			query: `{ findDatasets(query: "c") { datasets { id name kind layer usageClass latestScore verdict ` + domainRef + `
 				piiColumns } truncated } }`, at: "findDatasets"},

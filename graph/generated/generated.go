@@ -20,6 +20,7 @@ import (
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/graph/model"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/synthetic"
 )
 
 // region    ***************************** api!.gotpl *****************************
@@ -353,6 +354,7 @@ type ComplexityRoot struct {
 		ScoreHistory         func(childComplexity int, limit *int) int
 		Sensitivity          func(childComplexity int) int
 		SyntheticEvaluation  func(childComplexity int, rows *int, seed *int) int
+		SyntheticRows        func(childComplexity int, rows *int, seed *int) int
 		Table                func(childComplexity int) int
 		TrustFacts           func(childComplexity int) int
 		TrustScore           func(childComplexity int) int
@@ -1874,6 +1876,27 @@ type ComplexityRoot struct {
 		UtilityWeights    func(childComplexity int) int
 	}
 
+	SyntheticManifest struct {
+		Columns    func(childComplexity int) int
+		DatasetID  func(childComplexity int) int
+		Evaluation func(childComplexity int) int
+		Rows       func(childComplexity int) int
+		Seed       func(childComplexity int) int
+		Table      func(childComplexity int) int
+	}
+
+	SyntheticManifestColumn struct {
+		Name            func(childComplexity int) int
+		Nullable        func(childComplexity int) int
+		PII             func(childComplexity int) int
+		PrimaryKey      func(childComplexity int) int
+		QuasiIdentifier func(childComplexity int) int
+		References      func(childComplexity int) int
+		SemanticType    func(childComplexity int) int
+		Type            func(childComplexity int) int
+		Unique          func(childComplexity int) int
+	}
+
 	SyntheticMeasure struct {
 		Name  func(childComplexity int) int
 		Value func(childComplexity int) int
@@ -1882,6 +1905,11 @@ type ComplexityRoot struct {
 	SyntheticParam struct {
 		Name  func(childComplexity int) int
 		Value func(childComplexity int) int
+	}
+
+	SyntheticRows struct {
+		Manifest func(childComplexity int) int
+		Rows     func(childComplexity int) int
 	}
 
 	Team struct {
@@ -2116,6 +2144,7 @@ type DatasetResolver interface {
 	RulesExport(ctx context.Context, obj *model.Dataset, format model.RulesExportFormat) (*model.RulesExport, error)
 	DirectLineage(ctx context.Context, obj *model.Dataset) (*model.DatasetLineage, error)
 	PipelineHealth(ctx context.Context, obj *model.Dataset) (*model.PipelineHealth, error)
+	SyntheticRows(ctx context.Context, obj *model.Dataset, rows *int, seed *int) (*model.SyntheticRows, error)
 	TrustScore(ctx context.Context, obj *model.Dataset) (*model.TrustScore, error)
 	AiReadiness(ctx context.Context, obj *model.Dataset) (*model.AIReadiness, error)
 	Context(ctx context.Context, obj *model.Dataset) (*model.DatasetContext, error)
@@ -3661,6 +3690,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.SyntheticEvaluation(childComplexity, args["rows"].(*int), args["seed"].(*int)), true
+	case "Dataset.syntheticRows":
+		if e.ComplexityRoot.Dataset.SyntheticRows == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_syntheticRows_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.SyntheticRows(childComplexity, args["rows"].(*int), args["seed"].(*int)), true
 	case "Dataset.table":
 		if e.ComplexityRoot.Dataset.Table == nil {
 			break
@@ -10351,6 +10391,98 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SyntheticEvaluation.UtilityWeights(childComplexity), true
 
+	case "SyntheticManifest.columns":
+		if e.ComplexityRoot.SyntheticManifest.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifest.Columns(childComplexity), true
+	case "SyntheticManifest.datasetId":
+		if e.ComplexityRoot.SyntheticManifest.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifest.DatasetID(childComplexity), true
+	case "SyntheticManifest.evaluation":
+		if e.ComplexityRoot.SyntheticManifest.Evaluation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifest.Evaluation(childComplexity), true
+	case "SyntheticManifest.rows":
+		if e.ComplexityRoot.SyntheticManifest.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifest.Rows(childComplexity), true
+	case "SyntheticManifest.seed":
+		if e.ComplexityRoot.SyntheticManifest.Seed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifest.Seed(childComplexity), true
+	case "SyntheticManifest.table":
+		if e.ComplexityRoot.SyntheticManifest.Table == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifest.Table(childComplexity), true
+
+	case "SyntheticManifestColumn.name":
+		if e.ComplexityRoot.SyntheticManifestColumn.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.Name(childComplexity), true
+	case "SyntheticManifestColumn.nullable":
+		if e.ComplexityRoot.SyntheticManifestColumn.Nullable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.Nullable(childComplexity), true
+	case "SyntheticManifestColumn.pii":
+		if e.ComplexityRoot.SyntheticManifestColumn.PII == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.PII(childComplexity), true
+	case "SyntheticManifestColumn.primaryKey":
+		if e.ComplexityRoot.SyntheticManifestColumn.PrimaryKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.PrimaryKey(childComplexity), true
+	case "SyntheticManifestColumn.quasiIdentifier":
+		if e.ComplexityRoot.SyntheticManifestColumn.QuasiIdentifier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.QuasiIdentifier(childComplexity), true
+	case "SyntheticManifestColumn.references":
+		if e.ComplexityRoot.SyntheticManifestColumn.References == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.References(childComplexity), true
+	case "SyntheticManifestColumn.semanticType":
+		if e.ComplexityRoot.SyntheticManifestColumn.SemanticType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.SemanticType(childComplexity), true
+	case "SyntheticManifestColumn.type":
+		if e.ComplexityRoot.SyntheticManifestColumn.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.Type(childComplexity), true
+	case "SyntheticManifestColumn.unique":
+		if e.ComplexityRoot.SyntheticManifestColumn.Unique == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.Unique(childComplexity), true
+
 	case "SyntheticMeasure.name":
 		if e.ComplexityRoot.SyntheticMeasure.Name == nil {
 			break
@@ -10376,6 +10508,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SyntheticParam.Value(childComplexity), true
+
+	case "SyntheticRows.manifest":
+		if e.ComplexityRoot.SyntheticRows.Manifest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticRows.Manifest(childComplexity), true
+	case "SyntheticRows.rows":
+		if e.ComplexityRoot.SyntheticRows.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticRows.Rows(childComplexity), true
 
 	case "Team.createdAt":
 		if e.ComplexityRoot.Team.CreatedAt == nil {
@@ -13045,6 +13190,44 @@ extend type Dataset {
   pipelineHealth: PipelineHealth!
 }
 `, BuiltIn: false},
+	{Name: "../schema/parity_synthetic.graphqls", Input: `# Synthetic rows at parity with REST /datasets/{id}/synthetic?format=json: the same service call.
+
+"A column of a synthetic table's manifest."
+type SyntheticManifestColumn {
+  name: String!
+  type: String!
+  nullable: Boolean!
+  primaryKey: Boolean!
+  unique: Boolean!
+  semanticType: String
+  "table.column of a foreign key in the pack"
+  references: String
+  quasiIdentifier: Boolean!
+  pii: Boolean!
+}
+
+"What was generated and its scorecard."
+type SyntheticManifest {
+  datasetId: ID!
+  table: String!
+  rows: Int!
+  seed: Int!
+  columns: [SyntheticManifestColumn!]!
+  evaluation: SyntheticEvaluation!
+}
+
+"Synthetic rows of a dataset (REST /datasets/{id}/synthetic with format json)."
+type SyntheticRows {
+  manifest: SyntheticManifest!
+  "The rows as a JSON array of objects, column name to value."
+  rows: String!
+}
+
+extend type Dataset {
+  "Rows generated from the dataset's profile, never from stored values (rows 1-20000); a fail privacy verdict is the error synthetic_privacy_fail, over the 30 s budget synthetic_budget_exceeded."
+  syntheticRows(rows: Int = 100, seed: Int = 0): SyntheticRows!
+}
+`, BuiltIn: false},
 	{Name: "../schema/parity_trust.graphqls", Input: `# A dataset's trust reads at parity with REST /datasets/{id}/trust, /ai-readiness,
 # /context, /trust-facts and /datasets/find: the same service calls.
 
@@ -14736,6 +14919,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_directLineage(ctx, field)
 	case "pipelineHealth":
 		return ec.fieldContext_Dataset_pipelineHealth(ctx, field)
+	case "syntheticRows":
+		return ec.fieldContext_Dataset_syntheticRows(ctx, field)
 	case "trustScore":
 		return ec.fieldContext_Dataset_trustScore(ctx, field)
 	case "aiReadiness":
@@ -17672,6 +17857,48 @@ func (ec *executionContext) childFields_SyntheticEvaluation(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type SyntheticEvaluation", field.Name)
 }
 
+func (ec *executionContext) childFields_SyntheticManifest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_SyntheticManifest_datasetId(ctx, field)
+	case "table":
+		return ec.fieldContext_SyntheticManifest_table(ctx, field)
+	case "rows":
+		return ec.fieldContext_SyntheticManifest_rows(ctx, field)
+	case "seed":
+		return ec.fieldContext_SyntheticManifest_seed(ctx, field)
+	case "columns":
+		return ec.fieldContext_SyntheticManifest_columns(ctx, field)
+	case "evaluation":
+		return ec.fieldContext_SyntheticManifest_evaluation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyntheticManifest", field.Name)
+}
+
+func (ec *executionContext) childFields_SyntheticManifestColumn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_SyntheticManifestColumn_name(ctx, field)
+	case "type":
+		return ec.fieldContext_SyntheticManifestColumn_type(ctx, field)
+	case "nullable":
+		return ec.fieldContext_SyntheticManifestColumn_nullable(ctx, field)
+	case "primaryKey":
+		return ec.fieldContext_SyntheticManifestColumn_primaryKey(ctx, field)
+	case "unique":
+		return ec.fieldContext_SyntheticManifestColumn_unique(ctx, field)
+	case "semanticType":
+		return ec.fieldContext_SyntheticManifestColumn_semanticType(ctx, field)
+	case "references":
+		return ec.fieldContext_SyntheticManifestColumn_references(ctx, field)
+	case "quasiIdentifier":
+		return ec.fieldContext_SyntheticManifestColumn_quasiIdentifier(ctx, field)
+	case "pii":
+		return ec.fieldContext_SyntheticManifestColumn_pii(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyntheticManifestColumn", field.Name)
+}
+
 func (ec *executionContext) childFields_SyntheticMeasure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -17690,6 +17917,16 @@ func (ec *executionContext) childFields_SyntheticParam(ctx context.Context, fiel
 		return ec.fieldContext_SyntheticParam_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SyntheticParam", field.Name)
+}
+
+func (ec *executionContext) childFields_SyntheticRows(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "manifest":
+		return ec.fieldContext_SyntheticRows_manifest(ctx, field)
+	case "rows":
+		return ec.fieldContext_SyntheticRows_rows(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyntheticRows", field.Name)
 }
 
 func (ec *executionContext) childFields_Team(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -18487,6 +18724,28 @@ func (ec *executionContext) field_Dataset_scoreHistory_args(ctx context.Context,
 }
 
 func (ec *executionContext) field_Dataset_syntheticEvaluation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "rows",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rows"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "seed",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seed"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Dataset_syntheticRows_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "rows",
@@ -25045,6 +25304,50 @@ func (ec *executionContext) fieldContext_Dataset_pipelineHealth(_ context.Contex
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PipelineHealth(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_syntheticRows(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_syntheticRows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().SyntheticRows(ctx, obj, fc.Args["rows"].(*int), fc.Args["seed"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SyntheticRows) graphql.Marshaler {
+			return ec.marshalNSyntheticRows2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticRows(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_syntheticRows(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticRows(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_syntheticRows_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -52282,6 +52585,369 @@ func (ec *executionContext) fieldContext_SyntheticEvaluation_quasiIdentifiers(_ 
 	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _SyntheticManifest_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifest_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifest_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifest", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifest_table(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifest_table(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Table, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifest_table(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifest_rows(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifest_rows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifest_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifest", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifest_seed(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifest_seed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifest_seed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifest", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifest_columns(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifest_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []synthetic.ManifestColumn) graphql.Marshaler {
+			return ec.marshalNSyntheticManifestColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋsyntheticᚐManifestColumnᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifest_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyntheticManifest",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticManifestColumn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyntheticManifest_evaluation(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifest_evaluation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evaluation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SyntheticEvaluation) graphql.Marshaler {
+			return ec.marshalNSyntheticEvaluation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticEvaluation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifest_evaluation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyntheticManifest",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticEvaluation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_name(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_type(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_nullable(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_nullable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nullable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_nullable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_primaryKey(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_primaryKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PrimaryKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_primaryKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_unique(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_unique(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unique, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_unique(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_semanticType(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_semanticType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SemanticType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_semanticType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_references(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_references(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.References, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_references(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_quasiIdentifier(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_quasiIdentifier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QuasiIdentifier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_quasiIdentifier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_pii(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_pii(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PII, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_pii(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _SyntheticMeasure_name(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticMeasure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -52372,6 +53038,61 @@ func (ec *executionContext) _SyntheticParam_value(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_SyntheticParam_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SyntheticParam", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticRows_manifest(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticRows) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticRows_manifest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Manifest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SyntheticManifest) graphql.Marshaler {
+			return ec.marshalNSyntheticManifest2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticManifest(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticRows_manifest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyntheticRows",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticManifest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyntheticRows_rows(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticRows) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticRows_rows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticRows_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticRows", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Team_id(ctx context.Context, field graphql.CollectedField, obj *model.Team) (ret graphql.Marshaler) {
@@ -59578,6 +60299,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Dataset_pipelineHealth(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "syntheticRows":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_syntheticRows(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -72347,6 +73106,147 @@ func (ec *executionContext) _SyntheticEvaluation(ctx context.Context, sel ast.Se
 	return out
 }
 
+var syntheticManifestImplementors = []string{"SyntheticManifest"}
+
+func (ec *executionContext) _SyntheticManifest(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticManifest) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syntheticManifestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyntheticManifest")
+		case "datasetId":
+			out.Values[i] = ec._SyntheticManifest_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "table":
+			out.Values[i] = ec._SyntheticManifest_table(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rows":
+			out.Values[i] = ec._SyntheticManifest_rows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seed":
+			out.Values[i] = ec._SyntheticManifest_seed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._SyntheticManifest_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evaluation":
+			out.Values[i] = ec._SyntheticManifest_evaluation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var syntheticManifestColumnImplementors = []string{"SyntheticManifestColumn"}
+
+func (ec *executionContext) _SyntheticManifestColumn(ctx context.Context, sel ast.SelectionSet, obj *synthetic.ManifestColumn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syntheticManifestColumnImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyntheticManifestColumn")
+		case "name":
+			out.Values[i] = ec._SyntheticManifestColumn_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._SyntheticManifestColumn_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nullable":
+			out.Values[i] = ec._SyntheticManifestColumn_nullable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "primaryKey":
+			out.Values[i] = ec._SyntheticManifestColumn_primaryKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unique":
+			out.Values[i] = ec._SyntheticManifestColumn_unique(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "semanticType":
+			out.Values[i] = ec._SyntheticManifestColumn_semanticType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "references":
+			out.Values[i] = ec._SyntheticManifestColumn_references(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "quasiIdentifier":
+			out.Values[i] = ec._SyntheticManifestColumn_quasiIdentifier(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pii":
+			out.Values[i] = ec._SyntheticManifestColumn_pii(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var syntheticMeasureImplementors = []string{"SyntheticMeasure"}
 
 func (ec *executionContext) _SyntheticMeasure(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticMeasure) graphql.Marshaler {
@@ -72409,6 +73309,49 @@ func (ec *executionContext) _SyntheticParam(ctx context.Context, sel ast.Selecti
 			}
 		case "value":
 			out.Values[i] = ec._SyntheticParam_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var syntheticRowsImplementors = []string{"SyntheticRows"}
+
+func (ec *executionContext) _SyntheticRows(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticRows) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syntheticRowsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyntheticRows")
+		case "manifest":
+			out.Values[i] = ec._SyntheticRows_manifest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rows":
+			out.Values[i] = ec._SyntheticRows_rows(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -77105,6 +78048,36 @@ func (ec *executionContext) marshalNSyntheticEvaluation2ᚖgithubᚗcomᚋvigia�
 	return ec._SyntheticEvaluation(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSyntheticManifest2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticManifest(ctx context.Context, sel ast.SelectionSet, v *model.SyntheticManifest) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SyntheticManifest(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSyntheticManifestColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋsyntheticᚐManifestColumn(ctx context.Context, sel ast.SelectionSet, v synthetic.ManifestColumn) graphql.Marshaler {
+	return ec._SyntheticManifestColumn(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSyntheticManifestColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋsyntheticᚐManifestColumnᚄ(ctx context.Context, sel ast.SelectionSet, v []synthetic.ManifestColumn) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSyntheticManifestColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋsyntheticᚐManifestColumn(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNSyntheticMeasure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticMeasure(ctx context.Context, sel ast.SelectionSet, v model.SyntheticMeasure) graphql.Marshaler {
 	return ec._SyntheticMeasure(ctx, sel, &v)
 }
@@ -77143,6 +78116,16 @@ func (ec *executionContext) marshalNSyntheticParam2ᚕgithubᚗcomᚋvigiaᚑdat
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNSyntheticRows2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticRows(ctx context.Context, sel ast.SelectionSet, v *model.SyntheticRows) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SyntheticRows(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTeam2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeam(ctx context.Context, sel ast.SelectionSet, v model.Team) graphql.Marshaler {

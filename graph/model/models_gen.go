@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/synthetic"
 )
 
 // A lineage neighbour: a Dataset the caller can see, else a RestrictedDataset.
@@ -345,6 +346,8 @@ type Dataset struct {
 	// Direct upstream and downstream, exposures and reach total.
 	DirectLineage  *DatasetLineage `json:"directLineage"`
 	PipelineHealth *PipelineHealth `json:"pipelineHealth"`
+	// Rows generated from the dataset's profile, never from stored values (rows 1-20000); a fail privacy verdict is the error synthetic_privacy_fail, over the 30 s budget synthetic_budget_exceeded.
+	SyntheticRows *SyntheticRows `json:"syntheticRows"`
 	// Trust score (REST /datasets/{id}/trust).
 	TrustScore  *TrustScore        `json:"trustScore"`
 	AiReadiness *AIReadiness       `json:"aiReadiness"`
@@ -2122,6 +2125,16 @@ type SyntheticEvaluation struct {
 	QuasiIdentifiers []string `json:"quasiIdentifiers"`
 }
 
+// What was generated and its scorecard.
+type SyntheticManifest struct {
+	DatasetID  string                     `json:"datasetId"`
+	Table      string                     `json:"table"`
+	Rows       int                        `json:"rows"`
+	Seed       int                        `json:"seed"`
+	Columns    []synthetic.ManifestColumn `json:"columns"`
+	Evaluation *SyntheticEvaluation       `json:"evaluation"`
+}
+
 // A named number of a scorecard.
 type SyntheticMeasure struct {
 	Name  string  `json:"name"`
@@ -2132,6 +2145,13 @@ type SyntheticMeasure struct {
 type SyntheticParam struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+}
+
+// Synthetic rows of a dataset (REST /datasets/{id}/synthetic with format json).
+type SyntheticRows struct {
+	Manifest *SyntheticManifest `json:"manifest"`
+	// The rows as a JSON array of objects, column name to value.
+	Rows string `json:"rows"`
 }
 
 // A team of the workspace.
