@@ -424,7 +424,10 @@ func (l lineageJobs) EnqueueProjection(ctx context.Context, workspaceID string) 
 
 // Server builds the HTTP transport: /api/v1, /graphql and its explorer, /metrics.
 func (a *App) Server() *rest.Server {
-	gql := graph.NewHandler(&graph.Resolver{Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
+	gql := graph.NewHandler(&graph.Resolver{ConnectionReads: a.Connections, TrustReads: a.Trust, ProductReads: a.Products,
+		LineageReads: a.Lineage, ContractReads: a.Contracts,
+		Readmes: a.Readmes, SensitivityReads: a.Sensitivity, RuleExports: a.Rules,
+		PipelineReads: a.Orchestrators, SyntheticGen: a.Synthetic, Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
 		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, IncidentService: a.Incidents, Trust: a.Trust, Products: a.Products, Contracts: a.Contracts,
 		Synthetic: a.Synthetic, Messages: a.Messages, Ops: a.graphOps()}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,

@@ -359,11 +359,34 @@ const assumedListSize = 10
 // list of neighbours is counted for at most that many.
 const MaxWalkDatasets = 40
 
-// fieldCost is 1 + child × n, where n is the field's limit argument (its default when
-// absent), 10 × hops for a traversal (a list of walked datasets: 10 × hops, at most
-// MaxWalkDatasets), 10 for another list, 1 otherwise; a page's items are counted by the
-// page's limit.
+// fieldCost is (1 + child × n) × the length of each list argument, where n is the
+// field's limit argument (its default when absent), 10 × hops for a traversal (a list
+// of walked datasets: 10 × hops, at most MaxWalkDatasets), 10 for another list, 1
+// otherwise; a page's items are counted by the page's limit. A list argument (also one
+// inside an input object) asks for the field's work once per element, so the field
+// costs that many times (an empty list counts 1).
 func fieldCost(schema *ast.Schema, typeName, field string, child int, args map[string]any) int {
+	return satMul(ownCost(schema, typeName, field, child, args), listFactor(args))
+}
+
+// listFactor is the product of the lengths of the list arguments, also those inside an
+// input object argument (each at least 1). A list's elements count once each, whatever
+// lists they hold themselves (ragGate's 50 items with their columns count 50).
+func listFactor(args map[string]any) int {
+	f := 1
+	for _, v := range args {
+		switch x := v.(type) {
+		case []any:
+			f = satMul(f, max(len(x), 1))
+		case map[string]any:
+			f = satMul(f, listFactor(x))
+		}
+	}
+	return f
+}
+
+// ownCost is a field's cost before its list arguments: 1 + child × n (see fieldCost).
+func ownCost(schema *ast.Schema, typeName, field string, child int, args map[string]any) int {
 	n, list := 1, false
 	if l, ok := intArg(args["limit"]); ok {
 		n = max(l, 1)

@@ -39,7 +39,7 @@ func toContractVersions(vs []contract.VersionRecord) []model.ContractVersion {
 			ProposalID: v.ProposalID, AuthorID: v.AuthorID, AcceptedBy: v.AcceptedBy, CreatedAt: v.CreatedAt}
 		for _, c := range v.Changes {
 			cv.Changes = append(cv.Changes, model.ContractChange{Kind: c.Kind, Property: opt(c.Property), Field: opt(c.Field),
-				Quality: opt(c.Quality), Breaking: c.Breaking})
+				Quality: opt(c.Quality), Breaking: c.Breaking, Before: valueText(c.Before), After: valueText(c.After)})
 		}
 		out = append(out, cv)
 	}

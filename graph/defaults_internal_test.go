@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/datadiff"
 	"github.com/vigia-data/vigia/graph/generated"
@@ -31,14 +32,17 @@ func TestSchemaDefaultsAreTheServices(t *testing.T) {
 		"Query": {"datasets.limit": catalog.DatasetPageDefault, "issues.limit": issue.PageDefault, "incidents.limit": incident.PageDefault,
 			"domains.limit": product.DomainPageDefault, "consumers.limit": trust.ConsumerPageDefault, "rules.limit": rule.PageDefault,
 			"scans.limit": scan.ScanPageDefault, "signals.limit": scan.SignalPageDefault, "knowledgeGraph.hops": lineage.DefaultKnowledgeHops,
-			"teams.limit": vigia.MaxLimit, "notificationChannels.limit": vigia.MaxLimit, "notifications.limit": notify.PageDefault,
+			"graphSnapshots.limit": lineage.SnapshotPageDefault,
+			"teams.limit":          vigia.MaxLimit, "notificationChannels.limit": vigia.MaxLimit, "notifications.limit": notify.PageDefault,
 			"notificationMutes.limit": vigia.MaxLimit, "ticketIntegrations.limit": vigia.MaxLimit,
 			"rulePacks.limit": vigia.MaxLimit, "reconcileChecks.limit": datadiff.CheckPageDefault,
 			"orchestratorRuns.limit": orchestrator.RunPageDefault,
 			"knowledgeEntries.limit": knowledge.DefaultList, "reports.limit": report.PageDefault, "suggestions.limit": suggest.PageDefault},
 		"NotificationChannel": {"deliveries.limit": notify.PageDefault},
 		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops, "contractVersions.limit": contract.PageDefault,
-			"upstream.hops": lineage.DefaultTraverseHops, "downstream.hops": lineage.DefaultTraverseHops},
+			"upstream.hops": lineage.DefaultTraverseHops, "downstream.hops": lineage.DefaultTraverseHops,
+			"contractProposals.limit": contract.PageDefault},
+		"Connection": {"queryLog.limit": connection.QueryLogPageDefault},
 	}
 	for typ, args := range want {
 		seen := map[string]bool{}

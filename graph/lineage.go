@@ -243,12 +243,7 @@ func toKnowledgeGraph(g lineage.KGraph) *model.KnowledgeGraph {
 		Stats: &model.KnowledgeStats{Nodes: g.Stats.Nodes, Edges: g.Stats.Edges, ByNodeKind: kindCounts(g.Stats.ByNodeKind),
 			ByEdgeKind: kindCounts(g.Stats.ByEdgeKind)}}
 	for _, n := range g.Nodes {
-		kn := model.KnowledgeNode{ID: n.ID, Kind: string(n.Kind), Restricted: n.Restricted}
-		if !n.Restricted {
-			name := n.Name
-			kn.Name = &name
-		}
-		out.Nodes = append(out.Nodes, kn)
+		out.Nodes = append(out.Nodes, toKnowledgeNode(n))
 	}
 	for _, e := range g.Edges {
 		out.Edges = append(out.Edges, model.KnowledgeEdge{Source: e.Source, Target: e.Target, Kind: e.Kind, LineageKind: optString(string(e.LineageKind))})

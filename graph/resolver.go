@@ -8,6 +8,26 @@ import (
 
 // Resolver holds the services resolvers call.
 type Resolver struct {
+	// ConnectionReads answers connections and their query log; TrustReads a dataset's trust
+	// score, AI readiness, context and trust facts (GraphQL parity, issue 23).
+	ConnectionReads ConnectionService
+	TrustReads      TrustReadService
+	// ProductReads answers domains' verdict, trust facts, metadata quality, version
+	// diffs and suggestions; LineageReads direct lineage, exposures and snapshots.
+	ProductReads ProductReadService
+	LineageReads LineageReadService
+	// ContractReads answers contract documents, versions, diffs, proposals and domains' contracts.
+	ContractReads ContractReadService
+	// Readmes, SensitivityReads and RuleExports answer a dataset's README, column
+	// sensitivity and rules export.
+	Readmes          ReadmeReader
+	SensitivityReads SensitivityReader
+	RuleExports      RuleExporter
+	// PipelineReads answers the health of the pipelines writing a dataset.
+	PipelineReads PipelineHealthReader
+	// SyntheticGen generates a dataset's synthetic rows.
+	SyntheticGen SyntheticRowsService
+
 	Catalog      CatalogService
 	ScanService  ScanService
 	ScanReads    ScanReadService

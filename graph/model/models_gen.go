@@ -9,12 +9,24 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/synthetic"
 )
 
 // A lineage neighbour: a Dataset the caller can see, else a RestrictedDataset.
 type DatasetNeighbour interface {
 	IsDatasetNeighbour()
+}
+
+// AI readiness: global score, per use case, PII, recommendations (REST /datasets/{id}/ai-readiness).
+type AIReadiness struct {
+	DatasetID string `json:"datasetId"`
+	// Mean of the four use cases.
+	Score           float64                   `json:"score"`
+	UseCases        *UseCasesReadiness        `json:"useCases"`
+	Pii             *PIIColumns               `json:"pii"`
+	Recommendations []ReadinessRecommendation `json:"recommendations"`
 }
 
 // The calling person's account.
@@ -109,6 +121,62 @@ type ColumnPair struct {
 	Direct bool   `json:"direct"`
 }
 
+// A column's sensitivity.
+type ColumnSensitivity struct {
+	Column string `json:"column"`
+	// public, internal, confidential, pii
+	Level string `json:"level"`
+	// auto or manual
+	Origin string `json:"origin"`
+	// Why the automatic level: semantic:<type>, name, or default; null for a manual level.
+	Reason *string `json:"reason,omitempty"`
+	// Who set the manual level (user id); null when automatic.
+	Author     *string                `json:"author,omitempty"`
+	SetAt      *time.Time             `json:"setAt,omitempty"`
+	Suggestion *SensitivitySuggestion `json:"suggestion,omitempty"`
+}
+
+// A source connection of the workspace (REST /connections/{id}); credentials are never part of it.
+type Connection struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// postgres, mysql, sqlite
+	Kind string `json:"kind"`
+	// ISO 3166-1 alpha-2; null = inherited from the workspace
+	DataCountry    *string             `json:"dataCountry,omitempty"`
+	Country        *Country            `json:"country"`
+	ScanTimezone   string              `json:"scanTimezone"`
+	Schedule       *ConnectionSchedule `json:"schedule"`
+	DatasetsCount  int                 `json:"datasetsCount"`
+	LastScanAt     *time.Time          `json:"lastScanAt,omitempty"`
+	LastScanStatus *string             `json:"lastScanStatus,omitempty"`
+	// Seconds one statement may run on the source; null: the installation's default.
+	StatementTimeoutS *int                   `json:"statementTimeoutS,omitempty"`
+	Openlineage       *ConnectionOpenLineage `json:"openlineage"`
+	CreatedAt         time.Time              `json:"createdAt"`
+	// Engineering summary: opt-in, last scan, open issues.
+	Engineering *connection.Engineering `json:"engineering"`
+	// Normalized statements sent to the source, newest first; days 1-366, limit 1-500, offset >= 0.
+	QueryLog *SourceQueryPage `json:"queryLog"`
+}
+
+// How OpenLineage events name the connection's server (no credential).
+type ConnectionOpenLineage struct {
+	Namespace *string  `json:"namespace,omitempty"`
+	Database  *string  `json:"database,omitempty"`
+	Aliases   []string `json:"aliases"`
+}
+
+// A daily scan at hour:minute in the connection's zone.
+type ConnectionSchedule struct {
+	Enabled bool `json:"enabled"`
+	Hour    *int `json:"hour,omitempty"`
+	// Same as hour.
+	ScanHour *int   `json:"scanHour,omitempty"`
+	Minute   int    `json:"minute"`
+	Timezone string `json:"timezone"`
+}
+
 // A registered consumer with counters over the datasets the caller can see.
 type Consumer struct {
 	ID   string `json:"id"`
@@ -130,6 +198,16 @@ type ConsumerPage struct {
 	Total int        `json:"total"`
 }
 
+// A context column: semantic type and PII flag, never values.
+type ContextColumn struct {
+	Name         string   `json:"name"`
+	DataType     string   `json:"dataType"`
+	SemanticType *string  `json:"semanticType,omitempty"`
+	Pii          bool     `json:"pii"`
+	NullRate     *float64 `json:"nullRate,omitempty"`
+	PrimaryKey   bool     `json:"primaryKey"`
+}
+
 // One difference between two contract versions.
 type ContractChange struct {
 	// added, removed or changed
@@ -139,6 +217,86 @@ type ContractChange struct {
 	Field    *string `json:"field,omitempty"`
 	Quality  *string `json:"quality,omitempty"`
 	Breaking bool    `json:"breaking"`
+	// The value before: a text as itself, any other value as JSON text; null for none.
+	Before *string `json:"before,omitempty"`
+	// The value after, like before.
+	After *string `json:"after,omitempty"`
+}
+
+// A comment on a contract proposal.
+type ContractComment struct {
+	ID        string    `json:"id"`
+	AuthorID  string    `json:"authorId"`
+	Body      string    `json:"body"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Differences between two contracts (REST /datasets/{id}/contract/diff).
+type ContractDiff struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// major or minor
+	Bump     string           `json:"bump"`
+	Breaking bool             `json:"breaking"`
+	Changes  []ContractChange `json:"changes"`
+}
+
+// A contract proposal.
+type ContractProposal struct {
+	ID        string `json:"id"`
+	DatasetID string `json:"datasetId"`
+	// open, accepted, rejected, withdrawn
+	Status string `json:"status"`
+	// observed or document
+	Origin    string     `json:"origin"`
+	Summary   string     `json:"summary"`
+	AuthorID  string     `json:"authorId"`
+	DecidedBy *string    `json:"decidedBy,omitempty"`
+	DecidedAt *time.Time `json:"decidedAt,omitempty"`
+	Note      *string    `json:"note,omitempty"`
+	// The version an accepted proposal became.
+	Version   *string   `json:"version,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// The bump accepting it takes now (initial without an active contract).
+	Bump string `json:"bump"`
+	// Its differences from the active contract.
+	Changes  []ContractChange  `json:"changes"`
+	Comments []ContractComment `json:"comments"`
+	// The proposed ODCS v3 document as JSON text.
+	Document string `json:"document"`
+}
+
+// A contract proposal as listed.
+type ContractProposalItem struct {
+	ID        string `json:"id"`
+	DatasetID string `json:"datasetId"`
+	// open, accepted, rejected, withdrawn
+	Status string `json:"status"`
+	// observed or document
+	Origin    string     `json:"origin"`
+	Summary   string     `json:"summary"`
+	AuthorID  string     `json:"authorId"`
+	DecidedBy *string    `json:"decidedBy,omitempty"`
+	DecidedAt *time.Time `json:"decidedAt,omitempty"`
+	Note      *string    `json:"note,omitempty"`
+	// The version an accepted proposal became.
+	Version   *string   `json:"version,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// One page of proposals, newest first, with the total.
+type ContractProposalPage struct {
+	Items []ContractProposalItem `json:"items"`
+	Total int                    `json:"total"`
+}
+
+// The active data contract's state.
+type ContractState struct {
+	Active bool `json:"active"`
+	// false when the last scan violated the active contract; true without one
+	Valid bool `json:"valid"`
 }
 
 // An accepted contract version.
@@ -152,6 +310,21 @@ type ContractVersion struct {
 	AuthorID      string           `json:"authorId"`
 	AcceptedBy    string           `json:"acceptedBy"`
 	CreatedAt     time.Time        `json:"createdAt"`
+}
+
+// One accepted contract version with its document (REST /datasets/{id}/contract/versions/{number}).
+type ContractVersionDetail struct {
+	Version string `json:"version"`
+	// initial, major or minor
+	Bump          string           `json:"bump"`
+	ChangeSummary string           `json:"changeSummary"`
+	Changes       []ContractChange `json:"changes"`
+	ProposalID    *string          `json:"proposalId,omitempty"`
+	AuthorID      string           `json:"authorId"`
+	AcceptedBy    string           `json:"acceptedBy"`
+	CreatedAt     time.Time        `json:"createdAt"`
+	// The ODCS v3 document as accepted, as JSON text.
+	Document string `json:"document"`
 }
 
 // The data country scans use and where it comes from (dataset, connection, workspace).
@@ -234,6 +407,29 @@ type Dataset struct {
 	Impact *LineageImpact `json:"impact,omitempty"`
 	// Shortest path to another dataset; an invisible target is not_found.
 	Path *LineagePath `json:"path"`
+	// The data contract as an ODCS v3 document in JSON text.
+	ContractDocument string `json:"contractDocument"`
+	// One accepted version; number is MAJOR.MINOR.PATCH (at most 32 characters).
+	ContractVersion *ContractVersionDetail `json:"contractVersion"`
+	// from and to: a version number, active or observed (at most 32 characters); by default active to observed.
+	ContractDiff *ContractDiff `json:"contractDiff"`
+	// Proposals, newest first; limit 1-500, offset >= 0.
+	ContractProposals *ContractProposalPage `json:"contractProposals"`
+	// One proposal with its comments and differences from the active contract.
+	ContractProposal *ContractProposal   `json:"contractProposal"`
+	Readme           *DatasetReadme      `json:"readme"`
+	Sensitivity      *DatasetSensitivity `json:"sensitivity"`
+	RulesExport      *RulesExport        `json:"rulesExport"`
+	// Direct upstream and downstream, exposures and reach total.
+	DirectLineage  *DatasetLineage `json:"directLineage"`
+	PipelineHealth *PipelineHealth `json:"pipelineHealth"`
+	// Rows generated from the dataset's profile, never from stored values (rows 1-20000); a fail privacy verdict is the error synthetic_privacy_fail, over the 30 s budget synthetic_budget_exceeded.
+	SyntheticRows *SyntheticRows `json:"syntheticRows"`
+	// Trust score (REST /datasets/{id}/trust).
+	TrustScore  *TrustScore        `json:"trustScore"`
+	AiReadiness *AIReadiness       `json:"aiReadiness"`
+	Context     *DatasetContext    `json:"context"`
+	TrustFacts  *DatasetTrustFacts `json:"trustFacts"`
 	// The columns with types, semantic types, sensitivity and null/distinct figures, as an editor shows them (never values).
 	EditorColumns []EditorColumn `json:"editorColumns"`
 	// Rows counted by the last profile; null before one.
@@ -267,6 +463,33 @@ type Dataset struct {
 
 func (Dataset) IsDatasetNeighbour() {}
 
+// Context object for agents (REST /datasets/{id}/context).
+type DatasetContext struct {
+	DatasetID string `json:"datasetId"`
+	Name      string `json:"name"`
+	Kind      string `json:"kind"`
+	// bronze, silver, gold
+	Layer *string `json:"layer,omitempty"`
+	// hot, active, cold, dead
+	UsageClass    string              `json:"usageClass"`
+	RowCount      *int                `json:"rowCount,omitempty"`
+	RowCountExact *bool               `json:"rowCountExact,omitempty"`
+	Columns       []ContextColumn     `json:"columns"`
+	PiiColumns    []string            `json:"piiColumns"`
+	Domains       []DomainRef         `json:"domains"`
+	Verdict       string              `json:"verdict"`
+	Score         *float64            `json:"score,omitempty"`
+	Dimensions    *Dimensions         `json:"dimensions"`
+	Trust         *TrustGrade         `json:"trust"`
+	OpenIncidents *OpenIncidentCounts `json:"openIncidents"`
+	Freshness     *TrustFreshness     `json:"freshness"`
+	Readiness     *UseCaseStatuses    `json:"readiness"`
+	Usage         *DatasetUsage       `json:"usage"`
+	LastScanAt    *time.Time          `json:"lastScanAt,omitempty"`
+	SummaryPt     string              `json:"summaryPt"`
+	GeneratedAt   time.Time           `json:"generatedAt"`
+}
+
 // A dataset's data contract.
 type DatasetContract struct {
 	// Whether a producer-accepted version exists.
@@ -283,10 +506,113 @@ type DatasetContract struct {
 	ActiveDocument *string `json:"activeDocument,omitempty"`
 }
 
+// A dataset's facts.
+type DatasetFactsBody struct {
+	Verdict       string              `json:"verdict"`
+	Score         *float64            `json:"score,omitempty"`
+	Dimensions    *Dimensions         `json:"dimensions"`
+	Trust         *TrustBrief         `json:"trust"`
+	Readiness     *UseCaseStatuses    `json:"readiness"`
+	OpenIncidents *OpenIncidentCounts `json:"openIncidents"`
+	Freshness     *TrustFreshness     `json:"freshness"`
+	Pii           *PIIColumns         `json:"pii"`
+	Contract      *ContractState      `json:"contract"`
+	Domains       []DomainRef         `json:"domains"`
+	LastScanAt    *time.Time          `json:"lastScanAt,omitempty"`
+	RowCount      *int                `json:"rowCount,omitempty"`
+	RowCountExact *bool               `json:"rowCountExact,omitempty"`
+	Usage         *DatasetUsage       `json:"usage"`
+}
+
+// A dataset's direct lineage (REST /datasets/{id}/lineage).
+type DatasetLineage struct {
+	DatasetID string `json:"datasetId"`
+	// Reason codes of the dataset's own parsed lineage; empty when nothing was left out.
+	Unresolved []string           `json:"unresolved"`
+	Upstream   []LineageNeighbour `json:"upstream"`
+	Downstream []LineageNeighbour `json:"downstream"`
+	// Direct, or via downstream datasets (3 hops).
+	Exposures []Exposure `json:"exposures"`
+	// Downstream datasets at any distance, restricted ones included.
+	ReachTotal int  `json:"reachTotal"`
+	Truncated  bool `json:"truncated"`
+}
+
 // One page of datasets with the total the caller can see.
 type DatasetPage struct {
 	Items []Dataset `json:"items"`
 	Total int       `json:"total"`
+}
+
+// Draft and published README (REST /datasets/{id}/readme); nothing is AI-generated.
+type DatasetReadme struct {
+	DatasetID string `json:"datasetId"`
+	// The draft: the edited one, else written from facts on this read.
+	ContentMd string `json:"contentMd"`
+	// true when a session edited the draft
+	Edited   bool       `json:"edited"`
+	EditedBy *string    `json:"editedBy,omitempty"`
+	EditedAt *time.Time `json:"editedAt,omitempty"`
+	// Always false: the draft is written deterministically from facts.
+	AiGenerated bool `json:"aiGenerated"`
+	// Always null.
+	AiModel *string `json:"aiModel,omitempty"`
+	// When the draft was written from facts; null for an edited draft.
+	GeneratedAt *time.Time `json:"generatedAt,omitempty"`
+	// null until published
+	PublishedMd          *string    `json:"publishedMd,omitempty"`
+	PublishedBy          *string    `json:"publishedBy,omitempty"`
+	PublishedAt          *time.Time `json:"publishedAt,omitempty"`
+	PublishedAiGenerated bool       `json:"publishedAiGenerated"`
+	PublishedAiModel     *string    `json:"publishedAiModel,omitempty"`
+}
+
+// Per column sensitivity with the trail of manual changes (REST /datasets/{id}/sensitivity).
+type DatasetSensitivity struct {
+	DatasetID string              `json:"datasetId"`
+	Columns   []ColumnSensitivity `json:"columns"`
+	// Every manual change, oldest first.
+	Trail []SensitivityChange `json:"trail"`
+}
+
+// Trust facts envelope (REST /datasets/{id}/trust-facts).
+type DatasetTrustFacts struct {
+	SchemaVersion string `json:"schemaVersion"`
+	// dataset
+	Kind        string            `json:"kind"`
+	Subject     *FactsSubject     `json:"subject"`
+	GeneratedAt time.Time         `json:"generatedAt"`
+	Facts       *DatasetFactsBody `json:"facts"`
+}
+
+// How much the dataset is used.
+type DatasetUsage struct {
+	// null when the source keeps no usage counter
+	QueriesPerDay   *float64   `json:"queriesPerDay,omitempty"`
+	Consumptions30d int        `json:"consumptions30d"`
+	LastConsumedAt  *time.Time `json:"lastConsumedAt,omitempty"`
+}
+
+// A member dataset's verdict.
+type DatasetVerdictItem struct {
+	DatasetID   string `json:"datasetId"`
+	DatasetName string `json:"datasetName"`
+	// pass, warn, fail, unknown
+	Verdict string   `json:"verdict"`
+	Score   *float64 `json:"score,omitempty"`
+}
+
+// An industry demo pack.
+type DemoPack struct {
+	Key         string   `json:"key"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Industry    string   `json:"industry"`
+	Tables      []string `json:"tables"`
+	// The planted defects a scan finds.
+	Defects []string `json:"defects"`
+	// How to build and scan it.
+	Command string `json:"command"`
 }
 
 // How one dimension was computed.
@@ -349,11 +675,36 @@ type Domain struct {
 	// Published versions, newest first (at most 500).
 	Versions []DomainVersion `json:"versions"`
 	// Manual and derived consumers (at most 500).
-	Consumers []DomainConsumer `json:"consumers"`
+	Consumers       []DomainConsumer  `json:"consumers"`
+	Contract        *DomainContract   `json:"contract"`
+	Verdict         *DomainVerdict    `json:"verdict"`
+	TrustFacts      *DomainTrustFacts `json:"trustFacts"`
+	MetadataQuality *MetadataQuality  `json:"metadataQuality"`
+	// from: MAJOR.MINOR or latest; to: MAJOR.MINOR or current (at most 16 characters each).
+	VersionDiff *DomainDiff `json:"versionDiff"`
 	// The public share of the data product (managers of the domain).
 	PublicShare *PublicShare `json:"publicShare"`
 	// The domain's data policy: its rules replace the workspace's of the same key for its datasets.
 	DataPolicy *DataPolicy `json:"dataPolicy"`
+}
+
+// A change between two versions of a domain.
+type DomainChange struct {
+	// e.g. dataset_removed, dimension_weights_changed, dimension_target_raised
+	Kind string `json:"kind"`
+	// breaking, compatible
+	Impact      string  `json:"impact"`
+	DatasetID   *string `json:"datasetId,omitempty"`
+	DatasetName *string `json:"datasetName,omitempty"`
+	Column      *string `json:"column,omitempty"`
+	Dimension   *string `json:"dimension,omitempty"`
+	Field       *string `json:"field,omitempty"`
+	// The value before: a text as itself, any other value as JSON text; null for none.
+	Before *string `json:"before,omitempty"`
+	// The value after, like before.
+	After *string `json:"after,omitempty"`
+	// A dataset the caller cannot see: no id, name or column.
+	Restricted bool `json:"restricted"`
 }
 
 // A consumer of a data product: registered by hand (manual) or derived from consumptions.
@@ -373,6 +724,67 @@ type DomainConsumer struct {
 	CreatedAt       time.Time  `json:"createdAt"`
 }
 
+// The members' active contracts in one ODCS document (REST /domains/{id}/contract).
+type DomainContract struct {
+	DomainID string `json:"domainId"`
+	Name     string `json:"name"`
+	// The domain's version.
+	Version string `json:"version"`
+	// The members the caller can see.
+	Members []DomainContractMember `json:"members"`
+	// One ODCS document with a schema object per member with an active contract, as JSON text.
+	Document string `json:"document"`
+}
+
+// A member of a domain's contract.
+type DomainContractMember struct {
+	DatasetID string `json:"datasetId"`
+	Name      string `json:"name"`
+	// Active contract version; null without one.
+	Version *string `json:"version,omitempty"`
+	// Whether the last check honoured it; null without an active contract.
+	Valid *bool `json:"valid,omitempty"`
+	// Columns of the active contract.
+	Columns int `json:"columns"`
+}
+
+// Changes between two versions with their impact (REST /domains/{id}/versions/{from}/diff/{to}).
+type DomainDiff struct {
+	DomainID string `json:"domainId"`
+	// null: the domain was never published
+	FromVersion *string `json:"fromVersion,omitempty"`
+	// A version or current
+	ToVersion string `json:"toVersion"`
+	// initial, major, minor, none
+	Bump string `json:"bump"`
+	// from latest to current: the version publishing now would create (null when nothing changed)
+	NextVersion *string              `json:"nextVersion,omitempty"`
+	Changes     []DomainChange       `json:"changes"`
+	Counts      *DomainVersionCounts `json:"counts"`
+}
+
+// A domain's facts.
+type DomainFactsBody struct {
+	Verdict   string                 `json:"verdict"`
+	Score     *float64               `json:"score,omitempty"`
+	SLA       *DomainSLA             `json:"sla"`
+	SloMonth  *MonthAttainment       `json:"sloMonth"`
+	Readiness *DomainUseCaseStatuses `json:"readiness"`
+	Datasets  []DomainFactsDataset   `json:"datasets"`
+}
+
+// A member dataset in the domain's trust facts.
+type DomainFactsDataset struct {
+	DatasetID     string              `json:"datasetId"`
+	DatasetName   string              `json:"datasetName"`
+	Verdict       string              `json:"verdict"`
+	Score         *float64            `json:"score,omitempty"`
+	TrustScore    float64             `json:"trustScore"`
+	TrustGrade    string              `json:"trustGrade"`
+	OpenIncidents *OpenIncidentCounts `json:"openIncidents"`
+	LastScanAt    *time.Time          `json:"lastScanAt,omitempty"`
+}
+
 // One page of domains.
 type DomainPage struct {
 	Items []Domain `json:"items"`
@@ -384,6 +796,15 @@ type DomainReadiness struct {
 	UseCases        []DomainUseCase `json:"useCases"`
 	ConsumersTotal  int             `json:"consumersTotal"`
 	ConsumersByKind []KindCount     `json:"consumersByKind"`
+}
+
+// A domain a dataset belongs to.
+type DomainRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// draft, published, deprecated
+	Status  string `json:"status"`
+	Version string `json:"version"`
 }
 
 // A domain's SLA.
@@ -409,6 +830,40 @@ type DomainSlo struct {
 	Datasets            []SLODataset `json:"datasets"`
 }
 
+// A suggested domain for a dataset without one.
+type DomainSuggestion struct {
+	DatasetID   string  `json:"datasetId"`
+	DatasetName string  `json:"datasetName"`
+	DomainID    *string `json:"domainId,omitempty"`
+	DomainName  *string `json:"domainName,omitempty"`
+	Votes       int     `json:"votes"`
+	TotalLinks  int     `json:"totalLinks"`
+	// Up to 3
+	ViaColumns   []string `json:"viaColumns"`
+	EdgeKinds    []string `json:"edgeKinds"`
+	InferredOnly bool     `json:"inferredOnly"`
+	Signature    *string  `json:"signature,omitempty"`
+	// Tied domains of an ambiguous entry
+	Candidates []DomainVote `json:"candidates"`
+}
+
+// Suggested domains by majority of lineage links (REST /domains/suggestions).
+type DomainSuggestions struct {
+	HasLineage  bool               `json:"hasLineage"`
+	Suggestions []DomainSuggestion `json:"suggestions"`
+	Ambiguous   []DomainSuggestion `json:"ambiguous"`
+}
+
+// Trust facts envelope of a domain (REST /domains/{id}/trust-facts).
+type DomainTrustFacts struct {
+	SchemaVersion string `json:"schemaVersion"`
+	// domain
+	Kind        string           `json:"kind"`
+	Subject     *FactsSubject    `json:"subject"`
+	GeneratedAt time.Time        `json:"generatedAt"`
+	Facts       *DomainFactsBody `json:"facts"`
+}
+
 // A domain's readiness for one use case (rag, ml, agente, bi).
 type DomainUseCase struct {
 	UseCase string `json:"useCase"`
@@ -417,6 +872,25 @@ type DomainUseCase struct {
 	Score    *float64        `json:"score,omitempty"`
 	Blockers []ReadinessItem `json:"blockers"`
 	Warnings []ReadinessItem `json:"warnings"`
+}
+
+// Status per use case of a domain.
+type DomainUseCaseStatuses struct {
+	Rag    *string `json:"rag,omitempty"`
+	Ml     *string `json:"ml,omitempty"`
+	Agente *string `json:"agente,omitempty"`
+	Bi     *string `json:"bi,omitempty"`
+}
+
+// Aggregated verdict of the domain's datasets the caller can see (REST /domains/{id}/verdict).
+type DomainVerdict struct {
+	DomainID string `json:"domainId"`
+	// The worst of its datasets' (fail, warn, unknown, pass)
+	Verdict string `json:"verdict"`
+	// Mean of the datasets' latest scores
+	Score    *float64             `json:"score,omitempty"`
+	Counts   *VerdictCounts       `json:"counts"`
+	Datasets []DatasetVerdictItem `json:"datasets"`
 }
 
 // A published version of a data product.
@@ -436,6 +910,13 @@ type DomainVersionCounts struct {
 	Changes    int `json:"changes"`
 	Breaking   int `json:"breaking"`
 	Compatible int `json:"compatible"`
+}
+
+// A tied domain of an ambiguous suggestion.
+type DomainVote struct {
+	DomainID   string `json:"domainId"`
+	DomainName string `json:"domainName"`
+	Votes      int    `json:"votes"`
 }
 
 // A column's metadata for an editor: never a value.
@@ -484,6 +965,82 @@ type EditorResolution struct {
 	Owner        *string       `json:"owner,omitempty"`
 	PiiColumns   []string      `json:"piiColumns"`
 	OtherMatches []EditorMatch `json:"otherMatches"`
+}
+
+// An exposure with where it comes from.
+type Exposure struct {
+	ID     string  `json:"id"`
+	Name   string  `json:"name"`
+	Type   string  `json:"type"`
+	URL    *string `json:"url,omitempty"`
+	Owner  *string `json:"owner,omitempty"`
+	Origin string  `json:"origin"`
+	// Reads the asked dataset itself.
+	Direct bool `json:"direct"`
+	// Refs of the datasets it reads (ids in the workspace list).
+	Via []string `json:"via"`
+}
+
+// The subject of a trust-facts envelope.
+type FactsSubject struct {
+	ID      string  `json:"id"`
+	Name    string  `json:"name"`
+	Status  *string `json:"status,omitempty"`
+	Version *string `json:"version,omitempty"`
+}
+
+// A dataset found by datasets/find.
+type FoundDataset struct {
+	ID          string      `json:"id"`
+	Name        string      `json:"name"`
+	Kind        string      `json:"kind"`
+	Layer       *string     `json:"layer,omitempty"`
+	UsageClass  string      `json:"usageClass"`
+	LatestScore *float64    `json:"latestScore,omitempty"`
+	Verdict     string      `json:"verdict"`
+	Domains     []DomainRef `json:"domains"`
+	// Names only.
+	PiiColumns []string `json:"piiColumns"`
+}
+
+// Datasets found by every criterion combined (REST /datasets/find).
+type FoundDatasets struct {
+	// Up to 40.
+	Datasets []FoundDataset `json:"datasets"`
+	// More datasets matched.
+	Truncated bool `json:"truncated"`
+}
+
+// What changed between two snapshots (REST /knowledge/graph/diff).
+type GraphDiff struct {
+	From         *GraphSnapshot  `json:"from"`
+	To           *GraphSnapshot  `json:"to"`
+	AddedNodes   []KnowledgeNode `json:"addedNodes"`
+	RemovedNodes []KnowledgeNode `json:"removedNodes"`
+	RenamedNodes []RenamedNode   `json:"renamedNodes"`
+	AddedEdges   []KnowledgeEdge `json:"addedEdges"`
+	RemovedEdges []KnowledgeEdge `json:"removedEdges"`
+	// JSON object: per node kind, {added, removed, renamed}.
+	ByKind    string `json:"byKind"`
+	Truncated bool   `json:"truncated"`
+}
+
+// A knowledge-graph snapshot.
+type GraphSnapshot struct {
+	ID string `json:"id"`
+	// scan, manual, decision
+	Trigger    string    `json:"trigger"`
+	ScanID     *string   `json:"scanId,omitempty"`
+	Digest     string    `json:"digest"`
+	NodesCount int       `json:"nodesCount"`
+	EdgesCount int       `json:"edgesCount"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+// One page of snapshots, newest first, with the total.
+type GraphSnapshotPage struct {
+	Items []GraphSnapshot `json:"items"`
+	Total int             `json:"total"`
 }
 
 // A node of an impact tree.
@@ -762,6 +1319,8 @@ type KnowledgeNode struct {
 	Kind       string  `json:"kind"`
 	Name       *string `json:"name,omitempty"`
 	Restricted bool    `json:"restricted"`
+	// JSON object of the node's properties; null without any.
+	Props *string `json:"props,omitempty"`
 }
 
 // Counts of a knowledge graph.
@@ -818,6 +1377,21 @@ type LineageImpact struct {
 	ImpactNote   *string           `json:"impactNote,omitempty"`
 }
 
+// A direct upstream or downstream neighbour; a restricted one has no id, name, linking column or column map.
+type LineageNeighbour struct {
+	Ref        string       `json:"ref"`
+	ID         *string      `json:"id,omitempty"`
+	Name       *string      `json:"name,omitempty"`
+	Restricted bool         `json:"restricted"`
+	EdgeKinds  []string     `json:"edgeKinds"`
+	ColumnMap  []ColumnPair `json:"columnMap"`
+	// True when the link's column map is known; false at table level only, and for a restricted neighbour.
+	ColumnLevel   bool    `json:"columnLevel"`
+	LinkingColumn *string `json:"linkingColumn,omitempty"`
+	// Inference by name and key is the only evidence.
+	InferredOnly bool `json:"inferredOnly"`
+}
+
 // A dataset of a lineage answer. A dataset the caller cannot see is restricted: no id, name or columns; ref is an opaque key edges use.
 type LineageNode struct {
 	Ref        string  `json:"ref"`
@@ -842,6 +1416,43 @@ type LineagePath struct {
 	Hops      *int          `json:"hops,omitempty"`
 	Nodes     []LineageNode `json:"nodes"`
 	Edges     []LineageEdge `json:"edges"`
+}
+
+// A metadata problem.
+type MetadataProblem struct {
+	// missing_owner, missing_domain (catalog); missing_description, missing_sla, not_profiled, no_timestamp (domain)
+	Code  string `json:"code"`
+	Count int    `json:"count"`
+	// Up to 5 by downstream reach, largest first, ties by name.
+	Datasets   []ReachDataset      `json:"datasets"`
+	Suggestion *MetadataSuggestion `json:"suggestion,omitempty"`
+}
+
+// Metadata problems (REST /domains/{id}/metadata-quality and /catalog/metadata-quality).
+type MetadataQuality struct {
+	// null for the catalog
+	DomainID      *string `json:"domainId,omitempty"`
+	DatasetsTotal int     `json:"datasetsTotal"`
+	// Share of checks passed, 0-100
+	Score    float64           `json:"score"`
+	Problems []MetadataProblem `json:"problems"`
+}
+
+// Where to fix a metadata problem.
+type MetadataSuggestion struct {
+	// lineage, domain, scan
+	Channel string `json:"channel"`
+	Action  string `json:"action"`
+}
+
+// A month's SLO attainment.
+type MonthAttainment struct {
+	Month           string   `json:"month"`
+	AvailabilityPct *float64 `json:"availabilityPct,omitempty"`
+	MetDays         int      `json:"metDays"`
+	ViolatedDays    int      `json:"violatedDays"`
+	ObjectivePct    *float64 `json:"objectivePct,omitempty"`
+	ObjectiveMet    *bool    `json:"objectiveMet,omitempty"`
 }
 
 type Mutation struct {
@@ -997,6 +1608,12 @@ type OnCallRota struct {
 	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
+// Open issues by severity.
+type OpenIncidentCounts struct {
+	Critical int `json:"critical"`
+	Warning  int `json:"warning"`
+}
+
 // The first scan that profiled a dataset a run wrote.
 type OrchestratorNextScan struct {
 	DatasetID  string    `json:"datasetId"`
@@ -1031,6 +1648,40 @@ type OrchestratorRun struct {
 type OrchestratorRunPage struct {
 	Items []OrchestratorRun `json:"items"`
 	Total int               `json:"total"`
+}
+
+// PII columns (names only) and those left unmasked.
+type PIIColumns struct {
+	Columns  []string `json:"columns"`
+	Unmasked []string `json:"unmasked"`
+}
+
+// Sync health of the pipelines writing the dataset (REST /datasets/{id}/pipeline-health).
+type PipelineHealth struct {
+	DatasetID string `json:"datasetId"`
+	// failing, late, healthy, not_monitored: the worst of the pipelines'; not_monitored when no reported run wrote the dataset
+	Status    string           `json:"status"`
+	Pipelines []PipelineWriter `json:"pipelines"`
+}
+
+// One pipeline writing the dataset, judged from its latest runs.
+type PipelineWriter struct {
+	Orchestrator string `json:"orchestrator"`
+	Pipeline     string `json:"pipeline"`
+	// failing, late, healthy
+	Status  string           `json:"status"`
+	LastRun *OrchestratorRun `json:"lastRun"`
+	// The latest failed or aborted run while the pipeline is failing.
+	FailingRun          *OrchestratorRun `json:"failingRun,omitempty"`
+	LastSuccessAt       *time.Time       `json:"lastSuccessAt,omitempty"`
+	LastFailureAt       *time.Time       `json:"lastFailureAt,omitempty"`
+	ConsecutiveFailures int              `json:"consecutiveFailures"`
+	// Median interval between run starts, learned once three runs were seen.
+	CadenceSeconds *int `json:"cadenceSeconds,omitempty"`
+	// When the next run is due before the pipeline counts as late (1.5 cadences after the last start).
+	ExpectedBy *time.Time `json:"expectedBy,omitempty"`
+	// Runs read (the latest 50).
+	Runs int `json:"runs"`
 }
 
 // Why the last scan that tried could not profile a dataset.
@@ -1084,10 +1735,24 @@ type RAGGateItemInput struct {
 	Columns []string `json:"columns,omitempty"`
 }
 
+// A dataset with its downstream reach.
+type ReachDataset struct {
+	DatasetID       string `json:"datasetId"`
+	DatasetName     string `json:"datasetName"`
+	DownstreamReach int    `json:"downstreamReach"`
+}
+
 // A blocker or warning code of a use case; datasets counts the member datasets it comes from.
 type ReadinessItem struct {
 	Code     string `json:"code"`
 	Datasets *int   `json:"datasets,omitempty"`
+}
+
+// A recommendation to raise AI readiness.
+type ReadinessRecommendation struct {
+	Code      string   `json:"code"`
+	MessagePt string   `json:"messagePt"`
+	UseCases  []string `json:"useCases"`
 }
 
 // A declared reconciliation check between two datasets, with its last result.
@@ -1132,6 +1797,14 @@ type ReconcileGroup struct {
 	CountB int    `json:"countB"`
 	// Per differing sum column: [first, other] as decimal text, as JSON text
 	Sums string `json:"sums"`
+}
+
+// A node renamed between two snapshots.
+type RenamedNode struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // A report Vigia wrote from its own facts.
@@ -1354,6 +2027,19 @@ type RuleResult struct {
 	Reason      *RuleReason `json:"reason,omitempty"`
 }
 
+// The dataset's active rules as a file (REST /datasets/{id}/rules/export).
+type RulesExport struct {
+	Format string `json:"format"`
+	// The file: dbt and sodacl YAML, gx a JSON expectation suite.
+	Body string `json:"body"`
+	// Rules written to the file (X-Rules-Exported).
+	Exported int `json:"exported"`
+	// Rules the format cannot express (X-Rules-Unsupported).
+	Unsupported int `json:"unsupported"`
+	// Their distinct rule types, sorted (X-Rules-Unsupported-Types).
+	UnsupportedTypes []string `json:"unsupportedTypes"`
+}
+
 // Unresolved issues by age since opening.
 type SLAAgeing struct {
 	Lt1d   int `json:"lt1d"`
@@ -1503,6 +2189,35 @@ type Semantic struct {
 	SampleSize int     `json:"sampleSize"`
 }
 
+// A manual sensitivity change.
+type SensitivityChange struct {
+	Column string `json:"column"`
+	// The manual level before; null when the automatic level was in force.
+	From *string `json:"from,omitempty"`
+	// public, internal, confidential, pii, auto
+	To     string    `json:"to"`
+	Author string    `json:"author"`
+	At     time.Time `json:"at"`
+}
+
+// An upstream column a sensitivity suggestion comes from.
+type SensitivitySource struct {
+	// null when the caller cannot see the upstream dataset
+	DatasetID  *string `json:"datasetId,omitempty"`
+	Column     *string `json:"column,omitempty"`
+	Level      string  `json:"level"`
+	Restricted bool    `json:"restricted"`
+}
+
+// A lineage-inherited sensitivity proposal.
+type SensitivitySuggestion struct {
+	// pii
+	Level string `json:"level"`
+	// lineage
+	Origin string              `json:"origin"`
+	From   []SensitivitySource `json:"from"`
+}
+
 // A measurement a scan checked against the dataset's history and flagged (the REST /signals list).
 type Signal struct {
 	ID          string `json:"id"`
@@ -1535,6 +2250,12 @@ type Signal struct {
 type SignalPage struct {
 	Items []Signal `json:"items"`
 	Total int      `json:"total"`
+}
+
+// One page of a connection's query log with the total.
+type SourceQueryPage struct {
+	Items []connection.QueryLogEntry `json:"items"`
+	Total int                        `json:"total"`
 }
 
 // A suggestion on a dataset the caller can see.
@@ -1629,6 +2350,16 @@ type SyntheticFinding struct {
 	Params string `json:"params"`
 }
 
+// What was generated and its scorecard.
+type SyntheticManifest struct {
+	DatasetID  string                     `json:"datasetId"`
+	Table      string                     `json:"table"`
+	Rows       int                        `json:"rows"`
+	Seed       int                        `json:"seed"`
+	Columns    []synthetic.ManifestColumn `json:"columns"`
+	Evaluation *SyntheticEvaluation       `json:"evaluation"`
+}
+
 // A named number of a scorecard.
 type SyntheticMeasure struct {
 	Name  string  `json:"name"`
@@ -1639,6 +2370,13 @@ type SyntheticMeasure struct {
 type SyntheticParam struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+}
+
+// Synthetic rows of a dataset (REST /datasets/{id}/synthetic with format json).
+type SyntheticRows struct {
+	Manifest *SyntheticManifest `json:"manifest"`
+	// The rows as a JSON array of objects, column name to value.
+	Rows string `json:"rows"`
 }
 
 // A team of the workspace.
@@ -1721,6 +2459,39 @@ type TicketTargets struct {
 	DefaultIssueType *TicketIssueType `json:"defaultIssueType,omitempty"`
 }
 
+// What would raise a trust component.
+type TrustAction struct {
+	Code string `json:"code"`
+	// pt-PT
+	Message string `json:"message"`
+	// JSON object
+	Params string `json:"params"`
+}
+
+// A trust score with its blockers and warnings.
+type TrustBrief struct {
+	Score    float64        `json:"score"`
+	Grade    string         `json:"grade"`
+	Blockers []TrustFinding `json:"blockers"`
+	Warnings []TrustFinding `json:"warnings"`
+}
+
+// One weighted part of the trust score.
+type TrustComponent struct {
+	// quality, issues, freshness, stability, monitoring, ownership
+	Key string `json:"key"`
+	// Percent of the trust score.
+	Weight float64 `json:"weight"`
+	// 0-100
+	Score float64 `json:"score"`
+	// JSON object: the evidence the score was computed from.
+	Evidence string `json:"evidence"`
+	// null at 100
+	Action *TrustAction `json:"action,omitempty"`
+	// Points the trust score would gain with this component at 100.
+	Gain float64 `json:"gain"`
+}
+
 // May this dataset be used for this purpose now? The same answer as GET /datasets/{id}/trust-decision.
 type TrustDecision struct {
 	DatasetID string `json:"datasetId"`
@@ -1750,6 +2521,31 @@ type TrustDecision struct {
 	RequiredActions     []string   `json:"requiredActions"`
 }
 
+// A blocker or warning: a stable key, its pt-PT message and its parameters as JSON text.
+type TrustFinding struct {
+	// Stable key, e.g. critical_issue, schema_change_unacknowledged, unused_dataset
+	Key string `json:"key"`
+	// pt-PT
+	Message string `json:"message"`
+	// JSON object
+	Params string `json:"params"`
+}
+
+// Observed age against the freshness target.
+type TrustFreshness struct {
+	ObservedAgeHours *float64 `json:"observedAgeHours,omitempty"`
+	SLAHours         *float64 `json:"slaHours,omitempty"`
+	// default (the workspace freshness target)
+	SLASource *string `json:"slaSource,omitempty"`
+	Met       *bool   `json:"met,omitempty"`
+}
+
+// A trust score and grade.
+type TrustGrade struct {
+	Score float64 `json:"score"`
+	Grade string  `json:"grade"`
+}
+
 // One cause of a trust decision.
 type TrustReason struct {
 	// Stable: readiness_blocker, critical_incident, verdict_fail, verdict_warn, warning_incident, readiness_warning, contract_violation, no_profile, profile_failed
@@ -1757,6 +2553,19 @@ type TrustReason struct {
 	// critical or warning
 	Severity  string `json:"severity"`
 	MessagePt string `json:"messagePt"`
+}
+
+// Trust score: 0-100, grade A-E, components with evidence and actions (REST /datasets/{id}/trust).
+type TrustScore struct {
+	DatasetID string `json:"datasetId"`
+	// 0-100; capped at 39 with a blocker
+	Score float64 `json:"score"`
+	// A, B, C, D, E
+	Grade      string           `json:"grade"`
+	Components []TrustComponent `json:"components"`
+	Blockers   []TrustFinding   `json:"blockers"`
+	Warnings   []TrustFinding   `json:"warnings"`
+	AsOf       time.Time        `json:"asOf"`
 }
 
 // A metric's anomaly threshold (REST /datasets/{id}/tuning).
@@ -1780,6 +2589,33 @@ type UpdateRuleInput struct {
 	Active   *bool            `json:"active,omitempty"`
 }
 
+// Readiness for one use case.
+type UseCaseReadiness struct {
+	// ready, ready_with_warnings, not_ready
+	Status   string         `json:"status"`
+	Score    float64        `json:"score"`
+	Blockers []TrustFinding `json:"blockers"`
+	Warnings []TrustFinding `json:"warnings"`
+}
+
+// Status per use case.
+type UseCaseStatuses struct {
+	Rag    *string `json:"rag,omitempty"`
+	Treino *string `json:"treino,omitempty"`
+	Agente *string `json:"agente,omitempty"`
+	Bi     *string `json:"bi,omitempty"`
+}
+
+// Readiness per use case.
+type UseCasesReadiness struct {
+	Rag *UseCaseReadiness `json:"rag"`
+	// training
+	Treino *UseCaseReadiness `json:"treino"`
+	// agents acting on the data
+	Agente *UseCaseReadiness `json:"agente"`
+	Bi     *UseCaseReadiness `json:"bi"`
+}
+
 // A dataset's verdict.
 type Verdict struct {
 	// pass, warn, fail, unknown
@@ -1788,6 +2624,14 @@ type Verdict struct {
 	EvaluatedAt *time.Time `json:"evaluatedAt,omitempty"`
 	// Every failed rule, critical first.
 	FailingRules []RuleOutcome `json:"failingRules"`
+}
+
+// Datasets per verdict.
+type VerdictCounts struct {
+	Pass    int `json:"pass"`
+	Warn    int `json:"warn"`
+	Fail    int `json:"fail"`
+	Unknown int `json:"unknown"`
 }
 
 // The workspace's currency.
@@ -1807,6 +2651,179 @@ type WorkspaceSettings struct {
 	// IANA time zone the workspace's days are read in
 	Timezone string             `json:"timezone"`
 	Currency *WorkspaceCurrency `json:"currency"`
+}
+
+type ContractProposalStatus string
+
+const (
+	ContractProposalStatusOpen      ContractProposalStatus = "open"
+	ContractProposalStatusAccepted  ContractProposalStatus = "accepted"
+	ContractProposalStatusRejected  ContractProposalStatus = "rejected"
+	ContractProposalStatusWithdrawn ContractProposalStatus = "withdrawn"
+)
+
+var AllContractProposalStatus = []ContractProposalStatus{
+	ContractProposalStatusOpen,
+	ContractProposalStatusAccepted,
+	ContractProposalStatusRejected,
+	ContractProposalStatusWithdrawn,
+}
+
+func (e ContractProposalStatus) IsValid() bool {
+	switch e {
+	case ContractProposalStatusOpen, ContractProposalStatusAccepted, ContractProposalStatusRejected, ContractProposalStatusWithdrawn:
+		return true
+	}
+	return false
+}
+
+func (e ContractProposalStatus) String() string {
+	return string(e)
+}
+
+func (e *ContractProposalStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ContractProposalStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ContractProposalStatus", str)
+	}
+	return nil
+}
+
+func (e ContractProposalStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ContractProposalStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ContractProposalStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type ContractSource string
+
+const (
+	// What the data honours now.
+	ContractSourceObserved ContractSource = "observed"
+	// The producer-accepted contract (not_found while no proposal was accepted).
+	ContractSourceActive ContractSource = "active"
+)
+
+var AllContractSource = []ContractSource{
+	ContractSourceObserved,
+	ContractSourceActive,
+}
+
+func (e ContractSource) IsValid() bool {
+	switch e {
+	case ContractSourceObserved, ContractSourceActive:
+		return true
+	}
+	return false
+}
+
+func (e ContractSource) String() string {
+	return string(e)
+}
+
+func (e *ContractSource) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ContractSource(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ContractSource", str)
+	}
+	return nil
+}
+
+func (e ContractSource) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ContractSource) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ContractSource) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type DatasetLayer string
+
+const (
+	DatasetLayerBronze DatasetLayer = "bronze"
+	DatasetLayerSilver DatasetLayer = "silver"
+	DatasetLayerGold   DatasetLayer = "gold"
+)
+
+var AllDatasetLayer = []DatasetLayer{
+	DatasetLayerBronze,
+	DatasetLayerSilver,
+	DatasetLayerGold,
+}
+
+func (e DatasetLayer) IsValid() bool {
+	switch e {
+	case DatasetLayerBronze, DatasetLayerSilver, DatasetLayerGold:
+		return true
+	}
+	return false
+}
+
+func (e DatasetLayer) String() string {
+	return string(e)
+}
+
+func (e *DatasetLayer) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = DatasetLayer(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid DatasetLayer", str)
+	}
+	return nil
+}
+
+func (e DatasetLayer) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *DatasetLayer) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e DatasetLayer) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 type DatasetSort string
@@ -1919,6 +2936,179 @@ func (e *LineageDirection) UnmarshalJSON(b []byte) error {
 }
 
 func (e LineageDirection) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type QueryLogOperation string
+
+const (
+	QueryLogOperationScan     QueryLogOperation = "scan"
+	QueryLogOperationDiscover QueryLogOperation = "discover"
+	QueryLogOperationTest     QueryLogOperation = "test"
+)
+
+var AllQueryLogOperation = []QueryLogOperation{
+	QueryLogOperationScan,
+	QueryLogOperationDiscover,
+	QueryLogOperationTest,
+}
+
+func (e QueryLogOperation) IsValid() bool {
+	switch e {
+	case QueryLogOperationScan, QueryLogOperationDiscover, QueryLogOperationTest:
+		return true
+	}
+	return false
+}
+
+func (e QueryLogOperation) String() string {
+	return string(e)
+}
+
+func (e *QueryLogOperation) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = QueryLogOperation(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid QueryLogOperation", str)
+	}
+	return nil
+}
+
+func (e QueryLogOperation) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *QueryLogOperation) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e QueryLogOperation) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type RulesExportFormat string
+
+const (
+	RulesExportFormatDbt    RulesExportFormat = "dbt"
+	RulesExportFormatSodacl RulesExportFormat = "sodacl"
+	RulesExportFormatGx     RulesExportFormat = "gx"
+)
+
+var AllRulesExportFormat = []RulesExportFormat{
+	RulesExportFormatDbt,
+	RulesExportFormatSodacl,
+	RulesExportFormatGx,
+}
+
+func (e RulesExportFormat) IsValid() bool {
+	switch e {
+	case RulesExportFormatDbt, RulesExportFormatSodacl, RulesExportFormatGx:
+		return true
+	}
+	return false
+}
+
+func (e RulesExportFormat) String() string {
+	return string(e)
+}
+
+func (e *RulesExportFormat) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = RulesExportFormat(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid RulesExportFormat", str)
+	}
+	return nil
+}
+
+func (e RulesExportFormat) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *RulesExportFormat) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e RulesExportFormat) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type UsageClass string
+
+const (
+	UsageClassHot    UsageClass = "hot"
+	UsageClassActive UsageClass = "active"
+	UsageClassCold   UsageClass = "cold"
+	UsageClassDead   UsageClass = "dead"
+)
+
+var AllUsageClass = []UsageClass{
+	UsageClassHot,
+	UsageClassActive,
+	UsageClassCold,
+	UsageClassDead,
+}
+
+func (e UsageClass) IsValid() bool {
+	switch e {
+	case UsageClassHot, UsageClassActive, UsageClassCold, UsageClassDead:
+		return true
+	}
+	return false
+}
+
+func (e UsageClass) String() string {
+	return string(e)
+}
+
+func (e *UsageClass) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = UsageClass(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid UsageClass", str)
+	}
+	return nil
+}
+
+func (e UsageClass) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *UsageClass) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e UsageClass) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
