@@ -20,6 +20,11 @@ func parityTableOps() map[string]parity {
 		updatedAt credentialsSet lastPollAt nextPollAt lastError lastErrorAt backoffUntil ticketErrors pendingWrites failedWrites`
 	check := `id name datasetId otherId groupBy sumColumns tolerancePct createdAt
 		lastResult { status code groups failedGroups differing { group code countA countB sums } scanId runAt }`
+	entry := `id kind title body tags links { datasetId column } outdated authorId score createdAt updatedAt`
+	rep := `id type persona subjectId title language contentMd score aiGenerated aiModel generatedAt routineId`
+	sugg := `id datasetId datasetName category signature column status params createdAt updatedAt
+		rehearsal { version status affectedRows totalRows pct requestedAt ranAt durationMs actor reason { code params message } }
+		impact { estimatedRows estimatedRowsSample rowsSource ruleId }`
 	tree := `impactScope impactColumns impactNote impactTree { ref id name restricted hops parent impact viaColumns }
 		downstreamCount downstreamColumnCount exposuresCount exposures { node id name type } reachTotal truncated`
 	month := lastMonth().Format("2006-01")
@@ -75,6 +80,39 @@ func parityTableOps() map[string]parity {
 		"getPublicShare": {rest: "/api/v1/domains/{id}/public-share", sample: "domain", as: "admin",
 			query: `query($id: ID!){ domain(id: $id){ publicShare { domainId enabled token pageUrl badgeUrl createdAt rotatedAt } } }`,
 			at:    "domain.publicShare"},
+		"getMe": {rest: "/api/v1/auth/me", as: "admin", query: `{ me { id email role workspaceId workspaceName plan locale timezone
+			effectiveLocale effectiveTimezone workspaceLocale workspaceTimezone responseLanguage } }`, at: "me"},
+		"getWorkspaceLocale": {rest: "/api/v1/workspace/locale", query: `{ workspaceSettings { locale effectiveLocale timezone } }`,
+			at: "workspaceSettings"},
+		"getWorkspaceCurrency": {rest: "/api/v1/workspace/currency", query: `{ workspaceSettings { currency { currency default } } }`,
+			at: "workspaceSettings.currency"},
+		"getArt10Dossier": {rest: "/api/v1/compliance/art10", query: `{ art10Dossier { article gapCounts datasets {
+			datasetId datasetName connectionId connectionName sourceKind dataCountry upstreamCount domains score verdict rules
+			rulesPassed rulesFailed openIssues piiColumns biasRelevantColumns gaps } } }`, at: "art10Dossier"},
+		"getWorkspaceDataPolicy": {rest: "/api/v1/workspace/data-policy",
+			query: `{ workspaceDataPolicy { scope domainId updatedAt rules { rule enabled maxAgeDays severity column } } }`,
+			at:    "workspaceDataPolicy"},
+		"getDomainDataPolicy": {rest: "/api/v1/domains/{id}/data-policy", sample: "domain",
+			query: `query($id: ID!){ domain(id: $id){ dataPolicy { scope domainId updatedAt rules { rule enabled maxAgeDays severity
+				column } } } }`, at: "domain.dataPolicy"},
+		"listKnowledgeEntries": {rest: "/api/v1/knowledge?q=encomenda", query: `{ knowledgeEntries(q: "encomenda") { items { ` + entry + ` }
+			total } }`, at: "knowledgeEntries.items", total: "knowledgeEntries.total"},
+		"getKnowledgeEntry": {rest: "/api/v1/knowledge/{id}", sample: "knowledge",
+			query: `query($id: ID!){ knowledgeEntry(id: $id){ ` + entry + ` } }`, at: "knowledgeEntry"},
+		"listReports": {rest: "/api/v1/reports", query: `{ reports { items { ` + rep + ` } total } }`, at: "reports.items",
+			total: "reports.total"},
+		"getReport": {rest: "/api/v1/reports/{id}", sample: "report", query: `query($id: ID!){ report(id: $id){ ` + rep + ` } }`,
+			at: "report"},
+		"listRoutines": {rest: "/api/v1/routines", query: `{ routines { key cadence weekday localTime timezone enabled nextRunAt
+			lastRunAt lastStatus lastResult lastReportId } }`, at: "routines"},
+		"listSuggestions": {rest: "/api/v1/suggestions", query: `{ suggestions { items { ` + sugg + ` } total } }`,
+			at: "suggestions.items", total: "suggestions.total", empty: true},
+		"getSuggestion": {rest: "/api/v1/suggestions/{id}", sample: "suggestion",
+			query: `query($id: ID!){ suggestion(id: $id){ ` + sugg + ` } }`, at: "suggestion"},
+		"datasetSyntheticEvaluation": {rest: "/api/v1/datasets/{id}/synthetic/evaluation?rows=50&seed=7", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ syntheticEvaluation(rows: 50, seed: 7) { datasetId rows seed utilityScore
+				utilityComponents { name value } utilityWeights { name value } privacyVerdict key params { name value } reason
+				findings { key params } kMin kThreshold quasiIdentifiers } } }`, at: "dataset.syntheticEvaluation"},
 		"listTeams": {rest: "/api/v1/teams", query: `{ teams { items { id name memberCount createdAt } total } }`,
 			at: "teams.items", total: "teams.total"},
 		"getTeam": {rest: "/api/v1/teams/{id}", sample: "team",
@@ -185,6 +223,25 @@ func (f *parityFixture) addOpsFixture(t *testing.T) {
 		f.ids["datasetName"] = append(f.ids["datasetName"], d.Schema+"."+d.Table)
 	}
 	post(http.MethodPut, "/api/v1/domains/"+f.ids["domain"][0]+"/public-share", nil)
+
+	// The business plan (the Article 10 dossier), data policies, a knowledge entry, a report
+	// and the suggestions the scan made.
+	exec(t, env, `UPDATE workspaces SET plan = 'business' WHERE id = $1`, f.ws)
+	policy := map[string]any{"rules": []any{map[string]any{"rule": "pii_retention_max_age", "max_age_days": 365, "severity": "critical"}}}
+	post(http.MethodPut, "/api/v1/workspace/data-policy", policy)
+	post(http.MethodPut, "/api/v1/domains/"+f.ids["domain"][0]+"/data-policy", policy)
+	f.ids["knowledge"] = []string{post(http.MethodPost, "/api/v1/knowledge", map[string]any{"kind": "term", "title": "Encomenda",
+		"body": "Uma encomenda é um pedido de um cliente.", "tags": []string{"vendas"},
+		"links": []any{map[string]any{"dataset_id": f.ids["dataset"][0]}}})["id"].(string)}
+	f.ids["report"] = []string{post(http.MethodPost, "/api/v1/reports", map[string]any{"type": "workspace_overview",
+		"persona": "executive", "language": "en"})["id"].(string)}
+	var suggestions []struct{ ID string }
+	env.Do(t, http.MethodGet, "/api/v1/suggestions", f.tok, nil).JSON(t, &suggestions)
+	for i, sg := range suggestions {
+		if i < 3 {
+			f.ids["suggestion"] = append(f.ids["suggestion"], sg.ID)
+		}
+	}
 
 	// An issue opened last month and acknowledged two hours later, for the SLA report.
 	opened := lastMonth().Add(-72 * time.Hour)

@@ -12,12 +12,15 @@ import (
 	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
+	"github.com/vigia-data/vigia/knowledge"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/report"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/suggest"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -33,7 +36,8 @@ func TestSchemaDefaultsAreTheServices(t *testing.T) {
 			"teams.limit":          vigia.MaxLimit, "notificationChannels.limit": vigia.MaxLimit, "notifications.limit": notify.PageDefault,
 			"notificationMutes.limit": vigia.MaxLimit, "ticketIntegrations.limit": vigia.MaxLimit,
 			"rulePacks.limit": vigia.MaxLimit, "reconcileChecks.limit": datadiff.CheckPageDefault,
-			"orchestratorRuns.limit": orchestrator.RunPageDefault},
+			"orchestratorRuns.limit": orchestrator.RunPageDefault,
+			"knowledgeEntries.limit": knowledge.DefaultList, "reports.limit": report.PageDefault, "suggestions.limit": suggest.PageDefault},
 		"NotificationChannel": {"deliveries.limit": notify.PageDefault},
 		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops, "contractVersions.limit": contract.PageDefault,
 			"upstream.hops": lineage.DefaultTraverseHops, "downstream.hops": lineage.DefaultTraverseHops,

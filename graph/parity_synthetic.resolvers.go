@@ -8,10 +8,10 @@ package graph
 import (
 	"context"
 	"encoding/json"
-	"github.com/vigia-data/vigia"
-	"github.com/vigia-data/vigia/synthetic"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/synthetic"
 )
 
 // SyntheticRows is the resolver for the syntheticRows field.

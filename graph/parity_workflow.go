@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"encoding/json"
 	"unicode/utf8"
 
@@ -114,4 +115,28 @@ func toEditorResolution(res ide.Resolution) *model.EditorResolution {
 func toPublicShare(sh product.ShareInfo) *model.PublicShare {
 	return &model.PublicShare{DomainID: sh.DomainID, Enabled: sh.Enabled, Token: sh.Token, PageURL: sh.PageURL,
 		BadgeURL: sh.BadgeURL, CreatedAt: sh.CreatedAt, RotatedAt: sh.RotatedAt}
+}
+
+// orchestratorRuns is the orchestratorRuns field: the REST parameters' bounds, then the
+// service's filter (which checks the page and the status).
+func (r *queryResolver) orchestratorRuns(ctx context.Context, name, pipeline, status, datasetID, scanID *string, limit, offset *int) (*model.OrchestratorRunPage, error) {
+	for _, c := range []struct {
+		name string
+		v    *string
+		n    int
+	}{{"orchestrator", name, 50}, {"pipeline", pipeline, 200}, {"datasetId", datasetID, 64}, {"scanId", scanID, 64}} {
+		if err := maxLen(c.name, c.v, c.n); err != nil {
+			return nil, err
+		}
+	}
+	l, err := r.Ops.Orchestrators.Runs(ctx, orchestrator.RunFilter{Orchestrator: name, Pipeline: pipeline, Status: status,
+		DatasetID: datasetID, ScanID: scanID, Page: vigia.PageOf(limit, offset, orchestrator.RunPageDefault)})
+	if err != nil {
+		return nil, err
+	}
+	out := &model.OrchestratorRunPage{Total: l.Total, Items: make([]model.OrchestratorRun, 0, len(l.Items))}
+	for _, run := range l.Items {
+		out.Items = append(out.Items, toOrchestratorRun(run))
+	}
+	return out, nil
 }

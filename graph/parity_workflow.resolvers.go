@@ -7,14 +7,13 @@ package graph
 
 import (
 	"context"
+
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/datadiff"
-	"github.com/vigia-data/vigia/ide"
-	"github.com/vigia-data/vigia/orchestrator"
-	"github.com/vigia-data/vigia/rule"
-
 	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/graph/model"
+	"github.com/vigia-data/vigia/ide"
+	"github.com/vigia-data/vigia/rule"
 )
 
 // EditorColumns is the resolver for the editorColumns field.
@@ -93,27 +92,8 @@ func (r *queryResolver) ReconcileCheck(ctx context.Context, id string) (*model.R
 }
 
 // OrchestratorRuns is the resolver for the orchestratorRuns field.
-func (r *queryResolver) OrchestratorRuns(ctx context.Context, orchestratorArg *string, pipeline *string, status *string, datasetID *string, scanID *string, limit *int, offset *int) (*model.OrchestratorRunPage, error) {
-	for _, c := range []struct {
-		name string
-		v    *string
-		n    int
-	}{{"orchestrator", orchestratorArg, 50}, {"pipeline", pipeline, 200}, {"datasetId", datasetID, 64}, {"scanId", scanID, 64}} {
-		if err := maxLen(c.name, c.v, c.n); err != nil {
-			return nil, err
-		}
-	}
-	page := vigia.PageOf(limit, offset, orchestrator.RunPageDefault)
-	l, err := r.Ops.Orchestrators.Runs(ctx, orchestrator.RunFilter{Orchestrator: orchestratorArg, Pipeline: pipeline, Status: status,
-		DatasetID: datasetID, ScanID: scanID, Page: page})
-	if err != nil {
-		return nil, err
-	}
-	out := &model.OrchestratorRunPage{Total: l.Total, Items: make([]model.OrchestratorRun, 0, len(l.Items))}
-	for _, run := range l.Items {
-		out.Items = append(out.Items, toOrchestratorRun(run))
-	}
-	return out, nil
+func (r *queryResolver) OrchestratorRuns(ctx context.Context, orchestrator *string, pipeline *string, status *string, datasetID *string, scanID *string, limit *int, offset *int) (*model.OrchestratorRunPage, error) {
+	return r.orchestratorRuns(ctx, orchestrator, pipeline, status, datasetID, scanID, limit, offset)
 }
 
 // EditorResolve is the resolver for the editorResolve field.

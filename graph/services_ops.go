@@ -4,15 +4,22 @@ import (
 	"context"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/compliance"
 	"github.com/vigia-data/vigia/datadiff"
+	"github.com/vigia-data/vigia/datapolicy"
 	"github.com/vigia-data/vigia/ide"
+	"github.com/vigia-data/vigia/identity"
 	"github.com/vigia-data/vigia/issue"
+	"github.com/vigia-data/vigia/knowledge"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/oncall"
 	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/product"
+	"github.com/vigia-data/vigia/report"
+	"github.com/vigia-data/vigia/routine"
 	"github.com/vigia-data/vigia/rule"
+	"github.com/vigia-data/vigia/suggest"
 	"github.com/vigia-data/vigia/team"
 	"github.com/vigia-data/vigia/ticket"
 )
@@ -39,6 +46,59 @@ type OpsServices struct {
 	IDE IDEService
 	// Shares answers data products' public shares.
 	Shares ShareService
+	// Account answers the calling account and the workspace's settings.
+	Account AccountService
+	// DataPolicies answers the workspace's and domains' data policies.
+	DataPolicies DataPolicyService
+	// Compliance answers the Article 10 dossier.
+	Compliance ComplianceService
+	// Knowledge answers knowledge entries.
+	Knowledge KnowledgeService
+	// Reports answers written reports.
+	Reports ReportService
+	// Routines answers the scheduled routines.
+	Routines RoutineService
+	// Suggestions answers suggestions.
+	Suggestions SuggestionService
+}
+
+// AccountService is what the resolvers need of the calling account.
+type AccountService interface {
+	Me(ctx context.Context) (identity.Account, error)
+	CurrentWorkspace(ctx context.Context) (identity.Workspace, error)
+}
+
+// DataPolicyService is what the resolvers need of data policies ("" is the workspace's).
+type DataPolicyService interface {
+	Policy(ctx context.Context, domainID string) (datapolicy.Policy, error)
+}
+
+// ComplianceService is what the resolvers need of compliance dossiers.
+type ComplianceService interface {
+	Art10(ctx context.Context) (compliance.Art10, error)
+}
+
+// KnowledgeService is what the resolvers need of knowledge entries.
+type KnowledgeService interface {
+	Get(ctx context.Context, id string) (knowledge.Entry, error)
+	Search(ctx context.Context, q knowledge.Query) (vigia.List[knowledge.Entry], error)
+}
+
+// ReportService is what the resolvers need of reports.
+type ReportService interface {
+	Reports(ctx context.Context, page vigia.Page) (vigia.List[report.Report], error)
+	Report(ctx context.Context, id string) (report.Report, error)
+}
+
+// RoutineService is what the resolvers need of routines.
+type RoutineService interface {
+	Routines(ctx context.Context) ([]routine.Routine, error)
+}
+
+// SuggestionService is what the resolvers need of suggestions.
+type SuggestionService interface {
+	List(ctx context.Context, category, datasetID *string, page vigia.Page) (vigia.List[suggest.Suggestion], error)
+	Get(ctx context.Context, id string) (suggest.Suggestion, error)
 }
 
 // RulePackService is what the resolvers need of rule packs.

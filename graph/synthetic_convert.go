@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -20,7 +21,10 @@ func toSyntheticEvaluation(ctx context.Context, msgs *i18n.Catalog, ev synthetic
 	out := &model.SyntheticEvaluation{Rows: ev.Rows, Seed: int(ev.Seed), UtilityScore: ev.UtilityScore,
 		UtilityComponents: toSyntheticMeasures(ev.UtilityComponents), UtilityWeights: toSyntheticMeasures(ev.UtilityWeights),
 		PrivacyVerdict: ev.PrivacyVerdict, KMin: ev.KMin, KThreshold: ev.KThreshold, QuasiIdentifiers: ev.QuasiIdentifiers,
-		Params: []model.SyntheticParam{}}
+		Params: []model.SyntheticParam{}, DatasetID: ev.DatasetID, Findings: make([]model.SyntheticFinding, 0, len(ev.Findings))}
+	for _, f := range ev.Findings {
+		out.Findings = append(out.Findings, model.SyntheticFinding{Key: f.Key, Params: jsonText(f.Params)})
+	}
 	if out.QuasiIdentifiers == nil {
 		out.QuasiIdentifiers = []string{}
 	}
@@ -34,7 +38,7 @@ func toSyntheticEvaluation(ctx context.Context, msgs *i18n.Catalog, ev synthetic
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		out.Params = append(out.Params, model.SyntheticParam{Name: k, Value: fmt.Sprint(ev.Params[k])})
+		out.Params = append(out.Params, model.SyntheticParam{Name: k, Value: paramText(ev.Params[k])})
 	}
 	if msgs != nil {
 		out.Reason = msgs.Message(vigia.Lang(ctx), ev.ReasonKey(), ev.Params)
@@ -53,4 +57,17 @@ func toSyntheticMeasures(m map[string]float64) []model.SyntheticMeasure {
 		out = append(out, model.SyntheticMeasure{Name: k, Value: m[k]})
 	}
 	return out
+}
+
+// paramText is a param's value as text: a string as it is, anything else (numbers,
+// lists of column names) as JSON.
+func paramText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

@@ -169,6 +169,8 @@ type pageData struct {
 	Endpoint     string
 	DefaultQuery string
 	StyleNonce   string
+	// Examples is the Examples menu's data (JSON).
+	Examples string
 }
 
 // contentSecurityPolicy allows scripts, styles and requests only to this origin.
@@ -188,7 +190,8 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request) {
 	// rand.Text is base32, which is valid nonce syntax as it is.
 	nonce := rand.Text()
 	var buf bytes.Buffer
-	err := h.page.Execute(&buf, pageData{Endpoint: h.mount, DefaultQuery: h.defaultQuery, StyleNonce: nonce})
+	err := h.page.Execute(&buf, pageData{Endpoint: h.mount, DefaultQuery: h.defaultQuery, StyleNonce: nonce,
+		Examples: examplesJSON()})
 	if err != nil {
 		http.Error(w, "GraphQL explorer unavailable", http.StatusInternalServerError)
 		return

@@ -60,6 +60,49 @@ type ComplexityRoot struct {
 		UseCases        func(childComplexity int) int
 	}
 
+	Account struct {
+		EffectiveLocale   func(childComplexity int) int
+		EffectiveTimezone func(childComplexity int) int
+		Email             func(childComplexity int) int
+		ID                func(childComplexity int) int
+		Locale            func(childComplexity int) int
+		Plan              func(childComplexity int) int
+		ResponseLanguage  func(childComplexity int) int
+		Role              func(childComplexity int) int
+		Timezone          func(childComplexity int) int
+		WorkspaceID       func(childComplexity int) int
+		WorkspaceLocale   func(childComplexity int) int
+		WorkspaceName     func(childComplexity int) int
+		WorkspaceTimezone func(childComplexity int) int
+	}
+
+	Art10Dataset struct {
+		BiasRelevantColumns func(childComplexity int) int
+		ConnectionID        func(childComplexity int) int
+		ConnectionName      func(childComplexity int) int
+		DataCountry         func(childComplexity int) int
+		DatasetID           func(childComplexity int) int
+		DatasetName         func(childComplexity int) int
+		Domains             func(childComplexity int) int
+		Gaps                func(childComplexity int) int
+		OpenIssues          func(childComplexity int) int
+		PiiColumns          func(childComplexity int) int
+		Rules               func(childComplexity int) int
+		RulesFailed         func(childComplexity int) int
+		RulesPassed         func(childComplexity int) int
+		Score               func(childComplexity int) int
+		SourceKind          func(childComplexity int) int
+		UpstreamCount       func(childComplexity int) int
+		Verdict             func(childComplexity int) int
+	}
+
+	Art10Dossier struct {
+		Article     func(childComplexity int) int
+		Datasets    func(childComplexity int) int
+		GapCounts   func(childComplexity int) int
+		GeneratedAt func(childComplexity int) int
+	}
+
 	AutoMonitors struct {
 		Freshness func(childComplexity int) int
 		Schema    func(childComplexity int) int
@@ -304,6 +347,21 @@ type ComplexityRoot struct {
 		Source    func(childComplexity int) int
 	}
 
+	DataPolicy struct {
+		DomainID  func(childComplexity int) int
+		Rules     func(childComplexity int) int
+		Scope     func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+	}
+
+	DataPolicyRule struct {
+		Column     func(childComplexity int) int
+		Enabled    func(childComplexity int) int
+		MaxAgeDays func(childComplexity int) int
+		Rule       func(childComplexity int) int
+		Severity   func(childComplexity int) int
+	}
+
 	Dataset struct {
 		AccessRole           func(childComplexity int) int
 		AiReadiness          func(childComplexity int) int
@@ -527,6 +585,7 @@ type ComplexityRoot struct {
 	Domain struct {
 		Consumers       func(childComplexity int) int
 		Contract        func(childComplexity int) int
+		DataPolicy      func(childComplexity int) int
 		DatasetIds      func(childComplexity int) int
 		Description     func(childComplexity int) int
 		ID              func(childComplexity int) int
@@ -1026,6 +1085,25 @@ type ComplexityRoot struct {
 		Target      func(childComplexity int) int
 	}
 
+	KnowledgeEntry struct {
+		AuthorID  func(childComplexity int) int
+		Body      func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Links     func(childComplexity int) int
+		Outdated  func(childComplexity int) int
+		Score     func(childComplexity int) int
+		Tags      func(childComplexity int) int
+		Title     func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+	}
+
+	KnowledgeEntryPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
 	KnowledgeGraph struct {
 		Edges     func(childComplexity int) int
 		Focus     func(childComplexity int) int
@@ -1033,6 +1111,11 @@ type ComplexityRoot struct {
 		Nodes     func(childComplexity int) int
 		Stats     func(childComplexity int) int
 		Truncated func(childComplexity int) int
+	}
+
+	KnowledgeLink struct {
+		Column    func(childComplexity int) int
+		DatasetID func(childComplexity int) int
 	}
 
 	KnowledgeNode struct {
@@ -1402,6 +1485,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Art10Dossier           func(childComplexity int) int
 		CatalogMetadataQuality func(childComplexity int) int
 		Connection             func(childComplexity int, id string) int
 		ConnectionPresets      func(childComplexity int) int
@@ -1425,7 +1509,10 @@ type ComplexityRoot struct {
 		IssueBoard             func(childComplexity int, assigneeTeam *string) int
 		IssueSLAReport         func(childComplexity int, period string, groupBy *string) int
 		Issues                 func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
+		KnowledgeEntries       func(childComplexity int, q *string, kind *string, tag *string, datasetID *string, includeOutdated *bool, limit *int, offset *int) int
+		KnowledgeEntry         func(childComplexity int, id string) int
 		KnowledgeGraph         func(childComplexity int, focus *string, hops *int, kinds []string) int
+		Me                     func(childComplexity int) int
 		NotificationChannel    func(childComplexity int, id string) int
 		NotificationChannels   func(childComplexity int, limit *int, offset *int) int
 		NotificationMutes      func(childComplexity int, limit *int, offset *int) int
@@ -1435,6 +1522,9 @@ type ComplexityRoot struct {
 		RagGate                func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
 		ReconcileCheck         func(childComplexity int, id string) int
 		ReconcileChecks        func(childComplexity int, limit *int, offset *int) int
+		Report                 func(childComplexity int, id string) int
+		Reports                func(childComplexity int, limit *int, offset *int) int
+		Routines               func(childComplexity int) int
 		Rule                   func(childComplexity int, id string) int
 		RulePack               func(childComplexity int, name string) int
 		RulePacks              func(childComplexity int, limit *int, offset *int) int
@@ -1443,11 +1533,15 @@ type ComplexityRoot struct {
 		Scan                   func(childComplexity int, id string) int
 		Scans                  func(childComplexity int, limit *int, offset *int) int
 		Signals                func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
+		Suggestion             func(childComplexity int, id string) int
+		Suggestions            func(childComplexity int, category *string, datasetID *string, limit *int, offset *int) int
 		Team                   func(childComplexity int, id string) int
 		Teams                  func(childComplexity int, limit *int, offset *int) int
 		TicketIntegration      func(childComplexity int, id string) int
 		TicketIntegrations     func(childComplexity int, limit *int, offset *int) int
 		TrustDecision          func(childComplexity int, dataset string, purpose *string) int
+		WorkspaceDataPolicy    func(childComplexity int) int
+		WorkspaceSettings      func(childComplexity int) int
 	}
 
 	RAGGate struct {
@@ -1526,6 +1620,26 @@ type ComplexityRoot struct {
 		To   func(childComplexity int) int
 	}
 
+	Report struct {
+		AiGenerated func(childComplexity int) int
+		AiModel     func(childComplexity int) int
+		ContentMd   func(childComplexity int) int
+		GeneratedAt func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Language    func(childComplexity int) int
+		Persona     func(childComplexity int) int
+		RoutineID   func(childComplexity int) int
+		Score       func(childComplexity int) int
+		SubjectID   func(childComplexity int) int
+		Title       func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
+	ReportPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
 	RestrictedDataset struct {
 		Ref        func(childComplexity int) int
 		Restricted func(childComplexity int) int
@@ -1538,6 +1652,20 @@ type ComplexityRoot struct {
 		IssueID       func(childComplexity int) int
 		RequestedAt   func(childComplexity int) int
 		RequestedBy   func(childComplexity int) int
+	}
+
+	Routine struct {
+		Cadence      func(childComplexity int) int
+		Enabled      func(childComplexity int) int
+		Key          func(childComplexity int) int
+		LastReportID func(childComplexity int) int
+		LastResult   func(childComplexity int) int
+		LastRunAt    func(childComplexity int) int
+		LastStatus   func(childComplexity int) int
+		LocalTime    func(childComplexity int) int
+		NextRunAt    func(childComplexity int) int
+		Timezone     func(childComplexity int) int
+		Weekday      func(childComplexity int) int
 	}
 
 	Rule struct {
@@ -1861,7 +1989,55 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	Suggestion struct {
+		Category    func(childComplexity int) int
+		Column      func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		DatasetID   func(childComplexity int) int
+		DatasetName func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Impact      func(childComplexity int) int
+		Params      func(childComplexity int) int
+		Rehearsal   func(childComplexity int) int
+		Signature   func(childComplexity int) int
+		Status      func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+	}
+
+	SuggestionImpact struct {
+		EstimatedRows       func(childComplexity int) int
+		EstimatedRowsSample func(childComplexity int) int
+		RowsSource          func(childComplexity int) int
+		RuleID              func(childComplexity int) int
+	}
+
+	SuggestionPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	SuggestionReason struct {
+		Code    func(childComplexity int) int
+		Message func(childComplexity int) int
+		Params  func(childComplexity int) int
+	}
+
+	SuggestionRehearsal struct {
+		Actor        func(childComplexity int) int
+		AffectedRows func(childComplexity int) int
+		DurationMs   func(childComplexity int) int
+		Pct          func(childComplexity int) int
+		RanAt        func(childComplexity int) int
+		Reason       func(childComplexity int) int
+		RequestedAt  func(childComplexity int) int
+		Status       func(childComplexity int) int
+		TotalRows    func(childComplexity int) int
+		Version      func(childComplexity int) int
+	}
+
 	SyntheticEvaluation struct {
+		DatasetID         func(childComplexity int) int
+		Findings          func(childComplexity int) int
 		KMin              func(childComplexity int) int
 		KThreshold        func(childComplexity int) int
 		Key               func(childComplexity int) int
@@ -1874,6 +2050,11 @@ type ComplexityRoot struct {
 		UtilityComponents func(childComplexity int) int
 		UtilityScore      func(childComplexity int) int
 		UtilityWeights    func(childComplexity int) int
+	}
+
+	SyntheticFinding struct {
+		Key    func(childComplexity int) int
+		Params func(childComplexity int) int
 	}
 
 	SyntheticManifest struct {
@@ -2112,6 +2293,18 @@ type ComplexityRoot struct {
 		Unknown func(childComplexity int) int
 		Warn    func(childComplexity int) int
 	}
+
+	WorkspaceCurrency struct {
+		Currency func(childComplexity int) int
+		Default  func(childComplexity int) int
+	}
+
+	WorkspaceSettings struct {
+		Currency        func(childComplexity int) int
+		EffectiveLocale func(childComplexity int) int
+		Locale          func(childComplexity int) int
+		Timezone        func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -2177,6 +2370,7 @@ type DomainResolver interface {
 	MetadataQuality(ctx context.Context, obj *model.Domain) (*model.MetadataQuality, error)
 	VersionDiff(ctx context.Context, obj *model.Domain, from string, to string) (*model.DomainDiff, error)
 	PublicShare(ctx context.Context, obj *model.Domain) (*model.PublicShare, error)
+	DataPolicy(ctx context.Context, obj *model.Domain) (*model.DataPolicy, error)
 }
 type IncidentResolver interface {
 	Root(ctx context.Context, obj *model.Incident) (*model.Dataset, error)
@@ -2248,6 +2442,17 @@ type QueryResolver interface {
 	ReconcileCheck(ctx context.Context, id string) (*model.ReconcileCheck, error)
 	OrchestratorRuns(ctx context.Context, orchestrator *string, pipeline *string, status *string, datasetID *string, scanID *string, limit *int, offset *int) (*model.OrchestratorRunPage, error)
 	EditorResolve(ctx context.Context, name string, connection *string) (*model.EditorResolution, error)
+	Me(ctx context.Context) (*model.Account, error)
+	WorkspaceSettings(ctx context.Context) (*model.WorkspaceSettings, error)
+	Art10Dossier(ctx context.Context) (*model.Art10Dossier, error)
+	WorkspaceDataPolicy(ctx context.Context) (*model.DataPolicy, error)
+	KnowledgeEntries(ctx context.Context, q *string, kind *string, tag *string, datasetID *string, includeOutdated *bool, limit *int, offset *int) (*model.KnowledgeEntryPage, error)
+	KnowledgeEntry(ctx context.Context, id string) (*model.KnowledgeEntry, error)
+	Reports(ctx context.Context, limit *int, offset *int) (*model.ReportPage, error)
+	Report(ctx context.Context, id string) (*model.Report, error)
+	Routines(ctx context.Context) ([]model.Routine, error)
+	Suggestions(ctx context.Context, category *string, datasetID *string, limit *int, offset *int) (*model.SuggestionPage, error)
+	Suggestion(ctx context.Context, id string) (*model.Suggestion, error)
 	TrustDecision(ctx context.Context, dataset string, purpose *string) (*model.TrustDecision, error)
 	Domains(ctx context.Context, limit *int, offset *int) (*model.DomainPage, error)
 	Domain(ctx context.Context, id string) (*model.Domain, error)
@@ -2315,6 +2520,213 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AIReadiness.UseCases(childComplexity), true
+
+	case "Account.effectiveLocale":
+		if e.ComplexityRoot.Account.EffectiveLocale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.EffectiveLocale(childComplexity), true
+	case "Account.effectiveTimezone":
+		if e.ComplexityRoot.Account.EffectiveTimezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.EffectiveTimezone(childComplexity), true
+	case "Account.email":
+		if e.ComplexityRoot.Account.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Email(childComplexity), true
+	case "Account.id":
+		if e.ComplexityRoot.Account.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.ID(childComplexity), true
+	case "Account.locale":
+		if e.ComplexityRoot.Account.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Locale(childComplexity), true
+	case "Account.plan":
+		if e.ComplexityRoot.Account.Plan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Plan(childComplexity), true
+	case "Account.responseLanguage":
+		if e.ComplexityRoot.Account.ResponseLanguage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.ResponseLanguage(childComplexity), true
+	case "Account.role":
+		if e.ComplexityRoot.Account.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Role(childComplexity), true
+	case "Account.timezone":
+		if e.ComplexityRoot.Account.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Timezone(childComplexity), true
+	case "Account.workspaceId":
+		if e.ComplexityRoot.Account.WorkspaceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.WorkspaceID(childComplexity), true
+	case "Account.workspaceLocale":
+		if e.ComplexityRoot.Account.WorkspaceLocale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.WorkspaceLocale(childComplexity), true
+	case "Account.workspaceName":
+		if e.ComplexityRoot.Account.WorkspaceName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.WorkspaceName(childComplexity), true
+	case "Account.workspaceTimezone":
+		if e.ComplexityRoot.Account.WorkspaceTimezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.WorkspaceTimezone(childComplexity), true
+
+	case "Art10Dataset.biasRelevantColumns":
+		if e.ComplexityRoot.Art10Dataset.BiasRelevantColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.BiasRelevantColumns(childComplexity), true
+	case "Art10Dataset.connectionId":
+		if e.ComplexityRoot.Art10Dataset.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.ConnectionID(childComplexity), true
+	case "Art10Dataset.connectionName":
+		if e.ComplexityRoot.Art10Dataset.ConnectionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.ConnectionName(childComplexity), true
+	case "Art10Dataset.dataCountry":
+		if e.ComplexityRoot.Art10Dataset.DataCountry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.DataCountry(childComplexity), true
+	case "Art10Dataset.datasetId":
+		if e.ComplexityRoot.Art10Dataset.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.DatasetID(childComplexity), true
+	case "Art10Dataset.datasetName":
+		if e.ComplexityRoot.Art10Dataset.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.DatasetName(childComplexity), true
+	case "Art10Dataset.domains":
+		if e.ComplexityRoot.Art10Dataset.Domains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.Domains(childComplexity), true
+	case "Art10Dataset.gaps":
+		if e.ComplexityRoot.Art10Dataset.Gaps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.Gaps(childComplexity), true
+	case "Art10Dataset.openIssues":
+		if e.ComplexityRoot.Art10Dataset.OpenIssues == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.OpenIssues(childComplexity), true
+	case "Art10Dataset.piiColumns":
+		if e.ComplexityRoot.Art10Dataset.PiiColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.PiiColumns(childComplexity), true
+	case "Art10Dataset.rules":
+		if e.ComplexityRoot.Art10Dataset.Rules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.Rules(childComplexity), true
+	case "Art10Dataset.rulesFailed":
+		if e.ComplexityRoot.Art10Dataset.RulesFailed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.RulesFailed(childComplexity), true
+	case "Art10Dataset.rulesPassed":
+		if e.ComplexityRoot.Art10Dataset.RulesPassed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.RulesPassed(childComplexity), true
+	case "Art10Dataset.score":
+		if e.ComplexityRoot.Art10Dataset.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.Score(childComplexity), true
+	case "Art10Dataset.sourceKind":
+		if e.ComplexityRoot.Art10Dataset.SourceKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.SourceKind(childComplexity), true
+	case "Art10Dataset.upstreamCount":
+		if e.ComplexityRoot.Art10Dataset.UpstreamCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.UpstreamCount(childComplexity), true
+	case "Art10Dataset.verdict":
+		if e.ComplexityRoot.Art10Dataset.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dataset.Verdict(childComplexity), true
+
+	case "Art10Dossier.article":
+		if e.ComplexityRoot.Art10Dossier.Article == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dossier.Article(childComplexity), true
+	case "Art10Dossier.datasets":
+		if e.ComplexityRoot.Art10Dossier.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dossier.Datasets(childComplexity), true
+	case "Art10Dossier.gapCounts":
+		if e.ComplexityRoot.Art10Dossier.GapCounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dossier.GapCounts(childComplexity), true
+	case "Art10Dossier.generatedAt":
+		if e.ComplexityRoot.Art10Dossier.GeneratedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Art10Dossier.GeneratedAt(childComplexity), true
 
 	case "AutoMonitors.freshness":
 		if e.ComplexityRoot.AutoMonitors.Freshness == nil {
@@ -3325,6 +3737,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Country.Source(childComplexity), true
+
+	case "DataPolicy.domainId":
+		if e.ComplexityRoot.DataPolicy.DomainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicy.DomainID(childComplexity), true
+	case "DataPolicy.rules":
+		if e.ComplexityRoot.DataPolicy.Rules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicy.Rules(childComplexity), true
+	case "DataPolicy.scope":
+		if e.ComplexityRoot.DataPolicy.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicy.Scope(childComplexity), true
+	case "DataPolicy.updatedAt":
+		if e.ComplexityRoot.DataPolicy.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicy.UpdatedAt(childComplexity), true
+
+	case "DataPolicyRule.column":
+		if e.ComplexityRoot.DataPolicyRule.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicyRule.Column(childComplexity), true
+	case "DataPolicyRule.enabled":
+		if e.ComplexityRoot.DataPolicyRule.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicyRule.Enabled(childComplexity), true
+	case "DataPolicyRule.maxAgeDays":
+		if e.ComplexityRoot.DataPolicyRule.MaxAgeDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicyRule.MaxAgeDays(childComplexity), true
+	case "DataPolicyRule.rule":
+		if e.ComplexityRoot.DataPolicyRule.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicyRule.Rule(childComplexity), true
+	case "DataPolicyRule.severity":
+		if e.ComplexityRoot.DataPolicyRule.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataPolicyRule.Severity(childComplexity), true
 
 	case "Dataset.accessRole":
 		if e.ComplexityRoot.Dataset.AccessRole == nil {
@@ -4449,6 +4917,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Domain.Contract(childComplexity), true
+	case "Domain.dataPolicy":
+		if e.ComplexityRoot.Domain.DataPolicy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Domain.DataPolicy(childComplexity), true
 	case "Domain.datasetIds":
 		if e.ComplexityRoot.Domain.DatasetIds == nil {
 			break
@@ -6592,6 +7066,86 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.KnowledgeEdge.Target(childComplexity), true
 
+	case "KnowledgeEntry.authorId":
+		if e.ComplexityRoot.KnowledgeEntry.AuthorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.AuthorID(childComplexity), true
+	case "KnowledgeEntry.body":
+		if e.ComplexityRoot.KnowledgeEntry.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Body(childComplexity), true
+	case "KnowledgeEntry.createdAt":
+		if e.ComplexityRoot.KnowledgeEntry.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.CreatedAt(childComplexity), true
+	case "KnowledgeEntry.id":
+		if e.ComplexityRoot.KnowledgeEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.ID(childComplexity), true
+	case "KnowledgeEntry.kind":
+		if e.ComplexityRoot.KnowledgeEntry.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Kind(childComplexity), true
+	case "KnowledgeEntry.links":
+		if e.ComplexityRoot.KnowledgeEntry.Links == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Links(childComplexity), true
+	case "KnowledgeEntry.outdated":
+		if e.ComplexityRoot.KnowledgeEntry.Outdated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Outdated(childComplexity), true
+	case "KnowledgeEntry.score":
+		if e.ComplexityRoot.KnowledgeEntry.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Score(childComplexity), true
+	case "KnowledgeEntry.tags":
+		if e.ComplexityRoot.KnowledgeEntry.Tags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Tags(childComplexity), true
+	case "KnowledgeEntry.title":
+		if e.ComplexityRoot.KnowledgeEntry.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.Title(childComplexity), true
+	case "KnowledgeEntry.updatedAt":
+		if e.ComplexityRoot.KnowledgeEntry.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntry.UpdatedAt(childComplexity), true
+
+	case "KnowledgeEntryPage.items":
+		if e.ComplexityRoot.KnowledgeEntryPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntryPage.Items(childComplexity), true
+	case "KnowledgeEntryPage.total":
+		if e.ComplexityRoot.KnowledgeEntryPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeEntryPage.Total(childComplexity), true
+
 	case "KnowledgeGraph.edges":
 		if e.ComplexityRoot.KnowledgeGraph.Edges == nil {
 			break
@@ -6628,6 +7182,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KnowledgeGraph.Truncated(childComplexity), true
+
+	case "KnowledgeLink.column":
+		if e.ComplexityRoot.KnowledgeLink.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeLink.Column(childComplexity), true
+	case "KnowledgeLink.datasetId":
+		if e.ComplexityRoot.KnowledgeLink.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KnowledgeLink.DatasetID(childComplexity), true
 
 	case "KnowledgeNode.id":
 		if e.ComplexityRoot.KnowledgeNode.ID == nil {
@@ -8183,6 +8750,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublicShare.Token(childComplexity), true
 
+	case "Query.art10Dossier":
+		if e.ComplexityRoot.Query.Art10Dossier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Art10Dossier(childComplexity), true
 	case "Query.catalogMetadataQuality":
 		if e.ComplexityRoot.Query.CatalogMetadataQuality == nil {
 			break
@@ -8402,6 +8975,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Issues(childComplexity, args["severity"].([]string), args["status"].([]string), args["type"].([]string), args["datasetId"].(*string), args["assigneeTeam"].(*string), args["slaBreached"].(*bool), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.knowledgeEntries":
+		if e.ComplexityRoot.Query.KnowledgeEntries == nil {
+			break
+		}
+
+		args, err := ec.field_Query_knowledgeEntries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.KnowledgeEntries(childComplexity, args["q"].(*string), args["kind"].(*string), args["tag"].(*string), args["datasetId"].(*string), args["includeOutdated"].(*bool), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.knowledgeEntry":
+		if e.ComplexityRoot.Query.KnowledgeEntry == nil {
+			break
+		}
+
+		args, err := ec.field_Query_knowledgeEntry_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.KnowledgeEntry(childComplexity, args["id"].(string)), true
 	case "Query.knowledgeGraph":
 		if e.ComplexityRoot.Query.KnowledgeGraph == nil {
 			break
@@ -8413,6 +9008,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.KnowledgeGraph(childComplexity, args["focus"].(*string), args["hops"].(*int), args["kinds"].([]string)), true
+	case "Query.me":
+		if e.ComplexityRoot.Query.Me == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Me(childComplexity), true
 	case "Query.notificationChannel":
 		if e.ComplexityRoot.Query.NotificationChannel == nil {
 			break
@@ -8507,6 +9108,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ReconcileChecks(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.report":
+		if e.ComplexityRoot.Query.Report == nil {
+			break
+		}
+
+		args, err := ec.field_Query_report_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Report(childComplexity, args["id"].(string)), true
+	case "Query.reports":
+		if e.ComplexityRoot.Query.Reports == nil {
+			break
+		}
+
+		args, err := ec.field_Query_reports_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Reports(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.routines":
+		if e.ComplexityRoot.Query.Routines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Routines(childComplexity), true
 	case "Query.rule":
 		if e.ComplexityRoot.Query.Rule == nil {
 			break
@@ -8590,6 +9219,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Signals(childComplexity, args["datasetId"].(*string), args["type"].([]string), args["metric"].([]string), args["since"].(*time.Time), args["until"].(*time.Time), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.suggestion":
+		if e.ComplexityRoot.Query.Suggestion == nil {
+			break
+		}
+
+		args, err := ec.field_Query_suggestion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Suggestion(childComplexity, args["id"].(string)), true
+	case "Query.suggestions":
+		if e.ComplexityRoot.Query.Suggestions == nil {
+			break
+		}
+
+		args, err := ec.field_Query_suggestions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Suggestions(childComplexity, args["category"].(*string), args["datasetId"].(*string), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.team":
 		if e.ComplexityRoot.Query.Team == nil {
 			break
@@ -8645,6 +9296,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.TrustDecision(childComplexity, args["dataset"].(string), args["purpose"].(*string)), true
+	case "Query.workspaceDataPolicy":
+		if e.ComplexityRoot.Query.WorkspaceDataPolicy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.WorkspaceDataPolicy(childComplexity), true
+	case "Query.workspaceSettings":
+		if e.ComplexityRoot.Query.WorkspaceSettings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.WorkspaceSettings(childComplexity), true
 
 	case "RAGGate.asOf":
 		if e.ComplexityRoot.RAGGate.AsOf == nil {
@@ -8932,6 +9595,92 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RenamedNode.To(childComplexity), true
 
+	case "Report.aiGenerated":
+		if e.ComplexityRoot.Report.AiGenerated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.AiGenerated(childComplexity), true
+	case "Report.aiModel":
+		if e.ComplexityRoot.Report.AiModel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.AiModel(childComplexity), true
+	case "Report.contentMd":
+		if e.ComplexityRoot.Report.ContentMd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.ContentMd(childComplexity), true
+	case "Report.generatedAt":
+		if e.ComplexityRoot.Report.GeneratedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.GeneratedAt(childComplexity), true
+	case "Report.id":
+		if e.ComplexityRoot.Report.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.ID(childComplexity), true
+	case "Report.language":
+		if e.ComplexityRoot.Report.Language == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Language(childComplexity), true
+	case "Report.persona":
+		if e.ComplexityRoot.Report.Persona == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Persona(childComplexity), true
+	case "Report.routineId":
+		if e.ComplexityRoot.Report.RoutineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.RoutineID(childComplexity), true
+	case "Report.score":
+		if e.ComplexityRoot.Report.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Score(childComplexity), true
+	case "Report.subjectId":
+		if e.ComplexityRoot.Report.SubjectID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.SubjectID(childComplexity), true
+	case "Report.title":
+		if e.ComplexityRoot.Report.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Title(childComplexity), true
+	case "Report.type":
+		if e.ComplexityRoot.Report.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Type(childComplexity), true
+
+	case "ReportPage.items":
+		if e.ComplexityRoot.ReportPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportPage.Items(childComplexity), true
+	case "ReportPage.total":
+		if e.ComplexityRoot.ReportPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportPage.Total(childComplexity), true
+
 	case "RestrictedDataset.ref":
 		if e.ComplexityRoot.RestrictedDataset.Ref == nil {
 			break
@@ -8981,6 +9730,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RetuneRequest.RequestedBy(childComplexity), true
+
+	case "Routine.cadence":
+		if e.ComplexityRoot.Routine.Cadence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.Cadence(childComplexity), true
+	case "Routine.enabled":
+		if e.ComplexityRoot.Routine.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.Enabled(childComplexity), true
+	case "Routine.key":
+		if e.ComplexityRoot.Routine.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.Key(childComplexity), true
+	case "Routine.lastReportId":
+		if e.ComplexityRoot.Routine.LastReportID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.LastReportID(childComplexity), true
+	case "Routine.lastResult":
+		if e.ComplexityRoot.Routine.LastResult == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.LastResult(childComplexity), true
+	case "Routine.lastRunAt":
+		if e.ComplexityRoot.Routine.LastRunAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.LastRunAt(childComplexity), true
+	case "Routine.lastStatus":
+		if e.ComplexityRoot.Routine.LastStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.LastStatus(childComplexity), true
+	case "Routine.localTime":
+		if e.ComplexityRoot.Routine.LocalTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.LocalTime(childComplexity), true
+	case "Routine.nextRunAt":
+		if e.ComplexityRoot.Routine.NextRunAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.NextRunAt(childComplexity), true
+	case "Routine.timezone":
+		if e.ComplexityRoot.Routine.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.Timezone(childComplexity), true
+	case "Routine.weekday":
+		if e.ComplexityRoot.Routine.Weekday == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routine.Weekday(childComplexity), true
 
 	case "Rule.active":
 		if e.ComplexityRoot.Rule.Active == nil {
@@ -10318,6 +11134,209 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SourceQueryPage.Total(childComplexity), true
 
+	case "Suggestion.category":
+		if e.ComplexityRoot.Suggestion.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Category(childComplexity), true
+	case "Suggestion.column":
+		if e.ComplexityRoot.Suggestion.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Column(childComplexity), true
+	case "Suggestion.createdAt":
+		if e.ComplexityRoot.Suggestion.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.CreatedAt(childComplexity), true
+	case "Suggestion.datasetId":
+		if e.ComplexityRoot.Suggestion.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.DatasetID(childComplexity), true
+	case "Suggestion.datasetName":
+		if e.ComplexityRoot.Suggestion.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.DatasetName(childComplexity), true
+	case "Suggestion.id":
+		if e.ComplexityRoot.Suggestion.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.ID(childComplexity), true
+	case "Suggestion.impact":
+		if e.ComplexityRoot.Suggestion.Impact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Impact(childComplexity), true
+	case "Suggestion.params":
+		if e.ComplexityRoot.Suggestion.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Params(childComplexity), true
+	case "Suggestion.rehearsal":
+		if e.ComplexityRoot.Suggestion.Rehearsal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Rehearsal(childComplexity), true
+	case "Suggestion.signature":
+		if e.ComplexityRoot.Suggestion.Signature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Signature(childComplexity), true
+	case "Suggestion.status":
+		if e.ComplexityRoot.Suggestion.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.Status(childComplexity), true
+	case "Suggestion.updatedAt":
+		if e.ComplexityRoot.Suggestion.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.UpdatedAt(childComplexity), true
+
+	case "SuggestionImpact.estimatedRows":
+		if e.ComplexityRoot.SuggestionImpact.EstimatedRows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionImpact.EstimatedRows(childComplexity), true
+	case "SuggestionImpact.estimatedRowsSample":
+		if e.ComplexityRoot.SuggestionImpact.EstimatedRowsSample == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionImpact.EstimatedRowsSample(childComplexity), true
+	case "SuggestionImpact.rowsSource":
+		if e.ComplexityRoot.SuggestionImpact.RowsSource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionImpact.RowsSource(childComplexity), true
+	case "SuggestionImpact.ruleId":
+		if e.ComplexityRoot.SuggestionImpact.RuleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionImpact.RuleID(childComplexity), true
+
+	case "SuggestionPage.items":
+		if e.ComplexityRoot.SuggestionPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionPage.Items(childComplexity), true
+	case "SuggestionPage.total":
+		if e.ComplexityRoot.SuggestionPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionPage.Total(childComplexity), true
+
+	case "SuggestionReason.code":
+		if e.ComplexityRoot.SuggestionReason.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionReason.Code(childComplexity), true
+	case "SuggestionReason.message":
+		if e.ComplexityRoot.SuggestionReason.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionReason.Message(childComplexity), true
+	case "SuggestionReason.params":
+		if e.ComplexityRoot.SuggestionReason.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionReason.Params(childComplexity), true
+
+	case "SuggestionRehearsal.actor":
+		if e.ComplexityRoot.SuggestionRehearsal.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.Actor(childComplexity), true
+	case "SuggestionRehearsal.affectedRows":
+		if e.ComplexityRoot.SuggestionRehearsal.AffectedRows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.AffectedRows(childComplexity), true
+	case "SuggestionRehearsal.durationMs":
+		if e.ComplexityRoot.SuggestionRehearsal.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.DurationMs(childComplexity), true
+	case "SuggestionRehearsal.pct":
+		if e.ComplexityRoot.SuggestionRehearsal.Pct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.Pct(childComplexity), true
+	case "SuggestionRehearsal.ranAt":
+		if e.ComplexityRoot.SuggestionRehearsal.RanAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.RanAt(childComplexity), true
+	case "SuggestionRehearsal.reason":
+		if e.ComplexityRoot.SuggestionRehearsal.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.Reason(childComplexity), true
+	case "SuggestionRehearsal.requestedAt":
+		if e.ComplexityRoot.SuggestionRehearsal.RequestedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.RequestedAt(childComplexity), true
+	case "SuggestionRehearsal.status":
+		if e.ComplexityRoot.SuggestionRehearsal.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.Status(childComplexity), true
+	case "SuggestionRehearsal.totalRows":
+		if e.ComplexityRoot.SuggestionRehearsal.TotalRows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.TotalRows(childComplexity), true
+	case "SuggestionRehearsal.version":
+		if e.ComplexityRoot.SuggestionRehearsal.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionRehearsal.Version(childComplexity), true
+
+	case "SyntheticEvaluation.datasetId":
+		if e.ComplexityRoot.SyntheticEvaluation.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.DatasetID(childComplexity), true
+	case "SyntheticEvaluation.findings":
+		if e.ComplexityRoot.SyntheticEvaluation.Findings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticEvaluation.Findings(childComplexity), true
 	case "SyntheticEvaluation.kMin":
 		if e.ComplexityRoot.SyntheticEvaluation.KMin == nil {
 			break
@@ -10390,6 +11409,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SyntheticEvaluation.UtilityWeights(childComplexity), true
+
+	case "SyntheticFinding.key":
+		if e.ComplexityRoot.SyntheticFinding.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticFinding.Key(childComplexity), true
+	case "SyntheticFinding.params":
+		if e.ComplexityRoot.SyntheticFinding.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticFinding.Params(childComplexity), true
 
 	case "SyntheticManifest.columns":
 		if e.ComplexityRoot.SyntheticManifest.Columns == nil {
@@ -11319,6 +12351,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VerdictCounts.Warn(childComplexity), true
+
+	case "WorkspaceCurrency.currency":
+		if e.ComplexityRoot.WorkspaceCurrency.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceCurrency.Currency(childComplexity), true
+	case "WorkspaceCurrency.default":
+		if e.ComplexityRoot.WorkspaceCurrency.Default == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceCurrency.Default(childComplexity), true
+
+	case "WorkspaceSettings.currency":
+		if e.ComplexityRoot.WorkspaceSettings.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.Currency(childComplexity), true
+	case "WorkspaceSettings.effectiveLocale":
+		if e.ComplexityRoot.WorkspaceSettings.EffectiveLocale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.EffectiveLocale(childComplexity), true
+	case "WorkspaceSettings.locale":
+		if e.ComplexityRoot.WorkspaceSettings.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.Locale(childComplexity), true
+	case "WorkspaceSettings.timezone":
+		if e.ComplexityRoot.WorkspaceSettings.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.Timezone(childComplexity), true
 
 	}
 	return 0, false
@@ -13732,6 +14802,285 @@ extend type Query {
   editorResolve(name: String!, connection: String): EditorResolution
 }
 `, BuiltIn: false},
+	{Name: "../schema/parity_workspace.graphqls", Input: `# The calling account, the workspace's settings, the Article 10 dossier, data policies,
+# knowledge entries, reports, routines and suggestions at parity with REST (issue 23):
+# the same service calls, callers, bounds and error codes.
+
+"The calling person's account."
+type Account {
+  id: ID!
+  email: String!
+  "admin, member or viewer"
+  role: String!
+  workspaceId: ID!
+  workspaceName: String!
+  "free, team or business"
+  plan: String!
+  "The person's locale; null: the workspace default"
+  locale: String
+  "The person's IANA time zone; null: the workspace's"
+  timezone: String
+  effectiveLocale: String!
+  effectiveTimezone: String!
+  workspaceLocale: String
+  workspaceTimezone: String!
+  "pt-PT, en or es: the language messages to this person are written in"
+  responseLanguage: String!
+}
+
+"The workspace's currency."
+type WorkspaceCurrency {
+  "EUR, USD, GBP, CHF or BRL (EUR when none is set)"
+  currency: String!
+  "True when no currency is set and EUR applies"
+  default: Boolean!
+}
+
+"The workspace's locale, time zone and currency."
+type WorkspaceSettings {
+  "The default locale; null when not set"
+  locale: String
+  "The locale in use: the default, else pt-PT"
+  effectiveLocale: String!
+  "IANA time zone the workspace's days are read in"
+  timezone: String!
+  currency: WorkspaceCurrency!
+}
+
+"A dataset of the Article 10 dossier."
+type Art10Dataset {
+  datasetId: ID!
+  datasetName: String!
+  connectionId: ID!
+  connectionName: String!
+  "postgres, mysql or sqlite"
+  sourceKind: String!
+  dataCountry: String
+  upstreamCount: Int!
+  domains: [String!]!
+  score: Float
+  "pass, warn, fail or unknown"
+  verdict: String!
+  rules: Int!
+  rulesPassed: Int!
+  rulesFailed: Int!
+  openIssues: Int!
+  "Names only"
+  piiColumns: [String!]!
+  biasRelevantColumns: [String!]!
+  "no_quality_rules, not_profiled, failing_rules, no_lineage, no_domain, personal_data"
+  gaps: [String!]!
+}
+
+"The EU AI Act Article 10 data-governance dossier of the visible datasets (business plan)."
+type Art10Dossier {
+  article: String!
+  generatedAt: Time!
+  datasets: [Art10Dataset!]!
+  "Datasets per gap code, as JSON text"
+  gapCounts: String!
+}
+
+"A rule of a data policy."
+type DataPolicyRule {
+  "pii_retention_max_age"
+  rule: String!
+  enabled: Boolean!
+  maxAgeDays: Int
+  "warning or critical"
+  severity: String
+  column: String
+}
+
+"The workspace's or a domain's data policy."
+type DataPolicy {
+  "workspace or domain"
+  scope: String!
+  domainId: ID
+  rules: [DataPolicyRule!]!
+  "null when never set"
+  updatedAt: Time
+}
+
+"A link of a knowledge entry to a dataset or one of its columns."
+type KnowledgeLink {
+  datasetId: ID!
+  column: String
+}
+
+"A note, decision, glossary term or metric definition."
+type KnowledgeEntry {
+  id: ID!
+  "note, decision, term or metric"
+  kind: String!
+  title: String!
+  body: String!
+  tags: [String!]!
+  "Datasets (and columns) the entry is about, those the caller can see"
+  links: [KnowledgeLink!]!
+  outdated: Boolean!
+  authorId: ID
+  "Fused reciprocal-rank score in a search with q; null otherwise"
+  score: Float
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+"One page of knowledge entries."
+type KnowledgeEntryPage {
+  items: [KnowledgeEntry!]!
+  total: Int!
+}
+
+"A report Vigia wrote from its own facts."
+type Report {
+  id: ID!
+  "workspace_overview, domain, dataset or incident"
+  type: String!
+  "executive, engineering or steward"
+  persona: String!
+  subjectId: ID
+  title: String!
+  "pt, en or es; null for older reports (pt)"
+  language: String
+  "Markdown"
+  contentMd: String!
+  score: Float
+  aiGenerated: Boolean!
+  aiModel: String
+  generatedAt: Time!
+  "The routine that wrote it; null when a person asked for it"
+  routineId: String
+}
+
+"One page of reports."
+type ReportPage {
+  items: [Report!]!
+  total: Int!
+}
+
+"A scheduled routine with its schedule, state and last run."
+type Routine {
+  key: String!
+  "weekly or daily"
+  cadence: String!
+  "monday...; null for daily ones"
+  weekday: String
+  "HH:MM in the workspace's time zone"
+  localTime: String!
+  timezone: String!
+  enabled: Boolean!
+  nextRunAt: Time
+  lastRunAt: Time
+  "succeeded or failed"
+  lastStatus: String
+  "The last run's figures as JSON text; null before the first run"
+  lastResult: String
+  lastReportId: ID
+}
+
+"Why a rehearsal counted nothing."
+type SuggestionReason {
+  code: String!
+  "As JSON text"
+  params: String!
+  "pt-PT"
+  message: String!
+}
+
+"A suggestion's last rehearsal: counts, status and actor only."
+type SuggestionRehearsal {
+  version: Int!
+  "queued, ok, blocked, timeout or error"
+  status: String!
+  affectedRows: Int
+  totalRows: Int
+  pct: Float
+  requestedAt: Time!
+  ranAt: Time
+  durationMs: Int
+  actor: String!
+  reason: SuggestionReason
+}
+
+"What a suggestion's change would touch."
+type SuggestionImpact {
+  estimatedRows: Int
+  estimatedRowsSample: Int
+  "sample or rehearsal"
+  rowsSource: String!
+  ruleId: ID
+}
+
+"A suggestion on a dataset the caller can see."
+type Suggestion {
+  id: ID!
+  datasetId: ID!
+  datasetName: String!
+  "rule, parsing or enrichment"
+  category: String!
+  signature: String!
+  column: String
+  "open, accepted or dismissed"
+  status: String!
+  "Masks and target mask for parsing; rule type and column for rules (never values), as JSON text"
+  params: String!
+  rehearsal: SuggestionRehearsal
+  impact: SuggestionImpact!
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+"One page of suggestions."
+type SuggestionPage {
+  items: [Suggestion!]!
+  total: Int!
+}
+
+extend type Domain {
+  "The domain's data policy: its rules replace the workspace's of the same key for its datasets."
+  dataPolicy: DataPolicy!
+}
+
+extend type Query {
+  "The calling person's account."
+  me: Account!
+  "The workspace's locale, time zone and currency."
+  workspaceSettings: WorkspaceSettings!
+  "The EU AI Act Article 10 dossier (business plan; plan_limit otherwise)."
+  art10Dossier: Art10Dossier!
+  "The workspace's data policy."
+  workspaceDataPolicy: DataPolicy!
+  "Knowledge entries, newest first; with q a hybrid search (total is the fused list's size); limit 1-500."
+  knowledgeEntries(q: String, kind: String, tag: String, datasetId: ID, includeOutdated: Boolean = false, limit: Int = 50, offset: Int = 0): KnowledgeEntryPage!
+  "One knowledge entry; otherwise not_found."
+  knowledgeEntry(id: ID!): KnowledgeEntry
+  "Reports the caller may read, newest first; limit 1-500."
+  reports(limit: Int = 50, offset: Int = 0): ReportPage!
+  "One report; otherwise not_found."
+  report(id: ID!): Report
+  "The catalog of scheduled routines with their state."
+  routines: [Routine!]!
+  "Suggestions on the datasets the caller can see, newest first; category rule, parsing or enrichment; limit 1-500."
+  suggestions(category: String, datasetId: ID, limit: Int = 50, offset: Int = 0): SuggestionPage!
+  "One suggestion; otherwise not_found."
+  suggestion(id: ID!): Suggestion
+}
+
+"A privacy finding of a synthetic scorecard."
+type SyntheticFinding {
+  "sample_leak, extreme_leak or pii_leak"
+  key: String!
+  "Column, counts of source rows; never a value, as JSON text"
+  params: String!
+}
+
+extend type SyntheticEvaluation {
+  datasetId: ID!
+  "Every leak found"
+  findings: [SyntheticFinding!]!
+}
+`, BuiltIn: false},
 	{Name: "../schema/products.graphqls", Input: `# Trust decisions, data products (domains) and the consumer registry.
 
 "One cause of a trust decision."
@@ -14357,6 +15706,92 @@ func (ec *executionContext) childFields_AIReadiness(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type AIReadiness", field.Name)
 }
 
+func (ec *executionContext) childFields_Account(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Account_id(ctx, field)
+	case "email":
+		return ec.fieldContext_Account_email(ctx, field)
+	case "role":
+		return ec.fieldContext_Account_role(ctx, field)
+	case "workspaceId":
+		return ec.fieldContext_Account_workspaceId(ctx, field)
+	case "workspaceName":
+		return ec.fieldContext_Account_workspaceName(ctx, field)
+	case "plan":
+		return ec.fieldContext_Account_plan(ctx, field)
+	case "locale":
+		return ec.fieldContext_Account_locale(ctx, field)
+	case "timezone":
+		return ec.fieldContext_Account_timezone(ctx, field)
+	case "effectiveLocale":
+		return ec.fieldContext_Account_effectiveLocale(ctx, field)
+	case "effectiveTimezone":
+		return ec.fieldContext_Account_effectiveTimezone(ctx, field)
+	case "workspaceLocale":
+		return ec.fieldContext_Account_workspaceLocale(ctx, field)
+	case "workspaceTimezone":
+		return ec.fieldContext_Account_workspaceTimezone(ctx, field)
+	case "responseLanguage":
+		return ec.fieldContext_Account_responseLanguage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Account", field.Name)
+}
+
+func (ec *executionContext) childFields_Art10Dataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_Art10Dataset_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_Art10Dataset_datasetName(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_Art10Dataset_connectionId(ctx, field)
+	case "connectionName":
+		return ec.fieldContext_Art10Dataset_connectionName(ctx, field)
+	case "sourceKind":
+		return ec.fieldContext_Art10Dataset_sourceKind(ctx, field)
+	case "dataCountry":
+		return ec.fieldContext_Art10Dataset_dataCountry(ctx, field)
+	case "upstreamCount":
+		return ec.fieldContext_Art10Dataset_upstreamCount(ctx, field)
+	case "domains":
+		return ec.fieldContext_Art10Dataset_domains(ctx, field)
+	case "score":
+		return ec.fieldContext_Art10Dataset_score(ctx, field)
+	case "verdict":
+		return ec.fieldContext_Art10Dataset_verdict(ctx, field)
+	case "rules":
+		return ec.fieldContext_Art10Dataset_rules(ctx, field)
+	case "rulesPassed":
+		return ec.fieldContext_Art10Dataset_rulesPassed(ctx, field)
+	case "rulesFailed":
+		return ec.fieldContext_Art10Dataset_rulesFailed(ctx, field)
+	case "openIssues":
+		return ec.fieldContext_Art10Dataset_openIssues(ctx, field)
+	case "piiColumns":
+		return ec.fieldContext_Art10Dataset_piiColumns(ctx, field)
+	case "biasRelevantColumns":
+		return ec.fieldContext_Art10Dataset_biasRelevantColumns(ctx, field)
+	case "gaps":
+		return ec.fieldContext_Art10Dataset_gaps(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Art10Dataset", field.Name)
+}
+
+func (ec *executionContext) childFields_Art10Dossier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "article":
+		return ec.fieldContext_Art10Dossier_article(ctx, field)
+	case "generatedAt":
+		return ec.fieldContext_Art10Dossier_generatedAt(ctx, field)
+	case "datasets":
+		return ec.fieldContext_Art10Dossier_datasets(ctx, field)
+	case "gapCounts":
+		return ec.fieldContext_Art10Dossier_gapCounts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Art10Dossier", field.Name)
+}
+
 func (ec *executionContext) childFields_AutoMonitors(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "freshness":
@@ -14845,6 +16280,36 @@ func (ec *executionContext) childFields_Country(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Country", field.Name)
 }
 
+func (ec *executionContext) childFields_DataPolicy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scope":
+		return ec.fieldContext_DataPolicy_scope(ctx, field)
+	case "domainId":
+		return ec.fieldContext_DataPolicy_domainId(ctx, field)
+	case "rules":
+		return ec.fieldContext_DataPolicy_rules(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_DataPolicy_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DataPolicy", field.Name)
+}
+
+func (ec *executionContext) childFields_DataPolicyRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rule":
+		return ec.fieldContext_DataPolicyRule_rule(ctx, field)
+	case "enabled":
+		return ec.fieldContext_DataPolicyRule_enabled(ctx, field)
+	case "maxAgeDays":
+		return ec.fieldContext_DataPolicyRule_maxAgeDays(ctx, field)
+	case "severity":
+		return ec.fieldContext_DataPolicyRule_severity(ctx, field)
+	case "column":
+		return ec.fieldContext_DataPolicyRule_column(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DataPolicyRule", field.Name)
+}
+
 func (ec *executionContext) childFields_Dataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -15327,6 +16792,8 @@ func (ec *executionContext) childFields_Domain(ctx context.Context, field graphq
 		return ec.fieldContext_Domain_versionDiff(ctx, field)
 	case "publicShare":
 		return ec.fieldContext_Domain_publicShare(ctx, field)
+	case "dataPolicy":
+		return ec.fieldContext_Domain_dataPolicy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Domain", field.Name)
 }
@@ -16289,6 +17756,44 @@ func (ec *executionContext) childFields_KnowledgeEdge(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type KnowledgeEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_KnowledgeEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_KnowledgeEntry_id(ctx, field)
+	case "kind":
+		return ec.fieldContext_KnowledgeEntry_kind(ctx, field)
+	case "title":
+		return ec.fieldContext_KnowledgeEntry_title(ctx, field)
+	case "body":
+		return ec.fieldContext_KnowledgeEntry_body(ctx, field)
+	case "tags":
+		return ec.fieldContext_KnowledgeEntry_tags(ctx, field)
+	case "links":
+		return ec.fieldContext_KnowledgeEntry_links(ctx, field)
+	case "outdated":
+		return ec.fieldContext_KnowledgeEntry_outdated(ctx, field)
+	case "authorId":
+		return ec.fieldContext_KnowledgeEntry_authorId(ctx, field)
+	case "score":
+		return ec.fieldContext_KnowledgeEntry_score(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_KnowledgeEntry_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_KnowledgeEntry_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KnowledgeEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_KnowledgeEntryPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_KnowledgeEntryPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_KnowledgeEntryPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KnowledgeEntryPage", field.Name)
+}
+
 func (ec *executionContext) childFields_KnowledgeGraph(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "focus":
@@ -16305,6 +17810,16 @@ func (ec *executionContext) childFields_KnowledgeGraph(ctx context.Context, fiel
 		return ec.fieldContext_KnowledgeGraph_stats(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type KnowledgeGraph", field.Name)
+}
+
+func (ec *executionContext) childFields_KnowledgeLink(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_KnowledgeLink_datasetId(ctx, field)
+	case "column":
+		return ec.fieldContext_KnowledgeLink_column(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KnowledgeLink", field.Name)
 }
 
 func (ec *executionContext) childFields_KnowledgeNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -17167,6 +18682,46 @@ func (ec *executionContext) childFields_RenamedNode(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type RenamedNode", field.Name)
 }
 
+func (ec *executionContext) childFields_Report(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Report_id(ctx, field)
+	case "type":
+		return ec.fieldContext_Report_type(ctx, field)
+	case "persona":
+		return ec.fieldContext_Report_persona(ctx, field)
+	case "subjectId":
+		return ec.fieldContext_Report_subjectId(ctx, field)
+	case "title":
+		return ec.fieldContext_Report_title(ctx, field)
+	case "language":
+		return ec.fieldContext_Report_language(ctx, field)
+	case "contentMd":
+		return ec.fieldContext_Report_contentMd(ctx, field)
+	case "score":
+		return ec.fieldContext_Report_score(ctx, field)
+	case "aiGenerated":
+		return ec.fieldContext_Report_aiGenerated(ctx, field)
+	case "aiModel":
+		return ec.fieldContext_Report_aiModel(ctx, field)
+	case "generatedAt":
+		return ec.fieldContext_Report_generatedAt(ctx, field)
+	case "routineId":
+		return ec.fieldContext_Report_routineId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Report", field.Name)
+}
+
+func (ec *executionContext) childFields_ReportPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ReportPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ReportPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReportPage", field.Name)
+}
+
 func (ec *executionContext) childFields_RetuneRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -17183,6 +18738,34 @@ func (ec *executionContext) childFields_RetuneRequest(ctx context.Context, field
 		return ec.fieldContext_RetuneRequest_requestedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RetuneRequest", field.Name)
+}
+
+func (ec *executionContext) childFields_Routine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_Routine_key(ctx, field)
+	case "cadence":
+		return ec.fieldContext_Routine_cadence(ctx, field)
+	case "weekday":
+		return ec.fieldContext_Routine_weekday(ctx, field)
+	case "localTime":
+		return ec.fieldContext_Routine_localTime(ctx, field)
+	case "timezone":
+		return ec.fieldContext_Routine_timezone(ctx, field)
+	case "enabled":
+		return ec.fieldContext_Routine_enabled(ctx, field)
+	case "nextRunAt":
+		return ec.fieldContext_Routine_nextRunAt(ctx, field)
+	case "lastRunAt":
+		return ec.fieldContext_Routine_lastRunAt(ctx, field)
+	case "lastStatus":
+		return ec.fieldContext_Routine_lastStatus(ctx, field)
+	case "lastResult":
+		return ec.fieldContext_Routine_lastResult(ctx, field)
+	case "lastReportId":
+		return ec.fieldContext_Routine_lastReportId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Routine", field.Name)
 }
 
 func (ec *executionContext) childFields_Rule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -17827,6 +19410,98 @@ func (ec *executionContext) childFields_SourceQueryPage(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type SourceQueryPage", field.Name)
 }
 
+func (ec *executionContext) childFields_Suggestion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Suggestion_id(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_Suggestion_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_Suggestion_datasetName(ctx, field)
+	case "category":
+		return ec.fieldContext_Suggestion_category(ctx, field)
+	case "signature":
+		return ec.fieldContext_Suggestion_signature(ctx, field)
+	case "column":
+		return ec.fieldContext_Suggestion_column(ctx, field)
+	case "status":
+		return ec.fieldContext_Suggestion_status(ctx, field)
+	case "params":
+		return ec.fieldContext_Suggestion_params(ctx, field)
+	case "rehearsal":
+		return ec.fieldContext_Suggestion_rehearsal(ctx, field)
+	case "impact":
+		return ec.fieldContext_Suggestion_impact(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Suggestion_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Suggestion_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Suggestion", field.Name)
+}
+
+func (ec *executionContext) childFields_SuggestionImpact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "estimatedRows":
+		return ec.fieldContext_SuggestionImpact_estimatedRows(ctx, field)
+	case "estimatedRowsSample":
+		return ec.fieldContext_SuggestionImpact_estimatedRowsSample(ctx, field)
+	case "rowsSource":
+		return ec.fieldContext_SuggestionImpact_rowsSource(ctx, field)
+	case "ruleId":
+		return ec.fieldContext_SuggestionImpact_ruleId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuggestionImpact", field.Name)
+}
+
+func (ec *executionContext) childFields_SuggestionPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SuggestionPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_SuggestionPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuggestionPage", field.Name)
+}
+
+func (ec *executionContext) childFields_SuggestionReason(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_SuggestionReason_code(ctx, field)
+	case "params":
+		return ec.fieldContext_SuggestionReason_params(ctx, field)
+	case "message":
+		return ec.fieldContext_SuggestionReason_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuggestionReason", field.Name)
+}
+
+func (ec *executionContext) childFields_SuggestionRehearsal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "version":
+		return ec.fieldContext_SuggestionRehearsal_version(ctx, field)
+	case "status":
+		return ec.fieldContext_SuggestionRehearsal_status(ctx, field)
+	case "affectedRows":
+		return ec.fieldContext_SuggestionRehearsal_affectedRows(ctx, field)
+	case "totalRows":
+		return ec.fieldContext_SuggestionRehearsal_totalRows(ctx, field)
+	case "pct":
+		return ec.fieldContext_SuggestionRehearsal_pct(ctx, field)
+	case "requestedAt":
+		return ec.fieldContext_SuggestionRehearsal_requestedAt(ctx, field)
+	case "ranAt":
+		return ec.fieldContext_SuggestionRehearsal_ranAt(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_SuggestionRehearsal_durationMs(ctx, field)
+	case "actor":
+		return ec.fieldContext_SuggestionRehearsal_actor(ctx, field)
+	case "reason":
+		return ec.fieldContext_SuggestionRehearsal_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuggestionRehearsal", field.Name)
+}
+
 func (ec *executionContext) childFields_SyntheticEvaluation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "rows":
@@ -17853,8 +19528,22 @@ func (ec *executionContext) childFields_SyntheticEvaluation(ctx context.Context,
 		return ec.fieldContext_SyntheticEvaluation_kThreshold(ctx, field)
 	case "quasiIdentifiers":
 		return ec.fieldContext_SyntheticEvaluation_quasiIdentifiers(ctx, field)
+	case "datasetId":
+		return ec.fieldContext_SyntheticEvaluation_datasetId(ctx, field)
+	case "findings":
+		return ec.fieldContext_SyntheticEvaluation_findings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SyntheticEvaluation", field.Name)
+}
+
+func (ec *executionContext) childFields_SyntheticFinding(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_SyntheticFinding_key(ctx, field)
+	case "params":
+		return ec.fieldContext_SyntheticFinding_params(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyntheticFinding", field.Name)
 }
 
 func (ec *executionContext) childFields_SyntheticManifest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -18329,6 +20018,30 @@ func (ec *executionContext) childFields_VerdictCounts(ctx context.Context, field
 		return ec.fieldContext_VerdictCounts_unknown(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type VerdictCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_WorkspaceCurrency(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "currency":
+		return ec.fieldContext_WorkspaceCurrency_currency(ctx, field)
+	case "default":
+		return ec.fieldContext_WorkspaceCurrency_default(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WorkspaceCurrency", field.Name)
+}
+
+func (ec *executionContext) childFields_WorkspaceSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "locale":
+		return ec.fieldContext_WorkspaceSettings_locale(ctx, field)
+	case "effectiveLocale":
+		return ec.fieldContext_WorkspaceSettings_effectiveLocale(ctx, field)
+	case "timezone":
+		return ec.fieldContext_WorkspaceSettings_timezone(ctx, field)
+	case "currency":
+		return ec.fieldContext_WorkspaceSettings_currency(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WorkspaceSettings", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -19465,6 +21178,82 @@ func (ec *executionContext) field_Query_issues_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_knowledgeEntries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "tag",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tag"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "includeOutdated",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includeOutdated"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_knowledgeEntry_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_knowledgeGraph_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -19719,6 +21508,42 @@ func (ec *executionContext) field_Query_reconcileChecks_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_report_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_reports_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_rulePack_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -19918,6 +21743,58 @@ func (ec *executionContext) field_Query_signals_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["offset"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_suggestion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_suggestions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "category",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["category"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "datasetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["datasetId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg3
 	return args, nil
 }
 
@@ -20237,6 +22114,797 @@ func (ec *executionContext) fieldContext_AIReadiness_recommendations(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Account_id(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Account_email(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_role(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_workspaceId(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_workspaceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_workspaceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Account_workspaceName(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_workspaceName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_workspaceName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_plan(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_plan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Plan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_locale(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_timezone(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_effectiveLocale(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_effectiveLocale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EffectiveLocale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_effectiveLocale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_effectiveTimezone(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_effectiveTimezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EffectiveTimezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_effectiveTimezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_workspaceLocale(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_workspaceLocale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceLocale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_workspaceLocale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_workspaceTimezone(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_workspaceTimezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceTimezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_workspaceTimezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_responseLanguage(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_responseLanguage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResponseLanguage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_responseLanguage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_connectionName(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_connectionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_connectionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_sourceKind(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_sourceKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_sourceKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_dataCountry(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_dataCountry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DataCountry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_dataCountry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_upstreamCount(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_upstreamCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpstreamCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_upstreamCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_domains(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_domains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domains, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_domains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_score(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_verdict(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_rules(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_rules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_rules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_rulesPassed(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_rulesPassed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RulesPassed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_rulesPassed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_rulesFailed(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_rulesFailed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RulesFailed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_rulesFailed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_openIssues(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_openIssues(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIssues, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_openIssues(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_piiColumns(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_piiColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PiiColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_piiColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_biasRelevantColumns(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_biasRelevantColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BiasRelevantColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_biasRelevantColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dataset_gaps(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dataset_gaps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gaps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dataset_gaps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dossier_article(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dossier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dossier_article(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Article, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dossier_article(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dossier", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dossier_generatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dossier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dossier_generatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GeneratedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dossier_generatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dossier", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Art10Dossier_datasets(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dossier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dossier_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Art10Dataset) graphql.Marshaler {
+			return ec.marshalNArt10Dataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐArt10Datasetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dossier_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Art10Dossier",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Art10Dataset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Art10Dossier_gapCounts(ctx context.Context, field graphql.CollectedField, obj *model.Art10Dossier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Art10Dossier_gapCounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GapCounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Art10Dossier_gapCounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Art10Dossier", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AutoMonitors_freshness(ctx context.Context, field graphql.CollectedField, obj *scan.AutoMonitors) (ret graphql.Marshaler) {
@@ -24160,6 +26828,222 @@ func (ec *executionContext) _Country_own(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Country_own(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Country", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicy_scope(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicy_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicy_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicy", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicy_domainId(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicy_domainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DomainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicy_domainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicy", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicy_rules(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicy_rules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.DataPolicyRule) graphql.Marshaler {
+			return ec.marshalNDataPolicyRule2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicyRuleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicy_rules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DataPolicy",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DataPolicyRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DataPolicy_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicy_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicy_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicy", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicyRule_rule(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicyRule_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicyRule_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicyRule_enabled(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicyRule_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicyRule_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicyRule", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicyRule_maxAgeDays(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicyRule_maxAgeDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxAgeDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicyRule_maxAgeDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicyRule", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicyRule_severity(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicyRule_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicyRule_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DataPolicyRule_column(ctx context.Context, field graphql.CollectedField, obj *model.DataPolicyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataPolicyRule_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataPolicyRule_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataPolicyRule", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Dataset_id(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
@@ -29467,6 +32351,38 @@ func (ec *executionContext) fieldContext_Domain_publicShare(_ context.Context, f
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PublicShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Domain_dataPolicy(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Domain_dataPolicy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Domain().DataPolicy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DataPolicy) graphql.Marshaler {
+			return ec.marshalNDataPolicy2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicy(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Domain_dataPolicy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Domain",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DataPolicy(ctx, field)
 		},
 	}
 	return fc, nil
@@ -37507,6 +40423,323 @@ func (ec *executionContext) fieldContext_KnowledgeEdge_lineageKind(_ context.Con
 	return graphql.NewScalarFieldContext("KnowledgeEdge", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _KnowledgeEntry_id(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_kind(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_title(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_body(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Body, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_tags(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_tags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tags, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_links(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_links(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Links, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KnowledgeLink) graphql.Marshaler {
+			return ec.marshalNKnowledgeLink2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeLinkᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_links(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KnowledgeEntry",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeLink(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KnowledgeEntry_outdated(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_outdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outdated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_outdated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_authorId(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_authorId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthorID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_authorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_score(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntry_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntry_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntry_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeEntryPage_items(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntryPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KnowledgeEntry) graphql.Marshaler {
+			return ec.marshalNKnowledgeEntry2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntryPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KnowledgeEntryPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KnowledgeEntryPage_total(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeEntryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeEntryPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeEntryPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeEntryPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _KnowledgeGraph_focus(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeGraph) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -37670,6 +40903,52 @@ func (ec *executionContext) fieldContext_KnowledgeGraph_stats(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _KnowledgeLink_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeLink_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeLink_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeLink", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _KnowledgeLink_column(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KnowledgeLink_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KnowledgeLink_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KnowledgeLink", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _KnowledgeNode_id(ctx context.Context, field graphql.CollectedField, obj *model.KnowledgeNode) (ret graphql.Marshaler) {
@@ -45326,6 +48605,430 @@ func (ec *executionContext) fieldContext_Query_editorResolve(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_me(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_me(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Me(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Account) graphql.Marshaler {
+			return ec.marshalNAccount2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_me(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_workspaceSettings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_workspaceSettings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().WorkspaceSettings(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WorkspaceSettings) graphql.Marshaler {
+			return ec.marshalNWorkspaceSettings2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐWorkspaceSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_workspaceSettings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WorkspaceSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_art10Dossier(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_art10Dossier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Art10Dossier(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Art10Dossier) graphql.Marshaler {
+			return ec.marshalNArt10Dossier2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐArt10Dossier(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_art10Dossier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Art10Dossier(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_workspaceDataPolicy(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_workspaceDataPolicy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().WorkspaceDataPolicy(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DataPolicy) graphql.Marshaler {
+			return ec.marshalNDataPolicy2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicy(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_workspaceDataPolicy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DataPolicy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_knowledgeEntries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_knowledgeEntries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().KnowledgeEntries(ctx, fc.Args["q"].(*string), fc.Args["kind"].(*string), fc.Args["tag"].(*string), fc.Args["datasetId"].(*string), fc.Args["includeOutdated"].(*bool), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.KnowledgeEntryPage) graphql.Marshaler {
+			return ec.marshalNKnowledgeEntryPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntryPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_knowledgeEntries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeEntryPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_knowledgeEntries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_knowledgeEntry(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_knowledgeEntry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().KnowledgeEntry(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.KnowledgeEntry) graphql.Marshaler {
+			return ec.marshalOKnowledgeEntry2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntry(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_knowledgeEntry(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KnowledgeEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_knowledgeEntry_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_reports(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_reports(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Reports(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReportPage) graphql.Marshaler {
+			return ec.marshalNReportPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReportPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_reports(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReportPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_reports_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_report(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_report(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Report(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Report) graphql.Marshaler {
+			return ec.marshalOReport2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReport(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_report(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Report(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_report_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_routines(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_routines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Routines(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Routine) graphql.Marshaler {
+			return ec.marshalNRoutine2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRoutineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_routines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Routine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_suggestions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_suggestions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Suggestions(ctx, fc.Args["category"].(*string), fc.Args["datasetId"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SuggestionPage) graphql.Marshaler {
+			return ec.marshalNSuggestionPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_suggestions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuggestionPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_suggestions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_suggestion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_suggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Suggestion(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Suggestion) graphql.Marshaler {
+			return ec.marshalOSuggestion2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_suggestion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Suggestion(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_suggestion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_trustDecision(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -46857,6 +50560,337 @@ func (ec *executionContext) fieldContext_RenamedNode_to(_ context.Context, field
 	return graphql.NewScalarFieldContext("RenamedNode", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Report_id(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Report_type(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Report_persona(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_persona(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Persona, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_persona(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Report_subjectId(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_subjectId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubjectID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_subjectId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Report_title(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Report_language(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_language(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Language, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_language(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Report_contentMd(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_contentMd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContentMd, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_contentMd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Report_score(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Report_aiGenerated(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_aiGenerated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AiGenerated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_aiGenerated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Report_aiModel(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_aiModel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AiModel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_aiModel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Report_generatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_generatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GeneratedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Report_generatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Report_routineId(ctx context.Context, field graphql.CollectedField, obj *model.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_routineId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RoutineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_routineId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReportPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ReportPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReportPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Report) graphql.Marshaler {
+			return ec.marshalNReport2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReportᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReportPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReportPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Report(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReportPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ReportPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReportPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReportPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _RestrictedDataset_ref(ctx context.Context, field graphql.CollectedField, obj *model.RestrictedDataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -47039,6 +51073,259 @@ func (ec *executionContext) _RetuneRequest_requestedAt(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_RetuneRequest_requestedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RetuneRequest", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_key(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_cadence(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_cadence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cadence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_cadence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_weekday(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_weekday(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Weekday, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_weekday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_localTime(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_localTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocalTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_localTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_timezone(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_enabled(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_nextRunAt(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_nextRunAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextRunAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_nextRunAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_lastRunAt(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_lastRunAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastRunAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_lastRunAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_lastStatus(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_lastStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_lastStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_lastResult(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_lastResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastResult, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_lastResult(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routine_lastReportId(ctx context.Context, field graphql.CollectedField, obj *model.Routine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routine_lastReportId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastReportID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routine_lastReportId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routine", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Rule_id(ctx context.Context, field graphql.CollectedField, obj *model.Rule) (ret graphql.Marshaler) {
@@ -52282,6 +56569,755 @@ func (ec *executionContext) fieldContext_SourceQueryPage_total(_ context.Context
 	return graphql.NewScalarFieldContext("SourceQueryPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Suggestion_id(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_category(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_category(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Category, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_signature(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_signature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Signature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_signature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_column(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_status(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_params(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_rehearsal(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_rehearsal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rehearsal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SuggestionRehearsal) graphql.Marshaler {
+			return ec.marshalOSuggestionRehearsal2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionRehearsal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_rehearsal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Suggestion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuggestionRehearsal(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Suggestion_impact(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_impact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Impact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SuggestionImpact) graphql.Marshaler {
+			return ec.marshalNSuggestionImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionImpact(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_impact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Suggestion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuggestionImpact(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Suggestion_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionImpact_estimatedRows(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionImpact_estimatedRows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EstimatedRows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionImpact_estimatedRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionImpact_estimatedRowsSample(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionImpact_estimatedRowsSample(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EstimatedRowsSample, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionImpact_estimatedRowsSample(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionImpact", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionImpact_rowsSource(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionImpact_rowsSource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowsSource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionImpact_rowsSource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionImpact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionImpact_ruleId(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionImpact_ruleId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionImpact_ruleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionImpact", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionPage_items(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Suggestion) graphql.Marshaler {
+			return ec.marshalNSuggestion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Suggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionPage_total(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionReason_code(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionReason) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionReason_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionReason_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionReason", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionReason_params(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionReason) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionReason_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionReason_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionReason", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionReason_message(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionReason) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionReason_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionReason_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionReason", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_version(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_status(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_affectedRows(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_affectedRows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AffectedRows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_affectedRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_totalRows(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_totalRows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalRows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_totalRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_pct(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_pct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_pct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_requestedAt(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_requestedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_requestedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_ranAt(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_ranAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RanAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_ranAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_durationMs(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_actor(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionRehearsal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionRehearsal_reason(ctx context.Context, field graphql.CollectedField, obj *model.SuggestionRehearsal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionRehearsal_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SuggestionReason) graphql.Marshaler {
+			return ec.marshalOSuggestionReason2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionReason(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionRehearsal_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionRehearsal",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuggestionReason(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SyntheticEvaluation_rows(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -52583,6 +57619,107 @@ func (ec *executionContext) _SyntheticEvaluation_quasiIdentifiers(ctx context.Co
 }
 func (ec *executionContext) fieldContext_SyntheticEvaluation_quasiIdentifiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticEvaluation_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticEvaluation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticEvaluation_findings(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticEvaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticEvaluation_findings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Findings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SyntheticFinding) graphql.Marshaler {
+			return ec.marshalNSyntheticFinding2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticFindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticEvaluation_findings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyntheticEvaluation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticFinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyntheticFinding_key(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticFinding_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticFinding_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticFinding", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticFinding_params(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticFinding_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticFinding_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticFinding", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SyntheticManifest_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
@@ -56251,6 +61388,153 @@ func (ec *executionContext) fieldContext_VerdictCounts_unknown(_ context.Context
 	return graphql.NewScalarFieldContext("VerdictCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _WorkspaceCurrency_currency(ctx context.Context, field graphql.CollectedField, obj *model.WorkspaceCurrency) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceCurrency_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceCurrency_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceCurrency", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WorkspaceCurrency_default(ctx context.Context, field graphql.CollectedField, obj *model.WorkspaceCurrency) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceCurrency_default(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Default, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceCurrency_default(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceCurrency", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _WorkspaceSettings_locale(ctx context.Context, field graphql.CollectedField, obj *model.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WorkspaceSettings_effectiveLocale(ctx context.Context, field graphql.CollectedField, obj *model.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_effectiveLocale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EffectiveLocale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_effectiveLocale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WorkspaceSettings_timezone(ctx context.Context, field graphql.CollectedField, obj *model.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WorkspaceSettings_currency(ctx context.Context, field graphql.CollectedField, obj *model.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WorkspaceCurrency) graphql.Marshaler {
+			return ec.marshalNWorkspaceCurrency2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐWorkspaceCurrency(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WorkspaceSettings",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WorkspaceCurrency(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -57646,6 +62930,275 @@ func (ec *executionContext) _AIReadiness(ctx context.Context, sel ast.SelectionS
 			}
 		case "recommendations":
 			out.Values[i] = ec._AIReadiness_recommendations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var accountImplementors = []string{"Account"}
+
+func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, obj *model.Account) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, accountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Account")
+		case "id":
+			out.Values[i] = ec._Account_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "email":
+			out.Values[i] = ec._Account_email(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._Account_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workspaceId":
+			out.Values[i] = ec._Account_workspaceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workspaceName":
+			out.Values[i] = ec._Account_workspaceName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "plan":
+			out.Values[i] = ec._Account_plan(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "locale":
+			out.Values[i] = ec._Account_locale(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._Account_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "effectiveLocale":
+			out.Values[i] = ec._Account_effectiveLocale(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "effectiveTimezone":
+			out.Values[i] = ec._Account_effectiveTimezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workspaceLocale":
+			out.Values[i] = ec._Account_workspaceLocale(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "workspaceTimezone":
+			out.Values[i] = ec._Account_workspaceTimezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "responseLanguage":
+			out.Values[i] = ec._Account_responseLanguage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var art10DatasetImplementors = []string{"Art10Dataset"}
+
+func (ec *executionContext) _Art10Dataset(ctx context.Context, sel ast.SelectionSet, obj *model.Art10Dataset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, art10DatasetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Art10Dataset")
+		case "datasetId":
+			out.Values[i] = ec._Art10Dataset_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._Art10Dataset_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._Art10Dataset_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionName":
+			out.Values[i] = ec._Art10Dataset_connectionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sourceKind":
+			out.Values[i] = ec._Art10Dataset_sourceKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataCountry":
+			out.Values[i] = ec._Art10Dataset_dataCountry(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "upstreamCount":
+			out.Values[i] = ec._Art10Dataset_upstreamCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domains":
+			out.Values[i] = ec._Art10Dataset_domains(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._Art10Dataset_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._Art10Dataset_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rules":
+			out.Values[i] = ec._Art10Dataset_rules(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rulesPassed":
+			out.Values[i] = ec._Art10Dataset_rulesPassed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rulesFailed":
+			out.Values[i] = ec._Art10Dataset_rulesFailed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openIssues":
+			out.Values[i] = ec._Art10Dataset_openIssues(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "piiColumns":
+			out.Values[i] = ec._Art10Dataset_piiColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "biasRelevantColumns":
+			out.Values[i] = ec._Art10Dataset_biasRelevantColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gaps":
+			out.Values[i] = ec._Art10Dataset_gaps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var art10DossierImplementors = []string{"Art10Dossier"}
+
+func (ec *executionContext) _Art10Dossier(ctx context.Context, sel ast.SelectionSet, obj *model.Art10Dossier) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, art10DossierImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Art10Dossier")
+		case "article":
+			out.Values[i] = ec._Art10Dossier_article(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "generatedAt":
+			out.Values[i] = ec._Art10Dossier_generatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._Art10Dossier_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gapCounts":
+			out.Values[i] = ec._Art10Dossier_gapCounts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -59418,6 +64971,117 @@ func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "own":
 			out.Values[i] = ec._Country_own(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dataPolicyImplementors = []string{"DataPolicy"}
+
+func (ec *executionContext) _DataPolicy(ctx context.Context, sel ast.SelectionSet, obj *model.DataPolicy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dataPolicyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DataPolicy")
+		case "scope":
+			out.Values[i] = ec._DataPolicy_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domainId":
+			out.Values[i] = ec._DataPolicy_domainId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rules":
+			out.Values[i] = ec._DataPolicy_rules(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._DataPolicy_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dataPolicyRuleImplementors = []string{"DataPolicyRule"}
+
+func (ec *executionContext) _DataPolicyRule(ctx context.Context, sel ast.SelectionSet, obj *model.DataPolicyRule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dataPolicyRuleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DataPolicyRule")
+		case "rule":
+			out.Values[i] = ec._DataPolicyRule_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabled":
+			out.Values[i] = ec._DataPolicyRule_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxAgeDays":
+			out.Values[i] = ec._DataPolicyRule_maxAgeDays(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._DataPolicyRule_severity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._DataPolicyRule_column(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -62648,6 +68312,44 @@ func (ec *executionContext) _Domain(ctx context.Context, sel ast.SelectionSet, o
 					}
 				}()
 				res = ec._Domain_publicShare(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "dataPolicy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Domain_dataPolicy(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -66157,6 +71859,137 @@ func (ec *executionContext) _KnowledgeEdge(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var knowledgeEntryImplementors = []string{"KnowledgeEntry"}
+
+func (ec *executionContext) _KnowledgeEntry(ctx context.Context, sel ast.SelectionSet, obj *model.KnowledgeEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, knowledgeEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KnowledgeEntry")
+		case "id":
+			out.Values[i] = ec._KnowledgeEntry_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._KnowledgeEntry_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._KnowledgeEntry_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "body":
+			out.Values[i] = ec._KnowledgeEntry_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tags":
+			out.Values[i] = ec._KnowledgeEntry_tags(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "links":
+			out.Values[i] = ec._KnowledgeEntry_links(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outdated":
+			out.Values[i] = ec._KnowledgeEntry_outdated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "authorId":
+			out.Values[i] = ec._KnowledgeEntry_authorId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._KnowledgeEntry_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._KnowledgeEntry_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._KnowledgeEntry_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var knowledgeEntryPageImplementors = []string{"KnowledgeEntryPage"}
+
+func (ec *executionContext) _KnowledgeEntryPage(ctx context.Context, sel ast.SelectionSet, obj *model.KnowledgeEntryPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, knowledgeEntryPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KnowledgeEntryPage")
+		case "items":
+			out.Values[i] = ec._KnowledgeEntryPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._KnowledgeEntryPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var knowledgeGraphImplementors = []string{"KnowledgeGraph"}
 
 func (ec *executionContext) _KnowledgeGraph(ctx context.Context, sel ast.SelectionSet, obj *model.KnowledgeGraph) graphql.Marshaler {
@@ -66197,6 +72030,49 @@ func (ec *executionContext) _KnowledgeGraph(ctx context.Context, sel ast.Selecti
 		case "stats":
 			out.Values[i] = ec._KnowledgeGraph_stats(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var knowledgeLinkImplementors = []string{"KnowledgeLink"}
+
+func (ec *executionContext) _KnowledgeLink(ctx context.Context, sel ast.SelectionSet, obj *model.KnowledgeLink) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, knowledgeLinkImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KnowledgeLink")
+		case "datasetId":
+			out.Values[i] = ec._KnowledgeLink_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._KnowledgeLink_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -69835,6 +75711,248 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "me":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_me(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "workspaceSettings":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_workspaceSettings(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "art10Dossier":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_art10Dossier(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "workspaceDataPolicy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_workspaceDataPolicy(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "knowledgeEntries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_knowledgeEntries(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "knowledgeEntry":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_knowledgeEntry(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "reports":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_reports(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "report":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_report(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "routines":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_routines(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "suggestions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_suggestions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "suggestion":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_suggestion(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "trustDecision":
 			field := field
 
@@ -70606,6 +76724,142 @@ func (ec *executionContext) _RenamedNode(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var reportImplementors = []string{"Report"}
+
+func (ec *executionContext) _Report(ctx context.Context, sel ast.SelectionSet, obj *model.Report) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Report")
+		case "id":
+			out.Values[i] = ec._Report_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._Report_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "persona":
+			out.Values[i] = ec._Report_persona(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subjectId":
+			out.Values[i] = ec._Report_subjectId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._Report_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "language":
+			out.Values[i] = ec._Report_language(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "contentMd":
+			out.Values[i] = ec._Report_contentMd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._Report_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "aiGenerated":
+			out.Values[i] = ec._Report_aiGenerated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiModel":
+			out.Values[i] = ec._Report_aiModel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "generatedAt":
+			out.Values[i] = ec._Report_generatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "routineId":
+			out.Values[i] = ec._Report_routineId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reportPageImplementors = []string{"ReportPage"}
+
+func (ec *executionContext) _ReportPage(ctx context.Context, sel ast.SelectionSet, obj *model.ReportPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reportPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReportPage")
+		case "items":
+			out.Values[i] = ec._ReportPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ReportPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var restrictedDatasetImplementors = []string{"RestrictedDataset", "DatasetNeighbour"}
 
 func (ec *executionContext) _RestrictedDataset(ctx context.Context, sel ast.SelectionSet, obj *model.RestrictedDataset) graphql.Marshaler {
@@ -70689,6 +76943,94 @@ func (ec *executionContext) _RetuneRequest(ctx context.Context, sel ast.Selectio
 		case "requestedAt":
 			out.Values[i] = ec._RetuneRequest_requestedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routineImplementors = []string{"Routine"}
+
+func (ec *executionContext) _Routine(ctx context.Context, sel ast.SelectionSet, obj *model.Routine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Routine")
+		case "key":
+			out.Values[i] = ec._Routine_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cadence":
+			out.Values[i] = ec._Routine_cadence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "weekday":
+			out.Values[i] = ec._Routine_weekday(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "localTime":
+			out.Values[i] = ec._Routine_localTime(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._Routine_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabled":
+			out.Values[i] = ec._Routine_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextRunAt":
+			out.Values[i] = ec._Routine_nextRunAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastRunAt":
+			out.Values[i] = ec._Routine_lastRunAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastStatus":
+			out.Values[i] = ec._Routine_lastStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastResult":
+			out.Values[i] = ec._Routine_lastResult(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastReportId":
+			out.Values[i] = ec._Routine_lastReportId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -73013,6 +79355,326 @@ func (ec *executionContext) _SourceQueryPage(ctx context.Context, sel ast.Select
 	return out
 }
 
+var suggestionImplementors = []string{"Suggestion"}
+
+func (ec *executionContext) _Suggestion(ctx context.Context, sel ast.SelectionSet, obj *model.Suggestion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Suggestion")
+		case "id":
+			out.Values[i] = ec._Suggestion_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._Suggestion_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._Suggestion_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "category":
+			out.Values[i] = ec._Suggestion_category(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signature":
+			out.Values[i] = ec._Suggestion_signature(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._Suggestion_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Suggestion_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._Suggestion_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rehearsal":
+			out.Values[i] = ec._Suggestion_rehearsal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "impact":
+			out.Values[i] = ec._Suggestion_impact(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Suggestion_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Suggestion_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suggestionImpactImplementors = []string{"SuggestionImpact"}
+
+func (ec *executionContext) _SuggestionImpact(ctx context.Context, sel ast.SelectionSet, obj *model.SuggestionImpact) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionImpactImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestionImpact")
+		case "estimatedRows":
+			out.Values[i] = ec._SuggestionImpact_estimatedRows(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "estimatedRowsSample":
+			out.Values[i] = ec._SuggestionImpact_estimatedRowsSample(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rowsSource":
+			out.Values[i] = ec._SuggestionImpact_rowsSource(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ruleId":
+			out.Values[i] = ec._SuggestionImpact_ruleId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suggestionPageImplementors = []string{"SuggestionPage"}
+
+func (ec *executionContext) _SuggestionPage(ctx context.Context, sel ast.SelectionSet, obj *model.SuggestionPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestionPage")
+		case "items":
+			out.Values[i] = ec._SuggestionPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._SuggestionPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suggestionReasonImplementors = []string{"SuggestionReason"}
+
+func (ec *executionContext) _SuggestionReason(ctx context.Context, sel ast.SelectionSet, obj *model.SuggestionReason) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionReasonImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestionReason")
+		case "code":
+			out.Values[i] = ec._SuggestionReason_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._SuggestionReason_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._SuggestionReason_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suggestionRehearsalImplementors = []string{"SuggestionRehearsal"}
+
+func (ec *executionContext) _SuggestionRehearsal(ctx context.Context, sel ast.SelectionSet, obj *model.SuggestionRehearsal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionRehearsalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestionRehearsal")
+		case "version":
+			out.Values[i] = ec._SuggestionRehearsal_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._SuggestionRehearsal_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "affectedRows":
+			out.Values[i] = ec._SuggestionRehearsal_affectedRows(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "totalRows":
+			out.Values[i] = ec._SuggestionRehearsal_totalRows(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pct":
+			out.Values[i] = ec._SuggestionRehearsal_pct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "requestedAt":
+			out.Values[i] = ec._SuggestionRehearsal_requestedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ranAt":
+			out.Values[i] = ec._SuggestionRehearsal_ranAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "durationMs":
+			out.Values[i] = ec._SuggestionRehearsal_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._SuggestionRehearsal_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._SuggestionRehearsal_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var syntheticEvaluationImplementors = []string{"SyntheticEvaluation"}
 
 func (ec *executionContext) _SyntheticEvaluation(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticEvaluation) graphql.Marshaler {
@@ -73082,6 +79744,59 @@ func (ec *executionContext) _SyntheticEvaluation(ctx context.Context, sel ast.Se
 			}
 		case "quasiIdentifiers":
 			out.Values[i] = ec._SyntheticEvaluation_quasiIdentifiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetId":
+			out.Values[i] = ec._SyntheticEvaluation_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "findings":
+			out.Values[i] = ec._SyntheticEvaluation_findings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var syntheticFindingImplementors = []string{"SyntheticFinding"}
+
+func (ec *executionContext) _SyntheticFinding(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticFinding) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syntheticFindingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyntheticFinding")
+		case "key":
+			out.Values[i] = ec._SyntheticFinding_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._SyntheticFinding_params(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -74846,6 +81561,102 @@ func (ec *executionContext) _VerdictCounts(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var workspaceCurrencyImplementors = []string{"WorkspaceCurrency"}
+
+func (ec *executionContext) _WorkspaceCurrency(ctx context.Context, sel ast.SelectionSet, obj *model.WorkspaceCurrency) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, workspaceCurrencyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WorkspaceCurrency")
+		case "currency":
+			out.Values[i] = ec._WorkspaceCurrency_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "default":
+			out.Values[i] = ec._WorkspaceCurrency_default(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var workspaceSettingsImplementors = []string{"WorkspaceSettings"}
+
+func (ec *executionContext) _WorkspaceSettings(ctx context.Context, sel ast.SelectionSet, obj *model.WorkspaceSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, workspaceSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WorkspaceSettings")
+		case "locale":
+			out.Values[i] = ec._WorkspaceSettings_locale(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "effectiveLocale":
+			out.Values[i] = ec._WorkspaceSettings_effectiveLocale(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._WorkspaceSettings_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._WorkspaceSettings_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -75246,6 +82057,46 @@ func (ec *executionContext) marshalNAIReadiness2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._AIReadiness(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAccount2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAccount(ctx context.Context, sel ast.SelectionSet, v *model.Account) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Account(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNArt10Dataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐArt10Dataset(ctx context.Context, sel ast.SelectionSet, v model.Art10Dataset) graphql.Marshaler {
+	return ec._Art10Dataset(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNArt10Dataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐArt10Datasetᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Art10Dataset) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNArt10Dataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐArt10Dataset(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNArt10Dossier2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐArt10Dossier(ctx context.Context, sel ast.SelectionSet, v *model.Art10Dossier) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Art10Dossier(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNAutoMonitors2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐAutoMonitors(ctx context.Context, sel ast.SelectionSet, v *scan.AutoMonitors) graphql.Marshaler {
@@ -75657,6 +82508,36 @@ func (ec *executionContext) marshalNCountry2ᚖgithubᚗcomᚋvigiaᚑdataᚋvig
 func (ec *executionContext) unmarshalNCreateRuleInput2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐCreateRuleInput(ctx context.Context, v any) (model.CreateRuleInput, error) {
 	res, err := ec.unmarshalInputCreateRuleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDataPolicy2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicy(ctx context.Context, sel ast.SelectionSet, v *model.DataPolicy) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DataPolicy(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDataPolicyRule2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicyRule(ctx context.Context, sel ast.SelectionSet, v model.DataPolicyRule) graphql.Marshaler {
+	return ec._DataPolicyRule(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDataPolicyRule2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicyRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []model.DataPolicyRule) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDataPolicyRule2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataPolicyRule(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNDataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐDataset(ctx context.Context, sel ast.SelectionSet, v model.Dataset) graphql.Marshaler {
@@ -76748,6 +83629,36 @@ func (ec *executionContext) marshalNKnowledgeEdge2ᚕgithubᚗcomᚋvigiaᚑdata
 	return ret
 }
 
+func (ec *executionContext) marshalNKnowledgeEntry2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntry(ctx context.Context, sel ast.SelectionSet, v model.KnowledgeEntry) graphql.Marshaler {
+	return ec._KnowledgeEntry(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNKnowledgeEntry2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []model.KnowledgeEntry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKnowledgeEntry2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKnowledgeEntryPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntryPage(ctx context.Context, sel ast.SelectionSet, v *model.KnowledgeEntryPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._KnowledgeEntryPage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNKnowledgeGraph2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeGraph(ctx context.Context, sel ast.SelectionSet, v *model.KnowledgeGraph) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -76756,6 +83667,26 @@ func (ec *executionContext) marshalNKnowledgeGraph2ᚖgithubᚗcomᚋvigiaᚑdat
 		return graphql.Null
 	}
 	return ec._KnowledgeGraph(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNKnowledgeLink2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeLink(ctx context.Context, sel ast.SelectionSet, v model.KnowledgeLink) graphql.Marshaler {
+	return ec._KnowledgeLink(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNKnowledgeLink2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeLinkᚄ(ctx context.Context, sel ast.SelectionSet, v []model.KnowledgeLink) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKnowledgeLink2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeLink(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNKnowledgeNode2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeNode(ctx context.Context, sel ast.SelectionSet, v model.KnowledgeNode) graphql.Marshaler {
@@ -77451,6 +84382,56 @@ func (ec *executionContext) marshalNRenamedNode2ᚕgithubᚗcomᚋvigiaᚑdata�
 	return ret
 }
 
+func (ec *executionContext) marshalNReport2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReport(ctx context.Context, sel ast.SelectionSet, v model.Report) graphql.Marshaler {
+	return ec._Report(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReport2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReportᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Report) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReport2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReport(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReportPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReportPage(ctx context.Context, sel ast.SelectionSet, v *model.ReportPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReportPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRoutine2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRoutine(ctx context.Context, sel ast.SelectionSet, v model.Routine) graphql.Marshaler {
+	return ec._Routine(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRoutine2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRoutineᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Routine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRoutine2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRoutine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNRule2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRule(ctx context.Context, sel ast.SelectionSet, v model.Rule) graphql.Marshaler {
 	return ec._Rule(ctx, sel, &v)
 }
@@ -78038,6 +85019,46 @@ func (ec *executionContext) marshalNString2ᚕᚖstring(ctx context.Context, sel
 	return ret
 }
 
+func (ec *executionContext) marshalNSuggestion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestion(ctx context.Context, sel ast.SelectionSet, v model.Suggestion) graphql.Marshaler {
+	return ec._Suggestion(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSuggestion2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Suggestion) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSuggestion2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSuggestionImpact2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionImpact(ctx context.Context, sel ast.SelectionSet, v *model.SuggestionImpact) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SuggestionImpact(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSuggestionPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionPage(ctx context.Context, sel ast.SelectionSet, v *model.SuggestionPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SuggestionPage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSyntheticEvaluation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticEvaluation(ctx context.Context, sel ast.SelectionSet, v *model.SyntheticEvaluation) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -78046,6 +85067,26 @@ func (ec *executionContext) marshalNSyntheticEvaluation2ᚖgithubᚗcomᚋvigia�
 		return graphql.Null
 	}
 	return ec._SyntheticEvaluation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSyntheticFinding2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticFinding(ctx context.Context, sel ast.SelectionSet, v model.SyntheticFinding) graphql.Marshaler {
+	return ec._SyntheticFinding(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSyntheticFinding2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticFindingᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SyntheticFinding) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSyntheticFinding2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticFinding(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNSyntheticManifest2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticManifest(ctx context.Context, sel ast.SelectionSet, v *model.SyntheticManifest) graphql.Marshaler {
@@ -78479,6 +85520,26 @@ func (ec *executionContext) marshalNVerdictCounts2ᚖgithubᚗcomᚋvigiaᚑdata
 	return ec._VerdictCounts(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWorkspaceCurrency2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐWorkspaceCurrency(ctx context.Context, sel ast.SelectionSet, v *model.WorkspaceCurrency) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WorkspaceCurrency(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWorkspaceSettings2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐWorkspaceSettings(ctx context.Context, sel ast.SelectionSet, v *model.WorkspaceSettings) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WorkspaceSettings(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -78890,6 +85951,13 @@ func (ec *executionContext) marshalOIssueExplanationRule2ᚖgithubᚗcomᚋvigia
 	return ec._IssueExplanationRule(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOKnowledgeEntry2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐKnowledgeEntry(ctx context.Context, sel ast.SelectionSet, v *model.KnowledgeEntry) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._KnowledgeEntry(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOLineageDirection2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageDirection(ctx context.Context, v any) (*model.LineageDirection, error) {
 	if v == nil {
 		return nil, nil
@@ -78983,6 +86051,13 @@ func (ec *executionContext) marshalOReconcileCheckResult2ᚖgithubᚗcomᚋvigia
 		return graphql.Null
 	}
 	return ec._ReconcileCheckResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOReport2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐReport(ctx context.Context, sel ast.SelectionSet, v *model.Report) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Report(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORetuneRequest2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐRetuneRequest(ctx context.Context, sel ast.SelectionSet, v *model.RetuneRequest) graphql.Marshaler {
@@ -79100,6 +86175,27 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOSuggestion2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestion(ctx context.Context, sel ast.SelectionSet, v *model.Suggestion) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Suggestion(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSuggestionReason2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionReason(ctx context.Context, sel ast.SelectionSet, v *model.SuggestionReason) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SuggestionReason(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSuggestionRehearsal2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSuggestionRehearsal(ctx context.Context, sel ast.SelectionSet, v *model.SuggestionRehearsal) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SuggestionRehearsal(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOTeam2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeam(ctx context.Context, sel ast.SelectionSet, v *model.Team) graphql.Marshaler {

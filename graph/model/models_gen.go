@@ -29,6 +29,62 @@ type AIReadiness struct {
 	Recommendations []ReadinessRecommendation `json:"recommendations"`
 }
 
+// The calling person's account.
+type Account struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+	// admin, member or viewer
+	Role          string `json:"role"`
+	WorkspaceID   string `json:"workspaceId"`
+	WorkspaceName string `json:"workspaceName"`
+	// free, team or business
+	Plan string `json:"plan"`
+	// The person's locale; null: the workspace default
+	Locale *string `json:"locale,omitempty"`
+	// The person's IANA time zone; null: the workspace's
+	Timezone          *string `json:"timezone,omitempty"`
+	EffectiveLocale   string  `json:"effectiveLocale"`
+	EffectiveTimezone string  `json:"effectiveTimezone"`
+	WorkspaceLocale   *string `json:"workspaceLocale,omitempty"`
+	WorkspaceTimezone string  `json:"workspaceTimezone"`
+	// pt-PT, en or es: the language messages to this person are written in
+	ResponseLanguage string `json:"responseLanguage"`
+}
+
+// A dataset of the Article 10 dossier.
+type Art10Dataset struct {
+	DatasetID      string `json:"datasetId"`
+	DatasetName    string `json:"datasetName"`
+	ConnectionID   string `json:"connectionId"`
+	ConnectionName string `json:"connectionName"`
+	// postgres, mysql or sqlite
+	SourceKind    string   `json:"sourceKind"`
+	DataCountry   *string  `json:"dataCountry,omitempty"`
+	UpstreamCount int      `json:"upstreamCount"`
+	Domains       []string `json:"domains"`
+	Score         *float64 `json:"score,omitempty"`
+	// pass, warn, fail or unknown
+	Verdict     string `json:"verdict"`
+	Rules       int    `json:"rules"`
+	RulesPassed int    `json:"rulesPassed"`
+	RulesFailed int    `json:"rulesFailed"`
+	OpenIssues  int    `json:"openIssues"`
+	// Names only
+	PiiColumns          []string `json:"piiColumns"`
+	BiasRelevantColumns []string `json:"biasRelevantColumns"`
+	// no_quality_rules, not_profiled, failing_rules, no_lineage, no_domain, personal_data
+	Gaps []string `json:"gaps"`
+}
+
+// The EU AI Act Article 10 data-governance dossier of the visible datasets (business plan).
+type Art10Dossier struct {
+	Article     string         `json:"article"`
+	GeneratedAt time.Time      `json:"generatedAt"`
+	Datasets    []Art10Dataset `json:"datasets"`
+	// Datasets per gap code, as JSON text
+	GapCounts string `json:"gapCounts"`
+}
+
 // A column as the source declares it, with its semantic type.
 type Column struct {
 	Name       string    `json:"name"`
@@ -288,6 +344,27 @@ type CreateRuleInput struct {
 	Params   *RuleParamsInput `json:"params"`
 	// Default true.
 	Active *bool `json:"active,omitempty"`
+}
+
+// The workspace's or a domain's data policy.
+type DataPolicy struct {
+	// workspace or domain
+	Scope    string           `json:"scope"`
+	DomainID *string          `json:"domainId,omitempty"`
+	Rules    []DataPolicyRule `json:"rules"`
+	// null when never set
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+// A rule of a data policy.
+type DataPolicyRule struct {
+	// pii_retention_max_age
+	Rule       string `json:"rule"`
+	Enabled    bool   `json:"enabled"`
+	MaxAgeDays *int   `json:"maxAgeDays,omitempty"`
+	// warning or critical
+	Severity *string `json:"severity,omitempty"`
+	Column   *string `json:"column,omitempty"`
 }
 
 // A table or view of a connected source.
@@ -607,6 +684,8 @@ type Domain struct {
 	VersionDiff *DomainDiff `json:"versionDiff"`
 	// The public share of the data product (managers of the domain).
 	PublicShare *PublicShare `json:"publicShare"`
+	// The domain's data policy: its rules replace the workspace's of the same key for its datasets.
+	DataPolicy *DataPolicy `json:"dataPolicy"`
 }
 
 // A change between two versions of a domain.
@@ -1194,6 +1273,30 @@ type KnowledgeEdge struct {
 	LineageKind *string `json:"lineageKind,omitempty"`
 }
 
+// A note, decision, glossary term or metric definition.
+type KnowledgeEntry struct {
+	ID string `json:"id"`
+	// note, decision, term or metric
+	Kind  string   `json:"kind"`
+	Title string   `json:"title"`
+	Body  string   `json:"body"`
+	Tags  []string `json:"tags"`
+	// Datasets (and columns) the entry is about, those the caller can see
+	Links    []KnowledgeLink `json:"links"`
+	Outdated bool            `json:"outdated"`
+	AuthorID *string         `json:"authorId,omitempty"`
+	// Fused reciprocal-rank score in a search with q; null otherwise
+	Score     *float64  `json:"score,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// One page of knowledge entries.
+type KnowledgeEntryPage struct {
+	Items []KnowledgeEntry `json:"items"`
+	Total int              `json:"total"`
+}
+
 // The knowledge graph (1500 nodes; 400 with focus).
 type KnowledgeGraph struct {
 	Focus     *string         `json:"focus,omitempty"`
@@ -1202,6 +1305,12 @@ type KnowledgeGraph struct {
 	Edges     []KnowledgeEdge `json:"edges"`
 	Truncated bool            `json:"truncated"`
 	Stats     *KnowledgeStats `json:"stats"`
+}
+
+// A link of a knowledge entry to a dataset or one of its columns.
+type KnowledgeLink struct {
+	DatasetID string  `json:"datasetId"`
+	Column    *string `json:"column,omitempty"`
 }
 
 // A knowledge-graph node: <kind>:<id>, or restricted-N.
@@ -1698,6 +1807,33 @@ type RenamedNode struct {
 	To   string `json:"to"`
 }
 
+// A report Vigia wrote from its own facts.
+type Report struct {
+	ID string `json:"id"`
+	// workspace_overview, domain, dataset or incident
+	Type string `json:"type"`
+	// executive, engineering or steward
+	Persona   string  `json:"persona"`
+	SubjectID *string `json:"subjectId,omitempty"`
+	Title     string  `json:"title"`
+	// pt, en or es; null for older reports (pt)
+	Language *string `json:"language,omitempty"`
+	// Markdown
+	ContentMd   string    `json:"contentMd"`
+	Score       *float64  `json:"score,omitempty"`
+	AiGenerated bool      `json:"aiGenerated"`
+	AiModel     *string   `json:"aiModel,omitempty"`
+	GeneratedAt time.Time `json:"generatedAt"`
+	// The routine that wrote it; null when a person asked for it
+	RoutineID *string `json:"routineId,omitempty"`
+}
+
+// One page of reports.
+type ReportPage struct {
+	Items []Report `json:"items"`
+	Total int      `json:"total"`
+}
+
 // A dataset the caller cannot see, met on a walk: no id and no name, as in REST.
 type RestrictedDataset struct {
 	// The opaque key the walk's answer uses for it (restricted-N).
@@ -1715,6 +1851,26 @@ type RetuneRequest struct {
 	IssueID       *string   `json:"issueId,omitempty"`
 	RequestedBy   string    `json:"requestedBy"`
 	RequestedAt   time.Time `json:"requestedAt"`
+}
+
+// A scheduled routine with its schedule, state and last run.
+type Routine struct {
+	Key string `json:"key"`
+	// weekly or daily
+	Cadence string `json:"cadence"`
+	// monday...; null for daily ones
+	Weekday *string `json:"weekday,omitempty"`
+	// HH:MM in the workspace's time zone
+	LocalTime string     `json:"localTime"`
+	Timezone  string     `json:"timezone"`
+	Enabled   bool       `json:"enabled"`
+	NextRunAt *time.Time `json:"nextRunAt,omitempty"`
+	LastRunAt *time.Time `json:"lastRunAt,omitempty"`
+	// succeeded or failed
+	LastStatus *string `json:"lastStatus,omitempty"`
+	// The last run's figures as JSON text; null before the first run
+	LastResult   *string `json:"lastResult,omitempty"`
+	LastReportID *string `json:"lastReportId,omitempty"`
 }
 
 // A data-quality rule of a dataset, evaluated in every scan of its connection.
@@ -2102,6 +2258,64 @@ type SourceQueryPage struct {
 	Total int                        `json:"total"`
 }
 
+// A suggestion on a dataset the caller can see.
+type Suggestion struct {
+	ID          string `json:"id"`
+	DatasetID   string `json:"datasetId"`
+	DatasetName string `json:"datasetName"`
+	// rule, parsing or enrichment
+	Category  string  `json:"category"`
+	Signature string  `json:"signature"`
+	Column    *string `json:"column,omitempty"`
+	// open, accepted or dismissed
+	Status string `json:"status"`
+	// Masks and target mask for parsing; rule type and column for rules (never values), as JSON text
+	Params    string               `json:"params"`
+	Rehearsal *SuggestionRehearsal `json:"rehearsal,omitempty"`
+	Impact    *SuggestionImpact    `json:"impact"`
+	CreatedAt time.Time            `json:"createdAt"`
+	UpdatedAt time.Time            `json:"updatedAt"`
+}
+
+// What a suggestion's change would touch.
+type SuggestionImpact struct {
+	EstimatedRows       *int `json:"estimatedRows,omitempty"`
+	EstimatedRowsSample *int `json:"estimatedRowsSample,omitempty"`
+	// sample or rehearsal
+	RowsSource string  `json:"rowsSource"`
+	RuleID     *string `json:"ruleId,omitempty"`
+}
+
+// One page of suggestions.
+type SuggestionPage struct {
+	Items []Suggestion `json:"items"`
+	Total int          `json:"total"`
+}
+
+// Why a rehearsal counted nothing.
+type SuggestionReason struct {
+	Code string `json:"code"`
+	// As JSON text
+	Params string `json:"params"`
+	// pt-PT
+	Message string `json:"message"`
+}
+
+// A suggestion's last rehearsal: counts, status and actor only.
+type SuggestionRehearsal struct {
+	Version int `json:"version"`
+	// queued, ok, blocked, timeout or error
+	Status       string            `json:"status"`
+	AffectedRows *int              `json:"affectedRows,omitempty"`
+	TotalRows    *int              `json:"totalRows,omitempty"`
+	Pct          *float64          `json:"pct,omitempty"`
+	RequestedAt  time.Time         `json:"requestedAt"`
+	RanAt        *time.Time        `json:"ranAt,omitempty"`
+	DurationMs   *int              `json:"durationMs,omitempty"`
+	Actor        string            `json:"actor"`
+	Reason       *SuggestionReason `json:"reason,omitempty"`
+}
+
 // Scorecard of synthetic rows: utility measured against the profile, privacy checked against the source by counts only.
 type SyntheticEvaluation struct {
 	Rows int `json:"rows"`
@@ -2123,6 +2337,17 @@ type SyntheticEvaluation struct {
 	KMin             *int     `json:"kMin,omitempty"`
 	KThreshold       int      `json:"kThreshold"`
 	QuasiIdentifiers []string `json:"quasiIdentifiers"`
+	DatasetID        string   `json:"datasetId"`
+	// Every leak found
+	Findings []SyntheticFinding `json:"findings"`
+}
+
+// A privacy finding of a synthetic scorecard.
+type SyntheticFinding struct {
+	// sample_leak, extreme_leak or pii_leak
+	Key string `json:"key"`
+	// Column, counts of source rows; never a value, as JSON text
+	Params string `json:"params"`
 }
 
 // What was generated and its scorecard.
@@ -2407,6 +2632,25 @@ type VerdictCounts struct {
 	Warn    int `json:"warn"`
 	Fail    int `json:"fail"`
 	Unknown int `json:"unknown"`
+}
+
+// The workspace's currency.
+type WorkspaceCurrency struct {
+	// EUR, USD, GBP, CHF or BRL (EUR when none is set)
+	Currency string `json:"currency"`
+	// True when no currency is set and EUR applies
+	Default bool `json:"default"`
+}
+
+// The workspace's locale, time zone and currency.
+type WorkspaceSettings struct {
+	// The default locale; null when not set
+	Locale *string `json:"locale,omitempty"`
+	// The locale in use: the default, else pt-PT
+	EffectiveLocale string `json:"effectiveLocale"`
+	// IANA time zone the workspace's days are read in
+	Timezone string             `json:"timezone"`
+	Currency *WorkspaceCurrency `json:"currency"`
 }
 
 type ContractProposalStatus string

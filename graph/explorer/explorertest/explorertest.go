@@ -34,21 +34,48 @@ func RunQuery(ctx context.Context, pageURL, query string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("explorertest: encode query: %w", err)
 	}
-	return run(ctx, pageURL, `document.querySelector(`+jsString(QueryEditor)+`).CodeMirror.setValue(`+string(q)+`);`)
+	return run(ctx, pageURL, `document.querySelector(`+jsString(QueryEditor)+`).CodeMirror.setValue(`+string(q)+`);`, "")
+}
+
+// ExampleMenu is the explorer's Examples menu (a <select> of example ids).
+const ExampleMenu = "#example-select"
+
+// VariablesEditor is the CodeMirror of the operation's variables.
+const VariablesEditor = ".graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror"
+
+// RunExample opens pageURL like RunQuery, chooses the example id in the Examples menu
+// as a person does, replaces the variables it opened with variables (JSON; none when
+// empty), clicks run and returns the result pane's text.
+func RunExample(ctx context.Context, pageURL, id, variables string) (string, error) {
+	choose := `(() => {
+		const menu = document.querySelector(` + jsString(ExampleMenu) + `);
+		if (!Array.from(menu.options).some(o => o.value === ` + jsString(id) + `)) throw new Error("no such example");
+		menu.value = ` + jsString(id) + `;
+		menu.dispatchEvent(new Event("change", {bubbles: true}));
+	})();`
+	setVariables := ""
+	if variables != "" {
+		setVariables = `document.querySelector(` + jsString(VariablesEditor) + `).CodeMirror.setValue(` + jsString(variables) + `);`
+	}
+	return run(ctx, pageURL, choose, setVariables)
 }
 
 // RunDefaultQuery opens pageURL like RunQuery and runs the operation a new tab opens
 // with, as it is.
 func RunDefaultQuery(ctx context.Context, pageURL string) (string, error) {
-	return run(ctx, pageURL, "")
+	return run(ctx, pageURL, "", "")
 }
 
-func run(ctx context.Context, pageURL, setOperation string) (string, error) {
+// run opens the page, runs setOperation, lets GraphiQL take the new operation in, runs
+// then (when set) and lets GraphiQL take that in too, and clicks run.
+func run(ctx context.Context, pageURL, setOperation, then string) (string, error) {
 	steps := []struct {
 		what    string
 		actions []chromedp.Action
 	}{
-		{"open the explorer", []chromedp.Action{chromedp.Navigate(pageURL)}},
+		// From a blank page, so that a second run in the same tab loads the page afresh
+		// (a URL differing only after # would not reload it).
+		{"open the explorer", []chromedp.Action{chromedp.Navigate("about:blank"), chromedp.Navigate(pageURL)}},
 		{"wait for GraphiQL", []chromedp.Action{
 			chromedp.WaitVisible(ExecuteButton, chromedp.ByQuery),
 			chromedp.Poll(`!!document.querySelector(`+jsString(QueryEditor)+`)?.CodeMirror`, nil),
@@ -65,6 +92,8 @@ func run(ctx context.Context, pageURL, setOperation string) (string, error) {
 		// GraphiQL reads the operation names of the new text after a short debounce; a
 		// click before that runs the previous operation's name against the new text.
 		{"let GraphiQL parse the operation", []chromedp.Action{chromedp.Sleep(600 * time.Millisecond)}},
+		{"set the variables", []chromedp.Action{chromedp.Evaluate(`(() => { `+then+` return true; })()`, nil)}},
+		{"let GraphiQL take the variables", []chromedp.Action{chromedp.Sleep(700 * time.Millisecond)}},
 		{"click run", []chromedp.Action{chromedp.Click(ExecuteButton, chromedp.ByQuery)}},
 	}
 	for _, s := range steps {

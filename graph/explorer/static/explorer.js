@@ -120,5 +120,38 @@
     props.headers = JSON.stringify({ Authorization: "Bearer " + token }, null, 2);
   }
 
-  ReactDOM.createRoot(root).render(React.createElement(GraphiQL, props));
+  var app = ReactDOM.createRoot(root);
+  app.render(React.createElement(GraphiQL, props));
+
+  // The Examples menu: analyst queries (titles in Portuguese or English, by the
+  // browser's language). Choosing one puts its operation and variables in the editors
+  // through GraphiQL's own query and variables props.
+  var bar = document.getElementById("examples");
+  var select = document.getElementById("example-select");
+  var examples = [];
+  try {
+    examples = JSON.parse(bar.dataset.examples || "[]");
+  } catch (e) {
+    examples = [];
+  }
+  var pt = (navigator.language || "").toLowerCase().indexOf("pt") === 0;
+  bar.querySelector("label").textContent = pt ? "Exemplos" : "Examples";
+  select.options[0].textContent = pt ? "Escolha uma consulta de exemplo…" : "Choose an example query…";
+  examples.forEach(function (ex) {
+    var option = document.createElement("option");
+    option.value = ex.id;
+    option.textContent = pt ? ex.title_pt : ex.title_en;
+    select.appendChild(option);
+  });
+  select.addEventListener("change", function () {
+    var chosen = examples.filter(function (ex) {
+      return ex.id === select.value;
+    })[0];
+    if (!chosen) {
+      return;
+    }
+    props.query = chosen.query;
+    props.variables = chosen.variables;
+    app.render(React.createElement(GraphiQL, props));
+  });
 })();
