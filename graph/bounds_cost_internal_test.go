@@ -16,7 +16,7 @@ func TestComplexityMultipliesByListArguments(t *testing.T) {
 	es := costedSchema{generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{}})}
 	cost := func(query string, vars map[string]any) int {
 		t.Helper()
-		doc, errs := gqlparser.LoadQuery(es.Schema(), query)
+		doc, errs := gqlparser.LoadQueryWithRules(es.Schema(), query, nil)
 		if len(errs) > 0 {
 			t.Fatalf("%s: %v", query, errs)
 		}
