@@ -442,7 +442,7 @@ func (a *App) Server() *rest.Server {
 	gql := graph.NewHandler(&graph.Resolver{ConnectionReads: a.Connections, TrustReads: a.Trust, ProductReads: a.Products,
 		LineageReads: a.Lineage, ContractReads: a.Contracts,
 		Readmes: a.Readmes, SensitivityReads: a.Sensitivity, RuleExports: a.Rules,
-		PipelineReads: a.Orchestrators, Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
+		PipelineReads: a.Orchestrators, SyntheticGen: a.Synthetic, Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
 		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, IncidentService: a.Incidents, Trust: a.Trust, Products: a.Products, Contracts: a.Contracts,
 		Synthetic: a.Synthetic, Duplicates: a.Duplicates, Messages: a.Messages, Ops: a.graphOps(), BI: a.BI}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,

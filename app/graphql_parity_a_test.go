@@ -141,6 +141,12 @@ func parityTableA() map[string]parity {
 			query: `query($id: ID!){ dataset(id: $id){ pipelineHealth { datasetId status pipelines { orchestrator pipeline status
 				lastRun ` + run + ` failingRun ` + run + ` lastSuccessAt lastFailureAt consecutiveFailures cadenceSeconds expectedBy runs } } } }`,
 			at: "dataset.pipelineHealth"},
+		// Synthetic rows are generated from the profile by seed: the same seed gives the same rows in both.
+		"datasetSynthetic": {rest: "/api/v1/datasets/{id}/synthetic?format=json&rows=20&seed=7", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ syntheticRows(rows: 20, seed: 7) { manifest { datasetId table rows seed
+				columns { name type nullable primaryKey unique semanticType references quasiIdentifier pii }
+				evaluation { rows seed utilityScore privacyVerdict kMin kThreshold quasiIdentifiers } } rows } } }`,
+			at: "dataset.syntheticRows"},
 		"findDatasets": {rest: "/api/v1/datasets/find?query=c",
 			query: `{ findDatasets(query: "c") { datasets { id name kind layer usageClass latestScore verdict ` + domainRef + `
 				piiColumns } truncated } }`, at: "findDatasets"},
@@ -237,6 +243,29 @@ func TestGraphQLConnectionsWithoutCredentials(t *testing.T) {
 	out = env.GraphQL(t, other, `{ connections { id } }`, nil)
 	if b, _ := json.Marshal(out); strings.Contains(string(b), c.ID) {
 		t.Fatalf("another workspace's connection listed: %s", b)
+	}
+	// The dataset reads and the snapshot diff of another workspace: not_found, as REST's 404.
+	var ds []struct{ ID string }
+	env.Do(t, http.MethodGet, "/api/v1/datasets", member, nil).JSON(t, &ds)
+	var snaps []struct{ ID string }
+	env.Do(t, http.MethodGet, "/api/v1/knowledge/graph/history", member, nil).JSON(t, &snaps)
+	if len(ds) != 1 || len(snaps) == 0 {
+		t.Fatalf("datasets %v, snapshots %v", ds, snaps)
+	}
+	for _, q := range []struct{ query, rest string }{
+		{`query($id: ID!){ dataset(id: $id){ trustScore { score } } }`, "/api/v1/datasets/" + ds[0].ID + "/trust"},
+		{`query($id: ID!){ dataset(id: $id){ directLineage { datasetId } } }`, "/api/v1/datasets/" + ds[0].ID + "/lineage"},
+		{`query($id: ID!){ dataset(id: $id){ contractDocument } }`, "/api/v1/datasets/" + ds[0].ID + "/contract"},
+		{`query($id: ID!){ dataset(id: $id){ sensitivity { datasetId } } }`, "/api/v1/datasets/" + ds[0].ID + "/sensitivity"},
+		{`query($snap: String!){ graphSnapshotDiff(from: $snap) { truncated } }`, "/api/v1/knowledge/graph/diff?from=" + snaps[0].ID},
+	} {
+		if r := env.Do(t, http.MethodGet, q.rest, other, nil); r.Status != http.StatusNotFound {
+			t.Fatalf("REST %s from another workspace: %d", q.rest, r.Status)
+		}
+		out := env.GraphQL(t, other, q.query, map[string]any{"id": ds[0].ID, "snap": snaps[0].ID})
+		if code := firstCode(out); code != "not_found" {
+			t.Fatalf("%s from another workspace: %v", q.query, out)
+		}
 	}
 
 	// Bad arguments: validation_error, the value never echoed.

@@ -25,6 +25,8 @@ type Resolver struct {
 	RuleExports      RuleExporter
 	// PipelineReads answers the health of the pipelines writing a dataset.
 	PipelineReads PipelineHealthReader
+	// SyntheticGen generates a dataset's synthetic rows.
+	SyntheticGen SyntheticRowsService
 
 	Catalog      CatalogService
 	ScanService  ScanService

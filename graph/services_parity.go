@@ -12,6 +12,7 @@ import (
 	"github.com/vigia-data/vigia/readme"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/sensitivity"
+	"github.com/vigia-data/vigia/synthetic"
 	"github.com/vigia-data/vigia/trust"
 )
 
@@ -84,4 +85,9 @@ type RuleExporter interface {
 // PipelineHealthReader judges the pipelines writing a dataset.
 type PipelineHealthReader interface {
 	PipelineHealth(ctx context.Context, datasetID string) (orchestrator.Health, error)
+}
+
+// SyntheticRowsService generates a dataset's synthetic rows with their scorecard.
+type SyntheticRowsService interface {
+	Rows(ctx context.Context, datasetID string, rows int, seed int64) (synthetic.Result, error)
 }
