@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
@@ -125,9 +127,9 @@ func parityTableA() map[string]parity {
 		"domainContract": {rest: "/api/v1/domains/{id}/contract", sample: "domain",
 			query: `query($id: ID!){ domain(id: $id){ contract { domainId name version members { datasetId name version valid columns }
 				document } } }`, at: "domain.contract"},
-		// A dataset's README (generatedAt is the time of each read: not compared), sensitivity, rules export (gx: JSON).
+		// A dataset's README (generatedAt is the read's instant: the fixture's clock is frozen), sensitivity, rules export (gx: JSON).
 		"datasetReadme": {rest: "/api/v1/datasets/{id}/readme", sample: "dataset",
-			query: `query($id: ID!){ dataset(id: $id){ readme { datasetId contentMd edited editedBy editedAt aiGenerated aiModel
+			query: `query($id: ID!){ dataset(id: $id){ readme { datasetId contentMd edited editedBy editedAt aiGenerated aiModel generatedAt
 				publishedMd publishedBy publishedAt publishedAiGenerated publishedAiModel } } }`, at: "dataset.readme",
 			renamed: map[string]string{"aiGenerated": "ai_generated", "aiModel": "ai_model", "publishedAiGenerated": "published_ai_generated",
 				"publishedAiModel": "published_ai_model"}},
@@ -314,4 +316,26 @@ func parityContract(t *testing.T, env *apptest.Env, admin, datasetID string) str
 		t.Fatalf("accept: %d %s", r.Status, r.Body)
 	}
 	return p.ID
+}
+
+// freezableClock is the system clock until freeze, then the instant it was frozen at.
+type freezableClock struct {
+	mu     sync.Mutex
+	at     time.Time
+	frozen bool
+}
+
+func (c *freezableClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.frozen {
+		return c.at
+	}
+	return time.Now().UTC()
+}
+
+func (c *freezableClock) freeze() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at, c.frozen = time.Now().UTC(), true
 }
