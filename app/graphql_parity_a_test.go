@@ -61,7 +61,7 @@ func parityTableA() map[string]parity {
 			at: "demoPacks"},
 		"datasetTrust": {rest: "/api/v1/datasets/{id}/trust", sample: "dataset",
 			query: `query($id: ID!){ dataset(id: $id){ trustScore { datasetId score grade components { key weight score evidence gain
-				action { code message params } } blockers ` + finding + ` warnings ` + finding + ` } } }`, at: "dataset.trustScore"},
+				action { code message params } } blockers ` + finding + ` warnings ` + finding + ` asOf } } }`, at: "dataset.trustScore"},
 		"datasetAIReadiness": {rest: "/api/v1/datasets/{id}/ai-readiness", sample: "dataset",
 			query: `query($id: ID!){ dataset(id: $id){ aiReadiness { datasetId score useCases { rag ` + useCase + ` treino ` + useCase +
 				` agente ` + useCase + ` bi ` + useCase + ` } pii { columns unmasked } recommendations { code messagePt useCases } } } }`,
@@ -70,9 +70,9 @@ func parityTableA() map[string]parity {
 			query: `query($id: ID!){ dataset(id: $id){ context { datasetId name kind layer usageClass rowCount rowCountExact
 				columns { name dataType semanticType pii nullRate primaryKey } piiColumns ` + domainRef + ` verdict score ` + dims + `
 				trust { score grade } openIncidents { critical warning } ` + fresh + ` readiness { rag treino agente bi } ` + usage + `
-				lastScanAt summaryPt } } }`, at: "dataset.context", renamed: map[string]string{"consumptions30d": "consumptions_30d"}},
+				lastScanAt summaryPt generatedAt } } }`, at: "dataset.context", renamed: map[string]string{"consumptions30d": "consumptions_30d"}},
 		"datasetTrustFacts": {rest: "/api/v1/datasets/{id}/trust-facts", sample: "dataset",
-			query: `query($id: ID!){ dataset(id: $id){ trustFacts { schemaVersion kind subject { id name status version }
+			query: `query($id: ID!){ dataset(id: $id){ trustFacts { schemaVersion kind generatedAt subject { id name status version }
 				facts { verdict score ` + dims + ` trust { score grade blockers ` + finding + ` warnings ` + finding + ` }
 				readiness { rag treino agente bi } openIncidents { critical warning } ` + fresh + ` pii { columns unmasked }
 				contract { active valid } ` + domainRef + ` lastScanAt rowCount rowCountExact ` + usage + ` } } } }`,
@@ -82,7 +82,7 @@ func parityTableA() map[string]parity {
 			query: `query($id: ID!){ domain(id: $id){ verdict { domainId verdict score counts { pass warn fail unknown }
 				datasets { datasetId datasetName verdict score } } } }`, at: "domain.verdict"},
 		"domainTrustFacts": {rest: "/api/v1/domains/{id}/trust-facts", sample: "domain",
-			query: `query($id: ID!){ domain(id: $id){ trustFacts { schemaVersion kind subject { id name status version }
+			query: `query($id: ID!){ domain(id: $id){ trustFacts { schemaVersion kind generatedAt subject { id name status version }
 				facts { verdict score sla { availabilityObjectivePct retentionDays }
 				sloMonth { month availabilityPct metDays violatedDays objectivePct objectiveMet } readiness { rag ml agente bi }
 				datasets { datasetId datasetName verdict score trustScore trustGrade openIncidents { critical warning } lastScanAt } } } } }`,
