@@ -290,11 +290,23 @@ func sameRefusal(t *testing.T, env *apptest.Env, cred string, c parity, path str
 func checkForeignIDs(t *testing.T, f *parityFixture) {
 	ws := f.env.MustWorkspace(t, "parity-other")
 	other := f.env.MustSession(t, ws, vigia.RoleAdmin)
-	for kind, field := range map[string]string{"team": "team", "channel": "notificationChannel", "integration": "ticketIntegration"} {
+	for kind, c := range map[string]struct{ field, rest string }{
+		"team":        {"team", "/api/v1/teams/"},
+		"channel":     {"notificationChannel", "/api/v1/notification-channels/"},
+		"integration": {"ticketIntegration", "/api/v1/tickets/integrations/"},
+		"check":       {"reconcileCheck", "/api/v1/reconcile/checks/"},
+		"knowledge":   {"knowledgeEntry", "/api/v1/knowledge/"},
+		"report":      {"report", "/api/v1/reports/"},
+		"suggestion":  {"suggestion", "/api/v1/suggestions/"},
+		"incident":    {"incident", "/api/v1/incidents/"},
+	} {
+		if len(f.ids[kind]) == 0 {
+			t.Errorf("the fixture has no %s", kind)
+		}
 		for _, id := range f.ids[kind] {
-			out := f.env.GraphQL(t, other, `query($id: ID!){ `+field+`(id: $id){ id name } }`, map[string]any{"id": id})
+			out := f.env.GraphQL(t, other, `query($id: ID!){ `+c.field+`(id: $id){ id } }`, map[string]any{"id": id})
 			errs, _ := out["errors"].([]any)
-			if len(errs) == 0 || dig(out["data"], field) != nil {
+			if len(errs) == 0 || dig(out["data"], c.field) != nil {
 				t.Errorf("%s of another workspace answered: %v", kind, out)
 				continue
 			}
@@ -302,10 +314,44 @@ func checkForeignIDs(t *testing.T, f *parityFixture) {
 			if ext["code"] != "not_found" {
 				t.Errorf("%s of another workspace: code %v, want not_found", kind, ext["code"])
 			}
-			if r := f.env.Do(t, http.MethodGet, map[string]string{"team": "/api/v1/teams/", "channel": "/api/v1/notification-channels/",
-				"integration": "/api/v1/tickets/integrations/"}[kind]+id, other, nil); r.Status != http.StatusNotFound {
+			if r := f.env.Do(t, http.MethodGet, c.rest+id, other, nil); r.Status != http.StatusNotFound {
 				t.Errorf("REST %s of another workspace: %d", kind, r.Status)
 			}
+		}
+	}
+}
+
+// checkSessionReads asks the reads REST keeps for sessions (channels) or admins (the
+// rota, delivery logs) with an API token and a member's session: GraphQL refuses them
+// with REST's status code.
+func checkSessionReads(t *testing.T, f *parityFixture) {
+	member := f.env.MustSession(t, f.ws, vigia.RoleMember)
+	channel := f.ids["channel"][0]
+	for _, c := range []struct {
+		who, cred, rest, query string
+	}{
+		{"token", f.tok, "/api/v1/notification-channels", `{ notificationChannels { total } }`},
+		{"token", f.tok, "/api/v1/notification-channels/" + channel + "/preview", `query($id: ID!){ notificationChannel(id: $id){ id } }`},
+		{"member", member, "/api/v1/oncall/rota", `{ onCallRota { minSeverity } }`},
+		{"member", member, "/api/v1/notification-channels/" + channel + "/deliveries",
+			`query($id: ID!){ notificationChannel(id: $id){ deliveries { total } } }`},
+	} {
+		rr := f.env.Do(t, http.MethodGet, c.rest, c.cred, nil)
+		var restErr struct{ Code string }
+		rr.JSON(t, &restErr)
+		if rr.Status != http.StatusForbidden || restErr.Code == "" {
+			t.Errorf("REST %s as %s: %d %s, want 403", c.rest, c.who, rr.Status, rr.Body)
+			continue
+		}
+		out := f.env.GraphQL(t, c.cred, c.query, map[string]any{"id": channel})
+		errs, _ := out["errors"].([]any)
+		if len(errs) == 0 {
+			t.Errorf("GraphQL %s as %s answered: %v", c.query, c.who, out)
+			continue
+		}
+		ext, _ := errs[0].(map[string]any)["extensions"].(map[string]any)
+		if ext["code"] != restErr.Code {
+			t.Errorf("GraphQL %s as %s: code %v, REST %s", c.query, c.who, ext["code"], restErr.Code)
 		}
 	}
 }

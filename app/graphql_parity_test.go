@@ -360,6 +360,7 @@ func TestGraphQLParityWithEveryRESTRead(t *testing.T) {
 	}
 
 	t.Run("ForeignIDs", func(t *testing.T) { checkForeignIDs(t, f) })
+	t.Run("SessionReads", func(t *testing.T) { checkSessionReads(t, f) })
 	names := make([]string, 0, len(table))
 	for id := range table {
 		names = append(names, id)

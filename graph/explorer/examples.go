@@ -22,8 +22,8 @@ var Examples = []Example{
 		ID:      "failing-datasets",
 		TitlePT: "Datasets com veredicto a falhar e os seus donos",
 		TitleEN: "Datasets failing their verdict, with their owners",
-		Query: `# Each dataset's verdict (fail first in your reading), the rules that fail it and
-# the owners of the data products that hold it.
+		Query: `# Each dataset's verdict (look for fail), the rules
+# that fail it and the owners of its data products.
 query FailingDatasets {
   datasets(limit: 100) {
     total
@@ -45,8 +45,9 @@ query FailingDatasets {
 		ID:      "column-impact",
 		TitlePT: "O que parte a jusante se esta coluna mudar",
 		TitleEN: "What breaks downstream if this column changes",
-		Query: `# Fill in a dataset id and one of its columns in Variables below. Datasets you
-# cannot see are listed as restricted, without name.
+		Query: `# Fill in a dataset id and one of its columns in
+# Variables (below). Datasets you cannot see are
+# listed as restricted, without a name.
 query ColumnImpact($dataset: ID!, $column: String!) {
   dataset(id: $dataset) {
     name
@@ -66,8 +67,9 @@ query ColumnImpact($dataset: ID!, $column: String!) {
 		ID:      "incident-consumers",
 		TitlePT: "Consumidores de datasets sob um incidente crítico aberto",
 		TitleEN: "Consumers of datasets under an open critical incident",
-		Query: `# Open incidents (look at severity: critical) with the consumers of their root
-# dataset and of the datasets downstream of it.
+		Query: `# Open incidents (look for severity: critical) with
+# the consumers of their root dataset and of the
+# datasets downstream of it.
 query IncidentConsumers {
   incidents(status: "open") {
     total
@@ -93,8 +95,9 @@ query IncidentConsumers {
 		ID:      "upstream-critical-issues",
 		TitlePT: "Colunas, nulos e mín./máx., com as falhas críticas a montante",
 		TitleEN: "Columns, nulls and min/max, with the critical issues upstream",
-		Query: `# A page of datasets with their columns' null counts and min/max, and their
-# upstream datasets by name with their open critical issues.
+		Query: `# Datasets with their columns' null counts and
+# min/max, and their upstream datasets by name with
+# their open critical issues.
 query UpstreamCriticalIssues {
   datasets(limit: 20) {
     items {
