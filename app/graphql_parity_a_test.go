@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
@@ -59,7 +61,7 @@ func parityTableA() map[string]parity {
 			at: "demoPacks"},
 		"datasetTrust": {rest: "/api/v1/datasets/{id}/trust", sample: "dataset",
 			query: `query($id: ID!){ dataset(id: $id){ trustScore { datasetId score grade components { key weight score evidence gain
-				action { code message params } } blockers ` + finding + ` warnings ` + finding + ` } } }`, at: "dataset.trustScore"},
+				action { code message params } } blockers ` + finding + ` warnings ` + finding + ` asOf } } }`, at: "dataset.trustScore"},
 		"datasetAIReadiness": {rest: "/api/v1/datasets/{id}/ai-readiness", sample: "dataset",
 			query: `query($id: ID!){ dataset(id: $id){ aiReadiness { datasetId score useCases { rag ` + useCase + ` treino ` + useCase +
 				` agente ` + useCase + ` bi ` + useCase + ` } pii { columns unmasked } recommendations { code messagePt useCases } } } }`,
@@ -68,9 +70,9 @@ func parityTableA() map[string]parity {
 			query: `query($id: ID!){ dataset(id: $id){ context { datasetId name kind layer usageClass rowCount rowCountExact
 				columns { name dataType semanticType pii nullRate primaryKey } piiColumns ` + domainRef + ` verdict score ` + dims + `
 				trust { score grade } openIncidents { critical warning } ` + fresh + ` readiness { rag treino agente bi } ` + usage + `
-				lastScanAt summaryPt } } }`, at: "dataset.context", renamed: map[string]string{"consumptions30d": "consumptions_30d"}},
+				lastScanAt summaryPt generatedAt } } }`, at: "dataset.context", renamed: map[string]string{"consumptions30d": "consumptions_30d"}},
 		"datasetTrustFacts": {rest: "/api/v1/datasets/{id}/trust-facts", sample: "dataset",
-			query: `query($id: ID!){ dataset(id: $id){ trustFacts { schemaVersion kind subject { id name status version }
+			query: `query($id: ID!){ dataset(id: $id){ trustFacts { schemaVersion kind generatedAt subject { id name status version }
 				facts { verdict score ` + dims + ` trust { score grade blockers ` + finding + ` warnings ` + finding + ` }
 				readiness { rag treino agente bi } openIncidents { critical warning } ` + fresh + ` pii { columns unmasked }
 				contract { active valid } ` + domainRef + ` lastScanAt rowCount rowCountExact ` + usage + ` } } } }`,
@@ -80,7 +82,7 @@ func parityTableA() map[string]parity {
 			query: `query($id: ID!){ domain(id: $id){ verdict { domainId verdict score counts { pass warn fail unknown }
 				datasets { datasetId datasetName verdict score } } } }`, at: "domain.verdict"},
 		"domainTrustFacts": {rest: "/api/v1/domains/{id}/trust-facts", sample: "domain",
-			query: `query($id: ID!){ domain(id: $id){ trustFacts { schemaVersion kind subject { id name status version }
+			query: `query($id: ID!){ domain(id: $id){ trustFacts { schemaVersion kind generatedAt subject { id name status version }
 				facts { verdict score sla { availabilityObjectivePct retentionDays }
 				sloMonth { month availabilityPct metDays violatedDays objectivePct objectiveMet } readiness { rag ml agente bi }
 				datasets { datasetId datasetName verdict score trustScore trustGrade openIncidents { critical warning } lastScanAt } } } } }`,
@@ -125,9 +127,9 @@ func parityTableA() map[string]parity {
 		"domainContract": {rest: "/api/v1/domains/{id}/contract", sample: "domain",
 			query: `query($id: ID!){ domain(id: $id){ contract { domainId name version members { datasetId name version valid columns }
 				document } } }`, at: "domain.contract"},
-		// A dataset's README (generatedAt is the time of each read: not compared), sensitivity, rules export (gx: JSON).
+		// A dataset's README (generatedAt is the read's instant: the fixture's clock is frozen), sensitivity, rules export (gx: JSON).
 		"datasetReadme": {rest: "/api/v1/datasets/{id}/readme", sample: "dataset",
-			query: `query($id: ID!){ dataset(id: $id){ readme { datasetId contentMd edited editedBy editedAt aiGenerated aiModel
+			query: `query($id: ID!){ dataset(id: $id){ readme { datasetId contentMd edited editedBy editedAt aiGenerated aiModel generatedAt
 				publishedMd publishedBy publishedAt publishedAiGenerated publishedAiModel } } }`, at: "dataset.readme",
 			renamed: map[string]string{"aiGenerated": "ai_generated", "aiModel": "ai_model", "publishedAiGenerated": "published_ai_generated",
 				"publishedAiModel": "published_ai_model"}},
@@ -314,4 +316,26 @@ func parityContract(t *testing.T, env *apptest.Env, admin, datasetID string) str
 		t.Fatalf("accept: %d %s", r.Status, r.Body)
 	}
 	return p.ID
+}
+
+// freezableClock is the system clock until freeze, then the instant it was frozen at.
+type freezableClock struct {
+	mu     sync.Mutex
+	at     time.Time
+	frozen bool
+}
+
+func (c *freezableClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.frozen {
+		return c.at
+	}
+	return time.Now().UTC()
+}
+
+func (c *freezableClock) freeze() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at, c.frozen = time.Now().UTC(), true
 }
