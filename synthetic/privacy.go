@@ -295,7 +295,7 @@ func redrawPII(ctx context.Context, src source.Source, t *Table, seed int64) (ma
 }
 
 // sampleLeak counts the source rows equal, on every compared column, to a generated
-// row. A row can only match where its most selective column does: per chunk of
+// row, where fewer than KThreshold source rows hold that combination. A row can only match where its most selective column does: per chunk of
 // valueChunk generated rows, one lookup of which of that column's values the source
 // holds (a hashed IN lookup) rules the chunk out, and only the rows whose value it
 // holds are checked row by row. The source answers values in its own text (numbers,
@@ -311,13 +311,19 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 	pcol := t.Columns[pivot]
 	pexpr := compareExpr(d, pcol)
 	var leaked int64
-	// rowCheck counts the source rows equal to one of rows on every compared column,
-	// rowChunk rows per statement (an OR of as many conjunctions).
+	// rowCheck counts the source rows equal to one of rows on every compared column
+	// whose combination of values fewer than KThreshold source rows share (one a whole
+	// group holds, such as quantity 2 at price 9.99, singles nobody out), rowChunk rows
+	// per statement (an OR of as many conjunctions, grouped: the source answers one count
+	// per combination, never a value).
 	const rowChunk = 100
 	exprs := make([]string, len(t.Columns))
+	group := make([]string, 0, len(compared))
 	for _, c := range compared {
 		exprs[c] = compareExpr(d, t.Columns[c])
+		group = append(group, exprs[c])
 	}
+	groupBy := strings.Join(group, ", ")
 	rowCheck := func(rows []int) error {
 		dup := map[string]bool{}
 		var conds []string
@@ -325,10 +331,24 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 			if len(conds) == 0 {
 				return nil
 			}
-			n, err := count("(" + strings.Join(conds, ") OR (") + ")")
-			leaked += n
+			groups, err := src.QueryRows(ctx, "SELECT COUNT(*) FROM "+from+" WHERE ("+strings.Join(conds, ") OR (")+") GROUP BY "+groupBy, len(conds))
 			conds = conds[:0]
-			return err
+			if err != nil {
+				return err
+			}
+			for _, g := range groups {
+				if len(g) != 1 || g[0] == nil {
+					continue
+				}
+				n, err := strconv.ParseInt(*g[0], 10, 64)
+				if err != nil {
+					return errors.New("synthetic: a count the source answered is not an integer")
+				}
+				if n < KThreshold {
+					leaked += n
+				}
+			}
+			return nil
 		}
 		for _, r := range rows {
 			parts := make([]string, 0, len(compared))

@@ -225,3 +225,44 @@ func TestPostgresTimesWithTimeZoneAreComparedAsInstants(t *testing.T) {
 		t.Fatalf("%+v", ev)
 	}
 }
+
+// TestSampleLeakCountsOnlyRareCombinations: a generated row equal to a combination a
+// whole group of source rows shares (KThreshold or more) singles nobody out; one equal to
+// a combination held by fewer is a sample_leak counting those rows.
+func TestSampleLeakCountsOnlyRareCombinations(t *testing.T) {
+	src := sqliteSource(t,
+		`CREATE TABLE l (id INTEGER PRIMARY KEY, qtd INTEGER NOT NULL, preco NUMERIC(8,2) NOT NULL)`,
+		`INSERT INTO l (qtd, preco) VALUES (2, 9.99), (2, 9.99), (2, 9.99), (2, 9.99), (2, 9.99), (2, 9.99),
+			(7, 123.45), (7, 123.45), (3, 1.5)`)
+	prof := &catalog.ColumnProfile{Distinct: &catalog.Estimate{Value: 3, SampleSize: 9}}
+	mk := func(rows ...[2]string) *Table {
+		tb := &Table{Name: "l", Source: catalog.Dataset{Table: "l"}, Rows: len(rows),
+			Columns: []Column{{Name: "qtd", SQLType: TypeInteger, profile: prof}, {Name: "preco", SQLType: TypeNumeric, Scale: 2, profile: prof}},
+			Values:  [][]string{{}, {}}, Nulls: [][]bool{{}, {}}}
+		for _, r := range rows {
+			for c := range 2 {
+				tb.Values[c] = append(tb.Values[c], r[c])
+				tb.Nulls[c] = append(tb.Nulls[c], false)
+			}
+		}
+		return tb
+	}
+	leak := func(tb *Table) int64 {
+		ev, err := checkPrivacy(context.Background(), src, tb, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range ev.Findings {
+			if f.Key == KeySampleLeak {
+				return f.Params["source_rows"].(int64)
+			}
+		}
+		return 0
+	}
+	if n := leak(mk([2]string{"2", "9.99"}, [2]string{"4", "5.00"})); n != 0 {
+		t.Fatalf("a combination six source rows share: sample_leak of %d rows", n)
+	}
+	if n := leak(mk([2]string{"2", "9.99"}, [2]string{"7", "123.45"}, [2]string{"3", "1.50"})); n != 3 {
+		t.Fatalf("combinations held by two rows and by one: %d source rows, want 3", n)
+	}
+}
