@@ -21,7 +21,7 @@ const valueChunk = 10000
 // of the source leaves it; piiFound are the source rows redrawPII found holding a
 // personal-data column's generated values. The findings come in a fixed order: sample_leak,
 // extreme_leak, pii_leak; then k_min over the quasi-identifiers.
-func checkPrivacy(ctx context.Context, src source.Source, t *Table, piiFound map[int]int64) (Evaluation, error) {
+func checkPrivacy(ctx context.Context, src source.Source, t *Table, piiFound map[int]int64, sampleLeaked *int64) (Evaluation, error) {
 	d := rulesql.Dialect(src.Dialect())
 	from := rulesql.TableRef(d, rulesql.Table{Schema: t.Source.Schema, Name: t.Source.Table})
 	count := func(where string) (int64, error) {
@@ -31,17 +31,18 @@ func checkPrivacy(ctx context.Context, src source.Source, t *Table, piiFound map
 	ev := Evaluation{KThreshold: KThreshold, Params: map[string]any{}}
 
 	// sample_leak: generated rows whose every compared column (keys aside) equals a
-	// source row's.
-	var compared []int
-	for c, col := range t.Columns {
-		if !col.PrimaryKey && col.Ref == nil {
-			compared = append(compared, c)
-		}
-	}
+	// source row's (counted by redrawRare when sampleLeaked is given).
+	compared := comparedColumns(t)
 	if len(compared) > 0 {
-		leaked, err := sampleLeak(ctx, src, d, from, count, t, compared)
-		if err != nil {
-			return ev, err
+		var leaked int64
+		if sampleLeaked != nil {
+			leaked = *sampleLeaked
+		} else {
+			n, _, err := sampleLeak(ctx, src, d, from, count, t, compared)
+			if err != nil {
+				return ev, err
+			}
+			leaked = n
 		}
 		if leaked > 0 {
 			ev.Findings = append(ev.Findings, Finding{Key: KeySampleLeak, Params: map[string]any{"source_rows": leaked, "columns": len(compared)}})
@@ -113,6 +114,63 @@ func checkPrivacy(ctx context.Context, src source.Source, t *Table, piiFound map
 		ev.PrivacyVerdict = VerdictPass
 	}
 	return ev, nil
+}
+
+// comparedColumns are the columns sample_leak compares: all but keys and foreign keys.
+func comparedColumns(t *Table) []int {
+	var out []int
+	for c, col := range t.Columns {
+		if !col.PrimaryKey && col.Ref == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// rareRounds bounds the rounds redrawRare draws rows again.
+const rareRounds = 3
+
+// redrawRare draws again, in generated rows equal to a combination fewer than
+// KThreshold source rows hold, the value of their most selective redrawable column (not
+// personal data, which redrawPII has checked, nor unique), up to rareRounds rounds, so
+// that the release does not carry them; it answers the sample_leak count of its last
+// check (what remains after the last round). Only the generated rows change; the source
+// answers counts of combinations equal to generated ones.
+func redrawRare(ctx context.Context, src source.Source, t *Table, seed int64) (*int64, error) {
+	compared := comparedColumns(t)
+	if len(compared) == 0 {
+		return nil, nil
+	}
+	d := rulesql.Dialect(src.Dialect())
+	from := rulesql.TableRef(d, rulesql.Table{Schema: t.Source.Schema, Name: t.Source.Table})
+	count := func(where string) (int64, error) {
+		n, _, err := src.QueryInt(ctx, "SELECT COUNT(*) FROM "+from+" WHERE "+where)
+		return n, err
+	}
+	redraw, best := -1, -1.0
+	for _, c := range compared {
+		col := t.Columns[c]
+		if col.PII || col.Unique || t.injected[c] {
+			continue
+		}
+		if r := selectivity(col); r > best {
+			redraw, best = c, r
+		}
+	}
+	for round := 0; ; round++ {
+		leaked, rows, err := sampleLeak(ctx, src, d, from, count, t, compared)
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) == 0 || redraw < 0 || round == rareRounds {
+			return &leaked, nil
+		}
+		col := t.Columns[redraw]
+		gen := valueGenerator(col, seedFor(seed, t.Source.Name(), col.Name, "rare", strconv.Itoa(round)))
+		for _, r := range rows {
+			t.Values[redraw][r], t.Nulls[redraw][r] = gen(), false
+		}
+	}
 }
 
 type extreme struct {
@@ -295,12 +353,12 @@ func redrawPII(ctx context.Context, src source.Source, t *Table, seed int64) (ma
 }
 
 // sampleLeak counts the source rows equal, on every compared column, to a generated
-// row. A row can only match where its most selective column does: per chunk of
+// row, where fewer than KThreshold source rows hold that combination. A row can only match where its most selective column does: per chunk of
 // valueChunk generated rows, one lookup of which of that column's values the source
 // holds (a hashed IN lookup) rules the chunk out, and only the rows whose value it
 // holds are checked row by row. The source answers values in its own text (numbers,
 // times); both sides are compared in a canonical form (see canonical).
-func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from string, count func(string) (int64, error), t *Table, compared []int) (int64, error) {
+func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from string, count func(string) (int64, error), t *Table, compared []int) (int64, []int, error) {
 	pivot := compared[0]
 	best := -1.0
 	for _, c := range compared {
@@ -311,48 +369,112 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 	pcol := t.Columns[pivot]
 	pexpr := compareExpr(d, pcol)
 	var leaked int64
-	// rowCheck counts the source rows equal to one of rows on every compared column,
-	// rowChunk rows per statement (an OR of as many conjunctions).
+	// rowCheck counts the source rows equal to one of rows on every compared column
+	// whose combination of values fewer than KThreshold source rows share (one a whole
+	// group holds, such as quantity 2 at price 9.99, singles nobody out), rowChunk rows
+	// per statement (an OR of as many conjunctions, grouped: the source answers one count
+	// per combination, never a value).
 	const rowChunk = 100
 	exprs := make([]string, len(t.Columns))
+	group := make([]string, 0, len(compared))
 	for _, c := range compared {
 		exprs[c] = compareExpr(d, t.Columns[c])
+		group = append(group, exprs[c])
+	}
+	groupBy := strings.Join(group, ", ")
+	// rare are the generated rows equal to a rare combination: the source answers the
+	// combination (values equal to generated ones) with its count, matched back to the
+	// statement's rows in canonical form; a combination no row matches that way (a
+	// case-insensitive collation) makes every row of the statement rare.
+	var rare []int
+	rowKey := func(vals []*string) string {
+		var b strings.Builder
+		for i, c := range compared {
+			if vals[i] == nil {
+				b.WriteString("\x00N")
+				continue
+			}
+			b.WriteString("\x00V" + canonical(t.Columns[c], *vals[i]))
+		}
+		return b.String()
 	}
 	rowCheck := func(rows []int) error {
-		dup := map[string]bool{}
+		sent := map[string]bool{}
+		rareKeys := map[string]bool{}
+		keys := make(map[int]string, len(rows))
 		var conds []string
+		var stmtRows []int
 		flush := func() error {
 			if len(conds) == 0 {
 				return nil
 			}
-			n, err := count("(" + strings.Join(conds, ") OR (") + ")")
-			leaked += n
-			conds = conds[:0]
-			return err
+			groups, err := src.QueryRows(ctx, "SELECT "+groupBy+", COUNT(*) FROM "+from+" WHERE ("+strings.Join(conds, ") OR (")+") GROUP BY "+groupBy, len(conds))
+			inStmt := stmtRows
+			conds, stmtRows = conds[:0], nil
+			if err != nil {
+				return err
+			}
+			byKey := map[string]bool{}
+			for _, r := range inStmt {
+				byKey[keys[r]] = true
+			}
+			for _, g := range groups {
+				if len(g) != len(compared)+1 || g[len(compared)] == nil {
+					continue
+				}
+				n, err := strconv.ParseInt(*g[len(compared)], 10, 64)
+				if err != nil {
+					return errors.New("synthetic: a count the source answered is not an integer")
+				}
+				if n >= KThreshold {
+					continue
+				}
+				leaked += n
+				if k := rowKey(g[:len(compared)]); byKey[k] {
+					rareKeys[k] = true
+					continue
+				}
+				for _, r := range inStmt {
+					rareKeys[keys[r]] = true
+				}
+			}
+			return nil
 		}
 		for _, r := range rows {
 			parts := make([]string, 0, len(compared))
-			for _, c := range compared {
+			vals := make([]*string, len(compared))
+			for i, c := range compared {
 				v, null := t.Value(c, r)
 				if null {
 					parts = append(parts, exprs[c]+" IS NULL")
 				} else {
 					parts = append(parts, exprs[c]+" = "+literal(d, t.Columns[c], v))
+					vals[i] = &v
 				}
 			}
+			keys[r] = rowKey(vals)
 			cond := strings.Join(parts, " AND ")
-			if dup[cond] {
+			if sent[cond] {
 				continue
 			}
-			dup[cond] = true
+			sent[cond] = true
 			conds = append(conds, cond)
+			stmtRows = append(stmtRows, r)
 			if len(conds) == rowChunk {
 				if err := flush(); err != nil {
 					return err
 				}
 			}
 		}
-		return flush()
+		if err := flush(); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if rareKeys[keys[r]] {
+				rare = append(rare, r)
+			}
+		}
+		return nil
 	}
 	for start := 0; start < t.Rows; start += valueChunk {
 		end := min(start+valueChunk, t.Rows)
@@ -374,7 +496,7 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 		if len(lits) > 0 {
 			rows, err := src.QueryRows(ctx, "SELECT DISTINCT "+pexpr+" FROM "+from+" WHERE "+pexpr+" IN ("+strings.Join(lits, ", ")+")", len(lits))
 			if err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 			for _, row := range rows {
 				if len(row) == 1 && row[0] != nil {
@@ -386,7 +508,7 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 		if len(nullRows) > 0 {
 			n, err := count(pexpr + " IS NULL")
 			if err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 			if n > 0 {
 				candidates = append(candidates, nullRows...)
@@ -400,10 +522,10 @@ func sampleLeak(ctx context.Context, src source.Source, d rulesql.Dialect, from 
 			}
 		}
 		if err := rowCheck(candidates); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 	}
-	return leaked, nil
+	return leaked, rare, nil
 }
 
 // compareExpr is the expression of a source column that a generated value of col is

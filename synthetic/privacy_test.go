@@ -80,7 +80,7 @@ func TestTimesAreComparedWhateverLayoutSQLiteStored(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tb := mk([]string{"2023-01-01 00:00:00", "2023-01-01", "1.00"}, tc.row, []string{"2023-02-01 00:00:00", "2023-02-01", "2.00"})
-			ev, err := checkPrivacy(ctx, src, tb, nil)
+			ev, err := checkPrivacy(ctx, src, tb, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestTimesAreComparedWhateverLayoutSQLiteStored(t *testing.T) {
 	}
 	t.Run("no leak", func(t *testing.T) {
 		tb := mk([]string{"2024-05-01 10:00:01", "2024-05-01", "12.30"}, []string{"2024-05-02 10:00:00", "2024-05-02", "7.01"})
-		ev, err := checkPrivacy(ctx, src, tb, nil)
+		ev, err := checkPrivacy(ctx, src, tb, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestTimesAreComparedWhateverLayoutSQLiteStored(t *testing.T) {
 	t.Run("extreme", func(t *testing.T) {
 		// The real minimum, stored as ISO text with T and Z, held by one row.
 		tb := mk([]string{"2024-05-01 10:00:00", "2023-01-01", "1.00"}, []string{"2024-05-03 00:00:00", "2023-01-02", "2.00"})
-		ev, err := checkPrivacy(ctx, src, tb, nil)
+		ev, err := checkPrivacy(ctx, src, tb, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,12 +216,70 @@ func TestPostgresTimesWithTimeZoneAreComparedAsInstants(t *testing.T) {
 		Columns: []Column{{Name: "at", SQLType: TypeTimestamp, DataType: "timestamp with time zone", profile: prof},
 			{Name: "n", SQLType: TypeInteger, profile: prof}},
 		Values: [][]string{{"2024-05-01 10:00:00", "2024-05-02 19:00:00"}, {"1", "2"}}, Nulls: [][]bool{{false, false}, {false, false}}}
-	ev, err := checkPrivacy(context.Background(), src, tb, nil)
+	ev, err := checkPrivacy(context.Background(), src, tb, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Row 1 is the source's first row; row 2 is the second row's time in Tokyo, read as UTC: no match.
 	if len(ev.Findings) == 0 || ev.Findings[0].Key != KeySampleLeak || ev.Findings[0].Params["source_rows"] != int64(1) {
 		t.Fatalf("%+v", ev)
+	}
+}
+
+// TestSampleLeakCountsOnlyRareCombinations: a generated row equal to a combination a
+// whole group of source rows shares (KThreshold or more) singles nobody out; one equal to
+// a combination held by fewer is a sample_leak counting those rows.
+func TestSampleLeakCountsOnlyRareCombinations(t *testing.T) {
+	src := sqliteSource(t,
+		`CREATE TABLE l (id INTEGER PRIMARY KEY, qtd INTEGER NOT NULL, preco NUMERIC(8,2) NOT NULL)`,
+		`INSERT INTO l (qtd, preco) VALUES (2, 9.99), (2, 9.99), (2, 9.99), (2, 9.99), (2, 9.99), (2, 9.99),
+			(7, 123.45), (7, 123.45), (3, 1.5)`)
+	prof := &catalog.ColumnProfile{Distinct: &catalog.Estimate{Value: 3, SampleSize: 9}}
+	mk := func(rows ...[2]string) *Table {
+		tb := &Table{Name: "l", Source: catalog.Dataset{Table: "l"}, Rows: len(rows),
+			Columns: []Column{{Name: "qtd", SQLType: TypeInteger, profile: prof}, {Name: "preco", SQLType: TypeNumeric, Scale: 2, profile: prof}},
+			Values:  [][]string{{}, {}}, Nulls: [][]bool{{}, {}}}
+		for _, r := range rows {
+			for c := range 2 {
+				tb.Values[c] = append(tb.Values[c], r[c])
+				tb.Nulls[c] = append(tb.Nulls[c], false)
+			}
+		}
+		return tb
+	}
+	leak := func(tb *Table) int64 {
+		ev, err := checkPrivacy(context.Background(), src, tb, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range ev.Findings {
+			if f.Key == KeySampleLeak {
+				return f.Params["source_rows"].(int64)
+			}
+		}
+		return 0
+	}
+	if n := leak(mk([2]string{"2", "9.99"}, [2]string{"4", "5.00"})); n != 0 {
+		t.Fatalf("a combination six source rows share: sample_leak of %d rows", n)
+	}
+	if n := leak(mk([2]string{"2", "9.99"}, [2]string{"7", "123.45"}, [2]string{"3", "1.50"})); n != 3 {
+		t.Fatalf("combinations held by two rows and by one: %d source rows, want 3", n)
+	}
+
+	// redrawRare draws the rare rows again (on one column) and leaves the others.
+	tb := mk([2]string{"2", "9.99"}, [2]string{"7", "123.45"}, [2]string{"3", "1.50"}, [2]string{"4", "5.00"})
+	left, err := redrawRare(context.Background(), src, tb, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left == nil || *left != 0 || leak(tb) != 0 {
+		t.Fatalf("after the redraw: %v rows left, table %v", left, tb.Values)
+	}
+	row := func(r int) [2]string { return [2]string{tb.Values[0][r], tb.Values[1][r]} }
+	if row(0) != [2]string{"2", "9.99"} || row(3) != [2]string{"4", "5.00"} || row(1) == [2]string{"7", "123.45"} || row(2) == [2]string{"3", "1.50"} {
+		t.Fatalf("rows after the redraw: %v", tb.Values)
+	}
+	if tb.Values[1][1] != "123.45" && tb.Values[0][1] != "7" {
+		t.Fatalf("row 1 changed on both columns: %v", row(1))
 	}
 }

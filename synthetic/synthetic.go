@@ -714,8 +714,8 @@ func (s *Service) evaluate(ctx context.Context, tables []*Table, seed int64, pro
 	return out, nil
 }
 
-// checkTable draws again the personal-data values the source holds and evaluates the
-// table's privacy.
+// checkTable draws again the personal-data values the source holds and the rows equal
+// to a rare source combination, then evaluates the table's privacy.
 func checkTable(ctx context.Context, src source.Source, t *Table, seed int64) (Evaluation, error) {
 	if err := budgetErr(ctx); err != nil {
 		return Evaluation{}, err
@@ -724,7 +724,11 @@ func checkTable(ctx context.Context, src source.Source, t *Table, seed int64) (E
 	if err != nil {
 		return Evaluation{}, err
 	}
-	return checkPrivacy(ctx, src, t, found)
+	leaked, err := redrawRare(ctx, src, t, seed)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	return checkPrivacy(ctx, src, t, found, leaked)
 }
 
 // budgetErr is the budget's error once the request's deadline passed: 422
