@@ -34,6 +34,7 @@ import (
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/jobs"
 	"github.com/vigia-data/vigia/knowledge"
+	"github.com/vigia-data/vigia/labelquality"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/lineage/neo4jgraph"
 	"github.com/vigia-data/vigia/lineage/pggraph"
@@ -198,6 +199,8 @@ type App struct {
 	Suggestions *suggest.Service
 	// Duplicates clusters duplicate records of the connection's tables after each scan.
 	Duplicates *duplicates.Service
+	// LabelQuality checks the labels of training datasets (a Business-plan extra).
+	LabelQuality *labelquality.Service
 	// Reports writes reports from the store's facts.
 	Reports *report.Service
 	// Routines runs the scheduled routines on the job queue.
@@ -302,6 +305,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.BI = bi.NewService(db.BI(), a.Lineage, a.Lineage, clock)
 	a.Knowledge = knowledge.NewService(db.Knowledge(), a.Lineage, clock)
 	a.Sensitivity = sensitivity.NewService(db.Sensitivity(), a.Catalog, clock)
+	a.LabelQuality = labelquality.NewService(db.LabelQuality(), a.Catalog, a.Sensitivity, a.Plans, a.Connections, clock)
 	a.Readmes = readme.NewService(db.Readmes(), readmeFacts{a.Catalog, a.Lineage, a.Sensitivity}, clock)
 	a.Reports = report.NewService(db.Reports(), clock)
 	a.Routines = routine.NewService(db.Routines(), routineJobs{queue}, a.Reports, db, clock)
@@ -444,7 +448,7 @@ func (a *App) Server() *rest.Server {
 			Synthetic: a.Synthetic, Suggestions: a.Suggestions, Duplicates: a.Duplicates, Reports: a.Reports, Routines: a.Routines,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI,
-			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, Readmes: a.Readmes}, a.Log)
+			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, LabelQuality: a.LabelQuality, Readmes: a.Readmes}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.

@@ -114,6 +114,8 @@ type Deps struct {
 	Knowledge KnowledgeService
 	// Sensitivity classifies columns (auto, manual, lineage-inherited suggestions).
 	Sensitivity SensitivityService
+	// LabelQuality checks the labels of training datasets.
+	LabelQuality LabelQualityService
 	// Readmes keeps dataset READMEs.
 	Readmes ReadmeService
 }
@@ -253,6 +255,7 @@ func (s *Server) routes() {
 	s.duplicateRoutes()
 	s.knowledgeRoutes()
 	s.sensitivityRoutes()
+	s.labelQualityRoutes()
 	s.readmeRoutes()
 	s.reportRoutes()
 	s.routineRoutes()
