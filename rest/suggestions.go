@@ -16,6 +16,7 @@ type SuggestionService interface {
 	Accept(ctx context.Context, id string) (suggest.Suggestion, error)
 	Dismiss(ctx context.Context, id string) (suggest.Suggestion, error)
 	Rehearse(ctx context.Context, id string, predicate *string) (suggest.Suggestion, error)
+	Open(ctx context.Context, datasetID string) ([]suggest.Suggestion, error)
 }
 
 // SuggestionReasonOut says why a rehearsal counted nothing.

@@ -110,13 +110,16 @@ func scanSuggestion(r pgx.Row) (suggest.Suggestion, error) {
 }
 
 // Suggestions implements suggest.Store: newest first, the datasets v can see.
-func (s *SuggestStore) Suggestions(ctx context.Context, v catalog.Viewer, category, datasetID *string, page vigia.Page) (vigia.List[suggest.Suggestion], error) {
+func (s *SuggestStore) Suggestions(ctx context.Context, v catalog.Viewer, category, datasetID *string, page vigia.Page, status *string) (vigia.List[suggest.Suggestion], error) {
 	f := visibleFilter("s.workspace_id", v)
 	if category != nil {
 		f.add("s.category = $%d", *category)
 	}
 	if datasetID != nil {
 		f.add("s.dataset_id::text = $%d", *datasetID)
+	}
+	if status != nil {
+		f.add("s.status = $%d", *status)
 	}
 	q := s.db.q(ctx)
 	var out vigia.List[suggest.Suggestion]

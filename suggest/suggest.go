@@ -111,7 +111,8 @@ type Store interface {
 	// UpsertSuggestions adds the dataset's new suggestions (by signature) and refreshes
 	// the open ones; accepted and dismissed ones are left as they are.
 	UpsertSuggestions(ctx context.Context, workspaceID, datasetID string, ss []Suggestion, at time.Time) error
-	Suggestions(ctx context.Context, v catalog.Viewer, category, datasetID *string, page vigia.Page) (vigia.List[Suggestion], error)
+	// Suggestions lists, newest first, filtered by category, dataset and status (nil: any).
+	Suggestions(ctx context.Context, v catalog.Viewer, category, datasetID *string, page vigia.Page, status *string) (vigia.List[Suggestion], error)
 	Suggestion(ctx context.Context, v catalog.Viewer, id string) (Suggestion, error)
 	SetStatus(ctx context.Context, workspaceID, id, status string, ruleID *string, at time.Time) error
 	SaveRehearsal(ctx context.Context, workspaceID, id string, r Rehearsal) error
@@ -255,7 +256,25 @@ func (s *Service) List(ctx context.Context, category, datasetID *string, page vi
 			return vigia.List[Suggestion]{}, err
 		}
 	}
-	return s.store.Suggestions(ctx, v, category, datasetID, page)
+	return s.store.Suggestions(ctx, v, category, datasetID, page, nil)
+}
+
+// MaxOpenOnDetail bounds the open suggestions a dataset's detail carries.
+const MaxOpenOnDetail = 100
+
+// Open lists a dataset's open suggestions, newest first (at most MaxOpenOnDetail), for
+// the dataset detail; a dataset the caller cannot see is not found.
+func (s *Service) Open(ctx context.Context, datasetID string) ([]Suggestion, error) {
+	v, err := viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	open := StatusOpen
+	res, err := s.store.Suggestions(ctx, v, nil, &datasetID, vigia.Page{Limit: MaxOpenOnDetail}, &open)
+	if err != nil {
+		return nil, err
+	}
+	return res.Items, nil
 }
 
 // Get returns one suggestion; another workspace's, or one of a dataset the caller
