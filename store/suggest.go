@@ -153,6 +153,13 @@ func (s *SuggestStore) SetStatus(ctx context.Context, ws, id, status string, rul
 	return translate(err)
 }
 
+// RetireOpen implements suggest.Store.
+func (s *SuggestStore) RetireOpen(ctx context.Context, ws, datasetID, category string, keep []string) error {
+	_, err := s.db.q(ctx).Exec(ctx, `DELETE FROM suggestions WHERE workspace_id = $1 AND dataset_id = $2 AND category = $3 AND status = 'open'
+		AND NOT (signature = ANY($4::text[]))`, ws, datasetID, category, keep)
+	return translate(err)
+}
+
 // SaveRehearsal implements suggest.Store: the counts, status and actor only.
 func (s *SuggestStore) SaveRehearsal(ctx context.Context, ws, id string, r suggest.Rehearsal) error {
 	b, err := json.Marshal(r)

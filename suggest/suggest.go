@@ -20,6 +20,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/rulesql"
 	"github.com/vigia-data/vigia/source"
@@ -29,6 +30,9 @@ import (
 const (
 	CategoryRule    = "rule"
 	CategoryParsing = "parsing"
+	// CategoryDomain proposes a domain for a dataset without one (signature
+	// domain:<domain id>), from the domains of its lineage neighbours.
+	CategoryDomain = "domain"
 
 	StatusOpen      = "open"
 	StatusAccepted  = "accepted"
@@ -116,6 +120,14 @@ type Store interface {
 	Suggestion(ctx context.Context, v catalog.Viewer, id string) (Suggestion, error)
 	SetStatus(ctx context.Context, workspaceID, id, status string, ruleID *string, at time.Time) error
 	SaveRehearsal(ctx context.Context, workspaceID, id string, r Rehearsal) error
+	// RetireOpen deletes the dataset's open suggestions of a category whose signature is
+	// not in keep (the proposal no longer holds).
+	RetireOpen(ctx context.Context, workspaceID, datasetID, category string, keep []string) error
+}
+
+// Domains proposes domains for datasets without one (product.Service.SuggestDomains).
+type Domains interface {
+	SuggestDomains(ctx context.Context) (product.DomainSuggestions, error)
 }
 
 // Checker checks a rehearsal's count with the dialect's real parser and answers the
@@ -147,16 +159,17 @@ type Service struct {
 	conns    Connections
 	rules    Rules
 	checker  Checker
+	domains  Domains
 	clock    vigia.Clock
 	timeout  time.Duration
 }
 
 // NewService returns the suggestion service; timeout bounds a rehearsal (30 s when 0).
-func NewService(store Store, datasets Datasets, conns Connections, rules Rules, checker Checker, clock vigia.Clock, timeout time.Duration) *Service {
+func NewService(store Store, datasets Datasets, conns Connections, rules Rules, checker Checker, domains Domains, clock vigia.Clock, timeout time.Duration) *Service {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return &Service{store: store, datasets: datasets, conns: conns, rules: rules, checker: checker, clock: clock, timeout: timeout}
+	return &Service{store: store, datasets: datasets, conns: conns, rules: rules, checker: checker, domains: domains, clock: clock, timeout: timeout}
 }
 
 // AfterScan is the after-scan consumer "suggestions": proposals from the profiles of
@@ -167,12 +180,43 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, _, scanID string) 
 		return err
 	}
 	now := s.clock.Now()
+	byDataset := map[string][]Suggestion{}
+	if s.domains != nil && len(list) > 0 {
+		ds, err := s.domains.SuggestDomains(ctx)
+		if err != nil {
+			return err
+		}
+		for _, x := range ds.Suggestions {
+			byDataset[x.DatasetID] = append(byDataset[x.DatasetID], DomainSuggestion(x))
+		}
+	}
 	for _, d := range list {
-		if err := s.store.UpsertSuggestions(ctx, workspaceID, d.ID, Generate(d, notNull[d.ID]), now); err != nil {
+		if err := s.store.UpsertSuggestions(ctx, workspaceID, d.ID, append(Generate(d, notNull[d.ID]), byDataset[d.ID]...), now); err != nil {
+			return err
+		}
+		keep := []string{}
+		for _, sg := range byDataset[d.ID] {
+			keep = append(keep, sg.Signature)
+		}
+		if err := s.store.RetireOpen(ctx, workspaceID, d.ID, CategoryDomain, keep); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// DomainSuggestion is the suggestion of a domain for a dataset without one: the
+// domain most of its lineage neighbours belong to (product's rule: at least half of the
+// links, no tie), with the votes behind it. Accepting records the decision; the dataset
+// joins the domain through the domain's own update.
+func DomainSuggestion(x product.DomainSuggestion) Suggestion {
+	kinds := make([]string, 0, len(x.EdgeKinds))
+	for _, k := range x.EdgeKinds {
+		kinds = append(kinds, string(k))
+	}
+	return Suggestion{Category: CategoryDomain, Signature: "domain:" + x.DomainID,
+		Params: map[string]any{"domain_id": x.DomainID, "domain_name": x.DomainName, "votes": x.Votes, "total_links": x.TotalLinks,
+			"edge_kinds": kinds, "inferred_only": x.InferredOnly}}
 }
 
 // Generate proposes, for one profiled dataset: parse_standardize:<column> for a text
