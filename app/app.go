@@ -16,6 +16,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/bi"
+	"github.com/vigia-data/vigia/blackout"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/compliance"
 	"github.com/vigia-data/vigia/confcode"
@@ -199,6 +200,8 @@ type App struct {
 	Suggestions *suggest.Service
 	// Duplicates clusters duplicate records of the connection's tables after each scan.
 	Duplicates *duplicates.Service
+	// Blackouts keeps the connections' blackout windows (no rehearsal runs in one).
+	Blackouts *blackout.Service
 	// LabelQuality checks the labels of training datasets (a Business-plan extra).
 	LabelQuality *labelquality.Service
 	// Reports writes reports from the store's facts.
@@ -270,7 +273,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Contracts = contract.NewService(db.Contracts(), db, a.Catalog, a.Rules, a.Products, clock)
 	// Modeling's fixes are checked by the dialects' parsers.
 	a.Modeling = modeling.NewService(db.Modeling(), sqllineage.Parser{}, clock, log)
-	a.Suggestions = suggest.NewService(db.Suggestions(), a.Catalog, a.Connections, a.Rules, sqllineage.Parser{}, a.Products, clock, 0)
+	a.Blackouts = blackout.NewService(db.Blackouts(), a.Connections)
+	a.Suggestions = suggest.NewService(db.Suggestions(), a.Catalog, a.Connections, a.Rules, sqllineage.Parser{}, a.Products, a.Blackouts, clock, 0)
 	a.Duplicates = duplicates.NewService(db.Duplicates(), a.Catalog, a.Connections, clock, log)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
 	// A succeeded scan's event is consumed by lineage, then the active contracts' checks
@@ -445,7 +449,7 @@ func (a *App) Server() *rest.Server {
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
-			Synthetic: a.Synthetic, Suggestions: a.Suggestions, Duplicates: a.Duplicates, Reports: a.Reports, Routines: a.Routines,
+			Synthetic: a.Synthetic, Suggestions: a.Suggestions, Duplicates: a.Duplicates, Blackouts: a.Blackouts, Reports: a.Reports, Routines: a.Routines,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI,
 			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, LabelQuality: a.LabelQuality, Readmes: a.Readmes}, a.Log)

@@ -88,7 +88,7 @@ var notYetMapped = map[string]bool{
 	"getReport": true, "listReports": true, "listRoutines": true, "getSuggestion": true, "listSuggestions": true,
 	"getWorkspaceLocale": true, "getWorkspaceCurrency": true, "getEgressIPs": true, "getArt10Dossier": true,
 	"getDomainDataPolicy": true, "getWorkspaceDataPolicy": true, "getKnowledgeEntry": true, "listKnowledgeEntries": true,
-	"datasetReadme": true, "datasetSensitivity": true, "datasetLabelQuality": true,
+	"datasetReadme": true, "datasetSensitivity": true, "datasetLabelQuality": true, "listConnectionBlackouts": true,
 }
 
 func parityTable() map[string]parity {

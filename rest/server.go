@@ -88,6 +88,8 @@ type Deps struct {
 	Suggestions SuggestionService
 	// Duplicates lists the clusters of duplicate records.
 	Duplicates DuplicateService
+	// Blackouts keeps the connections' blackout windows.
+	Blackouts BlackoutService
 	// Reports writes and exports reports.
 	Reports ReportService
 	// Routines keeps the scheduled routines.
@@ -253,6 +255,7 @@ func (s *Server) routes() {
 	s.complianceRoutes()
 	s.suggestionRoutes()
 	s.duplicateRoutes()
+	s.blackoutRoutes()
 	s.knowledgeRoutes()
 	s.sensitivityRoutes()
 	s.labelQualityRoutes()

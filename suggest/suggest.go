@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/blackout"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/product"
@@ -125,6 +126,11 @@ type Store interface {
 	RetireOpen(ctx context.Context, workspaceID, datasetID, category string, keep []string) error
 }
 
+// Blackouts answers the blackout window of a connection in force at a time, if any.
+type Blackouts interface {
+	Active(ctx context.Context, workspaceID, connectionID string, at time.Time) (*blackout.Window, error)
+}
+
 // Domains proposes domains for datasets without one (product.Service.SuggestDomains).
 type Domains interface {
 	SuggestDomains(ctx context.Context) (product.DomainSuggestions, error)
@@ -160,16 +166,18 @@ type Service struct {
 	rules    Rules
 	checker  Checker
 	domains  Domains
+	blackout Blackouts
 	clock    vigia.Clock
 	timeout  time.Duration
 }
 
 // NewService returns the suggestion service; timeout bounds a rehearsal (30 s when 0).
-func NewService(store Store, datasets Datasets, conns Connections, rules Rules, checker Checker, domains Domains, clock vigia.Clock, timeout time.Duration) *Service {
+func NewService(store Store, datasets Datasets, conns Connections, rules Rules, checker Checker, domains Domains, blackouts Blackouts, clock vigia.Clock, timeout time.Duration) *Service {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return &Service{store: store, datasets: datasets, conns: conns, rules: rules, checker: checker, domains: domains, clock: clock, timeout: timeout}
+	return &Service{store: store, datasets: datasets, conns: conns, rules: rules, checker: checker, domains: domains, blackout: blackouts,
+		clock: clock, timeout: timeout}
 }
 
 // AfterScan is the after-scan consumer "suggestions": proposals from the profiles of
@@ -465,11 +473,12 @@ func (s *Service) Rehearse(ctx context.Context, id string, own *string) (Suggest
 	}
 	start := s.clock.Now()
 	reh := Rehearsal{Version: version, RequestedAt: start, Actor: "user:" + p.UserID}
+	params := map[string]any{}
 	finish := func(status, code string) (Suggestion, error) {
 		reh.Status, reh.RanAt = status, s.clock.Now()
 		reh.DurationMS = reh.RanAt.Sub(start).Milliseconds()
 		if code != "" {
-			reh.Reason = &Reason{Code: code, Params: map[string]any{}}
+			reh.Reason = &Reason{Code: code, Params: params}
 		}
 		if err := s.store.SaveRehearsal(context.WithoutCancel(ctx), p.WorkspaceID, id, reh); err != nil {
 			return Suggestion{}, err
@@ -499,6 +508,16 @@ func (s *Service) Rehearse(ctx context.Context, id string, own *string) (Suggest
 	}
 	if code != "" {
 		return finish(RehearsalBlocked, code)
+	}
+	if s.blackout != nil {
+		w, err := s.blackout.Active(ctx, p.WorkspaceID, c.ID, start)
+		if err != nil {
+			return Suggestion{}, err
+		}
+		if w != nil {
+			params["ends_at"] = w.EndsAt.UTC().Format(time.RFC3339)
+			return finish(RehearsalBlocked, ReasonBlackout)
+		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()

@@ -12,5 +12,18 @@ CREATE TABLE label_quality (
 );
 CREATE INDEX label_quality_workspace ON label_quality (workspace_id);
 
+-- Blackout windows of a connection (package blackout): periods when Vigia sends the
+-- source no rehearsal (suggest: blocked, reason blackout).
+CREATE TABLE connection_blackouts (
+    connection_id uuid NOT NULL REFERENCES connections(id) ON DELETE CASCADE,
+    workspace_id  uuid NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    position      integer NOT NULL,
+    starts_at     timestamptz NOT NULL,
+    ends_at       timestamptz NOT NULL CHECK (ends_at > starts_at),
+    note          text NOT NULL DEFAULT '',
+    PRIMARY KEY (connection_id, position)
+);
+
 -- +goose Down
+DROP TABLE connection_blackouts;
 DROP TABLE label_quality;
