@@ -16,6 +16,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/bi"
+	"github.com/vigia-data/vigia/blackout"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/compliance"
 	"github.com/vigia-data/vigia/confcode"
@@ -35,6 +36,7 @@ import (
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/jobs"
 	"github.com/vigia-data/vigia/knowledge"
+	"github.com/vigia-data/vigia/labelquality"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/lineage/neo4jgraph"
 	"github.com/vigia-data/vigia/lineage/pggraph"
@@ -201,6 +203,10 @@ type App struct {
 	Suggestions *suggest.Service
 	// Duplicates clusters duplicate records of the connection's tables after each scan.
 	Duplicates *duplicates.Service
+	// Blackouts keeps the connections' blackout windows (no rehearsal runs in one).
+	Blackouts *blackout.Service
+	// LabelQuality checks the labels of training datasets (a Business-plan extra).
+	LabelQuality *labelquality.Service
 	// Reports writes reports from the store's facts.
 	Reports *report.Service
 	// Routines runs the scheduled routines on the job queue.
@@ -271,7 +277,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Contracts = contract.NewService(db.Contracts(), db, a.Catalog, a.Rules, a.Products, clock)
 	// Modeling's fixes are checked by the dialects' parsers.
 	a.Modeling = modeling.NewService(db.Modeling(), sqllineage.Parser{}, clock, log)
-	a.Suggestions = suggest.NewService(db.Suggestions(), a.Catalog, a.Connections, a.Rules, sqllineage.Parser{}, clock, 0)
+	a.Blackouts = blackout.NewService(db.Blackouts(), a.Connections)
+	a.Suggestions = suggest.NewService(db.Suggestions(), a.Catalog, a.Connections, a.Rules, sqllineage.Parser{}, a.Products, a.Blackouts, clock, 0)
 	a.Duplicates = duplicates.NewService(db.Duplicates(), a.Catalog, a.Connections, clock, log)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
 	// A succeeded scan's event is consumed by lineage, then the active contracts' checks
@@ -307,6 +314,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Knowledge = knowledge.NewService(db.Knowledge(), a.Lineage, clock)
 	a.Sensitivity = sensitivity.NewService(db.Sensitivity(), a.Catalog, clock)
 	a.Synthetic = synthetic.NewService(a.Catalog, a.Products, a.Connections, a.SyntheticKnowledge(), sqlitepack.Writer{}, cfg.Synthetic)
+	a.LabelQuality = labelquality.NewService(db.LabelQuality(), a.Catalog, a.Sensitivity, a.Plans, a.Connections, clock)
 	a.Readmes = readme.NewService(db.Readmes(), readmeFacts{a.Catalog, a.Lineage, a.Sensitivity}, clock)
 	a.Reports = report.NewService(db.Reports(), clock)
 	a.Routines = routine.NewService(db.Routines(), routineJobs{queue}, a.Reports, db, clock)
@@ -455,10 +463,10 @@ func (a *App) Server() *rest.Server {
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
 			Trust: a.Trust, Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
-			Synthetic: a.Synthetic, Suggestions: a.Suggestions, Duplicates: a.Duplicates, Reports: a.Reports, Routines: a.Routines,
+			Synthetic: a.Synthetic, Suggestions: a.Suggestions, Duplicates: a.Duplicates, Blackouts: a.Blackouts, Reports: a.Reports, Routines: a.Routines,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI,
-			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Finops: a.Finops, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, Readmes: a.Readmes}, a.Log)
+			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Finops: a.Finops, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, LabelQuality: a.LabelQuality, Readmes: a.Readmes}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.

@@ -104,6 +104,24 @@ func TestDeclaredForeignKeysOnColumnsAndInTheGraph(t *testing.T) {
 				findSuggestion(rules, "referential:fatura") != nil || findSuggestion(rules, "referential:n") != nil {
 				t.Fatalf("rule suggestions %+v", rules)
 			}
+			// The dataset detail carries its open suggestions.
+			detailSuggestions := func() []string {
+				var dd struct {
+					Suggestions []suggestionOut `json:"suggestions"`
+				}
+				e.Do(t, http.MethodGet, "/api/v1/datasets/"+notas, e.viewer, nil).JSON(t, &dd)
+				var sigs []string
+				for _, s := range dd.Suggestions {
+					if s.Status != "open" || s.DatasetID != notas {
+						t.Fatalf("detail suggestion %+v", s)
+					}
+					sigs = append(sigs, s.Signature)
+				}
+				return sigs
+			}
+			if !slices.Contains(detailSuggestions(), "referential:cliente_id") {
+				t.Fatalf("detail suggestions %v", detailSuggestions())
+			}
 			r := e.Do(t, http.MethodPost, "/api/v1/suggestions/"+sg.ID+"/accept", e.member, nil)
 			if r.Status != 200 {
 				t.Fatalf("accept: %d %s", r.Status, r.Body)
@@ -114,6 +132,9 @@ func TestDeclaredForeignKeysOnColumnsAndInTheGraph(t *testing.T) {
 			params, _ := rl["params"].(map[string]any)
 			if rl["rule_type"] != "referential" || params["ref_dataset_id"] != clientes || params["ref_column"] != "id" || params["column"] != "cliente_id" {
 				t.Fatalf("rule %v", rl)
+			}
+			if slices.Contains(detailSuggestions(), "referential:cliente_id") {
+				t.Fatal("an accepted suggestion is still on the detail")
 			}
 			// The rule now exists: the next scan proposes it no more.
 			e.scan(t, conn)

@@ -182,3 +182,53 @@ func TestSLOBreachFromDomainTargets(t *testing.T) {
 		t.Fatalf("resolved %v", res)
 	}
 }
+
+// unindexed_key and denormalized on real sources: a declared foreign key without an index
+// (Postgres, SQLite) and numbered phone columns; each fix is accepted by the dialect's
+// parser and run by the source, and the next scan resolves the issue. MariaDB indexes
+// foreign keys itself: no unindexed_key there.
+func TestModelingKeysAndRepeatingGroups(t *testing.T) {
+	e := newWF(t, "modeling-keys")
+	for _, kind := range []string{"postgres", "sqlite", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			src := newSource(t, kind, e.root)
+			src.exec(t, `CREATE TABLE clientes (id integer PRIMARY KEY, nome varchar(40))`)
+			src.exec(t, `CREATE TABLE contactos (id integer PRIMARY KEY, cliente_id integer REFERENCES clientes (id),
+				telefone1 varchar(20), telefone2 varchar(20), telefone3 varchar(20))`)
+			src.exec(t, `INSERT INTO clientes VALUES (1, 'a'), (2, 'b')`)
+			src.exec(t, `INSERT INTO contactos VALUES (1, 1, '912000001', NULL, NULL), (2, 2, '912000002', '912000003', NULL)`)
+			conn := e.connect(t, "keys-"+kind, kind, src.dsn)
+			e.scan(t, conn)
+			ds := e.dataset(t, conn, "contactos")
+			open := e.typedIssues(t, "modeling", "open", ds)
+			want := []string{"unindexed_key", "denormalized"}
+			if kind == "mysql" {
+				want = []string{"denormalized"}
+				if bySubtype(open, "unindexed_key") != nil {
+					t.Fatal("unindexed_key on MariaDB, which indexes foreign keys")
+				}
+			}
+			for _, sub := range want {
+				is := bySubtype(open, sub)
+				if is == nil {
+					t.Fatalf("no %s; open %v", sub, subtypes(open))
+				}
+				ddl, _ := is["details"].(map[string]any)["ddl"].(string)
+				if err := (sqllineage.Parser{}).CheckDDL(kind, ddl); ddl == "" || err != nil {
+					t.Fatalf("%s ddl %q: %v", sub, ddl, err)
+				}
+				for _, stmt := range strings.Split(ddl, ";\n") {
+					src.exec(t, stmt)
+				}
+			}
+			e.scan(t, conn)
+			now := e.typedIssues(t, "modeling", "open", ds)
+			if bySubtype(now, "unindexed_key") != nil {
+				t.Fatalf("unindexed_key still open after the index: %v", subtypes(now))
+			}
+			if bySubtype(now, "denormalized") == nil {
+				t.Fatal("the child table alone does not remove the repeating group")
+			}
+		})
+	}
+}

@@ -209,6 +209,8 @@ type Column struct {
 	// Unique is true when the column alone is the key of a unique constraint or index.
 	Unique  bool
 	Profile *ColumnProfile
+	// Indexed: the column leads an index of the table (from discovery).
+	Indexed bool
 	// References are the declared foreign keys this column is part of, each with the
 	// referenced column (filled on the detail).
 	References []ColumnRef

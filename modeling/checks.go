@@ -61,7 +61,205 @@ func Check(t Table, others []catalog.Dataset) []Finding {
 	if x := typeMismatch(t, others); x != nil {
 		out = append(out, *x)
 	}
+	if x := layerPrefix(t, others); x != nil {
+		out = append(out, *x)
+	}
+	for _, f := range []func(Table) *Finding{unindexedKey, wideTable, denormalized} {
+		if x := f(t); x != nil {
+			out = append(out, *x)
+		}
+	}
 	return out
+}
+
+// Thresholds of the checks.
+const (
+	// WideTableColumns: a table with more columns than this is wide.
+	WideTableColumns = 100
+	// RepeatingGroupMin: numbered columns of one stem from this many on are a repeating
+	// group (telefone1, telefone2, telefone3).
+	RepeatingGroupMin = 3
+)
+
+// layerPrefixes are the table-name prefixes of warehouse layers.
+var layerPrefixes = []string{"raw_", "src_", "stg_", "staging_", "int_", "dim_", "fct_", "fact_", "mart_", "bronze_", "silver_", "gold_"}
+
+func layerOf(name string) string {
+	n := strings.ToLower(name)
+	for _, p := range layerPrefixes {
+		if strings.HasPrefix(n, p) && len(n) > len(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// named is a table of t's schema under another name, as DDL writes it.
+func (t Table) named(name string) string {
+	if t.Dialect == rulesql.SQLite || t.Dataset.Schema == "" || t.Dataset.Schema == "main" {
+		return q(t.Dialect, name)
+	}
+	return q(t.Dialect, t.Dataset.Schema) + "." + q(t.Dialect, name)
+}
+
+// layerPrefix: a table without a layer prefix in a schema of three tables or more where
+// at least two thirds carry one. The fix renames it with the schema's most frequent
+// prefix.
+func layerPrefix(t Table, others []catalog.Dataset) *Finding {
+	if layerOf(t.Dataset.Table) != "" {
+		return nil
+	}
+	byPrefix := map[string]int{}
+	tables, prefixed := 0, 0
+	names := map[string]bool{}
+	for _, o := range others {
+		if o.Kind != "table" || o.Schema != t.Dataset.Schema || o.ConnectionID != t.Dataset.ConnectionID {
+			continue
+		}
+		names[strings.ToLower(o.Table)] = true
+		tables++
+		if p := layerOf(o.Table); p != "" {
+			prefixed++
+			byPrefix[p]++
+		}
+	}
+	if tables < 3 || prefixed*3 < tables*2 {
+		return nil
+	}
+	p := majority(byPrefix)
+	to := p + t.Dataset.Table
+	if names[strings.ToLower(to)] {
+		return &Finding{Check: CheckLayerPrefix, Columns: []string{}, Suggestion: "rename_with_layer_prefix"}
+	}
+	return &Finding{Check: CheckLayerPrefix, Columns: []string{}, Suggestion: "rename_with_layer_prefix",
+		DDL: fmt.Sprintf("ALTER TABLE %s RENAME TO %s", t.table(), t.renameTarget(to))}
+}
+
+// renameTarget is the new name of a renamed table: MySQL's RENAME TO names the
+// database too (else the table would move to the session's database); Postgres and
+// SQLite take the bare name.
+func (t Table) renameTarget(name string) string {
+	if t.Dialect == rulesql.MySQL {
+		return t.named(name)
+	}
+	return q(t.Dialect, name)
+}
+
+// indexName is an index name within the engines' 63-byte limit.
+func indexName(table string, cols []string) string {
+	n := "ix_" + table + "_" + strings.Join(cols, "_")
+	if len(n) > 60 {
+		n = n[:60]
+	}
+	return n
+}
+
+// unindexedKey: a declared foreign key whose first column leads no index of the table
+// (Postgres and SQLite do not index foreign keys themselves): every join and every
+// delete of a parent row scans the table. The fix creates the index.
+func unindexedKey(t Table) *Finding {
+	indexed := map[string]bool{}
+	for _, c := range t.Dataset.Columns {
+		if c.Indexed {
+			indexed[c.Name] = true
+		}
+	}
+	var cols, stmts []string
+	done := map[string]bool{}
+	for _, fk := range t.Dataset.ForeignKeys {
+		if len(fk.Columns) == 0 || indexed[fk.Columns[0]] || done[strings.Join(fk.Columns, ",")] {
+			continue
+		}
+		done[strings.Join(fk.Columns, ",")] = true
+		qs := make([]string, len(fk.Columns))
+		for i, c := range fk.Columns {
+			qs[i] = q(t.Dialect, c)
+		}
+		cols = append(cols, fk.Columns...)
+		stmts = append(stmts, fmt.Sprintf("CREATE INDEX %s ON %s (%s)", q(t.Dialect, indexName(t.Dataset.Table, fk.Columns)), t.table(), strings.Join(qs, ", ")))
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	return &Finding{Check: CheckUnindexedKey, Columns: cols, Suggestion: "create_index", DDL: strings.Join(stmts, ";\n")}
+}
+
+// wideTable: more than WideTableColumns columns. No mechanical fix: the suggestion is
+// to split the table by subject (a one-to-one side table for rarely read columns).
+func wideTable(t Table) *Finding {
+	if len(t.Dataset.Columns) <= WideTableColumns {
+		return nil
+	}
+	return &Finding{Check: CheckWideTable, Columns: []string{}, Suggestion: "split_table"}
+}
+
+// stem splits a numbered column name: "telefone_2" → ("telefone", 2).
+func stem(name string) (string, int, bool) {
+	i := len(name)
+	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
+		i--
+	}
+	if i == len(name) || i == 0 || len(name)-i > 2 {
+		return "", 0, false
+	}
+	n := 0
+	for _, c := range name[i:] {
+		n = n*10 + int(c-'0')
+	}
+	base := strings.TrimRight(name[:i], "_")
+	if base == "" {
+		return "", 0, false
+	}
+	return base, n, true
+}
+
+// denormalized: a repeating group — RepeatingGroupMin numbered columns of one stem or
+// more (telefone1, telefone2, telefone3). The fix, for a table with a one-column primary
+// key, creates the child table holding one row per value (the key, the position, the
+// value); moving the data is left to the owner.
+func denormalized(t Table) *Finding {
+	groups := map[string][]catalog.Column{}
+	nums := map[string]map[int]bool{}
+	var order []string
+	for _, c := range t.Dataset.Columns {
+		base, n, ok := stem(c.Name)
+		if !ok {
+			continue
+		}
+		if groups[base] == nil {
+			order = append(order, base)
+			nums[base] = map[int]bool{}
+		}
+		groups[base] = append(groups[base], c)
+		nums[base][n] = true
+	}
+	var pk []catalog.Column
+	for _, c := range t.Dataset.Columns {
+		if c.PrimaryKey {
+			pk = append(pk, c)
+		}
+	}
+	var cols, stmts []string
+	for _, base := range order {
+		if len(nums[base]) < RepeatingGroupMin {
+			continue
+		}
+		for _, c := range groups[base] {
+			cols = append(cols, c.Name)
+		}
+		if len(pk) != 1 {
+			continue
+		}
+		child := t.Dataset.Table + "_" + strings.ToLower(base)
+		keyCol := t.Dataset.Table + "_" + pk[0].Name
+		stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s (%s %s NOT NULL, %s integer NOT NULL, %s %s, PRIMARY KEY (%s, %s), FOREIGN KEY (%s) REFERENCES %s (%s))",
+			t.named(child), q(t.Dialect, keyCol), pk[0].DataType, q(t.Dialect, "position"), q(t.Dialect, strings.ToLower(base)), groups[base][0].DataType,
+			q(t.Dialect, keyCol), q(t.Dialect, "position"), q(t.Dialect, keyCol), t.table(), q(t.Dialect, pk[0].Name)))
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	return &Finding{Check: CheckDenormalized, Columns: cols, Suggestion: "extract_repeating_group", DDL: strings.Join(stmts, ";\n")}
 }
 
 func (t Table) table() string {

@@ -90,3 +90,65 @@ func TestBreachesUnderTheTargets(t *testing.T) {
 		t.Fatalf("unknown %v", unknown)
 	}
 }
+
+// The checks of keys, width, repeating groups and layers, with fixes the dialects'
+// parsers accept.
+func TestLayerIndexWidthAndRepeatingGroups(t *testing.T) {
+	wide := catalog.Dataset{ID: "w", ConnectionID: "k", Schema: "dw", Table: "fct_vendas", Kind: "table"}
+	for i := range modeling.WideTableColumns + 1 {
+		wide.Columns = append(wide.Columns, catalog.Column{Name: "c" + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + "_" + string(rune('a'+i/26)), Class: "numeric", DataType: "integer"})
+	}
+	wide.Columns[0].PrimaryKey, wide.Columns[0].Indexed = true, true
+	ref := "x"
+	contactos := catalog.Dataset{ID: "c", ConnectionID: "k", Schema: "dw", Table: "contactos", Kind: "table",
+		Columns: []catalog.Column{
+			{Name: "id", PrimaryKey: true, Indexed: true, Class: "numeric", DataType: "integer"},
+			{Name: "cliente_id", Class: "numeric", DataType: "integer"},
+			{Name: "telefone1", Class: "text", DataType: "varchar(20)"}, {Name: "telefone2", Class: "text", DataType: "varchar(20)"},
+			{Name: "telefone_3", Class: "text", DataType: "varchar(20)"}, {Name: "morada1", Class: "text", DataType: "text"},
+		},
+		ForeignKeys: []catalog.ForeignKey{{Name: "fk", Columns: []string{"cliente_id"}, RefSchema: "dw", RefTable: "dim_clientes", RefColumns: []string{"id"}, RefDatasetID: &ref}}}
+	dim := catalog.Dataset{ID: "d", ConnectionID: "k", Schema: "dw", Table: "dim_clientes", Kind: "table",
+		Columns: []catalog.Column{{Name: "id", PrimaryKey: true, Indexed: true, Class: "numeric", DataType: "integer"}}}
+	all := []catalog.Dataset{wide, contactos, dim, {ID: "e", ConnectionID: "k", Schema: "dw", Table: "stg_eventos", Kind: "table"}}
+	p := sqllineage.Parser{}
+	for _, d := range []rulesql.Dialect{rulesql.Postgres, rulesql.MySQL, rulesql.SQLite} {
+		got := checks(modeling.Check(modeling.Table{Dataset: contactos, Dialect: d}, all))
+		for _, c := range []string{"layer_prefix", "unindexed_key", "denormalized"} {
+			f, ok := got[c]
+			if !ok {
+				t.Fatalf("%s: no %s in %v", d, c, got)
+			}
+			if f.DDL == "" {
+				t.Fatalf("%s %s: no fix", d, c)
+			}
+			if err := p.CheckDDL(string(d), f.DDL); err != nil {
+				t.Errorf("%s %s: %q: %v", d, c, f.DDL, err)
+			}
+		}
+		if f := got["denormalized"]; strings.Join(f.Columns, ",") != "telefone1,telefone2,telefone_3" || !strings.Contains(f.DDL, "contactos_telefone") {
+			t.Errorf("%s denormalized %+v", d, f)
+		}
+		if f := got["unindexed_key"]; strings.Join(f.Columns, ",") != "cliente_id" {
+			t.Errorf("%s unindexed %+v", d, f)
+		}
+		if f := got["layer_prefix"]; !strings.Contains(f.DDL, "dim_contactos") && !strings.Contains(f.DDL, "fct_contactos") && !strings.Contains(f.DDL, "stg_contactos") {
+			t.Errorf("%s layer %+v", d, f)
+		}
+		w := checks(modeling.Check(modeling.Table{Dataset: wide, Dialect: d}, all))
+		if _, ok := w["wide_table"]; !ok || w["wide_table"].Suggestion != "split_table" {
+			t.Errorf("%s: wide %v", d, w)
+		}
+		if _, ok := w["layer_prefix"]; ok {
+			t.Errorf("%s: a prefixed table got layer_prefix", d)
+		}
+		// Indexed keys, two numbered columns, a schema without layers: nothing.
+		contactos2 := contactos
+		contactos2.Columns = append([]catalog.Column{}, contactos.Columns[:2]...)
+		contactos2.Columns[1].Indexed = true
+		contactos2.Columns = append(contactos2.Columns, catalog.Column{Name: "morada1"}, catalog.Column{Name: "morada2"})
+		if got := checks(modeling.Check(modeling.Table{Dataset: contactos2, Dialect: d}, []catalog.Dataset{contactos2})); len(got) != 0 {
+			t.Errorf("%s: %v", d, got)
+		}
+	}
+}

@@ -41,9 +41,12 @@ const (
 	// ComplianceDossiers: the AI Act dossiers (/compliance/ai-systems, /ai-systems/{id},
 	// /art10), Business plan.
 	ComplianceDossiers Feature = "compliance_dossiers"
+	// LabelQuality: the label-quality extra (/datasets/{id}/label-quality configuration
+	// and runs), Business plan.
+	LabelQuality Feature = "label_quality"
 )
 
-var needs = map[Feature]Plan{APITokens: Team, ComplianceDossiers: Business}
+var needs = map[Feature]Plan{APITokens: Team, ComplianceDossiers: Business, LabelQuality: Business}
 
 // Quota is a counted allowance of a plan.
 type Quota string

@@ -33,14 +33,15 @@ type DatasetOut struct {
 // DatasetDetailOut is one dataset with its columns and context.
 type DatasetDetailOut struct {
 	DatasetOut
-	RowCount      *int64             `json:"row_count" doc:"Rows counted by the last profile; null before one"`
-	RowCountExact *bool              `json:"row_count_exact" doc:"False when the last profile read the first rows only (a cost-guarded view): row_count is then the rows read, a lower bound; null before a profile"`
-	LastFailure   *ProfileFailureOut `json:"last_failure" doc:"Why the last scan that tried could not profile the dataset, when that happened after its last profile; null otherwise"`
-	AccessRole    string             `json:"access_role" enum:"viewer,editor,owner"`
-	Country       CountryOut         `json:"country"`
-	Columns       []ColumnOut        `json:"columns"`
-	ScoreHistory  []ScoreOut         `json:"score_history" doc:"Newest first, with the five dimensions"`
-	Issues        []IssueOut         `json:"issues" doc:"Open and acknowledged issues"`
+	RowCount      *int64              `json:"row_count" doc:"Rows counted by the last profile; null before one"`
+	RowCountExact *bool               `json:"row_count_exact" doc:"False when the last profile read the first rows only (a cost-guarded view): row_count is then the rows read, a lower bound; null before a profile"`
+	LastFailure   *ProfileFailureOut  `json:"last_failure" doc:"Why the last scan that tried could not profile the dataset, when that happened after its last profile; null otherwise"`
+	AccessRole    string              `json:"access_role" enum:"viewer,editor,owner"`
+	Country       CountryOut          `json:"country"`
+	Columns       []ColumnOut         `json:"columns"`
+	ScoreHistory  []ScoreOut          `json:"score_history" doc:"Newest first, with the five dimensions"`
+	Issues        []IssueOut          `json:"issues" doc:"Open and acknowledged issues"`
+	Suggestions   []SuggestionItemOut `json:"suggestions" doc:"Open suggestions of the dataset, newest first (at most 100)"`
 }
 
 // ProfileFailureOut is a scan's failure to profile a dataset.
@@ -177,7 +178,19 @@ func (s *Server) handleDatasetGet(w http.ResponseWriter, r *http.Request, in *in
 		return
 	}
 	p, _ := vigia.PrincipalFrom(r.Context())
-	writeJSON(w, http.StatusOK, toDatasetDetailOut(d, catalog.DatasetAccessRole(p, d)))
+	out := toDatasetDetailOut(d, catalog.DatasetAccessRole(p, d))
+	out.Suggestions = []SuggestionItemOut{}
+	if s.deps.Suggestions != nil {
+		sgs, err := s.deps.Suggestions.Open(r.Context(), d.ID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		for _, sg := range sgs {
+			out.Suggestions = append(out.Suggestions, s.toSuggestionOut(r, sg))
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func toDatasetOut(d catalog.Dataset) DatasetOut {

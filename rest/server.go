@@ -88,6 +88,8 @@ type Deps struct {
 	Suggestions SuggestionService
 	// Duplicates lists the clusters of duplicate records.
 	Duplicates DuplicateService
+	// Blackouts keeps the connections' blackout windows.
+	Blackouts BlackoutService
 	// Reports writes and exports reports.
 	Reports ReportService
 	// Routines keeps the scheduled routines.
@@ -116,6 +118,8 @@ type Deps struct {
 	Knowledge KnowledgeService
 	// Sensitivity classifies columns (auto, manual, lineage-inherited suggestions).
 	Sensitivity SensitivityService
+	// LabelQuality checks the labels of training datasets.
+	LabelQuality LabelQualityService
 	// Readmes keeps dataset READMEs.
 	Readmes ReadmeService
 }
@@ -254,8 +258,10 @@ func (s *Server) routes() {
 	s.finopsRoutes()
 	s.suggestionRoutes()
 	s.duplicateRoutes()
+	s.blackoutRoutes()
 	s.knowledgeRoutes()
 	s.sensitivityRoutes()
+	s.labelQualityRoutes()
 	s.readmeRoutes()
 	s.reportRoutes()
 	s.routineRoutes()

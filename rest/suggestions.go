@@ -16,6 +16,7 @@ type SuggestionService interface {
 	Accept(ctx context.Context, id string) (suggest.Suggestion, error)
 	Dismiss(ctx context.Context, id string) (suggest.Suggestion, error)
 	Rehearse(ctx context.Context, id string, predicate *string) (suggest.Suggestion, error)
+	Open(ctx context.Context, datasetID string) ([]suggest.Suggestion, error)
 }
 
 // SuggestionReasonOut says why a rehearsal counted nothing.
@@ -52,8 +53,8 @@ type SuggestionItemOut struct {
 	ID          string              `json:"id"`
 	DatasetID   string              `json:"dataset_id"`
 	DatasetName string              `json:"dataset_name"`
-	Category    string              `json:"category" doc:"rule, parsing (enrichment exists and is created only on request)"`
-	Signature   string              `json:"signature" doc:"parse_standardize:<column>, not_null:<column>, referential:<column> (a declared foreign key)"`
+	Category    string              `json:"category" doc:"rule, parsing, domain (a domain for a dataset without one, from its lineage neighbours); enrichment exists and is created only on request"`
+	Signature   string              `json:"signature" doc:"parse_standardize:<column>, not_null:<column>, referential:<column> (a declared foreign key), domain:<domain id>"`
 	Column      *string             `json:"column"`
 	Status      string              `json:"status" enum:"open,accepted,dismissed"`
 	Params      map[string]any      `json:"params" doc:"masks (mask and sample count, digit 9, letter A; never values) and target_mask for parsing; rule_type and column for rules"`
@@ -76,7 +77,7 @@ var suggestionIDParam = param{Name: "suggestion_id", In: "path", Type: "string",
 func (s *Server) suggestionRoutes() {
 	s.register(operation{ID: "listSuggestions", Method: http.MethodGet, Path: "/api/v1/suggestions", Tag: "suggestions",
 		List: true, ListDefault: suggest.PageDefault, Summary: "Suggestions on the datasets the caller can see, newest first",
-		Params: []param{{Name: "category", In: "query", Type: "string", Enum: []string{"rule", "parsing", "enrichment"}},
+		Params: []param{{Name: "category", In: "query", Type: "string", Enum: []string{"rule", "parsing", "domain", "enrichment"}},
 			{Name: "dataset_id", In: "query", Type: "string", MaxLen: 64}},
 		Response: []SuggestionItemOut{}}, s.handleSuggestionList)
 	s.register(operation{ID: "getSuggestion", Method: http.MethodGet, Path: "/api/v1/suggestions/{suggestion_id}", Tag: "suggestions",

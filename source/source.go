@@ -202,6 +202,9 @@ type Column struct {
 	// Collation is the column's collation where the source reports one per column
 	// (MySQL/MariaDB); distinct counts follow its equality.
 	Collation string `json:",omitempty"`
+	// Indexed is true when the column leads an index of the table (the primary key's and
+	// unique ones included): a lookup by it does not scan the table.
+	Indexed bool `json:",omitempty"`
 }
 
 // ProfileRequest says how to profile a table.

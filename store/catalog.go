@@ -145,7 +145,7 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 	if err != nil {
 		return d, translate(err)
 	}
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT name, position, data_type, class, nullable, primary_key, partition, clustering, profile, unique_key
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT name, position, data_type, class, nullable, primary_key, partition, clustering, profile, unique_key, indexed
 		FROM dataset_columns WHERE dataset_id = $1 ORDER BY position, name`, id)
 	if err != nil {
 		return d, translate(err)
@@ -153,7 +153,7 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 	d.Columns, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Column, error) {
 		var c catalog.Column
 		var profile []byte
-		if err := r.Scan(&c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Partition, &c.Clustering, &profile, &c.Unique); err != nil {
+		if err := r.Scan(&c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Partition, &c.Clustering, &profile, &c.Unique, &c.Indexed); err != nil {
 			return c, err
 		}
 		if profile != nil {
@@ -338,7 +338,7 @@ func (s *CatalogStore) DatasetDetails(ctx context.Context, v catalog.Viewer, ids
 		out[d.ID] = d
 		live = append(live, d.ID)
 	}
-	rows, err = q.Query(ctx, `SELECT dataset_id::text, name, position, data_type, class, nullable, primary_key, partition, clustering, profile, unique_key
+	rows, err = q.Query(ctx, `SELECT dataset_id::text, name, position, data_type, class, nullable, primary_key, partition, clustering, profile, unique_key, indexed
 		FROM dataset_columns WHERE dataset_id = ANY($1::uuid[]) ORDER BY dataset_id, position, name`, live)
 	if err != nil {
 		return nil, translate(err)
@@ -347,7 +347,7 @@ func (s *CatalogStore) DatasetDetails(ctx context.Context, v catalog.Viewer, ids
 		var id string
 		var c catalog.Column
 		var profile []byte
-		if err := rows.Scan(&id, &c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Partition, &c.Clustering, &profile, &c.Unique); err != nil {
+		if err := rows.Scan(&id, &c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Partition, &c.Clustering, &profile, &c.Unique, &c.Indexed); err != nil {
 			rows.Close()
 			return nil, translate(err)
 		}

@@ -213,10 +213,10 @@ func replaceColumns(ctx context.Context, q querier, datasetID string, cols []sou
 		if b, ok := profiles[c.Name]; ok {
 			prof = string(b)
 		}
-		rows = append(rows, []any{datasetID, c.Name, c.Position, c.DataType, c.Class, c.Nullable, c.PrimaryKey, c.Partition, c.Clustering, prof, c.Unique})
+		rows = append(rows, []any{datasetID, c.Name, c.Position, c.DataType, c.Class, c.Nullable, c.PrimaryKey, c.Partition, c.Clustering, prof, c.Unique, c.Indexed})
 	}
 	_, err := q.CopyFrom(ctx, pgx.Identifier{"dataset_columns"},
-		[]string{"dataset_id", "name", "position", "data_type", "class", "nullable", "primary_key", "partition", "clustering", "profile", "unique_key"},
+		[]string{"dataset_id", "name", "position", "data_type", "class", "nullable", "primary_key", "partition", "clustering", "profile", "unique_key", "indexed"},
 		pgx.CopyFromRows(rows))
 	return translate(err)
 }

@@ -110,13 +110,16 @@ func scanSuggestion(r pgx.Row) (suggest.Suggestion, error) {
 }
 
 // Suggestions implements suggest.Store: newest first, the datasets v can see.
-func (s *SuggestStore) Suggestions(ctx context.Context, v catalog.Viewer, category, datasetID *string, page vigia.Page) (vigia.List[suggest.Suggestion], error) {
+func (s *SuggestStore) Suggestions(ctx context.Context, v catalog.Viewer, category, datasetID *string, page vigia.Page, status *string) (vigia.List[suggest.Suggestion], error) {
 	f := visibleFilter("s.workspace_id", v)
 	if category != nil {
 		f.add("s.category = $%d", *category)
 	}
 	if datasetID != nil {
 		f.add("s.dataset_id::text = $%d", *datasetID)
+	}
+	if status != nil {
+		f.add("s.status = $%d", *status)
 	}
 	q := s.db.q(ctx)
 	var out vigia.List[suggest.Suggestion]
@@ -147,6 +150,13 @@ func (s *SuggestStore) Suggestion(ctx context.Context, v catalog.Viewer, id stri
 func (s *SuggestStore) SetStatus(ctx context.Context, ws, id, status string, ruleID *string, at time.Time) error {
 	_, err := s.db.q(ctx).Exec(ctx, `UPDATE suggestions SET status = $3, rule_id = coalesce($4::uuid, rule_id), updated_at = $5
 		WHERE id = $1 AND workspace_id = $2`, id, ws, status, ruleID, at)
+	return translate(err)
+}
+
+// RetireOpen implements suggest.Store.
+func (s *SuggestStore) RetireOpen(ctx context.Context, ws, datasetID, category string, keep []string) error {
+	_, err := s.db.q(ctx).Exec(ctx, `DELETE FROM suggestions WHERE workspace_id = $1 AND dataset_id = $2 AND category = $3 AND status = 'open'
+		AND NOT (signature = ANY($4::text[]))`, ws, datasetID, category, keep)
 	return translate(err)
 }
 

@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/blackout"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
+	"github.com/vigia-data/vigia/product"
 	"github.com/vigia-data/vigia/rule"
 	"github.com/vigia-data/vigia/rulesql"
 	"github.com/vigia-data/vigia/source"
@@ -29,6 +31,9 @@ import (
 const (
 	CategoryRule    = "rule"
 	CategoryParsing = "parsing"
+	// CategoryDomain proposes a domain for a dataset without one (signature
+	// domain:<domain id>), from the domains of its lineage neighbours.
+	CategoryDomain = "domain"
 
 	StatusOpen      = "open"
 	StatusAccepted  = "accepted"
@@ -111,10 +116,24 @@ type Store interface {
 	// UpsertSuggestions adds the dataset's new suggestions (by signature) and refreshes
 	// the open ones; accepted and dismissed ones are left as they are.
 	UpsertSuggestions(ctx context.Context, workspaceID, datasetID string, ss []Suggestion, at time.Time) error
-	Suggestions(ctx context.Context, v catalog.Viewer, category, datasetID *string, page vigia.Page) (vigia.List[Suggestion], error)
+	// Suggestions lists, newest first, filtered by category, dataset and status (nil: any).
+	Suggestions(ctx context.Context, v catalog.Viewer, category, datasetID *string, page vigia.Page, status *string) (vigia.List[Suggestion], error)
 	Suggestion(ctx context.Context, v catalog.Viewer, id string) (Suggestion, error)
 	SetStatus(ctx context.Context, workspaceID, id, status string, ruleID *string, at time.Time) error
 	SaveRehearsal(ctx context.Context, workspaceID, id string, r Rehearsal) error
+	// RetireOpen deletes the dataset's open suggestions of a category whose signature is
+	// not in keep (the proposal no longer holds).
+	RetireOpen(ctx context.Context, workspaceID, datasetID, category string, keep []string) error
+}
+
+// Blackouts answers the blackout window of a connection in force at a time, if any.
+type Blackouts interface {
+	Active(ctx context.Context, workspaceID, connectionID string, at time.Time) (*blackout.Window, error)
+}
+
+// Domains proposes domains for datasets without one (product.Service.SuggestDomains).
+type Domains interface {
+	SuggestDomains(ctx context.Context) (product.DomainSuggestions, error)
 }
 
 // Checker checks a rehearsal's count with the dialect's real parser and answers the
@@ -146,16 +165,19 @@ type Service struct {
 	conns    Connections
 	rules    Rules
 	checker  Checker
+	domains  Domains
+	blackout Blackouts
 	clock    vigia.Clock
 	timeout  time.Duration
 }
 
 // NewService returns the suggestion service; timeout bounds a rehearsal (30 s when 0).
-func NewService(store Store, datasets Datasets, conns Connections, rules Rules, checker Checker, clock vigia.Clock, timeout time.Duration) *Service {
+func NewService(store Store, datasets Datasets, conns Connections, rules Rules, checker Checker, domains Domains, blackouts Blackouts, clock vigia.Clock, timeout time.Duration) *Service {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return &Service{store: store, datasets: datasets, conns: conns, rules: rules, checker: checker, clock: clock, timeout: timeout}
+	return &Service{store: store, datasets: datasets, conns: conns, rules: rules, checker: checker, domains: domains, blackout: blackouts,
+		clock: clock, timeout: timeout}
 }
 
 // AfterScan is the after-scan consumer "suggestions": proposals from the profiles of
@@ -166,12 +188,43 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, _, scanID string) 
 		return err
 	}
 	now := s.clock.Now()
+	byDataset := map[string][]Suggestion{}
+	if s.domains != nil && len(list) > 0 {
+		ds, err := s.domains.SuggestDomains(ctx)
+		if err != nil {
+			return err
+		}
+		for _, x := range ds.Suggestions {
+			byDataset[x.DatasetID] = append(byDataset[x.DatasetID], DomainSuggestion(x))
+		}
+	}
 	for _, d := range list {
-		if err := s.store.UpsertSuggestions(ctx, workspaceID, d.ID, Generate(d, notNull[d.ID]), now); err != nil {
+		if err := s.store.UpsertSuggestions(ctx, workspaceID, d.ID, append(Generate(d, notNull[d.ID]), byDataset[d.ID]...), now); err != nil {
+			return err
+		}
+		keep := []string{}
+		for _, sg := range byDataset[d.ID] {
+			keep = append(keep, sg.Signature)
+		}
+		if err := s.store.RetireOpen(ctx, workspaceID, d.ID, CategoryDomain, keep); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// DomainSuggestion is the suggestion of a domain for a dataset without one: the
+// domain most of its lineage neighbours belong to (product's rule: at least half of the
+// links, no tie), with the votes behind it. Accepting records the decision; the dataset
+// joins the domain through the domain's own update.
+func DomainSuggestion(x product.DomainSuggestion) Suggestion {
+	kinds := make([]string, 0, len(x.EdgeKinds))
+	for _, k := range x.EdgeKinds {
+		kinds = append(kinds, string(k))
+	}
+	return Suggestion{Category: CategoryDomain, Signature: "domain:" + x.DomainID,
+		Params: map[string]any{"domain_id": x.DomainID, "domain_name": x.DomainName, "votes": x.Votes, "total_links": x.TotalLinks,
+			"edge_kinds": kinds, "inferred_only": x.InferredOnly}}
 }
 
 // Generate proposes, for one profiled dataset: parse_standardize:<column> for a text
@@ -255,7 +308,25 @@ func (s *Service) List(ctx context.Context, category, datasetID *string, page vi
 			return vigia.List[Suggestion]{}, err
 		}
 	}
-	return s.store.Suggestions(ctx, v, category, datasetID, page)
+	return s.store.Suggestions(ctx, v, category, datasetID, page, nil)
+}
+
+// MaxOpenOnDetail bounds the open suggestions a dataset's detail carries.
+const MaxOpenOnDetail = 100
+
+// Open lists a dataset's open suggestions, newest first (at most MaxOpenOnDetail), for
+// the dataset detail; a dataset the caller cannot see is not found.
+func (s *Service) Open(ctx context.Context, datasetID string) ([]Suggestion, error) {
+	v, err := viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	open := StatusOpen
+	res, err := s.store.Suggestions(ctx, v, nil, &datasetID, vigia.Page{Limit: MaxOpenOnDetail}, &open)
+	if err != nil {
+		return nil, err
+	}
+	return res.Items, nil
 }
 
 // Get returns one suggestion; another workspace's, or one of a dataset the caller
@@ -402,11 +473,12 @@ func (s *Service) Rehearse(ctx context.Context, id string, own *string) (Suggest
 	}
 	start := s.clock.Now()
 	reh := Rehearsal{Version: version, RequestedAt: start, Actor: "user:" + p.UserID}
+	params := map[string]any{}
 	finish := func(status, code string) (Suggestion, error) {
 		reh.Status, reh.RanAt = status, s.clock.Now()
 		reh.DurationMS = reh.RanAt.Sub(start).Milliseconds()
 		if code != "" {
-			reh.Reason = &Reason{Code: code, Params: map[string]any{}}
+			reh.Reason = &Reason{Code: code, Params: params}
 		}
 		if err := s.store.SaveRehearsal(context.WithoutCancel(ctx), p.WorkspaceID, id, reh); err != nil {
 			return Suggestion{}, err
@@ -436,6 +508,16 @@ func (s *Service) Rehearse(ctx context.Context, id string, own *string) (Suggest
 	}
 	if code != "" {
 		return finish(RehearsalBlocked, code)
+	}
+	if s.blackout != nil {
+		w, err := s.blackout.Active(ctx, p.WorkspaceID, c.ID, start)
+		if err != nil {
+			return Suggestion{}, err
+		}
+		if w != nil {
+			params["ends_at"] = w.EndsAt.UTC().Format(time.RFC3339)
+			return finish(RehearsalBlocked, ReasonBlackout)
+		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()

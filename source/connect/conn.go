@@ -421,6 +421,26 @@ func (c *conn) readForeignKeys(ctx context.Context, op, stmt string, index func(
 	return nil
 }
 
+// readIndexed runs a discovery statement answering (schema, table, column) of the
+// columns that lead an index, and marks them Indexed.
+func (c *conn) readIndexed(ctx context.Context, op, stmt string, index func(schema, name string) (int, bool), tables []source.Table) error {
+	_, err := c.query(ctx, op, "discover", stmt, nil, func(rows *sql.Rows) error {
+		var schema, name, col string
+		if err := rows.Scan(&schema, &name, &col); err != nil {
+			return c.resultError("discover")
+		}
+		if i, ok := index(schema, name); ok {
+			for j := range tables[i].Columns {
+				if tables[i].Columns[j].Name == col {
+					tables[i].Columns[j].Indexed = true
+				}
+			}
+		}
+		return nil
+	})
+	return err
+}
+
 // inReadTx runs fn in a read-only transaction living inside one statement's deadline
 // (a source that hangs on BEGIN is cut off like one that hangs on a statement).
 func (c *conn) inReadTx(ctx context.Context, phase string, fn func(ctx context.Context, tx *sql.Tx) error) error {

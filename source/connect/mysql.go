@@ -269,6 +269,9 @@ FROM information_schema.VIEW_TABLE_USAGE u WHERE ` + strings.ReplaceAll(mysqlFil
 FROM information_schema.KEY_COLUMN_USAGE k WHERE k.REFERENCED_TABLE_NAME IS NOT NULL AND ` + mysqlFilter("k") + `
 ORDER BY k.TABLE_SCHEMA, k.TABLE_NAME, k.CONSTRAINT_NAME, k.ORDINAL_POSITION`
 
+	mysqlDiscoverIndexed = `SELECT DISTINCT s.TABLE_SCHEMA, s.TABLE_NAME, s.COLUMN_NAME FROM information_schema.STATISTICS s
+WHERE s.SEQ_IN_INDEX = 1 AND s.COLUMN_NAME IS NOT NULL AND ` + mysqlFilter("s")
+
 	mysqlDiscoverPartitions = `SELECT DISTINCT p.TABLE_SCHEMA, p.TABLE_NAME, COALESCE(p.PARTITION_EXPRESSION, ''),
  COALESCE(p.SUBPARTITION_EXPRESSION, '')
 FROM information_schema.PARTITIONS p WHERE p.PARTITION_NAME IS NOT NULL AND ` + mysqlFilter("p")
@@ -319,6 +322,9 @@ func (d *mysqlDialect) discover(ctx context.Context, c *conn, op string) ([]sour
 	}
 	byName := func(schema, name string) (int, bool) { i, ok := index[[2]string{schema, name}]; return i, ok }
 	if err := c.readForeignKeys(ctx, op, mysqlDiscoverForeignKeys, byName, tables); err != nil {
+		return nil, err
+	}
+	if err := c.readIndexed(ctx, op, mysqlDiscoverIndexed, byName, tables); err != nil {
 		return nil, err
 	}
 	_, err = c.query(ctx, op, "discover", mysqlDiscoverPartitions, nil, func(rows *sql.Rows) error {

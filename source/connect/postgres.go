@@ -209,6 +209,13 @@ JOIN pg_attribute ra ON ra.attrelid = con.confrelid AND ra.attnum = k.refcol
 WHERE con.contype = 'f' AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND has_schema_privilege(n.oid, 'USAGE')
 ORDER BY n.nspname, c.relname, con.conname, k.ord`
 
+// pgDiscoverIndexed lists the columns leading an index (expression indexes lead with no
+// column and are left out).
+const pgDiscoverIndexed = `SELECT DISTINCT n.nspname, c.relname, a.attname
+FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND i.indkey[0] <> 0 AND has_schema_privilege(n.oid, 'USAGE')`
+
 // pgDiscoverReads reads the cumulative scan counters of the tables, for usage.
 const pgDiscoverReads = `SELECT schemaname, relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_user_tables`
 
@@ -252,6 +259,9 @@ func (d postgres) discover(ctx context.Context, c *conn, op string) ([]source.Ta
 	}
 	byName := func(schema, name string) (int, bool) { i, ok := index[[2]string{schema, name}]; return i, ok }
 	if err := c.readForeignKeys(ctx, op, pgDiscoverForeignKeys, byName, tables); err != nil {
+		return nil, err
+	}
+	if err := c.readIndexed(ctx, op, pgDiscoverIndexed, byName, tables); err != nil {
 		return nil, err
 	}
 	_, err = c.query(ctx, op, "discover", pgDiscoverReads, nil, func(rows *sql.Rows) error {

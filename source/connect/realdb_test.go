@@ -515,6 +515,21 @@ func TestDiscoverReadsDeclaredForeignKeys(t *testing.T) {
 			if len(findTable(t, tables, "linhas").ForeignKeys) != 0 {
 				t.Fatal("linhas has no key")
 			}
+			// Indexed: primary keys lead theirs; notas.cliente_id has none (MySQL and
+			// MariaDB index every foreign key themselves).
+			var indexed []string
+			for _, col := range notas.Columns {
+				if col.Indexed {
+					indexed = append(indexed, col.Name)
+				}
+			}
+			want := []string{"id"}
+			if c.kind == source.MySQL {
+				want = []string{"id", "cliente_id", "fatura"}
+			}
+			if !slices.Equal(indexed, want) || !findColumn(t, findTable(t, tables, "linhas").Columns, "fatura").Indexed {
+				t.Fatalf("indexed columns of notas %v, want %v", indexed, want)
+			}
 		})
 	}
 }

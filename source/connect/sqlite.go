@@ -188,6 +188,17 @@ func (d sqliteDialect) discover(ctx context.Context, c *conn, op string) ([]sour
 	if err := c.readForeignKeys(ctx, op, sqliteDiscoverForeignKeys, byName, tables); err != nil {
 		return nil, err
 	}
+	if err := c.readIndexed(ctx, op, sqliteDiscoverIndexed, byName, tables); err != nil {
+		return nil, err
+	}
+	for i := range tables {
+		// An INTEGER PRIMARY KEY is the rowid: the table is ordered by it.
+		for j, col := range tables[i].Columns {
+			if col.PrimaryKey && strings.EqualFold(strings.TrimSpace(col.DataType), "INTEGER") {
+				tables[i].Columns[j].Indexed = true
+			}
+		}
+	}
 	return tables, nil
 }
 
@@ -198,6 +209,11 @@ const sqliteDiscoverForeignKeys = `SELECT 'main', m.name, 'fk_' || (f.id + 1), f
 FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f
 WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\_%' ESCAPE '\'
 ORDER BY m.name, f.id, f.seq`
+
+// sqliteDiscoverIndexed lists the columns leading an index of a table.
+const sqliteDiscoverIndexed = `SELECT DISTINCT 'main', m.name, ii.name
+FROM sqlite_master AS m JOIN pragma_index_list(m.name) AS il JOIN pragma_index_info(il.name) AS ii
+WHERE m.type = 'table' AND ii.seqno = 0 AND ii.name IS NOT NULL`
 
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)

@@ -191,8 +191,8 @@ func TestOperationIsRecorded(t *testing.T) {
 	for _, r := range rec.take() {
 		ops = append(ops, r.Operation)
 	}
-	// open, discover (columns, foreign keys), the same as scan, ping, profile (empty table: aggregate only)
-	want := "test discover discover scan scan test test"
+	// open, discover (columns, foreign keys, indexes), the same as scan, ping, profile (empty table: aggregate only)
+	want := "test discover discover discover scan scan scan test test"
 	if strings.Join(ops, " ") != want {
 		t.Fatalf("operations %v; want %s", ops, want)
 	}

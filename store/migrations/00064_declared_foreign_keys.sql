@@ -15,5 +15,10 @@ CREATE TABLE dataset_foreign_keys (
 );
 CREATE INDEX dataset_foreign_keys_ref ON dataset_foreign_keys (ref_schema, ref_table);
 
+-- indexed: the column leads an index of the table (primary key and unique ones included),
+-- for the modeling check unindexed_key.
+ALTER TABLE dataset_columns ADD COLUMN indexed boolean NOT NULL DEFAULT false;
+
 -- +goose Down
+ALTER TABLE dataset_columns DROP COLUMN indexed;
 DROP TABLE dataset_foreign_keys;
