@@ -21,6 +21,7 @@ import (
 	"github.com/vigia-data/vigia/confcode"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
+	"github.com/vigia-data/vigia/dashboard"
 	"github.com/vigia-data/vigia/datadiff"
 	"github.com/vigia-data/vigia/datapolicy"
 	"github.com/vigia-data/vigia/demo"
@@ -155,6 +156,8 @@ type App struct {
 	Compliance *compliance.Service
 	// Finops computes chargeback and converts money to the workspace currency.
 	Finops *finops.Service
+	// Dashboards answers the dashboards and governance metrics.
+	Dashboards *dashboard.Service
 	// DataPolicies keeps and evaluates data policies (the after-scan consumer "policies").
 	DataPolicies *datapolicy.Service
 	Catalog      *catalog.Service
@@ -246,6 +249,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Plans = plan.NewService(db.Settings(), clock)
 	a.Compliance = compliance.NewService(db.Compliance(), db.Compliance(), a.Plans, clock)
 	a.Finops = finops.NewService(db.Finops(), clock)
+	a.Dashboards = dashboard.NewService(db.Dashboard(), a.Finops, clock)
 	a.Catalog = catalog.NewService(db.Catalog())
 	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans, Quota: a.Plans.AllowScan}
@@ -444,7 +448,7 @@ func (a *App) Server() *rest.Server {
 			Synthetic: a.Synthetic, Suggestions: a.Suggestions, Reports: a.Reports, Routines: a.Routines,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI,
-			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Finops: a.Finops, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, Readmes: a.Readmes}, a.Log)
+			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Finops: a.Finops, Dashboards: a.Dashboards, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, Readmes: a.Readmes}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.

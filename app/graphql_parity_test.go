@@ -89,7 +89,8 @@ var notYetMapped = map[string]bool{
 	"getWorkspaceLocale": true, "getWorkspaceCurrency": true, "getEgressIPs": true, "getArt10Dossier": true,
 	"getDomainDataPolicy": true, "getWorkspaceDataPolicy": true, "getKnowledgeEntry": true, "listKnowledgeEntries": true,
 	"datasetReadme": true, "datasetSensitivity": true, "getChargeback": true, "listAISystems": true, "getAISystem": true,
-	"listComplianceVerticals": true, "complianceVerticalReport": true,
+	"listComplianceVerticals": true, "complianceVerticalReport": true, "getGovernanceMetrics": true, "getExecutiveDashboard": true,
+	"getManagementDashboard": true, "getFinopsDashboard": true,
 }
 
 func parityTable() map[string]parity {
