@@ -70,7 +70,7 @@ type Coverage struct {
 
 // IssueFlow is the issues of the period and the backlog now.
 type IssueFlow struct {
-	Opened, Resolved, Ignored                       int
+	Opened, Resolved, Ignored                        int
 	OpenNow, OpenCritical, OpenWarning, OpenBreached int
 }
 
