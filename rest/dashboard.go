@@ -46,11 +46,11 @@ type SLAAttainmentOut struct {
 
 // GovernanceMetricsOut is the governance metrics.
 type GovernanceMetricsOut struct {
-	AsOf       time.Time    `json:"as_of"`
-	PeriodDays int          `json:"period_days"`
-	Coverage   CoverageOut  `json:"coverage"`
-	IssueFlow  IssueFlowOut `json:"issue_flow"`
-	SLA        SLAAttainmentOut       `json:"sla"`
+	AsOf       time.Time        `json:"as_of"`
+	PeriodDays int              `json:"period_days"`
+	Coverage   CoverageOut      `json:"coverage"`
+	IssueFlow  IssueFlowOut     `json:"issue_flow"`
+	SLA        SLAAttainmentOut `json:"sla"`
 }
 
 // ExecutiveDashboardOut is the executive dashboard.
@@ -73,15 +73,15 @@ type ExecutiveDashboardOut struct {
 
 // ManagementDashboardOut is the management dashboard.
 type ManagementDashboardOut struct {
-	AsOf       time.Time    `json:"as_of"`
-	PeriodDays int          `json:"period_days"`
-	Coverage   CoverageOut  `json:"coverage"`
-	IssueFlow  IssueFlowOut `json:"issue_flow"`
-	SLA        SLAAttainmentOut       `json:"sla"`
-	LLMCostEUR float64      `json:"llm_cost_eur" doc:"Always 0: Vigia calls no language model"`
-	LLMCost    MoneyOut     `json:"llm_cost"`
-	Currency   string       `json:"currency" enum:"EUR,USD,GBP,CHF,BRL"`
-	FX         *FXOut       `json:"fx"`
+	AsOf       time.Time        `json:"as_of"`
+	PeriodDays int              `json:"period_days"`
+	Coverage   CoverageOut      `json:"coverage"`
+	IssueFlow  IssueFlowOut     `json:"issue_flow"`
+	SLA        SLAAttainmentOut `json:"sla"`
+	LLMCostEUR float64          `json:"llm_cost_eur" doc:"Always 0: Vigia calls no language model"`
+	LLMCost    MoneyOut         `json:"llm_cost"`
+	Currency   string           `json:"currency" enum:"EUR,USD,GBP,CHF,BRL"`
+	FX         *FXOut           `json:"fx"`
 }
 
 // FinopsDashboardOut is the finops dashboard.
