@@ -256,7 +256,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
 	a.Validation = validate.NewService(a.Catalog, db.Rules(), a.Connections, clock)
 	a.Diff = datadiff.NewService(a.Catalog, a.Connections, db.Rules(), clock).WithChecks(db.Reconciles())
-	a.Issues = issue.NewService(db.Issues(), db, clock)
+	a.Issues = issue.NewService(db.Issues(), db, a.Messages, clock)
 	a.Teams = team.NewService(db.Teams(), clock)
 	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute,
 		Pipelines: orchestrator.TrustPipelines{Store: db.Orchestrators()}})

@@ -178,3 +178,50 @@ func TestGovernanceMetricsAndDashboards(t *testing.T) {
 		t.Fatalf("other workspace: %s", r.Body)
 	}
 }
+
+// Stored text rendered at read time: an issue's title is kept as a message key with its
+// parameters and read in the reader's language; a title without a known key stays as
+// stored.
+func TestIssueTitleRenderedInTheReadersLanguage(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "titles")
+	member := env.MustSession(t, ws, vigia.RoleMember)
+	ds := env.MustDataset(t, ws, env.MustConnection(t, ws, "pg"), "public", "pessoas")
+	now := time.Now().UTC()
+	keyed, plain := vigia.NewID(), vigia.NewID()
+	for _, q := range []struct {
+		id, title, key string
+	}{{keyed, "Política de dados retenção violada em public.pessoas", "issue.policy_violation"}, {plain, "Título antigo", ""}} {
+		if _, err := env.DB.Pool().Exec(context.Background(), `INSERT INTO issues (id, workspace_id, dataset_id, type, severity, status, title,
+			title_key, title_params, created_at, updated_at) VALUES ($1, $2, $3, 'policy_violation', 'warning', 'open', $4, $5,
+			'{"label":"retenção","dataset":"public.pessoas"}', $6, $6)`, q.id, ws, ds, q.title, q.key, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	title := func(id, lang string) string {
+		t.Helper()
+		r := env.Do(t, http.MethodGet, "/api/v1/issues/"+id, member, nil, "Accept-Language: "+lang)
+		mustStatus(t, r, http.StatusOK)
+		var out struct {
+			Title string `json:"title"`
+		}
+		r.JSON(t, &out)
+		return out.Title
+	}
+	if got := title(keyed, "en"); got != "Data policy retenção violated on public.pessoas" {
+		t.Fatalf("en title %q", got)
+	}
+	if got := title(keyed, "es"); !strings.HasPrefix(got, "Política de datos") {
+		t.Fatalf("es title %q", got)
+	}
+	if got := title(keyed, "pt"); !strings.HasPrefix(got, "Política de dados") {
+		t.Fatalf("pt title %q", got)
+	}
+	if got := title(plain, "en"); got != "Título antigo" {
+		t.Fatalf("unkeyed title %q", got)
+	}
+	r := env.Do(t, http.MethodGet, "/api/v1/issues", member, nil, "Accept-Language: en")
+	if !strings.Contains(string(r.Body), "Data policy retenção violated on public.pessoas") {
+		t.Fatalf("list in en: %s", r.Body)
+	}
+}
