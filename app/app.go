@@ -308,7 +308,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Sensitivity = sensitivity.NewService(db.Sensitivity(), a.Catalog, clock)
 	a.Readmes = readme.NewService(db.Readmes(), readmeFacts{a.Catalog, a.Lineage, a.Sensitivity}, clock)
 	a.Reports = report.NewService(db.Reports(), clock)
-	a.Routines = routine.NewService(db.Routines(), routineJobs{queue}, a.Reports, db, clock)
+	a.Routines = routine.NewService(db.Routines(), routineJobs{queue}, a.Reports, a.Finops, db, clock)
 	a.handleJobs()
 	a.handleFeedJobs()
 	return a, nil

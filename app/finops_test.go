@@ -171,6 +171,15 @@ func TestChargebackSharesDatasetsAndMatchesHandComputation(t *testing.T) {
 		t.Fatalf("workspace row names it: %s", r.Body)
 	}
 
+	// The monthly routine's snapshot of this month has the same rows.
+	snap, err := env.App.Finops.MonthSnapshot(context.Background(), ws, time.Date(time.Now().UTC().Year(), time.Now().UTC().Month(), 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sn := snap.(finops.Snapshot); sn.Month != month || len(sn.Rows) != 4 || sn.Rows[0].Scans != 6 || sn.Rows[0].Dimension != "workspace" {
+		t.Fatalf("snapshot: %+v", snap)
+	}
+
 	// One domain's rows; an unknown or foreign domain is 404; bad days is 422.
 	r = env.Do(t, http.MethodGet, "/api/v1/bi/chargeback?domain_id="+vendasDom, token, nil)
 	mustStatus(t, r, http.StatusOK)

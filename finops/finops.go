@@ -449,3 +449,44 @@ func (s *Service) FinopsDashboard(ctx context.Context) (Dashboard, error) {
 	d.Totals.Money = Convert(0, cur, rate)
 	return d, nil
 }
+
+// Snapshot is one month's chargeback of a workspace as the monthly routine records it.
+type Snapshot struct {
+	Month string        `json:"month"`
+	Rows  []SnapshotRow `json:"rows"`
+}
+
+// SnapshotRow is one row of a snapshot: the chargeback row's figures, llm_cost in the
+// workspace currency.
+type SnapshotRow struct {
+	Dimension    string   `json:"dimension"`
+	EntityID     *string  `json:"entity_id"`
+	EntityName   *string  `json:"entity_name"`
+	Scans        float64  `json:"scans"`
+	Datasets     float64  `json:"datasets"`
+	Reports      float64  `json:"reports"`
+	ProfileBytes float64  `json:"profile_bytes"`
+	LLMCostEUR   float64  `json:"llm_cost_eur"`
+	LLMCost      *float64 `json:"llm_cost"`
+	Currency     string   `json:"currency"`
+}
+
+// MonthSnapshot is the chargeback of the month starting at month (UTC) over every dataset
+// and report of the workspace (as an admin sees them), for the monthly routine.
+func (s *Service) MonthSnapshot(ctx context.Context, workspaceID string, month time.Time) (any, error) {
+	p := vigia.Principal{WorkspaceID: workspaceID, Role: vigia.RoleAdmin, UserID: "routine"}
+	days := int(s.clock.Now().UTC().Sub(month).Hours()/24) + 1
+	rows, err := s.rows(ctx, p, min(max(days, 1), MaxDays), nil)
+	if err != nil {
+		return nil, err
+	}
+	key := month.UTC().Format("2006-01")
+	snap := Snapshot{Month: key, Rows: []SnapshotRow{}}
+	for _, r := range rows {
+		if r.Month != key {
+			continue
+		}
+		snap.Rows = append(snap.Rows, SnapshotRow{r.Dimension, r.EntityID, r.EntityName, r.Scans, r.Datasets, r.Reports, r.ProfileBytes, r.LLMCostEUR, r.Money.Amount, r.Money.Currency})
+	}
+	return snap, nil
+}
