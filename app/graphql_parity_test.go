@@ -89,7 +89,7 @@ var notYetMapped = map[string]bool{
 	"getWorkspaceLocale": true, "getWorkspaceCurrency": true, "getEgressIPs": true, "getArt10Dossier": true,
 	"getDomainDataPolicy": true, "getWorkspaceDataPolicy": true, "getKnowledgeEntry": true, "listKnowledgeEntries": true,
 	"datasetReadme": true, "datasetSensitivity": true, "getChargeback": true, "listAISystems": true, "getAISystem": true,
-	"listComplianceVerticals": true, "complianceVerticalReport": true, "getGovernanceMetrics": true, "getExecutiveDashboard": true,
+	"listComplianceVerticals": true, "complianceVerticalReport": true, "getExecutiveDashboard": true,
 	"getManagementDashboard": true, "getFinopsDashboard": true,
 }
 
@@ -206,6 +206,11 @@ func parityTable() map[string]parity {
 		"getIssue": {rest: "/api/v1/issues/{id}", sample: "issue",
 			query: `query($id: ID!){ issue(id: $id){ id datasetId datasetName title type severity status detections createdAt
 				history { fromStatus toStatus event origin note at } } }`, at: "issue"},
+		"getGovernanceMetrics": {rest: "/api/v1/governance/metrics?days=30",
+			query: `{ governanceMetrics(days: 30) { periodDays coverage { datasets profiled { count pct } withOwner { count pct }
+				withDomain { count pct } withRules { count pct } withContract { count pct } sensitivityClassified { count pct } }
+				issueFlow { opened resolved ignored openNow openCritical openWarning openSlaBreached }
+				sla { closedInScope met breached attainmentPct } } }`, at: "governanceMetrics"},
 		"listRules": {rest: "/api/v1/rules",
 			query: `{ rules { items { id datasetId datasetName ruleType name severity active createdAt updatedAt } total } }`,
 			at:    "rules.items", total: "rules.total"},

@@ -25,4 +25,6 @@ type Resolver struct {
 	// Synthetic answers datasets' synthetic-data scorecards; Messages words their reasons.
 	Synthetic SyntheticService
 	Messages  *i18n.Catalog
+	// Dashboards answers the governance metrics.
+	Dashboards DashboardService
 }

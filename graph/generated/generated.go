@@ -320,6 +320,46 @@ type ComplexityRoot struct {
 		Datasets   func(childComplexity int) int
 	}
 
+	GovernanceCoverage struct {
+		Datasets              func(childComplexity int) int
+		Profiled              func(childComplexity int) int
+		SensitivityClassified func(childComplexity int) int
+		WithContract          func(childComplexity int) int
+		WithDomain            func(childComplexity int) int
+		WithOwner             func(childComplexity int) int
+		WithRules             func(childComplexity int) int
+	}
+
+	GovernanceIssueFlow struct {
+		Ignored         func(childComplexity int) int
+		OpenCritical    func(childComplexity int) int
+		OpenNow         func(childComplexity int) int
+		OpenSLABreached func(childComplexity int) int
+		OpenWarning     func(childComplexity int) int
+		Opened          func(childComplexity int) int
+		Resolved        func(childComplexity int) int
+	}
+
+	GovernanceMetrics struct {
+		AsOf       func(childComplexity int) int
+		Coverage   func(childComplexity int) int
+		IssueFlow  func(childComplexity int) int
+		PeriodDays func(childComplexity int) int
+		SLA        func(childComplexity int) int
+	}
+
+	GovernanceSLA struct {
+		AttainmentPct func(childComplexity int) int
+		Breached      func(childComplexity int) int
+		ClosedInScope func(childComplexity int) int
+		Met           func(childComplexity int) int
+	}
+
+	GovernanceShare struct {
+		Count func(childComplexity int) int
+		Pct   func(childComplexity int) int
+	}
+
 	ImpactNode struct {
 		Hops       func(childComplexity int) int
 		ID         func(childComplexity int) int
@@ -579,23 +619,24 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Consumers      func(childComplexity int, limit *int, offset *int) int
-		Dataset        func(childComplexity int, id string) int
-		Datasets       func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
-		Domain         func(childComplexity int, id string) int
-		Domains        func(childComplexity int, limit *int, offset *int) int
-		Incident       func(childComplexity int, id string) int
-		Incidents      func(childComplexity int, status *string, limit *int, offset *int) int
-		Issue          func(childComplexity int, id string) int
-		Issues         func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
-		KnowledgeGraph func(childComplexity int, focus *string, hops *int, kinds []string) int
-		RagGate        func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
-		Rule           func(childComplexity int, id string) int
-		Rules          func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
-		Scan           func(childComplexity int, id string) int
-		Scans          func(childComplexity int, limit *int, offset *int) int
-		Signals        func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
-		TrustDecision  func(childComplexity int, dataset string, purpose *string) int
+		Consumers         func(childComplexity int, limit *int, offset *int) int
+		Dataset           func(childComplexity int, id string) int
+		Datasets          func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
+		Domain            func(childComplexity int, id string) int
+		Domains           func(childComplexity int, limit *int, offset *int) int
+		GovernanceMetrics func(childComplexity int, days *int) int
+		Incident          func(childComplexity int, id string) int
+		Incidents         func(childComplexity int, status *string, limit *int, offset *int) int
+		Issue             func(childComplexity int, id string) int
+		Issues            func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
+		KnowledgeGraph    func(childComplexity int, focus *string, hops *int, kinds []string) int
+		RagGate           func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
+		Rule              func(childComplexity int, id string) int
+		Rules             func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
+		Scan              func(childComplexity int, id string) int
+		Scans             func(childComplexity int, limit *int, offset *int) int
+		Signals           func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
+		TrustDecision     func(childComplexity int, dataset string, purpose *string) int
 	}
 
 	RAGGate struct {
@@ -956,6 +997,7 @@ type QueryResolver interface {
 	RagGate(ctx context.Context, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) (*model.RAGGate, error)
 	Scan(ctx context.Context, id string) (*model.Scan, error)
 	Incident(ctx context.Context, id string) (*model.Incident, error)
+	GovernanceMetrics(ctx context.Context, days *int) (*model.GovernanceMetrics, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
@@ -2209,6 +2251,161 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainVersionCounts.Datasets(childComplexity), true
 
+	case "GovernanceCoverage.datasets":
+		if e.ComplexityRoot.GovernanceCoverage.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.Datasets(childComplexity), true
+	case "GovernanceCoverage.profiled":
+		if e.ComplexityRoot.GovernanceCoverage.Profiled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.Profiled(childComplexity), true
+	case "GovernanceCoverage.sensitivityClassified":
+		if e.ComplexityRoot.GovernanceCoverage.SensitivityClassified == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.SensitivityClassified(childComplexity), true
+	case "GovernanceCoverage.withContract":
+		if e.ComplexityRoot.GovernanceCoverage.WithContract == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.WithContract(childComplexity), true
+	case "GovernanceCoverage.withDomain":
+		if e.ComplexityRoot.GovernanceCoverage.WithDomain == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.WithDomain(childComplexity), true
+	case "GovernanceCoverage.withOwner":
+		if e.ComplexityRoot.GovernanceCoverage.WithOwner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.WithOwner(childComplexity), true
+	case "GovernanceCoverage.withRules":
+		if e.ComplexityRoot.GovernanceCoverage.WithRules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.WithRules(childComplexity), true
+
+	case "GovernanceIssueFlow.ignored":
+		if e.ComplexityRoot.GovernanceIssueFlow.Ignored == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.Ignored(childComplexity), true
+	case "GovernanceIssueFlow.openCritical":
+		if e.ComplexityRoot.GovernanceIssueFlow.OpenCritical == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.OpenCritical(childComplexity), true
+	case "GovernanceIssueFlow.openNow":
+		if e.ComplexityRoot.GovernanceIssueFlow.OpenNow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.OpenNow(childComplexity), true
+	case "GovernanceIssueFlow.openSlaBreached":
+		if e.ComplexityRoot.GovernanceIssueFlow.OpenSLABreached == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.OpenSLABreached(childComplexity), true
+	case "GovernanceIssueFlow.openWarning":
+		if e.ComplexityRoot.GovernanceIssueFlow.OpenWarning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.OpenWarning(childComplexity), true
+	case "GovernanceIssueFlow.opened":
+		if e.ComplexityRoot.GovernanceIssueFlow.Opened == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.Opened(childComplexity), true
+	case "GovernanceIssueFlow.resolved":
+		if e.ComplexityRoot.GovernanceIssueFlow.Resolved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.Resolved(childComplexity), true
+
+	case "GovernanceMetrics.asOf":
+		if e.ComplexityRoot.GovernanceMetrics.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceMetrics.AsOf(childComplexity), true
+	case "GovernanceMetrics.coverage":
+		if e.ComplexityRoot.GovernanceMetrics.Coverage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceMetrics.Coverage(childComplexity), true
+	case "GovernanceMetrics.issueFlow":
+		if e.ComplexityRoot.GovernanceMetrics.IssueFlow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceMetrics.IssueFlow(childComplexity), true
+	case "GovernanceMetrics.periodDays":
+		if e.ComplexityRoot.GovernanceMetrics.PeriodDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceMetrics.PeriodDays(childComplexity), true
+	case "GovernanceMetrics.sla":
+		if e.ComplexityRoot.GovernanceMetrics.SLA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceMetrics.SLA(childComplexity), true
+
+	case "GovernanceSLA.attainmentPct":
+		if e.ComplexityRoot.GovernanceSLA.AttainmentPct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceSLA.AttainmentPct(childComplexity), true
+	case "GovernanceSLA.breached":
+		if e.ComplexityRoot.GovernanceSLA.Breached == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceSLA.Breached(childComplexity), true
+	case "GovernanceSLA.closedInScope":
+		if e.ComplexityRoot.GovernanceSLA.ClosedInScope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceSLA.ClosedInScope(childComplexity), true
+	case "GovernanceSLA.met":
+		if e.ComplexityRoot.GovernanceSLA.Met == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceSLA.Met(childComplexity), true
+
+	case "GovernanceShare.count":
+		if e.ComplexityRoot.GovernanceShare.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceShare.Count(childComplexity), true
+	case "GovernanceShare.pct":
+		if e.ComplexityRoot.GovernanceShare.Pct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceShare.Pct(childComplexity), true
+
 	case "ImpactNode.hops":
 		if e.ComplexityRoot.ImpactNode.Hops == nil {
 			break
@@ -3398,6 +3595,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Domains(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.governanceMetrics":
+		if e.ComplexityRoot.Query.GovernanceMetrics == nil {
+			break
+		}
+
+		args, err := ec.field_Query_governanceMetrics_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GovernanceMetrics(childComplexity, args["days"].(*int)), true
 	case "Query.incident":
 		if e.ComplexityRoot.Query.Incident == nil {
 			break
@@ -5184,6 +5392,60 @@ extend type Domain {
   consumers: [DomainConsumer!]!
 }
 `, BuiltIn: false},
+	{Name: "../schema/governance.graphqls", Input: `"A count of visible datasets with its share of them."
+type GovernanceShare {
+  count: Int!
+  "Percent of the visible datasets, one decimal; null when there is none"
+  pct: Float
+}
+
+"How much of the catalog is governed (GET /governance/metrics coverage)."
+type GovernanceCoverage {
+  datasets: Int!
+  profiled: GovernanceShare!
+  "In a domain that has an owner"
+  withOwner: GovernanceShare!
+  withDomain: GovernanceShare!
+  withRules: GovernanceShare!
+  "With an accepted contract version"
+  withContract: GovernanceShare!
+  "With a column whose sensitivity a person set"
+  sensitivityClassified: GovernanceShare!
+}
+
+"The issues of the period and the backlog now."
+type GovernanceIssueFlow {
+  opened: Int!
+  resolved: Int!
+  ignored: Int!
+  openNow: Int!
+  openCritical: Int!
+  openWarning: Int!
+  openSlaBreached: Int!
+}
+
+"Attainment of resolution targets over the issues resolved in the period."
+type GovernanceSLA {
+  closedInScope: Int!
+  met: Int!
+  breached: Int!
+  attainmentPct: Float
+}
+
+"Governance metrics of the visible datasets (as GET /governance/metrics)."
+type GovernanceMetrics {
+  asOf: Time!
+  periodDays: Int!
+  coverage: GovernanceCoverage!
+  issueFlow: GovernanceIssueFlow!
+  sla: GovernanceSLA!
+}
+
+extend type Query {
+  "Governance metrics over the last days (1-366)."
+  governanceMetrics(days: Int = 30): GovernanceMetrics!
+}
+`, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
 
 "An issue of a dataset."
@@ -6600,6 +6862,86 @@ func (ec *executionContext) childFields_DomainVersionCounts(ctx context.Context,
 		return ec.fieldContext_DomainVersionCounts_compatible(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DomainVersionCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_GovernanceCoverage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasets":
+		return ec.fieldContext_GovernanceCoverage_datasets(ctx, field)
+	case "profiled":
+		return ec.fieldContext_GovernanceCoverage_profiled(ctx, field)
+	case "withOwner":
+		return ec.fieldContext_GovernanceCoverage_withOwner(ctx, field)
+	case "withDomain":
+		return ec.fieldContext_GovernanceCoverage_withDomain(ctx, field)
+	case "withRules":
+		return ec.fieldContext_GovernanceCoverage_withRules(ctx, field)
+	case "withContract":
+		return ec.fieldContext_GovernanceCoverage_withContract(ctx, field)
+	case "sensitivityClassified":
+		return ec.fieldContext_GovernanceCoverage_sensitivityClassified(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GovernanceCoverage", field.Name)
+}
+
+func (ec *executionContext) childFields_GovernanceIssueFlow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "opened":
+		return ec.fieldContext_GovernanceIssueFlow_opened(ctx, field)
+	case "resolved":
+		return ec.fieldContext_GovernanceIssueFlow_resolved(ctx, field)
+	case "ignored":
+		return ec.fieldContext_GovernanceIssueFlow_ignored(ctx, field)
+	case "openNow":
+		return ec.fieldContext_GovernanceIssueFlow_openNow(ctx, field)
+	case "openCritical":
+		return ec.fieldContext_GovernanceIssueFlow_openCritical(ctx, field)
+	case "openWarning":
+		return ec.fieldContext_GovernanceIssueFlow_openWarning(ctx, field)
+	case "openSlaBreached":
+		return ec.fieldContext_GovernanceIssueFlow_openSlaBreached(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GovernanceIssueFlow", field.Name)
+}
+
+func (ec *executionContext) childFields_GovernanceMetrics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "asOf":
+		return ec.fieldContext_GovernanceMetrics_asOf(ctx, field)
+	case "periodDays":
+		return ec.fieldContext_GovernanceMetrics_periodDays(ctx, field)
+	case "coverage":
+		return ec.fieldContext_GovernanceMetrics_coverage(ctx, field)
+	case "issueFlow":
+		return ec.fieldContext_GovernanceMetrics_issueFlow(ctx, field)
+	case "sla":
+		return ec.fieldContext_GovernanceMetrics_sla(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GovernanceMetrics", field.Name)
+}
+
+func (ec *executionContext) childFields_GovernanceSLA(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "closedInScope":
+		return ec.fieldContext_GovernanceSLA_closedInScope(ctx, field)
+	case "met":
+		return ec.fieldContext_GovernanceSLA_met(ctx, field)
+	case "breached":
+		return ec.fieldContext_GovernanceSLA_breached(ctx, field)
+	case "attainmentPct":
+		return ec.fieldContext_GovernanceSLA_attainmentPct(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GovernanceSLA", field.Name)
+}
+
+func (ec *executionContext) childFields_GovernanceShare(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "count":
+		return ec.fieldContext_GovernanceShare_count(ctx, field)
+	case "pct":
+		return ec.fieldContext_GovernanceShare_pct(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GovernanceShare", field.Name)
 }
 
 func (ec *executionContext) childFields_ImpactNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8259,6 +8601,20 @@ func (ec *executionContext) field_Query_domains_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["offset"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_governanceMetrics_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg0
 	return args, nil
 }
 
@@ -13656,6 +14012,662 @@ func (ec *executionContext) fieldContext_DomainVersionCounts_compatible(_ contex
 	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _GovernanceCoverage_datasets(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceCoverage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceCoverage_profiled(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_profiled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Profiled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+			return ec.marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_profiled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceCoverage_withOwner(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_withOwner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithOwner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+			return ec.marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_withOwner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceCoverage_withDomain(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_withDomain(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithDomain, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+			return ec.marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_withDomain(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceCoverage_withRules(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_withRules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithRules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+			return ec.marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_withRules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceCoverage_withContract(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_withContract(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithContract, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+			return ec.marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_withContract(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceCoverage_sensitivityClassified(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_sensitivityClassified(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SensitivityClassified, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+			return ec.marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_sensitivityClassified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_opened(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_opened(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Opened, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_opened(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_resolved(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_resolved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resolved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_resolved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_ignored(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_ignored(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ignored, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_ignored(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_openNow(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_openNow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenNow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_openNow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_openCritical(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_openCritical(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenCritical, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_openCritical(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_openWarning(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_openWarning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenWarning, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_openWarning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_openSlaBreached(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_openSlaBreached(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenSLABreached, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_openSlaBreached(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceMetrics_asOf(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceMetrics_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceMetrics_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceMetrics", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceMetrics_periodDays(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceMetrics_periodDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PeriodDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceMetrics_periodDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceMetrics_coverage(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceMetrics_coverage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coverage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceCoverage) graphql.Marshaler {
+			return ec.marshalNGovernanceCoverage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceCoverage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceMetrics_coverage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceCoverage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceMetrics_issueFlow(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceMetrics_issueFlow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueFlow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceIssueFlow) graphql.Marshaler {
+			return ec.marshalNGovernanceIssueFlow2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceIssueFlow(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceMetrics_issueFlow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceIssueFlow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceMetrics_sla(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceMetrics_sla(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceSLA) graphql.Marshaler {
+			return ec.marshalNGovernanceSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceSLA(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceMetrics_sla(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceSLA(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceSLA_closedInScope(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceSLA_closedInScope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClosedInScope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceSLA_closedInScope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceSLA", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceSLA_met(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceSLA_met(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Met, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceSLA_met(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceSLA", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceSLA_breached(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceSLA_breached(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Breached, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceSLA_breached(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceSLA", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceSLA_attainmentPct(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceSLA_attainmentPct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AttainmentPct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceSLA_attainmentPct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceSLA", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceShare_count(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceShare_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceShare_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceShare", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceShare_pct(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceShare_pct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceShare_pct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceShare", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _ImpactNode_ref(ctx context.Context, field graphql.CollectedField, obj *model.ImpactNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18346,6 +19358,50 @@ func (ec *executionContext) fieldContext_Query_incident(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_incident_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_governanceMetrics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_governanceMetrics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GovernanceMetrics(ctx, fc.Args["days"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceMetrics) graphql.Marshaler {
+			return ec.marshalNGovernanceMetrics2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceMetrics(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_governanceMetrics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceMetrics(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_governanceMetrics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -27873,6 +28929,296 @@ func (ec *executionContext) _DomainVersionCounts(ctx context.Context, sel ast.Se
 	return out
 }
 
+var governanceCoverageImplementors = []string{"GovernanceCoverage"}
+
+func (ec *executionContext) _GovernanceCoverage(ctx context.Context, sel ast.SelectionSet, obj *model.GovernanceCoverage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, governanceCoverageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GovernanceCoverage")
+		case "datasets":
+			out.Values[i] = ec._GovernanceCoverage_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "profiled":
+			out.Values[i] = ec._GovernanceCoverage_profiled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withOwner":
+			out.Values[i] = ec._GovernanceCoverage_withOwner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withDomain":
+			out.Values[i] = ec._GovernanceCoverage_withDomain(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withRules":
+			out.Values[i] = ec._GovernanceCoverage_withRules(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withContract":
+			out.Values[i] = ec._GovernanceCoverage_withContract(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sensitivityClassified":
+			out.Values[i] = ec._GovernanceCoverage_sensitivityClassified(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var governanceIssueFlowImplementors = []string{"GovernanceIssueFlow"}
+
+func (ec *executionContext) _GovernanceIssueFlow(ctx context.Context, sel ast.SelectionSet, obj *model.GovernanceIssueFlow) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, governanceIssueFlowImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GovernanceIssueFlow")
+		case "opened":
+			out.Values[i] = ec._GovernanceIssueFlow_opened(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolved":
+			out.Values[i] = ec._GovernanceIssueFlow_resolved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ignored":
+			out.Values[i] = ec._GovernanceIssueFlow_ignored(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openNow":
+			out.Values[i] = ec._GovernanceIssueFlow_openNow(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openCritical":
+			out.Values[i] = ec._GovernanceIssueFlow_openCritical(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openWarning":
+			out.Values[i] = ec._GovernanceIssueFlow_openWarning(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openSlaBreached":
+			out.Values[i] = ec._GovernanceIssueFlow_openSlaBreached(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var governanceMetricsImplementors = []string{"GovernanceMetrics"}
+
+func (ec *executionContext) _GovernanceMetrics(ctx context.Context, sel ast.SelectionSet, obj *model.GovernanceMetrics) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, governanceMetricsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GovernanceMetrics")
+		case "asOf":
+			out.Values[i] = ec._GovernanceMetrics_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "periodDays":
+			out.Values[i] = ec._GovernanceMetrics_periodDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "coverage":
+			out.Values[i] = ec._GovernanceMetrics_coverage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueFlow":
+			out.Values[i] = ec._GovernanceMetrics_issueFlow(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sla":
+			out.Values[i] = ec._GovernanceMetrics_sla(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var governanceSLAImplementors = []string{"GovernanceSLA"}
+
+func (ec *executionContext) _GovernanceSLA(ctx context.Context, sel ast.SelectionSet, obj *model.GovernanceSLA) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, governanceSLAImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GovernanceSLA")
+		case "closedInScope":
+			out.Values[i] = ec._GovernanceSLA_closedInScope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "met":
+			out.Values[i] = ec._GovernanceSLA_met(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "breached":
+			out.Values[i] = ec._GovernanceSLA_breached(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attainmentPct":
+			out.Values[i] = ec._GovernanceSLA_attainmentPct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var governanceShareImplementors = []string{"GovernanceShare"}
+
+func (ec *executionContext) _GovernanceShare(ctx context.Context, sel ast.SelectionSet, obj *model.GovernanceShare) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, governanceShareImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GovernanceShare")
+		case "count":
+			out.Values[i] = ec._GovernanceShare_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pct":
+			out.Values[i] = ec._GovernanceShare_pct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var impactNodeImplementors = []string{"ImpactNode"}
 
 func (ec *executionContext) _ImpactNode(ctx context.Context, sel ast.SelectionSet, obj *model.ImpactNode) graphql.Marshaler {
@@ -29992,6 +31338,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_incident(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "governanceMetrics":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_governanceMetrics(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -33186,6 +34554,56 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 		}
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) marshalNGovernanceCoverage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceCoverage(ctx context.Context, sel ast.SelectionSet, v *model.GovernanceCoverage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GovernanceCoverage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGovernanceIssueFlow2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceIssueFlow(ctx context.Context, sel ast.SelectionSet, v *model.GovernanceIssueFlow) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GovernanceIssueFlow(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGovernanceMetrics2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceMetrics(ctx context.Context, sel ast.SelectionSet, v *model.GovernanceMetrics) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GovernanceMetrics(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGovernanceSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceSLA(ctx context.Context, sel ast.SelectionSet, v *model.GovernanceSLA) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GovernanceSLA(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx context.Context, sel ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GovernanceShare(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {

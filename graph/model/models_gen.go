@@ -355,6 +355,55 @@ type DomainVersionCounts struct {
 	Compatible int `json:"compatible"`
 }
 
+// How much of the catalog is governed (GET /governance/metrics coverage).
+type GovernanceCoverage struct {
+	Datasets int              `json:"datasets"`
+	Profiled *GovernanceShare `json:"profiled"`
+	// In a domain that has an owner
+	WithOwner  *GovernanceShare `json:"withOwner"`
+	WithDomain *GovernanceShare `json:"withDomain"`
+	WithRules  *GovernanceShare `json:"withRules"`
+	// With an accepted contract version
+	WithContract *GovernanceShare `json:"withContract"`
+	// With a column whose sensitivity a person set
+	SensitivityClassified *GovernanceShare `json:"sensitivityClassified"`
+}
+
+// The issues of the period and the backlog now.
+type GovernanceIssueFlow struct {
+	Opened          int `json:"opened"`
+	Resolved        int `json:"resolved"`
+	Ignored         int `json:"ignored"`
+	OpenNow         int `json:"openNow"`
+	OpenCritical    int `json:"openCritical"`
+	OpenWarning     int `json:"openWarning"`
+	OpenSLABreached int `json:"openSlaBreached"`
+}
+
+// Governance metrics of the visible datasets (as GET /governance/metrics).
+type GovernanceMetrics struct {
+	AsOf       time.Time            `json:"asOf"`
+	PeriodDays int                  `json:"periodDays"`
+	Coverage   *GovernanceCoverage  `json:"coverage"`
+	IssueFlow  *GovernanceIssueFlow `json:"issueFlow"`
+	SLA        *GovernanceSLA       `json:"sla"`
+}
+
+// Attainment of resolution targets over the issues resolved in the period.
+type GovernanceSLA struct {
+	ClosedInScope int      `json:"closedInScope"`
+	Met           int      `json:"met"`
+	Breached      int      `json:"breached"`
+	AttainmentPct *float64 `json:"attainmentPct,omitempty"`
+}
+
+// A count of visible datasets with its share of them.
+type GovernanceShare struct {
+	Count int `json:"count"`
+	// Percent of the visible datasets, one decimal; null when there is none
+	Pct *float64 `json:"pct,omitempty"`
+}
+
 // A node of an impact tree.
 type ImpactNode struct {
 	Ref        string  `json:"ref"`
