@@ -432,7 +432,7 @@ func (l lineageJobs) EnqueueProjection(ctx context.Context, workspaceID string) 
 
 // Server builds the HTTP transport: /api/v1, /graphql and its explorer, /metrics.
 func (a *App) Server() *rest.Server {
-	gql := graph.NewHandler(&graph.Resolver{Dashboards: a.Dashboards, Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
+	gql := graph.NewHandler(&graph.Resolver{Dashboards: a.Dashboards, Finops: a.Finops, Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
 		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, IncidentService: a.Incidents, Trust: a.Trust, Products: a.Products, Contracts: a.Contracts,
 		Synthetic: a.Synthetic, Messages: a.Messages}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,

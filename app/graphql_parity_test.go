@@ -88,7 +88,7 @@ var notYetMapped = map[string]bool{
 	"getReport": true, "listReports": true, "listRoutines": true, "getSuggestion": true, "listSuggestions": true,
 	"getWorkspaceLocale": true, "getWorkspaceCurrency": true, "getEgressIPs": true, "getArt10Dossier": true,
 	"getDomainDataPolicy": true, "getWorkspaceDataPolicy": true, "getKnowledgeEntry": true, "listKnowledgeEntries": true,
-	"datasetReadme": true, "datasetSensitivity": true, "getChargeback": true, "listAISystems": true, "getAISystem": true,
+	"datasetReadme": true, "datasetSensitivity": true, "listAISystems": true, "getAISystem": true,
 	"listComplianceVerticals": true, "complianceVerticalReport": true, "getExecutiveDashboard": true,
 	"getManagementDashboard": true, "getFinopsDashboard": true,
 }
@@ -206,6 +206,10 @@ func parityTable() map[string]parity {
 		"getIssue": {rest: "/api/v1/issues/{id}", sample: "issue",
 			query: `query($id: ID!){ issue(id: $id){ id datasetId datasetName title type severity status detections createdAt
 				history { fromStatus toStatus event origin note at } } }`, at: "issue"},
+		"getChargeback": {rest: "/api/v1/bi/chargeback", empty: true,
+			query: `{ chargeback { items { month dimension workspaceId workspaceName entityId entityName scans datasets reports profileBytes
+				llmTokens llmTokensByok llmCostUsd llmCostEur llmCost { amount currency } fx { base currency rate rateDate } currency } total } }`,
+			at: "chargeback.items", total: "chargeback.total"},
 		"getGovernanceMetrics": {rest: "/api/v1/governance/metrics?days=30",
 			query: `{ governanceMetrics(days: 30) { periodDays coverage { datasets profiled { count pct } withOwner { count pct }
 				withDomain { count pct } withRules { count pct } withContract { count pct } sensitivityClassified { count pct } }

@@ -27,4 +27,6 @@ type Resolver struct {
 	Messages  *i18n.Catalog
 	// Dashboards answers the governance metrics.
 	Dashboards DashboardService
+	// Finops answers the chargeback.
+	Finops FinopsService
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/dashboard"
+	"github.com/vigia-data/vigia/finops"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
@@ -59,6 +60,11 @@ type RuleService interface {
 // DashboardService answers the governance metrics.
 type DashboardService interface {
 	Governance(ctx context.Context, days *int) (dashboard.Governance, error)
+}
+
+// FinopsService answers the chargeback.
+type FinopsService interface {
+	Chargeback(ctx context.Context, f finops.ChargebackFilter) (vigia.List[finops.Row], error)
 }
 
 // IssueService is what the resolvers need of issues.

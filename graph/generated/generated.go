@@ -52,6 +52,31 @@ type ComplexityRoot struct {
 		Volume    func(childComplexity int) int
 	}
 
+	ChargebackPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	ChargebackRow struct {
+		Currency      func(childComplexity int) int
+		Datasets      func(childComplexity int) int
+		Dimension     func(childComplexity int) int
+		EntityID      func(childComplexity int) int
+		EntityName    func(childComplexity int) int
+		Fx            func(childComplexity int) int
+		LlmCost       func(childComplexity int) int
+		LlmCostEur    func(childComplexity int) int
+		LlmCostUsd    func(childComplexity int) int
+		LlmTokens     func(childComplexity int) int
+		LlmTokensByok func(childComplexity int) int
+		Month         func(childComplexity int) int
+		ProfileBytes  func(childComplexity int) int
+		Reports       func(childComplexity int) int
+		Scans         func(childComplexity int) int
+		WorkspaceID   func(childComplexity int) int
+		WorkspaceName func(childComplexity int) int
+	}
+
 	Column struct {
 		Clustering        func(childComplexity int) int
 		DataType          func(childComplexity int) int
@@ -320,6 +345,13 @@ type ComplexityRoot struct {
 		Datasets   func(childComplexity int) int
 	}
 
+	FXRate struct {
+		Base     func(childComplexity int) int
+		Currency func(childComplexity int) int
+		Rate     func(childComplexity int) int
+		RateDate func(childComplexity int) int
+	}
+
 	GovernanceCoverage struct {
 		Datasets              func(childComplexity int) int
 		Profiled              func(childComplexity int) int
@@ -562,6 +594,11 @@ type ComplexityRoot struct {
 		Nodes     func(childComplexity int) int
 	}
 
+	Money struct {
+		Amount   func(childComplexity int) int
+		Currency func(childComplexity int) int
+	}
+
 	Monitor struct {
 		Column      func(childComplexity int) int
 		Enabled     func(childComplexity int) int
@@ -619,6 +656,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Chargeback        func(childComplexity int, domainID *string, days *int, limit *int, offset *int) int
 		Consumers         func(childComplexity int, limit *int, offset *int) int
 		Dataset           func(childComplexity int, id string) int
 		Datasets          func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
@@ -997,6 +1035,7 @@ type QueryResolver interface {
 	RagGate(ctx context.Context, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) (*model.RAGGate, error)
 	Scan(ctx context.Context, id string) (*model.Scan, error)
 	Incident(ctx context.Context, id string) (*model.Incident, error)
+	Chargeback(ctx context.Context, domainID *string, days *int, limit *int, offset *int) (*model.ChargebackPage, error)
 	GovernanceMetrics(ctx context.Context, days *int) (*model.GovernanceMetrics, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
@@ -1051,6 +1090,122 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AutoMonitors.Volume(childComplexity), true
+
+	case "ChargebackPage.items":
+		if e.ComplexityRoot.ChargebackPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackPage.Items(childComplexity), true
+	case "ChargebackPage.total":
+		if e.ComplexityRoot.ChargebackPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackPage.Total(childComplexity), true
+
+	case "ChargebackRow.currency":
+		if e.ComplexityRoot.ChargebackRow.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Currency(childComplexity), true
+	case "ChargebackRow.datasets":
+		if e.ComplexityRoot.ChargebackRow.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Datasets(childComplexity), true
+	case "ChargebackRow.dimension":
+		if e.ComplexityRoot.ChargebackRow.Dimension == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Dimension(childComplexity), true
+	case "ChargebackRow.entityId":
+		if e.ComplexityRoot.ChargebackRow.EntityID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.EntityID(childComplexity), true
+	case "ChargebackRow.entityName":
+		if e.ComplexityRoot.ChargebackRow.EntityName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.EntityName(childComplexity), true
+	case "ChargebackRow.fx":
+		if e.ComplexityRoot.ChargebackRow.Fx == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Fx(childComplexity), true
+	case "ChargebackRow.llmCost":
+		if e.ComplexityRoot.ChargebackRow.LlmCost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.LlmCost(childComplexity), true
+	case "ChargebackRow.llmCostEur":
+		if e.ComplexityRoot.ChargebackRow.LlmCostEur == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.LlmCostEur(childComplexity), true
+	case "ChargebackRow.llmCostUsd":
+		if e.ComplexityRoot.ChargebackRow.LlmCostUsd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.LlmCostUsd(childComplexity), true
+	case "ChargebackRow.llmTokens":
+		if e.ComplexityRoot.ChargebackRow.LlmTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.LlmTokens(childComplexity), true
+	case "ChargebackRow.llmTokensByok":
+		if e.ComplexityRoot.ChargebackRow.LlmTokensByok == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.LlmTokensByok(childComplexity), true
+	case "ChargebackRow.month":
+		if e.ComplexityRoot.ChargebackRow.Month == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Month(childComplexity), true
+	case "ChargebackRow.profileBytes":
+		if e.ComplexityRoot.ChargebackRow.ProfileBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.ProfileBytes(childComplexity), true
+	case "ChargebackRow.reports":
+		if e.ComplexityRoot.ChargebackRow.Reports == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Reports(childComplexity), true
+	case "ChargebackRow.scans":
+		if e.ComplexityRoot.ChargebackRow.Scans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Scans(childComplexity), true
+	case "ChargebackRow.workspaceId":
+		if e.ComplexityRoot.ChargebackRow.WorkspaceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.WorkspaceID(childComplexity), true
+	case "ChargebackRow.workspaceName":
+		if e.ComplexityRoot.ChargebackRow.WorkspaceName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.WorkspaceName(childComplexity), true
 
 	case "Column.clustering":
 		if e.ComplexityRoot.Column.Clustering == nil {
@@ -2251,6 +2406,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainVersionCounts.Datasets(childComplexity), true
 
+	case "FXRate.base":
+		if e.ComplexityRoot.FXRate.Base == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FXRate.Base(childComplexity), true
+	case "FXRate.currency":
+		if e.ComplexityRoot.FXRate.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FXRate.Currency(childComplexity), true
+	case "FXRate.rate":
+		if e.ComplexityRoot.FXRate.Rate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FXRate.Rate(childComplexity), true
+	case "FXRate.rateDate":
+		if e.ComplexityRoot.FXRate.RateDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FXRate.RateDate(childComplexity), true
+
 	case "GovernanceCoverage.datasets":
 		if e.ComplexityRoot.GovernanceCoverage.Datasets == nil {
 			break
@@ -3261,6 +3441,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LineagePath.Nodes(childComplexity), true
 
+	case "Money.amount":
+		if e.ComplexityRoot.Money.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.Amount(childComplexity), true
+	case "Money.currency":
+		if e.ComplexityRoot.Money.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.Currency(childComplexity), true
+
 	case "Monitor.column":
 		if e.ComplexityRoot.Monitor.Column == nil {
 			break
@@ -3540,6 +3733,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProfileRun.ScanID(childComplexity), true
 
+	case "Query.chargeback":
+		if e.ComplexityRoot.Query.Chargeback == nil {
+			break
+		}
+
+		args, err := ec.field_Query_chargeback_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Chargeback(childComplexity, args["domainId"].(*string), args["days"].(*int), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.consumers":
 		if e.ComplexityRoot.Query.Consumers == nil {
 			break
@@ -5392,6 +5596,57 @@ extend type Domain {
   consumers: [DomainConsumer!]!
 }
 `, BuiltIn: false},
+	{Name: "../schema/finops.graphqls", Input: `"An amount in the workspace currency."
+type Money {
+  "Null when the currency is not EUR and no rate is loaded for it"
+  amount: Float
+  currency: String!
+}
+
+"The exchange rate an amount was converted with: units of currency for one euro on rateDate."
+type FXRate {
+  base: String!
+  currency: String!
+  rate: Float!
+  rateDate: String!
+}
+
+"One chargeback row (as GET /bi/chargeback)."
+type ChargebackRow {
+  "YYYY-MM (UTC)"
+  month: String!
+  "workspace or domain"
+  dimension: String!
+  workspaceId: ID!
+  workspaceName: String!
+  "Null for the share of datasets in no domain"
+  entityId: ID
+  entityName: String
+  scans: Float!
+  datasets: Float!
+  reports: Float!
+  profileBytes: Float!
+  "Always 0: Vigia calls no language model"
+  llmTokens: Int!
+  llmTokensByok: Int!
+  llmCostUsd: Float!
+  llmCostEur: Float!
+  llmCost: Money!
+  fx: FXRate
+  currency: String!
+}
+
+"A page of chargeback rows."
+type ChargebackPage {
+  items: [ChargebackRow!]!
+  total: Int!
+}
+
+extend type Query {
+  "Chargeback of Vigia's work per month: the workspace and its domains (a dataset in n domains counts 1/n in each); days 1-1096."
+  chargeback(domainId: ID, days: Int = 365, limit: Int, offset: Int): ChargebackPage!
+}
+`, BuiltIn: false},
 	{Name: "../schema/governance.graphqls", Input: `"A count of visible datasets with its share of them."
 type GovernanceShare {
   count: Int!
@@ -6328,6 +6583,56 @@ func (ec *executionContext) childFields_AutoMonitors(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type AutoMonitors", field.Name)
 }
 
+func (ec *executionContext) childFields_ChargebackPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ChargebackPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ChargebackPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChargebackPage", field.Name)
+}
+
+func (ec *executionContext) childFields_ChargebackRow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "month":
+		return ec.fieldContext_ChargebackRow_month(ctx, field)
+	case "dimension":
+		return ec.fieldContext_ChargebackRow_dimension(ctx, field)
+	case "workspaceId":
+		return ec.fieldContext_ChargebackRow_workspaceId(ctx, field)
+	case "workspaceName":
+		return ec.fieldContext_ChargebackRow_workspaceName(ctx, field)
+	case "entityId":
+		return ec.fieldContext_ChargebackRow_entityId(ctx, field)
+	case "entityName":
+		return ec.fieldContext_ChargebackRow_entityName(ctx, field)
+	case "scans":
+		return ec.fieldContext_ChargebackRow_scans(ctx, field)
+	case "datasets":
+		return ec.fieldContext_ChargebackRow_datasets(ctx, field)
+	case "reports":
+		return ec.fieldContext_ChargebackRow_reports(ctx, field)
+	case "profileBytes":
+		return ec.fieldContext_ChargebackRow_profileBytes(ctx, field)
+	case "llmTokens":
+		return ec.fieldContext_ChargebackRow_llmTokens(ctx, field)
+	case "llmTokensByok":
+		return ec.fieldContext_ChargebackRow_llmTokensByok(ctx, field)
+	case "llmCostUsd":
+		return ec.fieldContext_ChargebackRow_llmCostUsd(ctx, field)
+	case "llmCostEur":
+		return ec.fieldContext_ChargebackRow_llmCostEur(ctx, field)
+	case "llmCost":
+		return ec.fieldContext_ChargebackRow_llmCost(ctx, field)
+	case "fx":
+		return ec.fieldContext_ChargebackRow_fx(ctx, field)
+	case "currency":
+		return ec.fieldContext_ChargebackRow_currency(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChargebackRow", field.Name)
+}
+
 func (ec *executionContext) childFields_Column(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -6864,6 +7169,20 @@ func (ec *executionContext) childFields_DomainVersionCounts(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type DomainVersionCounts", field.Name)
 }
 
+func (ec *executionContext) childFields_FXRate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "base":
+		return ec.fieldContext_FXRate_base(ctx, field)
+	case "currency":
+		return ec.fieldContext_FXRate_currency(ctx, field)
+	case "rate":
+		return ec.fieldContext_FXRate_rate(ctx, field)
+	case "rateDate":
+		return ec.fieldContext_FXRate_rateDate(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FXRate", field.Name)
+}
+
 func (ec *executionContext) childFields_GovernanceCoverage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "datasets":
@@ -7346,6 +7665,16 @@ func (ec *executionContext) childFields_LineagePath(ctx context.Context, field g
 		return ec.fieldContext_LineagePath_edges(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LineagePath", field.Name)
+}
+
+func (ec *executionContext) childFields_Money(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "amount":
+		return ec.fieldContext_Money_amount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Money_currency(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
 }
 
 func (ec *executionContext) childFields_Monitor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8486,6 +8815,44 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_chargeback_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "domainId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["domainId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_consumers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9148,6 +9515,470 @@ func (ec *executionContext) fieldContext_AutoMonitors_schema(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ChargebackPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ChargebackRow) graphql.Marshaler {
+			return ec.marshalNChargebackRow2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackRowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChargebackPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChargebackRow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChargebackPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_month(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_month(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Month, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_month(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_dimension(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_dimension(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dimension, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_dimension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_workspaceId(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_workspaceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_workspaceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_workspaceName(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_workspaceName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_workspaceName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_entityId(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_entityId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EntityID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_entityId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_entityName(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_entityName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EntityName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_entityName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_scans(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_scans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_scans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_datasets(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_reports(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_reports(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reports, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_reports(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_profileBytes(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_profileBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProfileBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_profileBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_llmTokens(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_llmTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_llmTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_llmTokensByok(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_llmTokensByok(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmTokensByok, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_llmTokensByok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_llmCostUsd(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_llmCostUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCostUsd, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_llmCostUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_llmCostEur(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_llmCostEur(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCostEur, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_llmCostEur(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_llmCost(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_llmCost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_llmCost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChargebackRow",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChargebackRow_fx(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_fx(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fx, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FXRate) graphql.Marshaler {
+			return ec.marshalOFXRate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFXRate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_fx(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChargebackRow",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FXRate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChargebackRow_currency(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Column_name(ctx context.Context, field graphql.CollectedField, obj *model.Column) (ret graphql.Marshaler) {
@@ -14012,6 +14843,98 @@ func (ec *executionContext) fieldContext_DomainVersionCounts_compatible(_ contex
 	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _FXRate_base(ctx context.Context, field graphql.CollectedField, obj *model.FXRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FXRate_base(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Base, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FXRate_base(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FXRate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FXRate_currency(ctx context.Context, field graphql.CollectedField, obj *model.FXRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FXRate_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FXRate_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FXRate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FXRate_rate(ctx context.Context, field graphql.CollectedField, obj *model.FXRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FXRate_rate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FXRate_rate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FXRate", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _FXRate_rateDate(ctx context.Context, field graphql.CollectedField, obj *model.FXRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FXRate_rateDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RateDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FXRate_rateDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FXRate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _GovernanceCoverage_datasets(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18063,6 +18986,52 @@ func (ec *executionContext) fieldContext_LineagePath_edges(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Monitor_enabled(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19358,6 +20327,50 @@ func (ec *executionContext) fieldContext_Query_incident(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_incident_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_chargeback(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_chargeback(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Chargeback(ctx, fc.Args["domainId"].(*string), fc.Args["days"].(*int), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChargebackPage) graphql.Marshaler {
+			return ec.marshalNChargebackPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_chargeback(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChargebackPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_chargeback_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -26113,6 +27126,167 @@ func (ec *executionContext) _AutoMonitors(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var chargebackPageImplementors = []string{"ChargebackPage"}
+
+func (ec *executionContext) _ChargebackPage(ctx context.Context, sel ast.SelectionSet, obj *model.ChargebackPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, chargebackPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChargebackPage")
+		case "items":
+			out.Values[i] = ec._ChargebackPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ChargebackPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var chargebackRowImplementors = []string{"ChargebackRow"}
+
+func (ec *executionContext) _ChargebackRow(ctx context.Context, sel ast.SelectionSet, obj *model.ChargebackRow) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, chargebackRowImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChargebackRow")
+		case "month":
+			out.Values[i] = ec._ChargebackRow_month(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dimension":
+			out.Values[i] = ec._ChargebackRow_dimension(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workspaceId":
+			out.Values[i] = ec._ChargebackRow_workspaceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workspaceName":
+			out.Values[i] = ec._ChargebackRow_workspaceName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "entityId":
+			out.Values[i] = ec._ChargebackRow_entityId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "entityName":
+			out.Values[i] = ec._ChargebackRow_entityName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "scans":
+			out.Values[i] = ec._ChargebackRow_scans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._ChargebackRow_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reports":
+			out.Values[i] = ec._ChargebackRow_reports(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "profileBytes":
+			out.Values[i] = ec._ChargebackRow_profileBytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmTokens":
+			out.Values[i] = ec._ChargebackRow_llmTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmTokensByok":
+			out.Values[i] = ec._ChargebackRow_llmTokensByok(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCostUsd":
+			out.Values[i] = ec._ChargebackRow_llmCostUsd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCostEur":
+			out.Values[i] = ec._ChargebackRow_llmCostEur(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCost":
+			out.Values[i] = ec._ChargebackRow_llmCost(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fx":
+			out.Values[i] = ec._ChargebackRow_fx(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._ChargebackRow_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var columnImplementors = []string{"Column"}
 
 func (ec *executionContext) _Column(ctx context.Context, sel ast.SelectionSet, obj *model.Column) graphql.Marshaler {
@@ -28929,6 +30103,59 @@ func (ec *executionContext) _DomainVersionCounts(ctx context.Context, sel ast.Se
 	return out
 }
 
+var fXRateImplementors = []string{"FXRate"}
+
+func (ec *executionContext) _FXRate(ctx context.Context, sel ast.SelectionSet, obj *model.FXRate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, fXRateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FXRate")
+		case "base":
+			out.Values[i] = ec._FXRate_base(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._FXRate_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rate":
+			out.Values[i] = ec._FXRate_rate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rateDate":
+			out.Values[i] = ec._FXRate_rateDate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var governanceCoverageImplementors = []string{"GovernanceCoverage"}
 
 func (ec *executionContext) _GovernanceCoverage(ctx context.Context, sel ast.SelectionSet, obj *model.GovernanceCoverage) graphql.Marshaler {
@@ -30805,6 +32032,49 @@ func (ec *executionContext) _LineagePath(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var moneyImplementors = []string{"Money"}
+
+func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Money")
+		case "amount":
+			out.Values[i] = ec._Money_amount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._Money_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var monitorImplementors = []string{"Monitor"}
 
 func (ec *executionContext) _Monitor(ctx context.Context, sel ast.SelectionSet, obj *scan.Monitor) graphql.Marshaler {
@@ -31338,6 +32608,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_incident(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "chargeback":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_chargeback(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -34119,6 +35411,36 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNChargebackPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackPage(ctx context.Context, sel ast.SelectionSet, v *model.ChargebackPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChargebackPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChargebackRow2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackRow(ctx context.Context, sel ast.SelectionSet, v model.ChargebackRow) graphql.Marshaler {
+	return ec._ChargebackRow(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNChargebackRow2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackRowᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ChargebackRow) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChargebackRow2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackRow(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumn(ctx context.Context, sel ast.SelectionSet, v model.Column) graphql.Marshaler {
 	return ec._Column(ctx, sel, &v)
 }
@@ -35013,6 +36335,16 @@ func (ec *executionContext) marshalNLineagePath2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._LineagePath(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Money(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐMonitor(ctx context.Context, sel ast.SelectionSet, v scan.Monitor) graphql.Marshaler {
 	return ec._Monitor(ctx, sel, &v)
 }
@@ -35822,6 +37154,13 @@ func (ec *executionContext) marshalODomain2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigi
 		return graphql.Null
 	}
 	return ec._Domain(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOFXRate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFXRate(ctx context.Context, sel ast.SelectionSet, v *model.FXRate) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._FXRate(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOFloat2ᚕfloat64ᚄ(ctx context.Context, v any) ([]float64, error) {

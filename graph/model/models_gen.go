@@ -17,6 +17,37 @@ type DatasetNeighbour interface {
 	IsDatasetNeighbour()
 }
 
+// A page of chargeback rows.
+type ChargebackPage struct {
+	Items []ChargebackRow `json:"items"`
+	Total int             `json:"total"`
+}
+
+// One chargeback row (as GET /bi/chargeback).
+type ChargebackRow struct {
+	// YYYY-MM (UTC)
+	Month string `json:"month"`
+	// workspace or domain
+	Dimension     string `json:"dimension"`
+	WorkspaceID   string `json:"workspaceId"`
+	WorkspaceName string `json:"workspaceName"`
+	// Null for the share of datasets in no domain
+	EntityID     *string `json:"entityId,omitempty"`
+	EntityName   *string `json:"entityName,omitempty"`
+	Scans        float64 `json:"scans"`
+	Datasets     float64 `json:"datasets"`
+	Reports      float64 `json:"reports"`
+	ProfileBytes float64 `json:"profileBytes"`
+	// Always 0: Vigia calls no language model
+	LlmTokens     int     `json:"llmTokens"`
+	LlmTokensByok int     `json:"llmTokensByok"`
+	LlmCostUsd    float64 `json:"llmCostUsd"`
+	LlmCostEur    float64 `json:"llmCostEur"`
+	LlmCost       *Money  `json:"llmCost"`
+	Fx            *FXRate `json:"fx,omitempty"`
+	Currency      string  `json:"currency"`
+}
+
 // A column as the source declares it, with its semantic type.
 type Column struct {
 	Name       string    `json:"name"`
@@ -355,6 +386,14 @@ type DomainVersionCounts struct {
 	Compatible int `json:"compatible"`
 }
 
+// The exchange rate an amount was converted with: units of currency for one euro on rateDate.
+type FXRate struct {
+	Base     string  `json:"base"`
+	Currency string  `json:"currency"`
+	Rate     float64 `json:"rate"`
+	RateDate string  `json:"rateDate"`
+}
+
 // How much of the catalog is governed (GET /governance/metrics coverage).
 type GovernanceCoverage struct {
 	Datasets int              `json:"datasets"`
@@ -634,6 +673,13 @@ type LineagePath struct {
 	Hops      *int          `json:"hops,omitempty"`
 	Nodes     []LineageNode `json:"nodes"`
 	Edges     []LineageEdge `json:"edges"`
+}
+
+// An amount in the workspace currency.
+type Money struct {
+	// Null when the currency is not EUR and no rate is loaded for it
+	Amount   *float64 `json:"amount,omitempty"`
+	Currency string   `json:"currency"`
 }
 
 type Mutation struct {
