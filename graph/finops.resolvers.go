@@ -7,9 +7,9 @@ package graph
 
 import (
 	"context"
+
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/finops"
-
 	"github.com/vigia-data/vigia/graph/model"
 )
 

@@ -5644,7 +5644,7 @@ type ChargebackPage {
 
 extend type Query {
   "Chargeback of Vigia's work per month: the workspace and its domains (a dataset in n domains counts 1/n in each); days 1-1096."
-  chargeback(domainId: ID, days: Int = 365, limit: Int, offset: Int): ChargebackPage!
+  chargeback(domainId: ID, days: Int = 365, limit: Int = 500, offset: Int = 0): ChargebackPage!
 }
 `, BuiltIn: false},
 	{Name: "../schema/governance.graphqls", Input: `"A count of visible datasets with its share of them."
