@@ -22,6 +22,7 @@ import (
 	"github.com/vigia-data/vigia/confcode"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
+	"github.com/vigia-data/vigia/dashboard"
 	"github.com/vigia-data/vigia/datadiff"
 	"github.com/vigia-data/vigia/datapolicy"
 	"github.com/vigia-data/vigia/demo"
@@ -158,6 +159,8 @@ type App struct {
 	Compliance *compliance.Service
 	// Finops computes chargeback and converts money to the workspace currency.
 	Finops *finops.Service
+	// Dashboards answers the dashboards and governance metrics.
+	Dashboards *dashboard.Service
 	// DataPolicies keeps and evaluates data policies (the after-scan consumer "policies").
 	DataPolicies *datapolicy.Service
 	Catalog      *catalog.Service
@@ -255,13 +258,14 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Plans = plan.NewService(db.Settings(), clock)
 	a.Compliance = compliance.NewService(db.Compliance(), db.Compliance(), a.Plans, clock)
 	a.Finops = finops.NewService(db.Finops(), clock)
+	a.Dashboards = dashboard.NewService(db.Dashboard(), a.Finops, clock)
 	a.Catalog = catalog.NewService(db.Catalog())
 	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans, Quota: a.Plans.AllowScan}
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
 	a.Validation = validate.NewService(a.Catalog, db.Rules(), a.Connections, clock)
 	a.Diff = datadiff.NewService(a.Catalog, a.Connections, db.Rules(), clock).WithChecks(db.Reconciles())
-	a.Issues = issue.NewService(db.Issues(), db, clock)
+	a.Issues = issue.NewService(db.Issues(), db, a.Messages, clock)
 	a.Teams = team.NewService(db.Teams(), clock)
 	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute,
 		Pipelines: orchestrator.TrustPipelines{Store: db.Orchestrators()}})
@@ -317,7 +321,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.LabelQuality = labelquality.NewService(db.LabelQuality(), a.Catalog, a.Sensitivity, a.Plans, a.Connections, clock)
 	a.Readmes = readme.NewService(db.Readmes(), readmeFacts{a.Catalog, a.Lineage, a.Sensitivity}, clock)
 	a.Reports = report.NewService(db.Reports(), clock)
-	a.Routines = routine.NewService(db.Routines(), routineJobs{queue}, a.Reports, db, clock)
+	a.Routines = routine.NewService(db.Routines(), routineJobs{queue}, a.Reports, a.Finops, db, clock)
 	a.handleJobs()
 	a.handleFeedJobs()
 	return a, nil
@@ -448,7 +452,7 @@ func (l lineageJobs) EnqueueProjection(ctx context.Context, workspaceID string) 
 // Server builds the HTTP transport: /api/v1, /graphql and its explorer, /metrics.
 func (a *App) Server() *rest.Server {
 	gql := graph.NewHandler(&graph.Resolver{ConnectionReads: a.Connections, TrustReads: a.Trust, ProductReads: a.Products,
-		LineageReads: a.Lineage, ContractReads: a.Contracts,
+		LineageReads: a.Lineage, ContractReads: a.Contracts, Dashboards: a.Dashboards, Finops: a.Finops,
 		Readmes: a.Readmes, SensitivityReads: a.Sensitivity, RuleExports: a.Rules,
 		PipelineReads: a.Orchestrators, SyntheticGen: a.Synthetic, Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
 		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, IncidentService: a.Incidents, Trust: a.Trust, Products: a.Products, Contracts: a.Contracts,
@@ -466,7 +470,7 @@ func (a *App) Server() *rest.Server {
 			Synthetic: a.Synthetic, Suggestions: a.Suggestions, Duplicates: a.Duplicates, Blackouts: a.Blackouts, Reports: a.Reports, Routines: a.Routines,
 			Messages: a.Messages, Database: a.DB.Ping, Broker: BrokerCheck(a.Config.NATSURL), GraphQL: gql,
 			Explorer: explorer.Handler("/graphql"), WebApp: ui.Handler(a.Messages), Account: a.Identity, BI: a.BI,
-			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Finops: a.Finops, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, LabelQuality: a.LabelQuality, Readmes: a.Readmes}, a.Log)
+			DataPolicies: a.DataPolicies, Compliance: a.Compliance, Finops: a.Finops, Dashboards: a.Dashboards, Knowledge: a.Knowledge, Sensitivity: a.Sensitivity, LabelQuality: a.LabelQuality, Readmes: a.Readmes}, a.Log)
 }
 
 // RunWorkers works jobs (scans, webhook deliveries) and fires due schedules until ctx ends.

@@ -171,6 +171,37 @@ func TestChargebackSharesDatasetsAndMatchesHandComputation(t *testing.T) {
 		t.Fatalf("workspace row names it: %s", r.Body)
 	}
 
+	// GraphQL answers the same rows.
+	gq := env.Do(t, http.MethodPost, "/graphql", token, map[string]any{"query": `{ chargeback { total items { dimension entityId scans datasets reports profileBytes } } }`})
+	mustStatus(t, gq, http.StatusOK)
+	var gout struct {
+		Data struct {
+			Chargeback struct {
+				Total int `json:"total"`
+				Items []struct {
+					Dimension    string  `json:"dimension"`
+					EntityID     *string `json:"entityId"`
+					Scans        float64 `json:"scans"`
+					ProfileBytes float64 `json:"profileBytes"`
+				} `json:"items"`
+			} `json:"chargeback"`
+		} `json:"data"`
+	}
+	gq.JSON(t, &gout)
+	if cb := gout.Data.Chargeback; cb.Total != 4 || len(cb.Items) != 4 || cb.Items[0].Dimension != "workspace" || cb.Items[0].Scans != 6 ||
+		cb.Items[0].ProfileBytes != byEntity["workspace:"+ws].ProfileBytes {
+		t.Fatalf("graphql chargeback: %s", gq.Body)
+	}
+
+	// The monthly routine's snapshot of this month has the same rows.
+	snap, err := env.App.Finops.MonthSnapshot(context.Background(), ws, time.Date(time.Now().UTC().Year(), time.Now().UTC().Month(), 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sn := snap.(finops.Snapshot); sn.Month != month || len(sn.Rows) != 4 || sn.Rows[0].Scans != 6 || sn.Rows[0].Dimension != "workspace" {
+		t.Fatalf("snapshot: %+v", snap)
+	}
+
 	// One domain's rows; an unknown or foreign domain is 404; bad days is 422.
 	r = env.Do(t, http.MethodGet, "/api/v1/bi/chargeback?domain_id="+vendasDom, token, nil)
 	mustStatus(t, r, http.StatusOK)

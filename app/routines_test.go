@@ -58,7 +58,10 @@ func TestRoutinesCatalogScheduleAndRuns(t *testing.T) {
 	}
 	all := list()
 	weekly, daily := all[routine.KeyWeeklyExecutiveReport], all[routine.KeyDailySLABreachDigest]
-	if len(all) != 2 || weekly.Cadence != "weekly" || weekly.Weekday == nil || *weekly.Weekday != "monday" || weekly.LocalTime != "08:00" ||
+	if monthly := all[routine.KeyMonthlyChargeback]; monthly.Cadence != "monthly" || monthly.LocalTime != "07:00" || monthly.Weekday != nil {
+		t.Fatalf("monthly: %+v", monthly)
+	}
+	if len(all) != 3 || weekly.Cadence != "weekly" || weekly.Weekday == nil || *weekly.Weekday != "monday" || weekly.LocalTime != "08:00" ||
 		weekly.TimeZone != "America/Sao_Paulo" || weekly.Enabled || weekly.NextRunAt != nil || daily.Cadence != "daily" || daily.Weekday != nil ||
 		string(daily.LastResult) != "null" {
 		t.Fatalf("catalog: %+v", all)
@@ -72,7 +75,7 @@ func TestRoutinesCatalogScheduleAndRuns(t *testing.T) {
 			t.Fatalf("switch: %d %s", res.Status, res.Body)
 		}
 	}
-	if res := env.Do(t, http.MethodPut, "/api/v1/routines/monthly_chargeback_snapshot", admin, map[string]any{"enabled": true}); res.Status != http.StatusNotFound {
+	if res := env.Do(t, http.MethodPut, "/api/v1/routines/quarterly_nonexistent_routine", admin, map[string]any{"enabled": true}); res.Status != http.StatusNotFound {
 		t.Fatalf("unknown routine: %d %s", res.Status, res.Body)
 	}
 	res := env.Do(t, http.MethodPut, "/api/v1/routines/"+routine.KeyWeeklyExecutiveReport, admin, map[string]any{"enabled": true})

@@ -166,46 +166,9 @@ func (s *Service) Chargeback(ctx context.Context, f ChargebackFilter) (vigia.Lis
 	if err := f.Page.Validate(); err != nil {
 		return vigia.List[Row]{}, err
 	}
-	v := catalog.ViewerOf(p)
-	if f.DomainID != nil {
-		ok, err := s.store.DomainVisible(ctx, v, *f.DomainID)
-		if err != nil {
-			return vigia.List[Row]{}, err
-		}
-		if !ok {
-			return vigia.List[Row]{}, vigia.NotFound()
-		}
-	}
-	now := s.clock.Now().UTC()
-	facts, err := s.store.ChargebackFacts(ctx, v, now.AddDate(0, 0, -days))
+	rows, err := s.rows(ctx, p, days, f.DomainID)
 	if err != nil {
 		return vigia.List[Row]{}, err
-	}
-	rows := Compute(p.WorkspaceID, facts)
-	if f.DomainID != nil {
-		kept := rows[:0]
-		for _, r := range rows {
-			if r.Dimension == DimensionDomain && r.EntityID != nil && *r.EntityID == *f.DomainID {
-				kept = append(kept, r)
-			}
-		}
-		rows = kept
-	}
-	cur, err := s.currency(ctx, p.WorkspaceID)
-	if err != nil {
-		return vigia.List[Row]{}, err
-	}
-	rates := map[string]*Rate{}
-	for i := range rows {
-		r := &rows[i]
-		if _, ok := rates[r.Month]; !ok {
-			rate, err := s.rateFor(ctx, cur, monthEnd(r.Month, now))
-			if err != nil {
-				return vigia.List[Row]{}, err
-			}
-			rates[r.Month] = rate
-		}
-		r.Money = Convert(r.LLMCostEUR, cur, rates[r.Month])
 	}
 	out := vigia.List[Row]{Total: len(rows), Items: []Row{}}
 	if f.Page.Offset < len(rows) {
@@ -394,3 +357,136 @@ func known(c string) bool {
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 func ptr[T any](v T) *T { return &v }
+
+// rows computes the rows of the period with their money, for one domain or all.
+func (s *Service) rows(ctx context.Context, p vigia.Principal, days int, domainID *string) ([]Row, error) {
+	v := catalog.ViewerOf(p)
+	if domainID != nil {
+		ok, err := s.store.DomainVisible(ctx, v, *domainID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, vigia.NotFound()
+		}
+	}
+	now := s.clock.Now().UTC()
+	facts, err := s.store.ChargebackFacts(ctx, v, now.AddDate(0, 0, -days))
+	if err != nil {
+		return nil, err
+	}
+	rows := Compute(p.WorkspaceID, facts)
+	if domainID != nil {
+		kept := rows[:0]
+		for _, r := range rows {
+			if r.Dimension == DimensionDomain && r.EntityID != nil && *r.EntityID == *domainID {
+				kept = append(kept, r)
+			}
+		}
+		rows = kept
+	}
+	cur, err := s.currency(ctx, p.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	rates := map[string]*Rate{}
+	for i := range rows {
+		r := &rows[i]
+		if _, ok := rates[r.Month]; !ok {
+			rate, err := s.rateFor(ctx, cur, monthEnd(r.Month, now))
+			if err != nil {
+				return nil, err
+			}
+			rates[r.Month] = rate
+		}
+		r.Money = Convert(r.LLMCostEUR, cur, rates[r.Month])
+	}
+	return rows, nil
+}
+
+// Dashboard is the finops dashboard: the workspace rows of the last twelve months with
+// their totals, and the current month's domain rows.
+type Dashboard struct {
+	AsOf     time.Time
+	Currency string
+	FX       *Rate
+	Months   []Row
+	Domains  []Row
+	Totals   Row
+}
+
+// FinopsDashboard returns the finops dashboard read.
+func (s *Service) FinopsDashboard(ctx context.Context) (Dashboard, error) {
+	p, err := vigia.MustPrincipal(ctx)
+	if err != nil {
+		return Dashboard{}, err
+	}
+	rows, err := s.rows(ctx, p, DefaultDays, nil)
+	if err != nil {
+		return Dashboard{}, err
+	}
+	cur, rate, err := s.Currency(ctx)
+	if err != nil {
+		return Dashboard{}, err
+	}
+	now := s.clock.Now().UTC()
+	d := Dashboard{AsOf: now, Currency: cur, FX: rate, Months: []Row{}, Domains: []Row{},
+		Totals: Row{Dimension: DimensionWorkspace, WorkspaceID: p.WorkspaceID}}
+	month := now.Format("2006-01")
+	for _, r := range rows {
+		switch {
+		case r.Dimension == DimensionWorkspace:
+			d.Months = append(d.Months, r)
+			d.Totals.WorkspaceName, d.Totals.EntityID, d.Totals.EntityName = r.WorkspaceName, r.EntityID, r.EntityName
+			d.Totals.Scans += r.Scans
+			d.Totals.Datasets += r.Datasets
+			d.Totals.Reports += r.Reports
+			d.Totals.ProfileBytes += r.ProfileBytes
+		case r.Month == month:
+			d.Domains = append(d.Domains, r)
+		}
+	}
+	d.Totals.Money = Convert(0, cur, rate)
+	return d, nil
+}
+
+// Snapshot is one month's chargeback of a workspace as the monthly routine records it.
+type Snapshot struct {
+	Month string        `json:"month"`
+	Rows  []SnapshotRow `json:"rows"`
+}
+
+// SnapshotRow is one row of a snapshot: the chargeback row's figures, llm_cost in the
+// workspace currency.
+type SnapshotRow struct {
+	Dimension    string   `json:"dimension"`
+	EntityID     *string  `json:"entity_id"`
+	EntityName   *string  `json:"entity_name"`
+	Scans        float64  `json:"scans"`
+	Datasets     float64  `json:"datasets"`
+	Reports      float64  `json:"reports"`
+	ProfileBytes float64  `json:"profile_bytes"`
+	LLMCostEUR   float64  `json:"llm_cost_eur"`
+	LLMCost      *float64 `json:"llm_cost"`
+	Currency     string   `json:"currency"`
+}
+
+// MonthSnapshot is the chargeback of the month starting at month (UTC) over every dataset
+// and report of the workspace (as an admin sees them), for the monthly routine.
+func (s *Service) MonthSnapshot(ctx context.Context, workspaceID string, month time.Time) (any, error) {
+	p := vigia.Principal{WorkspaceID: workspaceID, Role: vigia.RoleAdmin, UserID: "routine"}
+	days := int(s.clock.Now().UTC().Sub(month).Hours()/24) + 1
+	rows, err := s.rows(ctx, p, min(max(days, 1), MaxDays), nil)
+	if err != nil {
+		return nil, err
+	}
+	key := month.UTC().Format("2006-01")
+	snap := Snapshot{Month: key, Rows: []SnapshotRow{}}
+	for _, r := range rows {
+		if r.Month != key {
+			continue
+		}
+		snap.Rows = append(snap.Rows, SnapshotRow{r.Dimension, r.EntityID, r.EntityName, r.Scans, r.Datasets, r.Reports, r.ProfileBytes, r.LLMCostEUR, r.Money.Amount, r.Money.Currency})
+	}
+	return snap, nil
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/vigia-data/vigia/contract"
 	"github.com/vigia-data/vigia/datadiff"
 	"github.com/vigia-data/vigia/duplicates"
+	"github.com/vigia-data/vigia/finops"
 	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
@@ -40,7 +41,7 @@ func TestSchemaDefaultsAreTheServices(t *testing.T) {
 			"rulePacks.limit": vigia.MaxLimit, "reconcileChecks.limit": datadiff.CheckPageDefault,
 			"orchestratorRuns.limit": orchestrator.RunPageDefault,
 			"knowledgeEntries.limit": knowledge.DefaultList, "reports.limit": report.PageDefault, "suggestions.limit": suggest.PageDefault,
-			"biRefreshes.limit": bi.RefreshPageDefault, "duplicates.limit": duplicates.PageDefault},
+			"biRefreshes.limit": bi.RefreshPageDefault, "duplicates.limit": duplicates.PageDefault, "chargeback.limit": finops.PageDefault},
 		"NotificationChannel": {"deliveries.limit": notify.PageDefault},
 		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops, "contractVersions.limit": contract.PageDefault,
 			"upstream.hops": lineage.DefaultTraverseHops, "downstream.hops": lineage.DefaultTraverseHops,

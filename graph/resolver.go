@@ -51,4 +51,8 @@ type Resolver struct {
 	BI BIService
 	// Duplicates answers the clusters of duplicate records.
 	Duplicates DuplicateService
+	// Dashboards answers the governance metrics.
+	Dashboards DashboardService
+	// Finops answers the chargeback.
+	Finops FinopsService
 }

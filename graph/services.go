@@ -7,6 +7,8 @@ import (
 	"github.com/vigia-data/vigia/bi"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/contract"
+	"github.com/vigia-data/vigia/dashboard"
+	"github.com/vigia-data/vigia/finops"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
@@ -54,6 +56,16 @@ type RuleService interface {
 	Rule(ctx context.Context, id string) (rule.Rule, error)
 	Rules(ctx context.Context, f rule.Filter) (vigia.List[rule.Rule], error)
 	UpdateRule(ctx context.Context, id string, u rule.Update) (rule.Rule, error)
+}
+
+// DashboardService answers the governance metrics.
+type DashboardService interface {
+	Governance(ctx context.Context, days *int) (dashboard.Governance, error)
+}
+
+// FinopsService answers the chargeback.
+type FinopsService interface {
+	Chargeback(ctx context.Context, f finops.ChargebackFilter) (vigia.List[finops.Row], error)
 }
 
 // IssueService is what the resolvers need of issues.

@@ -63,15 +63,20 @@ const MaxNote = 1000
 
 // Issue is a problem a scan (or another feature) raised on a dataset.
 type Issue struct {
-	ID               string
-	WorkspaceID      string
-	DatasetID        string
-	DatasetName      string
-	Type             string
-	Subtype          *string
-	Severity         string
-	Status           string
-	Title            string
+	ID          string
+	WorkspaceID string
+	DatasetID   string
+	DatasetName string
+	Type        string
+	Subtype     *string
+	Severity    string
+	Status      string
+	// Title is the title in the reader's language when TitleKey names a message of the
+	// catalogue (rendered at read time from TitleParams); else the text stored at creation.
+	Title string
+	// TitleKey and TitleParams are the title as stored: a message key and its parameters.
+	TitleKey         string
+	TitleParams      map[string]any
 	Metric           string
 	Column           string
 	ResolutionReason *string
@@ -256,14 +261,38 @@ type Tx interface {
 
 // Service runs the issue workflow for the principal in ctx.
 type Service struct {
-	store Store
-	tx    Tx
-	clock vigia.Clock
+	store  Store
+	tx     Tx
+	titles Titles
+	clock  vigia.Clock
 }
 
 // NewService returns the issue service.
-func NewService(store Store, tx Tx, clock vigia.Clock) *Service {
-	return &Service{store: store, tx: tx, clock: clock}
+func NewService(store Store, tx Tx, titles Titles, clock vigia.Clock) *Service {
+	return &Service{store: store, tx: tx, titles: titles, clock: clock}
+}
+
+// Titles renders stored message keys in a language (the i18n catalogue).
+type Titles interface {
+	Has(key string) bool
+	Message(lang, key string, params map[string]any) string
+}
+
+// localize renders the issue's title in the request's language (vigia.Lang) from its
+// message key; an issue without a key the catalogue knows keeps its stored text.
+func (s *Service) localize(ctx context.Context, is Issue) Issue {
+	if s.titles != nil && is.TitleKey != "" && s.titles.Has(is.TitleKey) {
+		is.Title = s.titles.Message(vigia.Lang(ctx), is.TitleKey, is.TitleParams)
+	}
+	return is
+}
+
+// localized is localize over a store answer.
+func (s *Service) localized(ctx context.Context, is Issue, err error) (Issue, error) {
+	if err != nil {
+		return is, err
+	}
+	return s.localize(ctx, is), nil
 }
 
 // NextStatus is the status an action leads to from a status, with the history event it
@@ -304,7 +333,11 @@ func (s *Service) Issues(ctx context.Context, f Filter) (vigia.List[Issue], erro
 	if err != nil || empty {
 		return vigia.List[Issue]{Items: []Issue{}}, err
 	}
-	return s.store.Issues(ctx, catalog.ViewerOf(p), sf)
+	l, err := s.store.Issues(ctx, catalog.ViewerOf(p), sf)
+	for i := range l.Items {
+		l.Items[i] = s.localize(ctx, l.Items[i])
+	}
+	return l, err
 }
 
 // resolveFilter checks a filter and turns "mine" into the caller's teams; empty is true
@@ -371,7 +404,8 @@ func (s *Service) Issue(ctx context.Context, id string) (Issue, error) {
 	if !vigia.ValidID(id) {
 		return Issue{}, vigia.NotFound()
 	}
-	return s.store.IssueByID(ctx, catalog.ViewerOf(p), id)
+	is, err := s.store.IssueByID(ctx, catalog.ViewerOf(p), id)
+	return s.localized(ctx, is, err)
 }
 
 // Histories returns the histories of several issues in one read (a list's), keyed by
@@ -409,7 +443,8 @@ func (s *Service) Transition(ctx context.Context, id, action, note string) (Issu
 	if err := s.transition(ctx, p.WorkspaceID, &v, id, action, "user:"+p.UserID, note); err != nil {
 		return Issue{}, err
 	}
-	return s.store.IssueByID(ctx, v, id)
+	is, err := s.store.IssueByID(ctx, v, id)
+	return s.localized(ctx, is, err)
 }
 
 // TransitionAsSystem applies an action for a system actor (a ticket integration, a
@@ -517,7 +552,8 @@ func (s *Service) Assign(ctx context.Context, id string, teamID *string) (Issue,
 	if err != nil {
 		return Issue{}, err
 	}
-	return s.store.IssueByID(ctx, v, id)
+	is, err := s.store.IssueByID(ctx, v, id)
+	return s.localized(ctx, is, err)
 }
 
 // Board counts the issues the caller can see per status and severity, and per status

@@ -137,7 +137,7 @@ func (s *Service) Explain(ctx context.Context, id string) (Explanation, error) {
 	if err != nil {
 		return Explanation{}, err
 	}
-	out := Explanation{Issue: is, Kind: "other", Details: is.Details}
+	out := Explanation{Issue: s.localize(ctx, is), Kind: "other", Details: is.Details}
 	if out.Details == nil {
 		out.Details = map[string]any{}
 	}

@@ -65,10 +65,7 @@ func (s *Server) handleChargeback(w http.ResponseWriter, r *http.Request, in *in
 	}
 	out := make([]ChargebackRowOut, 0, len(l.Items))
 	for _, x := range l.Items {
-		out = append(out, ChargebackRowOut{Month: x.Month, Dimension: x.Dimension, WorkspaceID: x.WorkspaceID, WorkspaceName: x.WorkspaceName,
-			EntityID: x.EntityID, EntityName: x.EntityName, Scans: x.Scans, Datasets: x.Datasets, Reports: x.Reports,
-			LLMTokens: x.LLMTokens, LLMTokensBYOK: x.LLMTokensBYOK, LLMCostUSD: x.LLMCostUSD, LLMCostEUR: x.LLMCostEUR,
-			LLMCost: toMoneyOut(x.Money), FX: toFXOut(x.Money.FX), Currency: x.Money.Currency, ProfileBytes: x.ProfileBytes})
+		out = append(out, toChargebackRowOut(x))
 	}
 	list(w, l.Total, out)
 }

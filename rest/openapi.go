@@ -82,6 +82,7 @@ var tagDescriptions = map[string]string{
 	"workspace":         "Workspace and account settings: default locale and time zone, currency, the person's locale; the egress addresses",
 	"synthetic":         "Synthetic data generated from profiles, never from stored values, with a utility and privacy scorecard",
 	"bi":                "BI tools' dataset refreshes (the warehouse datasets they read, their dashboards, failed and late refreshes) and the chargeback of Vigia's work",
+	"dashboard":         "Dashboard reads for executive, management and finops audiences, with costs in the workspace currency",
 	"compliance":        "Compliance dossiers from Vigia's facts: the EU AI Act Article 10 dossier, the AI-system register, sector verticals (saude_pt)",
 	"suggestions":       "Suggestions from scans (rules, parsing), accepted, dismissed or rehearsed with counts only",
 	"duplicates":        "Clusters of duplicate records of one entity within and across datasets, with confidence and its band",

@@ -19,8 +19,8 @@ type RoutineService interface {
 
 // RoutineOut is a routine of the catalog with its state in the workspace.
 type RoutineOut struct {
-	Key          string          `json:"key" enum:"weekly_executive_report,daily_sla_breach_digest"`
-	Cadence      string          `json:"cadence" enum:"weekly,daily"`
+	Key          string          `json:"key" enum:"weekly_executive_report,daily_sla_breach_digest,monthly_chargeback_snapshot"`
+	Cadence      string          `json:"cadence" enum:"weekly,daily,monthly" doc:"monthly routines run on the 1st"`
 	Weekday      *string         `json:"weekday" doc:"Day of a weekly routine (monday...); null for daily ones"`
 	LocalTime    string          `json:"local_time" doc:"HH:MM in the workspace's time zone"`
 	TimeZone     string          `json:"timezone" doc:"The workspace's IANA time zone"`
@@ -28,7 +28,7 @@ type RoutineOut struct {
 	NextRunAt    *time.Time      `json:"next_run_at" doc:"null while disabled"`
 	LastRunAt    *time.Time      `json:"last_run_at"`
 	LastStatus   *string         `json:"last_status" enum:"succeeded,failed"`
-	LastResult   json.RawMessage `json:"last_result" doc:"The last run's figures: report_id and score for the weekly report; since, until, breached and by_severity for the digest; null before the first run"`
+	LastResult   json.RawMessage `json:"last_result" doc:"The last run's figures: report_id and score for the weekly report; since, until, breached and by_severity for the digest; month and rows (the chargeback rows of the month before) for the chargeback snapshot; null before the first run"`
 	LastReportID *string         `json:"last_report_id" doc:"The report the last run wrote, if any"`
 }
 
@@ -44,7 +44,9 @@ func (s *Server) routineRoutes() {
 		Summary: "The catalog of scheduled routines with their schedule, state and last run", Response: []RoutineOut{},
 		Desc: "weekly_executive_report writes an executive workspace_overview report (in the workspace's language) every Monday " +
 			"at 08:00; daily_sla_breach_digest counts, every day at 08:00, the issues that passed their resolution target in the " +
-			"24 hours before. Times are in the workspace's time zone; runs go on the job queue. Routines start disabled."},
+			"24 hours before; monthly_chargeback_snapshot records, on the 1st at 07:00, the chargeback of the month before (as " +
+			"GET /bi/chargeback, over every dataset of the workspace). Times are in the workspace's time zone; runs go on the job " +
+			"queue. Routines start disabled."},
 		s.handleRoutineList)
 	s.register(operation{ID: "updateRoutine", Method: http.MethodPut, Path: "/api/v1/routines/{routine_key}", Tag: "routines",
 		Summary: "Enable or disable a routine (admin session)", Params: []param{routineKeyParam}, Body: RoutineUpdateIn{},

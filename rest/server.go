@@ -114,6 +114,8 @@ type Deps struct {
 	Compliance ComplianceService
 	// Finops computes chargeback and currency amounts.
 	Finops FinopsService
+	// Dashboards answers the dashboards and governance metrics.
+	Dashboards DashboardService
 	// Knowledge keeps knowledge entries (notes, decisions, terms, metrics).
 	Knowledge KnowledgeService
 	// Sensitivity classifies columns (auto, manual, lineage-inherited suggestions).
@@ -256,6 +258,7 @@ func (s *Server) routes() {
 	s.dataPolicyRoutes()
 	s.complianceRoutes()
 	s.finopsRoutes()
+	s.dashboardRoutes()
 	s.suggestionRoutes()
 	s.duplicateRoutes()
 	s.blackoutRoutes()

@@ -9,6 +9,7 @@ import (
 	"github.com/vigia-data/vigia/compliance"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
+	"github.com/vigia-data/vigia/dashboard"
 	"github.com/vigia-data/vigia/datapolicy"
 	"github.com/vigia-data/vigia/finops"
 	"github.com/vigia-data/vigia/ide"
@@ -70,6 +71,13 @@ type ComplianceService interface {
 // FinopsService is what the transport needs of chargeback and currency amounts.
 type FinopsService interface {
 	Chargeback(ctx context.Context, f finops.ChargebackFilter) (vigia.List[finops.Row], error)
+	FinopsDashboard(ctx context.Context) (finops.Dashboard, error)
+}
+
+// DashboardService is what the transport needs of the dashboards and governance metrics.
+type DashboardService interface {
+	Governance(ctx context.Context, days *int) (dashboard.Governance, error)
+	Executive(ctx context.Context, days *int) (dashboard.Executive, error)
 }
 
 // CatalogService is what the transport needs of the catalog.

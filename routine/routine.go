@@ -20,17 +20,20 @@ const JobKind = "routine.run"
 const (
 	KeyWeeklyExecutiveReport = "weekly_executive_report"
 	KeyDailySLABreachDigest  = "daily_sla_breach_digest"
+	// KeyMonthlyChargeback records, on the 1st of each month, the chargeback of the month
+	// before (finops) as its result.
+	KeyMonthlyChargeback = "monthly_chargeback_snapshot"
 )
 
 // Cadences.
 const (
-	Weekly = "weekly"
-	Daily  = "daily"
+	Weekly  = "weekly"
+	Daily   = "daily"
+	Monthly = "monthly" // the 1st of each month
 )
 
 // Definition is a routine of the catalog: what it does and when, in the workspace's time
-// zone. The monthly chargeback snapshot is not in the catalog: there is no chargeback to
-// snapshot yet.
+// zone.
 type Definition struct {
 	Key     string
 	Cadence string
@@ -43,6 +46,7 @@ type Definition struct {
 var Catalog = []Definition{
 	{Key: KeyWeeklyExecutiveReport, Cadence: Weekly, Weekday: time.Monday, Hour: 8},
 	{Key: KeyDailySLABreachDigest, Cadence: Daily, Hour: 8},
+	{Key: KeyMonthlyChargeback, Cadence: Monthly, Hour: 7},
 }
 
 func definition(key string) (Definition, bool) {
@@ -58,13 +62,19 @@ func definition(key string) (Definition, bool) {
 func (d Definition) Next(t time.Time, loc *time.Location) time.Time {
 	l := t.In(loc)
 	next := time.Date(l.Year(), l.Month(), l.Day(), d.Hour, 0, 0, 0, loc)
-	if d.Cadence == Weekly {
+	switch d.Cadence {
+	case Weekly:
 		next = next.AddDate(0, 0, (int(d.Weekday)-int(next.Weekday())+7)%7)
+	case Monthly:
+		next = time.Date(l.Year(), l.Month(), 1, d.Hour, 0, 0, 0, loc)
 	}
-	for !next.After(t) {
-		if d.Cadence == Weekly {
+	for i := 1; !next.After(t); i++ {
+		switch d.Cadence {
+		case Weekly:
 			next = next.AddDate(0, 0, 7)
-		} else {
+		case Monthly:
+			next = time.Date(l.Year(), l.Month()+time.Month(i), 1, d.Hour, 0, 0, 0, loc)
+		default:
 			next = next.AddDate(0, 0, 1)
 		}
 	}
@@ -132,6 +142,11 @@ type Reports interface {
 	Generate(ctx context.Context, workspaceID string, in report.CreateInput, routineID string) (report.Report, error)
 }
 
+// Chargeback snapshots a month's chargeback of a workspace (implemented by finops).
+type Chargeback interface {
+	MonthSnapshot(ctx context.Context, workspaceID string, month time.Time) (any, error)
+}
+
 // Tx runs a function in one transaction carried by its context.
 type Tx interface {
 	InTx(ctx context.Context, fn func(ctx context.Context) error) error
@@ -142,13 +157,14 @@ type Service struct {
 	store   Store
 	jobs    Jobs
 	reports Reports
+	charges Chargeback
 	tx      Tx
 	clock   vigia.Clock
 }
 
 // NewService returns the routine service.
-func NewService(store Store, jobs Jobs, reports Reports, tx Tx, clock vigia.Clock) *Service {
-	return &Service{store: store, jobs: jobs, reports: reports, tx: tx, clock: clock}
+func NewService(store Store, jobs Jobs, reports Reports, charges Chargeback, tx Tx, clock vigia.Clock) *Service {
+	return &Service{store: store, jobs: jobs, reports: reports, charges: charges, tx: tx, clock: clock}
 }
 
 func (s *Service) location(ctx context.Context, workspaceID string) (string, *time.Location, error) {
@@ -315,6 +331,14 @@ func (s *Service) run(ctx context.Context, workspaceID, key string, now time.Tim
 			total += n
 		}
 		out, err := json.Marshal(map[string]any{"since": since, "until": now, "breached": total, "by_severity": by})
+		return out, nil, err
+	case KeyMonthlyChargeback:
+		first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+		snap, err := s.charges.MonthSnapshot(ctx, workspaceID, first.AddDate(0, -1, 0))
+		if err != nil {
+			return nil, nil, err
+		}
+		out, err := json.Marshal(snap)
 		return out, nil, err
 	}
 	return nil, nil, nil

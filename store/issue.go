@@ -26,7 +26,7 @@ var _ issue.Store = (*IssueStore)(nil)
 const issueSelect = `SELECT i.id::text, i.workspace_id::text, i.dataset_id::text, d.schema_name || '.' || d.table_name, i.type, i.subtype,
 	i.severity, i.status, i.title, i.metric, i.column_name, i.resolution_reason, i.sla_breached_at, i.assignee_team_id::text, t.name,
 	i.rule_id::text, i.rule_current, i.details, i.detections, i.first_scan_id::text, i.last_scan_id::text, i.created_at, i.updated_at,
-	i.acknowledged_at, i.resolved_at
+	i.acknowledged_at, i.resolved_at, i.title_key, i.title_params
 	FROM issues i JOIN datasets d ON d.id = i.dataset_id LEFT JOIN teams t ON t.id = i.assignee_team_id`
 
 func scanIssue(r pgx.Row) (issue.Issue, error) {
@@ -35,7 +35,7 @@ func scanIssue(r pgx.Row) (issue.Issue, error) {
 	err := r.Scan(&is.ID, &is.WorkspaceID, &is.DatasetID, &is.DatasetName, &is.Type, &is.Subtype, &is.Severity, &is.Status, &is.Title,
 		&is.Metric, &is.Column, &is.ResolutionReason, &is.SLABreachedAt, &is.AssigneeTeamID, &is.AssigneeTeamName, &is.RuleID,
 		&is.RuleCurrent, &details, &is.Detections, &is.FirstScanID, &is.LastScanID, &is.CreatedAt, &is.UpdatedAt,
-		&is.AcknowledgedAt, &is.ResolvedAt)
+		&is.AcknowledgedAt, &is.ResolvedAt, &is.TitleKey, &is.TitleParams)
 	if err != nil {
 		return is, err
 	}

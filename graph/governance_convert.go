@@ -1,0 +1,34 @@
+package graph
+
+import (
+	"time"
+
+	"github.com/vigia-data/vigia/dashboard"
+	"github.com/vigia-data/vigia/finops"
+	"github.com/vigia-data/vigia/graph/model"
+)
+
+func toGovernanceMetrics(g dashboard.Governance) *model.GovernanceMetrics {
+	sh := func(x dashboard.Share) *model.GovernanceShare {
+		return &model.GovernanceShare{Count: x.Count, Pct: x.Pct}
+	}
+	c := g.Coverage
+	return &model.GovernanceMetrics{AsOf: g.AsOf, PeriodDays: g.PeriodDays,
+		Coverage: &model.GovernanceCoverage{Datasets: c.Datasets, Profiled: sh(c.Profiled), WithOwner: sh(c.WithOwner), WithDomain: sh(c.WithDomain),
+			WithRules: sh(c.WithRules), WithContract: sh(c.WithContract), SensitivityClassified: sh(c.SensitivityRev)},
+		IssueFlow: &model.GovernanceIssueFlow{Opened: g.IssueFlow.Opened, Resolved: g.IssueFlow.Resolved, Ignored: g.IssueFlow.Ignored,
+			OpenNow: g.IssueFlow.OpenNow, OpenCritical: g.IssueFlow.OpenCritical, OpenWarning: g.IssueFlow.OpenWarning,
+			OpenSLABreached: g.IssueFlow.OpenBreached},
+		SLA: &model.GovernanceSLA{ClosedInScope: g.SLA.ClosedInScope, Met: g.SLA.Met, Breached: g.SLA.Breached, AttainmentPct: g.SLA.AttainmentPct}}
+}
+
+func toChargebackRow(x finops.Row) model.ChargebackRow {
+	out := model.ChargebackRow{Month: x.Month, Dimension: x.Dimension, WorkspaceID: x.WorkspaceID, WorkspaceName: x.WorkspaceName,
+		EntityID: x.EntityID, EntityName: x.EntityName, Scans: x.Scans, Datasets: x.Datasets, Reports: x.Reports, ProfileBytes: x.ProfileBytes,
+		LlmTokens: int(x.LLMTokens), LlmTokensByok: int(x.LLMTokensBYOK), LlmCostUsd: x.LLMCostUSD, LlmCostEur: x.LLMCostEUR,
+		LlmCost: &model.Money{Amount: x.Money.Amount, Currency: x.Money.Currency}, Currency: x.Money.Currency}
+	if r := x.Money.FX; r != nil {
+		out.Fx = &model.FXRate{Base: finops.Base, Currency: r.Currency, Rate: r.PerEUR, RateDate: r.Date.UTC().Format(time.DateOnly)}
+	}
+	return out
+}
