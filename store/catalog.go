@@ -134,51 +134,106 @@ func (s *CatalogStore) grants(ctx context.Context, v catalog.Viewer, ids []strin
 	return out, translate(rows.Err())
 }
 
-// DatasetByID returns a dataset of the workspace with its columns.
+// DatasetByID returns a dataset of the workspace with its columns, score history, open
+// issues, grants and last runs, in one round trip (a pgx.Batch): the other reads are
+// discarded when the first finds no dataset v can see.
 func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id string) (catalog.Dataset, error) {
-	d, err := scanDataset(s.db.q(ctx).QueryRow(ctx, `SELECT `+datasetColumns+` FROM `+datasetFrom+`
-		WHERE d.id = $1 AND d.workspace_id = $2 AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4), id, v.WorkspaceID, v.TeamIDs, v.Admin))
-	if err != nil {
-		return d, translate(err)
+	var d catalog.Dataset
+	var found bool
+	var lastRun struct {
+		rc     *int64
+		exact  *bool
+		scanID *string
+		code   *string
+		at     *time.Time
 	}
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT name, position, data_type, class, nullable, primary_key, partition, clustering, profile, unique_key
-		FROM dataset_columns WHERE dataset_id = $1 ORDER BY position, name`, id)
-	if err != nil {
-		return d, translate(err)
-	}
-	d.Columns, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Column, error) {
-		var c catalog.Column
-		var profile []byte
-		if err := r.Scan(&c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Partition, &c.Clustering, &profile, &c.Unique); err != nil {
-			return c, err
-		}
-		if profile != nil {
-			c.Profile = &catalog.ColumnProfile{}
-			if err := json.Unmarshal(profile, c.Profile); err != nil {
+	var grants []catalog.DomainGrant
+	b := &pgx.Batch{}
+	b.Queue(`SELECT `+datasetColumns+` FROM `+datasetFrom+`
+		WHERE d.id = $1 AND d.workspace_id = $2 AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4), id, v.WorkspaceID, v.TeamIDs, v.Admin).
+		Query(func(rows pgx.Rows) error {
+			ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Dataset, error) { return scanDataset(r) })
+			if len(ds) == 1 {
+				d, found = ds[0], true
+			}
+			return err
+		})
+	b.Queue(`SELECT name, position, data_type, class, nullable, primary_key, partition, clustering, profile, unique_key
+		FROM dataset_columns WHERE dataset_id = $1 ORDER BY position, name`, id).Query(func(rows pgx.Rows) error {
+		var err error
+		d.Columns, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Column, error) {
+			var c catalog.Column
+			var profile []byte
+			if err := r.Scan(&c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Partition, &c.Clustering, &profile, &c.Unique); err != nil {
 				return c, err
 			}
-		}
-		return c, nil
+			if profile != nil {
+				c.Profile = &catalog.ColumnProfile{}
+				if err := json.Unmarshal(profile, c.Profile); err != nil {
+					return c, err
+				}
+			}
+			return c, nil
+		})
+		return err
 	})
-	if err != nil {
-		return d, translate(err)
+	b.Queue(`SELECT scan_id::text, score, detail->'dimensions', created_at FROM scores
+		WHERE dataset_id = $1 ORDER BY seq DESC LIMIT 30`, id).Query(func(rows pgx.Rows) error {
+		var err error
+		d.ScoreHistory, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.ScorePoint, error) {
+			var p catalog.ScorePoint
+			var dims []byte
+			if err := r.Scan(&p.ScanID, &p.Score, &dims, &p.CreatedAt); err != nil {
+				return p, err
+			}
+			return p, json.Unmarshal(dims, &p.Dimensions)
+		})
+		return err
+	})
+	b.Queue(issueSummarySelect+` WHERE i.dataset_id = $1 AND i.status IN ('open', 'acknowledged')
+		ORDER BY CASE i.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, i.created_at DESC`, id).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			d.Issues, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.IssueSummary, error) { return scanIssueSummary(r) })
+			return err
+		})
+	b.Queue(`SELECT p.row_count, p.row_count_exact, f.scan_id::text, f.code, f.failed_at
+		FROM (SELECT $1::uuid AS id) d
+		LEFT JOIN LATERAL (SELECT row_count, row_count_exact, profiled_at FROM dataset_profiles
+			WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) p ON true
+		LEFT JOIN LATERAL (SELECT scan_id, code, failed_at FROM scan_failures
+			WHERE dataset_id = d.id ORDER BY failed_at DESC LIMIT 1) f ON f.failed_at > coalesce(p.profiled_at, '-infinity')`, id).
+		QueryRow(func(r pgx.Row) error {
+			return r.Scan(&lastRun.rc, &lastRun.exact, &lastRun.scanID, &lastRun.code, &lastRun.at)
+		})
+	if len(v.TeamIDs) > 0 {
+		b.Queue(`SELECT DISTINCT dm.id::text, dm.restricted, g.role
+			FROM domain_datasets dd JOIN domains dm ON dm.id = dd.domain_id
+			JOIN domain_grants g ON g.domain_id = dm.id AND g.team_id = ANY($2::uuid[])
+			WHERE dd.dataset_id = $1 AND dm.workspace_id = $3 ORDER BY 1, 3`, id, v.TeamIDs, v.WorkspaceID).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				grants, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.DomainGrant, error) {
+					var g catalog.DomainGrant
+					return g, r.Scan(&g.DomainID, &g.Restricted, &g.Role)
+				})
+				return err
+			})
 	}
-	if d.ScoreHistory, err = s.scoreHistory(ctx, id, 30); err != nil {
-		return d, err
+	if err := s.db.q(ctx).SendBatch(ctx, b).Close(); err != nil {
+		return catalog.Dataset{}, translate(err)
 	}
-	grants, err := s.grants(ctx, v, []string{id})
-	if err != nil {
-		return d, err
+	if !found {
+		return catalog.Dataset{}, vigia.NotFound()
 	}
-	d.Grants = grants[id]
-	if d.Issues, err = s.openIssues(ctx, id); err != nil {
-		return d, err
+	if len(grants) > 0 {
+		d.Grants = grants
 	}
-	m := map[string]catalog.Dataset{id: d}
-	if err := s.lastRuns(ctx, []string{id}, m); err != nil {
-		return d, err
+	d.RowCount, d.RowCountExact = lastRun.rc, lastRun.exact
+	if lastRun.scanID != nil && lastRun.code != nil && lastRun.at != nil {
+		d.LastFailure = &catalog.ProfileFailure{ScanID: *lastRun.scanID, Code: *lastRun.code, At: *lastRun.at}
 	}
-	return m[id], nil
+	return d, nil
 }
 
 // lastRuns fills the row count of the last profile and the last failure (when newer
@@ -216,23 +271,6 @@ func (s *CatalogStore) lastRuns(ctx context.Context, ids []string, out map[strin
 	return translate(rows.Err())
 }
 
-func (s *CatalogStore) scoreHistory(ctx context.Context, datasetID string, n int) ([]catalog.ScorePoint, error) {
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT scan_id::text, score, detail->'dimensions', created_at FROM scores
-		WHERE dataset_id = $1 ORDER BY seq DESC LIMIT $2`, datasetID, n)
-	if err != nil {
-		return nil, translate(err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.ScorePoint, error) {
-		var p catalog.ScorePoint
-		var dims []byte
-		if err := r.Scan(&p.ScanID, &p.Score, &dims, &p.CreatedAt); err != nil {
-			return p, err
-		}
-		return p, json.Unmarshal(dims, &p.Dimensions)
-	})
-	return out, translate(err)
-}
-
 // issueSummarySelect reads issues with their dataset and team names.
 const issueSummarySelect = `SELECT i.id::text, i.dataset_id::text, d.schema_name || '.' || d.table_name, i.type, i.subtype, i.severity,
 	i.status, i.title, i.resolution_reason, i.sla_breached_at, i.assignee_team_id::text, t.name, i.created_at, i.updated_at
@@ -243,16 +281,6 @@ func scanIssueSummary(r pgx.Row) (catalog.IssueSummary, error) {
 	err := r.Scan(&is.ID, &is.DatasetID, &is.DatasetName, &is.Type, &is.Subtype, &is.Severity, &is.Status, &is.Title,
 		&is.ResolutionReason, &is.SLABreachedAt, &is.AssigneeTeamID, &is.AssigneeTeamName, &is.CreatedAt, &is.UpdatedAt)
 	return is, err
-}
-
-func (s *CatalogStore) openIssues(ctx context.Context, datasetID string) ([]catalog.IssueSummary, error) {
-	rows, err := s.db.q(ctx).Query(ctx, issueSummarySelect+` WHERE i.dataset_id = $1 AND i.status IN ('open', 'acknowledged')
-		ORDER BY CASE i.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, i.created_at DESC`, datasetID)
-	if err != nil {
-		return nil, translate(err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.IssueSummary, error) { return scanIssueSummary(r) })
-	return out, translate(err)
 }
 
 func escapeLike(s string) string {

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
@@ -34,6 +36,7 @@ type apiBenchOpts struct {
 	Connections int
 	Duration    time.Duration
 	Rounds      int
+	CPUProfile  string
 }
 
 func benchAPICommand(stdout, stderr io.Writer) *cobra.Command {
@@ -78,6 +81,7 @@ func benchAPICommand(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&o.Connections, "connections", 16, "throughput: concurrent connections")
 	f.DurationVar(&o.Duration, "duration", 4*time.Second, "throughput: length of each measured phase")
 	f.IntVar(&o.Rounds, "rounds", 3, "throughput: rounds of each kind (pgx, REST, GraphQL), interleaved")
+	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the throughput phases to this file")
 	return cmd
 }
 
@@ -303,10 +307,12 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 		max(o.Datasets, o.Compare), min(o.Datasets, o.Compare), growth, verdict(ok))
 
 	// Throughput at o.Connections connections, the kinds interleaved round by round.
+	// GraphQL asks for every field of the REST detail it has (all but the trust brief).
 	gqlQuery := `query($id: ID!) { dataset(id: $id) { id name schema table connectionId connectionName kind costGuarded dataCountry
 		latestScore lastScanAt createdAt updatedAt accessRole country { effective source }
 		columns { name position dataType nullable primaryKey partition clustering }
-		rowCount rowCountExact scoreHistory { scanId score createdAt } } }`
+		rowCount rowCountExact lastFailure { scanId code failedAt } scoreHistory { scanId score createdAt }
+		issues { id title type subtype severity status } } }`
 	kinds := []struct {
 		name string
 		do   func(r *rand.Rand) error
@@ -326,6 +332,17 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 		if err := k.do(rand.New(rand.NewPCG(1, 1))); err != nil {
 			return false, fmt.Errorf("%s: %w", k.name, err)
 		}
+	}
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return false, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return false, err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rates := make([][]float64, len(kinds))
 	fmt.Fprintf(out, "\nDetail throughput: %d connections, %v a phase, %d rounds interleaved\n", o.Connections, o.Duration, o.Rounds)
