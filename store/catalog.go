@@ -150,7 +150,7 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 	var grants []catalog.DomainGrant
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+datasetColumns+` FROM `+datasetFrom+`
-		WHERE d.id = $1 AND d.workspace_id = $2 AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4), id, v.WorkspaceID, v.TeamIDs, v.Admin).
+		WHERE d.id = $1 AND d.workspace_id = $2 AND d.dropped_at IS NULL AND `+visibleRowSQL("d.id", 3, 4), id, v.WorkspaceID, v.TeamIDs, v.Admin).
 		Query(func(rows pgx.Rows) error {
 			ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Dataset, error) { return scanDataset(r) })
 			if len(ds) == 1 {
@@ -423,6 +423,17 @@ func (f *listFilter) sql() string { return strings.Join(f.where, " AND ") }
 // row in a list: the plan test (TestListPlansUseIndexes) fails on it.
 func HiddenExcludedSQL(datasetExpr string, wsParam, teamsParam, adminParam int) string {
 	return fmt.Sprintf("%s NOT IN (SELECT h FROM vigia_hidden_datasets($%d, $%d::uuid[], $%d) h)", datasetExpr, wsParam, teamsParam, adminParam)
+}
+
+// visibleRowSQL is vigia_dataset_visible's rule written inline, for reads of a few
+// datasets by id (the detail): one index probe of domain_datasets per row, where the
+// function (a SQL function the planner cannot inline) costs a re-planning of its body
+// per execution. Lists use HiddenExcludedSQL.
+func visibleRowSQL(datasetExpr string, teamsParam, adminParam int) string {
+	return fmt.Sprintf(`($%[3]d OR NOT EXISTS (SELECT 1 FROM domain_datasets vis_dd JOIN domains vis_dm ON vis_dm.id = vis_dd.domain_id
+		WHERE vis_dd.dataset_id = %[1]s AND vis_dm.restricted
+		AND NOT EXISTS (SELECT 1 FROM domain_grants vis_g WHERE vis_g.domain_id = vis_dm.id AND vis_g.team_id = ANY($%[2]d::uuid[]))))`,
+		datasetExpr, teamsParam, adminParam)
 }
 
 // VisibleSQL is the visibility predicate for a dataset id expression, with the caller's

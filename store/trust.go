@@ -73,7 +73,9 @@ const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text
 		FROM issues WHERE dataset_id = d.id AND status IN ('open', 'acknowledged')) iss ON true
 	LEFT JOIN LATERAL (SELECT count(DISTINCT consumption_id) FILTER (WHERE created_at >= $5::timestamptz - interval '30 days') AS n,
 		max(created_at) AS last_at FROM consumption_datasets WHERE dataset_id = d.id) cs ON true
-	WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND d.id NOT IN (SELECT h FROM vigia_hidden_datasets($1, $3::uuid[], $4) h)`
+	WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND ($4 OR NOT EXISTS (SELECT 1 FROM domain_datasets vis_dd JOIN domains vis_dm ON vis_dm.id = vis_dd.domain_id
+		WHERE vis_dd.dataset_id = d.id AND vis_dm.restricted
+		AND NOT EXISTS (SELECT 1 FROM domain_grants vis_g WHERE vis_g.domain_id = vis_dm.id AND vis_g.team_id = ANY($3::uuid[]))))`
 
 // factIssue, factColumn and factDomain are the JSON aggregates of factsSQL.
 type factIssue struct {
