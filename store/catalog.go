@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,14 +24,14 @@ var _ catalog.Store = (*CatalogStore)(nil)
 
 const datasetColumns = `d.id::text, d.workspace_id::text, d.connection_id::text, c.name, d.schema_name, d.table_name,
 	d.kind, d.depth, d.data_country, c.data_country, w.data_country, d.latest_score, d.queries_per_day, d.last_scan_at,
-	d.created_at, d.updated_at`
+	d.created_at, d.updated_at, d.reach`
 
 const datasetFrom = `datasets d JOIN connections c ON c.id = d.connection_id JOIN workspaces w ON w.id = d.workspace_id`
 
 func scanDataset(r pgx.Row) (catalog.Dataset, error) {
 	var d catalog.Dataset
 	err := r.Scan(&d.ID, &d.WorkspaceID, &d.ConnectionID, &d.ConnectionName, &d.Schema, &d.Table,
-		&d.Kind, &d.Depth, &d.DataCountry, &d.ConnectionCountry, &d.WorkspaceCountry, &d.LatestScore, &d.QueriesPerDay, &d.LastScanAt, &d.CreatedAt, &d.UpdatedAt)
+		&d.Kind, &d.Depth, &d.DataCountry, &d.ConnectionCountry, &d.WorkspaceCountry, &d.LatestScore, &d.QueriesPerDay, &d.LastScanAt, &d.CreatedAt, &d.UpdatedAt, &d.Reach)
 	return d, err
 }
 
@@ -40,11 +41,11 @@ func scanDataset(r pgx.Row) (catalog.Dataset, error) {
 // Without filters the exact total is the workspace's maintained live count minus the
 // hidden live datasets; the count and the page go in one round trip.
 func (s *CatalogStore) FindDatasets(ctx context.Context, v catalog.Viewer, f catalog.DatasetFilter) (vigia.List[catalog.Dataset], error) {
-	sql, args := findDatasetsSQL(v, f)
+	sql := findDatasetsSQL(v, f)
 	var out vigia.List[catalog.Dataset]
 	b := &pgx.Batch{}
-	b.Queue(sql.count, args...).QueryRow(func(r pgx.Row) error { return r.Scan(&out.Total) })
-	b.Queue(sql.page, append(args, f.Page.Limit, f.Page.Offset)...).Query(func(rows pgx.Rows) error {
+	b.Queue(sql.count, sql.countArgs...).QueryRow(func(r pgx.Row) error { return r.Scan(&out.Total) })
+	b.Queue(sql.page, append(sql.pageArgs, f.Page.Limit, f.Page.Offset)...).Query(func(rows pgx.Rows) error {
 		var err error
 		out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Dataset, error) { return scanDataset(r) })
 		return err
@@ -69,12 +70,15 @@ func (s *CatalogStore) FindDatasets(ctx context.Context, v catalog.Viewer, f cat
 	return out, nil
 }
 
-// datasetListSQL is the SQL of one dataset list: its count and its page (whose last two
-// parameters are the limit and the offset).
-type datasetListSQL struct{ count, page string }
+// datasetListSQL is the SQL of one dataset list: its count and its page with their
+// parameters (the page's, then the limit and the offset).
+type datasetListSQL struct {
+	count, page         string
+	countArgs, pageArgs []any
+}
 
 // findDatasetsSQL builds the list's SQL and parameters ($1 workspace, $2 teams, $3 admin).
-func findDatasetsSQL(v catalog.Viewer, f catalog.DatasetFilter) (datasetListSQL, []any) {
+func findDatasetsSQL(v catalog.Viewer, f catalog.DatasetFilter) datasetListSQL {
 	where := []string{"d.workspace_id = $1", "d.dropped_at IS NULL", HiddenExcludedSQL("d.id", 1, 2, 3)}
 	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin}
 	if f.ConnectionID != nil {
@@ -87,7 +91,7 @@ func findDatasetsSQL(v catalog.Viewer, f catalog.DatasetFilter) (datasetListSQL,
 		where = append(where, fmt.Sprintf("(d.schema_name || '.' || d.table_name) ILIKE $%d", len(args)))
 	}
 	cond := strings.Join(where, " AND ")
-	var out datasetListSQL
+	out := datasetListSQL{countArgs: args}
 	if f.ConnectionID == nil && f.Q == nil {
 		out.count = `SELECT (SELECT coalesce(sum(delta), 0) FROM dataset_count_deltas WHERE workspace_id = $1)
 			- (SELECT count(*) FROM datasets d WHERE d.workspace_id = $1 AND d.dropped_at IS NULL
@@ -103,10 +107,51 @@ func findDatasetsSQL(v catalog.Viewer, f catalog.DatasetFilter) (datasetListSQL,
 		// Downstream reach, largest first, ties by name (kept by the lineage projector).
 		order = "d.reach DESC, " + order
 	}
+	if f.After != nil {
+		// A keyset page: the rows after the cursor's, as ordered branches that each seek
+		// the order's index (ties on the sort key, then the rows past it).
+		branches, more := keysetBranches(f.Sort, *f.After, len(args))
+		args = append(slices.Clip(args), more...)
+		n := len(args)
+		parts := make([]string, 0, len(branches))
+		for i, b := range branches {
+			parts = append(parts, fmt.Sprintf(`(SELECT %d AS branch, d.id, d.queries_per_day, d.reach, d.schema_name, d.table_name
+				FROM datasets d WHERE %s AND %s ORDER BY %s LIMIT $%d)`, i, cond, b, order, n+1))
+		}
+		pageOrder := strings.ReplaceAll(order, "d.", "k.")
+		out.page = fmt.Sprintf(`SELECT %s FROM (SELECT k.id, k.branch FROM (%s) k ORDER BY k.branch, %s LIMIT $%d OFFSET $%d) p
+			JOIN %s ON d.id = p.id ORDER BY p.branch, %s`, datasetColumns, strings.Join(parts, " UNION ALL "), pageOrder, n+1, n+2,
+			datasetFrom, order)
+		out.pageArgs = args
+		return out
+	}
 	n := len(args)
 	out.page = fmt.Sprintf(`SELECT %s FROM (SELECT d.id FROM datasets d WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d) p
 		JOIN %s ON d.id = p.id ORDER BY %s`, datasetColumns, cond, order, n+1, n+2, datasetFrom, order)
-	return out, args
+	out.pageArgs = slices.Clip(args)
+	return out
+}
+
+// keysetBranches are the conditions of the rows after key in the order sort, each an
+// index range of that order, in order; their parameters are numbered from after n.
+func keysetBranches(sort string, key catalog.DatasetKey, n int) ([]string, []any) {
+	args := []any{key.Schema, key.Table, key.ID}
+	name := fmt.Sprintf("(d.schema_name, d.table_name, d.id) > ($%d, $%d, $%d::uuid)", n+1, n+2, n+3)
+	switch sort {
+	case catalog.SortImpact:
+		args = append(args, key.Reach)
+		r := n + 4
+		return []string{fmt.Sprintf("d.reach = $%d AND %s", r, name), fmt.Sprintf("d.reach < $%d", r)}, args
+	case catalog.SortUsage:
+		if key.QueriesPerDay == nil { // NULLS LAST: only the rest of the nulls
+			return []string{"d.queries_per_day IS NULL AND " + name}, args
+		}
+		args = append(args, *key.QueriesPerDay)
+		q := n + 4
+		return []string{fmt.Sprintf("d.queries_per_day = $%d AND %s", q, name), fmt.Sprintf("d.queries_per_day < $%d", q),
+			"d.queries_per_day IS NULL"}, args
+	}
+	return []string{name}, args
 }
 
 // grants returns the viewer's team grants on the domains of each dataset among ids.

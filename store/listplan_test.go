@@ -167,6 +167,23 @@ func TestListPlansUseIndexes(t *testing.T) {
 			}})
 		}
 	}
+	for _, sort := range []string{catalog.SortName, catalog.SortUsage, catalog.SortImpact} {
+		lists = append(lists, struct {
+			name string
+			run  func() error
+		}{fmt.Sprintf("datasets sort=%s cursor at 10000", sort), func() error {
+			at, err := db.Catalog().FindDatasets(ctx, v, catalog.DatasetFilter{Sort: sort, Page: vigia.Page{Limit: 1, Offset: 10000}})
+			if err != nil || len(at.Items) != 1 {
+				return fmt.Errorf("the 10,000th dataset: %v", err)
+			}
+			k := catalog.KeyOf(at.Items[0], sort)
+			l, err := db.Catalog().FindDatasets(ctx, v, catalog.DatasetFilter{Sort: sort, After: &k, Page: page(0)})
+			if err == nil && (len(l.Items) != 50 || l.Items[0].ID == at.Items[0].ID) {
+				err = fmt.Errorf("the page after the cursor: %d items", len(l.Items))
+			}
+			return err
+		}})
+	}
 	add := func(name string, run func() error) {
 		lists = append(lists, struct {
 			name string
