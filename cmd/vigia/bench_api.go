@@ -290,18 +290,22 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 	for i := 1; i <= 6; i++ {
 		worst = max(worst, ratio(i))
 	}
-	ok := worst <= 3
-	pass = pass && ok
-	fmt.Fprintf(out, "S1 list (first page, offset %d; name, usage, impact): worst p99 %.2fx detail p99   [≤ 3x]  %s\n", offset, worst, verdict(ok))
+	// S1 and S2 are targets at 100,000 datasets; a smaller catalog shows them for information.
+	judge := func(ok bool) string {
+		if o.Datasets < 100000 {
+			return "(target at 100,000 datasets)"
+		}
+		pass = pass && ok
+		return verdict(ok)
+	}
+	fmt.Fprintf(out, "S1 list (first page, offset %d; name, usage, impact): worst p99 %.2fx detail p99   [≤ 3x]  %s\n", offset, worst, judge(worst <= 3))
 	s2 := max(ratio(7), ratio(8))
-	ok = s2 <= 5
-	pass = pass && ok
-	fmt.Fprintf(out, "S2 q= and /datasets/find: worst p99 %.2fx detail p99   [≤ 5x]  %s\n", s2, verdict(ok))
+	fmt.Fprintf(out, "S2 q= and /datasets/find: worst p99 %.2fx detail p99   [≤ 5x]  %s\n", s2, judge(s2 <= 5))
 	growth := float64(p99[1]) / float64(p99[9])
 	if o.Compare > o.Datasets {
 		growth = 1 / growth
 	}
-	ok = growth <= 3
+	ok := growth <= 3
 	pass = pass && ok
 	fmt.Fprintf(out, "S3 list p99 at %d vs %d datasets: grows %.2fx   [≤ 3x for 100x the catalog]  %s\n",
 		max(o.Datasets, o.Compare), min(o.Datasets, o.Compare), growth, verdict(ok))
