@@ -2,10 +2,12 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/app"
 	"github.com/vigia-data/vigia/app/apptest"
 	"github.com/vigia-data/vigia/identity"
@@ -34,6 +37,24 @@ func (l *sqlLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQu
 }
 
 func (l *sqlLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// A batch is one round trip: recorded as one entry with its statements.
+func (l *sqlLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	l.mu.Lock()
+	l.sql = append(l.sql, "BATCH")
+	l.mu.Unlock()
+	return ctx
+}
+
+func (l *sqlLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	l.mu.Lock()
+	if n := len(l.sql); n > 0 {
+		l.sql[n-1] += "\n  " + d.SQL
+	}
+	l.mu.Unlock()
+}
+
+func (l *sqlLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 func (l *sqlLog) take() []string {
 	l.mu.Lock()
@@ -64,8 +85,9 @@ func tracedEnv(t *testing.T, env *apptest.Env) (*apptest.Env, *sqlLog) {
 
 // detailQueryBound is the most SQL round trips GET /datasets/{id} may cost with an API
 // token whose authentication is cached: the dataset with its columns, score history,
-// open issues and last runs in one batch, the trust facts and the pipeline runs.
-const detailQueryBound = 8
+// open issues and last runs in one batch, then the trust facts and the pipeline runs
+// (issue 20, S4: it was 8).
+const detailQueryBound = 3
 
 func TestDatasetDetailQueryCount(t *testing.T) {
 	env := apptest.MustStart(t, app.Config{})
@@ -74,15 +96,25 @@ func TestDatasetDetailQueryCount(t *testing.T) {
 	conn := env.MustConnection(t, ws, "pg")
 	id := env.MustDataset(t, ws, conn, "raw", "orders")
 	traced, log := tracedEnv(t, env)
-	for i := range 3 {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go traced.App.RunTokenCache(ctx)
+	var fewest []string
+	for i := range 200 { // until the cache listens
 		log.take()
 		r := traced.Do(t, http.MethodGet, "/api/v1/datasets/"+id, tok, nil)
 		if r.Status != http.StatusOK {
 			t.Fatalf("status %d", r.Status)
 		}
-		if qs := log.take(); i > 0 && len(qs) > detailQueryBound {
-			t.Fatalf("request %d: %d round trips, more than %d:\n%s", i, len(qs), detailQueryBound, strings.Join(qs, "\n"))
+		if qs := log.take(); i == 0 || len(qs) < len(fewest) {
+			fewest = qs
 		}
+		if len(fewest) <= detailQueryBound {
+			break
+		}
+	}
+	if len(fewest) > detailQueryBound {
+		t.Fatalf("%d round trips, more than %d:\n%s", len(fewest), detailQueryBound, strings.Join(fewest, "\n"))
 	}
 }
 
@@ -176,4 +208,100 @@ func TestTokenCacheRevocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRefused("workspace suspended", tok3, http.StatusForbidden)
+}
+
+// GET /datasets?cursor= (an extension): walking the pages of each order by X-Next-Cursor
+// gives the same datasets in the same order as one page of them all, with the exact
+// X-Total-Count on every page; a bad cursor, a cursor of another order and a cursor
+// with an offset are 422 value_error without echo; another workspace's cursor pages
+// only the caller's datasets.
+func TestDatasetListCursor(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "cursor")
+	tok := env.MustToken(t, ws)
+	conn := env.MustConnection(t, ws, "pg")
+	var ids []string
+	for i := range 23 {
+		id := env.MustDataset(t, ws, conn, fmt.Sprintf("s%d", i%3), fmt.Sprintf("t%02d", i))
+		ids = append(ids, id)
+		// Ties on each sort key, and nulls for usage.
+		var qpd any
+		if i%4 != 0 {
+			qpd = float64(i % 3)
+		}
+		if _, err := env.DB.Pool().Exec(context.Background(), `UPDATE datasets SET queries_per_day = $2, reach = $3 WHERE id = $1`,
+			id, qpd, i%5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dom := vigia.NewID()
+	exec(t, env, `INSERT INTO domains (id, workspace_id, name, restricted) VALUES ($1, $2, 'RH', true)`, dom, ws)
+	exec(t, env, `INSERT INTO domain_datasets VALUES ($1, $2)`, dom, ids[7]) // hidden from the token
+	type item struct {
+		ID string `json:"id"`
+	}
+	for _, sort := range []string{"name", "usage", "impact"} {
+		all := env.Do(t, http.MethodGet, "/api/v1/datasets?limit=100&sort="+sort, tok, nil)
+		var want []item
+		all.JSON(t, &want)
+		if all.Status != http.StatusOK || len(want) != 22 || all.Header.Get("X-Next-Cursor") != "" {
+			t.Fatalf("sort %s: one page: %d, %d items, cursor %q", sort, all.Status, len(want), all.Header.Get("X-Next-Cursor"))
+		}
+		var got []item
+		path := "/api/v1/datasets?limit=5&sort=" + sort
+		for pages := 0; path != ""; pages++ {
+			if pages > 10 {
+				t.Fatalf("sort %s: the cursor does not end", sort)
+			}
+			r := env.Do(t, http.MethodGet, path, tok, nil)
+			if r.Status != http.StatusOK {
+				t.Fatalf("sort %s page %d: %d %s", sort, pages, r.Status, env.Logs.String())
+			}
+			var page []item
+			r.JSON(t, &page)
+			if r.Status != http.StatusOK || r.Header.Get("X-Total-Count") != "22" {
+				t.Fatalf("sort %s page %d: %d, total %q", sort, pages, r.Status, r.Header.Get("X-Total-Count"))
+			}
+			got = append(got, page...)
+			path = ""
+			if c := r.Header.Get("X-Next-Cursor"); c != "" {
+				path = "/api/v1/datasets?limit=5&sort=" + sort + "&cursor=" + url.QueryEscape(c)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("sort %s: %d items by cursor, %d in one page", sort, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].ID != want[i].ID {
+				t.Fatalf("sort %s: item %d is %s by cursor, %s in one page", sort, i, got[i].ID, want[i].ID)
+			}
+		}
+	}
+	first := env.Do(t, http.MethodGet, "/api/v1/datasets?limit=5&sort=usage", tok, nil)
+	cur := first.Header.Get("X-Next-Cursor")
+	for _, q := range []string{"cursor=not-a-cursor%22%3Cb%3E", "sort=impact&cursor=" + url.QueryEscape(cur),
+		"sort=usage&offset=5&cursor=" + url.QueryEscape(cur)} {
+		r := env.Do(t, http.MethodGet, "/api/v1/datasets?limit=5&"+q, tok, nil)
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), "value_error") ||
+			strings.Contains(string(r.Body), "not-a-cursor") || (cur != "" && strings.Contains(string(r.Body), cur)) {
+			t.Fatalf("%s: %d %s", q, r.Status, r.Body)
+		}
+	}
+	// Another workspace's cursor positions a page of this workspace's datasets only.
+	other := env.MustWorkspace(t, "cursor-other")
+	otok := env.MustToken(t, other)
+	env.MustDataset(t, other, env.MustConnection(t, other, "pg"), "s9", "z")
+	r := env.Do(t, http.MethodGet, "/api/v1/datasets?limit=5&sort=usage&cursor="+url.QueryEscape(cur), otok, nil)
+	var page []item
+	r.JSON(t, &page)
+	if r.Status != http.StatusOK || r.Header.Get("X-Total-Count") != "1" {
+		t.Fatalf("another workspace's cursor: %d %s", r.Status, r.Body)
+	}
+	for _, it := range page {
+		for _, id := range ids {
+			if it.ID == id {
+				t.Fatalf("another workspace's cursor shows dataset %s", id)
+			}
+		}
+	}
 }

@@ -35,6 +35,7 @@ type Dataset struct {
 	WorkspaceCountry  string
 	LatestScore       *float64
 	QueriesPerDay     *float64 // measured from the source's scan counters; nil while unknown
+	Reach             int      // datasets downstream at any distance (kept by the lineage projector)
 	LastScanAt        *time.Time
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
@@ -304,6 +305,11 @@ type DatasetFilter struct {
 	Q            *string
 	Sort         string
 	Page         vigia.Page
+	// Cursor (opaque, from a previous page's last item: KeyOf(…).Cursor()) starts the
+	// page after that item of the same order, with an offset of 0; After is its key,
+	// set by the service.
+	Cursor *string
+	After  *DatasetKey
 }
 
 // Viewer is who reads, as far as visibility goes: the caller's teams and whether the
@@ -368,6 +374,17 @@ func (s *Service) FindDatasets(ctx context.Context, f DatasetFilter) (vigia.List
 		} else {
 			f.Q = &q
 		}
+	}
+	f.After = nil
+	if f.Cursor != nil {
+		k, ok := decodeCursor(*f.Cursor, f.Sort)
+		if !ok {
+			return vigia.List[Dataset]{}, vigia.Invalid(vigia.Field("value_error", nil, "cursor"))
+		}
+		if f.Page.Offset != 0 {
+			return vigia.List[Dataset]{}, vigia.Invalid(vigia.Field("value_error", nil, "offset"))
+		}
+		f.After = &k
 	}
 	if f.ConnectionID != nil && !vigia.ValidID(*f.ConnectionID) {
 		// An id we never issue matches nothing; answer an empty page, not an error.

@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -174,7 +175,12 @@ func bounded(next http.Handler, present func(context.Context, error) *gqlerror.E
 // bounds is the gqlgen extension that counts tokens and selections before validation,
 // checks every string argument and the complexity after it, and tells the writer
 // whether data came back.
-type bounds struct{ es graphql.ExecutableSchema }
+type bounds struct {
+	es graphql.ExecutableSchema
+	// within remembers the documents (by their text) already found within the token and
+	// selection bounds, so that a query asked again is not lexed once more.
+	within *lru.LRU[bool]
+}
 
 var _ interface {
 	graphql.HandlerExtension
@@ -187,6 +193,7 @@ func (*bounds) ExtensionName() string { return "VigiaBounds" }
 
 func (b *bounds) Validate(es graphql.ExecutableSchema) error {
 	b.es = es
+	b.within = lru.New[bool](1000)
 	return nil
 }
 
@@ -205,7 +212,12 @@ func tooLarge() *gqlerror.Error {
 
 // MutateOperationParameters lexes the document with the token limit and counts its
 // selections, before gqlgen parses and validates it.
-func (b *bounds) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
+func (b *bounds) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	if b.within != nil {
+		if _, ok := b.within.Get(ctx, p.Query); ok {
+			return nil
+		}
+	}
 	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, MaxTokens)
 	if err != nil {
 		if gqlErr, ok := err.(*gqlerror.Error); ok && isTokenLimit(gqlErr) {
@@ -222,6 +234,9 @@ func (b *bounds) MutateOperationParameters(_ context.Context, p *graphql.RawPara
 	}
 	if n > MaxSelections {
 		return tooLarge()
+	}
+	if b.within != nil {
+		b.within.Add(ctx, p.Query, true)
 	}
 	return nil
 }

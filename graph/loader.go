@@ -79,6 +79,19 @@ func (l *loader[K, V]) Prime(ctx context.Context, keys []K) {
 	}
 }
 
+// Set records a value already read for key (a detail read whole), so that resolvers that
+// ask for it later get it without a fetch. A key already asked for keeps its batch.
+func (l *loader[K, V]) Set(key K, v V) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, seen := l.done[key]; seen {
+		return
+	}
+	b := &batch[K, V]{keys: []K{key}, ready: make(chan struct{}), vals: map[K]V{key: v}}
+	close(b.ready)
+	l.done[key] = b
+}
+
 func (l *loader[K, V]) run(ctx context.Context, b *batch[K, V]) {
 	if l.gather != nil {
 		l.gather(func() int {

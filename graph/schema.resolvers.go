@@ -47,6 +47,11 @@ func (r *queryResolver) Dataset(ctx context.Context, id string) (*model.Dataset,
 	if err != nil {
 		return nil, err
 	}
+	// The read holds the detail the dataset's fields need (columns, history, last runs):
+	// they use it instead of reading it again.
+	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
+		l.details.Set(d.ID, d)
+	}
 	p, _ := vigia.PrincipalFrom(ctx)
 	out := toDataset(d, catalog.DatasetAccessRole(p, d))
 	return &out, nil

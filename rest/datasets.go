@@ -130,7 +130,11 @@ func (s *Server) datasetRoutes() {
 			{Name: "sort", In: "query", Type: "string", Enum: []string{catalog.SortName, catalog.SortUsage, catalog.SortImpact}, Default: catalog.SortName,
 				Desc: "name (default), usage (queries per day, most used first) or impact (downstream reach, largest first, ties by name)"},
 			{Name: "include", In: "query", Type: "string", MaxLen: 100, Desc: "Comma list; trust adds each item's trust score (unknown items are ignored)"},
-		}}, s.handleDatasetList)
+			{Name: "cursor", In: "query", Type: "string", MaxLen: 4000,
+				Desc: "Extension: the X-Next-Cursor of the previous page of the same sort (and filters); the page starts after its last item, " +
+					"as fast at any depth (offset must then be 0). Opaque."},
+		},
+		Headers: map[string]string{"X-Next-Cursor": "Extension: when the page is full, the cursor of the page after it"}}, s.handleDatasetList)
 	s.register(operation{ID: "getDataset", Method: http.MethodGet, Path: "/api/v1/datasets/{dataset_id}", Tag: "datasets",
 		Summary: "One dataset with its columns", Response: DatasetDetailOut{},
 		Params: []param{{Name: "dataset_id", In: "path", Type: "string", Required: true, MaxLen: 64}}}, s.handleDatasetGet)
@@ -141,7 +145,13 @@ func (s *Server) handleDatasetList(w http.ResponseWriter, r *http.Request, in *i
 	if v := in.String("sort"); v != nil {
 		sort = *v
 	}
-	f := catalog.DatasetFilter{ConnectionID: in.String("connection_id"), Q: in.String("q"), Sort: sort, Page: in.Page()}
+	f := catalog.DatasetFilter{ConnectionID: in.String("connection_id"), Q: in.String("q"), Sort: sort, Page: in.Page(),
+		Cursor: in.String("cursor")}
+	next := func(items []catalog.Dataset) {
+		if len(items) > 0 && len(items) == f.Page.Limit {
+			w.Header().Set("X-Next-Cursor", catalog.KeyOf(items[len(items)-1], sort).Cursor())
+		}
+	}
 	if includes(in.String("include"), "trust") && s.deps.Trust != nil {
 		res, scores, err := s.deps.Trust.FindDatasetsWithTrust(r.Context(), f)
 		if err != nil {
@@ -156,6 +166,7 @@ func (s *Server) handleDatasetList(w http.ResponseWriter, r *http.Request, in *i
 			}
 			out = append(out, o)
 		}
+		next(res.Items)
 		list(w, res.Total, out)
 		return
 	}
@@ -168,6 +179,7 @@ func (s *Server) handleDatasetList(w http.ResponseWriter, r *http.Request, in *i
 	for _, d := range res.Items {
 		out = append(out, toDatasetOut(d))
 	}
+	next(res.Items)
 	list(w, res.Total, out)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,14 +24,14 @@ var _ catalog.Store = (*CatalogStore)(nil)
 
 const datasetColumns = `d.id::text, d.workspace_id::text, d.connection_id::text, c.name, d.schema_name, d.table_name,
 	d.kind, d.depth, d.data_country, c.data_country, w.data_country, d.latest_score, d.queries_per_day, d.last_scan_at,
-	d.created_at, d.updated_at`
+	d.created_at, d.updated_at, d.reach`
 
 const datasetFrom = `datasets d JOIN connections c ON c.id = d.connection_id JOIN workspaces w ON w.id = d.workspace_id`
 
 func scanDataset(r pgx.Row) (catalog.Dataset, error) {
 	var d catalog.Dataset
 	err := r.Scan(&d.ID, &d.WorkspaceID, &d.ConnectionID, &d.ConnectionName, &d.Schema, &d.Table,
-		&d.Kind, &d.Depth, &d.DataCountry, &d.ConnectionCountry, &d.WorkspaceCountry, &d.LatestScore, &d.QueriesPerDay, &d.LastScanAt, &d.CreatedAt, &d.UpdatedAt)
+		&d.Kind, &d.Depth, &d.DataCountry, &d.ConnectionCountry, &d.WorkspaceCountry, &d.LatestScore, &d.QueriesPerDay, &d.LastScanAt, &d.CreatedAt, &d.UpdatedAt, &d.Reach)
 	return d, err
 }
 
@@ -40,11 +41,11 @@ func scanDataset(r pgx.Row) (catalog.Dataset, error) {
 // Without filters the exact total is the workspace's maintained live count minus the
 // hidden live datasets; the count and the page go in one round trip.
 func (s *CatalogStore) FindDatasets(ctx context.Context, v catalog.Viewer, f catalog.DatasetFilter) (vigia.List[catalog.Dataset], error) {
-	sql, args := findDatasetsSQL(v, f)
+	sql := findDatasetsSQL(v, f)
 	var out vigia.List[catalog.Dataset]
 	b := &pgx.Batch{}
-	b.Queue(sql.count, args...).QueryRow(func(r pgx.Row) error { return r.Scan(&out.Total) })
-	b.Queue(sql.page, append(args, f.Page.Limit, f.Page.Offset)...).Query(func(rows pgx.Rows) error {
+	b.Queue(sql.count, sql.countArgs...).QueryRow(func(r pgx.Row) error { return r.Scan(&out.Total) })
+	b.Queue(sql.page, append(sql.pageArgs, f.Page.Limit, f.Page.Offset)...).Query(func(rows pgx.Rows) error {
 		var err error
 		out.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Dataset, error) { return scanDataset(r) })
 		return err
@@ -69,12 +70,15 @@ func (s *CatalogStore) FindDatasets(ctx context.Context, v catalog.Viewer, f cat
 	return out, nil
 }
 
-// datasetListSQL is the SQL of one dataset list: its count and its page (whose last two
-// parameters are the limit and the offset).
-type datasetListSQL struct{ count, page string }
+// datasetListSQL is the SQL of one dataset list: its count and its page with their
+// parameters (the page's, then the limit and the offset).
+type datasetListSQL struct {
+	count, page         string
+	countArgs, pageArgs []any
+}
 
 // findDatasetsSQL builds the list's SQL and parameters ($1 workspace, $2 teams, $3 admin).
-func findDatasetsSQL(v catalog.Viewer, f catalog.DatasetFilter) (datasetListSQL, []any) {
+func findDatasetsSQL(v catalog.Viewer, f catalog.DatasetFilter) datasetListSQL {
 	where := []string{"d.workspace_id = $1", "d.dropped_at IS NULL", HiddenExcludedSQL("d.id", 1, 2, 3)}
 	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin}
 	if f.ConnectionID != nil {
@@ -87,7 +91,7 @@ func findDatasetsSQL(v catalog.Viewer, f catalog.DatasetFilter) (datasetListSQL,
 		where = append(where, fmt.Sprintf("(d.schema_name || '.' || d.table_name) ILIKE $%d", len(args)))
 	}
 	cond := strings.Join(where, " AND ")
-	var out datasetListSQL
+	out := datasetListSQL{countArgs: args}
 	if f.ConnectionID == nil && f.Q == nil {
 		out.count = `SELECT (SELECT coalesce(sum(delta), 0) FROM dataset_count_deltas WHERE workspace_id = $1)
 			- (SELECT count(*) FROM datasets d WHERE d.workspace_id = $1 AND d.dropped_at IS NULL
@@ -103,10 +107,51 @@ func findDatasetsSQL(v catalog.Viewer, f catalog.DatasetFilter) (datasetListSQL,
 		// Downstream reach, largest first, ties by name (kept by the lineage projector).
 		order = "d.reach DESC, " + order
 	}
+	if f.After != nil {
+		// A keyset page: the rows after the cursor's, as ordered branches that each seek
+		// the order's index (ties on the sort key, then the rows past it).
+		branches, more := keysetBranches(f.Sort, *f.After, len(args))
+		args = append(slices.Clip(args), more...)
+		n := len(args)
+		parts := make([]string, 0, len(branches))
+		for i, b := range branches {
+			parts = append(parts, fmt.Sprintf(`(SELECT %d AS branch, d.id, d.queries_per_day, d.reach, d.schema_name, d.table_name
+				FROM datasets d WHERE %s AND %s ORDER BY %s LIMIT $%d)`, i, cond, b, order, n+1))
+		}
+		pageOrder := strings.ReplaceAll(order, "d.", "k.")
+		out.page = fmt.Sprintf(`SELECT %s FROM (SELECT k.id, k.branch FROM (%s) k ORDER BY k.branch, %s LIMIT $%d OFFSET $%d) p
+			JOIN %s ON d.id = p.id ORDER BY p.branch, %s`, datasetColumns, strings.Join(parts, " UNION ALL "), pageOrder, n+1, n+2,
+			datasetFrom, order)
+		out.pageArgs = args
+		return out
+	}
 	n := len(args)
 	out.page = fmt.Sprintf(`SELECT %s FROM (SELECT d.id FROM datasets d WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d) p
 		JOIN %s ON d.id = p.id ORDER BY %s`, datasetColumns, cond, order, n+1, n+2, datasetFrom, order)
-	return out, args
+	out.pageArgs = slices.Clip(args)
+	return out
+}
+
+// keysetBranches are the conditions of the rows after key in the order sort, each an
+// index range of that order, in order; their parameters are numbered from after n.
+func keysetBranches(sort string, key catalog.DatasetKey, n int) ([]string, []any) {
+	args := []any{key.Schema, key.Table, key.ID}
+	name := fmt.Sprintf("(d.schema_name, d.table_name, d.id) > ($%d, $%d, $%d::uuid)", n+1, n+2, n+3)
+	switch sort {
+	case catalog.SortImpact:
+		args = append(args, key.Reach)
+		r := n + 4
+		return []string{fmt.Sprintf("d.reach = $%d AND %s", r, name), fmt.Sprintf("d.reach < $%d", r)}, args
+	case catalog.SortUsage:
+		if key.QueriesPerDay == nil { // NULLS LAST: only the rest of the nulls
+			return []string{"d.queries_per_day IS NULL AND " + name}, args
+		}
+		args = append(args, *key.QueriesPerDay)
+		q := n + 4
+		return []string{fmt.Sprintf("d.queries_per_day = $%d AND %s", q, name), fmt.Sprintf("d.queries_per_day < $%d", q),
+			"d.queries_per_day IS NULL"}, args
+	}
+	return []string{name}, args
 }
 
 // grants returns the viewer's team grants on the domains of each dataset among ids.
@@ -134,54 +179,110 @@ func (s *CatalogStore) grants(ctx context.Context, v catalog.Viewer, ids []strin
 	return out, translate(rows.Err())
 }
 
-// DatasetByID returns a dataset of the workspace with its columns.
+// DatasetByID returns a dataset of the workspace with its columns, score history, open
+// issues, grants and last runs, in one round trip (a pgx.Batch): the other reads are
+// discarded when the first finds no dataset v can see.
 func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id string) (catalog.Dataset, error) {
+	var d catalog.Dataset
+	var found bool
+	var lastRun struct {
+		rc     *int64
+		exact  *bool
+		scanID *string
+		code   *string
+		at     *time.Time
+	}
+	var grants []catalog.DomainGrant
+	b := &pgx.Batch{}
 	// The row is picked by key first (OFFSET 0 keeps the step apart): run with a generic
 	// plan, the statement may otherwise walk the workspace's name index and filter every
 	// dataset of the workspace by id (as factsSQL; `vigia bench ide`).
-	d, err := scanDataset(s.db.q(ctx).QueryRow(ctx, `SELECT `+datasetColumns+` FROM (SELECT * FROM datasets WHERE id = $1 OFFSET 0) d
+	b.Queue(`SELECT `+datasetColumns+` FROM (SELECT * FROM datasets WHERE id = $1 OFFSET 0) d
 		JOIN connections c ON c.id = d.connection_id JOIN workspaces w ON w.id = d.workspace_id
-		WHERE d.workspace_id = $2 AND d.dropped_at IS NULL AND `+VisibleSQL("d.id", 3, 4), id, v.WorkspaceID, v.TeamIDs, v.Admin))
-	if err != nil {
-		return d, translate(err)
-	}
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT name, position, data_type, class, nullable, primary_key, partition, clustering, profile, unique_key, indexed
-		FROM dataset_columns WHERE dataset_id = $1 ORDER BY position, name`, id)
-	if err != nil {
-		return d, translate(err)
-	}
-	d.Columns, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Column, error) {
-		var c catalog.Column
-		var profile []byte
-		if err := r.Scan(&c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Partition, &c.Clustering, &profile, &c.Unique, &c.Indexed); err != nil {
-			return c, err
-		}
-		if profile != nil {
-			c.Profile = &catalog.ColumnProfile{}
-			if err := json.Unmarshal(profile, c.Profile); err != nil {
+		WHERE d.workspace_id = $2 AND d.dropped_at IS NULL AND `+visibleRowSQL("d.id", 3, 4), id, v.WorkspaceID, v.TeamIDs, v.Admin).
+		Query(func(rows pgx.Rows) error {
+			ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Dataset, error) { return scanDataset(r) })
+			if len(ds) == 1 {
+				d, found = ds[0], true
+			}
+			return err
+		})
+	b.Queue(`SELECT name, position, data_type, class, nullable, primary_key, partition, clustering, profile, unique_key, indexed
+		FROM dataset_columns WHERE dataset_id = $1 ORDER BY position, name`, id).Query(func(rows pgx.Rows) error {
+		var err error
+		d.Columns, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Column, error) {
+			var c catalog.Column
+			var profile []byte
+			if err := r.Scan(&c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Partition, &c.Clustering, &profile, &c.Unique, &c.Indexed); err != nil {
 				return c, err
 			}
-		}
-		return c, nil
+			if profile != nil {
+				c.Profile = &catalog.ColumnProfile{}
+				if err := json.Unmarshal(profile, c.Profile); err != nil {
+					return c, err
+				}
+			}
+			return c, nil
+		})
+		return err
 	})
-	if err != nil {
-		return d, translate(err)
+	b.Queue(`SELECT scan_id::text, score, detail->'dimensions', created_at FROM scores
+		WHERE dataset_id = $1 ORDER BY seq DESC LIMIT 30`, id).Query(func(rows pgx.Rows) error {
+		var err error
+		d.ScoreHistory, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.ScorePoint, error) {
+			var p catalog.ScorePoint
+			var dims []byte
+			if err := r.Scan(&p.ScanID, &p.Score, &dims, &p.CreatedAt); err != nil {
+				return p, err
+			}
+			return p, json.Unmarshal(dims, &p.Dimensions)
+		})
+		return err
+	})
+	b.Queue(issueSummarySelect+` WHERE i.dataset_id = $1 AND i.status IN ('open', 'acknowledged')
+		ORDER BY CASE i.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, i.created_at DESC`, id).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			d.Issues, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.IssueSummary, error) { return scanIssueSummary(r) })
+			return err
+		})
+	b.Queue(`SELECT p.row_count, p.row_count_exact, f.scan_id::text, f.code, f.failed_at
+		FROM (SELECT $1::uuid AS id) d
+		LEFT JOIN LATERAL (SELECT row_count, row_count_exact, profiled_at FROM dataset_profiles
+			WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) p ON true
+		LEFT JOIN LATERAL (SELECT scan_id, code, failed_at FROM scan_failures
+			WHERE dataset_id = d.id ORDER BY failed_at DESC LIMIT 1) f ON f.failed_at > coalesce(p.profiled_at, '-infinity')`, id).
+		QueryRow(func(r pgx.Row) error {
+			return r.Scan(&lastRun.rc, &lastRun.exact, &lastRun.scanID, &lastRun.code, &lastRun.at)
+		})
+	if len(v.TeamIDs) > 0 {
+		b.Queue(`SELECT DISTINCT dm.id::text, dm.restricted, g.role
+			FROM domain_datasets dd JOIN domains dm ON dm.id = dd.domain_id
+			JOIN domain_grants g ON g.domain_id = dm.id AND g.team_id = ANY($2::uuid[])
+			WHERE dd.dataset_id = $1 AND dm.workspace_id = $3 ORDER BY 1, 3`, id, v.TeamIDs, v.WorkspaceID).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				grants, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.DomainGrant, error) {
+					var g catalog.DomainGrant
+					return g, r.Scan(&g.DomainID, &g.Restricted, &g.Role)
+				})
+				return err
+			})
 	}
-	if d.ScoreHistory, err = s.scoreHistory(ctx, id, 30); err != nil {
-		return d, err
+	if err := s.db.q(ctx).SendBatch(ctx, b).Close(); err != nil {
+		return catalog.Dataset{}, translate(err)
 	}
-	grants, err := s.grants(ctx, v, []string{id})
-	if err != nil {
-		return d, err
+	if !found {
+		return catalog.Dataset{}, vigia.NotFound()
 	}
-	d.Grants = grants[id]
-	if d.Issues, err = s.openIssues(ctx, id); err != nil {
-		return d, err
+	if len(grants) > 0 {
+		d.Grants = grants
+	}
+	d.RowCount, d.RowCountExact = lastRun.rc, lastRun.exact
+	if lastRun.scanID != nil && lastRun.code != nil && lastRun.at != nil {
+		d.LastFailure = &catalog.ProfileFailure{ScanID: *lastRun.scanID, Code: *lastRun.code, At: *lastRun.at}
 	}
 	m := map[string]catalog.Dataset{id: d}
-	if err := s.lastRuns(ctx, []string{id}, m); err != nil {
-		return d, err
-	}
 	if err := s.foreignKeys(ctx, v, []string{id}, m); err != nil {
 		return d, err
 	}
@@ -269,23 +370,6 @@ func (s *CatalogStore) lastRuns(ctx context.Context, ids []string, out map[strin
 	return translate(rows.Err())
 }
 
-func (s *CatalogStore) scoreHistory(ctx context.Context, datasetID string, n int) ([]catalog.ScorePoint, error) {
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT scan_id::text, score, detail->'dimensions', created_at FROM scores
-		WHERE dataset_id = $1 ORDER BY seq DESC LIMIT $2`, datasetID, n)
-	if err != nil {
-		return nil, translate(err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.ScorePoint, error) {
-		var p catalog.ScorePoint
-		var dims []byte
-		if err := r.Scan(&p.ScanID, &p.Score, &dims, &p.CreatedAt); err != nil {
-			return p, err
-		}
-		return p, json.Unmarshal(dims, &p.Dimensions)
-	})
-	return out, translate(err)
-}
-
 // issueSummarySelect reads issues with their dataset and team names.
 const issueSummarySelect = `SELECT i.id::text, i.dataset_id::text, d.schema_name || '.' || d.table_name, i.type, i.subtype, i.severity,
 	i.status, i.title, i.resolution_reason, i.sla_breached_at, i.assignee_team_id::text, t.name, i.created_at, i.updated_at
@@ -296,16 +380,6 @@ func scanIssueSummary(r pgx.Row) (catalog.IssueSummary, error) {
 	err := r.Scan(&is.ID, &is.DatasetID, &is.DatasetName, &is.Type, &is.Subtype, &is.Severity, &is.Status, &is.Title,
 		&is.ResolutionReason, &is.SLABreachedAt, &is.AssigneeTeamID, &is.AssigneeTeamName, &is.CreatedAt, &is.UpdatedAt)
 	return is, err
-}
-
-func (s *CatalogStore) openIssues(ctx context.Context, datasetID string) ([]catalog.IssueSummary, error) {
-	rows, err := s.db.q(ctx).Query(ctx, issueSummarySelect+` WHERE i.dataset_id = $1 AND i.status IN ('open', 'acknowledged')
-		ORDER BY CASE i.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, i.created_at DESC`, datasetID)
-	if err != nil {
-		return nil, translate(err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.IssueSummary, error) { return scanIssueSummary(r) })
-	return out, translate(err)
 }
 
 func escapeLike(s string) string {
@@ -453,6 +527,17 @@ func (f *listFilter) sql() string { return strings.Join(f.where, " AND ") }
 // row in a list: the plan test (TestListPlansUseIndexes) fails on it.
 func HiddenExcludedSQL(datasetExpr string, wsParam, teamsParam, adminParam int) string {
 	return fmt.Sprintf("%s NOT IN (SELECT h FROM vigia_hidden_datasets($%d, $%d::uuid[], $%d) h)", datasetExpr, wsParam, teamsParam, adminParam)
+}
+
+// visibleRowSQL is vigia_dataset_visible's rule written inline, for reads of a few
+// datasets by id (the detail): one index probe of domain_datasets per row, where the
+// function (a SQL function the planner cannot inline) costs a re-planning of its body
+// per execution. Lists use HiddenExcludedSQL.
+func visibleRowSQL(datasetExpr string, teamsParam, adminParam int) string {
+	return fmt.Sprintf(`($%[3]d OR NOT EXISTS (SELECT 1 FROM domain_datasets vis_dd JOIN domains vis_dm ON vis_dm.id = vis_dd.domain_id
+		WHERE vis_dd.dataset_id = %[1]s AND vis_dm.restricted
+		AND NOT EXISTS (SELECT 1 FROM domain_grants vis_g WHERE vis_g.domain_id = vis_dm.id AND vis_g.team_id = ANY($%[2]d::uuid[]))))`,
+		datasetExpr, teamsParam, adminParam)
 }
 
 // VisibleSQL is the visibility predicate for a dataset id expression, with the caller's

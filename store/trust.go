@@ -42,13 +42,7 @@ const usageSQL = `CASE WHEN qpd >= 100 OR c30 >= 100 THEN 'hot'
 // factsSQL reads every fact of a dataset in one statement: the latest verdict, score and
 // profile, profiles in 30 days, open and acknowledged issues (trust counts the standing
 // ones with quality.CountStanding, as the verdict does), reads, columns and domains.
-//
-// The datasets are picked by key first, in a materialized step: the statement is
-// prepared once and run with a generic plan, which otherwise walks the workspace's name
-// index and filters every dataset of the workspace by id (3 ms at 10,000 datasets,
-// growing with the workspace; 0.5 ms by key, `vigia bench ide`).
-const factsSQL = `WITH picked AS MATERIALIZED (SELECT * FROM datasets WHERE id = ANY($2::uuid[]))
-	SELECT d.id::text, d.workspace_id::text, d.connection_id::text, d.schema_name, d.table_name, d.kind, d.created_at,
+const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text, d.schema_name, d.table_name, d.kind, d.created_at,
 	d.latest_score, d.last_scan_at, d.queries_per_day, ` + layerSQL + `,
 	v.verdict, sc.dims, p.row_count, p.row_count_exact, p.latest_timestamp, p.profiled_at, coalesce(p30.n, 0),
 	EXISTS (SELECT 1 FROM rules r WHERE r.dataset_id = d.id AND r.active AND r.rule_type = 'row_count_min'
@@ -64,7 +58,7 @@ const factsSQL = `WITH picked AS MATERIALIZED (SELECT * FROM datasets WHERE id =
 			'version', dm.version_major || '.' || dm.version_minor, 'owner', dm.owner_name) ORDER BY dm.name, dm.id)
 		FROM domain_datasets dd JOIN domains dm ON dm.id = dd.domain_id WHERE dd.dataset_id = d.id), '[]'),
 	EXISTS (SELECT 1 FROM contract_versions cv WHERE cv.dataset_id = d.id), cc.violations, coalesce(cc.version, '')
-	FROM picked d
+	FROM datasets d
 	LEFT JOIN contract_checks cc ON cc.dataset_id = d.id
 	LEFT JOIN LATERAL (SELECT verdict FROM verdicts WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) v ON true
 	LEFT JOIN LATERAL (SELECT detail->'dimensions' AS dims FROM scores WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) sc ON true
@@ -79,7 +73,9 @@ const factsSQL = `WITH picked AS MATERIALIZED (SELECT * FROM datasets WHERE id =
 		FROM issues WHERE dataset_id = d.id AND status IN ('open', 'acknowledged')) iss ON true
 	LEFT JOIN LATERAL (SELECT count(DISTINCT consumption_id) FILTER (WHERE created_at >= $5::timestamptz - interval '30 days') AS n,
 		max(created_at) AS last_at FROM consumption_datasets WHERE dataset_id = d.id) cs ON true
-	WHERE d.workspace_id = $1 AND d.dropped_at IS NULL AND d.id NOT IN (SELECT h FROM vigia_hidden_datasets($1, $3::uuid[], $4) h)`
+	WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND ($4 OR NOT EXISTS (SELECT 1 FROM domain_datasets vis_dd JOIN domains vis_dm ON vis_dm.id = vis_dd.domain_id
+		WHERE vis_dd.dataset_id = d.id AND vis_dm.restricted
+		AND NOT EXISTS (SELECT 1 FROM domain_grants vis_g WHERE vis_g.domain_id = vis_dm.id AND vis_g.team_id = ANY($3::uuid[]))))`
 
 // factIssue, factColumn and factDomain are the JSON aggregates of factsSQL.
 type factIssue struct {

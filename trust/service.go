@@ -181,14 +181,24 @@ func (s *Service) TrustScores(ctx context.Context, ids []string) (map[string]Sco
 // DatasetDetail returns one dataset like catalog's Dataset with its trust brief: the
 // blockers and warnings of its trust score. Returns KindNotFound if it does not exist
 // or the caller cannot see it.
+//
+// The dataset and its trust facts are read concurrently (two round trips at once, not
+// one after the other): it is never called inside a transaction (the REST detail).
 func (s *Service) DatasetDetail(ctx context.Context, id string) (catalog.Dataset, error) {
+	var sc Score
+	var scErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc, scErr = s.TrustScore(ctx, id)
+	}()
 	d, err := s.datasets.Dataset(ctx, id)
+	<-done
 	if err != nil {
 		return d, err
 	}
-	sc, err := s.TrustScore(ctx, d.ID)
-	if err != nil {
-		return d, err
+	if scErr != nil {
+		return d, scErr
 	}
 	d.Trust = &catalog.TrustBrief{Score: sc.Score, Grade: sc.Grade, Blockers: toItems(sc.Blockers), Warnings: toItems(sc.Warnings)}
 	return d, nil

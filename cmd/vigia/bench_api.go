@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
@@ -34,6 +36,7 @@ type apiBenchOpts struct {
 	Connections int
 	Duration    time.Duration
 	Rounds      int
+	CPUProfile  string
 }
 
 func benchAPICommand(stdout, stderr io.Writer) *cobra.Command {
@@ -78,6 +81,7 @@ func benchAPICommand(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&o.Connections, "connections", 16, "throughput: concurrent connections")
 	f.DurationVar(&o.Duration, "duration", 4*time.Second, "throughput: length of each measured phase")
 	f.IntVar(&o.Rounds, "rounds", 3, "throughput: rounds of each kind (pgx, REST, GraphQL), interleaved")
+	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the throughput phases to this file")
 	return cmd
 }
 
@@ -286,27 +290,33 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 	for i := 1; i <= 6; i++ {
 		worst = max(worst, ratio(i))
 	}
-	ok := worst <= 3
-	pass = pass && ok
-	fmt.Fprintf(out, "S1 list (first page, offset %d; name, usage, impact): worst p99 %.2fx detail p99   [≤ 3x]  %s\n", offset, worst, verdict(ok))
+	// S1 and S2 are targets at 100,000 datasets; a smaller catalog shows them for information.
+	judge := func(ok bool) string {
+		if o.Datasets < 100000 {
+			return "(target at 100,000 datasets)"
+		}
+		pass = pass && ok
+		return verdict(ok)
+	}
+	fmt.Fprintf(out, "S1 list (first page, offset %d; name, usage, impact): worst p99 %.2fx detail p99   [≤ 3x]  %s\n", offset, worst, judge(worst <= 3))
 	s2 := max(ratio(7), ratio(8))
-	ok = s2 <= 5
-	pass = pass && ok
-	fmt.Fprintf(out, "S2 q= and /datasets/find: worst p99 %.2fx detail p99   [≤ 5x]  %s\n", s2, verdict(ok))
+	fmt.Fprintf(out, "S2 q= and /datasets/find: worst p99 %.2fx detail p99   [≤ 5x]  %s\n", s2, judge(s2 <= 5))
 	growth := float64(p99[1]) / float64(p99[9])
 	if o.Compare > o.Datasets {
 		growth = 1 / growth
 	}
-	ok = growth <= 3
+	ok := growth <= 3
 	pass = pass && ok
 	fmt.Fprintf(out, "S3 list p99 at %d vs %d datasets: grows %.2fx   [≤ 3x for 100x the catalog]  %s\n",
 		max(o.Datasets, o.Compare), min(o.Datasets, o.Compare), growth, verdict(ok))
 
 	// Throughput at o.Connections connections, the kinds interleaved round by round.
+	// GraphQL asks for every field of the REST detail it has (all but the trust brief).
 	gqlQuery := `query($id: ID!) { dataset(id: $id) { id name schema table connectionId connectionName kind costGuarded dataCountry
 		latestScore lastScanAt createdAt updatedAt accessRole country { effective source }
 		columns { name position dataType nullable primaryKey partition clustering }
-		rowCount rowCountExact scoreHistory { scanId score createdAt } } }`
+		rowCount rowCountExact lastFailure { scanId code failedAt } scoreHistory { scanId score createdAt }
+		issues { id title type subtype severity status } } }`
 	kinds := []struct {
 		name string
 		do   func(r *rand.Rand) error
@@ -326,6 +336,17 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 		if err := k.do(rand.New(rand.NewPCG(1, 1))); err != nil {
 			return false, fmt.Errorf("%s: %w", k.name, err)
 		}
+	}
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return false, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return false, err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rates := make([][]float64, len(kinds))
 	fmt.Fprintf(out, "\nDetail throughput: %d connections, %v a phase, %d rounds interleaved\n", o.Connections, o.Duration, o.Rounds)
