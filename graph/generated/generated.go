@@ -20,6 +20,7 @@ import (
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/graph/model"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/synthetic"
 )
 
 // region    ***************************** api!.gotpl *****************************
@@ -133,6 +134,31 @@ type ComplexityRoot struct {
 	BIRefreshPage struct {
 		Items func(childComplexity int) int
 		Total func(childComplexity int) int
+	}
+
+	ChargebackPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	ChargebackRow struct {
+		Currency      func(childComplexity int) int
+		Datasets      func(childComplexity int) int
+		Dimension     func(childComplexity int) int
+		EntityID      func(childComplexity int) int
+		EntityName    func(childComplexity int) int
+		Fx            func(childComplexity int) int
+		LlmCost       func(childComplexity int) int
+		LlmCostEur    func(childComplexity int) int
+		LlmCostUsd    func(childComplexity int) int
+		LlmTokens     func(childComplexity int) int
+		LlmTokensByok func(childComplexity int) int
+		Month         func(childComplexity int) int
+		ProfileBytes  func(childComplexity int) int
+		Reports       func(childComplexity int) int
+		Scans         func(childComplexity int) int
+		WorkspaceID   func(childComplexity int) int
+		WorkspaceName func(childComplexity int) int
 	}
 
 	Column struct {
@@ -438,6 +464,7 @@ type ComplexityRoot struct {
 		ScoreHistory         func(childComplexity int, limit *int) int
 		Sensitivity          func(childComplexity int) int
 		SyntheticEvaluation  func(childComplexity int, rows *int, seed *int) int
+		SyntheticRows        func(childComplexity int, rows *int, seed *int) int
 		Table                func(childComplexity int) int
 		TrustFacts           func(childComplexity int) int
 		TrustScore           func(childComplexity int) int
@@ -890,6 +917,13 @@ type ComplexityRoot struct {
 		Via    func(childComplexity int) int
 	}
 
+	FXRate struct {
+		Base     func(childComplexity int) int
+		Currency func(childComplexity int) int
+		Rate     func(childComplexity int) int
+		RateDate func(childComplexity int) int
+	}
+
 	FactsSubject struct {
 		ID      func(childComplexity int) int
 		Name    func(childComplexity int) int
@@ -912,6 +946,46 @@ type ComplexityRoot struct {
 	FoundDatasets struct {
 		Datasets  func(childComplexity int) int
 		Truncated func(childComplexity int) int
+	}
+
+	GovernanceCoverage struct {
+		Datasets              func(childComplexity int) int
+		Profiled              func(childComplexity int) int
+		SensitivityClassified func(childComplexity int) int
+		WithContract          func(childComplexity int) int
+		WithDomain            func(childComplexity int) int
+		WithOwner             func(childComplexity int) int
+		WithRules             func(childComplexity int) int
+	}
+
+	GovernanceIssueFlow struct {
+		Ignored         func(childComplexity int) int
+		OpenCritical    func(childComplexity int) int
+		OpenNow         func(childComplexity int) int
+		OpenSLABreached func(childComplexity int) int
+		OpenWarning     func(childComplexity int) int
+		Opened          func(childComplexity int) int
+		Resolved        func(childComplexity int) int
+	}
+
+	GovernanceMetrics struct {
+		AsOf       func(childComplexity int) int
+		Coverage   func(childComplexity int) int
+		IssueFlow  func(childComplexity int) int
+		PeriodDays func(childComplexity int) int
+		SLA        func(childComplexity int) int
+	}
+
+	GovernanceSLA struct {
+		AttainmentPct func(childComplexity int) int
+		Breached      func(childComplexity int) int
+		ClosedInScope func(childComplexity int) int
+		Met           func(childComplexity int) int
+	}
+
+	GovernanceShare struct {
+		Count func(childComplexity int) int
+		Pct   func(childComplexity int) int
 	}
 
 	GraphDiff struct {
@@ -1287,6 +1361,11 @@ type ComplexityRoot struct {
 		Channel func(childComplexity int) int
 	}
 
+	Money struct {
+		Amount   func(childComplexity int) int
+		Currency func(childComplexity int) int
+	}
+
 	Monitor struct {
 		Column      func(childComplexity int) int
 		Enabled     func(childComplexity int) int
@@ -1550,6 +1629,7 @@ type ComplexityRoot struct {
 		Art10Dossier           func(childComplexity int) int
 		BiRefreshes            func(childComplexity int, tool *string, biDatasetID *string, status *string, datasetID *string, limit *int, offset *int) int
 		CatalogMetadataQuality func(childComplexity int) int
+		Chargeback             func(childComplexity int, domainID *string, days *int, limit *int, offset *int) int
 		Connection             func(childComplexity int, id string) int
 		ConnectionPresets      func(childComplexity int) int
 		ConnectionTypes        func(childComplexity int) int
@@ -1565,6 +1645,7 @@ type ComplexityRoot struct {
 		EditorResolve          func(childComplexity int, name string, connection *string) int
 		Exposures              func(childComplexity int) int
 		FindDatasets           func(childComplexity int, query *string, layer *model.DatasetLayer, domain *string, hasPii *bool, minScore *float64, usageClass *model.UsageClass) int
+		GovernanceMetrics      func(childComplexity int, days *int) int
 		GraphSnapshotDiff      func(childComplexity int, from string, to *string) int
 		GraphSnapshots         func(childComplexity int, limit *int, offset *int) int
 		Incident               func(childComplexity int, id string) int
@@ -2129,6 +2210,27 @@ type ComplexityRoot struct {
 		Params func(childComplexity int) int
 	}
 
+	SyntheticManifest struct {
+		Columns    func(childComplexity int) int
+		DatasetID  func(childComplexity int) int
+		Evaluation func(childComplexity int) int
+		Rows       func(childComplexity int) int
+		Seed       func(childComplexity int) int
+		Table      func(childComplexity int) int
+	}
+
+	SyntheticManifestColumn struct {
+		Name            func(childComplexity int) int
+		Nullable        func(childComplexity int) int
+		PII             func(childComplexity int) int
+		PrimaryKey      func(childComplexity int) int
+		QuasiIdentifier func(childComplexity int) int
+		References      func(childComplexity int) int
+		SemanticType    func(childComplexity int) int
+		Type            func(childComplexity int) int
+		Unique          func(childComplexity int) int
+	}
+
 	SyntheticMeasure struct {
 		Name  func(childComplexity int) int
 		Value func(childComplexity int) int
@@ -2137,6 +2239,11 @@ type ComplexityRoot struct {
 	SyntheticParam struct {
 		Name  func(childComplexity int) int
 		Value func(childComplexity int) int
+	}
+
+	SyntheticRows struct {
+		Manifest func(childComplexity int) int
+		Rows     func(childComplexity int) int
 	}
 
 	Team struct {
@@ -2383,6 +2490,7 @@ type DatasetResolver interface {
 	RulesExport(ctx context.Context, obj *model.Dataset, format model.RulesExportFormat) (*model.RulesExport, error)
 	DirectLineage(ctx context.Context, obj *model.Dataset) (*model.DatasetLineage, error)
 	PipelineHealth(ctx context.Context, obj *model.Dataset) (*model.PipelineHealth, error)
+	SyntheticRows(ctx context.Context, obj *model.Dataset, rows *int, seed *int) (*model.SyntheticRows, error)
 	TrustScore(ctx context.Context, obj *model.Dataset) (*model.TrustScore, error)
 	AiReadiness(ctx context.Context, obj *model.Dataset) (*model.AIReadiness, error)
 	Context(ctx context.Context, obj *model.Dataset) (*model.DatasetContext, error)
@@ -2456,6 +2564,8 @@ type QueryResolver interface {
 	Incident(ctx context.Context, id string) (*model.Incident, error)
 	Duplicates(ctx context.Context, datasetID *string, band *string, limit *int, offset *int) (*model.DuplicateClusterPage, error)
 	BiRefreshes(ctx context.Context, tool *string, biDatasetID *string, status *string, datasetID *string, limit *int, offset *int) (*model.BIRefreshPage, error)
+	Chargeback(ctx context.Context, domainID *string, days *int, limit *int, offset *int) (*model.ChargebackPage, error)
+	GovernanceMetrics(ctx context.Context, days *int) (*model.GovernanceMetrics, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
@@ -2904,6 +3014,122 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BIRefreshPage.Total(childComplexity), true
+
+	case "ChargebackPage.items":
+		if e.ComplexityRoot.ChargebackPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackPage.Items(childComplexity), true
+	case "ChargebackPage.total":
+		if e.ComplexityRoot.ChargebackPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackPage.Total(childComplexity), true
+
+	case "ChargebackRow.currency":
+		if e.ComplexityRoot.ChargebackRow.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Currency(childComplexity), true
+	case "ChargebackRow.datasets":
+		if e.ComplexityRoot.ChargebackRow.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Datasets(childComplexity), true
+	case "ChargebackRow.dimension":
+		if e.ComplexityRoot.ChargebackRow.Dimension == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Dimension(childComplexity), true
+	case "ChargebackRow.entityId":
+		if e.ComplexityRoot.ChargebackRow.EntityID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.EntityID(childComplexity), true
+	case "ChargebackRow.entityName":
+		if e.ComplexityRoot.ChargebackRow.EntityName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.EntityName(childComplexity), true
+	case "ChargebackRow.fx":
+		if e.ComplexityRoot.ChargebackRow.Fx == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Fx(childComplexity), true
+	case "ChargebackRow.llmCost":
+		if e.ComplexityRoot.ChargebackRow.LlmCost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.LlmCost(childComplexity), true
+	case "ChargebackRow.llmCostEur":
+		if e.ComplexityRoot.ChargebackRow.LlmCostEur == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.LlmCostEur(childComplexity), true
+	case "ChargebackRow.llmCostUsd":
+		if e.ComplexityRoot.ChargebackRow.LlmCostUsd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.LlmCostUsd(childComplexity), true
+	case "ChargebackRow.llmTokens":
+		if e.ComplexityRoot.ChargebackRow.LlmTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.LlmTokens(childComplexity), true
+	case "ChargebackRow.llmTokensByok":
+		if e.ComplexityRoot.ChargebackRow.LlmTokensByok == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.LlmTokensByok(childComplexity), true
+	case "ChargebackRow.month":
+		if e.ComplexityRoot.ChargebackRow.Month == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Month(childComplexity), true
+	case "ChargebackRow.profileBytes":
+		if e.ComplexityRoot.ChargebackRow.ProfileBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.ProfileBytes(childComplexity), true
+	case "ChargebackRow.reports":
+		if e.ComplexityRoot.ChargebackRow.Reports == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Reports(childComplexity), true
+	case "ChargebackRow.scans":
+		if e.ComplexityRoot.ChargebackRow.Scans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.Scans(childComplexity), true
+	case "ChargebackRow.workspaceId":
+		if e.ComplexityRoot.ChargebackRow.WorkspaceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.WorkspaceID(childComplexity), true
+	case "ChargebackRow.workspaceName":
+		if e.ComplexityRoot.ChargebackRow.WorkspaceName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChargebackRow.WorkspaceName(childComplexity), true
 
 	case "Column.clustering":
 		if e.ComplexityRoot.Column.Clustering == nil {
@@ -4316,6 +4542,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.SyntheticEvaluation(childComplexity, args["rows"].(*int), args["seed"].(*int)), true
+	case "Dataset.syntheticRows":
+		if e.ComplexityRoot.Dataset.SyntheticRows == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_syntheticRows_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.SyntheticRows(childComplexity, args["rows"].(*int), args["seed"].(*int)), true
 	case "Dataset.table":
 		if e.ComplexityRoot.Dataset.Table == nil {
 			break
@@ -6267,6 +6504,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Exposure.Via(childComplexity), true
 
+	case "FXRate.base":
+		if e.ComplexityRoot.FXRate.Base == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FXRate.Base(childComplexity), true
+	case "FXRate.currency":
+		if e.ComplexityRoot.FXRate.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FXRate.Currency(childComplexity), true
+	case "FXRate.rate":
+		if e.ComplexityRoot.FXRate.Rate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FXRate.Rate(childComplexity), true
+	case "FXRate.rateDate":
+		if e.ComplexityRoot.FXRate.RateDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FXRate.RateDate(childComplexity), true
+
 	case "FactsSubject.id":
 		if e.ComplexityRoot.FactsSubject.ID == nil {
 			break
@@ -6359,6 +6621,161 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FoundDatasets.Truncated(childComplexity), true
+
+	case "GovernanceCoverage.datasets":
+		if e.ComplexityRoot.GovernanceCoverage.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.Datasets(childComplexity), true
+	case "GovernanceCoverage.profiled":
+		if e.ComplexityRoot.GovernanceCoverage.Profiled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.Profiled(childComplexity), true
+	case "GovernanceCoverage.sensitivityClassified":
+		if e.ComplexityRoot.GovernanceCoverage.SensitivityClassified == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.SensitivityClassified(childComplexity), true
+	case "GovernanceCoverage.withContract":
+		if e.ComplexityRoot.GovernanceCoverage.WithContract == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.WithContract(childComplexity), true
+	case "GovernanceCoverage.withDomain":
+		if e.ComplexityRoot.GovernanceCoverage.WithDomain == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.WithDomain(childComplexity), true
+	case "GovernanceCoverage.withOwner":
+		if e.ComplexityRoot.GovernanceCoverage.WithOwner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.WithOwner(childComplexity), true
+	case "GovernanceCoverage.withRules":
+		if e.ComplexityRoot.GovernanceCoverage.WithRules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceCoverage.WithRules(childComplexity), true
+
+	case "GovernanceIssueFlow.ignored":
+		if e.ComplexityRoot.GovernanceIssueFlow.Ignored == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.Ignored(childComplexity), true
+	case "GovernanceIssueFlow.openCritical":
+		if e.ComplexityRoot.GovernanceIssueFlow.OpenCritical == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.OpenCritical(childComplexity), true
+	case "GovernanceIssueFlow.openNow":
+		if e.ComplexityRoot.GovernanceIssueFlow.OpenNow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.OpenNow(childComplexity), true
+	case "GovernanceIssueFlow.openSlaBreached":
+		if e.ComplexityRoot.GovernanceIssueFlow.OpenSLABreached == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.OpenSLABreached(childComplexity), true
+	case "GovernanceIssueFlow.openWarning":
+		if e.ComplexityRoot.GovernanceIssueFlow.OpenWarning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.OpenWarning(childComplexity), true
+	case "GovernanceIssueFlow.opened":
+		if e.ComplexityRoot.GovernanceIssueFlow.Opened == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.Opened(childComplexity), true
+	case "GovernanceIssueFlow.resolved":
+		if e.ComplexityRoot.GovernanceIssueFlow.Resolved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceIssueFlow.Resolved(childComplexity), true
+
+	case "GovernanceMetrics.asOf":
+		if e.ComplexityRoot.GovernanceMetrics.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceMetrics.AsOf(childComplexity), true
+	case "GovernanceMetrics.coverage":
+		if e.ComplexityRoot.GovernanceMetrics.Coverage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceMetrics.Coverage(childComplexity), true
+	case "GovernanceMetrics.issueFlow":
+		if e.ComplexityRoot.GovernanceMetrics.IssueFlow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceMetrics.IssueFlow(childComplexity), true
+	case "GovernanceMetrics.periodDays":
+		if e.ComplexityRoot.GovernanceMetrics.PeriodDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceMetrics.PeriodDays(childComplexity), true
+	case "GovernanceMetrics.sla":
+		if e.ComplexityRoot.GovernanceMetrics.SLA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceMetrics.SLA(childComplexity), true
+
+	case "GovernanceSLA.attainmentPct":
+		if e.ComplexityRoot.GovernanceSLA.AttainmentPct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceSLA.AttainmentPct(childComplexity), true
+	case "GovernanceSLA.breached":
+		if e.ComplexityRoot.GovernanceSLA.Breached == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceSLA.Breached(childComplexity), true
+	case "GovernanceSLA.closedInScope":
+		if e.ComplexityRoot.GovernanceSLA.ClosedInScope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceSLA.ClosedInScope(childComplexity), true
+	case "GovernanceSLA.met":
+		if e.ComplexityRoot.GovernanceSLA.Met == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceSLA.Met(childComplexity), true
+
+	case "GovernanceShare.count":
+		if e.ComplexityRoot.GovernanceShare.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceShare.Count(childComplexity), true
+	case "GovernanceShare.pct":
+		if e.ComplexityRoot.GovernanceShare.Pct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceShare.Pct(childComplexity), true
 
 	case "GraphDiff.addedEdges":
 		if e.ComplexityRoot.GraphDiff.AddedEdges == nil {
@@ -7935,6 +8352,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MetadataSuggestion.Channel(childComplexity), true
 
+	case "Money.amount":
+		if e.ComplexityRoot.Money.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.Amount(childComplexity), true
+	case "Money.currency":
+		if e.ComplexityRoot.Money.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.Currency(childComplexity), true
+
 	case "Monitor.column":
 		if e.ComplexityRoot.Monitor.Column == nil {
 			break
@@ -9074,6 +9504,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.CatalogMetadataQuality(childComplexity), true
+	case "Query.chargeback":
+		if e.ComplexityRoot.Query.Chargeback == nil {
+			break
+		}
+
+		args, err := ec.field_Query_chargeback_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Chargeback(childComplexity, args["domainId"].(*string), args["days"].(*int), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.connection":
 		if e.ComplexityRoot.Query.Connection == nil {
 			break
@@ -9209,6 +9650,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.FindDatasets(childComplexity, args["query"].(*string), args["layer"].(*model.DatasetLayer), args["domain"].(*string), args["hasPii"].(*bool), args["minScore"].(*float64), args["usageClass"].(*model.UsageClass)), true
+	case "Query.governanceMetrics":
+		if e.ComplexityRoot.Query.GovernanceMetrics == nil {
+			break
+		}
+
+		args, err := ec.field_Query_governanceMetrics_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GovernanceMetrics(childComplexity, args["days"].(*int)), true
 	case "Query.graphSnapshotDiff":
 		if e.ComplexityRoot.Query.GraphSnapshotDiff == nil {
 			break
@@ -11777,6 +12229,98 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SyntheticFinding.Params(childComplexity), true
 
+	case "SyntheticManifest.columns":
+		if e.ComplexityRoot.SyntheticManifest.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifest.Columns(childComplexity), true
+	case "SyntheticManifest.datasetId":
+		if e.ComplexityRoot.SyntheticManifest.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifest.DatasetID(childComplexity), true
+	case "SyntheticManifest.evaluation":
+		if e.ComplexityRoot.SyntheticManifest.Evaluation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifest.Evaluation(childComplexity), true
+	case "SyntheticManifest.rows":
+		if e.ComplexityRoot.SyntheticManifest.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifest.Rows(childComplexity), true
+	case "SyntheticManifest.seed":
+		if e.ComplexityRoot.SyntheticManifest.Seed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifest.Seed(childComplexity), true
+	case "SyntheticManifest.table":
+		if e.ComplexityRoot.SyntheticManifest.Table == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifest.Table(childComplexity), true
+
+	case "SyntheticManifestColumn.name":
+		if e.ComplexityRoot.SyntheticManifestColumn.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.Name(childComplexity), true
+	case "SyntheticManifestColumn.nullable":
+		if e.ComplexityRoot.SyntheticManifestColumn.Nullable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.Nullable(childComplexity), true
+	case "SyntheticManifestColumn.pii":
+		if e.ComplexityRoot.SyntheticManifestColumn.PII == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.PII(childComplexity), true
+	case "SyntheticManifestColumn.primaryKey":
+		if e.ComplexityRoot.SyntheticManifestColumn.PrimaryKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.PrimaryKey(childComplexity), true
+	case "SyntheticManifestColumn.quasiIdentifier":
+		if e.ComplexityRoot.SyntheticManifestColumn.QuasiIdentifier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.QuasiIdentifier(childComplexity), true
+	case "SyntheticManifestColumn.references":
+		if e.ComplexityRoot.SyntheticManifestColumn.References == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.References(childComplexity), true
+	case "SyntheticManifestColumn.semanticType":
+		if e.ComplexityRoot.SyntheticManifestColumn.SemanticType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.SemanticType(childComplexity), true
+	case "SyntheticManifestColumn.type":
+		if e.ComplexityRoot.SyntheticManifestColumn.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.Type(childComplexity), true
+	case "SyntheticManifestColumn.unique":
+		if e.ComplexityRoot.SyntheticManifestColumn.Unique == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticManifestColumn.Unique(childComplexity), true
+
 	case "SyntheticMeasure.name":
 		if e.ComplexityRoot.SyntheticMeasure.Name == nil {
 			break
@@ -11802,6 +12346,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SyntheticParam.Value(childComplexity), true
+
+	case "SyntheticRows.manifest":
+		if e.ComplexityRoot.SyntheticRows.Manifest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticRows.Manifest(childComplexity), true
+	case "SyntheticRows.rows":
+		if e.ComplexityRoot.SyntheticRows.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyntheticRows.Rows(childComplexity), true
 
 	case "Team.createdAt":
 		if e.ComplexityRoot.Team.CreatedAt == nil {
@@ -13203,6 +13760,111 @@ type IncidentChangeRun {
 extend type Incident {
   "The reported runs that changed what the incident's scan saw, newest first (the REST changed_by)."
   changedBy: [IncidentChangeRun!]!
+}
+`, BuiltIn: false},
+	{Name: "../schema/finops.graphqls", Input: `"An amount in the workspace currency."
+type Money {
+  "Null when the currency is not EUR and no rate is loaded for it"
+  amount: Float
+  currency: String!
+}
+
+"The exchange rate an amount was converted with: units of currency for one euro on rateDate."
+type FXRate {
+  base: String!
+  currency: String!
+  rate: Float!
+  rateDate: String!
+}
+
+"One chargeback row (as GET /bi/chargeback)."
+type ChargebackRow {
+  "YYYY-MM (UTC)"
+  month: String!
+  "workspace or domain"
+  dimension: String!
+  workspaceId: ID!
+  workspaceName: String!
+  "Null for the share of datasets in no domain"
+  entityId: ID
+  entityName: String
+  scans: Float!
+  datasets: Float!
+  reports: Float!
+  profileBytes: Float!
+  "Always 0: Vigia calls no language model"
+  llmTokens: Int!
+  llmTokensByok: Int!
+  llmCostUsd: Float!
+  llmCostEur: Float!
+  llmCost: Money!
+  fx: FXRate
+  currency: String!
+}
+
+"A page of chargeback rows."
+type ChargebackPage {
+  items: [ChargebackRow!]!
+  total: Int!
+}
+
+extend type Query {
+  "Chargeback of Vigia's work per month: the workspace and its domains (a dataset in n domains counts 1/n in each); days 1-1096."
+  chargeback(domainId: ID, days: Int = 365, limit: Int = 500, offset: Int = 0): ChargebackPage!
+}
+`, BuiltIn: false},
+	{Name: "../schema/governance.graphqls", Input: `"A count of visible datasets with its share of them."
+type GovernanceShare {
+  count: Int!
+  "Percent of the visible datasets, one decimal; null when there is none"
+  pct: Float
+}
+
+"How much of the catalog is governed (GET /governance/metrics coverage)."
+type GovernanceCoverage {
+  datasets: Int!
+  profiled: GovernanceShare!
+  "In a domain that has an owner"
+  withOwner: GovernanceShare!
+  withDomain: GovernanceShare!
+  withRules: GovernanceShare!
+  "With an accepted contract version"
+  withContract: GovernanceShare!
+  "With a column whose sensitivity a person set"
+  sensitivityClassified: GovernanceShare!
+}
+
+"The issues of the period and the backlog now."
+type GovernanceIssueFlow {
+  opened: Int!
+  resolved: Int!
+  ignored: Int!
+  openNow: Int!
+  openCritical: Int!
+  openWarning: Int!
+  openSlaBreached: Int!
+}
+
+"Attainment of resolution targets over the issues resolved in the period."
+type GovernanceSLA {
+  closedInScope: Int!
+  met: Int!
+  breached: Int!
+  attainmentPct: Float
+}
+
+"Governance metrics of the visible datasets (as GET /governance/metrics)."
+type GovernanceMetrics {
+  asOf: Time!
+  periodDays: Int!
+  coverage: GovernanceCoverage!
+  issueFlow: GovernanceIssueFlow!
+  sla: GovernanceSLA!
+}
+
+extend type Query {
+  "Governance metrics over the last days (1-366)."
+  governanceMetrics(days: Int = 30): GovernanceMetrics!
 }
 `, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
@@ -14622,6 +15284,44 @@ type PipelineHealth {
 
 extend type Dataset {
   pipelineHealth: PipelineHealth!
+}
+`, BuiltIn: false},
+	{Name: "../schema/parity_synthetic.graphqls", Input: `# Synthetic rows at parity with REST /datasets/{id}/synthetic?format=json: the same service call.
+
+"A column of a synthetic table's manifest."
+type SyntheticManifestColumn {
+  name: String!
+  type: String!
+  nullable: Boolean!
+  primaryKey: Boolean!
+  unique: Boolean!
+  semanticType: String
+  "table.column of a foreign key in the pack"
+  references: String
+  quasiIdentifier: Boolean!
+  pii: Boolean!
+}
+
+"What was generated and its scorecard."
+type SyntheticManifest {
+  datasetId: ID!
+  table: String!
+  rows: Int!
+  seed: Int!
+  columns: [SyntheticManifestColumn!]!
+  evaluation: SyntheticEvaluation!
+}
+
+"Synthetic rows of a dataset (REST /datasets/{id}/synthetic with format json)."
+type SyntheticRows {
+  manifest: SyntheticManifest!
+  "The rows as a JSON array of objects, column name to value."
+  rows: String!
+}
+
+extend type Dataset {
+  "Rows generated from the dataset's profile, never from stored values (rows 1-20000); a fail privacy verdict is the error synthetic_privacy_fail, over the 30 s budget synthetic_budget_exceeded."
+  syntheticRows(rows: Int = 100, seed: Int = 0): SyntheticRows!
 }
 `, BuiltIn: false},
 	{Name: "../schema/parity_trust.graphqls", Input: `# A dataset's trust reads at parity with REST /datasets/{id}/trust, /ai-readiness,
@@ -16185,6 +16885,56 @@ func (ec *executionContext) childFields_BIRefreshPage(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type BIRefreshPage", field.Name)
 }
 
+func (ec *executionContext) childFields_ChargebackPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ChargebackPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ChargebackPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChargebackPage", field.Name)
+}
+
+func (ec *executionContext) childFields_ChargebackRow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "month":
+		return ec.fieldContext_ChargebackRow_month(ctx, field)
+	case "dimension":
+		return ec.fieldContext_ChargebackRow_dimension(ctx, field)
+	case "workspaceId":
+		return ec.fieldContext_ChargebackRow_workspaceId(ctx, field)
+	case "workspaceName":
+		return ec.fieldContext_ChargebackRow_workspaceName(ctx, field)
+	case "entityId":
+		return ec.fieldContext_ChargebackRow_entityId(ctx, field)
+	case "entityName":
+		return ec.fieldContext_ChargebackRow_entityName(ctx, field)
+	case "scans":
+		return ec.fieldContext_ChargebackRow_scans(ctx, field)
+	case "datasets":
+		return ec.fieldContext_ChargebackRow_datasets(ctx, field)
+	case "reports":
+		return ec.fieldContext_ChargebackRow_reports(ctx, field)
+	case "profileBytes":
+		return ec.fieldContext_ChargebackRow_profileBytes(ctx, field)
+	case "llmTokens":
+		return ec.fieldContext_ChargebackRow_llmTokens(ctx, field)
+	case "llmTokensByok":
+		return ec.fieldContext_ChargebackRow_llmTokensByok(ctx, field)
+	case "llmCostUsd":
+		return ec.fieldContext_ChargebackRow_llmCostUsd(ctx, field)
+	case "llmCostEur":
+		return ec.fieldContext_ChargebackRow_llmCostEur(ctx, field)
+	case "llmCost":
+		return ec.fieldContext_ChargebackRow_llmCost(ctx, field)
+	case "fx":
+		return ec.fieldContext_ChargebackRow_fx(ctx, field)
+	case "currency":
+		return ec.fieldContext_ChargebackRow_currency(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChargebackRow", field.Name)
+}
+
 func (ec *executionContext) childFields_Column(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -16765,6 +17515,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_directLineage(ctx, field)
 	case "pipelineHealth":
 		return ec.fieldContext_Dataset_pipelineHealth(ctx, field)
+	case "syntheticRows":
+		return ec.fieldContext_Dataset_syntheticRows(ctx, field)
 	case "trustScore":
 		return ec.fieldContext_Dataset_trustScore(ctx, field)
 	case "aiReadiness":
@@ -17695,6 +18447,20 @@ func (ec *executionContext) childFields_Exposure(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Exposure", field.Name)
 }
 
+func (ec *executionContext) childFields_FXRate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "base":
+		return ec.fieldContext_FXRate_base(ctx, field)
+	case "currency":
+		return ec.fieldContext_FXRate_currency(ctx, field)
+	case "rate":
+		return ec.fieldContext_FXRate_rate(ctx, field)
+	case "rateDate":
+		return ec.fieldContext_FXRate_rateDate(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FXRate", field.Name)
+}
+
 func (ec *executionContext) childFields_FactsSubject(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -17741,6 +18507,86 @@ func (ec *executionContext) childFields_FoundDatasets(ctx context.Context, field
 		return ec.fieldContext_FoundDatasets_truncated(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FoundDatasets", field.Name)
+}
+
+func (ec *executionContext) childFields_GovernanceCoverage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasets":
+		return ec.fieldContext_GovernanceCoverage_datasets(ctx, field)
+	case "profiled":
+		return ec.fieldContext_GovernanceCoverage_profiled(ctx, field)
+	case "withOwner":
+		return ec.fieldContext_GovernanceCoverage_withOwner(ctx, field)
+	case "withDomain":
+		return ec.fieldContext_GovernanceCoverage_withDomain(ctx, field)
+	case "withRules":
+		return ec.fieldContext_GovernanceCoverage_withRules(ctx, field)
+	case "withContract":
+		return ec.fieldContext_GovernanceCoverage_withContract(ctx, field)
+	case "sensitivityClassified":
+		return ec.fieldContext_GovernanceCoverage_sensitivityClassified(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GovernanceCoverage", field.Name)
+}
+
+func (ec *executionContext) childFields_GovernanceIssueFlow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "opened":
+		return ec.fieldContext_GovernanceIssueFlow_opened(ctx, field)
+	case "resolved":
+		return ec.fieldContext_GovernanceIssueFlow_resolved(ctx, field)
+	case "ignored":
+		return ec.fieldContext_GovernanceIssueFlow_ignored(ctx, field)
+	case "openNow":
+		return ec.fieldContext_GovernanceIssueFlow_openNow(ctx, field)
+	case "openCritical":
+		return ec.fieldContext_GovernanceIssueFlow_openCritical(ctx, field)
+	case "openWarning":
+		return ec.fieldContext_GovernanceIssueFlow_openWarning(ctx, field)
+	case "openSlaBreached":
+		return ec.fieldContext_GovernanceIssueFlow_openSlaBreached(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GovernanceIssueFlow", field.Name)
+}
+
+func (ec *executionContext) childFields_GovernanceMetrics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "asOf":
+		return ec.fieldContext_GovernanceMetrics_asOf(ctx, field)
+	case "periodDays":
+		return ec.fieldContext_GovernanceMetrics_periodDays(ctx, field)
+	case "coverage":
+		return ec.fieldContext_GovernanceMetrics_coverage(ctx, field)
+	case "issueFlow":
+		return ec.fieldContext_GovernanceMetrics_issueFlow(ctx, field)
+	case "sla":
+		return ec.fieldContext_GovernanceMetrics_sla(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GovernanceMetrics", field.Name)
+}
+
+func (ec *executionContext) childFields_GovernanceSLA(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "closedInScope":
+		return ec.fieldContext_GovernanceSLA_closedInScope(ctx, field)
+	case "met":
+		return ec.fieldContext_GovernanceSLA_met(ctx, field)
+	case "breached":
+		return ec.fieldContext_GovernanceSLA_breached(ctx, field)
+	case "attainmentPct":
+		return ec.fieldContext_GovernanceSLA_attainmentPct(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GovernanceSLA", field.Name)
+}
+
+func (ec *executionContext) childFields_GovernanceShare(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "count":
+		return ec.fieldContext_GovernanceShare_count(ctx, field)
+	case "pct":
+		return ec.fieldContext_GovernanceShare_pct(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GovernanceShare", field.Name)
 }
 
 func (ec *executionContext) childFields_GraphDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -18487,6 +19333,16 @@ func (ec *executionContext) childFields_MetadataSuggestion(ctx context.Context, 
 		return ec.fieldContext_MetadataSuggestion_action(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MetadataSuggestion", field.Name)
+}
+
+func (ec *executionContext) childFields_Money(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "amount":
+		return ec.fieldContext_Money_amount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Money_currency(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
 }
 
 func (ec *executionContext) childFields_Monitor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -20015,6 +20871,48 @@ func (ec *executionContext) childFields_SyntheticFinding(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type SyntheticFinding", field.Name)
 }
 
+func (ec *executionContext) childFields_SyntheticManifest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_SyntheticManifest_datasetId(ctx, field)
+	case "table":
+		return ec.fieldContext_SyntheticManifest_table(ctx, field)
+	case "rows":
+		return ec.fieldContext_SyntheticManifest_rows(ctx, field)
+	case "seed":
+		return ec.fieldContext_SyntheticManifest_seed(ctx, field)
+	case "columns":
+		return ec.fieldContext_SyntheticManifest_columns(ctx, field)
+	case "evaluation":
+		return ec.fieldContext_SyntheticManifest_evaluation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyntheticManifest", field.Name)
+}
+
+func (ec *executionContext) childFields_SyntheticManifestColumn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_SyntheticManifestColumn_name(ctx, field)
+	case "type":
+		return ec.fieldContext_SyntheticManifestColumn_type(ctx, field)
+	case "nullable":
+		return ec.fieldContext_SyntheticManifestColumn_nullable(ctx, field)
+	case "primaryKey":
+		return ec.fieldContext_SyntheticManifestColumn_primaryKey(ctx, field)
+	case "unique":
+		return ec.fieldContext_SyntheticManifestColumn_unique(ctx, field)
+	case "semanticType":
+		return ec.fieldContext_SyntheticManifestColumn_semanticType(ctx, field)
+	case "references":
+		return ec.fieldContext_SyntheticManifestColumn_references(ctx, field)
+	case "quasiIdentifier":
+		return ec.fieldContext_SyntheticManifestColumn_quasiIdentifier(ctx, field)
+	case "pii":
+		return ec.fieldContext_SyntheticManifestColumn_pii(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyntheticManifestColumn", field.Name)
+}
+
 func (ec *executionContext) childFields_SyntheticMeasure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -20033,6 +20931,16 @@ func (ec *executionContext) childFields_SyntheticParam(ctx context.Context, fiel
 		return ec.fieldContext_SyntheticParam_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SyntheticParam", field.Name)
+}
+
+func (ec *executionContext) childFields_SyntheticRows(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "manifest":
+		return ec.fieldContext_SyntheticRows_manifest(ctx, field)
+	case "rows":
+		return ec.fieldContext_SyntheticRows_rows(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyntheticRows", field.Name)
 }
 
 func (ec *executionContext) childFields_Team(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -20875,6 +21783,28 @@ func (ec *executionContext) field_Dataset_syntheticEvaluation_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Dataset_syntheticRows_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "rows",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rows"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "seed",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seed"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Dataset_upstream_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -21211,6 +22141,44 @@ func (ec *executionContext) field_Query_biRefreshes_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_chargeback_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "domainId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["domainId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_connection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -21454,6 +22422,20 @@ func (ec *executionContext) field_Query_findDatasets_args(ctx context.Context, r
 		return nil, err
 	}
 	args["usageClass"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_governanceMetrics_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg0
 	return args, nil
 }
 
@@ -23920,6 +24902,470 @@ func (ec *executionContext) _BIRefreshPage_total(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_BIRefreshPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BIRefreshPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ChargebackRow) graphql.Marshaler {
+			return ec.marshalNChargebackRow2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackRowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChargebackPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChargebackRow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChargebackPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_month(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_month(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Month, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_month(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_dimension(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_dimension(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dimension, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_dimension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_workspaceId(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_workspaceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_workspaceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_workspaceName(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_workspaceName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_workspaceName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_entityId(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_entityId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EntityID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_entityId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_entityName(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_entityName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EntityName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_entityName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_scans(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_scans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_scans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_datasets(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_reports(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_reports(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reports, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_reports(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_profileBytes(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_profileBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProfileBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_profileBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_llmTokens(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_llmTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_llmTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_llmTokensByok(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_llmTokensByok(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmTokensByok, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_llmTokensByok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_llmCostUsd(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_llmCostUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCostUsd, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_llmCostUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_llmCostEur(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_llmCostEur(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCostEur, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_llmCostEur(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChargebackRow_llmCost(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_llmCost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_llmCost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChargebackRow",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChargebackRow_fx(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_fx(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fx, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FXRate) graphql.Marshaler {
+			return ec.marshalOFXRate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFXRate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_fx(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChargebackRow",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FXRate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChargebackRow_currency(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChargebackRow_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChargebackRow_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChargebackRow", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Column_name(ctx context.Context, field graphql.CollectedField, obj *model.Column) (ret graphql.Marshaler) {
@@ -29107,6 +30553,50 @@ func (ec *executionContext) fieldContext_Dataset_pipelineHealth(_ context.Contex
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PipelineHealth(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_syntheticRows(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_syntheticRows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().SyntheticRows(ctx, obj, fc.Args["rows"].(*int), fc.Args["seed"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SyntheticRows) graphql.Marshaler {
+			return ec.marshalNSyntheticRows2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticRows(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_syntheticRows(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticRows(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_syntheticRows_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -37531,6 +39021,98 @@ func (ec *executionContext) fieldContext_Exposure_via(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Exposure", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _FXRate_base(ctx context.Context, field graphql.CollectedField, obj *model.FXRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FXRate_base(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Base, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FXRate_base(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FXRate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FXRate_currency(ctx context.Context, field graphql.CollectedField, obj *model.FXRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FXRate_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FXRate_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FXRate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FXRate_rate(ctx context.Context, field graphql.CollectedField, obj *model.FXRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FXRate_rate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FXRate_rate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FXRate", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _FXRate_rateDate(ctx context.Context, field graphql.CollectedField, obj *model.FXRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FXRate_rateDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RateDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FXRate_rateDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FXRate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _FactsSubject_id(ctx context.Context, field graphql.CollectedField, obj *model.FactsSubject) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -37892,6 +39474,662 @@ func (ec *executionContext) _FoundDatasets_truncated(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_FoundDatasets_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("FoundDatasets", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceCoverage_datasets(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceCoverage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceCoverage_profiled(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_profiled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Profiled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+			return ec.marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_profiled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceCoverage_withOwner(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_withOwner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithOwner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+			return ec.marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_withOwner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceCoverage_withDomain(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_withDomain(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithDomain, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+			return ec.marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_withDomain(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceCoverage_withRules(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_withRules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithRules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+			return ec.marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_withRules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceCoverage_withContract(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_withContract(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithContract, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+			return ec.marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_withContract(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceCoverage_sensitivityClassified(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceCoverage_sensitivityClassified(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SensitivityClassified, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+			return ec.marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceCoverage_sensitivityClassified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceShare(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_opened(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_opened(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Opened, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_opened(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_resolved(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_resolved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resolved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_resolved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_ignored(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_ignored(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ignored, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_ignored(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_openNow(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_openNow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenNow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_openNow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_openCritical(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_openCritical(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenCritical, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_openCritical(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_openWarning(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_openWarning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenWarning, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_openWarning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceIssueFlow_openSlaBreached(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceIssueFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceIssueFlow_openSlaBreached(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenSLABreached, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceIssueFlow_openSlaBreached(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceIssueFlow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceMetrics_asOf(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceMetrics_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceMetrics_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceMetrics", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceMetrics_periodDays(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceMetrics_periodDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PeriodDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceMetrics_periodDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceMetrics_coverage(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceMetrics_coverage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coverage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceCoverage) graphql.Marshaler {
+			return ec.marshalNGovernanceCoverage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceCoverage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceMetrics_coverage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceCoverage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceMetrics_issueFlow(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceMetrics_issueFlow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueFlow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceIssueFlow) graphql.Marshaler {
+			return ec.marshalNGovernanceIssueFlow2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceIssueFlow(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceMetrics_issueFlow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceIssueFlow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceMetrics_sla(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceMetrics_sla(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceSLA) graphql.Marshaler {
+			return ec.marshalNGovernanceSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceSLA(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceMetrics_sla(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GovernanceMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceSLA(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GovernanceSLA_closedInScope(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceSLA_closedInScope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClosedInScope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceSLA_closedInScope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceSLA", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceSLA_met(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceSLA_met(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Met, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceSLA_met(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceSLA", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceSLA_breached(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceSLA_breached(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Breached, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceSLA_breached(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceSLA", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceSLA_attainmentPct(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceSLA) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceSLA_attainmentPct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AttainmentPct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceSLA_attainmentPct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceSLA", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceShare_count(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceShare_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceShare_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceShare", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GovernanceShare_pct(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceShare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceShare_pct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceShare_pct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceShare", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _GraphDiff_from(ctx context.Context, field graphql.CollectedField, obj *model.GraphDiff) (ret graphql.Marshaler) {
@@ -44196,6 +46434,52 @@ func (ec *executionContext) fieldContext_MetadataSuggestion_action(_ context.Con
 	return graphql.NewScalarFieldContext("MetadataSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Monitor_enabled(ctx context.Context, field graphql.CollectedField, obj *scan.Monitor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -48820,6 +51104,94 @@ func (ec *executionContext) fieldContext_Query_biRefreshes(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_biRefreshes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_chargeback(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_chargeback(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Chargeback(ctx, fc.Args["domainId"].(*string), fc.Args["days"].(*int), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChargebackPage) graphql.Marshaler {
+			return ec.marshalNChargebackPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_chargeback(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChargebackPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_chargeback_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_governanceMetrics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_governanceMetrics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GovernanceMetrics(ctx, fc.Args["days"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceMetrics) graphql.Marshaler {
+			return ec.marshalNGovernanceMetrics2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceMetrics(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_governanceMetrics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceMetrics(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_governanceMetrics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -59411,6 +61783,369 @@ func (ec *executionContext) fieldContext_SyntheticFinding_params(_ context.Conte
 	return graphql.NewScalarFieldContext("SyntheticFinding", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _SyntheticManifest_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifest_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifest_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifest", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifest_table(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifest_table(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Table, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifest_table(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifest_rows(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifest_rows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifest_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifest", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifest_seed(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifest_seed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifest_seed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifest", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifest_columns(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifest_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []synthetic.ManifestColumn) graphql.Marshaler {
+			return ec.marshalNSyntheticManifestColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋsyntheticᚐManifestColumnᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifest_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyntheticManifest",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticManifestColumn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyntheticManifest_evaluation(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticManifest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifest_evaluation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evaluation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SyntheticEvaluation) graphql.Marshaler {
+			return ec.marshalNSyntheticEvaluation2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticEvaluation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifest_evaluation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyntheticManifest",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticEvaluation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_name(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_type(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_nullable(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_nullable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nullable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_nullable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_primaryKey(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_primaryKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PrimaryKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_primaryKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_unique(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_unique(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unique, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_unique(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_semanticType(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_semanticType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SemanticType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_semanticType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_references(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_references(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.References, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_references(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_quasiIdentifier(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_quasiIdentifier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QuasiIdentifier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_quasiIdentifier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticManifestColumn_pii(ctx context.Context, field graphql.CollectedField, obj *synthetic.ManifestColumn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticManifestColumn_pii(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PII, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticManifestColumn_pii(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticManifestColumn", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _SyntheticMeasure_name(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticMeasure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -59501,6 +62236,61 @@ func (ec *executionContext) _SyntheticParam_value(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_SyntheticParam_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SyntheticParam", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SyntheticRows_manifest(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticRows) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticRows_manifest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Manifest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SyntheticManifest) graphql.Marshaler {
+			return ec.marshalNSyntheticManifest2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticManifest(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticRows_manifest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyntheticRows",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyntheticManifest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyntheticRows_rows(ctx context.Context, field graphql.CollectedField, obj *model.SyntheticRows) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyntheticRows_rows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyntheticRows_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyntheticRows", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Team_id(ctx context.Context, field graphql.CollectedField, obj *model.Team) (ret graphql.Marshaler) {
@@ -64731,6 +67521,167 @@ func (ec *executionContext) _BIRefreshPage(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var chargebackPageImplementors = []string{"ChargebackPage"}
+
+func (ec *executionContext) _ChargebackPage(ctx context.Context, sel ast.SelectionSet, obj *model.ChargebackPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, chargebackPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChargebackPage")
+		case "items":
+			out.Values[i] = ec._ChargebackPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ChargebackPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var chargebackRowImplementors = []string{"ChargebackRow"}
+
+func (ec *executionContext) _ChargebackRow(ctx context.Context, sel ast.SelectionSet, obj *model.ChargebackRow) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, chargebackRowImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChargebackRow")
+		case "month":
+			out.Values[i] = ec._ChargebackRow_month(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dimension":
+			out.Values[i] = ec._ChargebackRow_dimension(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workspaceId":
+			out.Values[i] = ec._ChargebackRow_workspaceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workspaceName":
+			out.Values[i] = ec._ChargebackRow_workspaceName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "entityId":
+			out.Values[i] = ec._ChargebackRow_entityId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "entityName":
+			out.Values[i] = ec._ChargebackRow_entityName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "scans":
+			out.Values[i] = ec._ChargebackRow_scans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._ChargebackRow_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reports":
+			out.Values[i] = ec._ChargebackRow_reports(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "profileBytes":
+			out.Values[i] = ec._ChargebackRow_profileBytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmTokens":
+			out.Values[i] = ec._ChargebackRow_llmTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmTokensByok":
+			out.Values[i] = ec._ChargebackRow_llmTokensByok(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCostUsd":
+			out.Values[i] = ec._ChargebackRow_llmCostUsd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCostEur":
+			out.Values[i] = ec._ChargebackRow_llmCostEur(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCost":
+			out.Values[i] = ec._ChargebackRow_llmCost(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fx":
+			out.Values[i] = ec._ChargebackRow_fx(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._ChargebackRow_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var columnImplementors = []string{"Column"}
 
 func (ec *executionContext) _Column(ctx context.Context, sel ast.SelectionSet, obj *model.Column) graphql.Marshaler {
@@ -67423,6 +70374,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Dataset_pipelineHealth(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "syntheticRows":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_syntheticRows(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -71620,6 +74609,59 @@ func (ec *executionContext) _Exposure(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var fXRateImplementors = []string{"FXRate"}
+
+func (ec *executionContext) _FXRate(ctx context.Context, sel ast.SelectionSet, obj *model.FXRate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, fXRateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FXRate")
+		case "base":
+			out.Values[i] = ec._FXRate_base(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._FXRate_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rate":
+			out.Values[i] = ec._FXRate_rate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rateDate":
+			out.Values[i] = ec._FXRate_rateDate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var factsSubjectImplementors = []string{"FactsSubject"}
 
 func (ec *executionContext) _FactsSubject(ctx context.Context, sel ast.SelectionSet, obj *model.FactsSubject) graphql.Marshaler {
@@ -71771,6 +74813,296 @@ func (ec *executionContext) _FoundDatasets(ctx context.Context, sel ast.Selectio
 		case "truncated":
 			out.Values[i] = ec._FoundDatasets_truncated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var governanceCoverageImplementors = []string{"GovernanceCoverage"}
+
+func (ec *executionContext) _GovernanceCoverage(ctx context.Context, sel ast.SelectionSet, obj *model.GovernanceCoverage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, governanceCoverageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GovernanceCoverage")
+		case "datasets":
+			out.Values[i] = ec._GovernanceCoverage_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "profiled":
+			out.Values[i] = ec._GovernanceCoverage_profiled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withOwner":
+			out.Values[i] = ec._GovernanceCoverage_withOwner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withDomain":
+			out.Values[i] = ec._GovernanceCoverage_withDomain(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withRules":
+			out.Values[i] = ec._GovernanceCoverage_withRules(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withContract":
+			out.Values[i] = ec._GovernanceCoverage_withContract(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sensitivityClassified":
+			out.Values[i] = ec._GovernanceCoverage_sensitivityClassified(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var governanceIssueFlowImplementors = []string{"GovernanceIssueFlow"}
+
+func (ec *executionContext) _GovernanceIssueFlow(ctx context.Context, sel ast.SelectionSet, obj *model.GovernanceIssueFlow) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, governanceIssueFlowImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GovernanceIssueFlow")
+		case "opened":
+			out.Values[i] = ec._GovernanceIssueFlow_opened(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolved":
+			out.Values[i] = ec._GovernanceIssueFlow_resolved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ignored":
+			out.Values[i] = ec._GovernanceIssueFlow_ignored(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openNow":
+			out.Values[i] = ec._GovernanceIssueFlow_openNow(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openCritical":
+			out.Values[i] = ec._GovernanceIssueFlow_openCritical(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openWarning":
+			out.Values[i] = ec._GovernanceIssueFlow_openWarning(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openSlaBreached":
+			out.Values[i] = ec._GovernanceIssueFlow_openSlaBreached(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var governanceMetricsImplementors = []string{"GovernanceMetrics"}
+
+func (ec *executionContext) _GovernanceMetrics(ctx context.Context, sel ast.SelectionSet, obj *model.GovernanceMetrics) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, governanceMetricsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GovernanceMetrics")
+		case "asOf":
+			out.Values[i] = ec._GovernanceMetrics_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "periodDays":
+			out.Values[i] = ec._GovernanceMetrics_periodDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "coverage":
+			out.Values[i] = ec._GovernanceMetrics_coverage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueFlow":
+			out.Values[i] = ec._GovernanceMetrics_issueFlow(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sla":
+			out.Values[i] = ec._GovernanceMetrics_sla(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var governanceSLAImplementors = []string{"GovernanceSLA"}
+
+func (ec *executionContext) _GovernanceSLA(ctx context.Context, sel ast.SelectionSet, obj *model.GovernanceSLA) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, governanceSLAImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GovernanceSLA")
+		case "closedInScope":
+			out.Values[i] = ec._GovernanceSLA_closedInScope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "met":
+			out.Values[i] = ec._GovernanceSLA_met(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "breached":
+			out.Values[i] = ec._GovernanceSLA_breached(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attainmentPct":
+			out.Values[i] = ec._GovernanceSLA_attainmentPct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var governanceShareImplementors = []string{"GovernanceShare"}
+
+func (ec *executionContext) _GovernanceShare(ctx context.Context, sel ast.SelectionSet, obj *model.GovernanceShare) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, governanceShareImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GovernanceShare")
+		case "count":
+			out.Values[i] = ec._GovernanceShare_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pct":
+			out.Values[i] = ec._GovernanceShare_pct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -74625,6 +77957,49 @@ func (ec *executionContext) _MetadataSuggestion(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var moneyImplementors = []string{"Money"}
+
+func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Money")
+		case "amount":
+			out.Values[i] = ec._Money_amount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._Money_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var monitorImplementors = []string{"Monitor"}
 
 func (ec *executionContext) _Monitor(ctx context.Context, sel ast.SelectionSet, obj *scan.Monitor) graphql.Marshaler {
@@ -76696,6 +80071,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_biRefreshes(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "chargeback":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_chargeback(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "governanceMetrics":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_governanceMetrics(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -81602,6 +85021,147 @@ func (ec *executionContext) _SyntheticFinding(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var syntheticManifestImplementors = []string{"SyntheticManifest"}
+
+func (ec *executionContext) _SyntheticManifest(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticManifest) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syntheticManifestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyntheticManifest")
+		case "datasetId":
+			out.Values[i] = ec._SyntheticManifest_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "table":
+			out.Values[i] = ec._SyntheticManifest_table(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rows":
+			out.Values[i] = ec._SyntheticManifest_rows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seed":
+			out.Values[i] = ec._SyntheticManifest_seed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._SyntheticManifest_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evaluation":
+			out.Values[i] = ec._SyntheticManifest_evaluation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var syntheticManifestColumnImplementors = []string{"SyntheticManifestColumn"}
+
+func (ec *executionContext) _SyntheticManifestColumn(ctx context.Context, sel ast.SelectionSet, obj *synthetic.ManifestColumn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syntheticManifestColumnImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyntheticManifestColumn")
+		case "name":
+			out.Values[i] = ec._SyntheticManifestColumn_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._SyntheticManifestColumn_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nullable":
+			out.Values[i] = ec._SyntheticManifestColumn_nullable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "primaryKey":
+			out.Values[i] = ec._SyntheticManifestColumn_primaryKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unique":
+			out.Values[i] = ec._SyntheticManifestColumn_unique(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "semanticType":
+			out.Values[i] = ec._SyntheticManifestColumn_semanticType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "references":
+			out.Values[i] = ec._SyntheticManifestColumn_references(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "quasiIdentifier":
+			out.Values[i] = ec._SyntheticManifestColumn_quasiIdentifier(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pii":
+			out.Values[i] = ec._SyntheticManifestColumn_pii(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var syntheticMeasureImplementors = []string{"SyntheticMeasure"}
 
 func (ec *executionContext) _SyntheticMeasure(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticMeasure) graphql.Marshaler {
@@ -81664,6 +85224,49 @@ func (ec *executionContext) _SyntheticParam(ctx context.Context, sel ast.Selecti
 			}
 		case "value":
 			out.Values[i] = ec._SyntheticParam_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var syntheticRowsImplementors = []string{"SyntheticRows"}
+
+func (ec *executionContext) _SyntheticRows(ctx context.Context, sel ast.SelectionSet, obj *model.SyntheticRows) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syntheticRowsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyntheticRows")
+		case "manifest":
+			out.Values[i] = ec._SyntheticRows_manifest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rows":
+			out.Values[i] = ec._SyntheticRows_rows(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -83772,6 +87375,36 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNChargebackPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackPage(ctx context.Context, sel ast.SelectionSet, v *model.ChargebackPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChargebackPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChargebackRow2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackRow(ctx context.Context, sel ast.SelectionSet, v model.ChargebackRow) graphql.Marshaler {
+	return ec._ChargebackRow(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNChargebackRow2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackRowᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ChargebackRow) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChargebackRow2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackRow(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumn(ctx context.Context, sel ast.SelectionSet, v model.Column) graphql.Marshaler {
 	return ec._Column(ctx, sel, &v)
 }
@@ -84909,6 +88542,56 @@ func (ec *executionContext) marshalNFoundDatasets2ᚖgithubᚗcomᚋvigiaᚑdata
 	return ec._FoundDatasets(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNGovernanceCoverage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceCoverage(ctx context.Context, sel ast.SelectionSet, v *model.GovernanceCoverage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GovernanceCoverage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGovernanceIssueFlow2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceIssueFlow(ctx context.Context, sel ast.SelectionSet, v *model.GovernanceIssueFlow) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GovernanceIssueFlow(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGovernanceMetrics2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceMetrics(ctx context.Context, sel ast.SelectionSet, v *model.GovernanceMetrics) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GovernanceMetrics(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGovernanceSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceSLA(ctx context.Context, sel ast.SelectionSet, v *model.GovernanceSLA) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GovernanceSLA(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGovernanceShare2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceShare(ctx context.Context, sel ast.SelectionSet, v *model.GovernanceShare) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GovernanceShare(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNGraphDiff2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGraphDiff(ctx context.Context, sel ast.SelectionSet, v *model.GraphDiff) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -85564,6 +89247,16 @@ func (ec *executionContext) marshalNMetadataQuality2ᚖgithubᚗcomᚋvigiaᚑda
 		return graphql.Null
 	}
 	return ec._MetadataQuality(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Money(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNMonitor2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋscanᚐMonitor(ctx context.Context, sel ast.SelectionSet, v scan.Monitor) graphql.Marshaler {
@@ -86806,6 +90499,36 @@ func (ec *executionContext) marshalNSyntheticFinding2ᚕgithubᚗcomᚋvigiaᚑd
 	return ret
 }
 
+func (ec *executionContext) marshalNSyntheticManifest2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticManifest(ctx context.Context, sel ast.SelectionSet, v *model.SyntheticManifest) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SyntheticManifest(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSyntheticManifestColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋsyntheticᚐManifestColumn(ctx context.Context, sel ast.SelectionSet, v synthetic.ManifestColumn) graphql.Marshaler {
+	return ec._SyntheticManifestColumn(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSyntheticManifestColumn2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋsyntheticᚐManifestColumnᚄ(ctx context.Context, sel ast.SelectionSet, v []synthetic.ManifestColumn) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSyntheticManifestColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋsyntheticᚐManifestColumn(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNSyntheticMeasure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticMeasure(ctx context.Context, sel ast.SelectionSet, v model.SyntheticMeasure) graphql.Marshaler {
 	return ec._SyntheticMeasure(ctx, sel, &v)
 }
@@ -86844,6 +90567,16 @@ func (ec *executionContext) marshalNSyntheticParam2ᚕgithubᚗcomᚋvigiaᚑdat
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNSyntheticRows2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐSyntheticRows(ctx context.Context, sel ast.SelectionSet, v *model.SyntheticRows) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SyntheticRows(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTeam2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐTeam(ctx context.Context, sel ast.SelectionSet, v model.Team) graphql.Marshaler {
@@ -87517,6 +91250,13 @@ func (ec *executionContext) marshalOEditorResolution2ᚖgithubᚗcomᚋvigiaᚑd
 		return graphql.Null
 	}
 	return ec._EditorResolution(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOFXRate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFXRate(ctx context.Context, sel ast.SelectionSet, v *model.FXRate) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._FXRate(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOFloat2ᚕfloat64ᚄ(ctx context.Context, v any) ([]float64, error) {

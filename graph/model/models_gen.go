@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/synthetic"
 )
 
 // A lineage neighbour: a Dataset the caller can see, else a RestrictedDataset.
@@ -116,6 +117,37 @@ type BIRefresh struct {
 type BIRefreshPage struct {
 	Items []BIRefresh `json:"items"`
 	Total int         `json:"total"`
+}
+
+// A page of chargeback rows.
+type ChargebackPage struct {
+	Items []ChargebackRow `json:"items"`
+	Total int             `json:"total"`
+}
+
+// One chargeback row (as GET /bi/chargeback).
+type ChargebackRow struct {
+	// YYYY-MM (UTC)
+	Month string `json:"month"`
+	// workspace or domain
+	Dimension     string `json:"dimension"`
+	WorkspaceID   string `json:"workspaceId"`
+	WorkspaceName string `json:"workspaceName"`
+	// Null for the share of datasets in no domain
+	EntityID     *string `json:"entityId,omitempty"`
+	EntityName   *string `json:"entityName,omitempty"`
+	Scans        float64 `json:"scans"`
+	Datasets     float64 `json:"datasets"`
+	Reports      float64 `json:"reports"`
+	ProfileBytes float64 `json:"profileBytes"`
+	// Always 0: Vigia calls no language model
+	LlmTokens     int     `json:"llmTokens"`
+	LlmTokensByok int     `json:"llmTokensByok"`
+	LlmCostUsd    float64 `json:"llmCostUsd"`
+	LlmCostEur    float64 `json:"llmCostEur"`
+	LlmCost       *Money  `json:"llmCost"`
+	Fx            *FXRate `json:"fx,omitempty"`
+	Currency      string  `json:"currency"`
 }
 
 // A column as the source declares it, with its semantic type.
@@ -456,6 +488,8 @@ type Dataset struct {
 	// Direct upstream and downstream, exposures and reach total.
 	DirectLineage  *DatasetLineage `json:"directLineage"`
 	PipelineHealth *PipelineHealth `json:"pipelineHealth"`
+	// Rows generated from the dataset's profile, never from stored values (rows 1-20000); a fail privacy verdict is the error synthetic_privacy_fail, over the 30 s budget synthetic_budget_exceeded.
+	SyntheticRows *SyntheticRows `json:"syntheticRows"`
 	// Trust score (REST /datasets/{id}/trust).
 	TrustScore  *TrustScore        `json:"trustScore"`
 	AiReadiness *AIReadiness       `json:"aiReadiness"`
@@ -1046,6 +1080,14 @@ type Exposure struct {
 	Via []string `json:"via"`
 }
 
+// The exchange rate an amount was converted with: units of currency for one euro on rateDate.
+type FXRate struct {
+	Base     string  `json:"base"`
+	Currency string  `json:"currency"`
+	Rate     float64 `json:"rate"`
+	RateDate string  `json:"rateDate"`
+}
+
 // The subject of a trust-facts envelope.
 type FactsSubject struct {
 	ID      string  `json:"id"`
@@ -1074,6 +1116,55 @@ type FoundDatasets struct {
 	Datasets []FoundDataset `json:"datasets"`
 	// More datasets matched.
 	Truncated bool `json:"truncated"`
+}
+
+// How much of the catalog is governed (GET /governance/metrics coverage).
+type GovernanceCoverage struct {
+	Datasets int              `json:"datasets"`
+	Profiled *GovernanceShare `json:"profiled"`
+	// In a domain that has an owner
+	WithOwner  *GovernanceShare `json:"withOwner"`
+	WithDomain *GovernanceShare `json:"withDomain"`
+	WithRules  *GovernanceShare `json:"withRules"`
+	// With an accepted contract version
+	WithContract *GovernanceShare `json:"withContract"`
+	// With a column whose sensitivity a person set
+	SensitivityClassified *GovernanceShare `json:"sensitivityClassified"`
+}
+
+// The issues of the period and the backlog now.
+type GovernanceIssueFlow struct {
+	Opened          int `json:"opened"`
+	Resolved        int `json:"resolved"`
+	Ignored         int `json:"ignored"`
+	OpenNow         int `json:"openNow"`
+	OpenCritical    int `json:"openCritical"`
+	OpenWarning     int `json:"openWarning"`
+	OpenSLABreached int `json:"openSlaBreached"`
+}
+
+// Governance metrics of the visible datasets (as GET /governance/metrics).
+type GovernanceMetrics struct {
+	AsOf       time.Time            `json:"asOf"`
+	PeriodDays int                  `json:"periodDays"`
+	Coverage   *GovernanceCoverage  `json:"coverage"`
+	IssueFlow  *GovernanceIssueFlow `json:"issueFlow"`
+	SLA        *GovernanceSLA       `json:"sla"`
+}
+
+// Attainment of resolution targets over the issues resolved in the period.
+type GovernanceSLA struct {
+	ClosedInScope int      `json:"closedInScope"`
+	Met           int      `json:"met"`
+	Breached      int      `json:"breached"`
+	AttainmentPct *float64 `json:"attainmentPct,omitempty"`
+}
+
+// A count of visible datasets with its share of them.
+type GovernanceShare struct {
+	Count int `json:"count"`
+	// Percent of the visible datasets, one decimal; null when there is none
+	Pct *float64 `json:"pct,omitempty"`
 }
 
 // What changed between two snapshots (REST /knowledge/graph/diff).
@@ -1524,6 +1615,13 @@ type MetadataSuggestion struct {
 	// lineage, domain, scan
 	Channel string `json:"channel"`
 	Action  string `json:"action"`
+}
+
+// An amount in the workspace currency.
+type Money struct {
+	// Null when the currency is not EUR and no rate is loaded for it
+	Amount   *float64 `json:"amount,omitempty"`
+	Currency string   `json:"currency"`
 }
 
 // A month's SLO attainment.
@@ -2444,6 +2542,16 @@ type SyntheticFinding struct {
 	Params string `json:"params"`
 }
 
+// What was generated and its scorecard.
+type SyntheticManifest struct {
+	DatasetID  string                     `json:"datasetId"`
+	Table      string                     `json:"table"`
+	Rows       int                        `json:"rows"`
+	Seed       int                        `json:"seed"`
+	Columns    []synthetic.ManifestColumn `json:"columns"`
+	Evaluation *SyntheticEvaluation       `json:"evaluation"`
+}
+
 // A named number of a scorecard.
 type SyntheticMeasure struct {
 	Name  string  `json:"name"`
@@ -2454,6 +2562,13 @@ type SyntheticMeasure struct {
 type SyntheticParam struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+}
+
+// Synthetic rows of a dataset (REST /datasets/{id}/synthetic with format json).
+type SyntheticRows struct {
+	Manifest *SyntheticManifest `json:"manifest"`
+	// The rows as a JSON array of objects, column name to value.
+	Rows string `json:"rows"`
 }
 
 // A team of the workspace.
