@@ -219,7 +219,7 @@ func TestListPlansUseIndexes(t *testing.T) {
 		return err
 	})
 	add("suggestions", func() error {
-		_, err := db.Suggestions().Suggestions(ctx, v, nil, nil, page(0))
+		_, err := db.Suggestions().Suggestions(ctx, v, nil, nil, page(0), nil)
 		return err
 	})
 	for _, l := range lists {
