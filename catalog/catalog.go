@@ -313,8 +313,10 @@ type DatasetFilter struct {
 }
 
 // Viewer is who reads, as far as visibility goes: the caller's teams and whether the
-// caller is a workspace admin (who sees every dataset). Stores pass it to the SQL
-// function vigia_dataset_visible, the one place the rule lives.
+// caller is a workspace admin (who sees every dataset). Stores pass it to the SQL rule:
+// vigia_dataset_visible per dataset, its set form vigia_hidden_datasets (the datasets a
+// caller cannot see, excluded once by lists) and, for reads by id, the same rule inline
+// (store.visibleRowSQL); store's tests hold the three to one answer.
 type Viewer struct {
 	WorkspaceID string
 	TeamIDs     []string

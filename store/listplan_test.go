@@ -352,3 +352,45 @@ func TestDatasetLiveCountIsExact(t *testing.T) {
 	}
 	check("another workspace deleted")
 }
+
+// The visibility rule's three forms give one answer: vigia_dataset_visible per dataset,
+// the set vigia_hidden_datasets the lists exclude, and the inline rule of the detail
+// (DatasetByID), for an admin, a member without teams, a member of a granted team and of
+// another team, over datasets in no domain, an open domain, a restricted domain with and
+// without a grant, and both.
+func TestVisibilityFormsAgree(t *testing.T) {
+	f := newFx(t)
+	v := f.workspace()
+	ws := v.WorkspaceID
+	conn := f.connection(ws, "wh")
+	ids := f.tables(ws, conn, "free", "open", "granted", "closed", "both")
+	granted, other := f.team(ws, "granted"), f.team(ws, "other")
+	openDom := vigia.NewID()
+	f.exec(`INSERT INTO domains (id, workspace_id, name) VALUES ($1, $2, 'open')`, openDom, ws)
+	f.exec(`INSERT INTO domain_datasets VALUES ($1, $2), ($1, $3)`, openDom, ids[1], ids[4])
+	f.restrict(ws, []string{ids[2], ids[4]}, granted)
+	f.restrict(ws, []string{ids[3]})
+	for _, vw := range []catalog.Viewer{v, member(ws), member(ws, granted), member(ws, other), member(ws, other, granted)} {
+		l, err := f.db.Catalog().FindDatasets(f.ctx, vw, catalog.DatasetFilter{Page: vigia.Page{Limit: 50}})
+		f.must(err)
+		listed := map[string]bool{}
+		for _, d := range l.Items {
+			listed[d.ID] = true
+		}
+		if l.Total != len(l.Items) {
+			t.Fatalf("teams %v: total %d for %d items", vw.TeamIDs, l.Total, len(l.Items))
+		}
+		for _, id := range ids {
+			want := f.count(`SELECT count(*) FROM datasets WHERE id = $1 AND vigia_dataset_visible(id, $2::uuid[], $3)`,
+				id, vw.TeamIDs, vw.Admin) == 1
+			_, err := f.db.Catalog().DatasetByID(f.ctx, vw, id)
+			byID := err == nil
+			if err != nil && !vigia.IsKind(err, vigia.KindNotFound) {
+				t.Fatal(err)
+			}
+			if listed[id] != want || byID != want {
+				t.Fatalf("admin %v teams %v dataset %s: function %v, list %v, detail %v", vw.Admin, vw.TeamIDs, id, want, listed[id], byID)
+			}
+		}
+	}
+}
