@@ -345,6 +345,23 @@ type ComplexityRoot struct {
 		Datasets   func(childComplexity int) int
 	}
 
+	ExecutiveDashboard struct {
+		AsOf                  func(childComplexity int) int
+		Currency              func(childComplexity int) int
+		Datasets              func(childComplexity int) int
+		Fx                    func(childComplexity int) int
+		LlmCost               func(childComplexity int) int
+		LlmCostEur            func(childComplexity int) int
+		MeanScore             func(childComplexity int) int
+		OpenIncidentsCritical func(childComplexity int) int
+		OpenIncidentsWarning  func(childComplexity int) int
+		PeriodDays            func(childComplexity int) int
+		Reads                 func(childComplexity int) int
+		SLAAttainmentPct      func(childComplexity int) int
+		UntrustedReads        func(childComplexity int) int
+		Verdicts              func(childComplexity int) int
+	}
+
 	FXRate struct {
 		Base     func(childComplexity int) int
 		Currency func(childComplexity int) int
@@ -594,6 +611,18 @@ type ComplexityRoot struct {
 		Nodes     func(childComplexity int) int
 	}
 
+	ManagementDashboard struct {
+		AsOf       func(childComplexity int) int
+		Coverage   func(childComplexity int) int
+		Currency   func(childComplexity int) int
+		Fx         func(childComplexity int) int
+		IssueFlow  func(childComplexity int) int
+		LlmCost    func(childComplexity int) int
+		LlmCostEur func(childComplexity int) int
+		PeriodDays func(childComplexity int) int
+		SLA        func(childComplexity int) int
+	}
+
 	Money struct {
 		Amount   func(childComplexity int) int
 		Currency func(childComplexity int) int
@@ -656,25 +685,27 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Chargeback        func(childComplexity int, domainID *string, days *int, limit *int, offset *int) int
-		Consumers         func(childComplexity int, limit *int, offset *int) int
-		Dataset           func(childComplexity int, id string) int
-		Datasets          func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
-		Domain            func(childComplexity int, id string) int
-		Domains           func(childComplexity int, limit *int, offset *int) int
-		GovernanceMetrics func(childComplexity int, days *int) int
-		Incident          func(childComplexity int, id string) int
-		Incidents         func(childComplexity int, status *string, limit *int, offset *int) int
-		Issue             func(childComplexity int, id string) int
-		Issues            func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
-		KnowledgeGraph    func(childComplexity int, focus *string, hops *int, kinds []string) int
-		RagGate           func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
-		Rule              func(childComplexity int, id string) int
-		Rules             func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
-		Scan              func(childComplexity int, id string) int
-		Scans             func(childComplexity int, limit *int, offset *int) int
-		Signals           func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
-		TrustDecision     func(childComplexity int, dataset string, purpose *string) int
+		Chargeback          func(childComplexity int, domainID *string, days *int, limit *int, offset *int) int
+		Consumers           func(childComplexity int, limit *int, offset *int) int
+		Dataset             func(childComplexity int, id string) int
+		Datasets            func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
+		Domain              func(childComplexity int, id string) int
+		Domains             func(childComplexity int, limit *int, offset *int) int
+		ExecutiveDashboard  func(childComplexity int, days *int) int
+		GovernanceMetrics   func(childComplexity int, days *int) int
+		Incident            func(childComplexity int, id string) int
+		Incidents           func(childComplexity int, status *string, limit *int, offset *int) int
+		Issue               func(childComplexity int, id string) int
+		Issues              func(childComplexity int, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) int
+		KnowledgeGraph      func(childComplexity int, focus *string, hops *int, kinds []string) int
+		ManagementDashboard func(childComplexity int, days *int) int
+		RagGate             func(childComplexity int, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) int
+		Rule                func(childComplexity int, id string) int
+		Rules               func(childComplexity int, datasetID *string, ruleType *string, severity *string, status *string, limit *int, offset *int) int
+		Scan                func(childComplexity int, id string) int
+		Scans               func(childComplexity int, limit *int, offset *int) int
+		Signals             func(childComplexity int, datasetID *string, typeArg []string, metric []string, since *time.Time, until *time.Time, limit *int, offset *int) int
+		TrustDecision       func(childComplexity int, dataset string, purpose *string) int
 	}
 
 	RAGGate struct {
@@ -964,6 +995,13 @@ type ComplexityRoot struct {
 		ScanID       func(childComplexity int) int
 		Verdict      func(childComplexity int) int
 	}
+
+	VerdictCounts struct {
+		Fail    func(childComplexity int) int
+		Pass    func(childComplexity int) int
+		Unknown func(childComplexity int) int
+		Warn    func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -1037,6 +1075,8 @@ type QueryResolver interface {
 	Incident(ctx context.Context, id string) (*model.Incident, error)
 	Chargeback(ctx context.Context, domainID *string, days *int, limit *int, offset *int) (*model.ChargebackPage, error)
 	GovernanceMetrics(ctx context.Context, days *int) (*model.GovernanceMetrics, error)
+	ExecutiveDashboard(ctx context.Context, days *int) (*model.ExecutiveDashboard, error)
+	ManagementDashboard(ctx context.Context, days *int) (*model.ManagementDashboard, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
@@ -2406,6 +2446,91 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainVersionCounts.Datasets(childComplexity), true
 
+	case "ExecutiveDashboard.asOf":
+		if e.ComplexityRoot.ExecutiveDashboard.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.AsOf(childComplexity), true
+	case "ExecutiveDashboard.currency":
+		if e.ComplexityRoot.ExecutiveDashboard.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.Currency(childComplexity), true
+	case "ExecutiveDashboard.datasets":
+		if e.ComplexityRoot.ExecutiveDashboard.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.Datasets(childComplexity), true
+	case "ExecutiveDashboard.fx":
+		if e.ComplexityRoot.ExecutiveDashboard.Fx == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.Fx(childComplexity), true
+	case "ExecutiveDashboard.llmCost":
+		if e.ComplexityRoot.ExecutiveDashboard.LlmCost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.LlmCost(childComplexity), true
+	case "ExecutiveDashboard.llmCostEur":
+		if e.ComplexityRoot.ExecutiveDashboard.LlmCostEur == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.LlmCostEur(childComplexity), true
+	case "ExecutiveDashboard.meanScore":
+		if e.ComplexityRoot.ExecutiveDashboard.MeanScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.MeanScore(childComplexity), true
+	case "ExecutiveDashboard.openIncidentsCritical":
+		if e.ComplexityRoot.ExecutiveDashboard.OpenIncidentsCritical == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.OpenIncidentsCritical(childComplexity), true
+	case "ExecutiveDashboard.openIncidentsWarning":
+		if e.ComplexityRoot.ExecutiveDashboard.OpenIncidentsWarning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.OpenIncidentsWarning(childComplexity), true
+	case "ExecutiveDashboard.periodDays":
+		if e.ComplexityRoot.ExecutiveDashboard.PeriodDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.PeriodDays(childComplexity), true
+	case "ExecutiveDashboard.reads":
+		if e.ComplexityRoot.ExecutiveDashboard.Reads == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.Reads(childComplexity), true
+	case "ExecutiveDashboard.slaAttainmentPct":
+		if e.ComplexityRoot.ExecutiveDashboard.SLAAttainmentPct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.SLAAttainmentPct(childComplexity), true
+	case "ExecutiveDashboard.untrustedReads":
+		if e.ComplexityRoot.ExecutiveDashboard.UntrustedReads == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.UntrustedReads(childComplexity), true
+	case "ExecutiveDashboard.verdicts":
+		if e.ComplexityRoot.ExecutiveDashboard.Verdicts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.Verdicts(childComplexity), true
+
 	case "FXRate.base":
 		if e.ComplexityRoot.FXRate.Base == nil {
 			break
@@ -3441,6 +3566,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LineagePath.Nodes(childComplexity), true
 
+	case "ManagementDashboard.asOf":
+		if e.ComplexityRoot.ManagementDashboard.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.AsOf(childComplexity), true
+	case "ManagementDashboard.coverage":
+		if e.ComplexityRoot.ManagementDashboard.Coverage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.Coverage(childComplexity), true
+	case "ManagementDashboard.currency":
+		if e.ComplexityRoot.ManagementDashboard.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.Currency(childComplexity), true
+	case "ManagementDashboard.fx":
+		if e.ComplexityRoot.ManagementDashboard.Fx == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.Fx(childComplexity), true
+	case "ManagementDashboard.issueFlow":
+		if e.ComplexityRoot.ManagementDashboard.IssueFlow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.IssueFlow(childComplexity), true
+	case "ManagementDashboard.llmCost":
+		if e.ComplexityRoot.ManagementDashboard.LlmCost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.LlmCost(childComplexity), true
+	case "ManagementDashboard.llmCostEur":
+		if e.ComplexityRoot.ManagementDashboard.LlmCostEur == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.LlmCostEur(childComplexity), true
+	case "ManagementDashboard.periodDays":
+		if e.ComplexityRoot.ManagementDashboard.PeriodDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.PeriodDays(childComplexity), true
+	case "ManagementDashboard.sla":
+		if e.ComplexityRoot.ManagementDashboard.SLA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.SLA(childComplexity), true
+
 	case "Money.amount":
 		if e.ComplexityRoot.Money.Amount == nil {
 			break
@@ -3799,6 +3979,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Domains(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.executiveDashboard":
+		if e.ComplexityRoot.Query.ExecutiveDashboard == nil {
+			break
+		}
+
+		args, err := ec.field_Query_executiveDashboard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExecutiveDashboard(childComplexity, args["days"].(*int)), true
 	case "Query.governanceMetrics":
 		if e.ComplexityRoot.Query.GovernanceMetrics == nil {
 			break
@@ -3866,6 +4057,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.KnowledgeGraph(childComplexity, args["focus"].(*string), args["hops"].(*int), args["kinds"].([]string)), true
+	case "Query.managementDashboard":
+		if e.ComplexityRoot.Query.ManagementDashboard == nil {
+			break
+		}
+
+		args, err := ec.field_Query_managementDashboard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ManagementDashboard(childComplexity, args["days"].(*int)), true
 	case "Query.ragGate":
 		if e.ComplexityRoot.Query.RagGate == nil {
 			break
@@ -5145,6 +5347,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Verdict.Verdict(childComplexity), true
 
+	case "VerdictCounts.fail":
+		if e.ComplexityRoot.VerdictCounts.Fail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictCounts.Fail(childComplexity), true
+	case "VerdictCounts.pass":
+		if e.ComplexityRoot.VerdictCounts.Pass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictCounts.Pass(childComplexity), true
+	case "VerdictCounts.unknown":
+		if e.ComplexityRoot.VerdictCounts.Unknown == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictCounts.Unknown(childComplexity), true
+	case "VerdictCounts.warn":
+		if e.ComplexityRoot.VerdictCounts.Warn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictCounts.Warn(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -5699,6 +5926,54 @@ type GovernanceMetrics {
 extend type Query {
   "Governance metrics over the last days (1-366)."
   governanceMetrics(days: Int = 30): GovernanceMetrics!
+}
+
+"Visible datasets per last verdict."
+type VerdictCounts {
+  pass: Int!
+  warn: Int!
+  fail: Int!
+  unknown: Int!
+}
+
+"The executive dashboard (as GET /dashboard/executive)."
+type ExecutiveDashboard {
+  asOf: Time!
+  periodDays: Int!
+  datasets: Int!
+  meanScore: Float
+  verdicts: VerdictCounts!
+  openIncidentsCritical: Int!
+  openIncidentsWarning: Int!
+  slaAttainmentPct: Float
+  reads: Int!
+  untrustedReads: Int!
+  "Always 0: Vigia calls no language model"
+  llmCostEur: Float!
+  llmCost: Money!
+  currency: String!
+  fx: FXRate
+}
+
+"The management dashboard (as GET /dashboard/management)."
+type ManagementDashboard {
+  asOf: Time!
+  periodDays: Int!
+  coverage: GovernanceCoverage!
+  issueFlow: GovernanceIssueFlow!
+  sla: GovernanceSLA!
+  "Always 0: Vigia calls no language model"
+  llmCostEur: Float!
+  llmCost: Money!
+  currency: String!
+  fx: FXRate
+}
+
+extend type Query {
+  "The executive dashboard over the last days (1-366)."
+  executiveDashboard(days: Int = 30): ExecutiveDashboard!
+  "The management dashboard over the last days (1-366)."
+  managementDashboard(days: Int = 30): ManagementDashboard!
 }
 `, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
@@ -7169,6 +7444,40 @@ func (ec *executionContext) childFields_DomainVersionCounts(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type DomainVersionCounts", field.Name)
 }
 
+func (ec *executionContext) childFields_ExecutiveDashboard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "asOf":
+		return ec.fieldContext_ExecutiveDashboard_asOf(ctx, field)
+	case "periodDays":
+		return ec.fieldContext_ExecutiveDashboard_periodDays(ctx, field)
+	case "datasets":
+		return ec.fieldContext_ExecutiveDashboard_datasets(ctx, field)
+	case "meanScore":
+		return ec.fieldContext_ExecutiveDashboard_meanScore(ctx, field)
+	case "verdicts":
+		return ec.fieldContext_ExecutiveDashboard_verdicts(ctx, field)
+	case "openIncidentsCritical":
+		return ec.fieldContext_ExecutiveDashboard_openIncidentsCritical(ctx, field)
+	case "openIncidentsWarning":
+		return ec.fieldContext_ExecutiveDashboard_openIncidentsWarning(ctx, field)
+	case "slaAttainmentPct":
+		return ec.fieldContext_ExecutiveDashboard_slaAttainmentPct(ctx, field)
+	case "reads":
+		return ec.fieldContext_ExecutiveDashboard_reads(ctx, field)
+	case "untrustedReads":
+		return ec.fieldContext_ExecutiveDashboard_untrustedReads(ctx, field)
+	case "llmCostEur":
+		return ec.fieldContext_ExecutiveDashboard_llmCostEur(ctx, field)
+	case "llmCost":
+		return ec.fieldContext_ExecutiveDashboard_llmCost(ctx, field)
+	case "currency":
+		return ec.fieldContext_ExecutiveDashboard_currency(ctx, field)
+	case "fx":
+		return ec.fieldContext_ExecutiveDashboard_fx(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExecutiveDashboard", field.Name)
+}
+
 func (ec *executionContext) childFields_FXRate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "base":
@@ -7665,6 +7974,30 @@ func (ec *executionContext) childFields_LineagePath(ctx context.Context, field g
 		return ec.fieldContext_LineagePath_edges(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LineagePath", field.Name)
+}
+
+func (ec *executionContext) childFields_ManagementDashboard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "asOf":
+		return ec.fieldContext_ManagementDashboard_asOf(ctx, field)
+	case "periodDays":
+		return ec.fieldContext_ManagementDashboard_periodDays(ctx, field)
+	case "coverage":
+		return ec.fieldContext_ManagementDashboard_coverage(ctx, field)
+	case "issueFlow":
+		return ec.fieldContext_ManagementDashboard_issueFlow(ctx, field)
+	case "sla":
+		return ec.fieldContext_ManagementDashboard_sla(ctx, field)
+	case "llmCostEur":
+		return ec.fieldContext_ManagementDashboard_llmCostEur(ctx, field)
+	case "llmCost":
+		return ec.fieldContext_ManagementDashboard_llmCost(ctx, field)
+	case "currency":
+		return ec.fieldContext_ManagementDashboard_currency(ctx, field)
+	case "fx":
+		return ec.fieldContext_ManagementDashboard_fx(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ManagementDashboard", field.Name)
 }
 
 func (ec *executionContext) childFields_Money(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8331,6 +8664,20 @@ func (ec *executionContext) childFields_Verdict(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Verdict", field.Name)
 }
 
+func (ec *executionContext) childFields_VerdictCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "pass":
+		return ec.fieldContext_VerdictCounts_pass(ctx, field)
+	case "warn":
+		return ec.fieldContext_VerdictCounts_warn(ctx, field)
+	case "fail":
+		return ec.fieldContext_VerdictCounts_fail(ctx, field)
+	case "unknown":
+		return ec.fieldContext_VerdictCounts_unknown(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VerdictCounts", field.Name)
+}
+
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -8971,6 +9318,20 @@ func (ec *executionContext) field_Query_domains_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_executiveDashboard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_governanceMetrics_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9140,6 +9501,20 @@ func (ec *executionContext) field_Query_knowledgeGraph_args(ctx context.Context,
 		return nil, err
 	}
 	args["kinds"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_managementDashboard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg0
 	return args, nil
 }
 
@@ -14843,6 +15218,355 @@ func (ec *executionContext) fieldContext_DomainVersionCounts_compatible(_ contex
 	return graphql.NewScalarFieldContext("DomainVersionCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ExecutiveDashboard_asOf(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_periodDays(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_periodDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PeriodDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_periodDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_datasets(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_meanScore(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_meanScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MeanScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_meanScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_verdicts(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_verdicts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdicts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.VerdictCounts) graphql.Marshaler {
+			return ec.marshalNVerdictCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐVerdictCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_verdicts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutiveDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VerdictCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutiveDashboard_openIncidentsCritical(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_openIncidentsCritical(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIncidentsCritical, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_openIncidentsCritical(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_openIncidentsWarning(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_openIncidentsWarning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIncidentsWarning, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_openIncidentsWarning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_slaAttainmentPct(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_slaAttainmentPct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLAAttainmentPct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_slaAttainmentPct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_reads(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_reads(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reads, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_reads(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_untrustedReads(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_untrustedReads(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UntrustedReads, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_untrustedReads(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_llmCostEur(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_llmCostEur(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCostEur, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_llmCostEur(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_llmCost(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_llmCost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_llmCost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutiveDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutiveDashboard_currency(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_fx(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_fx(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fx, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FXRate) graphql.Marshaler {
+			return ec.marshalOFXRate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFXRate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_fx(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutiveDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FXRate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _FXRate_base(ctx context.Context, field graphql.CollectedField, obj *model.FXRate) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18986,6 +19710,258 @@ func (ec *executionContext) fieldContext_LineagePath_edges(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _ManagementDashboard_asOf(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagementDashboard", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ManagementDashboard_periodDays(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_periodDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PeriodDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_periodDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagementDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ManagementDashboard_coverage(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_coverage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coverage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceCoverage) graphql.Marshaler {
+			return ec.marshalNGovernanceCoverage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceCoverage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_coverage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagementDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceCoverage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ManagementDashboard_issueFlow(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_issueFlow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueFlow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceIssueFlow) graphql.Marshaler {
+			return ec.marshalNGovernanceIssueFlow2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceIssueFlow(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_issueFlow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagementDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceIssueFlow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ManagementDashboard_sla(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_sla(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceSLA) graphql.Marshaler {
+			return ec.marshalNGovernanceSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceSLA(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_sla(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagementDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceSLA(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ManagementDashboard_llmCostEur(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_llmCostEur(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCostEur, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_llmCostEur(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagementDashboard", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ManagementDashboard_llmCost(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_llmCost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_llmCost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagementDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ManagementDashboard_currency(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagementDashboard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ManagementDashboard_fx(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_fx(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fx, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FXRate) graphql.Marshaler {
+			return ec.marshalOFXRate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFXRate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_fx(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagementDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FXRate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20415,6 +21391,94 @@ func (ec *executionContext) fieldContext_Query_governanceMetrics(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_governanceMetrics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_executiveDashboard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_executiveDashboard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExecutiveDashboard(ctx, fc.Args["days"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExecutiveDashboard) graphql.Marshaler {
+			return ec.marshalNExecutiveDashboard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐExecutiveDashboard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_executiveDashboard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutiveDashboard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_executiveDashboard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_managementDashboard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_managementDashboard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ManagementDashboard(ctx, fc.Args["days"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ManagementDashboard) graphql.Marshaler {
+			return ec.marshalNManagementDashboard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐManagementDashboard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_managementDashboard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ManagementDashboard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_managementDashboard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -25717,6 +26781,98 @@ func (ec *executionContext) fieldContext_Verdict_failingRules(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _VerdictCounts_pass(ctx context.Context, field graphql.CollectedField, obj *model.VerdictCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictCounts_pass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictCounts_pass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _VerdictCounts_warn(ctx context.Context, field graphql.CollectedField, obj *model.VerdictCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictCounts_warn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictCounts_warn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _VerdictCounts_fail(ctx context.Context, field graphql.CollectedField, obj *model.VerdictCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictCounts_fail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictCounts_fail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _VerdictCounts_unknown(ctx context.Context, field graphql.CollectedField, obj *model.VerdictCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictCounts_unknown(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unknown, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictCounts_unknown(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -30103,6 +31259,109 @@ func (ec *executionContext) _DomainVersionCounts(ctx context.Context, sel ast.Se
 	return out
 }
 
+var executiveDashboardImplementors = []string{"ExecutiveDashboard"}
+
+func (ec *executionContext) _ExecutiveDashboard(ctx context.Context, sel ast.SelectionSet, obj *model.ExecutiveDashboard) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, executiveDashboardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExecutiveDashboard")
+		case "asOf":
+			out.Values[i] = ec._ExecutiveDashboard_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "periodDays":
+			out.Values[i] = ec._ExecutiveDashboard_periodDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._ExecutiveDashboard_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meanScore":
+			out.Values[i] = ec._ExecutiveDashboard_meanScore(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "verdicts":
+			out.Values[i] = ec._ExecutiveDashboard_verdicts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openIncidentsCritical":
+			out.Values[i] = ec._ExecutiveDashboard_openIncidentsCritical(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openIncidentsWarning":
+			out.Values[i] = ec._ExecutiveDashboard_openIncidentsWarning(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "slaAttainmentPct":
+			out.Values[i] = ec._ExecutiveDashboard_slaAttainmentPct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "reads":
+			out.Values[i] = ec._ExecutiveDashboard_reads(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "untrustedReads":
+			out.Values[i] = ec._ExecutiveDashboard_untrustedReads(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCostEur":
+			out.Values[i] = ec._ExecutiveDashboard_llmCostEur(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCost":
+			out.Values[i] = ec._ExecutiveDashboard_llmCost(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._ExecutiveDashboard_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fx":
+			out.Values[i] = ec._ExecutiveDashboard_fx(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var fXRateImplementors = []string{"FXRate"}
 
 func (ec *executionContext) _FXRate(ctx context.Context, sel ast.SelectionSet, obj *model.FXRate) graphql.Marshaler {
@@ -32032,6 +33291,84 @@ func (ec *executionContext) _LineagePath(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var managementDashboardImplementors = []string{"ManagementDashboard"}
+
+func (ec *executionContext) _ManagementDashboard(ctx context.Context, sel ast.SelectionSet, obj *model.ManagementDashboard) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, managementDashboardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ManagementDashboard")
+		case "asOf":
+			out.Values[i] = ec._ManagementDashboard_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "periodDays":
+			out.Values[i] = ec._ManagementDashboard_periodDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "coverage":
+			out.Values[i] = ec._ManagementDashboard_coverage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueFlow":
+			out.Values[i] = ec._ManagementDashboard_issueFlow(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sla":
+			out.Values[i] = ec._ManagementDashboard_sla(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCostEur":
+			out.Values[i] = ec._ManagementDashboard_llmCostEur(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCost":
+			out.Values[i] = ec._ManagementDashboard_llmCost(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._ManagementDashboard_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fx":
+			out.Values[i] = ec._ManagementDashboard_fx(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var moneyImplementors = []string{"Money"}
 
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
@@ -32651,6 +33988,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_governanceMetrics(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "executiveDashboard":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_executiveDashboard(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "managementDashboard":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_managementDashboard(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -34993,6 +36374,59 @@ func (ec *executionContext) _Verdict(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var verdictCountsImplementors = []string{"VerdictCounts"}
+
+func (ec *executionContext) _VerdictCounts(ctx context.Context, sel ast.SelectionSet, obj *model.VerdictCounts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, verdictCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VerdictCounts")
+		case "pass":
+			out.Values[i] = ec._VerdictCounts_pass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warn":
+			out.Values[i] = ec._VerdictCounts_warn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fail":
+			out.Values[i] = ec._VerdictCounts_fail(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unknown":
+			out.Values[i] = ec._VerdictCounts_unknown(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -35862,6 +37296,16 @@ func (ec *executionContext) marshalNDomainVersionCounts2ᚖgithubᚗcomᚋvigia�
 	return ec._DomainVersionCounts(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNExecutiveDashboard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐExecutiveDashboard(ctx context.Context, sel ast.SelectionSet, v *model.ExecutiveDashboard) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExecutiveDashboard(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := graphql.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -36333,6 +37777,16 @@ func (ec *executionContext) marshalNLineagePath2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._LineagePath(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNManagementDashboard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐManagementDashboard(ctx context.Context, sel ast.SelectionSet, v *model.ManagementDashboard) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ManagementDashboard(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
@@ -36921,6 +38375,16 @@ func (ec *executionContext) marshalNVerdict2ᚖgithubᚗcomᚋvigiaᚑdataᚋvig
 		return graphql.Null
 	}
 	return ec._Verdict(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNVerdictCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐVerdictCounts(ctx context.Context, sel ast.SelectionSet, v *model.VerdictCounts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._VerdictCounts(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

@@ -386,6 +386,25 @@ type DomainVersionCounts struct {
 	Compatible int `json:"compatible"`
 }
 
+// The executive dashboard (as GET /dashboard/executive).
+type ExecutiveDashboard struct {
+	AsOf                  time.Time      `json:"asOf"`
+	PeriodDays            int            `json:"periodDays"`
+	Datasets              int            `json:"datasets"`
+	MeanScore             *float64       `json:"meanScore,omitempty"`
+	Verdicts              *VerdictCounts `json:"verdicts"`
+	OpenIncidentsCritical int            `json:"openIncidentsCritical"`
+	OpenIncidentsWarning  int            `json:"openIncidentsWarning"`
+	SLAAttainmentPct      *float64       `json:"slaAttainmentPct,omitempty"`
+	Reads                 int            `json:"reads"`
+	UntrustedReads        int            `json:"untrustedReads"`
+	// Always 0: Vigia calls no language model
+	LlmCostEur float64 `json:"llmCostEur"`
+	LlmCost    *Money  `json:"llmCost"`
+	Currency   string  `json:"currency"`
+	Fx         *FXRate `json:"fx,omitempty"`
+}
+
 // The exchange rate an amount was converted with: units of currency for one euro on rateDate.
 type FXRate struct {
 	Base     string  `json:"base"`
@@ -673,6 +692,20 @@ type LineagePath struct {
 	Hops      *int          `json:"hops,omitempty"`
 	Nodes     []LineageNode `json:"nodes"`
 	Edges     []LineageEdge `json:"edges"`
+}
+
+// The management dashboard (as GET /dashboard/management).
+type ManagementDashboard struct {
+	AsOf       time.Time            `json:"asOf"`
+	PeriodDays int                  `json:"periodDays"`
+	Coverage   *GovernanceCoverage  `json:"coverage"`
+	IssueFlow  *GovernanceIssueFlow `json:"issueFlow"`
+	SLA        *GovernanceSLA       `json:"sla"`
+	// Always 0: Vigia calls no language model
+	LlmCostEur float64 `json:"llmCostEur"`
+	LlmCost    *Money  `json:"llmCost"`
+	Currency   string  `json:"currency"`
+	Fx         *FXRate `json:"fx,omitempty"`
 }
 
 // An amount in the workspace currency.
@@ -1063,6 +1096,14 @@ type Verdict struct {
 	EvaluatedAt *time.Time `json:"evaluatedAt,omitempty"`
 	// Every failed rule, critical first.
 	FailingRules []RuleOutcome `json:"failingRules"`
+}
+
+// Visible datasets per last verdict.
+type VerdictCounts struct {
+	Pass    int `json:"pass"`
+	Warn    int `json:"warn"`
+	Fail    int `json:"fail"`
+	Unknown int `json:"unknown"`
 }
 
 type DatasetSort string
