@@ -259,7 +259,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Compliance = compliance.NewService(db.Compliance(), db.Compliance(), a.Plans, clock)
 	a.Finops = finops.NewService(db.Finops(), clock)
 	a.Dashboards = dashboard.NewService(db.Dashboard(), a.Finops, clock)
-	a.Catalog = catalog.NewService(db.Catalog())
+	a.Catalog = catalog.NewService(db.Catalog(), a.Messages)
 	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans, Quota: a.Plans.AllowScan}
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)

@@ -220,8 +220,11 @@ func TestIssueTitleRenderedInTheReadersLanguage(t *testing.T) {
 	if got := title(plain, "en"); got != "Título antigo" {
 		t.Fatalf("unkeyed title %q", got)
 	}
-	r := env.Do(t, http.MethodGet, "/api/v1/issues", member, nil, "Accept-Language: en")
-	if !strings.Contains(string(r.Body), "Data policy retenção violated on public.pessoas") {
-		t.Fatalf("list in en: %s", r.Body)
+	for _, path := range []string{"/api/v1/issues", "/api/v1/datasets/" + ds} {
+		r := env.Do(t, http.MethodGet, path, member, nil, "Accept-Language: en")
+		mustStatus(t, r, http.StatusOK)
+		if !strings.Contains(string(r.Body), "Data policy retenção violated on public.pessoas") || !strings.Contains(string(r.Body), "Título antigo") {
+			t.Fatalf("%s in en: %s", path, r.Body)
+		}
 	}
 }

@@ -79,8 +79,7 @@ var restOnly = map[string]string{
 var notYetMapped = map[string]bool{
 	// Reads landed by issues 16-19 after the parity test: still to map.
 	"listAISystems": true, "getAISystem": true, "listComplianceVerticals": true, "complianceVerticalReport": true,
-	"datasetLabelQuality": true, "listConnectionBlackouts": true,
-	"getExecutiveDashboard": true, "getManagementDashboard": true, "getFinopsDashboard": true,
+	"datasetLabelQuality": true, "listConnectionBlackouts": true, "getFinopsDashboard": true,
 }
 
 func parityTable() map[string]parity {
@@ -200,6 +199,16 @@ func parityTable() map[string]parity {
 			query: `{ chargeback { items { month dimension workspaceId workspaceName entityId entityName scans datasets reports profileBytes
 				llmTokens llmTokensByok llmCostUsd llmCostEur llmCost { amount currency } fx { base currency rate rateDate } currency } total } }`,
 			at: "chargeback.items", total: "chargeback.total"},
+		"getExecutiveDashboard": {rest: "/api/v1/dashboard/executive?days=30",
+			query: `{ executiveDashboard(days: 30) { periodDays datasets meanScore verdicts { pass warn fail unknown } openIncidentsCritical
+				openIncidentsWarning slaAttainmentPct reads untrustedReads llmCostEur llmCost { amount currency } currency fx { base currency rate rateDate } } }`,
+			at: "executiveDashboard"},
+		"getManagementDashboard": {rest: "/api/v1/dashboard/management?days=30",
+			query: `{ managementDashboard(days: 30) { periodDays coverage { datasets profiled { count pct } withOwner { count pct }
+				withDomain { count pct } withRules { count pct } withContract { count pct } sensitivityClassified { count pct } }
+				issueFlow { opened resolved ignored openNow openCritical openWarning openSlaBreached }
+				sla { closedInScope met breached attainmentPct } llmCostEur llmCost { amount currency } currency fx { base currency rate rateDate } } }`,
+			at: "managementDashboard"},
 		"getGovernanceMetrics": {rest: "/api/v1/governance/metrics?days=30",
 			query: `{ governanceMetrics(days: 30) { periodDays coverage { datasets profiled { count pct } withOwner { count pct }
 				withDomain { count pct } withRules { count pct } withContract { count pct } sensitivityClassified { count pct } }

@@ -100,14 +100,18 @@ type ScorePoint struct {
 
 // IssueSummary is an issue as a dataset detail lists it.
 type IssueSummary struct {
-	ID               string
-	DatasetID        string
-	DatasetName      string
-	Type             string
-	Subtype          *string
-	Severity         string
-	Status           string
+	ID          string
+	DatasetID   string
+	DatasetName string
+	Type        string
+	Subtype     *string
+	Severity    string
+	Status      string
+	// Title is rendered in the reader's language from TitleKey and TitleParams when the
+	// catalogue knows the key; else the text stored at creation.
 	Title            string
+	TitleKey         string
+	TitleParams      map[string]any
 	ResolutionReason *string
 	SLABreachedAt    *time.Time
 	AssigneeTeamID   *string
@@ -346,11 +350,32 @@ type Store interface {
 
 // Service answers catalog reads for the principal in ctx.
 type Service struct {
-	store Store
+	store  Store
+	titles Titles
 }
 
-// NewService returns the catalog service.
-func NewService(store Store) *Service { return &Service{store: store} }
+// Titles renders stored message keys in a language (the i18n catalogue).
+type Titles interface {
+	Has(key string) bool
+	Message(lang, key string, params map[string]any) string
+}
+
+// NewService returns the catalog service; titles (may be nil) renders the open issues'
+// titles in the reader's language.
+func NewService(store Store, titles Titles) *Service { return &Service{store: store, titles: titles} }
+
+// localize renders the dataset's open issues' titles in the request's language.
+func (s *Service) localize(ctx context.Context, d Dataset) Dataset {
+	if s.titles == nil {
+		return d
+	}
+	for i, is := range d.Issues {
+		if is.TitleKey != "" && s.titles.Has(is.TitleKey) {
+			d.Issues[i].Title = s.titles.Message(vigia.Lang(ctx), is.TitleKey, is.TitleParams)
+		}
+	}
+	return d
+}
 
 // DatasetPageDefault is the page size of the dataset list when limit is not given
 // (contract: 500).
@@ -405,7 +430,11 @@ func (s *Service) Dataset(ctx context.Context, id string) (Dataset, error) {
 	if !vigia.ValidID(id) {
 		return Dataset{}, vigia.NotFound()
 	}
-	return s.store.DatasetByID(ctx, ViewerOf(p), id)
+	d, err := s.store.DatasetByID(ctx, ViewerOf(p), id)
+	if err != nil {
+		return d, err
+	}
+	return s.localize(ctx, d), nil
 }
 
 // DeclaredForeignKeys returns the declared foreign keys of a dataset the caller can see
@@ -433,5 +462,9 @@ func (s *Service) DatasetDetails(ctx context.Context, ids []string, historyLimit
 	if historyLimit < 1 || historyLimit > 500 {
 		historyLimit = 30
 	}
-	return s.store.DatasetDetails(ctx, ViewerOf(p), valid, historyLimit)
+	out, err := s.store.DatasetDetails(ctx, ViewerOf(p), valid, historyLimit)
+	for id, d := range out {
+		out[id] = s.localize(ctx, d)
+	}
+	return out, err
 }

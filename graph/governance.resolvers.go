@@ -19,3 +19,21 @@ func (r *queryResolver) GovernanceMetrics(ctx context.Context, days *int) (*mode
 	}
 	return toGovernanceMetrics(g), nil
 }
+
+// ExecutiveDashboard is the resolver for the executiveDashboard field.
+func (r *queryResolver) ExecutiveDashboard(ctx context.Context, days *int) (*model.ExecutiveDashboard, error) {
+	e, err := r.Dashboards.Executive(ctx, days)
+	if err != nil {
+		return nil, err
+	}
+	return toExecutiveDashboard(e), nil
+}
+
+// ManagementDashboard is the resolver for the managementDashboard field.
+func (r *queryResolver) ManagementDashboard(ctx context.Context, days *int) (*model.ManagementDashboard, error) {
+	e, err := r.Dashboards.Executive(ctx, days)
+	if err != nil {
+		return nil, err
+	}
+	return toManagementDashboard(e), nil
+}

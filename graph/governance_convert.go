@@ -23,12 +23,32 @@ func toGovernanceMetrics(g dashboard.Governance) *model.GovernanceMetrics {
 }
 
 func toChargebackRow(x finops.Row) model.ChargebackRow {
-	out := model.ChargebackRow{Month: x.Month, Dimension: x.Dimension, WorkspaceID: x.WorkspaceID, WorkspaceName: x.WorkspaceName,
+	money, fx := toMoney(x.Money)
+	return model.ChargebackRow{Month: x.Month, Dimension: x.Dimension, WorkspaceID: x.WorkspaceID, WorkspaceName: x.WorkspaceName,
 		EntityID: x.EntityID, EntityName: x.EntityName, Scans: x.Scans, Datasets: x.Datasets, Reports: x.Reports, ProfileBytes: x.ProfileBytes,
 		LlmTokens: int(x.LLMTokens), LlmTokensByok: int(x.LLMTokensBYOK), LlmCostUsd: x.LLMCostUSD, LlmCostEur: x.LLMCostEUR,
-		LlmCost: &model.Money{Amount: x.Money.Amount, Currency: x.Money.Currency}, Currency: x.Money.Currency}
-	if r := x.Money.FX; r != nil {
-		out.Fx = &model.FXRate{Base: finops.Base, Currency: r.Currency, Rate: r.PerEUR, RateDate: r.Date.UTC().Format(time.DateOnly)}
+		LlmCost: money, Fx: fx, Currency: x.Money.Currency}
+}
+
+func toMoney(m finops.Money) (*model.Money, *model.FXRate) {
+	var fx *model.FXRate
+	if r := m.FX; r != nil {
+		fx = &model.FXRate{Base: finops.Base, Currency: r.Currency, Rate: r.PerEUR, RateDate: r.Date.UTC().Format(time.DateOnly)}
 	}
-	return out
+	return &model.Money{Amount: m.Amount, Currency: m.Currency}, fx
+}
+
+func toExecutiveDashboard(e dashboard.Executive) *model.ExecutiveDashboard {
+	money, fx := toMoney(e.LLMCost)
+	return &model.ExecutiveDashboard{AsOf: e.AsOf, PeriodDays: e.PeriodDays, Datasets: e.Coverage.Datasets, MeanScore: e.MeanScore,
+		Verdicts:              &model.VerdictCounts{Pass: e.Verdicts["pass"], Warn: e.Verdicts["warn"], Fail: e.Verdicts["fail"], Unknown: e.Verdicts["unknown"]},
+		OpenIncidentsCritical: e.OpenIncidentsCritical, OpenIncidentsWarning: e.OpenIncidentsWarning, SLAAttainmentPct: e.SLA.AttainmentPct,
+		Reads: e.Reads, UntrustedReads: e.UntrustedReads, LlmCostEur: e.LLMCostEUR, LlmCost: money, Currency: e.LLMCost.Currency, Fx: fx}
+}
+
+func toManagementDashboard(e dashboard.Executive) *model.ManagementDashboard {
+	g := toGovernanceMetrics(e.Governance)
+	money, fx := toMoney(e.LLMCost)
+	return &model.ManagementDashboard{AsOf: e.AsOf, PeriodDays: e.PeriodDays, Coverage: g.Coverage, IssueFlow: g.IssueFlow, SLA: g.SLA,
+		LlmCostEur: e.LLMCostEUR, LlmCost: money, Currency: e.LLMCost.Currency, Fx: fx}
 }

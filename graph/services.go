@@ -58,9 +58,10 @@ type RuleService interface {
 	UpdateRule(ctx context.Context, id string, u rule.Update) (rule.Rule, error)
 }
 
-// DashboardService answers the governance metrics.
+// DashboardService answers the governance metrics and the dashboards.
 type DashboardService interface {
 	Governance(ctx context.Context, days *int) (dashboard.Governance, error)
+	Executive(ctx context.Context, days *int) (dashboard.Executive, error)
 }
 
 // FinopsService answers the chargeback.

@@ -372,13 +372,15 @@ func (s *CatalogStore) lastRuns(ctx context.Context, ids []string, out map[strin
 
 // issueSummarySelect reads issues with their dataset and team names.
 const issueSummarySelect = `SELECT i.id::text, i.dataset_id::text, d.schema_name || '.' || d.table_name, i.type, i.subtype, i.severity,
-	i.status, i.title, i.resolution_reason, i.sla_breached_at, i.assignee_team_id::text, t.name, i.created_at, i.updated_at
+	i.status, i.title, i.resolution_reason, i.sla_breached_at, i.assignee_team_id::text, t.name, i.created_at, i.updated_at,
+	i.title_key, i.title_params
 	FROM issues i JOIN datasets d ON d.id = i.dataset_id LEFT JOIN teams t ON t.id = i.assignee_team_id`
 
 func scanIssueSummary(r pgx.Row) (catalog.IssueSummary, error) {
 	var is catalog.IssueSummary
 	err := r.Scan(&is.ID, &is.DatasetID, &is.DatasetName, &is.Type, &is.Subtype, &is.Severity, &is.Status, &is.Title,
-		&is.ResolutionReason, &is.SLABreachedAt, &is.AssigneeTeamID, &is.AssigneeTeamName, &is.CreatedAt, &is.UpdatedAt)
+		&is.ResolutionReason, &is.SLABreachedAt, &is.AssigneeTeamID, &is.AssigneeTeamName, &is.CreatedAt, &is.UpdatedAt,
+		&is.TitleKey, &is.TitleParams)
 	return is, err
 }
 
