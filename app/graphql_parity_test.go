@@ -88,7 +88,7 @@ var notYetMapped = map[string]bool{
 	"getReport": true, "listReports": true, "listRoutines": true, "getSuggestion": true, "listSuggestions": true,
 	"getWorkspaceLocale": true, "getWorkspaceCurrency": true, "getEgressIPs": true, "getArt10Dossier": true,
 	"getDomainDataPolicy": true, "getWorkspaceDataPolicy": true, "getKnowledgeEntry": true, "listKnowledgeEntries": true,
-	"datasetReadme": true, "datasetSensitivity": true, "datasetLabelQuality": true, "listConnectionBlackouts": true,
+	"datasetReadme": true, "datasetSensitivity": true, "listConnectionBlackouts": true,
 }
 
 func parityTable() map[string]parity {
@@ -213,6 +213,11 @@ func parityTable() map[string]parity {
 		"listScans": {rest: "/api/v1/scans",
 			query: `{ scans { items { id connectionId connectionName status trigger datasetsTotal datasetsDone datasetsFailed
 				errorCode createdAt finishedAt } total } }`, at: "scans.items", total: "scans.total"},
+		"datasetLabelQuality": {rest: "/api/v1/datasets/{id}/label-quality", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ labelQuality { datasetId available configuration { labelColumn featureColumns updatedBy updatedAt }
+				piiGate { status piiColumns } lastResult { ranAt durationMs rows unlabelledRows distinctClasses classes { rank count share }
+				classesTruncated imbalanceRatio conflictGroups conflictRows featuresUsed leakage { column kind groups pureGroups } } } } }`,
+			at: "dataset.labelQuality"},
 		"listDuplicates": {rest: "/api/v1/duplicates", empty: true,
 			query: `{ duplicates { items { id connectionId confidence confidenceBand referencePrecision matchedOn size
 				members { datasetId datasetName rowKey confidence exact } computedAt } total } }`, at: "duplicates.items", total: "duplicates.total"},

@@ -26,5 +26,7 @@ type Resolver struct {
 	Synthetic SyntheticService
 	// Duplicates answers the clusters of duplicate records.
 	Duplicates DuplicateService
+	// LabelQuality answers datasets' label quality.
+	LabelQuality LabelQualityService
 	Messages   *i18n.Catalog
 }
