@@ -28,5 +28,5 @@ type Resolver struct {
 	Duplicates DuplicateService
 	// LabelQuality answers datasets' label quality.
 	LabelQuality LabelQualityService
-	Messages   *i18n.Catalog
+	Messages     *i18n.Catalog
 }
