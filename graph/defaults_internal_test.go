@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/contract"
+	"github.com/vigia-data/vigia/duplicates"
 	"github.com/vigia-data/vigia/graph/generated"
 	"github.com/vigia-data/vigia/incident"
 	"github.com/vigia-data/vigia/issue"
@@ -23,7 +24,8 @@ func TestSchemaDefaultsAreTheServices(t *testing.T) {
 	want := map[string]map[string]int{
 		"Query": {"datasets.limit": catalog.DatasetPageDefault, "issues.limit": issue.PageDefault, "incidents.limit": incident.PageDefault,
 			"domains.limit": product.DomainPageDefault, "consumers.limit": trust.ConsumerPageDefault, "rules.limit": rule.PageDefault,
-			"scans.limit": scan.ScanPageDefault, "signals.limit": scan.SignalPageDefault, "knowledgeGraph.hops": lineage.DefaultKnowledgeHops},
+			"scans.limit": scan.ScanPageDefault, "signals.limit": scan.SignalPageDefault, "knowledgeGraph.hops": lineage.DefaultKnowledgeHops,
+			"duplicates.limit": duplicates.PageDefault},
 		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops, "contractVersions.limit": contract.PageDefault,
 			"upstream.hops": lineage.DefaultTraverseHops, "downstream.hops": lineage.DefaultTraverseHops},
 	}
