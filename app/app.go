@@ -456,7 +456,7 @@ func (a *App) Server() *rest.Server {
 		Readmes: a.Readmes, SensitivityReads: a.Sensitivity, RuleExports: a.Rules,
 		PipelineReads: a.Orchestrators, SyntheticGen: a.Synthetic, Catalog: a.Catalog, ScanService: a.Scans, ScanReads: a.ScanReads,
 		RuleService: a.Rules, IssueService: a.Issues, LineageService: a.Lineage, IncidentService: a.Incidents, Trust: a.Trust, Products: a.Products, Contracts: a.Contracts,
-		Synthetic: a.Synthetic, Duplicates: a.Duplicates, Messages: a.Messages, Ops: a.graphOps(), BI: a.BI}, a.Messages, a.Log)
+		Synthetic: a.Synthetic, Duplicates: a.Duplicates, LabelQuality: a.LabelQuality, Messages: a.Messages, Ops: a.graphOps(), BI: a.BI}, a.Messages, a.Log)
 	return rest.New(rest.Config{Version: a.Config.Version, BuildSHA: a.Config.BuildSHA,
 		RateLimitToken: a.Config.RateLimitToken, RateLimitIP: a.Config.RateLimitIP, RateWindow: a.Config.RateWindow,
 		RateLimitPublic: a.Config.RateLimitPublic, RateLimitProbe: a.Config.RateLimitProbe,

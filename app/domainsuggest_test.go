@@ -40,11 +40,19 @@ func TestDomainSuggestionsForDatasetsWithoutOne(t *testing.T) {
 	if findSuggestion(dd.Suggestions, "domain:"+domID) == nil {
 		t.Fatalf("detail suggestions %+v", dd.Suggestions)
 	}
-	if r := e.Do(t, http.MethodPatch, "/api/v1/domains/"+domID, e.admin, map[string]any{"dataset_ids": []string{base, view}}); r.Status != 200 {
-		t.Fatalf("patch domain: %d %s", r.Status, r.Body)
+	// Accepting adds the dataset to the domain; no new proposal follows.
+	if r := e.Do(t, http.MethodPost, "/api/v1/suggestions/"+sg.ID+"/accept", e.admin, nil); r.Status != 200 {
+		t.Fatalf("accept: %d %s", r.Status, r.Body)
+	}
+	d := e.get(t, "/api/v1/domains/"+domID, e.admin)
+	members, _ := d["dataset_ids"].([]any)
+	if len(members) != 2 {
+		t.Fatalf("domain members after accept: %v", d["dataset_ids"])
 	}
 	e.scan(t, conn)
-	if l := e.suggestions(t, "?category=domain&dataset_id="+view); len(l) != 0 {
-		t.Fatalf("still proposed after joining: %+v", l)
+	for _, s := range e.suggestions(t, "?category=domain&dataset_id="+view) {
+		if s.Status == "open" {
+			t.Fatalf("proposed again after joining: %+v", s)
+		}
 	}
 }

@@ -79,7 +79,7 @@ var restOnly = map[string]string{
 var notYetMapped = map[string]bool{
 	// Reads landed by issues 16-19 after the parity test: still to map.
 	"listAISystems": true, "getAISystem": true, "listComplianceVerticals": true, "complianceVerticalReport": true,
-	"datasetLabelQuality": true, "listConnectionBlackouts": true, "getFinopsDashboard": true,
+	"listConnectionBlackouts": true, "getFinopsDashboard": true,
 }
 
 func parityTable() map[string]parity {
@@ -229,6 +229,11 @@ func parityTable() map[string]parity {
 		"listBIRefreshes": {rest: "/api/v1/bi/refreshes",
 			query: `{ biRefreshes { items { id tool biDatasetId biDatasetName refreshId status startedAt endedAt datasets unmatched
 				dashboards { id name url } receivedAt updatedAt } total } }`, at: "biRefreshes.items", total: "biRefreshes.total"},
+		"datasetLabelQuality": {rest: "/api/v1/datasets/{id}/label-quality", sample: "dataset",
+			query: `query($id: ID!){ dataset(id: $id){ labelQuality { datasetId available configuration { labelColumn featureColumns updatedBy updatedAt }
+				piiGate { status piiColumns } lastResult { ranAt durationMs rows unlabelledRows distinctClasses classes { rank count share }
+				classesTruncated imbalanceRatio conflictGroups conflictRows featuresUsed leakage { column kind groups pureGroups } } } } }`,
+			at: "dataset.labelQuality"},
 		"listDuplicates": {rest: "/api/v1/duplicates", empty: true,
 			query: `{ duplicates { items { id connectionId confidence confidenceBand referencePrecision matchedOn size
 				members { datasetId datasetName rowKey confidence exact } computedAt } total } }`, at: "duplicates.items", total: "duplicates.total"},

@@ -129,6 +129,29 @@ func TestLabelQualityCountsAndGate(t *testing.T) {
 		}
 	}
 
+	// GraphQL answers the same counts.
+	gq := e.Do(t, http.MethodPost, "/graphql", e.tok, map[string]any{"query": `query($id: ID!){ dataset(id: $id){ labelQuality {
+		piiGate { status piiColumns } lastResult { rows unlabelledRows conflictGroups conflictRows featuresUsed } } } }`,
+		"variables": map[string]any{"id": ds}})
+	var g struct {
+		Data struct {
+			Dataset struct {
+				LabelQuality struct {
+					PiiGate    struct{ Status string }
+					LastResult struct {
+						Rows, UnlabelledRows, ConflictGroups, ConflictRows int64
+						FeaturesUsed                                       []string
+					}
+				}
+			}
+		}
+	}
+	gq.JSON(t, &g)
+	if lq := g.Data.Dataset.LabelQuality; lq.PiiGate.Status != "passed" || lq.LastResult.Rows != total || lq.LastResult.ConflictRows != conflictRows ||
+		lq.LastResult.UnlabelledRows != unlabelled || lq.LastResult.ConflictGroups != conflictGroups {
+		t.Fatalf("graphql %s", gq.Body)
+	}
+
 	// Leakage: a group that decides the label, a per-row code, a feature named after the label.
 	out = put(e.member, map[string]any{"label_column": "churn", "feature_columns": []string{"grupo", "codigo", "churn_previsto", "plano"}}, 200)
 	hints := map[string]string{}

@@ -55,4 +55,6 @@ type Resolver struct {
 	Dashboards DashboardService
 	// Finops answers the chargeback.
 	Finops FinopsService
+	// LabelQuality answers datasets' label quality.
+	LabelQuality LabelQualityService
 }

@@ -133,8 +133,10 @@ type Source interface {
 	QueryInt(ctx context.Context, stmt string) (value int64, ok bool, err error)
 	// QueryRows runs one read-only statement like QueryInt and answers its rows, each
 	// column as text (nil for NULL); more than maxRows rows is ReasonResult. For
-	// statements whose answers are hashes, counts and keys (data diff), never a
-	// customer's other values.
+	// statements whose answers are hashes, counts and keys (data diff, label quality),
+	// and for duplicate detection the normalized identifying fields of a bounded read,
+	// held in memory for one run and never stored, logged or returned (package
+	// duplicates keeps dataset ids, row keys and confidences only).
 	QueryRows(ctx context.Context, stmt string, maxRows int) ([][]*string, error)
 	// CancelLabelled cancels the statements running on the source in other sessions
 	// whose label (Options.Label) starts with prefix and is not this connection's own:

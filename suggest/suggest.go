@@ -131,9 +131,12 @@ type Blackouts interface {
 	Active(ctx context.Context, workspaceID, connectionID string, at time.Time) (*blackout.Window, error)
 }
 
-// Domains proposes domains for datasets without one (product.Service.SuggestDomains).
+// Domains proposes domains for datasets without one (product.Service.SuggestDomains)
+// and adds an accepted one's dataset to its domain.
 type Domains interface {
 	SuggestDomains(ctx context.Context) (product.DomainSuggestions, error)
+	Domain(ctx context.Context, id string) (product.Domain, error)
+	UpdateDomain(ctx context.Context, id string, patch product.DomainPatch) (product.Domain, error)
 }
 
 // Checker checks a rehearsal's count with the dialect's real parser and answers the
@@ -215,8 +218,8 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, _, scanID string) 
 
 // DomainSuggestion is the suggestion of a domain for a dataset without one: the
 // domain most of its lineage neighbours belong to (product's rule: at least half of the
-// links, no tie), with the votes behind it. Accepting records the decision; the dataset
-// joins the domain through the domain's own update.
+// links, no tie), with the votes behind it. Accepting adds the dataset to the domain
+// (through the domain's update, with its permissions).
 func DomainSuggestion(x product.DomainSuggestion) Suggestion {
 	kinds := make([]string, 0, len(x.EdgeKinds))
 	for _, k := range x.EdgeKinds {
@@ -377,6 +380,19 @@ func (s *Service) Accept(ctx context.Context, id string) (Suggestion, error) {
 			return Suggestion{}, err
 		}
 		ruleID = &r.ID
+	}
+	if sg.Category == CategoryDomain && s.domains != nil {
+		// The dataset joins the domain, with the domain's own permission (its managers
+		// or an admin).
+		id, _ := sg.Params["domain_id"].(string)
+		d, err := s.domains.Domain(ctx, id)
+		if err != nil {
+			return Suggestion{}, err
+		}
+		ids := append(append([]string{}, d.DatasetIDs...), sg.DatasetID)
+		if _, err := s.domains.UpdateDomain(ctx, id, product.DomainPatch{DatasetIDs: &ids}); err != nil {
+			return Suggestion{}, err
+		}
 	}
 	if err := s.store.SetStatus(ctx, p.WorkspaceID, id, StatusAccepted, ruleID, s.clock.Now()); err != nil {
 		return Suggestion{}, err

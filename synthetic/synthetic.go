@@ -464,7 +464,8 @@ func (s *Service) plan(ctx context.Context, ds []catalog.Dataset, rows int) ([]*
 }
 
 // planTables names the tables of a pack and links their foreign keys, within the pack
-// only: those the datasets' referential rules declare (refs, by dataset id) where the
+// only: the single-column keys declared on the source (read by discovery), and those the
+// datasets' referential rules declare (refs, by dataset id) where the
 // referenced column is its table's key (a single-column primary key or a unique
 // column), else those the lineage infers from names (a column x_id and a table x or its
 // plural keyed by id, in one connection). sens gives the columns' sensitivity (by
@@ -494,13 +495,31 @@ func planTables(ds []catalog.Dataset, rows int, refs map[string][]Reference, sen
 		}
 		cat.Datasets = append(cat.Datasets, cd)
 	}
+	// Declared foreign keys first (single-column ones to a table of the pack), then the
+	// inferred ones for the columns no declared key covers.
+	for _, child := range tables {
+		for _, fk := range child.Source.ForeignKeys {
+			if len(fk.Columns) != 1 || len(fk.RefColumns) != 1 || fk.RefDatasetID == nil {
+				continue
+			}
+			parent := byID[*fk.RefDatasetID]
+			if parent == nil || parent == child {
+				continue
+			}
+			for i := range child.Columns {
+				if child.Columns[i].Name == fk.Columns[0] {
+					child.Columns[i].Ref = &Ref{Table: parent.Name, Column: fk.RefColumns[0]}
+				}
+			}
+		}
+	}
 	for _, e := range lineage.InferKeys(cat) {
 		parent, child := byID[e.Source], byID[e.Target]
 		if parent == nil || child == nil || parent.Source.ConnectionID != child.Source.ConnectionID {
 			continue
 		}
 		for i := range child.Columns {
-			if child.Columns[i].Name == e.LinkingColumn {
+			if child.Columns[i].Name == e.LinkingColumn && child.Columns[i].Ref == nil {
 				child.Columns[i].Ref = &Ref{Table: parent.Name, Column: e.Columns[0].From}
 			}
 		}

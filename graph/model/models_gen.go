@@ -466,6 +466,7 @@ type Dataset struct {
 	IncrementalProfiling *scan.IncrementalProfiling `json:"incrementalProfiling"`
 	AutoMonitors         *scan.AutoMonitors         `json:"autoMonitors"`
 	Parsing              *scan.Parsing              `json:"parsing"`
+	LabelQuality         *LabelQuality              `json:"labelQuality"`
 	// Lineage traversal; hops 1-3.
 	Lineage *LineageGraph `json:"lineage"`
 	// Downstream impact, with the columns derived from column (null with an error when the dataset has no such column).
@@ -1501,6 +1502,59 @@ type KnowledgeStats struct {
 	Edges      int         `json:"edges"`
 	ByNodeKind []KindCount `json:"byNodeKind"`
 	ByEdgeKind []KindCount `json:"byEdgeKind"`
+}
+
+// One class of the label by rank, never its value.
+type LabelClass struct {
+	Rank  int     `json:"rank"`
+	Count int     `json:"count"`
+	Share float64 `json:"share"`
+}
+
+type LabelConfig struct {
+	LabelColumn    string    `json:"labelColumn"`
+	FeatureColumns []string  `json:"featureColumns"`
+	UpdatedBy      string    `json:"updatedBy"`
+	UpdatedAt      time.Time `json:"updatedAt"`
+}
+
+// The PII gate: passed, blocked (a pii label), not_configured.
+type LabelGate struct {
+	Status     string   `json:"status"`
+	PiiColumns []string `json:"piiColumns"`
+}
+
+// A leakage hint: identifier, determines_label, name_overlap.
+type LabelHint struct {
+	Column     string `json:"column"`
+	Kind       string `json:"kind"`
+	Groups     int    `json:"groups"`
+	PureGroups int    `json:"pureGroups"`
+}
+
+// Availability of the extra, configuration, PII gate, last result.
+type LabelQuality struct {
+	DatasetID     string       `json:"datasetId"`
+	Available     bool         `json:"available"`
+	Configuration *LabelConfig `json:"configuration,omitempty"`
+	PiiGate       *LabelGate   `json:"piiGate"`
+	LastResult    *LabelResult `json:"lastResult,omitempty"`
+}
+
+// The last analysis, counted on the source (counts only).
+type LabelResult struct {
+	RanAt            time.Time    `json:"ranAt"`
+	DurationMs       int          `json:"durationMs"`
+	Rows             int          `json:"rows"`
+	UnlabelledRows   int          `json:"unlabelledRows"`
+	DistinctClasses  int          `json:"distinctClasses"`
+	Classes          []LabelClass `json:"classes"`
+	ClassesTruncated bool         `json:"classesTruncated"`
+	ImbalanceRatio   *float64     `json:"imbalanceRatio,omitempty"`
+	ConflictGroups   int          `json:"conflictGroups"`
+	ConflictRows     int          `json:"conflictRows"`
+	FeaturesUsed     []string     `json:"featuresUsed"`
+	Leakage          []LabelHint  `json:"leakage"`
 }
 
 // An edge between two node refs; no origin or column map when it touches a restricted dataset.
