@@ -445,6 +445,7 @@ type ComplexityRoot struct {
 		IncrementalProfiling func(childComplexity int) int
 		Issues               func(childComplexity int, severity []string, status []string) int
 		Kind                 func(childComplexity int) int
+		LabelQuality         func(childComplexity int) int
 		LastFailure          func(childComplexity int) int
 		LastScanAt           func(childComplexity int) int
 		LatestScore          func(childComplexity int) int
@@ -906,6 +907,23 @@ type ComplexityRoot struct {
 		Verdict        func(childComplexity int) int
 	}
 
+	ExecutiveDashboard struct {
+		AsOf                  func(childComplexity int) int
+		Currency              func(childComplexity int) int
+		Datasets              func(childComplexity int) int
+		Fx                    func(childComplexity int) int
+		LlmCost               func(childComplexity int) int
+		LlmCostEur            func(childComplexity int) int
+		MeanScore             func(childComplexity int) int
+		OpenIncidentsCritical func(childComplexity int) int
+		OpenIncidentsWarning  func(childComplexity int) int
+		PeriodDays            func(childComplexity int) int
+		Reads                 func(childComplexity int) int
+		SLAAttainmentPct      func(childComplexity int) int
+		UntrustedReads        func(childComplexity int) int
+		Verdicts              func(childComplexity int) int
+	}
+
 	Exposure struct {
 		Direct func(childComplexity int) int
 		ID     func(childComplexity int) int
@@ -1269,6 +1287,54 @@ type ComplexityRoot struct {
 		Nodes      func(childComplexity int) int
 	}
 
+	LabelClass struct {
+		Count func(childComplexity int) int
+		Rank  func(childComplexity int) int
+		Share func(childComplexity int) int
+	}
+
+	LabelConfig struct {
+		FeatureColumns func(childComplexity int) int
+		LabelColumn    func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
+		UpdatedBy      func(childComplexity int) int
+	}
+
+	LabelGate struct {
+		PiiColumns func(childComplexity int) int
+		Status     func(childComplexity int) int
+	}
+
+	LabelHint struct {
+		Column     func(childComplexity int) int
+		Groups     func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		PureGroups func(childComplexity int) int
+	}
+
+	LabelQuality struct {
+		Available     func(childComplexity int) int
+		Configuration func(childComplexity int) int
+		DatasetID     func(childComplexity int) int
+		LastResult    func(childComplexity int) int
+		PiiGate       func(childComplexity int) int
+	}
+
+	LabelResult struct {
+		Classes          func(childComplexity int) int
+		ClassesTruncated func(childComplexity int) int
+		ConflictGroups   func(childComplexity int) int
+		ConflictRows     func(childComplexity int) int
+		DistinctClasses  func(childComplexity int) int
+		DurationMs       func(childComplexity int) int
+		FeaturesUsed     func(childComplexity int) int
+		ImbalanceRatio   func(childComplexity int) int
+		Leakage          func(childComplexity int) int
+		RanAt            func(childComplexity int) int
+		Rows             func(childComplexity int) int
+		UnlabelledRows   func(childComplexity int) int
+	}
+
 	LineageEdge struct {
 		ColumnLevel   func(childComplexity int) int
 		ColumnMap     func(childComplexity int) int
@@ -1340,6 +1406,18 @@ type ComplexityRoot struct {
 		Found     func(childComplexity int) int
 		Hops      func(childComplexity int) int
 		Nodes     func(childComplexity int) int
+	}
+
+	ManagementDashboard struct {
+		AsOf       func(childComplexity int) int
+		Coverage   func(childComplexity int) int
+		Currency   func(childComplexity int) int
+		Fx         func(childComplexity int) int
+		IssueFlow  func(childComplexity int) int
+		LlmCost    func(childComplexity int) int
+		LlmCostEur func(childComplexity int) int
+		PeriodDays func(childComplexity int) int
+		SLA        func(childComplexity int) int
 	}
 
 	MetadataProblem struct {
@@ -1643,6 +1721,7 @@ type ComplexityRoot struct {
 		Domains                func(childComplexity int, limit *int, offset *int) int
 		Duplicates             func(childComplexity int, datasetID *string, band *string, limit *int, offset *int) int
 		EditorResolve          func(childComplexity int, name string, connection *string) int
+		ExecutiveDashboard     func(childComplexity int, days *int) int
 		Exposures              func(childComplexity int) int
 		FindDatasets           func(childComplexity int, query *string, layer *model.DatasetLayer, domain *string, hasPii *bool, minScore *float64, usageClass *model.UsageClass) int
 		GovernanceMetrics      func(childComplexity int, days *int) int
@@ -1657,6 +1736,7 @@ type ComplexityRoot struct {
 		KnowledgeEntries       func(childComplexity int, q *string, kind *string, tag *string, datasetID *string, includeOutdated *bool, limit *int, offset *int) int
 		KnowledgeEntry         func(childComplexity int, id string) int
 		KnowledgeGraph         func(childComplexity int, focus *string, hops *int, kinds []string) int
+		ManagementDashboard    func(childComplexity int, days *int) int
 		Me                     func(childComplexity int) int
 		NotificationChannel    func(childComplexity int, id string) int
 		NotificationChannels   func(childComplexity int, limit *int, offset *int) int
@@ -2477,6 +2557,7 @@ type DatasetResolver interface {
 	IncrementalProfiling(ctx context.Context, obj *model.Dataset) (*scan.IncrementalProfiling, error)
 	AutoMonitors(ctx context.Context, obj *model.Dataset) (*scan.AutoMonitors, error)
 	Parsing(ctx context.Context, obj *model.Dataset) (*scan.Parsing, error)
+	LabelQuality(ctx context.Context, obj *model.Dataset) (*model.LabelQuality, error)
 	Lineage(ctx context.Context, obj *model.Dataset, direction *model.LineageDirection, hops *int) (*model.LineageGraph, error)
 	Impact(ctx context.Context, obj *model.Dataset, column *string) (*model.LineageImpact, error)
 	Path(ctx context.Context, obj *model.Dataset, to string) (*model.LineagePath, error)
@@ -2566,6 +2647,8 @@ type QueryResolver interface {
 	BiRefreshes(ctx context.Context, tool *string, biDatasetID *string, status *string, datasetID *string, limit *int, offset *int) (*model.BIRefreshPage, error)
 	Chargeback(ctx context.Context, domainID *string, days *int, limit *int, offset *int) (*model.ChargebackPage, error)
 	GovernanceMetrics(ctx context.Context, days *int) (*model.GovernanceMetrics, error)
+	ExecutiveDashboard(ctx context.Context, days *int) (*model.ExecutiveDashboard, error)
+	ManagementDashboard(ctx context.Context, days *int) (*model.ManagementDashboard, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
 	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
@@ -4403,6 +4486,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Kind(childComplexity), true
+	case "Dataset.labelQuality":
+		if e.ComplexityRoot.Dataset.LabelQuality == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.LabelQuality(childComplexity), true
 	case "Dataset.lastFailure":
 		if e.ComplexityRoot.Dataset.LastFailure == nil {
 			break
@@ -6455,6 +6544,91 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EditorResolution.Verdict(childComplexity), true
 
+	case "ExecutiveDashboard.asOf":
+		if e.ComplexityRoot.ExecutiveDashboard.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.AsOf(childComplexity), true
+	case "ExecutiveDashboard.currency":
+		if e.ComplexityRoot.ExecutiveDashboard.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.Currency(childComplexity), true
+	case "ExecutiveDashboard.datasets":
+		if e.ComplexityRoot.ExecutiveDashboard.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.Datasets(childComplexity), true
+	case "ExecutiveDashboard.fx":
+		if e.ComplexityRoot.ExecutiveDashboard.Fx == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.Fx(childComplexity), true
+	case "ExecutiveDashboard.llmCost":
+		if e.ComplexityRoot.ExecutiveDashboard.LlmCost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.LlmCost(childComplexity), true
+	case "ExecutiveDashboard.llmCostEur":
+		if e.ComplexityRoot.ExecutiveDashboard.LlmCostEur == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.LlmCostEur(childComplexity), true
+	case "ExecutiveDashboard.meanScore":
+		if e.ComplexityRoot.ExecutiveDashboard.MeanScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.MeanScore(childComplexity), true
+	case "ExecutiveDashboard.openIncidentsCritical":
+		if e.ComplexityRoot.ExecutiveDashboard.OpenIncidentsCritical == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.OpenIncidentsCritical(childComplexity), true
+	case "ExecutiveDashboard.openIncidentsWarning":
+		if e.ComplexityRoot.ExecutiveDashboard.OpenIncidentsWarning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.OpenIncidentsWarning(childComplexity), true
+	case "ExecutiveDashboard.periodDays":
+		if e.ComplexityRoot.ExecutiveDashboard.PeriodDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.PeriodDays(childComplexity), true
+	case "ExecutiveDashboard.reads":
+		if e.ComplexityRoot.ExecutiveDashboard.Reads == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.Reads(childComplexity), true
+	case "ExecutiveDashboard.slaAttainmentPct":
+		if e.ComplexityRoot.ExecutiveDashboard.SLAAttainmentPct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.SLAAttainmentPct(childComplexity), true
+	case "ExecutiveDashboard.untrustedReads":
+		if e.ComplexityRoot.ExecutiveDashboard.UntrustedReads == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.UntrustedReads(childComplexity), true
+	case "ExecutiveDashboard.verdicts":
+		if e.ComplexityRoot.ExecutiveDashboard.Verdicts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutiveDashboard.Verdicts(childComplexity), true
+
 	case "Exposure.direct":
 		if e.ComplexityRoot.Exposure.Direct == nil {
 			break
@@ -7970,6 +8144,192 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.KnowledgeStats.Nodes(childComplexity), true
 
+	case "LabelClass.count":
+		if e.ComplexityRoot.LabelClass.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelClass.Count(childComplexity), true
+	case "LabelClass.rank":
+		if e.ComplexityRoot.LabelClass.Rank == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelClass.Rank(childComplexity), true
+	case "LabelClass.share":
+		if e.ComplexityRoot.LabelClass.Share == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelClass.Share(childComplexity), true
+
+	case "LabelConfig.featureColumns":
+		if e.ComplexityRoot.LabelConfig.FeatureColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelConfig.FeatureColumns(childComplexity), true
+	case "LabelConfig.labelColumn":
+		if e.ComplexityRoot.LabelConfig.LabelColumn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelConfig.LabelColumn(childComplexity), true
+	case "LabelConfig.updatedAt":
+		if e.ComplexityRoot.LabelConfig.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelConfig.UpdatedAt(childComplexity), true
+	case "LabelConfig.updatedBy":
+		if e.ComplexityRoot.LabelConfig.UpdatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelConfig.UpdatedBy(childComplexity), true
+
+	case "LabelGate.piiColumns":
+		if e.ComplexityRoot.LabelGate.PiiColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelGate.PiiColumns(childComplexity), true
+	case "LabelGate.status":
+		if e.ComplexityRoot.LabelGate.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelGate.Status(childComplexity), true
+
+	case "LabelHint.column":
+		if e.ComplexityRoot.LabelHint.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelHint.Column(childComplexity), true
+	case "LabelHint.groups":
+		if e.ComplexityRoot.LabelHint.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelHint.Groups(childComplexity), true
+	case "LabelHint.kind":
+		if e.ComplexityRoot.LabelHint.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelHint.Kind(childComplexity), true
+	case "LabelHint.pureGroups":
+		if e.ComplexityRoot.LabelHint.PureGroups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelHint.PureGroups(childComplexity), true
+
+	case "LabelQuality.available":
+		if e.ComplexityRoot.LabelQuality.Available == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelQuality.Available(childComplexity), true
+	case "LabelQuality.configuration":
+		if e.ComplexityRoot.LabelQuality.Configuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelQuality.Configuration(childComplexity), true
+	case "LabelQuality.datasetId":
+		if e.ComplexityRoot.LabelQuality.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelQuality.DatasetID(childComplexity), true
+	case "LabelQuality.lastResult":
+		if e.ComplexityRoot.LabelQuality.LastResult == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelQuality.LastResult(childComplexity), true
+	case "LabelQuality.piiGate":
+		if e.ComplexityRoot.LabelQuality.PiiGate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelQuality.PiiGate(childComplexity), true
+
+	case "LabelResult.classes":
+		if e.ComplexityRoot.LabelResult.Classes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.Classes(childComplexity), true
+	case "LabelResult.classesTruncated":
+		if e.ComplexityRoot.LabelResult.ClassesTruncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.ClassesTruncated(childComplexity), true
+	case "LabelResult.conflictGroups":
+		if e.ComplexityRoot.LabelResult.ConflictGroups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.ConflictGroups(childComplexity), true
+	case "LabelResult.conflictRows":
+		if e.ComplexityRoot.LabelResult.ConflictRows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.ConflictRows(childComplexity), true
+	case "LabelResult.distinctClasses":
+		if e.ComplexityRoot.LabelResult.DistinctClasses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.DistinctClasses(childComplexity), true
+	case "LabelResult.durationMs":
+		if e.ComplexityRoot.LabelResult.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.DurationMs(childComplexity), true
+	case "LabelResult.featuresUsed":
+		if e.ComplexityRoot.LabelResult.FeaturesUsed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.FeaturesUsed(childComplexity), true
+	case "LabelResult.imbalanceRatio":
+		if e.ComplexityRoot.LabelResult.ImbalanceRatio == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.ImbalanceRatio(childComplexity), true
+	case "LabelResult.leakage":
+		if e.ComplexityRoot.LabelResult.Leakage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.Leakage(childComplexity), true
+	case "LabelResult.ranAt":
+		if e.ComplexityRoot.LabelResult.RanAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.RanAt(childComplexity), true
+	case "LabelResult.rows":
+		if e.ComplexityRoot.LabelResult.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.Rows(childComplexity), true
+	case "LabelResult.unlabelledRows":
+		if e.ComplexityRoot.LabelResult.UnlabelledRows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.UnlabelledRows(childComplexity), true
+
 	case "LineageEdge.columnLevel":
 		if e.ComplexityRoot.LineageEdge.ColumnLevel == nil {
 			break
@@ -8288,6 +8648,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LineagePath.Nodes(childComplexity), true
+
+	case "ManagementDashboard.asOf":
+		if e.ComplexityRoot.ManagementDashboard.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.AsOf(childComplexity), true
+	case "ManagementDashboard.coverage":
+		if e.ComplexityRoot.ManagementDashboard.Coverage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.Coverage(childComplexity), true
+	case "ManagementDashboard.currency":
+		if e.ComplexityRoot.ManagementDashboard.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.Currency(childComplexity), true
+	case "ManagementDashboard.fx":
+		if e.ComplexityRoot.ManagementDashboard.Fx == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.Fx(childComplexity), true
+	case "ManagementDashboard.issueFlow":
+		if e.ComplexityRoot.ManagementDashboard.IssueFlow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.IssueFlow(childComplexity), true
+	case "ManagementDashboard.llmCost":
+		if e.ComplexityRoot.ManagementDashboard.LlmCost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.LlmCost(childComplexity), true
+	case "ManagementDashboard.llmCostEur":
+		if e.ComplexityRoot.ManagementDashboard.LlmCostEur == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.LlmCostEur(childComplexity), true
+	case "ManagementDashboard.periodDays":
+		if e.ComplexityRoot.ManagementDashboard.PeriodDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.PeriodDays(childComplexity), true
+	case "ManagementDashboard.sla":
+		if e.ComplexityRoot.ManagementDashboard.SLA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagementDashboard.SLA(childComplexity), true
 
 	case "MetadataProblem.code":
 		if e.ComplexityRoot.MetadataProblem.Code == nil {
@@ -9633,6 +10048,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.EditorResolve(childComplexity, args["name"].(string), args["connection"].(*string)), true
+	case "Query.executiveDashboard":
+		if e.ComplexityRoot.Query.ExecutiveDashboard == nil {
+			break
+		}
+
+		args, err := ec.field_Query_executiveDashboard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExecutiveDashboard(childComplexity, args["days"].(*int)), true
 	case "Query.exposures":
 		if e.ComplexityRoot.Query.Exposures == nil {
 			break
@@ -9783,6 +10209,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.KnowledgeGraph(childComplexity, args["focus"].(*string), args["hops"].(*int), args["kinds"].([]string)), true
+	case "Query.managementDashboard":
+		if e.ComplexityRoot.Query.ManagementDashboard == nil {
+			break
+		}
+
+		args, err := ec.field_Query_managementDashboard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ManagementDashboard(childComplexity, args["days"].(*int)), true
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
 			break
@@ -13866,6 +14303,48 @@ extend type Query {
   "Governance metrics over the last days (1-366)."
   governanceMetrics(days: Int = 30): GovernanceMetrics!
 }
+
+# VerdictCounts (datasets per verdict) is declared in parity_domains.graphqls.
+
+"The executive dashboard (as GET /dashboard/executive)."
+type ExecutiveDashboard {
+  asOf: Time!
+  periodDays: Int!
+  datasets: Int!
+  meanScore: Float
+  verdicts: VerdictCounts!
+  openIncidentsCritical: Int!
+  openIncidentsWarning: Int!
+  slaAttainmentPct: Float
+  reads: Int!
+  untrustedReads: Int!
+  "Always 0: Vigia calls no language model"
+  llmCostEur: Float!
+  llmCost: Money!
+  currency: String!
+  fx: FXRate
+}
+
+"The management dashboard (as GET /dashboard/management)."
+type ManagementDashboard {
+  asOf: Time!
+  periodDays: Int!
+  coverage: GovernanceCoverage!
+  issueFlow: GovernanceIssueFlow!
+  sla: GovernanceSLA!
+  "Always 0: Vigia calls no language model"
+  llmCostEur: Float!
+  llmCost: Money!
+  currency: String!
+  fx: FXRate
+}
+
+extend type Query {
+  "The executive dashboard over the last days (1-366)."
+  executiveDashboard(days: Int = 30): ExecutiveDashboard!
+  "The management dashboard over the last days (1-366)."
+  managementDashboard(days: Int = 30): ManagementDashboard!
+}
 `, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
 
@@ -13934,6 +14413,65 @@ extend type Mutation {
   reopenIssue(id: ID!, note: String): Issue!
   "Assign to a team, or to none with a null teamId (member or admin session)."
   assignIssue(id: ID!, teamId: ID): Issue!
+}
+`, BuiltIn: false},
+	{Name: "../schema/labelquality.graphqls", Input: `# Label quality of training datasets, at parity with REST /datasets/{id}/label-quality.
+
+type LabelConfig {
+  labelColumn: String!
+  featureColumns: [String!]!
+  updatedBy: String!
+  updatedAt: Time!
+}
+
+"The PII gate: passed, blocked (a pii label), not_configured."
+type LabelGate {
+  status: String!
+  piiColumns: [String!]!
+}
+
+"One class of the label by rank, never its value."
+type LabelClass {
+  rank: Int!
+  count: Int!
+  share: Float!
+}
+
+"A leakage hint: identifier, determines_label, name_overlap."
+type LabelHint {
+  column: String!
+  kind: String!
+  groups: Int!
+  pureGroups: Int!
+}
+
+"The last analysis, counted on the source (counts only)."
+type LabelResult {
+  ranAt: Time!
+  durationMs: Int!
+  rows: Int!
+  unlabelledRows: Int!
+  distinctClasses: Int!
+  classes: [LabelClass!]!
+  classesTruncated: Boolean!
+  imbalanceRatio: Float
+  conflictGroups: Int!
+  conflictRows: Int!
+  featuresUsed: [String!]!
+  leakage: [LabelHint!]!
+}
+
+"Availability of the extra, configuration, PII gate, last result."
+type LabelQuality {
+  datasetId: ID!
+  available: Boolean!
+  configuration: LabelConfig
+  piiGate: LabelGate!
+  lastResult: LabelResult
+}
+
+extend type Dataset {
+  labelQuality: LabelQuality!
 }
 `, BuiltIn: false},
 	{Name: "../schema/lineage.graphqls", Input: `# Lineage, incidents and the knowledge graph: the same service calls as the REST API,
@@ -17489,6 +18027,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_autoMonitors(ctx, field)
 	case "parsing":
 		return ec.fieldContext_Dataset_parsing(ctx, field)
+	case "labelQuality":
+		return ec.fieldContext_Dataset_labelQuality(ctx, field)
 	case "lineage":
 		return ec.fieldContext_Dataset_lineage(ctx, field)
 	case "impact":
@@ -18425,6 +18965,40 @@ func (ec *executionContext) childFields_EditorResolution(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type EditorResolution", field.Name)
 }
 
+func (ec *executionContext) childFields_ExecutiveDashboard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "asOf":
+		return ec.fieldContext_ExecutiveDashboard_asOf(ctx, field)
+	case "periodDays":
+		return ec.fieldContext_ExecutiveDashboard_periodDays(ctx, field)
+	case "datasets":
+		return ec.fieldContext_ExecutiveDashboard_datasets(ctx, field)
+	case "meanScore":
+		return ec.fieldContext_ExecutiveDashboard_meanScore(ctx, field)
+	case "verdicts":
+		return ec.fieldContext_ExecutiveDashboard_verdicts(ctx, field)
+	case "openIncidentsCritical":
+		return ec.fieldContext_ExecutiveDashboard_openIncidentsCritical(ctx, field)
+	case "openIncidentsWarning":
+		return ec.fieldContext_ExecutiveDashboard_openIncidentsWarning(ctx, field)
+	case "slaAttainmentPct":
+		return ec.fieldContext_ExecutiveDashboard_slaAttainmentPct(ctx, field)
+	case "reads":
+		return ec.fieldContext_ExecutiveDashboard_reads(ctx, field)
+	case "untrustedReads":
+		return ec.fieldContext_ExecutiveDashboard_untrustedReads(ctx, field)
+	case "llmCostEur":
+		return ec.fieldContext_ExecutiveDashboard_llmCostEur(ctx, field)
+	case "llmCost":
+		return ec.fieldContext_ExecutiveDashboard_llmCost(ctx, field)
+	case "currency":
+		return ec.fieldContext_ExecutiveDashboard_currency(ctx, field)
+	case "fx":
+		return ec.fieldContext_ExecutiveDashboard_fx(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExecutiveDashboard", field.Name)
+}
+
 func (ec *executionContext) childFields_Exposure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -19151,6 +19725,102 @@ func (ec *executionContext) childFields_KnowledgeStats(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type KnowledgeStats", field.Name)
 }
 
+func (ec *executionContext) childFields_LabelClass(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rank":
+		return ec.fieldContext_LabelClass_rank(ctx, field)
+	case "count":
+		return ec.fieldContext_LabelClass_count(ctx, field)
+	case "share":
+		return ec.fieldContext_LabelClass_share(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LabelClass", field.Name)
+}
+
+func (ec *executionContext) childFields_LabelConfig(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "labelColumn":
+		return ec.fieldContext_LabelConfig_labelColumn(ctx, field)
+	case "featureColumns":
+		return ec.fieldContext_LabelConfig_featureColumns(ctx, field)
+	case "updatedBy":
+		return ec.fieldContext_LabelConfig_updatedBy(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_LabelConfig_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LabelConfig", field.Name)
+}
+
+func (ec *executionContext) childFields_LabelGate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_LabelGate_status(ctx, field)
+	case "piiColumns":
+		return ec.fieldContext_LabelGate_piiColumns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LabelGate", field.Name)
+}
+
+func (ec *executionContext) childFields_LabelHint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "column":
+		return ec.fieldContext_LabelHint_column(ctx, field)
+	case "kind":
+		return ec.fieldContext_LabelHint_kind(ctx, field)
+	case "groups":
+		return ec.fieldContext_LabelHint_groups(ctx, field)
+	case "pureGroups":
+		return ec.fieldContext_LabelHint_pureGroups(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LabelHint", field.Name)
+}
+
+func (ec *executionContext) childFields_LabelQuality(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_LabelQuality_datasetId(ctx, field)
+	case "available":
+		return ec.fieldContext_LabelQuality_available(ctx, field)
+	case "configuration":
+		return ec.fieldContext_LabelQuality_configuration(ctx, field)
+	case "piiGate":
+		return ec.fieldContext_LabelQuality_piiGate(ctx, field)
+	case "lastResult":
+		return ec.fieldContext_LabelQuality_lastResult(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LabelQuality", field.Name)
+}
+
+func (ec *executionContext) childFields_LabelResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ranAt":
+		return ec.fieldContext_LabelResult_ranAt(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_LabelResult_durationMs(ctx, field)
+	case "rows":
+		return ec.fieldContext_LabelResult_rows(ctx, field)
+	case "unlabelledRows":
+		return ec.fieldContext_LabelResult_unlabelledRows(ctx, field)
+	case "distinctClasses":
+		return ec.fieldContext_LabelResult_distinctClasses(ctx, field)
+	case "classes":
+		return ec.fieldContext_LabelResult_classes(ctx, field)
+	case "classesTruncated":
+		return ec.fieldContext_LabelResult_classesTruncated(ctx, field)
+	case "imbalanceRatio":
+		return ec.fieldContext_LabelResult_imbalanceRatio(ctx, field)
+	case "conflictGroups":
+		return ec.fieldContext_LabelResult_conflictGroups(ctx, field)
+	case "conflictRows":
+		return ec.fieldContext_LabelResult_conflictRows(ctx, field)
+	case "featuresUsed":
+		return ec.fieldContext_LabelResult_featuresUsed(ctx, field)
+	case "leakage":
+		return ec.fieldContext_LabelResult_leakage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LabelResult", field.Name)
+}
+
 func (ec *executionContext) childFields_LineageEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "source":
@@ -19295,6 +19965,30 @@ func (ec *executionContext) childFields_LineagePath(ctx context.Context, field g
 		return ec.fieldContext_LineagePath_edges(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LineagePath", field.Name)
+}
+
+func (ec *executionContext) childFields_ManagementDashboard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "asOf":
+		return ec.fieldContext_ManagementDashboard_asOf(ctx, field)
+	case "periodDays":
+		return ec.fieldContext_ManagementDashboard_periodDays(ctx, field)
+	case "coverage":
+		return ec.fieldContext_ManagementDashboard_coverage(ctx, field)
+	case "issueFlow":
+		return ec.fieldContext_ManagementDashboard_issueFlow(ctx, field)
+	case "sla":
+		return ec.fieldContext_ManagementDashboard_sla(ctx, field)
+	case "llmCostEur":
+		return ec.fieldContext_ManagementDashboard_llmCostEur(ctx, field)
+	case "llmCost":
+		return ec.fieldContext_ManagementDashboard_llmCost(ctx, field)
+	case "currency":
+		return ec.fieldContext_ManagementDashboard_currency(ctx, field)
+	case "fx":
+		return ec.fieldContext_ManagementDashboard_fx(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ManagementDashboard", field.Name)
 }
 
 func (ec *executionContext) childFields_MetadataProblem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -22371,6 +23065,20 @@ func (ec *executionContext) field_Query_editorResolve_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_executiveDashboard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_findDatasets_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -22750,6 +23458,20 @@ func (ec *executionContext) field_Query_knowledgeGraph_args(ctx context.Context,
 		return nil, err
 	}
 	args["kinds"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_managementDashboard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg0
 	return args, nil
 }
 
@@ -30028,6 +30750,38 @@ func (ec *executionContext) fieldContext_Dataset_parsing(_ context.Context, fiel
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Parsing(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_labelQuality(ctx context.Context, field graphql.CollectedField, obj *model.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_labelQuality(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().LabelQuality(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LabelQuality) graphql.Marshaler {
+			return ec.marshalNLabelQuality2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelQuality(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_labelQuality(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LabelQuality(ctx, field)
 		},
 	}
 	return fc, nil
@@ -38837,6 +39591,355 @@ func (ec *executionContext) fieldContext_EditorResolution_otherMatches(_ context
 	return fc, nil
 }
 
+func (ec *executionContext) _ExecutiveDashboard_asOf(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_periodDays(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_periodDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PeriodDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_periodDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_datasets(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_meanScore(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_meanScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MeanScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_meanScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_verdicts(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_verdicts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdicts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.VerdictCounts) graphql.Marshaler {
+			return ec.marshalNVerdictCounts2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐVerdictCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_verdicts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutiveDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VerdictCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutiveDashboard_openIncidentsCritical(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_openIncidentsCritical(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIncidentsCritical, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_openIncidentsCritical(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_openIncidentsWarning(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_openIncidentsWarning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIncidentsWarning, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_openIncidentsWarning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_slaAttainmentPct(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_slaAttainmentPct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLAAttainmentPct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_slaAttainmentPct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_reads(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_reads(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reads, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_reads(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_untrustedReads(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_untrustedReads(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UntrustedReads, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_untrustedReads(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_llmCostEur(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_llmCostEur(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCostEur, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_llmCostEur(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_llmCost(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_llmCost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_llmCost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutiveDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutiveDashboard_currency(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutiveDashboard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutiveDashboard_fx(ctx context.Context, field graphql.CollectedField, obj *model.ExecutiveDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutiveDashboard_fx(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fx, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FXRate) graphql.Marshaler {
+			return ec.marshalOFXRate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFXRate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutiveDashboard_fx(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutiveDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FXRate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Exposure_id(ctx context.Context, field graphql.CollectedField, obj *model.Exposure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -44891,6 +45994,741 @@ func (ec *executionContext) fieldContext_KnowledgeStats_byEdgeKind(_ context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _LabelClass_rank(ctx context.Context, field graphql.CollectedField, obj *model.LabelClass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelClass_rank(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rank, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelClass_rank(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelClass", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LabelClass_count(ctx context.Context, field graphql.CollectedField, obj *model.LabelClass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelClass_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelClass_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelClass", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LabelClass_share(ctx context.Context, field graphql.CollectedField, obj *model.LabelClass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelClass_share(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Share, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelClass_share(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelClass", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _LabelConfig_labelColumn(ctx context.Context, field graphql.CollectedField, obj *model.LabelConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelConfig_labelColumn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LabelColumn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelConfig_labelColumn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelConfig", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LabelConfig_featureColumns(ctx context.Context, field graphql.CollectedField, obj *model.LabelConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelConfig_featureColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FeatureColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelConfig_featureColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelConfig", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LabelConfig_updatedBy(ctx context.Context, field graphql.CollectedField, obj *model.LabelConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelConfig_updatedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelConfig_updatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelConfig", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LabelConfig_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.LabelConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelConfig_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelConfig_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelConfig", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _LabelGate_status(ctx context.Context, field graphql.CollectedField, obj *model.LabelGate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelGate_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelGate_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelGate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LabelGate_piiColumns(ctx context.Context, field graphql.CollectedField, obj *model.LabelGate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelGate_piiColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PiiColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelGate_piiColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelGate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LabelHint_column(ctx context.Context, field graphql.CollectedField, obj *model.LabelHint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelHint_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelHint_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelHint", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LabelHint_kind(ctx context.Context, field graphql.CollectedField, obj *model.LabelHint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelHint_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelHint_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelHint", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LabelHint_groups(ctx context.Context, field graphql.CollectedField, obj *model.LabelHint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelHint_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelHint_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelHint", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LabelHint_pureGroups(ctx context.Context, field graphql.CollectedField, obj *model.LabelHint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelHint_pureGroups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PureGroups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelHint_pureGroups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelHint", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LabelQuality_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.LabelQuality) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelQuality_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelQuality_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelQuality", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LabelQuality_available(ctx context.Context, field graphql.CollectedField, obj *model.LabelQuality) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelQuality_available(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Available, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelQuality_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelQuality", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _LabelQuality_configuration(ctx context.Context, field graphql.CollectedField, obj *model.LabelQuality) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelQuality_configuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Configuration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LabelConfig) graphql.Marshaler {
+			return ec.marshalOLabelConfig2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelConfig(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LabelQuality_configuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LabelQuality",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LabelConfig(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LabelQuality_piiGate(ctx context.Context, field graphql.CollectedField, obj *model.LabelQuality) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelQuality_piiGate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PiiGate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LabelGate) graphql.Marshaler {
+			return ec.marshalNLabelGate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelGate(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelQuality_piiGate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LabelQuality",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LabelGate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LabelQuality_lastResult(ctx context.Context, field graphql.CollectedField, obj *model.LabelQuality) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelQuality_lastResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastResult, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LabelResult) graphql.Marshaler {
+			return ec.marshalOLabelResult2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelResult(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LabelQuality_lastResult(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LabelQuality",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LabelResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LabelResult_ranAt(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_ranAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RanAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_ranAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelResult", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _LabelResult_durationMs(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LabelResult_rows(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_rows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LabelResult_unlabelledRows(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_unlabelledRows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnlabelledRows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_unlabelledRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LabelResult_distinctClasses(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_distinctClasses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DistinctClasses, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_distinctClasses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LabelResult_classes(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_classes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Classes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LabelClass) graphql.Marshaler {
+			return ec.marshalNLabelClass2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelClassᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_classes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LabelResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LabelClass(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LabelResult_classesTruncated(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_classesTruncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClassesTruncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_classesTruncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelResult", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _LabelResult_imbalanceRatio(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_imbalanceRatio(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImbalanceRatio, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_imbalanceRatio(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelResult", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _LabelResult_conflictGroups(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_conflictGroups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConflictGroups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_conflictGroups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LabelResult_conflictRows(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_conflictRows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConflictRows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_conflictRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LabelResult_featuresUsed(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_featuresUsed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FeaturesUsed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_featuresUsed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LabelResult_leakage(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_leakage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Leakage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LabelHint) graphql.Marshaler {
+			return ec.marshalNLabelHint2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelHintᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_leakage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LabelResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LabelHint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _LineageEdge_source(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -46172,6 +48010,258 @@ func (ec *executionContext) fieldContext_LineagePath_edges(_ context.Context, fi
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_LineageEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ManagementDashboard_asOf(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagementDashboard", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ManagementDashboard_periodDays(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_periodDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PeriodDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_periodDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagementDashboard", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ManagementDashboard_coverage(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_coverage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coverage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceCoverage) graphql.Marshaler {
+			return ec.marshalNGovernanceCoverage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceCoverage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_coverage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagementDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceCoverage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ManagementDashboard_issueFlow(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_issueFlow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueFlow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceIssueFlow) graphql.Marshaler {
+			return ec.marshalNGovernanceIssueFlow2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceIssueFlow(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_issueFlow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagementDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceIssueFlow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ManagementDashboard_sla(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_sla(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SLA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceSLA) graphql.Marshaler {
+			return ec.marshalNGovernanceSLA2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐGovernanceSLA(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_sla(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagementDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceSLA(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ManagementDashboard_llmCostEur(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_llmCostEur(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCostEur, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_llmCostEur(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagementDashboard", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ManagementDashboard_llmCost(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_llmCost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LlmCost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_llmCost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagementDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ManagementDashboard_currency(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagementDashboard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ManagementDashboard_fx(ctx context.Context, field graphql.CollectedField, obj *model.ManagementDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagementDashboard_fx(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fx, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FXRate) graphql.Marshaler {
+			return ec.marshalOFXRate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFXRate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ManagementDashboard_fx(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagementDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FXRate(ctx, field)
 		},
 	}
 	return fc, nil
@@ -51192,6 +53282,94 @@ func (ec *executionContext) fieldContext_Query_governanceMetrics(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_governanceMetrics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_executiveDashboard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_executiveDashboard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExecutiveDashboard(ctx, fc.Args["days"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExecutiveDashboard) graphql.Marshaler {
+			return ec.marshalNExecutiveDashboard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐExecutiveDashboard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_executiveDashboard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutiveDashboard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_executiveDashboard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_managementDashboard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_managementDashboard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ManagementDashboard(ctx, fc.Args["days"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ManagementDashboard) graphql.Marshaler {
+			return ec.marshalNManagementDashboard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐManagementDashboard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_managementDashboard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ManagementDashboard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_managementDashboard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -69908,6 +72086,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "labelQuality":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_labelQuality(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "lineage":
 			field := field
 
@@ -74536,6 +76752,109 @@ func (ec *executionContext) _EditorResolution(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var executiveDashboardImplementors = []string{"ExecutiveDashboard"}
+
+func (ec *executionContext) _ExecutiveDashboard(ctx context.Context, sel ast.SelectionSet, obj *model.ExecutiveDashboard) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, executiveDashboardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExecutiveDashboard")
+		case "asOf":
+			out.Values[i] = ec._ExecutiveDashboard_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "periodDays":
+			out.Values[i] = ec._ExecutiveDashboard_periodDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._ExecutiveDashboard_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meanScore":
+			out.Values[i] = ec._ExecutiveDashboard_meanScore(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "verdicts":
+			out.Values[i] = ec._ExecutiveDashboard_verdicts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openIncidentsCritical":
+			out.Values[i] = ec._ExecutiveDashboard_openIncidentsCritical(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openIncidentsWarning":
+			out.Values[i] = ec._ExecutiveDashboard_openIncidentsWarning(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "slaAttainmentPct":
+			out.Values[i] = ec._ExecutiveDashboard_slaAttainmentPct(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "reads":
+			out.Values[i] = ec._ExecutiveDashboard_reads(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "untrustedReads":
+			out.Values[i] = ec._ExecutiveDashboard_untrustedReads(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCostEur":
+			out.Values[i] = ec._ExecutiveDashboard_llmCostEur(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCost":
+			out.Values[i] = ec._ExecutiveDashboard_llmCost(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._ExecutiveDashboard_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fx":
+			out.Values[i] = ec._ExecutiveDashboard_fx(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var exposureImplementors = []string{"Exposure"}
 
 func (ec *executionContext) _Exposure(ctx context.Context, sel ast.SelectionSet, obj *model.Exposure) graphql.Marshaler {
@@ -77218,6 +79537,354 @@ func (ec *executionContext) _KnowledgeStats(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var labelClassImplementors = []string{"LabelClass"}
+
+func (ec *executionContext) _LabelClass(ctx context.Context, sel ast.SelectionSet, obj *model.LabelClass) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, labelClassImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LabelClass")
+		case "rank":
+			out.Values[i] = ec._LabelClass_rank(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._LabelClass_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "share":
+			out.Values[i] = ec._LabelClass_share(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var labelConfigImplementors = []string{"LabelConfig"}
+
+func (ec *executionContext) _LabelConfig(ctx context.Context, sel ast.SelectionSet, obj *model.LabelConfig) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, labelConfigImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LabelConfig")
+		case "labelColumn":
+			out.Values[i] = ec._LabelConfig_labelColumn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "featureColumns":
+			out.Values[i] = ec._LabelConfig_featureColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedBy":
+			out.Values[i] = ec._LabelConfig_updatedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._LabelConfig_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var labelGateImplementors = []string{"LabelGate"}
+
+func (ec *executionContext) _LabelGate(ctx context.Context, sel ast.SelectionSet, obj *model.LabelGate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, labelGateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LabelGate")
+		case "status":
+			out.Values[i] = ec._LabelGate_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "piiColumns":
+			out.Values[i] = ec._LabelGate_piiColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var labelHintImplementors = []string{"LabelHint"}
+
+func (ec *executionContext) _LabelHint(ctx context.Context, sel ast.SelectionSet, obj *model.LabelHint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, labelHintImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LabelHint")
+		case "column":
+			out.Values[i] = ec._LabelHint_column(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._LabelHint_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._LabelHint_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pureGroups":
+			out.Values[i] = ec._LabelHint_pureGroups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var labelQualityImplementors = []string{"LabelQuality"}
+
+func (ec *executionContext) _LabelQuality(ctx context.Context, sel ast.SelectionSet, obj *model.LabelQuality) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, labelQualityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LabelQuality")
+		case "datasetId":
+			out.Values[i] = ec._LabelQuality_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "available":
+			out.Values[i] = ec._LabelQuality_available(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "configuration":
+			out.Values[i] = ec._LabelQuality_configuration(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "piiGate":
+			out.Values[i] = ec._LabelQuality_piiGate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastResult":
+			out.Values[i] = ec._LabelQuality_lastResult(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var labelResultImplementors = []string{"LabelResult"}
+
+func (ec *executionContext) _LabelResult(ctx context.Context, sel ast.SelectionSet, obj *model.LabelResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, labelResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LabelResult")
+		case "ranAt":
+			out.Values[i] = ec._LabelResult_ranAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "durationMs":
+			out.Values[i] = ec._LabelResult_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rows":
+			out.Values[i] = ec._LabelResult_rows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unlabelledRows":
+			out.Values[i] = ec._LabelResult_unlabelledRows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "distinctClasses":
+			out.Values[i] = ec._LabelResult_distinctClasses(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "classes":
+			out.Values[i] = ec._LabelResult_classes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "classesTruncated":
+			out.Values[i] = ec._LabelResult_classesTruncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "imbalanceRatio":
+			out.Values[i] = ec._LabelResult_imbalanceRatio(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "conflictGroups":
+			out.Values[i] = ec._LabelResult_conflictGroups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "conflictRows":
+			out.Values[i] = ec._LabelResult_conflictRows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "featuresUsed":
+			out.Values[i] = ec._LabelResult_featuresUsed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leakage":
+			out.Values[i] = ec._LabelResult_leakage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var lineageEdgeImplementors = []string{"LineageEdge"}
 
 func (ec *executionContext) _LineageEdge(ctx context.Context, sel ast.SelectionSet, obj *model.LineageEdge) graphql.Marshaler {
@@ -77785,6 +80452,84 @@ func (ec *executionContext) _LineagePath(ctx context.Context, sel ast.SelectionS
 		case "edges":
 			out.Values[i] = ec._LineagePath_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var managementDashboardImplementors = []string{"ManagementDashboard"}
+
+func (ec *executionContext) _ManagementDashboard(ctx context.Context, sel ast.SelectionSet, obj *model.ManagementDashboard) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, managementDashboardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ManagementDashboard")
+		case "asOf":
+			out.Values[i] = ec._ManagementDashboard_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "periodDays":
+			out.Values[i] = ec._ManagementDashboard_periodDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "coverage":
+			out.Values[i] = ec._ManagementDashboard_coverage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueFlow":
+			out.Values[i] = ec._ManagementDashboard_issueFlow(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sla":
+			out.Values[i] = ec._ManagementDashboard_sla(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCostEur":
+			out.Values[i] = ec._ManagementDashboard_llmCostEur(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "llmCost":
+			out.Values[i] = ec._ManagementDashboard_llmCost(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._ManagementDashboard_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fx":
+			out.Values[i] = ec._ManagementDashboard_fx(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -80115,6 +82860,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_governanceMetrics(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "executiveDashboard":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_executiveDashboard(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "managementDashboard":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_managementDashboard(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -88466,6 +91255,16 @@ func (ec *executionContext) marshalNEditorMatch2ᚕgithubᚗcomᚋvigiaᚑdata�
 	return ret
 }
 
+func (ec *executionContext) marshalNExecutiveDashboard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐExecutiveDashboard(ctx context.Context, sel ast.SelectionSet, v *model.ExecutiveDashboard) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExecutiveDashboard(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNExposure2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐExposure(ctx context.Context, sel ast.SelectionSet, v model.Exposure) graphql.Marshaler {
 	return ec._Exposure(ctx, sel, &v)
 }
@@ -89119,6 +91918,66 @@ func (ec *executionContext) marshalNKnowledgeStats2ᚖgithubᚗcomᚋvigiaᚑdat
 	return ec._KnowledgeStats(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNLabelClass2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelClass(ctx context.Context, sel ast.SelectionSet, v model.LabelClass) graphql.Marshaler {
+	return ec._LabelClass(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNLabelClass2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelClassᚄ(ctx context.Context, sel ast.SelectionSet, v []model.LabelClass) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLabelClass2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelClass(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLabelGate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelGate(ctx context.Context, sel ast.SelectionSet, v *model.LabelGate) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LabelGate(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLabelHint2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelHint(ctx context.Context, sel ast.SelectionSet, v model.LabelHint) graphql.Marshaler {
+	return ec._LabelHint(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNLabelHint2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelHintᚄ(ctx context.Context, sel ast.SelectionSet, v []model.LabelHint) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLabelHint2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelHint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLabelQuality2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelQuality(ctx context.Context, sel ast.SelectionSet, v *model.LabelQuality) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LabelQuality(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNLineageEdge2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageEdge(ctx context.Context, sel ast.SelectionSet, v model.LineageEdge) graphql.Marshaler {
 	return ec._LineageEdge(ctx, sel, &v)
 }
@@ -89217,6 +92076,16 @@ func (ec *executionContext) marshalNLineagePath2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._LineagePath(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNManagementDashboard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐManagementDashboard(ctx context.Context, sel ast.SelectionSet, v *model.ManagementDashboard) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ManagementDashboard(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNMetadataProblem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐMetadataProblem(ctx context.Context, sel ast.SelectionSet, v model.MetadataProblem) graphql.Marshaler {
@@ -91373,6 +94242,20 @@ func (ec *executionContext) marshalOKnowledgeEntry2ᚖgithubᚗcomᚋvigiaᚑdat
 		return graphql.Null
 	}
 	return ec._KnowledgeEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOLabelConfig2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelConfig(ctx context.Context, sel ast.SelectionSet, v *model.LabelConfig) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._LabelConfig(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOLabelResult2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLabelResult(ctx context.Context, sel ast.SelectionSet, v *model.LabelResult) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._LabelResult(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOLineageDirection2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐLineageDirection(ctx context.Context, v any) (*model.LineageDirection, error) {

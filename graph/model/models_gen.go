@@ -1067,6 +1067,25 @@ type EditorResolution struct {
 	OtherMatches []EditorMatch `json:"otherMatches"`
 }
 
+// The executive dashboard (as GET /dashboard/executive).
+type ExecutiveDashboard struct {
+	AsOf                  time.Time      `json:"asOf"`
+	PeriodDays            int            `json:"periodDays"`
+	Datasets              int            `json:"datasets"`
+	MeanScore             *float64       `json:"meanScore,omitempty"`
+	Verdicts              *VerdictCounts `json:"verdicts"`
+	OpenIncidentsCritical int            `json:"openIncidentsCritical"`
+	OpenIncidentsWarning  int            `json:"openIncidentsWarning"`
+	SLAAttainmentPct      *float64       `json:"slaAttainmentPct,omitempty"`
+	Reads                 int            `json:"reads"`
+	UntrustedReads        int            `json:"untrustedReads"`
+	// Always 0: Vigia calls no language model
+	LlmCostEur float64 `json:"llmCostEur"`
+	LlmCost    *Money  `json:"llmCost"`
+	Currency   string  `json:"currency"`
+	Fx         *FXRate `json:"fx,omitempty"`
+}
+
 // An exposure with where it comes from.
 type Exposure struct {
 	ID     string  `json:"id"`
@@ -1642,6 +1661,20 @@ type LineagePath struct {
 	Hops      *int          `json:"hops,omitempty"`
 	Nodes     []LineageNode `json:"nodes"`
 	Edges     []LineageEdge `json:"edges"`
+}
+
+// The management dashboard (as GET /dashboard/management).
+type ManagementDashboard struct {
+	AsOf       time.Time            `json:"asOf"`
+	PeriodDays int                  `json:"periodDays"`
+	Coverage   *GovernanceCoverage  `json:"coverage"`
+	IssueFlow  *GovernanceIssueFlow `json:"issueFlow"`
+	SLA        *GovernanceSLA       `json:"sla"`
+	// Always 0: Vigia calls no language model
+	LlmCostEur float64 `json:"llmCostEur"`
+	LlmCost    *Money  `json:"llmCost"`
+	Currency   string  `json:"currency"`
+	Fx         *FXRate `json:"fx,omitempty"`
 }
 
 // A metadata problem.
