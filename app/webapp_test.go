@@ -147,9 +147,14 @@ func TestWebAppInChromium(t *testing.T) {
 
 	t.Run("SearchFindsTheDataset", func(t *testing.T) {
 		b.Run("type the search", chromedp.SetValue("#q", "order", chromedp.ByQuery))
+		// The page before the search shows every dataset until the search's page replaces
+		// it: mark its results so that only the new page's are read.
+		var marked bool
+		b.Eval(`(() => { const r = document.querySelector("#results"); if (r) r.dataset.stale = "1"; return true })()`, &marked)
 		b.Click("#search-go")
 		var names []string
-		poll(b, "results", `(() => { const a = [...document.querySelectorAll("#results a.ds-link")].map(x => x.textContent);
+		poll(b, "results", `(() => { if (!document.querySelector("#results:not([data-stale])")) return false;
+			const a = [...document.querySelectorAll("#results a.ds-link")].map(x => x.textContent);
 			return a.length > 0 && document.querySelector("#results .badge") ? a : false })()`, &names)
 		sort.Strings(names)
 		want := []string{"public.customer_orders", "public.order_status", "public.orders", "public.orders_enriched"}

@@ -269,6 +269,12 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 				return err
 			})
 	}
+	var fks []datasetForeignKey
+	b.Queue(foreignKeysSQL, []string{id}, v.TeamIDs, v.Admin).Query(func(rows pgx.Rows) error {
+		var err error
+		fks, err = scanForeignKeys(rows)
+		return err
+	})
 	if err := s.db.q(ctx).SendBatch(ctx, b).Close(); err != nil {
 		return catalog.Dataset{}, translate(err)
 	}
@@ -283,9 +289,7 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 		d.LastFailure = &catalog.ProfileFailure{ScanID: *lastRun.scanID, Code: *lastRun.code, At: *lastRun.at}
 	}
 	m := map[string]catalog.Dataset{id: d}
-	if err := s.foreignKeys(ctx, v, []string{id}, m); err != nil {
-		return d, err
-	}
+	applyForeignKeys(fks, m)
 	return m[id], nil
 }
 
@@ -293,34 +297,62 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 // columns' references; a referenced dataset the caller cannot see is restricted (no id,
 // no names).
 func (s *CatalogStore) foreignKeys(ctx context.Context, v catalog.Viewer, ids []string, out map[string]catalog.Dataset) error {
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT fk.dataset_id::text, fk.constraint_name, fk.columns, fk.ref_schema, fk.ref_table, fk.ref_columns,
-			r.id::text, r.id IS NOT NULL AND `+VisibleSQL("r.id", 2, 3)+`
-		FROM dataset_foreign_keys fk JOIN datasets d ON d.id = fk.dataset_id
-		LEFT JOIN datasets r ON r.connection_id = d.connection_id AND r.schema_name = fk.ref_schema AND r.table_name = fk.ref_table
-			AND r.dropped_at IS NULL
-		WHERE fk.dataset_id = ANY($1::uuid[]) ORDER BY fk.dataset_id, fk.position`, ids, v.TeamIDs, v.Admin)
+	rows, err := s.db.q(ctx).Query(ctx, foreignKeysSQL, ids, v.TeamIDs, v.Admin)
 	if err != nil {
 		return translate(err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var fk catalog.ForeignKey
+	fks, err := scanForeignKeys(rows)
+	if err != nil {
+		return translate(err)
+	}
+	applyForeignKeys(fks, out)
+	return nil
+}
+
+// foreignKeysSQL reads the declared foreign keys of the datasets $1 for a caller of
+// teams $2 and admin flag $3, each with the referenced dataset's id and whether the
+// caller can see it.
+var foreignKeysSQL = `SELECT fk.dataset_id::text, fk.constraint_name, fk.columns, fk.ref_schema, fk.ref_table, fk.ref_columns,
+		r.id::text, r.id IS NOT NULL AND ` + VisibleSQL("r.id", 2, 3) + `
+	FROM dataset_foreign_keys fk JOIN datasets d ON d.id = fk.dataset_id
+	LEFT JOIN datasets r ON r.connection_id = d.connection_id AND r.schema_name = fk.ref_schema AND r.table_name = fk.ref_table
+		AND r.dropped_at IS NULL
+	WHERE fk.dataset_id = ANY($1::uuid[]) ORDER BY fk.dataset_id, fk.position`
+
+// datasetForeignKey is a row of foreignKeysSQL: the dataset's id and its key, the
+// reference resolved (or restricted) for the caller.
+type datasetForeignKey struct {
+	datasetID string
+	fk        catalog.ForeignKey
+}
+
+func scanForeignKeys(rows pgx.Rows) ([]datasetForeignKey, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (datasetForeignKey, error) {
+		var x datasetForeignKey
 		var ref *string
 		var visible bool
-		if err := rows.Scan(&id, &fk.Name, &fk.Columns, &fk.RefSchema, &fk.RefTable, &fk.RefColumns, &ref, &visible); err != nil {
-			return translate(err)
+		if err := r.Scan(&x.datasetID, &x.fk.Name, &x.fk.Columns, &x.fk.RefSchema, &x.fk.RefTable, &x.fk.RefColumns, &ref, &visible); err != nil {
+			return x, err
 		}
 		switch {
 		case ref != nil && visible:
-			fk.RefDatasetID = ref
+			x.fk.RefDatasetID = ref
 		case ref != nil:
-			fk.Restricted, fk.RefSchema, fk.RefTable, fk.RefColumns = true, "", "", make([]string, len(fk.RefColumns))
+			x.fk.Restricted, x.fk.RefSchema, x.fk.RefTable, x.fk.RefColumns = true, "", "", make([]string, len(x.fk.RefColumns))
 		}
-		d, ok := out[id]
+		return x, nil
+	})
+}
+
+// applyForeignKeys adds the keys to their datasets in out and the references to their
+// columns.
+func applyForeignKeys(fks []datasetForeignKey, out map[string]catalog.Dataset) {
+	for _, x := range fks {
+		d, ok := out[x.datasetID]
 		if !ok {
 			continue
 		}
+		fk := x.fk
 		d.ForeignKeys = append(d.ForeignKeys, fk)
 		for i, col := range fk.Columns {
 			for j := range d.Columns {
@@ -330,9 +362,8 @@ func (s *CatalogStore) foreignKeys(ctx context.Context, v catalog.Viewer, ids []
 				}
 			}
 		}
-		out[id] = d
+		out[x.datasetID] = d
 	}
-	return translate(rows.Err())
 }
 
 // lastRuns fills the row count of the last profile and the last failure (when newer

@@ -135,6 +135,20 @@ func (s *SuggestStore) Suggestions(ctx context.Context, v catalog.Viewer, catego
 	return out, translate(err)
 }
 
+// OpenOf implements suggest.Store: one read, no count.
+func (s *SuggestStore) OpenOf(ctx context.Context, v catalog.Viewer, datasetID string, limit int) ([]suggest.Suggestion, error) {
+	f := visibleFilter("s.workspace_id", v)
+	f.add("s.dataset_id::text = $%d", datasetID)
+	f.add("s.status = $%d", suggest.StatusOpen)
+	args := append(f.args, limit)
+	rows, err := s.db.q(ctx).Query(ctx, suggestionSelect+` WHERE `+f.sql()+fmt.Sprintf(` ORDER BY s.created_at DESC, s.id LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (suggest.Suggestion, error) { return scanSuggestion(r) })
+	return out, translate(err)
+}
+
 // Suggestion implements suggest.Store.
 func (s *SuggestStore) Suggestion(ctx context.Context, v catalog.Viewer, id string) (suggest.Suggestion, error) {
 	f := visibleFilter("s.workspace_id", v)

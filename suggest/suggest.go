@@ -118,6 +118,9 @@ type Store interface {
 	UpsertSuggestions(ctx context.Context, workspaceID, datasetID string, ss []Suggestion, at time.Time) error
 	// Suggestions lists, newest first, filtered by category, dataset and status (nil: any).
 	Suggestions(ctx context.Context, v catalog.Viewer, category, datasetID *string, page vigia.Page, status *string) (vigia.List[Suggestion], error)
+	// OpenOf lists a dataset's open suggestions, newest first, at most limit, without
+	// counting them (the dataset detail's array).
+	OpenOf(ctx context.Context, v catalog.Viewer, datasetID string, limit int) ([]Suggestion, error)
 	Suggestion(ctx context.Context, v catalog.Viewer, id string) (Suggestion, error)
 	SetStatus(ctx context.Context, workspaceID, id, status string, ruleID *string, at time.Time) error
 	SaveRehearsal(ctx context.Context, workspaceID, id string, r Rehearsal) error
@@ -324,12 +327,7 @@ func (s *Service) Open(ctx context.Context, datasetID string) ([]Suggestion, err
 	if err != nil {
 		return nil, err
 	}
-	open := StatusOpen
-	res, err := s.store.Suggestions(ctx, v, nil, &datasetID, vigia.Page{Limit: MaxOpenOnDetail}, &open)
-	if err != nil {
-		return nil, err
-	}
-	return res.Items, nil
+	return s.store.OpenOf(ctx, v, datasetID, MaxOpenOnDetail)
 }
 
 // Get returns one suggestion; another workspace's, or one of a dataset the caller
