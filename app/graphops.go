@@ -9,5 +9,5 @@ func (a *App) graphOps() graph.OpsServices {
 		Issues: a.Issues, Incidents: a.Incidents,
 		RulePacks: a.Rules, ReconcileChecks: a.Diff, Orchestrators: a.Orchestrators, IDE: a.IDE, Shares: a.Products,
 		Account: a.Identity, DataPolicies: a.DataPolicies, Compliance: a.Compliance, Knowledge: a.Knowledge, Reports: a.Reports,
-		Routines: a.Routines, Suggestions: a.Suggestions}
+		Routines: a.Routines, Suggestions: a.Suggestions, Blackouts: a.Blackouts}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/bi"
+	"github.com/vigia-data/vigia/blackout"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/contract"
@@ -41,12 +42,13 @@ func TestSchemaDefaultsAreTheServices(t *testing.T) {
 			"rulePacks.limit": vigia.MaxLimit, "reconcileChecks.limit": datadiff.CheckPageDefault,
 			"orchestratorRuns.limit": orchestrator.RunPageDefault,
 			"knowledgeEntries.limit": knowledge.DefaultList, "reports.limit": report.PageDefault, "suggestions.limit": suggest.PageDefault,
-			"biRefreshes.limit": bi.RefreshPageDefault, "duplicates.limit": duplicates.PageDefault, "chargeback.limit": finops.PageDefault},
+			"biRefreshes.limit": bi.RefreshPageDefault, "duplicates.limit": duplicates.PageDefault, "chargeback.limit": finops.PageDefault,
+			"aiSystems.limit": vigia.MaxLimit, "complianceVerticals.limit": vigia.MaxLimit},
 		"NotificationChannel": {"deliveries.limit": notify.PageDefault},
 		"Dataset": {"lineage.hops": lineage.DefaultTraverseHops, "contractVersions.limit": contract.PageDefault,
 			"upstream.hops": lineage.DefaultTraverseHops, "downstream.hops": lineage.DefaultTraverseHops,
 			"contractProposals.limit": contract.PageDefault},
-		"Connection": {"queryLog.limit": connection.QueryLogPageDefault},
+		"Connection": {"queryLog.limit": connection.QueryLogPageDefault, "blackouts.limit": blackout.MaxWindows},
 	}
 	for typ, args := range want {
 		seen := map[string]bool{}

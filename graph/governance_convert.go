@@ -31,11 +31,15 @@ func toChargebackRow(x finops.Row) model.ChargebackRow {
 }
 
 func toMoney(m finops.Money) (*model.Money, *model.FXRate) {
-	var fx *model.FXRate
-	if r := m.FX; r != nil {
-		fx = &model.FXRate{Base: finops.Base, Currency: r.Currency, Rate: r.PerEUR, RateDate: r.Date.UTC().Format(time.DateOnly)}
+	return &model.Money{Amount: m.Amount, Currency: m.Currency}, toFXRate(m.FX)
+}
+
+// toFXRate is the rate an amount was converted with; nil for EUR or without a rate.
+func toFXRate(r *finops.Rate) *model.FXRate {
+	if r == nil {
+		return nil
 	}
-	return &model.Money{Amount: m.Amount, Currency: m.Currency}, fx
+	return &model.FXRate{Base: finops.Base, Currency: r.Currency, Rate: r.PerEUR, RateDate: r.Date.UTC().Format(time.DateOnly)}
 }
 
 func toExecutiveDashboard(e dashboard.Executive) *model.ExecutiveDashboard {

@@ -12,7 +12,12 @@ import (
 // pageWindow is the window of an in-memory list, as REST pages the same list: the
 // page is checked first (422 validation_error).
 func pageWindow[T any](all []T, limit, offset *int) ([]T, error) {
-	page := vigia.PageOf(limit, offset, vigia.MaxLimit)
+	return pageWindowOf(all, limit, offset, vigia.MaxLimit)
+}
+
+// pageWindowOf is pageWindow with def the page size when limit is absent.
+func pageWindowOf[T any](all []T, limit, offset *int, def int) ([]T, error) {
+	page := vigia.PageOf(limit, offset, def)
 	if err := page.Validate(); err != nil {
 		return nil, err
 	}

@@ -64,9 +64,10 @@ type DashboardService interface {
 	Executive(ctx context.Context, days *int) (dashboard.Executive, error)
 }
 
-// FinopsService answers the chargeback.
+// FinopsService answers the chargeback and the finops dashboard.
 type FinopsService interface {
 	Chargeback(ctx context.Context, f finops.ChargebackFilter) (vigia.List[finops.Row], error)
+	FinopsDashboard(ctx context.Context) (finops.Dashboard, error)
 }
 
 // IssueService is what the resolvers need of issues.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/blackout"
 	"github.com/vigia-data/vigia/compliance"
 	"github.com/vigia-data/vigia/datadiff"
 	"github.com/vigia-data/vigia/datapolicy"
@@ -60,6 +61,8 @@ type OpsServices struct {
 	Routines RoutineService
 	// Suggestions answers suggestions.
 	Suggestions SuggestionService
+	// Blackouts answers connections' blackout windows.
+	Blackouts BlackoutReader
 }
 
 // AccountService is what the resolvers need of the calling account.
@@ -73,9 +76,18 @@ type DataPolicyService interface {
 	Policy(ctx context.Context, domainID string) (datapolicy.Policy, error)
 }
 
-// ComplianceService is what the resolvers need of compliance dossiers.
+// ComplianceService is what the resolvers need of compliance dossiers, the AI-system
+// register and the verticals.
 type ComplianceService interface {
 	Art10(ctx context.Context) (compliance.Art10, error)
+	AISystems(ctx context.Context, page vigia.Page) (vigia.List[compliance.AISystem], error)
+	AISystem(ctx context.Context, id string) (compliance.AISystem, error)
+	Verticals(ctx context.Context) ([]compliance.Vertical, error)
+}
+
+// BlackoutReader is what the resolvers need of connections' blackout windows.
+type BlackoutReader interface {
+	List(ctx context.Context, connectionID string) ([]blackout.Window, error)
 }
 
 // KnowledgeService is what the resolvers need of knowledge entries.

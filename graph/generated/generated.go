@@ -60,6 +60,50 @@ type ComplexityRoot struct {
 		UseCases        func(childComplexity int) int
 	}
 
+	AISystem struct {
+		CreatedAt       func(childComplexity int) int
+		DatasetCount    func(childComplexity int) int
+		Datasets        func(childComplexity int) int
+		GapCounts       func(childComplexity int) int
+		Gaps            func(childComplexity int) int
+		HiddenDatasets  func(childComplexity int) int
+		ID              func(childComplexity int) int
+		IntendedPurpose func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Origins         func(childComplexity int) int
+		Provider        func(childComplexity int) int
+		Registered      func(childComplexity int) int
+		RiskCategory    func(childComplexity int) int
+	}
+
+	AISystemDataset struct {
+		BiasRelevantColumns func(childComplexity int) int
+		ConnectionID        func(childComplexity int) int
+		ConnectionName      func(childComplexity int) int
+		DataCountry         func(childComplexity int) int
+		DatasetID           func(childComplexity int) int
+		DatasetName         func(childComplexity int) int
+		Domains             func(childComplexity int) int
+		Gaps                func(childComplexity int) int
+		OpenIssues          func(childComplexity int) int
+		Origins             func(childComplexity int) int
+		PiiColumns          func(childComplexity int) int
+		Rules               func(childComplexity int) int
+		RulesFailed         func(childComplexity int) int
+		RulesPassed         func(childComplexity int) int
+		Score               func(childComplexity int) int
+		SourceKind          func(childComplexity int) int
+		UpstreamCount       func(childComplexity int) int
+		Uses                func(childComplexity int) int
+		Verdict             func(childComplexity int) int
+		Via                 func(childComplexity int) int
+	}
+
+	AISystemPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
 	Account struct {
 		EffectiveLocale   func(childComplexity int) int
 		EffectiveTimezone func(childComplexity int) int
@@ -132,6 +176,17 @@ type ComplexityRoot struct {
 	}
 
 	BIRefreshPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	BlackoutWindow struct {
+		EndsAt   func(childComplexity int) int
+		Note     func(childComplexity int) int
+		StartsAt func(childComplexity int) int
+	}
+
+	BlackoutWindowPage struct {
 		Items func(childComplexity int) int
 		Total func(childComplexity int) int
 	}
@@ -212,7 +267,21 @@ type ComplexityRoot struct {
 		Suggestion func(childComplexity int) int
 	}
 
+	ComplianceVertical struct {
+		Description  func(childComplexity int) int
+		Key          func(childComplexity int) int
+		Name         func(childComplexity int) int
+		ReportURL    func(childComplexity int) int
+		Requirements func(childComplexity int) int
+	}
+
+	ComplianceVerticalPage struct {
+		Items func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
 	Connection struct {
+		Blackouts         func(childComplexity int, limit *int, offset *int) int
 		Country           func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		DataCountry       func(childComplexity int) int
@@ -947,6 +1016,15 @@ type ComplexityRoot struct {
 		Name    func(childComplexity int) int
 		Status  func(childComplexity int) int
 		Version func(childComplexity int) int
+	}
+
+	FinopsDashboard struct {
+		AsOf     func(childComplexity int) int
+		Currency func(childComplexity int) int
+		Domains  func(childComplexity int) int
+		Fx       func(childComplexity int) int
+		Months   func(childComplexity int) int
+		Totals   func(childComplexity int) int
 	}
 
 	FoundDataset struct {
@@ -1704,10 +1782,13 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		AiSystem               func(childComplexity int, id string) int
+		AiSystems              func(childComplexity int, limit *int, offset *int) int
 		Art10Dossier           func(childComplexity int) int
 		BiRefreshes            func(childComplexity int, tool *string, biDatasetID *string, status *string, datasetID *string, limit *int, offset *int) int
 		CatalogMetadataQuality func(childComplexity int) int
 		Chargeback             func(childComplexity int, domainID *string, days *int, limit *int, offset *int) int
+		ComplianceVerticals    func(childComplexity int, limit *int, offset *int) int
 		Connection             func(childComplexity int, id string) int
 		ConnectionPresets      func(childComplexity int) int
 		ConnectionTypes        func(childComplexity int) int
@@ -1724,6 +1805,7 @@ type ComplexityRoot struct {
 		ExecutiveDashboard     func(childComplexity int, days *int) int
 		Exposures              func(childComplexity int) int
 		FindDatasets           func(childComplexity int, query *string, layer *model.DatasetLayer, domain *string, hasPii *bool, minScore *float64, usageClass *model.UsageClass) int
+		FinopsDashboard        func(childComplexity int) int
 		GovernanceMetrics      func(childComplexity int, days *int) int
 		GraphSnapshotDiff      func(childComplexity int, from string, to *string) int
 		GraphSnapshots         func(childComplexity int, limit *int, offset *int) int
@@ -2547,6 +2629,7 @@ type ComplexityRoot struct {
 type ConnectionResolver interface {
 	Engineering(ctx context.Context, obj *model.Connection) (*connection.Engineering, error)
 	QueryLog(ctx context.Context, obj *model.Connection, scanID *string, operation *model.QueryLogOperation, days *int, limit *int, offset *int) (*model.SourceQueryPage, error)
+	Blackouts(ctx context.Context, obj *model.Connection, limit *int, offset *int) (*model.BlackoutWindowPage, error)
 }
 type DatasetResolver interface {
 	Columns(ctx context.Context, obj *model.Dataset) ([]model.Column, error)
@@ -2663,6 +2746,10 @@ type QueryResolver interface {
 	IssueBoard(ctx context.Context, assigneeTeam *string) (*model.IssueBoard, error)
 	IssueSLAReport(ctx context.Context, period string, groupBy *string) (*model.SLAReport, error)
 	SLATargets(ctx context.Context) (*model.SLATargets, error)
+	AiSystems(ctx context.Context, limit *int, offset *int) (*model.AISystemPage, error)
+	AiSystem(ctx context.Context, id string) (*model.AISystem, error)
+	ComplianceVerticals(ctx context.Context, limit *int, offset *int) (*model.ComplianceVerticalPage, error)
+	FinopsDashboard(ctx context.Context) (*model.FinopsDashboard, error)
 	Exposures(ctx context.Context) ([]model.Exposure, error)
 	GraphSnapshots(ctx context.Context, limit *int, offset *int) (*model.GraphSnapshotPage, error)
 	GraphSnapshotDiff(ctx context.Context, from string, to *string) (*model.GraphDiff, error)
@@ -2760,6 +2847,219 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AIReadiness.UseCases(childComplexity), true
+
+	case "AISystem.createdAt":
+		if e.ComplexityRoot.AISystem.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.CreatedAt(childComplexity), true
+	case "AISystem.datasetCount":
+		if e.ComplexityRoot.AISystem.DatasetCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.DatasetCount(childComplexity), true
+	case "AISystem.datasets":
+		if e.ComplexityRoot.AISystem.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.Datasets(childComplexity), true
+	case "AISystem.gapCounts":
+		if e.ComplexityRoot.AISystem.GapCounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.GapCounts(childComplexity), true
+	case "AISystem.gaps":
+		if e.ComplexityRoot.AISystem.Gaps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.Gaps(childComplexity), true
+	case "AISystem.hiddenDatasets":
+		if e.ComplexityRoot.AISystem.HiddenDatasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.HiddenDatasets(childComplexity), true
+	case "AISystem.id":
+		if e.ComplexityRoot.AISystem.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.ID(childComplexity), true
+	case "AISystem.intendedPurpose":
+		if e.ComplexityRoot.AISystem.IntendedPurpose == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.IntendedPurpose(childComplexity), true
+	case "AISystem.name":
+		if e.ComplexityRoot.AISystem.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.Name(childComplexity), true
+	case "AISystem.origins":
+		if e.ComplexityRoot.AISystem.Origins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.Origins(childComplexity), true
+	case "AISystem.provider":
+		if e.ComplexityRoot.AISystem.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.Provider(childComplexity), true
+	case "AISystem.registered":
+		if e.ComplexityRoot.AISystem.Registered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.Registered(childComplexity), true
+	case "AISystem.riskCategory":
+		if e.ComplexityRoot.AISystem.RiskCategory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystem.RiskCategory(childComplexity), true
+
+	case "AISystemDataset.biasRelevantColumns":
+		if e.ComplexityRoot.AISystemDataset.BiasRelevantColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.BiasRelevantColumns(childComplexity), true
+	case "AISystemDataset.connectionId":
+		if e.ComplexityRoot.AISystemDataset.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.ConnectionID(childComplexity), true
+	case "AISystemDataset.connectionName":
+		if e.ComplexityRoot.AISystemDataset.ConnectionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.ConnectionName(childComplexity), true
+	case "AISystemDataset.dataCountry":
+		if e.ComplexityRoot.AISystemDataset.DataCountry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.DataCountry(childComplexity), true
+	case "AISystemDataset.datasetId":
+		if e.ComplexityRoot.AISystemDataset.DatasetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.DatasetID(childComplexity), true
+	case "AISystemDataset.datasetName":
+		if e.ComplexityRoot.AISystemDataset.DatasetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.DatasetName(childComplexity), true
+	case "AISystemDataset.domains":
+		if e.ComplexityRoot.AISystemDataset.Domains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.Domains(childComplexity), true
+	case "AISystemDataset.gaps":
+		if e.ComplexityRoot.AISystemDataset.Gaps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.Gaps(childComplexity), true
+	case "AISystemDataset.openIssues":
+		if e.ComplexityRoot.AISystemDataset.OpenIssues == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.OpenIssues(childComplexity), true
+	case "AISystemDataset.origins":
+		if e.ComplexityRoot.AISystemDataset.Origins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.Origins(childComplexity), true
+	case "AISystemDataset.piiColumns":
+		if e.ComplexityRoot.AISystemDataset.PiiColumns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.PiiColumns(childComplexity), true
+	case "AISystemDataset.rules":
+		if e.ComplexityRoot.AISystemDataset.Rules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.Rules(childComplexity), true
+	case "AISystemDataset.rulesFailed":
+		if e.ComplexityRoot.AISystemDataset.RulesFailed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.RulesFailed(childComplexity), true
+	case "AISystemDataset.rulesPassed":
+		if e.ComplexityRoot.AISystemDataset.RulesPassed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.RulesPassed(childComplexity), true
+	case "AISystemDataset.score":
+		if e.ComplexityRoot.AISystemDataset.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.Score(childComplexity), true
+	case "AISystemDataset.sourceKind":
+		if e.ComplexityRoot.AISystemDataset.SourceKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.SourceKind(childComplexity), true
+	case "AISystemDataset.upstreamCount":
+		if e.ComplexityRoot.AISystemDataset.UpstreamCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.UpstreamCount(childComplexity), true
+	case "AISystemDataset.uses":
+		if e.ComplexityRoot.AISystemDataset.Uses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.Uses(childComplexity), true
+	case "AISystemDataset.verdict":
+		if e.ComplexityRoot.AISystemDataset.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.Verdict(childComplexity), true
+	case "AISystemDataset.via":
+		if e.ComplexityRoot.AISystemDataset.Via == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemDataset.Via(childComplexity), true
+
+	case "AISystemPage.items":
+		if e.ComplexityRoot.AISystemPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemPage.Items(childComplexity), true
+	case "AISystemPage.total":
+		if e.ComplexityRoot.AISystemPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AISystemPage.Total(childComplexity), true
 
 	case "Account.effectiveLocale":
 		if e.ComplexityRoot.Account.EffectiveLocale == nil {
@@ -3098,6 +3398,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BIRefreshPage.Total(childComplexity), true
 
+	case "BlackoutWindow.endsAt":
+		if e.ComplexityRoot.BlackoutWindow.EndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlackoutWindow.EndsAt(childComplexity), true
+	case "BlackoutWindow.note":
+		if e.ComplexityRoot.BlackoutWindow.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlackoutWindow.Note(childComplexity), true
+	case "BlackoutWindow.startsAt":
+		if e.ComplexityRoot.BlackoutWindow.StartsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlackoutWindow.StartsAt(childComplexity), true
+
+	case "BlackoutWindowPage.items":
+		if e.ComplexityRoot.BlackoutWindowPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlackoutWindowPage.Items(childComplexity), true
+	case "BlackoutWindowPage.total":
+		if e.ComplexityRoot.BlackoutWindowPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlackoutWindowPage.Total(childComplexity), true
+
 	case "ChargebackPage.items":
 		if e.ComplexityRoot.ChargebackPage.Items == nil {
 			break
@@ -3418,6 +3750,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ColumnSensitivity.Suggestion(childComplexity), true
 
+	case "ComplianceVertical.description":
+		if e.ComplexityRoot.ComplianceVertical.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComplianceVertical.Description(childComplexity), true
+	case "ComplianceVertical.key":
+		if e.ComplexityRoot.ComplianceVertical.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComplianceVertical.Key(childComplexity), true
+	case "ComplianceVertical.name":
+		if e.ComplexityRoot.ComplianceVertical.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComplianceVertical.Name(childComplexity), true
+	case "ComplianceVertical.reportUrl":
+		if e.ComplexityRoot.ComplianceVertical.ReportURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComplianceVertical.ReportURL(childComplexity), true
+	case "ComplianceVertical.requirements":
+		if e.ComplexityRoot.ComplianceVertical.Requirements == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComplianceVertical.Requirements(childComplexity), true
+
+	case "ComplianceVerticalPage.items":
+		if e.ComplexityRoot.ComplianceVerticalPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComplianceVerticalPage.Items(childComplexity), true
+	case "ComplianceVerticalPage.total":
+		if e.ComplexityRoot.ComplianceVerticalPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComplianceVerticalPage.Total(childComplexity), true
+
+	case "Connection.blackouts":
+		if e.ComplexityRoot.Connection.Blackouts == nil {
+			break
+		}
+
+		args, err := ec.field_Connection_blackouts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Connection.Blackouts(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Connection.country":
 		if e.ComplexityRoot.Connection.Country == nil {
 			break
@@ -6728,6 +7115,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FactsSubject.Version(childComplexity), true
 
+	case "FinopsDashboard.asOf":
+		if e.ComplexityRoot.FinopsDashboard.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FinopsDashboard.AsOf(childComplexity), true
+	case "FinopsDashboard.currency":
+		if e.ComplexityRoot.FinopsDashboard.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FinopsDashboard.Currency(childComplexity), true
+	case "FinopsDashboard.domains":
+		if e.ComplexityRoot.FinopsDashboard.Domains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FinopsDashboard.Domains(childComplexity), true
+	case "FinopsDashboard.fx":
+		if e.ComplexityRoot.FinopsDashboard.Fx == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FinopsDashboard.Fx(childComplexity), true
+	case "FinopsDashboard.months":
+		if e.ComplexityRoot.FinopsDashboard.Months == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FinopsDashboard.Months(childComplexity), true
+	case "FinopsDashboard.totals":
+		if e.ComplexityRoot.FinopsDashboard.Totals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FinopsDashboard.Totals(childComplexity), true
+
 	case "FoundDataset.domains":
 		if e.ComplexityRoot.FoundDataset.Domains == nil {
 			break
@@ -9896,6 +10320,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublicShare.Token(childComplexity), true
 
+	case "Query.aiSystem":
+		if e.ComplexityRoot.Query.AiSystem == nil {
+			break
+		}
+
+		args, err := ec.field_Query_aiSystem_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AiSystem(childComplexity, args["id"].(string)), true
+	case "Query.aiSystems":
+		if e.ComplexityRoot.Query.AiSystems == nil {
+			break
+		}
+
+		args, err := ec.field_Query_aiSystems_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AiSystems(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.art10Dossier":
 		if e.ComplexityRoot.Query.Art10Dossier == nil {
 			break
@@ -9930,6 +10376,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Chargeback(childComplexity, args["domainId"].(*string), args["days"].(*int), args["limit"].(*int), args["offset"].(*int)), true
+	case "Query.complianceVerticals":
+		if e.ComplexityRoot.Query.ComplianceVerticals == nil {
+			break
+		}
+
+		args, err := ec.field_Query_complianceVerticals_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ComplianceVerticals(childComplexity, args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.connection":
 		if e.ComplexityRoot.Query.Connection == nil {
 			break
@@ -10076,6 +10533,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.FindDatasets(childComplexity, args["query"].(*string), args["layer"].(*model.DatasetLayer), args["domain"].(*string), args["hasPii"].(*bool), args["minScore"].(*float64), args["usageClass"].(*model.UsageClass)), true
+	case "Query.finopsDashboard":
+		if e.ComplexityRoot.Query.FinopsDashboard == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.FinopsDashboard(childComplexity), true
 	case "Query.governanceMetrics":
 		if e.ComplexityRoot.Query.GovernanceMetrics == nil {
 			break
@@ -15429,6 +15892,132 @@ extend type Incident {
   truncated: Boolean!
 }
 `, BuiltIn: false},
+	{Name: "../schema/parity_last.graphqls", Input: `# The last GET reads brought to parity with REST (issue 23): the AI-system register and the
+# compliance verticals (/compliance/…), a connection's blackout windows and the finops
+# dashboard; each through the REST handler's own service call.
+
+"A dataset an AI system uses, with its Article 10 facts (as in GET /compliance/ai-systems/{id})."
+type AISystemDataset {
+  datasetId: ID!
+  datasetName: String!
+  connectionId: ID!
+  connectionName: String!
+  "postgres, mysql or sqlite"
+  sourceKind: String!
+  dataCountry: String
+  upstreamCount: Int!
+  domains: [String!]!
+  score: Float
+  "pass, warn, fail or unknown"
+  verdict: String!
+  rules: Int!
+  rulesPassed: Int!
+  rulesFailed: Int!
+  openIssues: Int!
+  "Names only"
+  piiColumns: [String!]!
+  biasRelevantColumns: [String!]!
+  "no_quality_rules, not_profiled, failing_rules, no_lineage, no_domain, personal_data"
+  gaps: [String!]!
+  "training, validation, testing, retrieval, input"
+  uses: [String!]!
+  "registered, domain_consumer, consumption"
+  origins: [String!]!
+  "domain:<domain_id> for a domain consumer, consumer:<kind> for recorded reads"
+  via: [String!]!
+}
+
+"One AI system of the EU AI Act register (business plan)."
+type AISystem {
+  id: ID!
+  name: String!
+  "Registered by a person; false for a system known only through its consumers"
+  registered: Boolean!
+  "registered, domain_consumer, consumption"
+  origins: [String!]!
+  intendedPurpose: String!
+  provider: String!
+  "high, limited, minimal or unknown"
+  riskCategory: String!
+  "Null for a system known only through its consumers"
+  createdAt: Time
+  "Datasets the caller can see"
+  datasetCount: Int!
+  "Datasets of the system the caller cannot see (counted, never named)"
+  hiddenDatasets: Int!
+  "The visible datasets with their Article 10 facts: in aiSystem only, null in the aiSystems list"
+  datasets: [AISystemDataset!]
+  "no_datasets, risk_not_classified, no_intended_purpose, datasets_not_visible, training_data_not_profiled"
+  gaps: [String!]!
+  "The visible datasets per dataset gap code, as JSON text"
+  gapCounts: String!
+}
+
+"One page of the AI-system register."
+type AISystemPage {
+  items: [AISystem!]!
+  total: Int!
+}
+
+"A sector whose data rules Vigia maps to its checks."
+type ComplianceVertical {
+  "saude_pt"
+  key: String!
+  name: String!
+  description: String!
+  requirements: Int!
+  "The Markdown report (business plan), a REST file: GET /api/v1/compliance/verticals/{key}/report.md"
+  reportUrl: String!
+}
+
+"One page of the compliance verticals."
+type ComplianceVerticalPage {
+  items: [ComplianceVertical!]!
+  total: Int!
+}
+
+"A period when Vigia sends the connection's source no rehearsal."
+type BlackoutWindow {
+  startsAt: Time!
+  endsAt: Time!
+  note: String!
+}
+
+"One page of a connection's blackout windows."
+type BlackoutWindowPage {
+  items: [BlackoutWindow!]!
+  total: Int!
+}
+
+"The finops dashboard (as GET /dashboard/finops), in the workspace currency."
+type FinopsDashboard {
+  asOf: Time!
+  currency: String!
+  fx: FXRate
+  "The last 365 days of the workspace (month empty)"
+  totals: ChargebackRow!
+  "The workspace's chargeback rows of the last 365 days"
+  months: [ChargebackRow!]!
+  "The current month's domain rows (and the no-domain row)"
+  domains: [ChargebackRow!]!
+}
+
+extend type Connection {
+  "The connection's blackout windows, in start order; limit 1-500."
+  blackouts(limit: Int = 50, offset: Int = 0): BlackoutWindowPage!
+}
+
+extend type Query {
+  "The AI-system register by name: registered systems and those known through their consumers (business plan; plan_limit otherwise); limit 1-500."
+  aiSystems(limit: Int = 500, offset: Int = 0): AISystemPage!
+  "One AI system with the Article 10 facts of each visible dataset (business plan); otherwise not_found."
+  aiSystem(id: ID!): AISystem
+  "Sectors whose data rules Vigia maps to its checks (for now saude_pt); limit 1-500."
+  complianceVerticals(limit: Int = 500, offset: Int = 0): ComplianceVerticalPage!
+  "The chargeback of the last 365 days by month, this month's domains and the totals."
+  finopsDashboard: FinopsDashboard!
+}
+`, BuiltIn: false},
 	{Name: "../schema/parity_lineage.graphqls", Input: `# Lineage and knowledge-graph reads at parity with REST /datasets/{id}/lineage,
 # /lineage/exposures, /knowledge/graph/history and /knowledge/graph/diff.
 
@@ -17271,6 +17860,94 @@ func (ec *executionContext) childFields_AIReadiness(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type AIReadiness", field.Name)
 }
 
+func (ec *executionContext) childFields_AISystem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AISystem_id(ctx, field)
+	case "name":
+		return ec.fieldContext_AISystem_name(ctx, field)
+	case "registered":
+		return ec.fieldContext_AISystem_registered(ctx, field)
+	case "origins":
+		return ec.fieldContext_AISystem_origins(ctx, field)
+	case "intendedPurpose":
+		return ec.fieldContext_AISystem_intendedPurpose(ctx, field)
+	case "provider":
+		return ec.fieldContext_AISystem_provider(ctx, field)
+	case "riskCategory":
+		return ec.fieldContext_AISystem_riskCategory(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AISystem_createdAt(ctx, field)
+	case "datasetCount":
+		return ec.fieldContext_AISystem_datasetCount(ctx, field)
+	case "hiddenDatasets":
+		return ec.fieldContext_AISystem_hiddenDatasets(ctx, field)
+	case "datasets":
+		return ec.fieldContext_AISystem_datasets(ctx, field)
+	case "gaps":
+		return ec.fieldContext_AISystem_gaps(ctx, field)
+	case "gapCounts":
+		return ec.fieldContext_AISystem_gapCounts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AISystem", field.Name)
+}
+
+func (ec *executionContext) childFields_AISystemDataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasetId":
+		return ec.fieldContext_AISystemDataset_datasetId(ctx, field)
+	case "datasetName":
+		return ec.fieldContext_AISystemDataset_datasetName(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_AISystemDataset_connectionId(ctx, field)
+	case "connectionName":
+		return ec.fieldContext_AISystemDataset_connectionName(ctx, field)
+	case "sourceKind":
+		return ec.fieldContext_AISystemDataset_sourceKind(ctx, field)
+	case "dataCountry":
+		return ec.fieldContext_AISystemDataset_dataCountry(ctx, field)
+	case "upstreamCount":
+		return ec.fieldContext_AISystemDataset_upstreamCount(ctx, field)
+	case "domains":
+		return ec.fieldContext_AISystemDataset_domains(ctx, field)
+	case "score":
+		return ec.fieldContext_AISystemDataset_score(ctx, field)
+	case "verdict":
+		return ec.fieldContext_AISystemDataset_verdict(ctx, field)
+	case "rules":
+		return ec.fieldContext_AISystemDataset_rules(ctx, field)
+	case "rulesPassed":
+		return ec.fieldContext_AISystemDataset_rulesPassed(ctx, field)
+	case "rulesFailed":
+		return ec.fieldContext_AISystemDataset_rulesFailed(ctx, field)
+	case "openIssues":
+		return ec.fieldContext_AISystemDataset_openIssues(ctx, field)
+	case "piiColumns":
+		return ec.fieldContext_AISystemDataset_piiColumns(ctx, field)
+	case "biasRelevantColumns":
+		return ec.fieldContext_AISystemDataset_biasRelevantColumns(ctx, field)
+	case "gaps":
+		return ec.fieldContext_AISystemDataset_gaps(ctx, field)
+	case "uses":
+		return ec.fieldContext_AISystemDataset_uses(ctx, field)
+	case "origins":
+		return ec.fieldContext_AISystemDataset_origins(ctx, field)
+	case "via":
+		return ec.fieldContext_AISystemDataset_via(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AISystemDataset", field.Name)
+}
+
+func (ec *executionContext) childFields_AISystemPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_AISystemPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_AISystemPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AISystemPage", field.Name)
+}
+
 func (ec *executionContext) childFields_Account(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -17421,6 +18098,28 @@ func (ec *executionContext) childFields_BIRefreshPage(ctx context.Context, field
 		return ec.fieldContext_BIRefreshPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BIRefreshPage", field.Name)
+}
+
+func (ec *executionContext) childFields_BlackoutWindow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "startsAt":
+		return ec.fieldContext_BlackoutWindow_startsAt(ctx, field)
+	case "endsAt":
+		return ec.fieldContext_BlackoutWindow_endsAt(ctx, field)
+	case "note":
+		return ec.fieldContext_BlackoutWindow_note(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BlackoutWindow", field.Name)
+}
+
+func (ec *executionContext) childFields_BlackoutWindowPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_BlackoutWindowPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_BlackoutWindowPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BlackoutWindowPage", field.Name)
 }
 
 func (ec *executionContext) childFields_ChargebackPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -17575,6 +18274,32 @@ func (ec *executionContext) childFields_ColumnSensitivity(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type ColumnSensitivity", field.Name)
 }
 
+func (ec *executionContext) childFields_ComplianceVertical(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_ComplianceVertical_key(ctx, field)
+	case "name":
+		return ec.fieldContext_ComplianceVertical_name(ctx, field)
+	case "description":
+		return ec.fieldContext_ComplianceVertical_description(ctx, field)
+	case "requirements":
+		return ec.fieldContext_ComplianceVertical_requirements(ctx, field)
+	case "reportUrl":
+		return ec.fieldContext_ComplianceVertical_reportUrl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ComplianceVertical", field.Name)
+}
+
+func (ec *executionContext) childFields_ComplianceVerticalPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ComplianceVerticalPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ComplianceVerticalPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ComplianceVerticalPage", field.Name)
+}
+
 func (ec *executionContext) childFields_Connection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -17607,6 +18332,8 @@ func (ec *executionContext) childFields_Connection(ctx context.Context, field gr
 		return ec.fieldContext_Connection_engineering(ctx, field)
 	case "queryLog":
 		return ec.fieldContext_Connection_queryLog(ctx, field)
+	case "blackouts":
+		return ec.fieldContext_Connection_blackouts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Connection", field.Name)
 }
@@ -19047,6 +19774,24 @@ func (ec *executionContext) childFields_FactsSubject(ctx context.Context, field 
 		return ec.fieldContext_FactsSubject_version(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FactsSubject", field.Name)
+}
+
+func (ec *executionContext) childFields_FinopsDashboard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "asOf":
+		return ec.fieldContext_FinopsDashboard_asOf(ctx, field)
+	case "currency":
+		return ec.fieldContext_FinopsDashboard_currency(ctx, field)
+	case "fx":
+		return ec.fieldContext_FinopsDashboard_fx(ctx, field)
+	case "totals":
+		return ec.fieldContext_FinopsDashboard_totals(ctx, field)
+	case "months":
+		return ec.fieldContext_FinopsDashboard_months(ctx, field)
+	case "domains":
+		return ec.fieldContext_FinopsDashboard_domains(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FinopsDashboard", field.Name)
 }
 
 func (ec *executionContext) childFields_FoundDataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -22179,6 +22924,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Connection_blackouts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Connection_queryLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -22781,6 +23548,42 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_aiSystem_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_aiSystems_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_biRefreshes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -22870,6 +23673,28 @@ func (ec *executionContext) field_Query_chargeback_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["offset"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_complianceVerticals_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
 	return args, nil
 }
 
@@ -24307,6 +25132,829 @@ func (ec *executionContext) fieldContext_AIReadiness_recommendations(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _AISystem_id(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystem", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AISystem_name(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystem_registered(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_registered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Registered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_registered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystem", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _AISystem_origins(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_origins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_origins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystem_intendedPurpose(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_intendedPurpose(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IntendedPurpose, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_intendedPurpose(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystem_provider(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystem_riskCategory(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_riskCategory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RiskCategory, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_riskCategory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystem_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystem", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AISystem_datasetCount(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_datasetCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_datasetCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AISystem_hiddenDatasets(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_hiddenDatasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HiddenDatasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_hiddenDatasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AISystem_datasets(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.AISystemDataset) graphql.Marshaler {
+			return ec.marshalOAISystemDataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAISystemDatasetᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AISystem",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AISystemDataset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AISystem_gaps(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_gaps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gaps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_gaps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystem_gapCounts(ctx context.Context, field graphql.CollectedField, obj *model.AISystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystem_gapCounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GapCounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystem_gapCounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_datasetId(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_datasetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_datasetName(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_datasetName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_datasetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_connectionName(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_connectionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_connectionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_sourceKind(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_sourceKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_sourceKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_dataCountry(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_dataCountry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DataCountry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_dataCountry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_upstreamCount(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_upstreamCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpstreamCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_upstreamCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_domains(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_domains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domains, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_domains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_score(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_verdict(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_rules(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_rules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_rules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_rulesPassed(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_rulesPassed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RulesPassed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_rulesPassed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_rulesFailed(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_rulesFailed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RulesFailed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_rulesFailed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_openIssues(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_openIssues(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenIssues, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_openIssues(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_piiColumns(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_piiColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PiiColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_piiColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_biasRelevantColumns(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_biasRelevantColumns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BiasRelevantColumns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_biasRelevantColumns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_gaps(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_gaps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gaps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_gaps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_uses(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_uses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Uses, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_uses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_origins(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_origins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_origins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemDataset_via(ctx context.Context, field graphql.CollectedField, obj *model.AISystemDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemDataset_via(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Via, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemDataset_via(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemDataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AISystemPage_items(ctx context.Context, field graphql.CollectedField, obj *model.AISystemPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.AISystem) graphql.Marshaler {
+			return ec.marshalNAISystem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAISystemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AISystemPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AISystem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AISystemPage_total(ctx context.Context, field graphql.CollectedField, obj *model.AISystemPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AISystemPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AISystemPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AISystemPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Account_id(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25626,6 +27274,130 @@ func (ec *executionContext) fieldContext_BIRefreshPage_total(_ context.Context, 
 	return graphql.NewScalarFieldContext("BIRefreshPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _BlackoutWindow_startsAt(ctx context.Context, field graphql.CollectedField, obj *model.BlackoutWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlackoutWindow_startsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlackoutWindow_startsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlackoutWindow", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BlackoutWindow_endsAt(ctx context.Context, field graphql.CollectedField, obj *model.BlackoutWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlackoutWindow_endsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlackoutWindow_endsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlackoutWindow", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BlackoutWindow_note(ctx context.Context, field graphql.CollectedField, obj *model.BlackoutWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlackoutWindow_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlackoutWindow_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlackoutWindow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BlackoutWindowPage_items(ctx context.Context, field graphql.CollectedField, obj *model.BlackoutWindowPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlackoutWindowPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.BlackoutWindow) graphql.Marshaler {
+			return ec.marshalNBlackoutWindow2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBlackoutWindowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlackoutWindowPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BlackoutWindowPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BlackoutWindow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BlackoutWindowPage_total(ctx context.Context, field graphql.CollectedField, obj *model.BlackoutWindowPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlackoutWindowPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlackoutWindowPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlackoutWindowPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _ChargebackPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ChargebackPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26867,6 +28639,176 @@ func (ec *executionContext) fieldContext_ColumnSensitivity_suggestion(_ context.
 	return fc, nil
 }
 
+func (ec *executionContext) _ComplianceVertical_key(ctx context.Context, field graphql.CollectedField, obj *model.ComplianceVertical) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComplianceVertical_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComplianceVertical_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComplianceVertical", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ComplianceVertical_name(ctx context.Context, field graphql.CollectedField, obj *model.ComplianceVertical) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComplianceVertical_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComplianceVertical_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComplianceVertical", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ComplianceVertical_description(ctx context.Context, field graphql.CollectedField, obj *model.ComplianceVertical) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComplianceVertical_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComplianceVertical_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComplianceVertical", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ComplianceVertical_requirements(ctx context.Context, field graphql.CollectedField, obj *model.ComplianceVertical) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComplianceVertical_requirements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requirements, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComplianceVertical_requirements(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComplianceVertical", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ComplianceVertical_reportUrl(ctx context.Context, field graphql.CollectedField, obj *model.ComplianceVertical) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComplianceVertical_reportUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReportURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComplianceVertical_reportUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComplianceVertical", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ComplianceVerticalPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ComplianceVerticalPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComplianceVerticalPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ComplianceVertical) graphql.Marshaler {
+			return ec.marshalNComplianceVertical2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐComplianceVerticalᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComplianceVerticalPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComplianceVerticalPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComplianceVertical(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ComplianceVerticalPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ComplianceVerticalPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComplianceVerticalPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComplianceVerticalPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComplianceVerticalPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Connection_id(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -27263,6 +29205,50 @@ func (ec *executionContext) fieldContext_Connection_queryLog(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Connection_queryLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Connection_blackouts(ctx context.Context, field graphql.CollectedField, obj *model.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_blackouts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Connection().Blackouts(ctx, obj, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BlackoutWindowPage) graphql.Marshaler {
+			return ec.marshalNBlackoutWindowPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBlackoutWindowPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_blackouts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Connection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BlackoutWindowPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Connection_blackouts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -40306,6 +42292,180 @@ func (ec *executionContext) _FactsSubject_version(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_FactsSubject_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("FactsSubject", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FinopsDashboard_asOf(ctx context.Context, field graphql.CollectedField, obj *model.FinopsDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FinopsDashboard_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FinopsDashboard_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FinopsDashboard", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _FinopsDashboard_currency(ctx context.Context, field graphql.CollectedField, obj *model.FinopsDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FinopsDashboard_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FinopsDashboard_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FinopsDashboard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FinopsDashboard_fx(ctx context.Context, field graphql.CollectedField, obj *model.FinopsDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FinopsDashboard_fx(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fx, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FXRate) graphql.Marshaler {
+			return ec.marshalOFXRate2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFXRate(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FinopsDashboard_fx(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FinopsDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FXRate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FinopsDashboard_totals(ctx context.Context, field graphql.CollectedField, obj *model.FinopsDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FinopsDashboard_totals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Totals, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChargebackRow) graphql.Marshaler {
+			return ec.marshalNChargebackRow2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackRow(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FinopsDashboard_totals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FinopsDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChargebackRow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FinopsDashboard_months(ctx context.Context, field graphql.CollectedField, obj *model.FinopsDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FinopsDashboard_months(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Months, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ChargebackRow) graphql.Marshaler {
+			return ec.marshalNChargebackRow2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackRowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FinopsDashboard_months(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FinopsDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChargebackRow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FinopsDashboard_domains(ctx context.Context, field graphql.CollectedField, obj *model.FinopsDashboard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FinopsDashboard_domains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domains, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ChargebackRow) graphql.Marshaler {
+			return ec.marshalNChargebackRow2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackRowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FinopsDashboard_domains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FinopsDashboard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChargebackRow(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _FoundDataset_id(ctx context.Context, field graphql.CollectedField, obj *model.FoundDataset) (ret graphql.Marshaler) {
@@ -53903,6 +56063,170 @@ func (ec *executionContext) fieldContext_Query_slaTargets(_ context.Context, fie
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_SLATargets(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_aiSystems(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_aiSystems(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AiSystems(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AISystemPage) graphql.Marshaler {
+			return ec.marshalNAISystemPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAISystemPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_aiSystems(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AISystemPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_aiSystems_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_aiSystem(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_aiSystem(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AiSystem(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AISystem) graphql.Marshaler {
+			return ec.marshalOAISystem2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAISystem(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_aiSystem(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AISystem(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_aiSystem_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_complianceVerticals(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_complianceVerticals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ComplianceVerticals(ctx, fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ComplianceVerticalPage) graphql.Marshaler {
+			return ec.marshalNComplianceVerticalPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐComplianceVerticalPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_complianceVerticals(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComplianceVerticalPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_complianceVerticals_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_finopsDashboard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_finopsDashboard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().FinopsDashboard(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FinopsDashboard) graphql.Marshaler {
+			return ec.marshalNFinopsDashboard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFinopsDashboard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_finopsDashboard(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FinopsDashboard(ctx, field)
 		},
 	}
 	return fc, nil
@@ -69193,6 +71517,280 @@ func (ec *executionContext) _AIReadiness(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var aISystemImplementors = []string{"AISystem"}
+
+func (ec *executionContext) _AISystem(ctx context.Context, sel ast.SelectionSet, obj *model.AISystem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, aISystemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AISystem")
+		case "id":
+			out.Values[i] = ec._AISystem_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._AISystem_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "registered":
+			out.Values[i] = ec._AISystem_registered(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origins":
+			out.Values[i] = ec._AISystem_origins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "intendedPurpose":
+			out.Values[i] = ec._AISystem_intendedPurpose(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "provider":
+			out.Values[i] = ec._AISystem_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "riskCategory":
+			out.Values[i] = ec._AISystem_riskCategory(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._AISystem_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "datasetCount":
+			out.Values[i] = ec._AISystem_datasetCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hiddenDatasets":
+			out.Values[i] = ec._AISystem_hiddenDatasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._AISystem_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "gaps":
+			out.Values[i] = ec._AISystem_gaps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gapCounts":
+			out.Values[i] = ec._AISystem_gapCounts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var aISystemDatasetImplementors = []string{"AISystemDataset"}
+
+func (ec *executionContext) _AISystemDataset(ctx context.Context, sel ast.SelectionSet, obj *model.AISystemDataset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, aISystemDatasetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AISystemDataset")
+		case "datasetId":
+			out.Values[i] = ec._AISystemDataset_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetName":
+			out.Values[i] = ec._AISystemDataset_datasetName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._AISystemDataset_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionName":
+			out.Values[i] = ec._AISystemDataset_connectionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sourceKind":
+			out.Values[i] = ec._AISystemDataset_sourceKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataCountry":
+			out.Values[i] = ec._AISystemDataset_dataCountry(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "upstreamCount":
+			out.Values[i] = ec._AISystemDataset_upstreamCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domains":
+			out.Values[i] = ec._AISystemDataset_domains(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._AISystemDataset_score(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._AISystemDataset_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rules":
+			out.Values[i] = ec._AISystemDataset_rules(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rulesPassed":
+			out.Values[i] = ec._AISystemDataset_rulesPassed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rulesFailed":
+			out.Values[i] = ec._AISystemDataset_rulesFailed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openIssues":
+			out.Values[i] = ec._AISystemDataset_openIssues(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "piiColumns":
+			out.Values[i] = ec._AISystemDataset_piiColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "biasRelevantColumns":
+			out.Values[i] = ec._AISystemDataset_biasRelevantColumns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gaps":
+			out.Values[i] = ec._AISystemDataset_gaps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uses":
+			out.Values[i] = ec._AISystemDataset_uses(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origins":
+			out.Values[i] = ec._AISystemDataset_origins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "via":
+			out.Values[i] = ec._AISystemDataset_via(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var aISystemPageImplementors = []string{"AISystemPage"}
+
+func (ec *executionContext) _AISystemPage(ctx context.Context, sel ast.SelectionSet, obj *model.AISystemPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, aISystemPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AISystemPage")
+		case "items":
+			out.Values[i] = ec._AISystemPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._AISystemPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var accountImplementors = []string{"Account"}
 
 func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, obj *model.Account) graphql.Marshaler {
@@ -69675,6 +72273,97 @@ func (ec *executionContext) _BIRefreshPage(ctx context.Context, sel ast.Selectio
 			}
 		case "total":
 			out.Values[i] = ec._BIRefreshPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var blackoutWindowImplementors = []string{"BlackoutWindow"}
+
+func (ec *executionContext) _BlackoutWindow(ctx context.Context, sel ast.SelectionSet, obj *model.BlackoutWindow) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, blackoutWindowImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BlackoutWindow")
+		case "startsAt":
+			out.Values[i] = ec._BlackoutWindow_startsAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endsAt":
+			out.Values[i] = ec._BlackoutWindow_endsAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "note":
+			out.Values[i] = ec._BlackoutWindow_note(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var blackoutWindowPageImplementors = []string{"BlackoutWindowPage"}
+
+func (ec *executionContext) _BlackoutWindowPage(ctx context.Context, sel ast.SelectionSet, obj *model.BlackoutWindowPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, blackoutWindowPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BlackoutWindowPage")
+		case "items":
+			out.Values[i] = ec._BlackoutWindowPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._BlackoutWindowPage_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -70223,6 +72912,107 @@ func (ec *executionContext) _ColumnSensitivity(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var complianceVerticalImplementors = []string{"ComplianceVertical"}
+
+func (ec *executionContext) _ComplianceVertical(ctx context.Context, sel ast.SelectionSet, obj *model.ComplianceVertical) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, complianceVerticalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ComplianceVertical")
+		case "key":
+			out.Values[i] = ec._ComplianceVertical_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ComplianceVertical_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._ComplianceVertical_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requirements":
+			out.Values[i] = ec._ComplianceVertical_requirements(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reportUrl":
+			out.Values[i] = ec._ComplianceVertical_reportUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var complianceVerticalPageImplementors = []string{"ComplianceVerticalPage"}
+
+func (ec *executionContext) _ComplianceVerticalPage(ctx context.Context, sel ast.SelectionSet, obj *model.ComplianceVerticalPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, complianceVerticalPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ComplianceVerticalPage")
+		case "items":
+			out.Values[i] = ec._ComplianceVerticalPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ComplianceVerticalPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var connectionImplementors = []string{"Connection"}
 
 func (ec *executionContext) _Connection(ctx context.Context, sel ast.SelectionSet, obj *model.Connection) graphql.Marshaler {
@@ -70348,6 +73138,44 @@ func (ec *executionContext) _Connection(ctx context.Context, sel ast.SelectionSe
 					}
 				}()
 				res = ec._Connection_queryLog(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "blackouts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Connection_blackouts(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -77034,6 +79862,69 @@ func (ec *executionContext) _FactsSubject(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var finopsDashboardImplementors = []string{"FinopsDashboard"}
+
+func (ec *executionContext) _FinopsDashboard(ctx context.Context, sel ast.SelectionSet, obj *model.FinopsDashboard) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, finopsDashboardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FinopsDashboard")
+		case "asOf":
+			out.Values[i] = ec._FinopsDashboard_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._FinopsDashboard_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fx":
+			out.Values[i] = ec._FinopsDashboard_fx(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "totals":
+			out.Values[i] = ec._FinopsDashboard_totals(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "months":
+			out.Values[i] = ec._FinopsDashboard_months(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domains":
+			out.Values[i] = ec._FinopsDashboard_domains(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var foundDatasetImplementors = []string{"FoundDataset"}
 
 func (ec *executionContext) _FoundDataset(ctx context.Context, sel ast.SelectionSet, obj *model.FoundDataset) graphql.Marshaler {
@@ -83212,6 +86103,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_slaTargets(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "aiSystems":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_aiSystems(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "aiSystem":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_aiSystem(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "complianceVerticals":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_complianceVerticals(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "finopsDashboard":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_finopsDashboard(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -90048,6 +93027,40 @@ func (ec *executionContext) marshalNAIReadiness2ᚖgithubᚗcomᚋvigiaᚑdata�
 	return ec._AIReadiness(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAISystem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAISystem(ctx context.Context, sel ast.SelectionSet, v model.AISystem) graphql.Marshaler {
+	return ec._AISystem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAISystem2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAISystemᚄ(ctx context.Context, sel ast.SelectionSet, v []model.AISystem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAISystem2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAISystem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAISystemDataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAISystemDataset(ctx context.Context, sel ast.SelectionSet, v model.AISystemDataset) graphql.Marshaler {
+	return ec._AISystemDataset(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAISystemPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAISystemPage(ctx context.Context, sel ast.SelectionSet, v *model.AISystemPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AISystemPage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAccount2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAccount(ctx context.Context, sel ast.SelectionSet, v *model.Account) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -90148,6 +93161,36 @@ func (ec *executionContext) marshalNBIRefreshPage2ᚖgithubᚗcomᚋvigiaᚑdata
 	return ec._BIRefreshPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNBlackoutWindow2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBlackoutWindow(ctx context.Context, sel ast.SelectionSet, v model.BlackoutWindow) graphql.Marshaler {
+	return ec._BlackoutWindow(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNBlackoutWindow2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBlackoutWindowᚄ(ctx context.Context, sel ast.SelectionSet, v []model.BlackoutWindow) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBlackoutWindow2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBlackoutWindow(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBlackoutWindowPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBlackoutWindowPage(ctx context.Context, sel ast.SelectionSet, v *model.BlackoutWindowPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BlackoutWindowPage(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -90192,6 +93235,16 @@ func (ec *executionContext) marshalNChargebackRow2ᚕgithubᚗcomᚋvigiaᚑdata
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNChargebackRow2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐChargebackRow(ctx context.Context, sel ast.SelectionSet, v *model.ChargebackRow) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChargebackRow(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNColumn2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐColumn(ctx context.Context, sel ast.SelectionSet, v model.Column) graphql.Marshaler {
@@ -90292,6 +93345,36 @@ func (ec *executionContext) marshalNColumnSensitivity2ᚕgithubᚗcomᚋvigiaᚑ
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNComplianceVertical2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐComplianceVertical(ctx context.Context, sel ast.SelectionSet, v model.ComplianceVertical) graphql.Marshaler {
+	return ec._ComplianceVertical(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNComplianceVertical2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐComplianceVerticalᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ComplianceVertical) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNComplianceVertical2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐComplianceVertical(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNComplianceVerticalPage2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐComplianceVerticalPage(ctx context.Context, sel ast.SelectionSet, v *model.ComplianceVerticalPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ComplianceVerticalPage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNConnection2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v model.Connection) graphql.Marshaler {
@@ -91293,6 +94376,16 @@ func (ec *executionContext) marshalNFactsSubject2ᚖgithubᚗcomᚋvigiaᚑdata�
 		return graphql.Null
 	}
 	return ec._FactsSubject(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNFinopsDashboard2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐFinopsDashboard(ctx context.Context, sel ast.SelectionSet, v *model.FinopsDashboard) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FinopsDashboard(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -93957,6 +97050,32 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalOAISystem2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAISystem(ctx context.Context, sel ast.SelectionSet, v *model.AISystem) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AISystem(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAISystemDataset2ᚕgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAISystemDatasetᚄ(ctx context.Context, sel ast.SelectionSet, v []model.AISystemDataset) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAISystemDataset2githubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐAISystemDataset(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {

@@ -29,6 +29,69 @@ type AIReadiness struct {
 	Recommendations []ReadinessRecommendation `json:"recommendations"`
 }
 
+// One AI system of the EU AI Act register (business plan).
+type AISystem struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Registered by a person; false for a system known only through its consumers
+	Registered bool `json:"registered"`
+	// registered, domain_consumer, consumption
+	Origins         []string `json:"origins"`
+	IntendedPurpose string   `json:"intendedPurpose"`
+	Provider        string   `json:"provider"`
+	// high, limited, minimal or unknown
+	RiskCategory string `json:"riskCategory"`
+	// Null for a system known only through its consumers
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// Datasets the caller can see
+	DatasetCount int `json:"datasetCount"`
+	// Datasets of the system the caller cannot see (counted, never named)
+	HiddenDatasets int `json:"hiddenDatasets"`
+	// The visible datasets with their Article 10 facts: in aiSystem only, null in the aiSystems list
+	Datasets []AISystemDataset `json:"datasets,omitempty"`
+	// no_datasets, risk_not_classified, no_intended_purpose, datasets_not_visible, training_data_not_profiled
+	Gaps []string `json:"gaps"`
+	// The visible datasets per dataset gap code, as JSON text
+	GapCounts string `json:"gapCounts"`
+}
+
+// A dataset an AI system uses, with its Article 10 facts (as in GET /compliance/ai-systems/{id}).
+type AISystemDataset struct {
+	DatasetID      string `json:"datasetId"`
+	DatasetName    string `json:"datasetName"`
+	ConnectionID   string `json:"connectionId"`
+	ConnectionName string `json:"connectionName"`
+	// postgres, mysql or sqlite
+	SourceKind    string   `json:"sourceKind"`
+	DataCountry   *string  `json:"dataCountry,omitempty"`
+	UpstreamCount int      `json:"upstreamCount"`
+	Domains       []string `json:"domains"`
+	Score         *float64 `json:"score,omitempty"`
+	// pass, warn, fail or unknown
+	Verdict     string `json:"verdict"`
+	Rules       int    `json:"rules"`
+	RulesPassed int    `json:"rulesPassed"`
+	RulesFailed int    `json:"rulesFailed"`
+	OpenIssues  int    `json:"openIssues"`
+	// Names only
+	PiiColumns          []string `json:"piiColumns"`
+	BiasRelevantColumns []string `json:"biasRelevantColumns"`
+	// no_quality_rules, not_profiled, failing_rules, no_lineage, no_domain, personal_data
+	Gaps []string `json:"gaps"`
+	// training, validation, testing, retrieval, input
+	Uses []string `json:"uses"`
+	// registered, domain_consumer, consumption
+	Origins []string `json:"origins"`
+	// domain:<domain_id> for a domain consumer, consumer:<kind> for recorded reads
+	Via []string `json:"via"`
+}
+
+// One page of the AI-system register.
+type AISystemPage struct {
+	Items []AISystem `json:"items"`
+	Total int        `json:"total"`
+}
+
 // The calling person's account.
 type Account struct {
 	ID    string `json:"id"`
@@ -119,6 +182,19 @@ type BIRefreshPage struct {
 	Total int         `json:"total"`
 }
 
+// A period when Vigia sends the connection's source no rehearsal.
+type BlackoutWindow struct {
+	StartsAt time.Time `json:"startsAt"`
+	EndsAt   time.Time `json:"endsAt"`
+	Note     string    `json:"note"`
+}
+
+// One page of a connection's blackout windows.
+type BlackoutWindowPage struct {
+	Items []BlackoutWindow `json:"items"`
+	Total int              `json:"total"`
+}
+
 // A page of chargeback rows.
 type ChargebackPage struct {
 	Items []ChargebackRow `json:"items"`
@@ -201,6 +277,23 @@ type ColumnSensitivity struct {
 	Suggestion *SensitivitySuggestion `json:"suggestion,omitempty"`
 }
 
+// A sector whose data rules Vigia maps to its checks.
+type ComplianceVertical struct {
+	// saude_pt
+	Key          string `json:"key"`
+	Name         string `json:"name"`
+	Description  string `json:"description"`
+	Requirements int    `json:"requirements"`
+	// The Markdown report (business plan), a REST file: GET /api/v1/compliance/verticals/{key}/report.md
+	ReportURL string `json:"reportUrl"`
+}
+
+// One page of the compliance verticals.
+type ComplianceVerticalPage struct {
+	Items []ComplianceVertical `json:"items"`
+	Total int                  `json:"total"`
+}
+
 // A source connection of the workspace (REST /connections/{id}); credentials are never part of it.
 type Connection struct {
 	ID   string `json:"id"`
@@ -223,6 +316,8 @@ type Connection struct {
 	Engineering *connection.Engineering `json:"engineering"`
 	// Normalized statements sent to the source, newest first; days 1-366, limit 1-500, offset >= 0.
 	QueryLog *SourceQueryPage `json:"queryLog"`
+	// The connection's blackout windows, in start order; limit 1-500.
+	Blackouts *BlackoutWindowPage `json:"blackouts"`
 }
 
 // How OpenLineage events name the connection's server (no credential).
@@ -1114,6 +1209,19 @@ type FactsSubject struct {
 	Name    string  `json:"name"`
 	Status  *string `json:"status,omitempty"`
 	Version *string `json:"version,omitempty"`
+}
+
+// The finops dashboard (as GET /dashboard/finops), in the workspace currency.
+type FinopsDashboard struct {
+	AsOf     time.Time `json:"asOf"`
+	Currency string    `json:"currency"`
+	Fx       *FXRate   `json:"fx,omitempty"`
+	// The last 365 days of the workspace (month empty)
+	Totals *ChargebackRow `json:"totals"`
+	// The workspace's chargeback rows of the last 365 days
+	Months []ChargebackRow `json:"months"`
+	// The current month's domain rows (and the no-domain row)
+	Domains []ChargebackRow `json:"domains"`
 }
 
 // A dataset found by datasets/find.
