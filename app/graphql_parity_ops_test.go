@@ -22,7 +22,7 @@ func parityTableOps() map[string]parity {
 		lastResult { status code groups failedGroups differing { group code countA countB sums } scanId runAt }`
 	entry := `id kind title body tags links { datasetId column } outdated authorId score createdAt updatedAt`
 	rep := `id type persona subjectId title language contentMd score aiGenerated aiModel generatedAt routineId`
-	sugg := `id datasetId datasetName category signature column status params createdAt updatedAt
+	sugg := `id datasetId datasetName category signature column status params aiGenerated aiModel generatedAt createdAt updatedAt
 		rehearsal { version status affectedRows totalRows pct requestedAt ranAt durationMs actor reason { code params message } }
 		impact { estimatedRows estimatedRowsSample rowsSource ruleId }`
 	tree := `impactScope impactColumns impactNote impactTree { ref id name restricted hops parent impact viaColumns }

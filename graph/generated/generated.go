@@ -2305,11 +2305,14 @@ type ComplexityRoot struct {
 	}
 
 	Suggestion struct {
+		AiGenerated func(childComplexity int) int
+		AiModel     func(childComplexity int) int
 		Category    func(childComplexity int) int
 		Column      func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
 		DatasetID   func(childComplexity int) int
 		DatasetName func(childComplexity int) int
+		GeneratedAt func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Impact      func(childComplexity int) int
 		Params      func(childComplexity int) int
@@ -12840,6 +12843,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SourceQueryPage.Total(childComplexity), true
 
+	case "Suggestion.aiGenerated":
+		if e.ComplexityRoot.Suggestion.AiGenerated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.AiGenerated(childComplexity), true
+	case "Suggestion.aiModel":
+		if e.ComplexityRoot.Suggestion.AiModel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.AiModel(childComplexity), true
 	case "Suggestion.category":
 		if e.ComplexityRoot.Suggestion.Category == nil {
 			break
@@ -12870,6 +12885,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Suggestion.DatasetName(childComplexity), true
+	case "Suggestion.generatedAt":
+		if e.ComplexityRoot.Suggestion.GeneratedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suggestion.GeneratedAt(childComplexity), true
 	case "Suggestion.id":
 		if e.ComplexityRoot.Suggestion.ID == nil {
 			break
@@ -17178,6 +17199,12 @@ type Suggestion {
   status: String!
   "Masks and target mask for parsing; rule type and column for rules (never values), as JSON text"
   params: String!
+  "Always false: Vigia's suggestions are deterministic, written by no language model (as REST)"
+  aiGenerated: Boolean!
+  "Always null: no model is involved"
+  aiModel: String
+  "Null: set only for model-written text, which Vigia does not produce"
+  generatedAt: Time
   rehearsal: SuggestionRehearsal
   impact: SuggestionImpact!
   createdAt: Time!
@@ -22192,6 +22219,12 @@ func (ec *executionContext) childFields_Suggestion(ctx context.Context, field gr
 		return ec.fieldContext_Suggestion_status(ctx, field)
 	case "params":
 		return ec.fieldContext_Suggestion_params(ctx, field)
+	case "aiGenerated":
+		return ec.fieldContext_Suggestion_aiGenerated(ctx, field)
+	case "aiModel":
+		return ec.fieldContext_Suggestion_aiModel(ctx, field)
+	case "generatedAt":
+		return ec.fieldContext_Suggestion_generatedAt(ctx, field)
 	case "rehearsal":
 		return ec.fieldContext_Suggestion_rehearsal(ctx, field)
 	case "impact":
@@ -65316,6 +65349,75 @@ func (ec *executionContext) fieldContext_Suggestion_params(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Suggestion_aiGenerated(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_aiGenerated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AiGenerated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_aiGenerated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_aiModel(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_aiModel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AiModel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_aiModel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suggestion_generatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suggestion_generatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GeneratedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Suggestion_generatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suggestion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Suggestion_rehearsal(ctx context.Context, field graphql.CollectedField, obj *model.Suggestion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -90373,6 +90475,21 @@ func (ec *executionContext) _Suggestion(ctx context.Context, sel ast.SelectionSe
 		case "params":
 			out.Values[i] = ec._Suggestion_params(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiGenerated":
+			out.Values[i] = ec._Suggestion_aiGenerated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiModel":
+			out.Values[i] = ec._Suggestion_aiModel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "generatedAt":
+			out.Values[i] = ec._Suggestion_generatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "rehearsal":

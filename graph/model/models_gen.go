@@ -2657,11 +2657,17 @@ type Suggestion struct {
 	// open, accepted or dismissed
 	Status string `json:"status"`
 	// Masks and target mask for parsing; rule type and column for rules (never values), as JSON text
-	Params    string               `json:"params"`
-	Rehearsal *SuggestionRehearsal `json:"rehearsal,omitempty"`
-	Impact    *SuggestionImpact    `json:"impact"`
-	CreatedAt time.Time            `json:"createdAt"`
-	UpdatedAt time.Time            `json:"updatedAt"`
+	Params string `json:"params"`
+	// Always false: Vigia's suggestions are deterministic, written by no language model (as REST)
+	AiGenerated bool `json:"aiGenerated"`
+	// Always null: no model is involved
+	AiModel *string `json:"aiModel,omitempty"`
+	// Null: set only for model-written text, which Vigia does not produce
+	GeneratedAt *time.Time           `json:"generatedAt,omitempty"`
+	Rehearsal   *SuggestionRehearsal `json:"rehearsal,omitempty"`
+	Impact      *SuggestionImpact    `json:"impact"`
+	CreatedAt   time.Time            `json:"createdAt"`
+	UpdatedAt   time.Time            `json:"updatedAt"`
 }
 
 // What a suggestion's change would touch.
