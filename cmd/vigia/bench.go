@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"sort"
@@ -119,24 +118,9 @@ func benchLineage(ctx context.Context, a *app.App, out io.Writer, n, iterations 
 	}
 	client := srv.Client()
 	get := func(path string) (time.Duration, []byte, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+path, nil)
+		d, b, err := apiGet(ctx, client, srv.URL+path, tok, -1)
 		if err != nil {
-			return 0, nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-		t := time.Now()
-		res, err := client.Do(req)
-		if err != nil {
-			return 0, nil, err
-		}
-		b, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		d := time.Since(t)
-		if err != nil {
-			return 0, nil, err
-		}
-		if res.StatusCode != 200 {
-			return 0, nil, fmt.Errorf("%s: status %d", path, res.StatusCode)
+			return 0, nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return d, b, nil
 	}
