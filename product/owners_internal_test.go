@@ -10,7 +10,9 @@ import (
 // neighbour per distinct owner; at least half of the links and no tie; the target is
 // the dataset's first ownerless domain by name.
 func TestOwnerForCountsTheNeighboursOwners(t *testing.T) {
-	e := func(src, dst string) lineage.Edge { return lineage.Edge{Source: src, Target: dst, Kind: lineage.KindParsed} }
+	e := func(src, dst string) lineage.Edge {
+		return lineage.Edge{Source: src, Target: dst, Kind: lineage.KindParsed}
+	}
 	links := DomainLinks{
 		Names:  map[string]string{"s": "Sales", "s2": "Sales EU", "f": "Finance", "r": "Reports", "a": "Archive", "o": "Ops"},
 		Owners: map[string]string{"s": "Ana", "s2": "Ana", "f": "Rui"},
