@@ -17,6 +17,7 @@ import (
 // datasets of the workspace (whoever can see them).
 type DomainLinks struct {
 	Names     map[string]string   // domain id → name
+	Owners    map[string]string   // domain id → owner name (domains with one)
 	ByDataset map[string][]string // dataset id → domain ids
 	Datasets  []LinkDataset
 }

@@ -53,8 +53,8 @@ type SuggestionItemOut struct {
 	ID          string              `json:"id"`
 	DatasetID   string              `json:"dataset_id"`
 	DatasetName string              `json:"dataset_name"`
-	Category    string              `json:"category" doc:"rule, parsing, domain (a domain for a dataset without one, from its lineage neighbours); enrichment exists and is created only on request"`
-	Signature   string              `json:"signature" doc:"parse_standardize:<column>, not_null:<column>, referential:<column> (a declared foreign key), domain:<domain id>"`
+	Category    string              `json:"category" doc:"rule, parsing, domain (a domain for a dataset without one, from its lineage neighbours), owner (an owner for a dataset whose domains have none, from its lineage neighbours' domains); enrichment exists and is created only on request"`
+	Signature   string              `json:"signature" doc:"parse_standardize:<column>, not_null:<column>, referential:<column> (a declared foreign key), domain:<domain id>, owner:<domain id> (the domain that gets the owner)"`
 	Column      *string             `json:"column"`
 	Status      string              `json:"status" enum:"open,accepted,dismissed"`
 	Params      map[string]any      `json:"params" doc:"masks (mask and sample count, digit 9, letter A; never values) and target_mask for parsing; rule_type and column for rules"`
@@ -77,15 +77,15 @@ var suggestionIDParam = param{Name: "suggestion_id", In: "path", Type: "string",
 func (s *Server) suggestionRoutes() {
 	s.register(operation{ID: "listSuggestions", Method: http.MethodGet, Path: "/api/v1/suggestions", Tag: "suggestions",
 		List: true, ListDefault: suggest.PageDefault, Summary: "Suggestions on the datasets the caller can see, newest first",
-		Params: []param{{Name: "category", In: "query", Type: "string", Enum: []string{"rule", "parsing", "domain", "enrichment"}},
+		Params: []param{{Name: "category", In: "query", Type: "string", Enum: []string{"rule", "parsing", "domain", "owner", "enrichment"}},
 			{Name: "dataset_id", In: "query", Type: "string", MaxLen: 64}},
 		Response: []SuggestionItemOut{}}, s.handleSuggestionList)
 	s.register(operation{ID: "getSuggestion", Method: http.MethodGet, Path: "/api/v1/suggestions/{suggestion_id}", Tag: "suggestions",
 		Summary: "One suggestion", Params: []param{suggestionIDParam}, Response: SuggestionItemOut{}}, s.handleSuggestionGet)
 	s.register(operation{ID: "acceptSuggestion", Method: http.MethodPost, Path: "/api/v1/suggestions/{suggestion_id}/accept", Tag: "suggestions",
 		Summary: "Accept an open suggestion; a rule suggestion creates its rule (member or admin session)", Params: []param{suggestionIDParam},
-		Response: SuggestionItemOut{}, Errors: map[int]string{http.StatusConflict: "suggestion_not_open: already accepted or dismissed"},
-		Desc: "409 suggestion_not_open when already accepted or dismissed."}, s.handleSuggestionAccept)
+		Response: SuggestionItemOut{}, Errors: map[int]string{http.StatusConflict: "suggestion_not_open: already accepted or dismissed; suggestion_no_longer_holds: the proposal stopped being true"},
+		Desc: "409 suggestion_not_open when already accepted or dismissed; 409 suggestion_no_longer_holds when an owner suggestion's domain got an owner meanwhile."}, s.handleSuggestionAccept)
 	s.register(operation{ID: "dismissSuggestion", Method: http.MethodPost, Path: "/api/v1/suggestions/{suggestion_id}/dismiss", Tag: "suggestions",
 		Summary: "Dismiss an open suggestion (member or admin session)", Params: []param{suggestionIDParam}, Response: SuggestionItemOut{},
 		Errors: map[int]string{http.StatusConflict: "suggestion_not_open: already accepted or dismissed"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -533,20 +534,23 @@ func (s *ProductStore) InsertDomainVerdictEvent(ctx context.Context, ev product.
 // DomainLinks returns domains, their datasets and the live datasets of the workspace
 // (for domain suggestions).
 func (s *ProductStore) DomainLinks(ctx context.Context, ws string) (product.DomainLinks, error) {
-	out := product.DomainLinks{Names: map[string]string{}, ByDataset: map[string][]string{}}
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT m.id::text, m.name, dd.dataset_id::text FROM domains m
+	out := product.DomainLinks{Names: map[string]string{}, Owners: map[string]string{}, ByDataset: map[string][]string{}}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT m.id::text, m.name, coalesce(m.owner_name, ''), dd.dataset_id::text FROM domains m
 		LEFT JOIN domain_datasets dd ON dd.domain_id = m.id WHERE m.workspace_id = $1 ORDER BY m.name, dd.dataset_id`, ws)
 	if err != nil {
 		return out, translate(err)
 	}
 	for rows.Next() {
-		var id, name string
+		var id, name, owner string
 		var ds *string
-		if err := rows.Scan(&id, &name, &ds); err != nil {
+		if err := rows.Scan(&id, &name, &owner, &ds); err != nil {
 			rows.Close()
 			return out, translate(err)
 		}
 		out.Names[id] = name
+		if strings.TrimSpace(owner) != "" {
+			out.Owners[id] = owner
+		}
 		if ds != nil {
 			out.ByDataset[*ds] = append(out.ByDataset[*ds], id)
 		}

@@ -34,6 +34,10 @@ const (
 	// CategoryDomain proposes a domain for a dataset without one (signature
 	// domain:<domain id>), from the domains of its lineage neighbours.
 	CategoryDomain = "domain"
+	// CategoryOwner proposes an owner for a dataset in a domain where none of its
+	// domains has one (signature owner:<domain id>, the domain that would get it), from
+	// the owners of its lineage neighbours' domains.
+	CategoryOwner = "owner"
 
 	StatusOpen      = "open"
 	StatusAccepted  = "accepted"
@@ -138,6 +142,7 @@ type Blackouts interface {
 // and adds an accepted one's dataset to its domain.
 type Domains interface {
 	SuggestDomains(ctx context.Context) (product.DomainSuggestions, error)
+	SuggestOwners(ctx context.Context) ([]product.OwnerSuggestion, error)
 	Domain(ctx context.Context, id string) (product.Domain, error)
 	UpdateDomain(ctx context.Context, id string, patch product.DomainPatch) (product.Domain, error)
 }
@@ -203,20 +208,46 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, _, scanID string) 
 		for _, x := range ds.Suggestions {
 			byDataset[x.DatasetID] = append(byDataset[x.DatasetID], DomainSuggestion(x))
 		}
+		os, err := s.domains.SuggestOwners(ctx)
+		if err != nil {
+			return err
+		}
+		for _, x := range os {
+			byDataset[x.DatasetID] = append(byDataset[x.DatasetID], OwnerSuggestion(x))
+		}
 	}
 	for _, d := range list {
 		if err := s.store.UpsertSuggestions(ctx, workspaceID, d.ID, append(Generate(d, notNull[d.ID]), byDataset[d.ID]...), now); err != nil {
 			return err
 		}
-		keep := []string{}
-		for _, sg := range byDataset[d.ID] {
-			keep = append(keep, sg.Signature)
-		}
-		if err := s.store.RetireOpen(ctx, workspaceID, d.ID, CategoryDomain, keep); err != nil {
-			return err
+		for _, cat := range []string{CategoryDomain, CategoryOwner} {
+			keep := []string{}
+			for _, sg := range byDataset[d.ID] {
+				if sg.Category == cat {
+					keep = append(keep, sg.Signature)
+				}
+			}
+			if err := s.store.RetireOpen(ctx, workspaceID, d.ID, cat, keep); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// OwnerSuggestion is the suggestion of an owner for a dataset in a domain where none
+// of its domains has one (product's rule: the owner of its lineage neighbours'
+// domains, at least half of the links, no tie). Accepting sets the owner on the
+// target domain (through the domain's update, with its permissions); an open one
+// whose proposal no longer holds is withdrawn at the next scan.
+func OwnerSuggestion(x product.OwnerSuggestion) Suggestion {
+	from := make([]map[string]any, 0, len(x.FromDomains))
+	for _, f := range x.FromDomains {
+		from = append(from, map[string]any{"domain_id": f.DomainID, "domain_name": f.DomainName, "votes": f.Votes})
+	}
+	return Suggestion{Category: CategoryOwner, Signature: "owner:" + x.TargetDomainID,
+		Params: map[string]any{"owner_name": x.OwnerName, "domain_id": x.TargetDomainID, "domain_name": x.TargetDomainName,
+			"votes": x.Votes, "total_links": x.TotalLinks, "from_domains": from}}
 }
 
 // DomainSuggestion is the suggestion of a domain for a dataset without one: the
@@ -343,6 +374,11 @@ func (s *Service) Get(ctx context.Context, id string) (Suggestion, error) {
 // CodeNotOpen is a decision on a suggestion already accepted or dismissed.
 const CodeNotOpen = "suggestion_not_open"
 
+// CodeNoLongerHolds is the acceptance of a suggestion whose proposal stopped being
+// true before the next scan withdrew it (an owner suggestion on a domain that got an
+// owner meanwhile).
+const CodeNoLongerHolds = "suggestion_no_longer_holds"
+
 func (s *Service) open(ctx context.Context, id string) (vigia.Principal, Suggestion, error) {
 	p, err := vigia.RequireSession(ctx, vigia.RoleMember)
 	if err != nil {
@@ -389,6 +425,22 @@ func (s *Service) Accept(ctx context.Context, id string) (Suggestion, error) {
 		}
 		ids := append(append([]string{}, d.DatasetIDs...), sg.DatasetID)
 		if _, err := s.domains.UpdateDomain(ctx, id, product.DomainPatch{DatasetIDs: &ids}); err != nil {
+			return Suggestion{}, err
+		}
+	}
+	if sg.Category == CategoryOwner && s.domains != nil {
+		// The owner goes on the target domain, with the domain's own permission; a
+		// domain that got an owner meanwhile keeps it.
+		id, _ := sg.Params["domain_id"].(string)
+		owner, _ := sg.Params["owner_name"].(string)
+		d, err := s.domains.Domain(ctx, id)
+		if err != nil {
+			return Suggestion{}, err
+		}
+		if d.OwnerName != nil && strings.TrimSpace(*d.OwnerName) != "" {
+			return Suggestion{}, &vigia.Error{Kind: vigia.KindConflict, Code: CodeNoLongerHolds, Key: "error.suggestion_no_longer_holds"}
+		}
+		if _, err := s.domains.UpdateDomain(ctx, id, product.DomainPatch{OwnerName: product.Some(owner)}); err != nil {
 			return Suggestion{}, err
 		}
 	}
