@@ -34,11 +34,12 @@ func exampleVariables(t *testing.T, f *parityFixture, ex explorer.Example) strin
 }
 
 // wantInExample is what each example's answer must hold on the fixture (the demo pack
-// scanned, two datasets with open issues joined by lineage, hence an incident).
+// scanned, two datasets with open issues joined by lineage, hence a critical incident;
+// the first dataset's latest verdict a fail).
 var wantInExample = map[string][]string{
-	"failing-datasets":         {`"verdict"`, `"ownerName"`},
+	"failing-datasets":         {`"verdict": "fail"`, `"ownerName"`},
 	"column-impact":            {`"reachTotal"`, `"hops": 1`},
-	"incident-consumers":       {`"severity"`, `"root"`, `"downstream"`},
+	"incident-consumers":       {`"severity": "critical"`, `"root"`, `"downstream"`},
 	"upstream-critical-issues": {`"nullCount"`, `"upstream"`, `nulos em id`},
 }
 
@@ -46,6 +47,7 @@ var wantInExample = map[string][]string{
 // schema without errors and answers the fixture's data.
 func TestExplorerExamplesRunAgainstTheSchema(t *testing.T) {
 	f := newParityFixture(t)
+	failLatestVerdict(t, f, f.ids["dataset"][0])
 	if len(explorer.Examples) < 3 {
 		t.Fatalf("%d examples", len(explorer.Examples))
 	}
@@ -79,6 +81,7 @@ func TestExplorerExamplesRunAgainstTheSchema(t *testing.T) {
 func TestExplorerExamplesRunInChromium(t *testing.T) {
 	b := browsertest.New(t)
 	f := newParityFixture(t)
+	failLatestVerdict(t, f, f.ids["dataset"][0])
 	for _, ex := range explorer.Examples {
 		vars := ""
 		if ex.Variables != "{}" {

@@ -4,6 +4,7 @@ package catalog
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -303,12 +304,19 @@ const (
 	SortImpact = "impact"
 )
 
+// Verdicts are the values of a dataset's verdict (quality.Verdict), which the list
+// filters on.
+var Verdicts = []string{"pass", "warn", "fail", "unknown"}
+
 // DatasetFilter selects datasets; nil fields do not filter.
 type DatasetFilter struct {
 	ConnectionID *string
 	Q            *string
 	Sort         string
-	Page         vigia.Page
+	// Verdict keeps the datasets whose latest verdict is this one (pass, warn, fail or
+	// unknown; unknown also before a dataset's first verdict).
+	Verdict *string
+	Page    vigia.Page
 	// Cursor (opaque, from a previous page's last item: KeyOf(…).Cursor()) starts the
 	// page after that item of the same order, with an offset of 0; After is its key,
 	// set by the service.
@@ -401,6 +409,9 @@ func (s *Service) FindDatasets(ctx context.Context, f DatasetFilter) (vigia.List
 		} else {
 			f.Q = &q
 		}
+	}
+	if f.Verdict != nil && !slices.Contains(Verdicts, *f.Verdict) {
+		return vigia.List[Dataset]{}, vigia.Invalid(vigia.Field("enum", nil, "verdict"))
 	}
 	f.After = nil
 	if f.Cursor != nil {

@@ -47,8 +47,8 @@ func (r *datasetResolver) Path(ctx context.Context, obj *model.Dataset, to strin
 }
 
 // Incidents is the resolver for the incidents field.
-func (r *queryResolver) Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error) {
-	f := incident.Filter{Status: status, Page: vigia.PageOf(limit, offset, incident.PageDefault)}
+func (r *queryResolver) Incidents(ctx context.Context, status *string, severity *string, limit *int, offset *int) (*model.IncidentPage, error) {
+	f := incident.Filter{Status: status, Severity: severity, Page: vigia.PageOf(limit, offset, incident.PageDefault)}
 	res, err := r.IncidentService.Incidents(ctx, f)
 	if err != nil {
 		return nil, err

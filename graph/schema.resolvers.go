@@ -24,8 +24,9 @@ func (r *datasetResolver) Columns(ctx context.Context, obj *model.Dataset) ([]mo
 }
 
 // Datasets is the resolver for the datasets field.
-func (r *queryResolver) Datasets(ctx context.Context, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) (*model.DatasetPage, error) {
-	f := catalog.DatasetFilter{Q: q, ConnectionID: connectionID, Sort: catalog.SortName, Page: vigia.PageOf(limit, offset, catalog.DatasetPageDefault)}
+func (r *queryResolver) Datasets(ctx context.Context, q *string, connectionID *string, sort *model.DatasetSort, verdict *string, limit *int, offset *int) (*model.DatasetPage, error) {
+	f := catalog.DatasetFilter{Q: q, ConnectionID: connectionID, Sort: catalog.SortName, Verdict: verdict,
+		Page: vigia.PageOf(limit, offset, catalog.DatasetPageDefault)}
 	if sort != nil {
 		f.Sort = string(*sort)
 	}

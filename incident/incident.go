@@ -50,7 +50,10 @@ type Incident struct {
 // Filter selects incidents.
 type Filter struct {
 	Status *string
-	Page   vigia.Page
+	// Severity keeps the incidents of one severity (info, warning or critical): the
+	// highest severity of their issues.
+	Severity *string
+	Page     vigia.Page
 }
 
 // Store is the record of incidents (implemented by store.LineageStore).
@@ -311,6 +314,9 @@ func rootOf(members []string, reaches map[string][]string) string {
 	return best
 }
 
+// Severities are an incident's severities, lowest first.
+var Severities = []string{"info", "warning", "critical"}
+
 var severityRank = map[string]int{"info": 0, "warning": 1, "critical": 2}
 
 func maxSeverity(a, b string) string {
@@ -321,7 +327,7 @@ func maxSeverity(a, b string) string {
 }
 
 // Incidents lists the incidents whose root dataset the caller can see, newest first.
-// Returns KindInvalid for a bad page or status.
+// Returns KindInvalid for a bad page, status or severity.
 func (s *Service) Incidents(ctx context.Context, f Filter) (vigia.List[View], error) {
 	v, err := viewer(ctx)
 	if err != nil {
@@ -330,6 +336,11 @@ func (s *Service) Incidents(ctx context.Context, f Filter) (vigia.List[View], er
 	fields := vigia.FieldsOf(f.Page.Validate())
 	if f.Status != nil && *f.Status != Open && *f.Status != Resolved {
 		fields = append(fields, vigia.Field("enum", nil, "status"))
+	}
+	if f.Severity != nil {
+		if _, ok := severityRank[*f.Severity]; !ok {
+			fields = append(fields, vigia.Field("enum", nil, "severity"))
+		}
 	}
 	if len(fields) > 0 {
 		return vigia.List[View]{}, vigia.Invalid(fields...)

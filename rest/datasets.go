@@ -130,6 +130,8 @@ func (s *Server) datasetRoutes() {
 			{Name: "sort", In: "query", Type: "string", Enum: []string{catalog.SortName, catalog.SortUsage, catalog.SortImpact}, Default: catalog.SortName,
 				Desc: "name (default), usage (queries per day, most used first) or impact (downstream reach, largest first, ties by name)"},
 			{Name: "include", In: "query", Type: "string", MaxLen: 100, Desc: "Comma list; trust adds each item's trust score (unknown items are ignored)"},
+			{Name: "verdict", In: "query", Type: "string", Enum: catalog.Verdicts,
+				Desc: "Extension: only datasets whose latest verdict is this one (unknown also before their first verdict)"},
 			{Name: "cursor", In: "query", Type: "string", MaxLen: 4000,
 				Desc: "Extension: the X-Next-Cursor of the previous page of the same sort (and filters); the page starts after its last item, " +
 					"as fast at any depth (offset must then be 0). Opaque."},
@@ -146,7 +148,7 @@ func (s *Server) handleDatasetList(w http.ResponseWriter, r *http.Request, in *i
 		sort = *v
 	}
 	f := catalog.DatasetFilter{ConnectionID: in.String("connection_id"), Q: in.String("q"), Sort: sort, Page: in.Page(),
-		Cursor: in.String("cursor")}
+		Verdict: in.String("verdict"), Cursor: in.String("cursor")}
 	next := func(items []catalog.Dataset) {
 		if len(items) > 0 && len(items) == f.Page.Limit {
 			w.Header().Set("X-Next-Cursor", catalog.KeyOf(items[len(items)-1], sort).Cursor())

@@ -418,7 +418,9 @@ func (s *Server) lineageRoutes() {
 		Params: []param{{Name: "issue_id", In: "path", Type: "string", Required: true, MaxLen: 64}}}, s.handleIssueImpact)
 	s.register(operation{ID: "listIncidents", Method: http.MethodGet, Path: "/api/v1/incidents", Tag: "incidents",
 		Summary: "Incidents with their blast radius, newest first", List: true, ListDefault: incident.PageDefault, Response: []IncidentOut{},
-		Params: []param{{Name: "status", In: "query", Type: "string", Enum: []string{incident.Open, incident.Resolved}}}},
+		Params: []param{{Name: "status", In: "query", Type: "string", Enum: []string{incident.Open, incident.Resolved}},
+			{Name: "severity", In: "query", Type: "string", Enum: incident.Severities,
+				Desc: "Extension: only incidents of this severity (the highest of their issues')"}}},
 		s.handleIncidentList)
 	s.register(operation{ID: "getIncident", Method: http.MethodGet, Path: "/api/v1/incidents/{incident_id}", Tag: "incidents",
 		Summary: "One incident with its blast radius", Response: IncidentOut{},
@@ -677,7 +679,7 @@ func toChangeRuns(rs []incident.ChangeRun) []IncidentChangeRunOut {
 }
 
 func (s *Server) handleIncidentList(w http.ResponseWriter, r *http.Request, in *input) {
-	res, err := s.deps.Incidents.Incidents(r.Context(), incident.Filter{Status: in.String("status"), Page: in.Page()})
+	res, err := s.deps.Incidents.Incidents(r.Context(), incident.Filter{Status: in.String("status"), Severity: in.String("severity"), Page: in.Page()})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

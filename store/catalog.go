@@ -90,9 +90,16 @@ func findDatasetsSQL(v catalog.Viewer, f catalog.DatasetFilter) datasetListSQL {
 		args = append(args, "%"+escapeLike(*f.Q)+"%")
 		where = append(where, fmt.Sprintf("(d.schema_name || '.' || d.table_name) ILIKE $%d", len(args)))
 	}
+	if f.Verdict != nil {
+		// The latest verdict (verdicts_seq), unknown before the first one, as the
+		// dataset's verdict read answers.
+		args = append(args, *f.Verdict)
+		where = append(where, fmt.Sprintf(`coalesce((SELECT v.verdict FROM verdicts v WHERE v.dataset_id = d.id
+			ORDER BY v.seq DESC LIMIT 1), 'unknown') = $%d`, len(args)))
+	}
 	cond := strings.Join(where, " AND ")
 	out := datasetListSQL{countArgs: args}
-	if f.ConnectionID == nil && f.Q == nil {
+	if f.ConnectionID == nil && f.Q == nil && f.Verdict == nil {
 		out.count = `SELECT (SELECT coalesce(sum(delta), 0) FROM dataset_count_deltas WHERE workspace_id = $1)
 			- (SELECT count(*) FROM datasets d WHERE d.workspace_id = $1 AND d.dropped_at IS NULL
 				AND d.id IN (SELECT h FROM vigia_hidden_datasets($1, $2::uuid[], $3) h))`

@@ -76,13 +76,14 @@ func (s *IncidentStore) SaveIncident(ctx context.Context, in incident.Incident) 
 
 // Incidents lists incidents whose root the viewer can see, newest first.
 func (s *IncidentStore) Incidents(ctx context.Context, v catalog.Viewer, f incident.Filter) (vigia.List[incident.Incident], error) {
-	cond := `i.workspace_id = $1 AND i.root_dataset_id IS NOT NULL AND ` + VisibleSQL("i.root_dataset_id", 2, 3) + ` AND ($4::text IS NULL OR i.status = $4)`
-	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin, f.Status}
+	cond := `i.workspace_id = $1 AND i.root_dataset_id IS NOT NULL AND ` + VisibleSQL("i.root_dataset_id", 2, 3) + ` AND ($4::text IS NULL OR i.status = $4)` +
+		` AND ($5::text IS NULL OR i.severity = $5)`
+	args := []any{v.WorkspaceID, v.TeamIDs, v.Admin, f.Status, f.Severity}
 	var out vigia.List[incident.Incident]
 	if err := s.db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM incidents i WHERE `+cond, args...).Scan(&out.Total); err != nil {
 		return out, translate(err)
 	}
-	rows, err := s.db.q(ctx).Query(ctx, incidentSelect+` WHERE `+cond+` ORDER BY i.updated_at DESC, i.id DESC LIMIT $5 OFFSET $6`,
+	rows, err := s.db.q(ctx).Query(ctx, incidentSelect+` WHERE `+cond+` ORDER BY i.updated_at DESC, i.id DESC LIMIT $6 OFFSET $7`,
 		append(args, f.Page.Limit, f.Page.Offset)...)
 	if err != nil {
 		return out, translate(err)

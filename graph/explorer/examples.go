@@ -22,10 +22,10 @@ var Examples = []Example{
 		ID:      "failing-datasets",
 		TitlePT: "Datasets com veredicto a falhar e os seus donos",
 		TitleEN: "Datasets failing their verdict, with their owners",
-		Query: `# Each dataset's verdict (look for fail), the rules
-# that fail it and the owners of its data products.
+		Query: `# Datasets whose latest verdict is fail, the rules
+# that fail them and the owners of their data products.
 query FailingDatasets {
-  datasets(limit: 100) {
+  datasets(verdict: "fail", limit: 100) {
     total
     items {
       name
@@ -67,11 +67,11 @@ query ColumnImpact($dataset: ID!, $column: String!) {
 		ID:      "incident-consumers",
 		TitlePT: "Consumidores de datasets sob um incidente crítico aberto",
 		TitleEN: "Consumers of datasets under an open critical incident",
-		Query: `# Open incidents (look for severity: critical) with
-# the consumers of their root dataset and of the
-# datasets downstream of it.
+		Query: `# Open critical incidents with the consumers of
+# their root dataset and of the datasets downstream
+# of it.
 query IncidentConsumers {
-  incidents(status: "open") {
+  incidents(status: "open", severity: "critical") {
     total
     items {
       title

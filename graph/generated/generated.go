@@ -1795,7 +1795,7 @@ type ComplexityRoot struct {
 		Connections            func(childComplexity int) int
 		Consumers              func(childComplexity int, limit *int, offset *int) int
 		Dataset                func(childComplexity int, id string) int
-		Datasets               func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) int
+		Datasets               func(childComplexity int, q *string, connectionID *string, sort *model.DatasetSort, verdict *string, limit *int, offset *int) int
 		DemoPacks              func(childComplexity int) int
 		Domain                 func(childComplexity int, id string) int
 		DomainSuggestions      func(childComplexity int) int
@@ -1810,7 +1810,7 @@ type ComplexityRoot struct {
 		GraphSnapshotDiff      func(childComplexity int, from string, to *string) int
 		GraphSnapshots         func(childComplexity int, limit *int, offset *int) int
 		Incident               func(childComplexity int, id string) int
-		Incidents              func(childComplexity int, status *string, limit *int, offset *int) int
+		Incidents              func(childComplexity int, status *string, severity *string, limit *int, offset *int) int
 		Issue                  func(childComplexity int, id string) int
 		IssueBoard             func(childComplexity int, assigneeTeam *string) int
 		IssueSLAReport         func(childComplexity int, period string, groupBy *string) int
@@ -2724,7 +2724,7 @@ type NotificationChannelResolver interface {
 	Deliveries(ctx context.Context, obj *model.NotificationChannel, limit *int, offset *int) (*model.NotificationDeliveryPage, error)
 }
 type QueryResolver interface {
-	Datasets(ctx context.Context, q *string, connectionID *string, sort *model.DatasetSort, limit *int, offset *int) (*model.DatasetPage, error)
+	Datasets(ctx context.Context, q *string, connectionID *string, sort *model.DatasetSort, verdict *string, limit *int, offset *int) (*model.DatasetPage, error)
 	Dataset(ctx context.Context, id string) (*model.Dataset, error)
 	RagGate(ctx context.Context, items []model.RAGGateItemInput, purpose *string, piiAllowed *bool) (*model.RAGGate, error)
 	Scan(ctx context.Context, id string) (*model.Scan, error)
@@ -2737,7 +2737,7 @@ type QueryResolver interface {
 	ManagementDashboard(ctx context.Context, days *int) (*model.ManagementDashboard, error)
 	Issues(ctx context.Context, severity []string, status []string, typeArg []string, datasetID *string, assigneeTeam *string, slaBreached *bool, limit *int, offset *int) (*model.IssuePage, error)
 	Issue(ctx context.Context, id string) (*model.Issue, error)
-	Incidents(ctx context.Context, status *string, limit *int, offset *int) (*model.IncidentPage, error)
+	Incidents(ctx context.Context, status *string, severity *string, limit *int, offset *int) (*model.IncidentPage, error)
 	KnowledgeGraph(ctx context.Context, focus *string, hops *int, kinds []string) (*model.KnowledgeGraph, error)
 	Connections(ctx context.Context) ([]model.Connection, error)
 	Connection(ctx context.Context, id string) (*model.Connection, error)
@@ -10451,7 +10451,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Datasets(childComplexity, args["q"].(*string), args["connectionId"].(*string), args["sort"].(*model.DatasetSort), args["limit"].(*int), args["offset"].(*int)), true
+		return e.ComplexityRoot.Query.Datasets(childComplexity, args["q"].(*string), args["connectionId"].(*string), args["sort"].(*model.DatasetSort), args["verdict"].(*string), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.demoPacks":
 		if e.ComplexityRoot.Query.DemoPacks == nil {
 			break
@@ -10596,7 +10596,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Incidents(childComplexity, args["status"].(*string), args["limit"].(*int), args["offset"].(*int)), true
+		return e.ComplexityRoot.Query.Incidents(childComplexity, args["status"].(*string), args["severity"].(*string), args["limit"].(*int), args["offset"].(*int)), true
 
 	case "Query.issue":
 		if e.ComplexityRoot.Query.Issue == nil {
@@ -14287,8 +14287,11 @@ enum DatasetSort {
 }
 
 type Query {
-  "Datasets the caller can see; limit 1-500, offset >= 0."
-  datasets(q: String, connectionId: ID, sort: DatasetSort = name, limit: Int = 500, offset: Int = 0): DatasetPage!
+  """
+  Datasets the caller can see; limit 1-500, offset >= 0. verdict: only datasets whose
+  latest verdict is pass, warn, fail or unknown (unknown also before their first verdict).
+  """
+  datasets(q: String, connectionId: ID, sort: DatasetSort = name, verdict: String, limit: Int = 500, offset: Int = 0): DatasetPage!
   "One dataset; an unknown id or another workspace's gives an error with extensions.code not_found."
   dataset(id: ID!): Dataset
 }
@@ -15144,8 +15147,11 @@ type KnowledgeGraph {
 }
 
 extend type Query {
-  "Incidents whose root the caller can see, newest first; limit 1-500."
-  incidents(status: String, limit: Int = 100, offset: Int = 0): IncidentPage!
+  """
+  Incidents whose root the caller can see, newest first; limit 1-500. status: open or
+  resolved; severity: info, warning or critical (the highest of their issues').
+  """
+  incidents(status: String, severity: String, limit: Int = 100, offset: Int = 0): IncidentPage!
   "The knowledge graph; focus = dataset:<id>, hops 1-3, kinds = node kinds."
   knowledgeGraph(focus: String, hops: Int = 2, kinds: [String!]): KnowledgeGraph!
 }
@@ -23808,22 +23814,30 @@ func (ec *executionContext) field_Query_datasets_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["sort"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "verdict",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["verdict"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+	args["limit"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["offset"] = arg4
+	args["offset"] = arg5
 	return args, nil
 }
 
@@ -24074,22 +24088,30 @@ func (ec *executionContext) field_Query_incidents_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["status"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "severity",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["severity"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["offset"] = arg2
+	args["offset"] = arg3
 	return args, nil
 }
 
@@ -55095,7 +55117,7 @@ func (ec *executionContext) _Query_datasets(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Datasets(ctx, fc.Args["q"].(*string), fc.Args["connectionId"].(*string), fc.Args["sort"].(*model.DatasetSort), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+			return ec.Resolvers.Query().Datasets(ctx, fc.Args["q"].(*string), fc.Args["connectionId"].(*string), fc.Args["sort"].(*model.DatasetSort), fc.Args["verdict"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.DatasetPage) graphql.Marshaler {
@@ -55667,7 +55689,7 @@ func (ec *executionContext) _Query_incidents(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Incidents(ctx, fc.Args["status"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+			return ec.Resolvers.Query().Incidents(ctx, fc.Args["status"].(*string), fc.Args["severity"].(*string), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.IncidentPage) graphql.Marshaler {
