@@ -127,7 +127,13 @@ func TestChargebackSharesDatasetsAndMatchesHandComputation(t *testing.T) {
 	if r.Header.Get("X-Total-Count") != fmt.Sprint(len(rows)) {
 		t.Fatalf("X-Total-Count %q for %d rows", r.Header.Get("X-Total-Count"), len(rows))
 	}
-	month := time.Now().UTC().Format("2006-01")
+	// Months are the workspace's (its default time zone, Europe/Lisbon).
+	lisbon, err := time.LoadLocation("Europe/Lisbon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := time.Now().In(lisbon)
+	month := local.Format("2006-01")
 	byEntity := map[string]chargebackRow{}
 	for _, x := range rows {
 		if x.Month != month || x.WorkspaceID != ws {
@@ -194,7 +200,7 @@ func TestChargebackSharesDatasetsAndMatchesHandComputation(t *testing.T) {
 	}
 
 	// The monthly routine's snapshot of this month has the same rows.
-	snap, err := env.App.Finops.MonthSnapshot(context.Background(), ws, time.Date(time.Now().UTC().Year(), time.Now().UTC().Month(), 1, 0, 0, 0, 0, time.UTC))
+	snap, err := env.App.Finops.MonthSnapshot(context.Background(), ws, time.Date(local.Year(), local.Month(), 1, 0, 0, 0, 0, lisbon))
 	if err != nil {
 		t.Fatal(err)
 	}
