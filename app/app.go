@@ -271,7 +271,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 		Pipelines: orchestrator.TrustPipelines{Store: db.Orchestrators()}})
 	// Incidents list the consumers that read a dataset recently.
 	a.Lineage = lineage.NewService(lineage.Deps{Store: db.Lineage(), Graph: graph, Views: sqllineage.Parser{}, Tx: db,
-		Jobs: lineageJobs{queue}, Consumers: recentConsumers{a.Trust}, Providers: db.KnowledgeProviders(), Clock: clock, Log: log})
+		Jobs: lineageJobs{queue}, Consumers: recentConsumers{a.Trust}, Providers: db.KnowledgeProviders(a.Messages), Clock: clock, Log: log})
 	// Incidents group issues through lineage's impact API.
 	a.Incidents = incident.NewService(db.Incidents(), a.Lineage, clock).WithChanges(db.Orchestrators())
 	// Products order by lineage reach.

@@ -228,3 +228,60 @@ func TestIssueTitleRenderedInTheReadersLanguage(t *testing.T) {
 		}
 	}
 }
+
+// The knowledge graph's issue nodes carry the issue's title in the reader's language, as
+// the issue reads do; an unkeyed issue keeps its stored text.
+func TestKnowledgeGraphIssueTitlesInTheReadersLanguage(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "kgtitles")
+	member := env.MustSession(t, ws, vigia.RoleMember)
+	ds := env.MustDataset(t, ws, env.MustConnection(t, ws, "pg"), "public", "pessoas")
+	now := time.Now().UTC()
+	keyed, plain := vigia.NewID(), vigia.NewID()
+	for _, q := range []struct {
+		id, title, key string
+	}{{keyed, "Política de dados retenção violada em public.pessoas", "issue.policy_violation"}, {plain, "Título antigo", ""}} {
+		if _, err := env.DB.Pool().Exec(context.Background(), `INSERT INTO issues (id, workspace_id, dataset_id, type, severity, status, title,
+			title_key, title_params, created_at, updated_at) VALUES ($1, $2, $3, 'policy_violation', 'warning', 'open', $4, $5,
+			'{"label":"retenção","dataset":"public.pessoas"}', $6, $6)`, q.id, ws, ds, q.title, q.key, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type node struct {
+		ID, Kind, Name string
+	}
+	names := func(nodes []node) map[string]string {
+		out := map[string]string{}
+		for _, n := range nodes {
+			if n.Kind == "issue" {
+				out[n.ID] = n.Name
+			}
+		}
+		return out
+	}
+	for _, c := range []struct{ lang, keyed string }{
+		{"en", "Data policy retenção violated on public.pessoas"},
+		{"pt", "Política de dados retenção violada em public.pessoas"},
+	} {
+		for _, path := range []string{"/api/v1/knowledge/graph", "/api/v1/knowledge/graph?focus=dataset:" + ds} {
+			r := env.Do(t, http.MethodGet, path, member, nil, "Accept-Language: "+c.lang)
+			mustStatus(t, r, http.StatusOK)
+			var g struct{ Nodes []node }
+			r.JSON(t, &g)
+			got := names(g.Nodes)
+			if len(got) != 2 || got["issue:"+keyed] != c.keyed || got["issue:"+plain] != "Título antigo" {
+				t.Fatalf("%s in %s: issue nodes %v", path, c.lang, got)
+			}
+		}
+		r := env.Do(t, http.MethodPost, "/graphql", member, map[string]any{"query": `{ knowledgeGraph { nodes { id kind name } } }`},
+			"Accept-Language: "+c.lang)
+		mustStatus(t, r, http.StatusOK)
+		var out struct {
+			Data struct{ KnowledgeGraph struct{ Nodes []node } }
+		}
+		r.JSON(t, &out)
+		if got := names(out.Data.KnowledgeGraph.Nodes); got["issue:"+keyed] != c.keyed || got["issue:"+plain] != "Título antigo" {
+			t.Fatalf("GraphQL in %s: issue nodes %v", c.lang, got)
+		}
+	}
+}

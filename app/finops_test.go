@@ -127,7 +127,13 @@ func TestChargebackSharesDatasetsAndMatchesHandComputation(t *testing.T) {
 	if r.Header.Get("X-Total-Count") != fmt.Sprint(len(rows)) {
 		t.Fatalf("X-Total-Count %q for %d rows", r.Header.Get("X-Total-Count"), len(rows))
 	}
-	month := time.Now().UTC().Format("2006-01")
+	// Months are the workspace's (its default time zone, Europe/Lisbon).
+	lisbon, err := time.LoadLocation("Europe/Lisbon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := time.Now().In(lisbon)
+	month := local.Format("2006-01")
 	byEntity := map[string]chargebackRow{}
 	for _, x := range rows {
 		if x.Month != month || x.WorkspaceID != ws {
@@ -194,7 +200,7 @@ func TestChargebackSharesDatasetsAndMatchesHandComputation(t *testing.T) {
 	}
 
 	// The monthly routine's snapshot of this month has the same rows.
-	snap, err := env.App.Finops.MonthSnapshot(context.Background(), ws, time.Date(time.Now().UTC().Year(), time.Now().UTC().Month(), 1, 0, 0, 0, 0, time.UTC))
+	snap, err := env.App.Finops.MonthSnapshot(context.Background(), ws, time.Date(local.Year(), local.Month(), 1, 0, 0, 0, 0, lisbon))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,5 +253,55 @@ func TestChargebackSharesDatasetsAndMatchesHandComputation(t *testing.T) {
 	if f := rows[0].FX; f == nil || f.Currency != "USD" || f.Rate != 1.0832 || f.RateDate != day.Format(time.DateOnly) ||
 		rows[0].LLMCost.Amount == nil || *rows[0].LLMCost.Amount != 0 {
 		t.Fatalf("USD with a rate: %s", r.Body)
+	}
+}
+
+// Chargeback months begin and end at midnight in the workspace's time zone: a scan just
+// after midnight local time on the 1st (still the day before in UTC) counts in the new
+// month, one just before it in the old; the monthly snapshot takes the same months.
+func TestChargebackMonthsFollowTheWorkspaceTimeZone(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "chargeback-tz")
+	admin := env.MustSession(t, ws, vigia.RoleAdmin)
+	mustStatus(t, env.Do(t, http.MethodPut, "/api/v1/workspace/locale", admin, map[string]any{"locale": "pt-PT", "timezone": "Asia/Tokyo"}), http.StatusOK)
+	tokyo, err := time.LoadLocation("Asia/Tokyo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := env.MustConnection(t, ws, "pg")
+	ds := env.MustDataset(t, ws, conn, "public", "vendas")
+	local := time.Now().In(tokyo)
+	after := time.Date(local.Year(), local.Month()-1, 1, 0, 30, 0, 0, tokyo) // 00:30 on the 1st of last month, local
+	before := after.Add(-time.Hour)                                          // 23:30 the day before, local
+	newMonth, oldMonth := after.Format("2006-01"), before.In(tokyo).Format("2006-01")
+	if after.UTC().Format("2006-01") != oldMonth {
+		t.Fatalf("the scan after midnight must still be in %s in UTC: %s", oldMonth, after.UTC())
+	}
+	for i, at := range []time.Time{before, after} {
+		scan := seedScan(t, env, ws, conn, "succeeded", at)
+		exec(t, env, `INSERT INTO dataset_profiles (dataset_id, scan_id, workspace_id, seq, row_count, depth, columns, metrics, profiled_at, bytes_read)
+			VALUES ($1, $2, $3, $4, 10, 'standard', '[]', '{}', $5, $6)`, ds, scan, ws, i+1, at, 1000*(i+1))
+	}
+	r := env.Do(t, http.MethodGet, "/api/v1/bi/chargeback", admin, nil)
+	mustStatus(t, r, http.StatusOK)
+	var rows []chargebackRow
+	r.JSON(t, &rows)
+	got := map[string][2]float64{}
+	for _, row := range rows {
+		if row.Dimension == "workspace" {
+			got[row.Month] = [2]float64{row.Scans, row.ProfileBytes}
+		}
+	}
+	want := map[string][2]float64{oldMonth: {1, 1000}, newMonth: {1, 2000}}
+	if len(got) != 2 || got[oldMonth] != want[oldMonth] || got[newMonth] != want[newMonth] {
+		t.Fatalf("workspace rows by month %v, want %v", got, want)
+	}
+	// The routine's snapshot of the new month, asked for with its local first day.
+	snap, err := env.App.Finops.MonthSnapshot(context.Background(), ws, time.Date(after.Year(), after.Month(), 1, 0, 0, 0, 0, tokyo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sn := snap.(finops.Snapshot); sn.Month != newMonth || len(sn.Rows) != 2 || sn.Rows[0].Dimension != "workspace" || sn.Rows[0].Scans != 1 || sn.Rows[0].ProfileBytes != 2000 {
+		t.Fatalf("snapshot: %+v", snap)
 	}
 }

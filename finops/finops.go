@@ -39,7 +39,7 @@ const Base = "EUR"
 
 // ProfileUse is what one dataset's profiles of one month read.
 type ProfileUse struct {
-	Month     string // YYYY-MM (UTC)
+	Month     string // YYYY-MM in the workspace's time zone
 	DatasetID string
 	Profiles  int
 	Bytes     int64
@@ -80,8 +80,10 @@ type Rate struct {
 // Store reads the records.
 type Store interface {
 	// ChargebackFacts reads the profiles of the datasets v can see and the reports v can
-	// read, written at or after since.
-	ChargebackFacts(ctx context.Context, v catalog.Viewer, since time.Time) (Facts, error)
+	// read, written at or after since, their months taken in loc.
+	ChargebackFacts(ctx context.Context, v catalog.Viewer, since time.Time, loc *time.Location) (Facts, error)
+	// TimeZone is the workspace's time zone (IANA name).
+	TimeZone(ctx context.Context, workspaceID string) (string, error)
 	// DomainVisible reports whether the domain exists in v's workspace and v can see it.
 	DomainVisible(ctx context.Context, v catalog.Viewer, domainID string) (bool, error)
 	// WorkspaceCurrency is the workspace's currency, nil when none is set (EUR).
@@ -166,7 +168,7 @@ func (s *Service) Chargeback(ctx context.Context, f ChargebackFilter) (vigia.Lis
 	if err := f.Page.Validate(); err != nil {
 		return vigia.List[Row]{}, err
 	}
-	rows, err := s.rows(ctx, p, days, f.DomainID)
+	rows, _, err := s.rows(ctx, p, days, f.DomainID)
 	if err != nil {
 		return vigia.List[Row]{}, err
 	}
@@ -358,22 +360,41 @@ func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 func ptr[T any](v T) *T { return &v }
 
-// rows computes the rows of the period with their money, for one domain or all.
-func (s *Service) rows(ctx context.Context, p vigia.Principal, days int, domainID *string) ([]Row, error) {
+// location is the workspace's time zone, in which months begin and end; a zone the
+// system lacks falls back to UTC, as the routines' schedules do.
+func (s *Service) location(ctx context.Context, workspaceID string) (*time.Location, error) {
+	tz, err := s.store.TimeZone(ctx, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return time.UTC, nil //nolint:nilerr // a zone the system lacks falls back to UTC
+	}
+	return loc, nil
+}
+
+// rows computes the rows of the period with their money, for one domain or all, months
+// in the workspace's time zone (returned).
+func (s *Service) rows(ctx context.Context, p vigia.Principal, days int, domainID *string) ([]Row, *time.Location, error) {
 	v := catalog.ViewerOf(p)
 	if domainID != nil {
 		ok, err := s.store.DomainVisible(ctx, v, *domainID)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !ok {
-			return nil, vigia.NotFound()
+			return nil, nil, vigia.NotFound()
 		}
 	}
-	now := s.clock.Now().UTC()
-	facts, err := s.store.ChargebackFacts(ctx, v, now.AddDate(0, 0, -days))
+	loc, err := s.location(ctx, p.WorkspaceID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	now := s.clock.Now().UTC()
+	facts, err := s.store.ChargebackFacts(ctx, v, now.AddDate(0, 0, -days), loc)
+	if err != nil {
+		return nil, nil, err
 	}
 	rows := Compute(p.WorkspaceID, facts)
 	if domainID != nil {
@@ -387,7 +408,7 @@ func (s *Service) rows(ctx context.Context, p vigia.Principal, days int, domainI
 	}
 	cur, err := s.currency(ctx, p.WorkspaceID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rates := map[string]*Rate{}
 	for i := range rows {
@@ -395,13 +416,13 @@ func (s *Service) rows(ctx context.Context, p vigia.Principal, days int, domainI
 		if _, ok := rates[r.Month]; !ok {
 			rate, err := s.rateFor(ctx, cur, monthEnd(r.Month, now))
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			rates[r.Month] = rate
 		}
 		r.Money = Convert(r.LLMCostEUR, cur, rates[r.Month])
 	}
-	return rows, nil
+	return rows, loc, nil
 }
 
 // Dashboard is the finops dashboard: the workspace rows of the last twelve months with
@@ -421,7 +442,7 @@ func (s *Service) FinopsDashboard(ctx context.Context) (Dashboard, error) {
 	if err != nil {
 		return Dashboard{}, err
 	}
-	rows, err := s.rows(ctx, p, DefaultDays, nil)
+	rows, loc, err := s.rows(ctx, p, DefaultDays, nil)
 	if err != nil {
 		return Dashboard{}, err
 	}
@@ -432,7 +453,7 @@ func (s *Service) FinopsDashboard(ctx context.Context) (Dashboard, error) {
 	now := s.clock.Now().UTC()
 	d := Dashboard{AsOf: now, Currency: cur, FX: rate, Months: []Row{}, Domains: []Row{},
 		Totals: Row{Dimension: DimensionWorkspace, WorkspaceID: p.WorkspaceID}}
-	month := now.Format("2006-01")
+	month := now.In(loc).Format("2006-01")
 	for _, r := range rows {
 		switch {
 		case r.Dimension == DimensionWorkspace:
@@ -471,16 +492,17 @@ type SnapshotRow struct {
 	Currency     string   `json:"currency"`
 }
 
-// MonthSnapshot is the chargeback of the month starting at month (UTC) over every dataset
-// and report of the workspace (as an admin sees them), for the monthly routine.
+// MonthSnapshot is the chargeback of the month (in the workspace's time zone) that month
+// falls in, over every dataset and report of the workspace (as an admin sees them), for
+// the monthly routine.
 func (s *Service) MonthSnapshot(ctx context.Context, workspaceID string, month time.Time) (any, error) {
 	p := vigia.Principal{WorkspaceID: workspaceID, Role: vigia.RoleAdmin, UserID: "routine"}
 	days := int(s.clock.Now().UTC().Sub(month).Hours()/24) + 1
-	rows, err := s.rows(ctx, p, min(max(days, 1), MaxDays), nil)
+	rows, loc, err := s.rows(ctx, p, min(max(days, 1), MaxDays), nil)
 	if err != nil {
 		return nil, err
 	}
-	key := month.UTC().Format("2006-01")
+	key := month.In(loc).Format("2006-01")
 	snap := Snapshot{Month: key, Rows: []SnapshotRow{}}
 	for _, r := range rows {
 		if r.Month != key {

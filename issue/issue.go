@@ -278,12 +278,19 @@ type Titles interface {
 	Message(lang, key string, params map[string]any) string
 }
 
-// localize renders the issue's title in the request's language (vigia.Lang) from its
-// message key; an issue without a key the catalogue knows keeps its stored text.
-func (s *Service) localize(ctx context.Context, is Issue) Issue {
-	if s.titles != nil && is.TitleKey != "" && s.titles.Has(is.TitleKey) {
-		is.Title = s.titles.Message(vigia.Lang(ctx), is.TitleKey, is.TitleParams)
+// RenderTitle is an issue title in the request's language (vigia.Lang) from its message
+// key and parameters; a title without a key the catalogue knows (or without a catalogue)
+// is its stored text. Every read that shows issue titles renders them with it.
+func RenderTitle(ctx context.Context, titles Titles, key string, params map[string]any, stored string) string {
+	if titles != nil && key != "" && titles.Has(key) {
+		return titles.Message(vigia.Lang(ctx), key, params)
 	}
+	return stored
+}
+
+// localize renders the issue's title in the request's language (RenderTitle).
+func (s *Service) localize(ctx context.Context, is Issue) Issue {
+	is.Title = RenderTitle(ctx, s.titles, is.TitleKey, is.TitleParams, is.Title)
 	return is
 }
 

@@ -23,7 +23,7 @@ type FXOut struct {
 
 // ChargebackRowOut is one chargeback row.
 type ChargebackRowOut struct {
-	Month         string   `json:"month" doc:"YYYY-MM (UTC)"`
+	Month         string   `json:"month" doc:"YYYY-MM, the month in the workspace's time zone (GET /workspace/locale)"`
 	Dimension     string   `json:"dimension" enum:"workspace,domain"`
 	WorkspaceID   string   `json:"workspace_id"`
 	WorkspaceName string   `json:"workspace_name"`
@@ -47,7 +47,7 @@ func (s *Server) finopsRoutes() {
 		List: true, ListDefault: finops.PageDefault, Response: []ChargebackRowOut{},
 		Errors:  map[int]string{http.StatusNotFound: "domain_id names no domain the caller can see"},
 		Summary: "Chargeback of Vigia's work per month: the workspace and its domains",
-		Desc: "Per month (UTC), one workspace row, one row per visible domain with activity and one row (entity_id null) for datasets " +
+		Desc: "Per month (in the workspace's time zone), one workspace row, one row per visible domain with activity and one row (entity_id null) for datasets " +
 			"in no domain. Computed from Vigia's own records: the profiles its scans wrote (with the bytes each read) and the reports it " +
 			"wrote. A dataset in several domains counts in equal shares in each (half in each of two). Only datasets the caller can see " +
 			"count. Default period: the last 365 days.",

@@ -333,7 +333,13 @@ func (s *Service) run(ctx context.Context, workspaceID, key string, now time.Tim
 		out, err := json.Marshal(map[string]any{"since": since, "until": now, "breached": total, "by_severity": by})
 		return out, nil, err
 	case KeyMonthlyChargeback:
-		first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+		// The month before, its boundaries in the workspace's time zone.
+		_, loc, err := s.location(ctx, workspaceID)
+		if err != nil {
+			return nil, nil, err
+		}
+		local := now.In(loc)
+		first := time.Date(local.Year(), local.Month(), 1, 0, 0, 0, 0, loc)
 		snap, err := s.charges.MonthSnapshot(ctx, workspaceID, first.AddDate(0, -1, 0))
 		if err != nil {
 			return nil, nil, err

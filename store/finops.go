@@ -21,10 +21,10 @@ func (db *DB) Finops() *FinopsStore { return &FinopsStore{db: db} }
 var _ finops.Store = (*FinopsStore)(nil)
 
 // ChargebackFacts reads, since the given time, the profiles of the datasets v can see
-// (dropped ones included: their scans were work done) grouped by month (UTC) and
-// dataset, the reports v may read, the workspace's domains and the memberships of the
-// datasets named.
-func (s *FinopsStore) ChargebackFacts(ctx context.Context, v catalog.Viewer, since time.Time) (finops.Facts, error) {
+// (dropped ones included: their scans were work done) grouped by month (in loc, the
+// workspace's time zone) and dataset, the reports v may read, the workspace's domains and
+// the memberships of the datasets named.
+func (s *FinopsStore) ChargebackFacts(ctx context.Context, v catalog.Viewer, since time.Time, loc *time.Location) (finops.Facts, error) {
 	teams := v.TeamIDs
 	if teams == nil {
 		teams = []string{}
@@ -34,11 +34,12 @@ func (s *FinopsStore) ChargebackFacts(ctx context.Context, v catalog.Viewer, sin
 	if err := q.QueryRow(ctx, `SELECT name FROM workspaces WHERE id = $1`, v.WorkspaceID).Scan(&f.WorkspaceName); err != nil {
 		return f, translate(err)
 	}
-	rows, err := q.Query(ctx, `SELECT to_char(p.profiled_at AT TIME ZONE 'UTC', 'YYYY-MM'), p.dataset_id::text, count(*),
+	tz := loc.String()
+	rows, err := q.Query(ctx, `SELECT to_char(p.profiled_at AT TIME ZONE $5, 'YYYY-MM'), p.dataset_id::text, count(*),
 		       coalesce(sum(p.bytes_read), 0)::bigint
 		  FROM dataset_profiles p
 		 WHERE p.workspace_id = $1 AND p.profiled_at >= $4 AND `+VisibleSQL("p.dataset_id", 2, 3)+`
-		 GROUP BY 1, 2 ORDER BY 1, 2`, v.WorkspaceID, teams, v.Admin, since)
+		 GROUP BY 1, 2 ORDER BY 1, 2`, v.WorkspaceID, teams, v.Admin, since, tz)
 	if err != nil {
 		return f, translate(err)
 	}
@@ -52,14 +53,14 @@ func (s *FinopsStore) ChargebackFacts(ctx context.Context, v catalog.Viewer, sin
 	}
 	// Reports: a restricted report (its facts touch a restricted-access domain) only for
 	// admins; a dataset report only when its dataset is visible.
-	rows, err = q.Query(ctx, `SELECT to_char(r.generated_at AT TIME ZONE 'UTC', 'YYYY-MM'),
+	rows, err = q.Query(ctx, `SELECT to_char(r.generated_at AT TIME ZONE $5, 'YYYY-MM'),
 		       CASE WHEN r.type = 'domain' THEN coalesce(r.subject_id, '') ELSE '' END,
 		       CASE WHEN r.type = 'dataset' THEN coalesce(r.subject_id, '') ELSE '' END
 		  FROM reports r
 		 WHERE r.workspace_id = $1 AND r.generated_at >= $4 AND (NOT r.restricted OR $3)
 		   AND (r.type <> 'dataset' OR EXISTS (SELECT 1 FROM datasets d WHERE d.workspace_id = r.workspace_id
 		        AND d.id::text = r.subject_id AND `+VisibleSQL("d.id", 2, 3)+`))
-		 ORDER BY r.generated_at, r.id`, v.WorkspaceID, teams, v.Admin, since)
+		 ORDER BY r.generated_at, r.id`, v.WorkspaceID, teams, v.Admin, since, tz)
 	if err != nil {
 		return f, translate(err)
 	}
@@ -112,6 +113,13 @@ func (s *FinopsStore) ChargebackFacts(ctx context.Context, v catalog.Viewer, sin
 		return nil
 	})
 	return f, translate(err)
+}
+
+// TimeZone returns the workspace's time zone.
+func (s *FinopsStore) TimeZone(ctx context.Context, workspaceID string) (string, error) {
+	var tz string
+	err := s.db.q(ctx).QueryRow(ctx, `SELECT timezone FROM workspaces WHERE id = $1`, workspaceID).Scan(&tz)
+	return tz, translate(err)
 }
 
 // DomainVisible reports whether the domain is one of v's workspace that v can see.

@@ -12,6 +12,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/internal/pgtx"
+	"github.com/vigia-data/vigia/issue"
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/notify"
 )
@@ -601,9 +602,11 @@ func (s *LineageStore) SnapshotAt(ctx context.Context, ws string, at time.Time) 
 }
 
 // KnowledgeProviders returns the knowledge-graph node providers over the record's
-// tables: connections and domains (structural), open issues and recent signals.
-func (db *DB) KnowledgeProviders() []lineage.NodeProvider {
-	return []lineage.NodeProvider{connectionNodes{db}, domainNodes{db}, ruleNodes{db}, issueNodes{db}, signalNodes{db}, knowledgeNodes{db}, referenceEdges{db}}
+// tables: connections and domains (structural), open issues and recent signals. titles
+// (may be nil) renders the issue nodes' names in the reader's language, as the issue
+// reads do (issue.RenderTitle).
+func (db *DB) KnowledgeProviders(titles issue.Titles) []lineage.NodeProvider {
+	return []lineage.NodeProvider{connectionNodes{db}, domainNodes{db}, ruleNodes{db}, issueNodes{db, titles}, signalNodes{db}, knowledgeNodes{db}, referenceEdges{db}}
 }
 
 // referenceEdges gives the knowledge graph a references edge from a dataset to each
@@ -668,14 +671,42 @@ func (p domainNodes) Nodes(ctx context.Context, ws string, ids []string) ([]line
 		WHERE m.workspace_id = $1 AND dd.dataset_id = ANY($2::uuid[]) ORDER BY m.name, dd.dataset_id`, ws, ids, lineage.NodeDomain, lineage.RelMemberOf, false)
 }
 
-type issueNodes struct{ db *DB }
+type issueNodes struct {
+	db     *DB
+	titles issue.Titles
+}
 
 func (issueNodes) Kinds() []lineage.NodeKind { return []lineage.NodeKind{lineage.NodeIssue} }
 func (issueNodes) Structural() bool          { return false }
+
+// Nodes gives the datasets' open issues, named by their title in the reader's language
+// (rendered at read time from the stored message key; issue nodes are not snapshotted).
 func (p issueNodes) Nodes(ctx context.Context, ws string, ids []string) ([]lineage.KNode, []lineage.KEdge, error) {
-	return collectProvider(ctx, p.db, `SELECT 'issue:' || i.id::text, i.title, 'dataset:' || i.dataset_id::text
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	rows, err := p.db.q(ctx).Query(ctx, `SELECT 'issue:' || i.id::text, i.title, 'dataset:' || i.dataset_id::text, i.title_key, i.title_params
 		FROM issues i WHERE i.workspace_id = $1 AND i.dataset_id = ANY($2::uuid[]) AND i.status IN ('open', 'acknowledged')
-		ORDER BY i.created_at DESC, i.id LIMIT 2000`, ws, ids, lineage.NodeIssue, lineage.RelMeasures, true)
+		ORDER BY i.created_at DESC, i.id LIMIT 2000`, ws, ids)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	defer rows.Close()
+	var nodes []lineage.KNode
+	var edges []lineage.KEdge
+	for rows.Next() {
+		var id, title, ds, key string
+		var params map[string]any
+		if err := rows.Scan(&id, &title, &ds, &key, &params); err != nil {
+			return nil, nil, translate(err)
+		}
+		nodes = append(nodes, lineage.KNode{ID: id, Kind: lineage.NodeIssue, Name: issue.RenderTitle(ctx, p.titles, key, params, title)})
+		edges = append(edges, lineage.KEdge{Source: id, Target: ds, Kind: lineage.RelMeasures})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, translate(err)
+	}
+	return nodes, edges, nil
 }
 
 type signalNodes struct{ db *DB }

@@ -307,7 +307,7 @@ func TestLineageSnapshotsAndKnowledge(t *testing.T) {
 		r.Signals = []scan.Signal{{ID: vigia.NewID(), Kind: "anomaly", Metric: "volume", Anomalous: true}, {ID: vigia.NewID(), Kind: "anomaly", Metric: "null_rate", Anomalous: false}}
 	})
 	kinds := map[lineage.NodeKind][]string{}
-	for _, p := range f.db.KnowledgeProviders() {
+	for _, p := range f.db.KnowledgeProviders(nil) {
 		nodes, edges, err := p.Nodes(f.ctx, ws, ds)
 		f.must(err)
 		if len(edges) < len(nodes) {

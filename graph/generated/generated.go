@@ -14703,7 +14703,7 @@ type FXRate {
 
 "One chargeback row (as GET /bi/chargeback)."
 type ChargebackRow {
-  "YYYY-MM (UTC)"
+  "YYYY-MM, the month in the workspace's time zone"
   month: String!
   "workspace or domain"
   dimension: String!

@@ -203,7 +203,7 @@ type ChargebackPage struct {
 
 // One chargeback row (as GET /bi/chargeback).
 type ChargebackRow struct {
-	// YYYY-MM (UTC)
+	// YYYY-MM, the month in the workspace's time zone
 	Month string `json:"month"`
 	// workspace or domain
 	Dimension     string `json:"dimension"`
