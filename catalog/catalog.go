@@ -372,15 +372,20 @@ type Titles interface {
 // titles in the reader's language.
 func NewService(store Store, titles Titles) *Service { return &Service{store: store, titles: titles} }
 
+// RenderTitle is an issue title in the request's language (vigia.Lang) from its message
+// key and parameters; a title without a key the catalogue knows (or without a catalogue)
+// is its stored text. Every read that shows issue titles renders them with it.
+func RenderTitle(ctx context.Context, titles Titles, key string, params map[string]any, stored string) string {
+	if titles != nil && key != "" && titles.Has(key) {
+		return titles.Message(vigia.Lang(ctx), key, params)
+	}
+	return stored
+}
+
 // localize renders the dataset's open issues' titles in the request's language.
 func (s *Service) localize(ctx context.Context, d Dataset) Dataset {
-	if s.titles == nil {
-		return d
-	}
 	for i, is := range d.Issues {
-		if is.TitleKey != "" && s.titles.Has(is.TitleKey) {
-			d.Issues[i].Title = s.titles.Message(vigia.Lang(ctx), is.TitleKey, is.TitleParams)
-		}
+		d.Issues[i].Title = RenderTitle(ctx, s.titles, is.TitleKey, is.TitleParams, is.Title)
 	}
 	return d
 }

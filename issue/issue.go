@@ -273,24 +273,11 @@ func NewService(store Store, tx Tx, titles Titles, clock vigia.Clock) *Service {
 }
 
 // Titles renders stored message keys in a language (the i18n catalogue).
-type Titles interface {
-	Has(key string) bool
-	Message(lang, key string, params map[string]any) string
-}
+type Titles = catalog.Titles
 
-// RenderTitle is an issue title in the request's language (vigia.Lang) from its message
-// key and parameters; a title without a key the catalogue knows (or without a catalogue)
-// is its stored text. Every read that shows issue titles renders them with it.
-func RenderTitle(ctx context.Context, titles Titles, key string, params map[string]any, stored string) string {
-	if titles != nil && key != "" && titles.Has(key) {
-		return titles.Message(vigia.Lang(ctx), key, params)
-	}
-	return stored
-}
-
-// localize renders the issue's title in the request's language (RenderTitle).
+// localize renders the issue's title in the request's language (catalog.RenderTitle).
 func (s *Service) localize(ctx context.Context, is Issue) Issue {
-	is.Title = RenderTitle(ctx, s.titles, is.TitleKey, is.TitleParams, is.Title)
+	is.Title = catalog.RenderTitle(ctx, s.titles, is.TitleKey, is.TitleParams, is.Title)
 	return is
 }
 

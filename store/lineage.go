@@ -604,7 +604,7 @@ func (s *LineageStore) SnapshotAt(ctx context.Context, ws string, at time.Time) 
 // KnowledgeProviders returns the knowledge-graph node providers over the record's
 // tables: connections and domains (structural), open issues and recent signals. titles
 // (may be nil) renders the issue nodes' names in the reader's language, as the issue
-// reads do (issue.RenderTitle).
+// reads do (catalog.RenderTitle).
 func (db *DB) KnowledgeProviders(titles issue.Titles) []lineage.NodeProvider {
 	return []lineage.NodeProvider{connectionNodes{db}, domainNodes{db}, ruleNodes{db}, issueNodes{db, titles}, signalNodes{db}, knowledgeNodes{db}, referenceEdges{db}}
 }
@@ -700,7 +700,7 @@ func (p issueNodes) Nodes(ctx context.Context, ws string, ids []string) ([]linea
 		if err := rows.Scan(&id, &title, &ds, &key, &params); err != nil {
 			return nil, nil, translate(err)
 		}
-		nodes = append(nodes, lineage.KNode{ID: id, Kind: lineage.NodeIssue, Name: issue.RenderTitle(ctx, p.titles, key, params, title)})
+		nodes = append(nodes, lineage.KNode{ID: id, Kind: lineage.NodeIssue, Name: catalog.RenderTitle(ctx, p.titles, key, params, title)})
 		edges = append(edges, lineage.KEdge{Source: id, Target: ds, Kind: lineage.RelMeasures})
 	}
 	if err := rows.Err(); err != nil {
