@@ -98,3 +98,14 @@ func (p *PlainReads) CountDatasets(ctx context.Context, ws string) error {
 	var n int
 	return p.pool.QueryRow(ctx, `SELECT count(*) FROM datasets WHERE workspace_id = $1`, ws).Scan(&n)
 }
+
+// DatabaseURL points databaseURL at the database name on the same server (a kept bench
+// database).
+func DatabaseURL(databaseURL, name string) (string, error) {
+	u, err := url.Parse(databaseURL)
+	if err != nil || u.Path == "" {
+		return "", fmt.Errorf("DATABASE_URL is not a valid Postgres URL")
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}

@@ -126,7 +126,7 @@ func TestBenchLineageReportsEveryOperation(t *testing.T) {
 	t.Setenv("DATABASE_URL", storetest.MustURL(t))
 	t.Setenv("VIGIA_SECRET_KEY", "bench-test-key")
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"bench", "lineage", "--datasets", "1000", "--iterations", "5"}, &out, &errb); code != 0 {
+	if code := run(context.Background(), []string{"bench", "lineage", "--datasets", "1000", "--iterations", "5", "--database="}, &out, &errb); code != 0 {
 		t.Fatalf("bench: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	for _, want := range []string{"GET /datasets/{id}", "traverse hops=3", "impact column=amount", "path 6 hops", "knowledge graph focus"} {
