@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/vigia-data/vigia"
@@ -95,44 +96,208 @@ func (s *Service) run(ctx context.Context, sc Scan) (string, error) {
 	for _, t := range tables {
 		byName[t.Schema+"\x00"+t.Name] = t
 	}
-	done, failed := 0, 0
+	// A re-run after a crash skips the datasets whose result was already saved: one
+	// read for the whole scan, not one per dataset.
+	saved, err := s.store.ProfiledDatasets(ctx, sc.ID)
+	if err != nil {
+		return "internal", err
+	}
+	p := &progress{total: len(datasets), inFlight: map[int]string{}}
 	for _, d := range datasets {
-		if err := ctx.Err(); err != nil {
-			return "interrupted", err
-		}
-		t := byName[d.Schema+"\x00"+d.Table]
-		if ok, err := s.store.HasProfile(ctx, d.ID, sc.ID); err != nil {
-			return "internal", err
-		} else if ok {
-			done++
-			continue
-		}
-		name := d.Name()
-		if err := s.store.UpdateProgress(ctx, sc.ID, len(datasets), done, failed, &name); err != nil {
-			return "internal", err
-		}
-		if err := s.scanDataset(ctx, sc, c.EffectiveCountry(), d, t, src); err != nil {
-			if ctx.Err() != nil {
-				return "interrupted", err
-			}
-			failed++
-			code := failureCode(err)
-			s.log.WarnContext(ctx, "dataset profile failed", "scan_id", sc.ID, "dataset_id", d.ID, "code", code, "cause", err.Error())
-			if err := s.store.RecordFailure(ctx, sc.ID, sc.WorkspaceID, d.ID, code, s.clock.Now()); err != nil {
-				return "internal", err
-			}
-		} else {
-			done++
-		}
-		if err := rec.Flush(ctx); err != nil {
-			s.log.WarnContext(ctx, "query log flush failed", "scan_id", sc.ID, "cause", err.Error())
+		if saved[d.ID] {
+			p.done++
 		}
 	}
+	// Progress and the query log are written by one writer every progressEvery (and at
+	// the end), not once per dataset: a scan of 10,000 small tables would otherwise
+	// spend a round trip per dataset on each.
+	wctx, stopWriter := context.WithCancel(ctx)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			if err := s.writeProgress(wctx, sc.ID, p); err != nil && wctx.Err() == nil {
+				s.log.WarnContext(ctx, "scan progress write failed", "scan_id", sc.ID, "cause", err.Error())
+			}
+			// Not cancelled midway: a flush that started writes what it took.
+			if err := rec.Flush(context.WithoutCancel(ctx)); err != nil {
+				s.log.WarnContext(ctx, "query log flush failed", "scan_id", sc.ID, "cause", err.Error())
+			}
+			select {
+			case <-wctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	code, err := s.profileAll(ctx, sc, c.EffectiveCountry(), datasets, saved, byName, src, p)
+	stopWriter()
+	<-writerDone
+	if code != "" {
+		return code, err
+	}
+	done, failed := p.counts()
 	if err := s.store.UpdateProgress(ctx, sc.ID, len(datasets), done, failed, nil); err != nil {
 		return "internal", err
 	}
 	if failed > 0 && done == 0 {
 		return "all_datasets_failed", fmt.Errorf("%d datasets failed", failed)
+	}
+	return "", nil
+}
+
+// progressEvery is how often a running scan writes its progress and query log.
+const progressEvery = 250 * time.Millisecond
+
+// DefaultDatasetWorkers is how many datasets of one scan are worked at once when
+// Config.DatasetWorkers is not set. The source's own connection limit
+// (source.DefaultMaxConns) bounds the statements on the source; the other workers
+// overlap Vigia's reads and writes of the datasets in between.
+const DefaultDatasetWorkers = 4
+
+// progress is a running scan's progress, shared by its dataset workers.
+type progress struct {
+	mu           sync.Mutex
+	total        int
+	done, failed int
+	seq          int
+	inFlight     map[int]string // started order -> dataset name
+	written      [3]int         // done, failed, seq at the last write
+	writtenName  string
+	everWritten  bool
+}
+
+func (p *progress) start(name string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seq++
+	p.inFlight[p.seq] = name
+	return p.seq
+}
+
+func (p *progress) finish(id int, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.inFlight, id)
+	p.seq++
+	if ok {
+		p.done++
+	} else {
+		p.failed++
+	}
+}
+
+func (p *progress) counts() (done, failed int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.done, p.failed
+}
+
+// writeProgress writes the progress when it changed since the last write; the current
+// dataset is the oldest one being worked.
+func (s *Service) writeProgress(ctx context.Context, scanID string, p *progress) error {
+	p.mu.Lock()
+	oldest := 0
+	for id := range p.inFlight {
+		if oldest == 0 || id < oldest {
+			oldest = id
+		}
+	}
+	var current *string
+	name := ""
+	if oldest != 0 {
+		name = p.inFlight[oldest]
+		current = &name
+	}
+	state := [3]int{p.done, p.failed, p.seq}
+	if p.everWritten && state == p.written && name == p.writtenName {
+		p.mu.Unlock()
+		return nil
+	}
+	total, done, failed := p.total, p.done, p.failed
+	p.mu.Unlock()
+	if err := s.store.UpdateProgress(ctx, scanID, total, done, failed, current); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.written, p.writtenName, p.everWritten = state, name, true
+	p.mu.Unlock()
+	return nil
+}
+
+// profileAll works the datasets not yet saved with the scan's dataset workers; it
+// returns a stable failure code ("" when every dataset was worked, failed or not).
+func (s *Service) profileAll(ctx context.Context, sc Scan, country string, datasets []DatasetRef, saved map[string]bool,
+	byName map[string]source.Table, src source.Source, p *progress) (string, error) {
+	workers := s.cfg.DatasetWorkers
+	if workers <= 0 {
+		workers = DefaultDatasetWorkers
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan DatasetRef)
+	var mu sync.Mutex
+	var code string
+	var firstErr error
+	fail := func(c string, err error) {
+		mu.Lock()
+		if code == "" {
+			code, firstErr = c, err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	var wg sync.WaitGroup
+	for range min(workers, max(1, len(datasets))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := range next {
+				id := p.start(d.Name())
+				err := s.scanDataset(wctx, sc, country, d, byName[d.Schema+"\x00"+d.Table], src)
+				if err != nil {
+					if ctx.Err() != nil {
+						fail("interrupted", err)
+						return
+					}
+					if wctx.Err() != nil {
+						return // another worker failed
+					}
+					fc := failureCode(err)
+					s.log.WarnContext(ctx, "dataset profile failed", "scan_id", sc.ID, "dataset_id", d.ID, "code", fc, "cause", err.Error())
+					if err := s.store.RecordFailure(wctx, sc.ID, sc.WorkspaceID, d.ID, fc, s.clock.Now()); err != nil {
+						if ctx.Err() != nil {
+							fail("interrupted", err)
+						} else {
+							fail("internal", err)
+						}
+						return
+					}
+				}
+				p.finish(id, err == nil)
+			}
+		}()
+	}
+feed:
+	for _, d := range datasets {
+		if saved[d.ID] {
+			continue
+		}
+		select {
+		case next <- d:
+		case <-wctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if code != "" {
+		return code, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return "interrupted", err
 	}
 	return "", nil
 }

@@ -103,6 +103,8 @@ type Store interface {
 	// vanished ones dropped, and returns the live ones in discovery order.
 	SyncDatasets(ctx context.Context, workspaceID, connectionID string, tables []source.Table, at time.Time) ([]DatasetRef, error)
 	HasProfile(ctx context.Context, datasetID, scanID string) (bool, error)
+	// ProfiledDatasets returns the datasets whose result the scan already saved.
+	ProfiledDatasets(ctx context.Context, scanID string) (map[string]bool, error)
 	PrevState(ctx context.Context, datasetID string) (PrevState, error)
 	SaveDatasetResult(ctx context.Context, r DatasetResult) error
 	// RecordFailure records that the scan could not profile a dataset (a re-run's
@@ -174,6 +176,9 @@ type Config struct {
 	DecayScans int
 	// FreshnessSLA is the default freshness target.
 	FreshnessSLA time.Duration
+	// DatasetWorkers is how many datasets of one scan are worked at once (0:
+	// DefaultDatasetWorkers).
+	DatasetWorkers int
 	// Quota, when set, is asked before a scan is queued: the plan's quotas (datasets,
 	// scans per day) answer 402 org_quota when used up.
 	Quota func(ctx context.Context) error

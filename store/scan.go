@@ -119,67 +119,126 @@ func (s *ScanStore) FinishScan(ctx context.Context, id, status string, errorCode
 // dataset gets its declared columns at once; a known one keeps its profiled columns
 // until its next profile is saved.
 func (s *ScanStore) SyncDatasets(ctx context.Context, workspaceID, connectionID string, tables []source.Table, at time.Time) ([]scan.DatasetRef, error) {
-	var out []scan.DatasetRef
+	n := len(tables)
+	ids := make([]string, n)
+	schemas := make([]string, n)
+	names := make([]string, n)
+	kinds := make([]string, n)
+	viewDefs := make([]*string, n)
+	reads := make([]*int64, n)
+	deps := make([]*string, n)
+	for i, t := range tables {
+		ids[i], schemas[i], names[i], kinds[i], reads[i] = vigia.NewID(), t.Schema, t.Name, t.Kind, t.Reads
+		if t.ViewDefinition != "" {
+			viewDefs[i] = &t.ViewDefinition
+		}
+		if t.DependsOnKnown {
+			refs := make([]source.TableName, 0, len(t.DependsOn))
+			refs = append(refs, t.DependsOn...)
+			b, err := json.Marshal(refs)
+			if err != nil {
+				return nil, vigia.Internal(err)
+			}
+			js := string(b)
+			deps[i] = &js
+		}
+	}
+	out := make([]scan.DatasetRef, n)
 	err := s.db.InTx(ctx, func(ctx context.Context) error {
 		q := s.db.q(ctx)
-		seen := make([]string, 0, len(tables))
-		for _, t := range tables {
+		// One statement for every table (not one per table): the per-statement count
+		// triggers of datasets run once, and 10,000 tables cost one round trip.
+		rows, err := q.Query(ctx, `INSERT INTO datasets AS datasets (id, workspace_id, connection_id, schema_name, table_name, kind, view_definition,
+			created_at, updated_at, usage_reads, usage_reads_at, view_depends_on)
+			SELECT t.id, $1, $2, t.schema_name, t.table_name, t.kind, t.view_definition, $3, $3, t.reads,
+			       CASE WHEN t.reads IS NULL THEN NULL ELSE $3::timestamptz END, t.deps
+			  FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::jsonb[])
+			       AS t(id, schema_name, table_name, kind, view_definition, reads, deps)
+			ORDER BY t.schema_name, t.table_name
+			ON CONFLICT (connection_id, schema_name, table_name) DO UPDATE
+			   SET kind = EXCLUDED.kind, view_definition = EXCLUDED.view_definition, view_depends_on = EXCLUDED.view_depends_on,
+			       dropped_at = NULL, updated_at = EXCLUDED.updated_at,
+			       queries_per_day = CASE
+			           WHEN EXCLUDED.usage_reads IS NULL THEN NULL
+			           WHEN datasets.usage_reads IS NULL OR EXCLUDED.usage_reads < datasets.usage_reads
+			                OR EXCLUDED.updated_at - datasets.usage_reads_at < interval '1 minute' THEN datasets.queries_per_day
+			           ELSE (EXCLUDED.usage_reads - datasets.usage_reads) / (extract(epoch FROM EXCLUDED.updated_at - datasets.usage_reads_at) / 86400)
+			       END,
+			       usage_reads = CASE WHEN EXCLUDED.usage_reads IS NULL OR datasets.usage_reads_at IS NULL
+			                          OR EXCLUDED.updated_at - datasets.usage_reads_at >= interval '1 minute' OR EXCLUDED.usage_reads < datasets.usage_reads
+			                     THEN EXCLUDED.usage_reads ELSE datasets.usage_reads END,
+			       usage_reads_at = CASE WHEN EXCLUDED.usage_reads IS NULL THEN NULL
+			                             WHEN datasets.usage_reads_at IS NULL OR EXCLUDED.updated_at - datasets.usage_reads_at >= interval '1 minute'
+			                                  OR EXCLUDED.usage_reads < datasets.usage_reads THEN EXCLUDED.updated_at
+			                             ELSE datasets.usage_reads_at END
+			RETURNING id::text, workspace_id::text, schema_name, table_name, kind, depth, data_country, (xmax = 0)`,
+			workspaceID, connectionID, at, ids, schemas, names, kinds, viewDefs, reads, deps)
+		if err != nil {
+			return translate(err)
+		}
+		index := make(map[[2]string]int, n)
+		for i, t := range tables {
+			index[[2]string{t.Schema, t.Name}] = i
+		}
+		var inserted []int
+		for rows.Next() {
 			var d scan.DatasetRef
-			var inserted bool
-			var viewDef *string
-			if t.ViewDefinition != "" {
-				viewDef = &t.ViewDefinition
-			}
-			var deps []byte
-			if t.DependsOnKnown {
-				refs := make([]source.TableName, 0, len(t.DependsOn))
-				refs = append(refs, t.DependsOn...)
-				var err error
-				if deps, err = json.Marshal(refs); err != nil {
-					return vigia.Internal(err)
-				}
-			}
-			err := q.QueryRow(ctx, `INSERT INTO datasets (id, workspace_id, connection_id, schema_name, table_name, kind, view_definition,
-				created_at, updated_at, usage_reads, usage_reads_at, view_depends_on)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, CASE WHEN $9::bigint IS NULL THEN NULL ELSE $8::timestamptz END, $10)
-				ON CONFLICT (connection_id, schema_name, table_name) DO UPDATE
-				   SET kind = EXCLUDED.kind, view_definition = EXCLUDED.view_definition, view_depends_on = EXCLUDED.view_depends_on,
-				       dropped_at = NULL, updated_at = EXCLUDED.updated_at,
-				       queries_per_day = CASE
-				           WHEN $9::bigint IS NULL THEN NULL
-				           WHEN datasets.usage_reads IS NULL OR $9 < datasets.usage_reads
-				                OR EXCLUDED.updated_at - datasets.usage_reads_at < interval '1 minute' THEN datasets.queries_per_day
-				           ELSE ($9 - datasets.usage_reads) / (extract(epoch FROM EXCLUDED.updated_at - datasets.usage_reads_at) / 86400)
-				       END,
-				       usage_reads = CASE WHEN $9::bigint IS NULL OR datasets.usage_reads_at IS NULL
-				                          OR EXCLUDED.updated_at - datasets.usage_reads_at >= interval '1 minute' OR $9 < datasets.usage_reads
-				                     THEN $9 ELSE datasets.usage_reads END,
-				       usage_reads_at = CASE WHEN $9::bigint IS NULL THEN NULL
-				                             WHEN datasets.usage_reads_at IS NULL OR EXCLUDED.updated_at - datasets.usage_reads_at >= interval '1 minute'
-				                                  OR $9 < datasets.usage_reads THEN EXCLUDED.updated_at
-				                             ELSE datasets.usage_reads_at END
-				RETURNING id::text, workspace_id::text, schema_name, table_name, kind, depth, data_country, (xmax = 0)`,
-				vigia.NewID(), workspaceID, connectionID, t.Schema, t.Name, t.Kind, viewDef, at, t.Reads, deps).
-				Scan(&d.ID, &d.WorkspaceID, &d.Schema, &d.Table, &d.Kind, &d.Depth, &d.DataCountry, &inserted)
-			if err != nil {
+			var isNew bool
+			if err := rows.Scan(&d.ID, &d.WorkspaceID, &d.Schema, &d.Table, &d.Kind, &d.Depth, &d.DataCountry, &isNew); err != nil {
+				rows.Close()
 				return translate(err)
 			}
-			if inserted {
-				if err := replaceColumns(ctx, q, d.ID, t.Columns, nil); err != nil {
-					return err
+			i, ok := index[[2]string{d.Schema, d.Table}]
+			if !ok {
+				rows.Close()
+				return vigia.Internal(fmt.Errorf("synced dataset %q is not a discovered table", d.Schema+"."+d.Table))
+			}
+			out[i] = d
+			if isNew {
+				inserted = append(inserted, i)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return translate(err)
+		}
+		seen := make([]string, n)
+		for i, d := range out {
+			if d.ID == "" {
+				return vigia.Internal(fmt.Errorf("discovered table %q was not synced", tables[i].Schema+"."+tables[i].Name))
+			}
+			seen[i] = d.ID
+		}
+		// A new dataset gets its declared columns at once, all of them in one COPY.
+		if len(inserted) > 0 {
+			newIDs := make([]string, len(inserted))
+			var cols [][]any
+			for k, i := range inserted {
+				newIDs[k] = out[i].ID
+				for _, c := range tables[i].Columns {
+					cols = append(cols, []any{out[i].ID, c.Name, c.Position, c.DataType, c.Class, c.Nullable, c.PrimaryKey, c.Partition, c.Clustering, nil, c.Unique, c.Indexed})
 				}
 			}
-			seen = append(seen, d.ID)
-			out = append(out, d)
+			if _, err := q.Exec(ctx, `DELETE FROM dataset_columns WHERE dataset_id = ANY($1::uuid[])`, newIDs); err != nil {
+				return translate(err)
+			}
+			if len(cols) > 0 {
+				if _, err := q.CopyFrom(ctx, pgx.Identifier{"dataset_columns"},
+					[]string{"dataset_id", "name", "position", "data_type", "class", "nullable", "primary_key", "partition", "clustering", "profile", "unique_key", "indexed"},
+					pgx.CopyFromRows(cols)); err != nil {
+					return translate(err)
+				}
+			}
 		}
-		_, err := q.Exec(ctx, `UPDATE datasets SET dropped_at = $3, updated_at = $3
-			WHERE connection_id = $1 AND dropped_at IS NULL AND NOT (id::text = ANY($2))`, connectionID, seen, at)
-		if err != nil {
+		if _, err := q.Exec(ctx, `UPDATE datasets SET dropped_at = $3, updated_at = $3
+			WHERE connection_id = $1 AND dropped_at IS NULL AND NOT (id = ANY($2::uuid[]))`, connectionID, seen, at); err != nil {
 			return translate(err)
 		}
 		return replaceForeignKeys(ctx, q, seen, tables)
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // replaceForeignKeys rewrites the declared foreign keys of the synced datasets (ids in
@@ -254,6 +313,23 @@ func (s *ScanStore) HasProfile(ctx context.Context, datasetID, scanID string) (b
 	var ok bool
 	err := s.db.q(ctx).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM dataset_profiles WHERE dataset_id = $1 AND scan_id = $2)`, datasetID, scanID).Scan(&ok)
 	return ok, translate(err)
+}
+
+// ProfiledDatasets returns the datasets whose result the scan already saved.
+func (s *ScanStore) ProfiledDatasets(ctx context.Context, scanID string) (map[string]bool, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT dataset_id::text FROM dataset_profiles WHERE scan_id = $1`, scanID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
 }
 
 // PrevState loads what the dataset's previous scans left.

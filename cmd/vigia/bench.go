@@ -144,6 +144,11 @@ func ensureLineageWorkspace(ctx context.Context, a *app.App, out io.Writer, n in
 			return "", nil, err
 		}
 		fmt.Fprintf(out, "seeded %d datasets and %d edges in %s\n", n, edges, time.Since(start).Round(time.Millisecond))
+		// Statistics of the freshly copied record, as autovacuum would gather them: without
+		// them the rebuild's key-ordered reads are planned for a few thousand rows.
+		if _, err := pool.Exec(ctx, `ANALYZE datasets, dataset_columns, lineage_edges`); err != nil {
+			return "", nil, err
+		}
 		t0 := time.Now()
 		last := time.Now()
 		if err := a.Lineage.RebuildWorkspace(ctx, ws, lineage.RebuildOptions{Progress: func(st lineage.RebuildState, rc lineage.RecordCounts) {
