@@ -37,7 +37,8 @@ func benchCommand(stdout, stderr io.Writer) *cobra.Command {
 	lin.Flags().BoolVar(&keep, "keep", false, "keep the synthetic workspace afterwards")
 	cmd.AddCommand(lin, profileBenchCommand(stdout, stderr), benchWebhooksCommand(stdout, stderr), benchRebuildCommand(stdout, stderr),
 		benchDiffCommand(stdout, stderr))
-	cmd.AddCommand(benchSyntheticCommand(stdout, stderr), benchIDECommand(stdout, stderr), benchAPICommand(stdout, stderr))
+	cmd.AddCommand(benchSyntheticCommand(stdout, stderr), benchIDECommand(stdout, stderr), benchAPICommand(stdout, stderr),
+		benchSoakCommand(stdout, stderr))
 	return cmd
 }
 
