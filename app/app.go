@@ -304,7 +304,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Notify = notify.NewService(db.Webhooks(), db, deliveryJobs{a.WebhookJobs}, box, msgs, clock, log,
 		db.WebhookIncidents(), notify.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,
 			RootCAs: cfg.WebhookRootCAs, LegacyPrefix: cfg.WebhookLegacyPrefix, PublicURL: cfg.PublicURL,
-			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel})
+			PerWorkspace: cfg.WebhookPerWorkspace, PerChannel: cfg.WebhookPerChannel, Workers: cfg.WebhookWorkers})
 	a.OnCall = oncall.NewService(db.Webhooks(), db, a.Notify, clock, log)
 	a.Tickets = ticket.NewService(db.Webhooks(), db, ticketJobs{a.WebhookJobs}, box, msgs, clock, log,
 		ticketTransitions{a.Issues}, []ticket.Provider{jira.Provider(), linear.Provider(), generic.Provider()}, ticket.Config{AllowHosts: cfg.WebhookAllowHosts, Resolver: cfg.WebhookResolver,

@@ -29,7 +29,7 @@ var errDeliveryRetry = errors.New("webhook delivery will be retried")
 func newWebhookQueue(cfg Config, db *store.DB, log *slog.Logger) *jobs.Queue {
 	workers := cfg.WebhookWorkers
 	if workers <= 0 {
-		workers = 64
+		workers = notify.DefaultWorkers
 	}
 	return jobs.New(db.Pool(), jobs.Options{Logger: log, Concurrency: map[string]int{notify.JobQueue: workers},
 		Heartbeat: cfg.JobHeartbeat, StaleAfter: cfg.JobStaleAfter, Poll: 250 * time.Millisecond})

@@ -38,6 +38,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/vigia-data/vigia"
+	"github.com/vigia-data/vigia/internal/groupcommit"
 	"github.com/vigia-data/vigia/internal/pgtx"
 )
 
@@ -150,6 +151,9 @@ type Queue struct {
 	wakeMu sync.Mutex
 	wakes  map[string]chan struct{}
 
+	// finishes groups the outcomes of runs that end together into one statement.
+	finishes *groupcommit.Batcher[finishArgs, bool]
+
 	run, succeeded, retried, failed, panicked, reaped, lost atomic.Int64
 }
 
@@ -194,12 +198,14 @@ func New(pool *pgxpool.Pool, opts Options) *Queue {
 	if opts.Retention == 0 {
 		opts.Retention = 7 * 24 * time.Hour
 	}
-	return &Queue{
+	q := &Queue{
 		pool:     pool,
 		opts:     opts,
 		log:      opts.Logger.With("component", "jobs", "worker", opts.WorkerID),
 		handlers: map[string]Handler{},
 	}
+	q.finishes = groupcommit.New(finishBatch, q.finishAll)
+	return q
 }
 
 // DefaultBackoff is the retry delay after the given failed attempt: attempt⁴ seconds

@@ -526,17 +526,65 @@ func (q *Queue) heartbeat(ctx context.Context, c *claimed, cancel context.Cancel
 	}
 }
 
+// finishSQL records the outcomes of runs that finished together (see finishAll): one row
+// of the arrays per run; a run whose claim was lost meanwhile matches no row.
 const finishSQL = `
-UPDATE jobs SET
-    status       = $4::text,
-    run_at       = CASE WHEN $4::text = 'available' THEN now() + $5::bigint * interval '1 microsecond' ELSE run_at END,
-    max_attempts = max_attempts + $6::int,
-    last_error   = coalesce($7::text, last_error),
-    finished_at  = CASE WHEN $4::text IN ('succeeded', 'failed') THEN now() END,
-    locked_by    = CASE WHEN $4::text = 'available' THEN NULL ELSE locked_by END,
-    locked_at    = CASE WHEN $4::text = 'available' THEN NULL ELSE locked_at END,
+UPDATE jobs j SET
+    status       = v.status,
+    run_at       = CASE WHEN v.status = 'available' THEN now() + v.delay * interval '1 microsecond' ELSE j.run_at END,
+    max_attempts = j.max_attempts + v.extra,
+    last_error   = coalesce(v.code, j.last_error),
+    finished_at  = CASE WHEN v.status IN ('succeeded', 'failed') THEN now() END,
+    locked_by    = CASE WHEN v.status = 'available' THEN NULL ELSE j.locked_by END,
+    locked_at    = CASE WHEN v.status = 'available' THEN NULL ELSE j.locked_at END,
     heartbeat_at = NULL
-WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3`
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bigint[], $5::int[], $6::text[]) AS v(id, attempts, status, delay, extra, code)
+WHERE j.id = v.id AND j.status = 'running' AND j.locked_by = $7 AND j.attempts = v.attempts
+RETURNING j.id::text`
+
+// finishBatch bounds the outcomes recorded by one statement.
+const finishBatch = 256
+
+// finishArgs is the outcome of one run.
+type finishArgs struct {
+	id      string
+	attempt int
+	status  string
+	delay   time.Duration
+	extra   int
+	code    *string
+}
+
+// finishAll records the outcomes of runs that ended while another batch was being
+// written, in one statement (a busy queue pays one commit for many jobs instead of one
+// each); it reports for each whether its row was still this run's.
+func (q *Queue) finishAll(items []finishArgs) ([]bool, error) {
+	ids, attempts, statuses := make([]string, len(items)), make([]int32, len(items)), make([]string, len(items))
+	delays, extras, codes := make([]int64, len(items)), make([]int32, len(items)), make([]*string, len(items))
+	for i, it := range items {
+		ids[i], attempts[i], statuses[i] = it.id, int32(it.attempt), it.status
+		delays[i], extras[i], codes[i] = it.delay.Microseconds(), int32(it.extra), it.code
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rows, err := q.pool.Query(ctx, finishSQL, ids, attempts, statuses, delays, extras, codes, q.opts.WorkerID)
+	if err != nil {
+		return nil, err
+	}
+	done, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[string]bool, len(done))
+	for _, id := range done {
+		found[id] = true
+	}
+	out := make([]bool, len(items))
+	for i, it := range items {
+		out[i] = found[it.id]
+	}
+	return out, nil
+}
 
 // releaseSQL undoes a claim whose handler never started.
 const releaseSQL = `
@@ -554,7 +602,7 @@ func (q *Queue) release(ctx context.Context, c *claimed) {
 }
 
 // finish records the outcome of a run, unless the run lost its claim meanwhile.
-func (q *Queue) finish(ctx context.Context, c *claimed, err error, interrupted bool) {
+func (q *Queue) finish(_ context.Context, c *claimed, err error, interrupted bool) {
 	j := c.job
 	var o *outcome
 	errors.As(err, &o)
@@ -585,10 +633,7 @@ func (q *Queue) finish(ctx context.Context, c *claimed, err error, interrupted b
 		setCode(errorCode(err))
 	}
 
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	tag, dbErr := q.pool.Exec(fctx, finishSQL, j.ID, q.opts.WorkerID, j.Attempt, status,
-		delay.Microseconds(), extra, code)
+	recorded, dbErr := q.finishes.Do(finishArgs{id: j.ID, attempt: j.Attempt, status: status, delay: delay, extra: extra, code: code})
 	attrs := []any{"job", j.ID, "kind", j.Kind, "attempt", j.Attempt}
 	if code != nil {
 		attrs = append(attrs, "code", *code)
@@ -598,7 +643,7 @@ func (q *Queue) finish(ctx context.Context, c *claimed, err error, interrupted b
 		// The row stays running without heartbeats; a reaper takes it back.
 		q.log.Error("jobs: recording the outcome failed", append(attrs, "cause", safeErr(dbErr))...)
 		return
-	case tag.RowsAffected() == 0:
+	case !recorded:
 		q.lost.Add(1)
 		q.log.Warn("jobs: the job was cancelled or taken over before it finished; outcome dropped", attrs...)
 		return

@@ -48,6 +48,10 @@ const JobKind = "webhook.delivery"
 // deliveries never waits behind a long scan.
 const JobQueue = "webhooks"
 
+// DefaultWorkers is how many deliveries a process sends at once by default: at 50 ms a
+// receiver, 256 sends in flight carry over 2,000 deliveries a second (docs/benchmarks.md).
+const DefaultWorkers = 256
+
 // DeliveryJobArgs is the payload of a delivery job: an id, never a URL or a secret.
 type DeliveryJobArgs struct {
 	DeliveryID string `json:"delivery_id"`
@@ -322,11 +326,14 @@ type Config struct {
 	LegacyUntil  time.Time
 	// PublicURL is the base of trust_url links (default http://127.0.0.1:8080).
 	PublicURL string
-	// PerWorkspace bounds one workspace's sends in flight in this process (default 16)
+	// PerWorkspace bounds one workspace's sends in flight in this process (default 32)
 	// and PerChannel one channel's (default 8), so that a slow receiver delays only
-	// its own deliveries.
+	// its own deliveries and one workspace's flood leaves the other workers free.
 	PerWorkspace int
 	PerChannel   int
+	// Workers is how many sends the process has in flight at most (the delivery
+	// workers, default 256): the client keeps that many idle connections to reuse.
+	Workers int
 	// SnoozeMin and SnoozeMax bound the wait of a delivery whose workspace or channel
 	// is at its bound (default 250 ms to 10 s; it grows with how long the delivery
 	// already waited).
@@ -380,7 +387,10 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 		cfg.PublicURL = "http://127.0.0.1:8080"
 	}
 	if cfg.PerWorkspace <= 0 {
-		cfg.PerWorkspace = 16
+		cfg.PerWorkspace = 32
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
 	}
 	if cfg.PerChannel <= 0 {
 		cfg.PerChannel = 8
@@ -400,10 +410,14 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 	policy := netguard.Policy{AllowHosts: cfg.AllowHosts}
 	client := netguard.NewHTTPClient(netguard.NewDialer(policy, cfg.Resolver), delivery.Timeout, cfg.RootCAs)
 	if t, ok := client.Transport.(*http.Transport); ok {
-		// Keep a connection per send a channel may have in flight, so that a busy
-		// receiver is not paid a TLS handshake per delivery.
-		t.MaxIdleConnsPerHost = cfg.PerChannel
-		t.MaxIdleConns = 256
+		// Keep a connection per send a host may have in flight (the channels of one
+		// workspace may share a host), so that a busy receiver is not paid a TLS
+		// handshake per delivery, and one per worker in all; a host never gets more
+		// connections than the workers (memory stays bounded whatever the queue holds).
+		t.MaxIdleConnsPerHost = max(cfg.PerChannel, cfg.PerWorkspace)
+		t.MaxIdleConns = max(cfg.Workers, t.MaxIdleConnsPerHost)
+		t.MaxConnsPerHost = max(cfg.Workers, t.MaxIdleConnsPerHost)
+		t.DisableKeepAlives = false
 	}
 	return &Service{store: store, tx: tx, jobs: jobs, box: box, msgs: msgs, clock: clock, log: log,
 		incidents: incidents, cfg: cfg, policy: policy, resolver: cfg.Resolver, client: client,

@@ -30,7 +30,8 @@ var migrations embed.FS
 
 // DB is the Postgres system of record.
 type DB struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	hooks webhookBatches
 }
 
 // Open connects to the database at url, creating the database first when it does not
@@ -56,7 +57,9 @@ func OpenTraced(ctx context.Context, dsn string, tracer pgx.QueryTracer) (*DB, e
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", redact(err))
 	}
-	return &DB{pool: pool}, nil
+	db := &DB{pool: pool}
+	db.hooks = newWebhookBatches(db)
+	return db, nil
 }
 
 // ensureDatabase creates the target database when it is missing, through the

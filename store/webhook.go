@@ -11,6 +11,7 @@ import (
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/event"
+	"github.com/vigia-data/vigia/internal/groupcommit"
 	"github.com/vigia-data/vigia/internal/pgtx"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/oncall"
@@ -417,13 +418,86 @@ func deliveryDest(d *notify.Delivery) []any {
 		&d.Test, &d.Status, &d.Attempts, &d.AttemptLog, &d.NextAttemptAt, &d.LastStatusCode, &d.LastError, &d.CreatedAt, &d.FinishedAt}
 }
 
+// webhookBatches group the delivery reads and attempt records of concurrent senders
+// (the delivery workers of a process), so that a busy process pays one round trip for
+// many deliveries instead of one each; a lone sender waits for nothing.
+type webhookBatches struct {
+	loads   *groupcommit.Batcher[string, sendLoad]
+	records *groupcommit.Batcher[attemptWrite, struct{}]
+}
+
+// webhookBatch bounds the deliveries of one batched statement.
+const webhookBatch = 256
+
+type sendLoad struct {
+	item  notify.SendItem
+	found bool
+}
+
+type attemptWrite struct {
+	id       string
+	n        int
+	entry    string
+	status   string
+	next     *time.Time
+	finished *time.Time
+	code     *int32
+	errText  string
+}
+
+func newWebhookBatches(db *DB) webhookBatches {
+	return webhookBatches{
+		loads:   groupcommit.New(webhookBatch, db.loadDeliveries),
+		records: groupcommit.New(webhookBatch, db.recordAttempts),
+	}
+}
+
+const deliveryForSend = `SELECT ` + deliveryColumns + `, c.url_sealed, c.secret_sealed
+	FROM webhook_deliveries wd JOIN notification_channels c ON c.id = wd.channel_id`
+
 // DeliveryForSend loads a delivery with its channel's sealed URL and secret.
 func (s *WebhookStore) DeliveryForSend(ctx context.Context, id string) (notify.SendItem, error) {
-	var it notify.SendItem
-	err := s.db.q(ctx).QueryRow(ctx, `SELECT `+deliveryColumns+`, c.url_sealed, c.secret_sealed
-		FROM webhook_deliveries wd JOIN notification_channels c ON c.id = wd.channel_id WHERE wd.id = $1`, id).
-		Scan(append(deliveryDest(&it.Delivery), &it.SealedURL, &it.SealedSecret)...)
-	return it, translate(err)
+	if _, inTx := pgtx.From(ctx); inTx || !vigia.ValidID(id) {
+		var it notify.SendItem
+		err := s.db.q(ctx).QueryRow(ctx, deliveryForSend+` WHERE wd.id = $1`, id).
+			Scan(append(deliveryDest(&it.Delivery), &it.SealedURL, &it.SealedSecret)...)
+		return it, translate(err)
+	}
+	l, err := s.db.hooks.loads.Do(id)
+	if err != nil {
+		return notify.SendItem{}, translate(err)
+	}
+	if !l.found {
+		return notify.SendItem{}, vigia.NotFound()
+	}
+	return l.item, nil
+}
+
+// loadDeliveries reads the deliveries of a batch in one query.
+func (db *DB) loadDeliveries(ids []string) ([]sendLoad, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rows, err := db.pool.Query(ctx, deliveryForSend+` WHERE wd.id = ANY($1::uuid[])`, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]notify.SendItem, len(ids))
+	for rows.Next() {
+		var it notify.SendItem
+		if err := rows.Scan(append(deliveryDest(&it.Delivery), &it.SealedURL, &it.SealedSecret)...); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		byID[it.ID] = it
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]sendLoad, len(ids))
+	for i, id := range ids {
+		out[i].item, out[i].found = byID[id]
+	}
+	return out, nil
 }
 
 // RecordAttempt appends an attempt and moves the delivery on.
@@ -432,26 +506,49 @@ func (s *WebhookStore) RecordAttempt(ctx context.Context, id string, rec notify.
 	if err != nil {
 		return vigia.Internal(err)
 	}
-	var code *int
+	var code *int32
 	if rec.StatusCode != 0 {
-		code = &rec.StatusCode
+		c := int32(rec.StatusCode)
+		code = &c
 	}
-	const update = `UPDATE webhook_deliveries SET attempts = greatest(attempts, $2),
-		attempt_log = attempt_log || $3::jsonb, status = $4, next_attempt_at = $5, finished_at = $6,
-		last_status_code = $7, last_error = nullif($8, '') WHERE id = $1`
-	args := []any{id, rec.N, entry, status, next, finished, code, rec.Error}
 	if _, inTx := pgtx.From(ctx); inTx {
-		_, err = s.db.q(ctx).Exec(ctx, update, args...)
+		_, err = s.db.q(ctx).Exec(ctx, `UPDATE webhook_deliveries SET attempts = greatest(attempts, $2),
+			attempt_log = attempt_log || $3::jsonb, status = $4, next_attempt_at = $5, finished_at = $6,
+			last_status_code = $7, last_error = nullif($8, '') WHERE id = $1`,
+			id, rec.N, entry, status, next, finished, code, rec.Error)
 		return translate(err)
 	}
-	// Outside a transaction the record commits without waiting for the disk: the job
-	// queue's own (synchronous) commit of the job's outcome comes next and flushes the
-	// log past this record, and a crash in between re-runs the job, which sends the
-	// same attempt again. One flush per delivery instead of two.
+	_, err = s.db.hooks.records.Do(attemptWrite{id: id, n: rec.N, entry: string(entry), status: status, next: next,
+		finished: finished, code: code, errText: rec.Error})
+	return translate(err)
+}
+
+// recordAttempts writes the attempts of a batch in one statement. It commits without
+// waiting for the disk: the job queue's own (synchronous) commit of each job's outcome
+// comes next and flushes the log past these records, and a crash in between re-runs the
+// job, which sends the same attempt again. One flush per batch of deliveries.
+func (db *DB) recordAttempts(ws []attemptWrite) ([]struct{}, error) {
+	n := len(ws)
+	ids, ns, entries, statuses := make([]string, n), make([]int32, n), make([]string, n), make([]string, n)
+	nexts, finisheds, codes, errs := make([]*time.Time, n), make([]*time.Time, n), make([]*int32, n), make([]string, n)
+	for i, w := range ws {
+		ids[i], ns[i], entries[i], statuses[i] = w.id, int32(w.n), w.entry, w.status
+		nexts[i], finisheds[i], codes[i], errs[i] = w.next, w.finished, w.code, w.errText
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	b := &pgx.Batch{}
 	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
-	b.Queue(update, args...)
-	return translate(s.db.pool.SendBatch(ctx, b).Close())
+	b.Queue(`UPDATE webhook_deliveries wd SET attempts = greatest(wd.attempts, v.n),
+		attempt_log = wd.attempt_log || v.entry::jsonb, status = v.status, next_attempt_at = v.next, finished_at = v.finished,
+		last_status_code = v.code, last_error = nullif(v.err, '')
+		FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::int[], $8::text[])
+		AS v(id, n, entry, status, next, finished, code, err)
+		WHERE wd.id = v.id`, ids, ns, entries, statuses, nexts, finisheds, codes, errs)
+	if err := db.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	return make([]struct{}, n), nil
 }
 
 // FinishDelivery ends a delivery without an attempt.

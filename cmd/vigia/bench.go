@@ -64,7 +64,7 @@ func benchCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd.AddCommand(lin, profileBenchCommand(stdout, stderr), benchWebhooksCommand(stdout, stderr), benchRebuildCommand(stdout, stderr),
 		benchDiffCommand(stdout, stderr))
 	cmd.AddCommand(benchSyntheticCommand(stdout, stderr), benchIDECommand(stdout, stderr), benchAPICommand(stdout, stderr),
-		benchScanCommand(stdout, stderr))
+		benchScanCommand(stdout, stderr), benchSoakCommand(stdout, stderr))
 	return cmd
 }
 

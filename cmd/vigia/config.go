@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia/netguard"
+	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/rest"
 	"github.com/vigia-data/vigia/store"
 )
@@ -117,7 +118,7 @@ func loadConfig() (config, error) {
 	}
 	c.WebhookAllowHosts = netguard.ParseAllowHosts(os.Getenv("VIGIA_WEBHOOK_ALLOW_HOSTS"))
 	c.WebhookLegacyPrefix = os.Getenv("VIGIA_WEBHOOK_LEGACY_PREFIX")
-	if c.WebhookWorkers, err = envInt("VIGIA_WEBHOOK_WORKERS", 64); err != nil {
+	if c.WebhookWorkers, err = envInt("VIGIA_WEBHOOK_WORKERS", notify.DefaultWorkers); err != nil {
 		return c, err
 	}
 	c.PublicURL = env("VIGIA_PUBLIC_URL", "http://"+c.Addr)

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+const mib = 1 << 20
+
+// heapMiB is the live heap (objects) now, in MiB.
+func heapMiB() float64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return float64(s[0].Value.Uint64()) / mib
+}
+
+// procStatusMiB reads a kB field of /proc/self/status (VmRSS, VmHWM) in MiB; 0 where
+// there is no /proc.
+func procStatusMiB(field string) float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), field+":")
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+		if err != nil {
+			return 0
+		}
+		return kb / 1024
+	}
+	return 0
+}
+
+func rssMiB() float64     { return procStatusMiB("VmRSS") }
+func peakRSSMiB() float64 { return procStatusMiB("VmHWM") }
+
+// heapPeak samples the live heap every 50 ms until stop, which returns the largest.
+type heapPeak struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+	peak float64
+}
+
+func startHeapPeak() *heapPeak {
+	p := &heapPeak{done: make(chan struct{})}
+	p.wg.Go(func() {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			p.peak = max(p.peak, heapMiB())
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return p
+}
+
+func (p *heapPeak) stop() float64 {
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+	p.wg.Wait()
+	return p.peak
+}
