@@ -77,7 +77,15 @@ var functionsNotAllowed = map[string]bool{"LOAD_FILE": true, "PG_READ_FILE": tru
 	"DBLINK_EXEC": true, "DBLINK_CONNECT": true, "PG_SLEEP": true, "PG_SLEEP_FOR": true, "PG_SLEEP_UNTIL": true,
 	"SLEEP": true, "BENCHMARK": true, "READFILE": true, "WRITEFILE": true, "LOAD_EXTENSION": true, "EDIT": true,
 	"PG_TERMINATE_BACKEND": true, "PG_CANCEL_BACKEND": true, "SET_CONFIG": true, "CURRENT_SETTING": true,
-	"PG_ADVISORY_LOCK": true, "GET_LOCK": true, "SYS_EXEC": true, "SYS_EVAL": true}
+	"PG_ADVISORY_LOCK": true, "GET_LOCK": true, "SYS_EXEC": true, "SYS_EVAL": true,
+	// DuckDB reads files and other databases through table functions, and runs SQL
+	// given as text through query and query_table.
+	"READ_CSV": true, "READ_CSV_AUTO": true, "READ_PARQUET": true, "PARQUET_SCAN": true, "READ_JSON": true,
+	"READ_JSON_AUTO": true, "READ_NDJSON": true, "READ_NDJSON_AUTO": true, "READ_JSON_OBJECTS": true,
+	"READ_NDJSON_OBJECTS": true, "READ_TEXT": true, "READ_BLOB": true, "GLOB": true, "SNIFF_CSV": true,
+	"PARQUET_METADATA": true, "PARQUET_SCHEMA": true, "PARQUET_FILE_METADATA": true, "PARQUET_KV_METADATA": true,
+	"READ_XLSX": true, "SQLITE_SCAN": true, "POSTGRES_SCAN": true, "MYSQL_SCAN": true, "ICEBERG_SCAN": true,
+	"DELTA_SCAN": true, "GETENV": true, "QUERY": true, "QUERY_TABLE": true, "DUCKDB_SECRETS": true}
 
 // CheckCountQuery reports whether sqlText, read in dialect d, is one read-only query: a
 // single SELECT (a WITH clause may come first, a trailing semicolon is allowed) without
@@ -85,7 +93,8 @@ var functionsNotAllowed = map[string]bool{"LOAD_FILE": true, "PG_READ_FILE": tru
 // server files, other databases or sleeps. It is the gate for custom_sql rules, whose
 // text Vigia runs on the source; the scan also runs it in a read-only transaction. When
 // ok is false, reason is one of the Check constants. The lexer refuses what it cannot
-// read with certainty, so the check errs on refusing.
+// read with certainty, so the check errs on refusing. In DuckDB a string in a FROM list
+// ('data.csv') reads a file, like read_csv: it is refused as a forbidden function.
 func CheckCountQuery(d Dialect, sqlText string) (ok bool, reason string) {
 	if !d.valid() {
 		return false, CheckUnreadable
@@ -104,13 +113,21 @@ func CheckCountQuery(d Dialect, sqlText string) (ok bool, reason string) {
 		return false, CheckNotSelect
 	}
 	depth, sawSelect := 0, false
+	// inFrom[depth] is set while the tokens at that depth are a FROM list (DuckDB).
+	inFrom := map[int]bool{}
 	for i, t := range toks {
 		switch t.kind {
+		case tokQuoted:
+			if d == DuckDB && inFrom[depth] && t.text[0] == '\'' && i > 0 &&
+				(isWord(toks[i-1], "FROM") || isWord(toks[i-1], "JOIN") || toks[i-1].kind == tokPunct && toks[i-1].text == ",") {
+				return false, CheckForbiddenFunction
+			}
 		case tokPunct:
 			switch t.text {
 			case "(", "[", "{":
 				depth++
 			case ")", "]", "}":
+				inFrom[depth] = false
 				depth--
 				if depth < 0 {
 					return false, CheckUnreadable
@@ -134,6 +151,12 @@ func CheckCountQuery(d Dialect, sqlText string) (ok bool, reason string) {
 			}
 			if depth == 0 && up == "SELECT" {
 				sawSelect = true
+			}
+			switch up {
+			case "FROM":
+				inFrom[depth] = true
+			case "SELECT", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "QUALIFY", "WINDOW", "UNION", "EXCEPT", "INTERSECT":
+				inFrom[depth] = false
 			}
 		}
 	}

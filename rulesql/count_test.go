@@ -98,3 +98,29 @@ func TestCheckCountQuery(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckCountQueryRefusesDuckDBFileReads(t *testing.T) {
+	for _, c := range []struct{ name, sql, reason string }{
+		{"plain", `SELECT COUNT(*) FROM files."sales" WHERE amount < 0`, ""},
+		{"stringInWhere", `SELECT COUNT(*) FROM t WHERE a = 'x.csv'`, ""},
+		{"stringInJoinCondition", `SELECT COUNT(*) FROM t JOIN u ON t.a = u.a AND u.b IN ('x', 'y')`, ""},
+		{"dollarString", `SELECT COUNT(*) FROM t WHERE a = $x$it's$x$`, ""},
+		{"nestedComment", `SELECT COUNT(*) FROM t /* a /* b */ GROUP BY a */ WHERE a > 0`, ""},
+		{"readParquet", `SELECT COUNT(*) FROM read_parquet('s/*.parquet') WHERE a IS NULL`, rulesql.CheckForbiddenFunction},
+		{"readCSVAuto", `SELECT COUNT(*) FROM t WHERE a IN (SELECT a FROM read_csv_auto('/etc/passwd'))`, rulesql.CheckForbiddenFunction},
+		{"bareFile", `SELECT COUNT(*) FROM 'data.csv' WHERE a IS NULL`, rulesql.CheckForbiddenFunction},
+		{"bareFileJoined", `SELECT COUNT(*) FROM t JOIN '/etc/x.parquet' AS f ON f.a = t.a`, rulesql.CheckForbiddenFunction},
+		{"bareFileInList", `SELECT COUNT(*) FROM t, 'x.json' WHERE a > 0`, rulesql.CheckForbiddenFunction},
+		{"bareFileInSubquery", `SELECT COUNT(*) FROM t WHERE a IN (SELECT a FROM 'x.csv')`, rulesql.CheckForbiddenFunction},
+		{"queryText", `SELECT COUNT(*) FROM query('SELECT 1')`, rulesql.CheckForbiddenFunction},
+		{"getenv", `SELECT COUNT(*) FROM t WHERE a = getenv('HOME')`, rulesql.CheckForbiddenFunction},
+		{"copy", `COPY t TO 'x.csv'`, rulesql.CheckNotSelect},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ok, reason := rulesql.CheckCountQuery(rulesql.DuckDB, c.sql)
+			if ok != (c.reason == "") || reason != c.reason {
+				t.Errorf("ok=%v reason=%q, want %q", ok, reason, c.reason)
+			}
+		})
+	}
+}

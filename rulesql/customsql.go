@@ -253,7 +253,7 @@ func (l *lexer) next() bool {
 		return l.quoted(start, '`', l.d == BigQuery)
 	case c == '[' && (l.d == MSSQL || l.d == SQLite):
 		return l.quoted(start, ']', false)
-	case c == '$' && (l.d == Postgres || l.d == Snowflake):
+	case c == '$' && (l.d == Postgres || l.d == DuckDB || l.d == Snowflake):
 		if ok, handled := l.dollarQuoted(start); handled {
 			return ok
 		}
@@ -264,8 +264,8 @@ func (l *lexer) next() bool {
 		for l.i < len(l.s) && (isWordByte(l.s[l.i]) || l.s[l.i] == '$') {
 			l.i++
 		}
-		// Postgres E'...' strings read backslash escapes.
-		if l.d == Postgres && l.i-start == 1 && (c == 'E' || c == 'e') && l.peek(0) == '\'' {
+		// Postgres (and DuckDB) E'...' strings read backslash escapes.
+		if (l.d == Postgres || l.d == DuckDB) && l.i-start == 1 && (c == 'E' || c == 'e') && l.peek(0) == '\'' {
 			return l.quoted(start, '\'', true)
 		}
 		l.emit(tokWord, start)
@@ -303,14 +303,14 @@ func (l *lexer) skipLine() {
 	}
 }
 
-// blockComment skips a /* */ comment. Postgres, SQL Server and Databricks nest them;
+// blockComment skips a /* */ comment. Postgres, DuckDB, SQL Server and Databricks nest them;
 // for the others a /* inside a comment is read differently by different versions, so
 // the text is refused.
 func (l *lexer) blockComment() bool {
 	if l.d == MySQL && l.peek(2) == '!' {
 		return false // executable comment: its body is SQL
 	}
-	nests := l.d == Postgres || l.d == MSSQL || l.d == Databricks
+	nests := l.d == Postgres || l.d == DuckDB || l.d == MSSQL || l.d == Databricks
 	depth := 0
 	for l.i < len(l.s) {
 		switch {

@@ -18,11 +18,14 @@ const (
 	Snowflake  Dialect = "snowflake"
 	Databricks Dialect = "databricks"
 	SQLite     Dialect = "sqlite"
+	// DuckDB is DuckDB's SQL: the Postgres-like grammar (double-quoted names, standard
+	// string literals, $$ strings, nested comments) with its own functions.
+	DuckDB Dialect = "duckdb"
 )
 
 // Dialects returns every supported dialect, in the contract's order.
 func Dialects() []Dialect {
-	return []Dialect{Postgres, MySQL, MSSQL, BigQuery, Snowflake, Databricks, SQLite}
+	return []Dialect{Postgres, MySQL, MSSQL, BigQuery, Snowflake, Databricks, SQLite, DuckDB}
 }
 
 // ParseDialect returns the dialect named exactly s (the contract's lowercase names).

@@ -1,6 +1,6 @@
 // Package rulesql writes, for a data-quality rule, the SQL query that lists the rows
-// failing it, in one of seven dialects (postgres, mysql, mssql, bigquery, snowflake,
-// databricks, sqlite). It serves GET /rules/{rule_id}/failing-rows.sql.
+// failing it, in one of eight dialects (postgres, mysql, mssql, bigquery, snowflake,
+// databricks, sqlite, duckdb). It serves GET /rules/{rule_id}/failing-rows.sql.
 //
 // The query is text handed to the user: Vigia never runs it, so no failing value ever
 // reaches Vigia, and the text holds only names and the rule's own parameters. Every
@@ -18,7 +18,8 @@
 //     the column's usually case-insensitive collation, and Snowflake's REGEXP_LIKE
 //     anchors the pattern, so those two are written differently. SQLite's REGEXP calls
 //     a function the application provides (Vigia registers one on its connections, the
-//     sqlite3 shell has its own). SQL Server has no regular expressions, so pattern has
+//     sqlite3 shell has its own). DuckDB's ~ and !~ match the whole value, so its
+//     pattern is written with regexp_matches, which searches. SQL Server has no regular expressions, so pattern has
 //     no query there: reason pattern_unsupported_in_dialect.
 //   - freshness lists rows whose timestamp is older than the current time minus the
 //     allowed age, using each engine's own clock.

@@ -15,6 +15,7 @@ func TestQuoteIdentKeepsOddNamesWhole(t *testing.T) {
 		rulesql.Postgres:   {`"select ""x"""`, "\"we`ird\"", `"br]acket"`},
 		rulesql.Snowflake:  {`"select ""x"""`, "\"we`ird\"", `"br]acket"`},
 		rulesql.SQLite:     {`"select ""x"""`, "\"we`ird\"", `"br]acket"`},
+		rulesql.DuckDB:     {`"select ""x"""`, "\"we`ird\"", `"br]acket"`},
 		rulesql.MySQL:      {"`select \"x\"`", "`we``ird`", "`br]acket`"},
 		rulesql.Databricks: {"`select \"x\"`", "`we``ird`", "`br]acket`"},
 		rulesql.BigQuery:   {"`select \"x\"`", "`we\\`ird`", "`br]acket`"},
@@ -44,6 +45,7 @@ func TestQuoteStringEscapesQuotesAndBackslashesPerDialect(t *testing.T) {
 	want := map[rulesql.Dialect]string{
 		rulesql.Postgres:   `'it''s a \d'`,
 		rulesql.SQLite:     `'it''s a \d'`,
+		rulesql.DuckDB:     `'it''s a \d'`,
 		rulesql.MSSQL:      `N'it''s a \d'`,
 		rulesql.MySQL:      `'it''s a \\d'`,
 		rulesql.Snowflake:  `'it''s a \\d'`,

@@ -326,6 +326,11 @@ func (g gen) pattern() (query, error) {
 		// application: Vigia's connections register one (Go regular expressions, see
 		// source/connect), and the sqlite3 shell has its own.
 		cond = c + " NOT REGEXP " + p
+	case DuckDB:
+		// DuckDB's !~ is a full match (regexp_full_match); regexp_matches searches, as
+		// in the other dialects, with RE2 and case-sensitively. The cast lets a pattern
+		// test a number or a date too.
+		cond = "NOT regexp_matches(CAST(" + c + " AS VARCHAR), " + p + ")"
 	}
 	return query{sel: "*", from: t, where: []string{c + " IS NOT NULL", cond}}, nil
 }
@@ -400,7 +405,8 @@ func (g gen) freshness() (query, error) {
 	s := strconv.FormatInt(n, 10)
 	var cond string
 	switch g.d {
-	case Postgres:
+	case Postgres, DuckDB:
+		// DuckDB reads the same: now() is the transaction's TIMESTAMP WITH TIME ZONE.
 		cond = c + " < now() - interval '" + s + " seconds'"
 	case MySQL:
 		cond = c + " < NOW() - INTERVAL " + s + " SECOND"

@@ -466,7 +466,7 @@ func (s *Service) Dismiss(ctx context.Context, id string) (Suggestion, error) {
 var allowed = map[string]bool{
 	"count": true, "regexp": true, "regexp_like": true, "lower": true, "upper": true, "trim": true, "ltrim": true, "rtrim": true,
 	"length": true, "char_length": true, "character_length": true, "coalesce": true, "nullif": true, "substr": true,
-	"substring": true, "replace": true, "regexp_replace": true, "abs": true, "round": true, "concat": true,
+	"substring": true, "replace": true, "regexp_replace": true, "regexp_matches": true, "abs": true, "round": true, "concat": true,
 }
 
 // maskRegex is the anchored regular expression of a mask: 9 a digit, A a letter,
@@ -505,6 +505,9 @@ func predicate(sg Suggestion, d rulesql.Dialect) (string, bool) {
 		return fmt.Sprintf("%s IS NOT NULL AND NOT (%s ~ %s)", col, col, re), true
 	case rulesql.SQLite:
 		return fmt.Sprintf("%s IS NOT NULL AND NOT regexp(%s, %s)", col, re, col), true
+	case rulesql.DuckDB:
+		// DuckDB's ~ matches the whole value; regexp_matches searches, as ~ does in Postgres.
+		return fmt.Sprintf("%s IS NOT NULL AND NOT regexp_matches(%s, %s)", col, col, re), true
 	default:
 		return fmt.Sprintf("%s IS NOT NULL AND NOT (%s REGEXP %s)", col, col, re), true
 	}

@@ -436,6 +436,8 @@ func dialectOf(kind string) string {
 		return string(rulesql.MySQL)
 	case "sqlite":
 		return string(rulesql.SQLite)
+	case "duckdb":
+		return string(rulesql.DuckDB)
 	}
 	return string(rulesql.Postgres)
 }

@@ -135,8 +135,9 @@ func compilePattern(pattern string, dialect rulesql.Dialect) (*regexp.Regexp, bo
 		return nil, false
 	}
 	flags := "(?s)"
-	if dialect == rulesql.SQLite {
-		// SQLite calls Vigia's function, which compiles the pattern as it is.
+	if dialect == rulesql.SQLite || dialect == rulesql.DuckDB {
+		// SQLite calls Vigia's function, which compiles the pattern as it is; DuckDB's
+		// regexp_matches is RE2, whose defaults are Go's (. does not match a newline).
 		flags = ""
 	}
 	re, err := regexp.Compile(flags + pattern)
