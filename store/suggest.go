@@ -69,21 +69,24 @@ func (s *SuggestStore) ScanDatasets(ctx context.Context, ws, scanID string) ([]c
 
 // UpsertSuggestions implements suggest.Store.
 func (s *SuggestStore) UpsertSuggestions(ctx context.Context, ws, datasetID string, ss []suggest.Suggestion, at time.Time) error {
-	q := s.db.q(ctx)
+	if len(ss) == 0 {
+		return nil
+	}
+	// One round trip for the dataset's suggestions: the after-scan step runs this for
+	// every dataset a scan profiled.
+	batch := &pgx.Batch{}
 	for _, sg := range ss {
 		params, err := json.Marshal(sg.Params)
 		if err != nil {
 			return vigia.Internal(err)
 		}
-		if _, err := q.Exec(ctx, `INSERT INTO suggestions (id, workspace_id, dataset_id, category, signature, column_name, params,
+		batch.Queue(`INSERT INTO suggestions (id, workspace_id, dataset_id, category, signature, column_name, params,
 			estimated_rows_sample, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
 			ON CONFLICT (dataset_id, signature) DO UPDATE SET params = EXCLUDED.params, estimated_rows_sample = EXCLUDED.estimated_rows_sample,
 			updated_at = EXCLUDED.updated_at WHERE suggestions.status = 'open'`,
-			vigia.NewID(), ws, datasetID, sg.Category, sg.Signature, sg.Column, params, sg.EstimatedRowsSample, at); err != nil {
-			return translate(err)
-		}
+			vigia.NewID(), ws, datasetID, sg.Category, sg.Signature, sg.Column, params, sg.EstimatedRowsSample, at)
 	}
-	return nil
+	return translate(s.db.q(ctx).SendBatch(ctx, batch).Close())
 }
 
 const suggestionSelect = `SELECT s.id::text, s.workspace_id::text, s.dataset_id::text, d.schema_name || '.' || d.table_name, s.category,
