@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/vigia-data/vigia"
@@ -146,7 +147,28 @@ type hookBench struct {
 	pool *x509.CertPool
 	out  io.Writer
 	rec  *arrivals
+	// trips counts the process's database round trips.
+	trips *roundTrips
+	// lastTrips and lastCPU are the round trips and the CPU time of this process per
+	// delivery of the last throughput round (the settling included).
+	lastTrips float64
+	lastCPU   time.Duration
 }
+
+// roundTrips counts the statements and batches sent to the database.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 func runWebhookBench(ctx context.Context, databaseURL string, o webhookBenchOpts, out io.Writer) (WebhookBenchResult, error) {
 	res := WebhookBenchResult{Pass: true}
@@ -155,7 +177,8 @@ func runWebhookBench(ctx context.Context, databaseURL string, o webhookBenchOpts
 		return res, err
 	}
 	defer drop()
-	db, err := store.Open(ctx, benchURL)
+	trips := &roundTrips{}
+	db, err := store.OpenTraced(ctx, benchURL, trips)
 	if err != nil {
 		return res, err
 	}
@@ -174,7 +197,7 @@ func runWebhookBench(ctx context.Context, databaseURL string, o webhookBenchOpts
 	if err != nil {
 		return res, err
 	}
-	b := &hookBench{ctx: ctx, a: a, db: db, pool: pool, out: out, rec: rec}
+	b := &hookBench{ctx: ctx, a: a, db: db, pool: pool, out: out, rec: rec, trips: trips}
 	fmt.Fprintf(out, "Webhook deliveries: outbox → dispatcher → job queue → signed HTTPS POST to local TLS receivers; %d workers.\n", o.Workers)
 
 	fmt.Fprintf(out, "\nThroughput: %d deliveries a round to %d×%d receivers answering after %v (dispatched before the clock starts)\n",
@@ -196,7 +219,8 @@ func runWebhookBench(ctx context.Context, databaseURL string, o webhookBenchOpts
 			}
 			heap := heapMiB()
 			res.HeapAfterMiB = append(res.HeapAfterMiB, heap)
-			fmt.Fprintf(out, "  round %d %-8s %7.0f deliveries/s   (live heap after the round %.1f MiB)\n", round, kind, rate, heap)
+			fmt.Fprintf(out, "  round %d %-8s %7.0f deliveries/s   (%.2f database round trips and %v of this process's CPU a delivery; live heap after %.1f MiB)\n",
+				round, kind, rate, b.lastTrips, b.lastCPU.Round(time.Microsecond), heap)
 		}
 	}
 	res.PeakHeapMiB = peak.stop()
@@ -436,6 +460,7 @@ func (b *hookBench) throughput(signed bool, o webhookBenchOpts) (float64, error)
 		return 0, err
 	}
 	base := b.rec.n.Load()
+	trips0, cpu0 := b.trips.n.Load(), processCPU()
 	start := time.Now()
 	stop := b.workers()
 	defer stop()
@@ -447,6 +472,8 @@ func (b *hookBench) throughput(signed bool, o webhookBenchOpts) (float64, error)
 	if err := b.settled(wss); err != nil {
 		return 0, err
 	}
+	b.lastTrips = float64(b.trips.n.Load()-trips0) / float64(total)
+	b.lastCPU = (processCPU() - cpu0) / time.Duration(total)
 	return float64(total) / elapsed.Seconds(), nil
 }
 
