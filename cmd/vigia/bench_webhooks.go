@@ -21,7 +21,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/vigia-data/vigia"
@@ -148,27 +147,12 @@ type hookBench struct {
 	out  io.Writer
 	rec  *arrivals
 	// trips counts the process's database round trips.
-	trips *roundTrips
+	trips *bench.RoundTrips
 	// lastTrips and lastCPU are the round trips and the CPU time of this process per
 	// delivery of the last throughput round (the settling included).
 	lastTrips float64
 	lastCPU   time.Duration
 }
-
-// roundTrips counts the statements and batches sent to the database.
-type roundTrips struct{ n atomic.Int64 }
-
-func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 func runWebhookBench(ctx context.Context, databaseURL string, o webhookBenchOpts, out io.Writer) (WebhookBenchResult, error) {
 	res := WebhookBenchResult{Pass: true}
@@ -177,7 +161,7 @@ func runWebhookBench(ctx context.Context, databaseURL string, o webhookBenchOpts
 		return res, err
 	}
 	defer drop()
-	trips := &roundTrips{}
+	trips := &bench.RoundTrips{}
 	db, err := store.OpenTraced(ctx, benchURL, trips)
 	if err != nil {
 		return res, err
@@ -460,7 +444,7 @@ func (b *hookBench) throughput(signed bool, o webhookBenchOpts) (float64, error)
 		return 0, err
 	}
 	base := b.rec.n.Load()
-	trips0, cpu0 := b.trips.n.Load(), processCPU()
+	trips0, cpu0 := b.trips.N(), processCPU()
 	start := time.Now()
 	stop := b.workers()
 	defer stop()
@@ -472,7 +456,7 @@ func (b *hookBench) throughput(signed bool, o webhookBenchOpts) (float64, error)
 	if err := b.settled(wss); err != nil {
 		return 0, err
 	}
-	b.lastTrips = float64(b.trips.n.Load()-trips0) / float64(total)
+	b.lastTrips = float64(b.trips.N()-trips0) / float64(total)
 	b.lastCPU = (processCPU() - cpu0) / time.Duration(total)
 	return float64(total) / elapsed.Seconds(), nil
 }
