@@ -550,9 +550,10 @@ type finishArgs struct {
 	id      string
 	attempt int
 	status  string
-	delay   time.Duration
+	delay   time.Duration // counted from ended
 	extra   int
 	code    *string
+	ended   time.Time // when the handler returned
 }
 
 // finishAll records the outcomes of runs that ended while another batch was being
@@ -563,7 +564,9 @@ func (q *Queue) finishAll(items []finishArgs) ([]bool, error) {
 	delays, extras, codes := make([]int64, len(items)), make([]int32, len(items)), make([]*string, len(items))
 	for i, it := range items {
 		ids[i], attempts[i], statuses[i] = it.id, int32(it.attempt), it.status
-		delays[i], extras[i], codes[i] = it.delay.Microseconds(), int32(it.extra), it.code
+		// A run that waited for an earlier batch is due as soon as it would have been.
+		delay := max(it.delay-time.Since(it.ended), 0)
+		delays[i], extras[i], codes[i] = delay.Microseconds(), int32(it.extra), it.code
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -633,7 +636,9 @@ func (q *Queue) finish(_ context.Context, c *claimed, err error, interrupted boo
 		setCode(errorCode(err))
 	}
 
-	recorded, dbErr := q.finishes.Do(finishArgs{id: j.ID, attempt: j.Attempt, status: status, delay: delay, extra: extra, code: code})
+	ended := time.Now()
+	recorded, dbErr := q.finishes.Do(finishArgs{id: j.ID, attempt: j.Attempt, status: status, delay: delay, extra: extra, code: code,
+		ended: ended})
 	attrs := []any{"job", j.ID, "kind", j.Kind, "attempt", j.Attempt}
 	if code != nil {
 		attrs = append(attrs, "code", *code)
@@ -658,7 +663,9 @@ func (q *Queue) finish(_ context.Context, c *claimed, err error, interrupted boo
 	default:
 		q.retried.Add(1)
 		q.log.Info("jobs: job rescheduled", append(attrs, "after", delay)...)
-		q.wakeAfter(c.queue, delay)
+		if delay > 0 {
+			q.wakeAfter(c.queue, max(delay-time.Since(ended), time.Millisecond))
+		}
 	}
 }
 

@@ -70,7 +70,8 @@ func (s *Service) Deliver(ctx context.Context, deliveryID string, lastRun bool) 
 		if err := s.store.RecordAttempt(ctx, item.ID, rec, StatusPending, &next, nil); err != nil {
 			return JobOutcome{}, err
 		}
-		return JobOutcome{Retry: wait, Code: retryCode(a)}, nil
+		// The wait counts from the send, not from when the record was written.
+		return JobOutcome{Retry: max(next.Sub(s.clock.Now()), 0), Code: retryCode(a)}, nil
 	}
 	status := StatusFailed
 	if a.Outcome == delivery.OutcomeDelivered {

@@ -146,6 +146,12 @@ type hookBench struct {
 	pool *x509.CertPool
 	out  io.Writer
 	rec  *arrivals
+	// trips counts the process's database round trips.
+	trips *bench.RoundTrips
+	// lastTrips and lastCPU are the round trips and the CPU time of this process per
+	// delivery of the last throughput round (the settling included).
+	lastTrips float64
+	lastCPU   time.Duration
 }
 
 func runWebhookBench(ctx context.Context, databaseURL string, o webhookBenchOpts, out io.Writer) (WebhookBenchResult, error) {
@@ -155,7 +161,8 @@ func runWebhookBench(ctx context.Context, databaseURL string, o webhookBenchOpts
 		return res, err
 	}
 	defer drop()
-	db, err := store.Open(ctx, benchURL)
+	trips := &bench.RoundTrips{}
+	db, err := store.OpenTraced(ctx, benchURL, trips)
 	if err != nil {
 		return res, err
 	}
@@ -174,7 +181,7 @@ func runWebhookBench(ctx context.Context, databaseURL string, o webhookBenchOpts
 	if err != nil {
 		return res, err
 	}
-	b := &hookBench{ctx: ctx, a: a, db: db, pool: pool, out: out, rec: rec}
+	b := &hookBench{ctx: ctx, a: a, db: db, pool: pool, out: out, rec: rec, trips: trips}
 	fmt.Fprintf(out, "Webhook deliveries: outbox → dispatcher → job queue → signed HTTPS POST to local TLS receivers; %d workers.\n", o.Workers)
 
 	fmt.Fprintf(out, "\nThroughput: %d deliveries a round to %d×%d receivers answering after %v (dispatched before the clock starts)\n",
@@ -196,7 +203,8 @@ func runWebhookBench(ctx context.Context, databaseURL string, o webhookBenchOpts
 			}
 			heap := heapMiB()
 			res.HeapAfterMiB = append(res.HeapAfterMiB, heap)
-			fmt.Fprintf(out, "  round %d %-8s %7.0f deliveries/s   (live heap after the round %.1f MiB)\n", round, kind, rate, heap)
+			fmt.Fprintf(out, "  round %d %-8s %7.0f deliveries/s   (%.2f database round trips and %v of this process's CPU a delivery; live heap after %.1f MiB)\n",
+				round, kind, rate, b.lastTrips, b.lastCPU.Round(time.Microsecond), heap)
 		}
 	}
 	res.PeakHeapMiB = peak.stop()
@@ -436,6 +444,7 @@ func (b *hookBench) throughput(signed bool, o webhookBenchOpts) (float64, error)
 		return 0, err
 	}
 	base := b.rec.n.Load()
+	trips0, cpu0 := b.trips.N(), processCPU()
 	start := time.Now()
 	stop := b.workers()
 	defer stop()
@@ -447,6 +456,8 @@ func (b *hookBench) throughput(signed bool, o webhookBenchOpts) (float64, error)
 	if err := b.settled(wss); err != nil {
 		return 0, err
 	}
+	b.lastTrips = float64(b.trips.N()-trips0) / float64(total)
+	b.lastCPU = (processCPU() - cpu0) / time.Duration(total)
 	return float64(total) / elapsed.Seconds(), nil
 }
 
