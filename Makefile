@@ -18,6 +18,7 @@ run: build
 
 test: ## all tests with the race detector
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m -tags duckdb ./rulesql/ ./lineage/sqllineage/duckview/
 
 lint: fmt vet staticcheck
 
@@ -27,9 +28,11 @@ fmt:
 
 vet:
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags duckdb ./rulesql/ ./lineage/sqllineage/duckview/ ./app/
 
 staticcheck:
 	$(GO) tool staticcheck $(PKGS)
+	$(GO) tool staticcheck -tags duckdb ./rulesql/ ./lineage/sqllineage/duckview/
 
 generate: ## regenerate GraphQL code, the OpenAPI document client/openapi.json and the typed client
 	$(GO) tool gqlgen generate
