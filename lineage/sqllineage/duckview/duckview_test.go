@@ -14,8 +14,8 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/vigia-data/vigia/lineage"
-	"github.com/vigia-data/vigia/lineage/sqllineage/duckview"
 	"github.com/vigia-data/vigia/lineage/sqllineage"
+	"github.com/vigia-data/vigia/lineage/sqllineage/duckview"
 	"github.com/vigia-data/vigia/source"
 )
 
