@@ -26,7 +26,7 @@ var fileTableFuncs = map[string]bool{
 
 // fileExtensions are the endings DuckDB's replacement scans read as a file when a
 // quoted name in FROM is not a table ('sales.parquet', 'logs/*.json.gz').
-var fileExtensions = []string{".parquet", ".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".txt",
+var fileExtensions = []string{".parquet", ".parq", ".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".txt",
 	".csv.gz", ".tsv.gz", ".json.gz", ".jsonl.gz", ".ndjson.gz", ".csv.zst", ".json.zst", ".parquet.gz"}
 
 // duckDynamicFuncs run SQL given as text.
