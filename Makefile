@@ -17,6 +17,7 @@ run: build
 	./bin/vigia serve
 
 test: ## all tests with the race detector
+	$(GO) test -race -count=1 -timeout 30m -tags duckdb ./rulesql/ ./lineage/sqllineage/duckview/
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 lint: fmt vet staticcheck
@@ -26,9 +27,11 @@ fmt:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet:
+	$(GO) vet -tags duckdb ./rulesql/ ./lineage/sqllineage/duckview/ ./app/
 	$(GO) vet $(PKGS)
 
 staticcheck:
+	$(GO) tool staticcheck -tags duckdb ./rulesql/ ./lineage/sqllineage/duckview/
 	$(GO) tool staticcheck $(PKGS)
 
 generate: ## regenerate GraphQL code, the OpenAPI document client/openapi.json and the typed client

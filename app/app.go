@@ -41,7 +41,6 @@ import (
 	"github.com/vigia-data/vigia/lineage"
 	"github.com/vigia-data/vigia/lineage/neo4jgraph"
 	"github.com/vigia-data/vigia/lineage/pggraph"
-	"github.com/vigia-data/vigia/lineage/sqllineage"
 	"github.com/vigia-data/vigia/modeling"
 	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/notify"
@@ -270,7 +269,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute,
 		Pipelines: orchestrator.TrustPipelines{Store: db.Orchestrators()}})
 	// Incidents list the consumers that read a dataset recently.
-	a.Lineage = lineage.NewService(lineage.Deps{Store: db.Lineage(), Graph: graph, Views: sqllineage.Parser{}, Tx: db,
+	a.Lineage = lineage.NewService(lineage.Deps{Store: db.Lineage(), Graph: graph, Views: sqlParsers{}, Tx: db,
 		Jobs: lineageJobs{queue}, Consumers: recentConsumers{a.Trust}, Providers: db.KnowledgeProviders(a.Messages), Clock: clock, Log: log})
 	// Incidents group issues through lineage's impact API.
 	a.Incidents = incident.NewService(db.Incidents(), a.Lineage, clock).WithChanges(db.Orchestrators())
@@ -280,9 +279,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	// Contracts render rules and domains; trust and domain versions read their state from the store.
 	a.Contracts = contract.NewService(db.Contracts(), db, a.Catalog, a.Rules, a.Products, clock)
 	// Modeling's fixes are checked by the dialects' parsers.
-	a.Modeling = modeling.NewService(db.Modeling(), sqllineage.Parser{}, clock, log)
+	a.Modeling = modeling.NewService(db.Modeling(), sqlParsers{}, clock, log)
 	a.Blackouts = blackout.NewService(db.Blackouts(), a.Connections)
-	a.Suggestions = suggest.NewService(db.Suggestions(), a.Catalog, a.Connections, a.Rules, sqllineage.Parser{}, a.Products, a.Blackouts, clock, 0)
+	a.Suggestions = suggest.NewService(db.Suggestions(), a.Catalog, a.Connections, a.Rules, sqlParsers{}, a.Products, a.Blackouts, clock, 0)
 	a.Duplicates = duplicates.NewService(db.Duplicates(), a.Catalog, a.Connections, clock, log)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
 	// A succeeded scan's event is consumed by lineage, then the active contracts' checks

@@ -173,7 +173,7 @@ func TestReferentialRuleFailsOnceAndIsNotEvaluatedWithoutItsReference(t *testing
 // Must show 2: failing-rows.sql of a unique rule on a column named `select "x"` in
 // each of the seven dialects, accepted by the Postgres and MySQL parsers (and compiled
 // by SQLite); row_count_min answers 204 with the reason header; every read is audited.
-func TestFailingRowsSQLInSevenDialects(t *testing.T) {
+func TestFailingRowsSQLInEveryDialect(t *testing.T) {
 	e := newWF(t, "failingrows")
 	src := newSource(t, "postgres", e.root)
 	src.exec(t, `CREATE TABLE pedidos (id INTEGER PRIMARY KEY, "select ""x""" TEXT, total NUMERIC(10,2))`)
@@ -203,7 +203,7 @@ func TestFailingRowsSQLInSevenDialects(t *testing.T) {
 	}
 
 	quoted := map[string]string{
-		"postgres": `"select ""x"""`, "sqlite": `"select ""x"""`, "snowflake": `"select ""x"""`,
+		"postgres": `"select ""x"""`, "sqlite": `"select ""x"""`, "snowflake": `"select ""x"""`, "duckdb": `"select ""x"""`,
 		"mysql": "`select \"x\"`", "databricks": "`select \"x\"`", "bigquery": "`select \"x\"`", "mssql": `[select "x"]`,
 	}
 	sqlite, err := sql.Open("sqlite", ":memory:")
@@ -215,7 +215,7 @@ func TestFailingRowsSQLInSevenDialects(t *testing.T) {
 		t.Fatal(err)
 	}
 	mysqlParser := parser.New()
-	for _, d := range []string{"postgres", "mysql", "mssql", "bigquery", "snowflake", "databricks", "sqlite"} {
+	for _, d := range []string{"postgres", "mysql", "mssql", "bigquery", "snowflake", "databricks", "sqlite", "duckdb"} {
 		t.Run(d, func(t *testing.T) {
 			r := get(t, "?dialect="+d+"&limit=25", e.tok)
 			if r.status != 200 || r.dialect != d {

@@ -27,6 +27,13 @@ var forbiddenFuncs = map[string]bool{
 	"load_file": true, "dblink": true, "dblink_exec": true, "set_config": true, "pg_terminate_backend": true,
 	"pg_cancel_backend": true, "query_to_xml": true, "load_extension": true, "readfile": true, "writefile": true,
 	"get_lock": true, "release_lock": true,
+	// DuckDB: file readers, other databases, SQL given as text, the environment.
+	"read_csv": true, "read_csv_auto": true, "read_parquet": true, "parquet_scan": true, "read_json": true,
+	"read_json_auto": true, "read_ndjson": true, "read_ndjson_auto": true, "read_json_objects": true,
+	"read_text": true, "read_blob": true, "glob": true, "sniff_csv": true, "parquet_metadata": true,
+	"parquet_schema": true, "parquet_file_metadata": true, "parquet_kv_metadata": true, "read_xlsx": true,
+	"sqlite_scan": true, "postgres_scan": true, "mysql_scan": true, "iceberg_scan": true, "delta_scan": true,
+	"query": true, "query_table": true, "getenv": true, "duckdb_secrets": true,
 }
 
 // CheckCount implements suggest.Checker: sql must parse, with the dialect's real
@@ -38,22 +45,75 @@ func (Parser) CheckCount(dialect, sql string, t source.Table, allowed map[string
 	if !ok {
 		return countNotSelect, nil
 	}
+	return countVerdict(Dialect(dialect), funcs, tables, t, allowed), nil
+}
+
+// CheckCountDuckDB is CheckCount for DuckDB, whose parser lineage/duckview runs: tree
+// is what json_serialize_sql returned for the count (DuckDB serializes only a SELECT,
+// and marks anything else as an error, which is not_select). Table functions count as
+// functions: read_csv and the other file readers are forbidden, like a quoted file
+// name in FROM, which names no table of the connection.
+func (Parser) CheckCountDuckDB(tree []byte, t source.Table, allowed map[string]bool) (string, error) {
+	var doc struct {
+		Error      bool  `json:"error"`
+		Statements []any `json:"statements"`
+	}
+	if err := json.Unmarshal(tree, &doc); err != nil || doc.Error || len(doc.Statements) != 1 {
+		return countNotSelect, nil
+	}
+	var funcs []string
+	var tables []source.Table
+	walkDuckCount(doc.Statements[0], &funcs, &tables)
+	return countVerdict(DuckDB, funcs, tables, t, allowed), nil
+}
+
+// walkDuckCount collects the functions (not operators) and tables of a DuckDB tree.
+func walkDuckCount(v any, funcs *[]string, tables *[]source.Table) {
+	switch x := v.(type) {
+	case map[string]any:
+		switch {
+		case x["class"] == "FUNCTION" && x["is_operator"] != true:
+			name := strings.ToLower(str(x["function_name"]))
+			if name == "count_star" {
+				name = "count"
+			}
+			*funcs = append(*funcs, name)
+		case x["class"] == "WINDOW":
+			*funcs = append(*funcs, strings.ToLower(str(x["function_name"])))
+		case x["type"] == "BASE_TABLE":
+			*tables = append(*tables, source.Table{Schema: str(x["schema_name"]), Name: str(x["table_name"])})
+			if str(x["catalog_name"]) != "" {
+				*tables = append(*tables, source.Table{Name: "\x00other database"})
+			}
+		}
+		for _, c := range x {
+			walkDuckCount(c, funcs, tables)
+		}
+	case []any:
+		for _, c := range x {
+			walkDuckCount(c, funcs, tables)
+		}
+	}
+}
+
+// countVerdict applies the rehearsal's rules to what a count calls and reads.
+func countVerdict(d Dialect, funcs []string, tables []source.Table, t source.Table, allowed map[string]bool) string {
 	for _, f := range funcs {
 		if forbiddenFuncs[f] {
-			return countForbidden, nil
+			return countForbidden
 		}
 	}
 	for _, f := range funcs {
 		if !allowed[f] {
-			return countFunctionNotAllowed, nil
+			return countFunctionNotAllowed
 		}
 	}
 	for _, tb := range tables {
-		if !strings.EqualFold(tb.Name, t.Name) || (tb.Schema != "" && Dialect(dialect) != SQLite && !strings.EqualFold(tb.Schema, t.Schema)) {
-			return countUnknownTable, nil
+		if !strings.EqualFold(tb.Name, t.Name) || (tb.Schema != "" && d != SQLite && !strings.EqualFold(tb.Schema, t.Schema)) {
+			return countUnknownTable
 		}
 	}
-	return "", nil
+	return ""
 }
 
 // countParts parses sql and lists the functions it calls (lowercase, the last part of

@@ -52,6 +52,10 @@ type target struct {
 	name string
 	star *qname
 	e    expr
+	// exclude and replace are DuckDB's * EXCLUDE (a, b) and * REPLACE (expr AS a):
+	// columns of the star left out, and columns whose value the expression computes.
+	exclude []string
+	replace map[string]expr
 }
 
 // filter is an expression whose columns are used but not copied (WHERE, GROUP BY ...).

@@ -13,6 +13,21 @@ func (Parser) Analyze(dialect, sql string, cat lineage.ViewCatalog) (lineage.Vie
 	if err != nil {
 		return lineage.ViewLineage{}, err
 	}
+	return viewLineage(res), nil
+}
+
+// AnalyzeDuckDB is Analyze for a DuckDB view whose SELECT DuckDB has already parsed:
+// tree is what json_serialize_sql returned for it and viewCols the view's column list,
+// if any. lineage/duckview, which runs DuckDB, calls it.
+func (Parser) AnalyzeDuckDB(tree []byte, viewCols []string, cat lineage.ViewCatalog) (lineage.ViewLineage, error) {
+	res, err := AnalyzeDuckDBTree(tree, viewCols, viewCatalog{mc: MapCatalog(cat.Tables), schema: cat.Schema})
+	if err != nil {
+		return lineage.ViewLineage{}, err
+	}
+	return viewLineage(res), nil
+}
+
+func viewLineage(res Result) lineage.ViewLineage {
 	out := lineage.ViewLineage{Unresolved: res.Unresolved, ColumnLevel: res.ColumnLevel,
 		Columns: make([]string, 0, len(res.Columns))}
 	for _, c := range res.Columns {
@@ -25,7 +40,7 @@ func (Parser) Analyze(dialect, sql string, cat lineage.ViewCatalog) (lineage.Vie
 		}
 		out.Edges = append(out.Edges, le)
 	}
-	return out, nil
+	return out
 }
 
 // viewCatalog serves the parser the columns of the connection's tables, reading an

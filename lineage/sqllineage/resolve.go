@@ -1,6 +1,7 @@
 package sqllineage
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -136,6 +137,9 @@ func resolveStatement(d Dialect, st *statement, cat Catalog) Result {
 	a.renameCols(out, st.viewCols)
 	if d == SQLite {
 		sqliteUniqueNames(out.cols)
+	}
+	if d == DuckDB {
+		duckUniqueNames(out.cols)
 	}
 
 	if st.dynamic {
@@ -508,6 +512,9 @@ func (a *analyzer) resolveCore(c *selectCore, outer *scope, env *cteEnv) *rel {
 	for _, t := range c.targets {
 		if t.star != nil {
 			cols, lins, complete := a.expandStar(sc, *t.star)
+			if len(t.exclude) > 0 || len(t.replace) > 0 {
+				cols, lins = a.starModifiers(t, cols, lins, sc)
+			}
 			out.cols = append(out.cols, cols...)
 			out.lins = append(out.lins, lins...)
 			out.complete = out.complete && complete
@@ -665,7 +672,43 @@ func (a *analyzer) resolveJoin(j *fromJoin, sc *scope, lateral []*node) *node {
 	return n
 }
 
+// duckUniqueNames renames repeated view columns as DuckDB does when it creates a view
+// ("id", "id_1"); names compare without regard to case.
+func duckUniqueNames(cols []string) {
+	seen := map[string]bool{}
+	for i, c := range cols {
+		name := c
+		for n := 1; seen[strings.ToLower(name)]; n++ {
+			name = c + "_" + strconv.Itoa(n)
+		}
+		seen[strings.ToLower(name)] = true
+		cols[i] = name
+	}
+}
+
 // ---- stars ----
+
+// starModifiers applies DuckDB's EXCLUDE and REPLACE to the columns of a star: names
+// compare without regard to case, as DuckDB compares them.
+func (a *analyzer) starModifiers(t target, cols []string, lins []lin, sc *scope) ([]string, []lin) {
+	var oc []string
+	var ol []lin
+	for i, c := range cols {
+		if slices.ContainsFunc(t.exclude, func(x string) bool { return strings.EqualFold(x, c) }) {
+			continue
+		}
+		l := lins[i]
+		for k, e := range t.replace {
+			if strings.EqualFold(k, c) {
+				l = a.resolveExpr(e, sc)
+				l.direct = false
+			}
+		}
+		oc = append(oc, c)
+		ol = append(ol, l)
+	}
+	return oc, ol
+}
 
 // expandStar expands * or t.* into columns; complete is false when some columns
 // could not be listed.
