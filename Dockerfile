@@ -6,7 +6,7 @@ RUN go mod download
 COPY . .
 ARG VERSION=dev
 ARG BUILD_SHA=0000000
-RUN CGO_ENABLED=1 go build -ldflags "-X main.version=${VERSION} -X main.buildSHA=${BUILD_SHA}" -o /out/vigia ./cmd/vigia
+RUN CGO_ENABLED=1 go build -tags duckdb -ldflags "-X main.version=${VERSION} -X main.buildSHA=${BUILD_SHA}" -o /out/vigia ./cmd/vigia
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates tzdata && rm -rf /var/lib/apt/lists/*

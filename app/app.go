@@ -91,6 +91,10 @@ type Config struct {
 	SourcesDenyPrivate bool
 	// SQLiteRoot is the directory SQLite sources must live in.
 	SQLiteRoot string
+	// FilesRoot is the directory duckdb sources (DuckDB database files, directories of
+	// Parquet, CSV and JSON files) must live in; FilesLimits bound their DuckDB sessions.
+	FilesRoot   string
+	FilesLimits source.FilesLimits
 	// StatementTimeout bounds every statement sent to a source.
 	StatementTimeout time.Duration
 	// MaxActiveScans bounds a workspace's queued and running scans.
@@ -547,20 +551,24 @@ func newSources(cfg Config) sources {
 		policy.AllowHosts = []string{"localhost", "127.0.0.1", "::1"}
 	}
 	return sources{dialer: netguard.NewDialer(policy, nil),
-		opts: source.Options{StatementTimeout: cfg.StatementTimeout, SQLiteRoot: cfg.SQLiteRoot}}
+		opts: source.Options{StatementTimeout: cfg.StatementTimeout, SQLiteRoot: cfg.SQLiteRoot, FilesRoot: cfg.FilesRoot, Files: cfg.FilesLimits}}
 }
 
 func (s sources) Open(ctx context.Context, kind source.Kind, dsn string, o source.Options) (source.Source, error) {
 	if o.StatementTimeout <= 0 {
 		o.StatementTimeout = s.opts.StatementTimeout
 	}
-	o.Dial, o.SQLiteRoot = s.dialer.DialContext, s.opts.SQLiteRoot
+	o.Dial, o.SQLiteRoot, o.FilesRoot, o.Files = s.dialer.DialContext, s.opts.SQLiteRoot, s.opts.FilesRoot, s.opts.Files
 	return connect.Open(ctx, kind, dsn, o)
 }
 
 func (s sources) ValidateDSN(kind source.Kind, dsn string) error {
 	return connect.ValidateDSN(kind, dsn)
 }
+
+// Drivers are the optional connectors linked into this binary (app/duckdb.go, built with
+// the duckdb tag, links source/connect/duckdb).
+func (s sources) Drivers() map[source.Kind]string { return connect.Registered() }
 
 func (s sources) ServerIdentity(kind source.Kind, dsn string) (string, string, bool) {
 	return connect.ServerIdentity(kind, dsn)

@@ -190,6 +190,9 @@ type Sources interface {
 	// ServerIdentity is the OpenLineage namespace and database a DSN names (no
 	// credential); ok false when it names none (a socket).
 	ServerIdentity(kind source.Kind, dsn string) (namespace, database string, ok bool)
+	// Drivers are the optional connectors this binary links (source.DuckDB when built
+	// with the duckdb tag), with their driver and engine versions.
+	Drivers() map[source.Kind]string
 }
 
 // DemoPack is an industry seed pack a newcomer can scan.
@@ -207,7 +210,7 @@ type ConnectorType struct {
 	Kind       string
 	Name       string
 	Driver     string
-	State      string // available
+	State      string // available, or not_built_in (an optional connector this binary was built without)
 	DSNExample string
 	Dialect    string
 }
@@ -240,7 +243,7 @@ func (s *Service) DemoPacks() []DemoPack { return s.packs }
 
 // Types lists the connectors this build ships, with their driver.
 func (s *Service) Types() []ConnectorType {
-	return []ConnectorType{
+	out := []ConnectorType{
 		{Kind: "postgres", Name: "PostgreSQL", Driver: "pgx v5", State: "available", Dialect: "postgres",
 			DSNExample: "postgres://user:password@host:5432/database?sslmode=require"},
 		{Kind: "mysql", Name: "MySQL / MariaDB", Driver: "go-sql-driver/mysql", State: "available", Dialect: "mysql",
@@ -248,7 +251,19 @@ func (s *Service) Types() []ConnectorType {
 		{Kind: "sqlite", Name: "SQLite", Driver: "modernc.org/sqlite (pure Go)", State: "available", Dialect: "sqlite",
 			DSNExample: "/var/lib/vigia/sqlite/file.db"},
 	}
+	duck := ConnectorType{Kind: string(source.DuckDB), Name: "DuckDB, Parquet, CSV, JSON files", Driver: "duckdb-go (not in this build)",
+		State: StateNotBuiltIn, Dialect: string(source.DuckDB), DSNExample: "/var/lib/vigia/files/sales"}
+	if v, ok := s.open.Drivers()[source.DuckDB]; ok {
+		duck.Driver, duck.State = v, StateAvailable
+	}
+	return append(out, duck)
 }
+
+// Driver states of ConnectorType.
+const (
+	StateAvailable  = "available"
+	StateNotBuiltIn = "not_built_in"
+)
 
 // Presets lists example sources: each demo pack as a SQLite file Vigia builds itself.
 func (s *Service) Presets() []Preset {
@@ -276,11 +291,12 @@ func (s *Service) Add(ctx context.Context, in AddInput) (Connection, error) {
 	if in.Name == "" || len([]rune(in.Name)) > 100 {
 		fields = append(fields, vigia.Field("string_too_long", map[string]any{"min_length": 1, "max_length": 100}, "name"))
 	}
-	kindOK := false
+	kindOK := in.Kind == string(source.DuckDB)
 	for _, k := range source.Kinds() {
 		kindOK = kindOK || string(k) == in.Kind
 	}
-	if !kindOK {
+	if !kindOK || source.IsReason(s.open.ValidateDSN(source.Kind(in.Kind), ""), source.ReasonUnsupported) {
+		// An optional connector this binary was built without (see Types) is no kind here.
 		fields = append(fields, vigia.Field("enum", nil, "kind"))
 	} else if in.DSN == "" {
 		fields = append(fields, vigia.Field("missing", nil, "dsn"))

@@ -16,7 +16,7 @@ import (
 type ConnectionOut struct {
 	ID             string      `json:"id"`
 	Name           string      `json:"name"`
-	Kind           string      `json:"kind" enum:"postgres,mysql,sqlite"`
+	Kind           string      `json:"kind" enum:"postgres,mysql,sqlite,duckdb"`
 	DataCountry    *string     `json:"data_country" doc:"ISO 3166-1 alpha-2; null = inherited from the workspace"`
 	Country        CountryOut  `json:"country"`
 	ScanTimezone   string      `json:"scan_timezone" doc:"IANA zone the schedule is read in"`
@@ -50,7 +50,7 @@ type ScheduleOut struct {
 // ConnectionIn creates a connection (admin session only).
 type ConnectionIn struct {
 	Name         string  `json:"name" maxLength:"100"`
-	Kind         string  `json:"kind" enum:"postgres,mysql,sqlite"`
+	Kind         string  `json:"kind" enum:"postgres,mysql,sqlite,duckdb"`
 	DSN          string  `json:"dsn" doc:"Connection string; stored encrypted, never returned"`
 	DataCountry  *string `json:"data_country,omitempty"`
 	ScanTimezone *string `json:"scan_timezone,omitempty"`
@@ -125,7 +125,7 @@ type ConnectorTypeOut struct {
 	Kind       string `json:"kind"`
 	Name       string `json:"name"`
 	Driver     string `json:"driver"`
-	State      string `json:"state" enum:"available"`
+	State      string `json:"state" enum:"available,not_built_in"`
 	Dialect    string `json:"dialect"`
 	DSNExample string `json:"dsn_example"`
 }

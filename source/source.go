@@ -104,11 +104,31 @@ type Options struct {
 	// SQLiteRoot, when set, is the directory SQLite database files must be inside
 	// (after resolving symbolic links); a DSN pointing elsewhere is refused.
 	SQLiteRoot string
+	// FilesRoot, when set, is the directory the duckdb kind's paths (a DuckDB database file,
+	// a directory of data files) must be inside, after resolving symbolic links, by the same
+	// rule as SQLiteRoot; a path elsewhere is refused with ReasonPermission.
+	FilesRoot string
+	// Files bounds the engine that reads files (the duckdb kind) so that a scan cannot starve
+	// the service; zero values take the connector's defaults.
+	Files FilesLimits
 	// Label names the sessions of this connection on the source (at most 63 bytes of
 	// [A-Za-z0-9 _./:-]): Postgres' application_name, and a comment leading every
 	// MySQL/MariaDB statement. CancelLabelled finds another process's sessions by it.
 	// Empty: "vigia".
 	Label string
+}
+
+// FilesLimits are the settings of a DuckDB session (VIGIA_DUCKDB_MEMORY_LIMIT,
+// VIGIA_DUCKDB_THREADS, VIGIA_DUCKDB_TEMP_DIR; see docs/files.md).
+type FilesLimits struct {
+	// MemoryLimit is DuckDB's memory_limit ("1GB" by default): beyond it operators spill to
+	// TempDirectory or fail with ReasonQuery.
+	MemoryLimit string
+	// Threads is DuckDB's threads (2 by default).
+	Threads int
+	// TempDirectory is where DuckDB spills (default: the system temporary directory's
+	// vigia-duckdb).
+	TempDirectory string
 }
 
 // Source is an open connection to a customer database.

@@ -35,6 +35,7 @@ func openApp(ctx context.Context, cfg config, logOut io.Writer) (*app.App, error
 	a, err := app.New(app.Config{Version: version, BuildSHA: sha(), RateLimitToken: cfg.RateLimitToken,
 		RateLimitIP: cfg.RateLimitIP, RateLimitProbe: cfg.RateLimitProbe, TrustedProxies: cfg.TrustedProxies,
 		ForwardedHeader: cfg.ForwardedHeader, NATSURL: cfg.NATSURL, SecretKey: cfg.SecretKey, SQLiteRoot: cfg.SQLiteRoot,
+		FilesRoot: cfg.FilesRoot, FilesLimits: cfg.FilesLimits,
 		SourcesDenyPrivate: cfg.SourcesDenyPrivate, Workers: cfg.Workers, MaxActiveScans: cfg.MaxActiveScans,
 		JobStaleAfter: cfg.JobStaleAfter, JobHeartbeat: max(time.Second, cfg.JobStaleAfter/5),
 		Neo4j: neo4jgraph.Config{URI: cfg.Neo4jURI, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase,

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/vigia-data/vigia/netguard"
 	"github.com/vigia-data/vigia/notify"
 	"github.com/vigia-data/vigia/rest"
+	"github.com/vigia-data/vigia/source"
 	"github.com/vigia-data/vigia/store"
 )
 
@@ -42,6 +44,8 @@ type config struct {
 	DrainDelay         time.Duration
 	LogLevel           slog.Level
 	SQLiteRoot         string
+	FilesRoot          string
+	FilesLimits        source.FilesLimits
 	SourcesDenyPrivate bool
 	Workers            int
 	MaxActiveScans     int
@@ -126,6 +130,15 @@ func loadConfig() (config, error) {
 	if c.SQLiteRoot == "" {
 		c.SQLiteRoot = defaultDataDir()
 	}
+	c.FilesRoot = env("VIGIA_FILES_ROOT", filepath.Join(defaultDataDir(), "files"))
+	c.FilesLimits.MemoryLimit = os.Getenv("VIGIA_DUCKDB_MEMORY_LIMIT")
+	if c.FilesLimits.MemoryLimit != "" && !filesMemoryRE.MatchString(c.FilesLimits.MemoryLimit) {
+		return c, fmt.Errorf("VIGIA_DUCKDB_MEMORY_LIMIT: want a size such as 512MB or 2GB")
+	}
+	if c.FilesLimits.Threads, err = envInt("VIGIA_DUCKDB_THREADS", 2); err != nil {
+		return c, err
+	}
+	c.FilesLimits.TempDirectory = env("VIGIA_DUCKDB_TEMP_DIR", filepath.Join(defaultDataDir(), "duckdb-tmp"))
 	drain, err := envInt("VIGIA_DRAIN_SECONDS", 2)
 	if err != nil {
 		return c, err
@@ -144,6 +157,9 @@ func (c config) String() string {
 }
 
 // defaultDataDir is where SQLite sources (and the demo packs) live by default.
+// filesMemoryRE is what DuckDB's memory_limit accepts here (source/connect/duckdb.Limits).
+var filesMemoryRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)? ?(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$`)
+
 func defaultDataDir() string {
 	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
 		return filepath.Join(d, "vigia")

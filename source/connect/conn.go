@@ -192,7 +192,7 @@ func (c *conn) QueryInt(ctx context.Context, stmt string) (int64, bool, error) {
 	// BEGIN is cut off like one that hangs on the statement.
 	tctx, cancel := context.WithTimeout(ctx, c.timeout+c.d.grace())
 	defer cancel()
-	tx, err := c.db.BeginTx(tctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := c.db.BeginTx(tctx, txOptions(c.d))
 	if err != nil {
 		return 0, false, translate(tctx, c.d.kind(), phase, err, c.d.classify)
 	}
@@ -446,7 +446,7 @@ func (c *conn) readIndexed(ctx context.Context, op, stmt string, index func(sche
 func (c *conn) inReadTx(ctx context.Context, phase string, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	tctx, cancel := context.WithTimeout(ctx, c.timeout+c.d.grace())
 	defer cancel()
-	tx, err := c.db.BeginTx(tctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := c.db.BeginTx(tctx, txOptions(c.d))
 	if err != nil {
 		return translate(tctx, c.d.kind(), phase, err, c.d.classify)
 	}
@@ -462,7 +462,7 @@ func (c *conn) QueryRows(ctx context.Context, stmt string, maxRows int) ([][]*st
 	}
 	tctx, cancel := context.WithTimeout(ctx, c.timeout+c.d.grace())
 	defer cancel()
-	tx, err := c.db.BeginTx(tctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := c.db.BeginTx(tctx, txOptions(c.d))
 	if err != nil {
 		return nil, translate(tctx, c.d.kind(), phase, err, c.d.classify)
 	}
@@ -498,4 +498,13 @@ func (c *conn) QueryRows(ctx context.Context, stmt string, maxRows int) ([][]*st
 		return nil, err
 	}
 	return out, nil
+}
+
+// txOptions asks for a READ ONLY transaction, except on an external dialect, whose database
+// is read-only by itself (see NewSource) and whose driver may refuse the option.
+func txOptions(d dialect) *sql.TxOptions {
+	if _, ok := d.(extDialect); ok {
+		return nil
+	}
+	return &sql.TxOptions{ReadOnly: true}
 }

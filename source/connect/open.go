@@ -28,6 +28,9 @@ func Open(ctx context.Context, kind source.Kind, dsn string, opts source.Options
 	case source.SQLite:
 		return openSQLite(ctx, dsn, opts)
 	}
+	if d, ok := registered(kind); ok {
+		return d.Open(ctx, dsn, opts)
+	}
 	return nil, newError(kind, "open", source.ReasonUnsupported, "")
 }
 
@@ -45,6 +48,9 @@ func ValidateDSN(kind source.Kind, dsn string) error {
 	case source.SQLite:
 		_, err := sqlitePath(dsn)
 		return err
+	}
+	if d, ok := registered(kind); ok {
+		return d.ValidateDSN(dsn)
 	}
 	return newError(kind, "validate", source.ReasonUnsupported, "")
 }
@@ -97,6 +103,9 @@ func ServerIdentity(kind source.Kind, dsn string) (namespace, database string, o
 			return "", "", false
 		}
 		return "sqlite:" + (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String(), "", true
+	}
+	if d, ok := registered(kind); ok && d.ServerIdentity != nil {
+		return d.ServerIdentity(dsn)
 	}
 	return "", "", false
 }

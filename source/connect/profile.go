@@ -3,6 +3,7 @@ package connect
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -293,6 +294,20 @@ func decimalOf(v any) *vigia.Decimal {
 		d, ok = vigia.DecimalFromFloat(x)
 	case float32:
 		d, ok = vigia.DecimalFromFloat(float64(x))
+	case int8:
+		d, ok = vigia.DecimalFromInt(int64(x)), true
+	case int16:
+		d, ok = vigia.DecimalFromInt(int64(x)), true
+	case uint8:
+		d, ok = vigia.DecimalFromInt(int64(x)), true
+	case uint16:
+		d, ok = vigia.DecimalFromInt(int64(x)), true
+	case uint32:
+		d, ok = vigia.DecimalFromInt(int64(x)), true
+	case fmt.Stringer:
+		// Drivers' own exact types (DuckDB's DECIMAL and HUGEINT as *big.Int) print
+		// their exact text.
+		d, ok = vigia.ParseDecimal(x.String())
 	}
 	if !ok {
 		return nil

@@ -60,32 +60,45 @@ func sqlitePath(dsn string) (string, error) {
 	return p, nil
 }
 
+// ConfinedPath resolves p (absolute, symbolic links followed) and, when root is set, refuses
+// it with ReasonPermission unless it is root or inside it: the one confinement rule of the
+// file-based kinds (SQLite's VIGIA_SQLITE_ROOT, the duckdb kind's VIGIA_FILES_ROOT). A path
+// that does not exist is ReasonNotFound, one that cannot be resolved ReasonPermission; the
+// errors never name the path.
+func ConfinedPath(kind source.Kind, p, root string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", newError(kind, "open", source.ReasonInvalidDSN, "")
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", newError(kind, "open", source.ReasonNotFound, "")
+		}
+		return "", newError(kind, "open", source.ReasonPermission, "")
+	}
+	if root != "" {
+		r, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			return "", newError(kind, "open", source.ReasonPermission, "")
+		}
+		rel, err := filepath.Rel(r, real)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			return "", newError(kind, "open", source.ReasonPermission, "")
+		}
+	}
+	return real, nil
+}
+
 // sqliteFile resolves a DSN to an existing regular file, inside root when root is set.
 func sqliteFile(dsn, root string) (string, error) {
 	p, err := sqlitePath(dsn)
 	if err != nil {
 		return "", err
 	}
-	abs, err := filepath.Abs(p)
+	real, err := ConfinedPath(source.SQLite, p, root)
 	if err != nil {
-		return "", newError(source.SQLite, "open", source.ReasonInvalidDSN, "")
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", newError(source.SQLite, "open", source.ReasonNotFound, "")
-		}
-		return "", newError(source.SQLite, "open", source.ReasonPermission, "")
-	}
-	if root != "" {
-		r, err := filepath.EvalSymlinks(root)
-		if err != nil {
-			return "", newError(source.SQLite, "open", source.ReasonPermission, "")
-		}
-		rel, err := filepath.Rel(r, real)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-			return "", newError(source.SQLite, "open", source.ReasonPermission, "")
-		}
+		return "", err
 	}
 	st, err := os.Stat(real)
 	if err != nil {
@@ -218,6 +231,10 @@ WHERE m.type = 'table' AND ii.seqno = 0 AND ii.name IS NOT NULL`
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
+
+// ViewSelect returns the SELECT of a CREATE VIEW statement (what follows the first AS
+// keyword outside quotes, brackets and parentheses), "" when there is none.
+func ViewSelect(ddl string) string { return sqliteViewSelect(ddl) }
 
 // sqliteViewSelect returns the SELECT of a CREATE VIEW statement: what follows the first
 // AS keyword outside quotes and brackets (the name and the column list come before it).
