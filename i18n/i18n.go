@@ -94,9 +94,15 @@ var parser = &cachedParser{template.TextParser{Funcs: texttemplate.FuncMap{
 			return strconv.FormatFloat(f, 'f', -1, 64)
 		})
 	},
-	"fixed0": func(v any) string { return withFloat(v, func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }) },
-	"pct1":   func(v any) string { return withFloat(v, func(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) }) },
-	"hours0": func(v any) string { return withFloat(v, func(f float64) string { return strconv.FormatFloat(f/3600, 'f', 0, 64) }) },
+	"fixed0": func(v any) string {
+		return withFloat(v, func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) })
+	},
+	"pct1": func(v any) string {
+		return withFloat(v, func(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) })
+	},
+	"hours0": func(v any) string {
+		return withFloat(v, func(f float64) string { return strconv.FormatFloat(f/3600, 'f', 0, 64) })
+	},
 }}}
 
 // cachedParser is a text parser with functions whose parses may be cached: the
