@@ -153,13 +153,15 @@ func TestChargebackSharesDatasetsAndMatchesHandComputation(t *testing.T) {
 		t.Fatalf("want workspace, Vendas, Clientes and no-domain rows: %s", r.Body)
 	}
 	v, c, g := bytesOf["vendas"], bytesOf["clientes"], bytesOf["registos"]
-	// By hand: two scans of three datasets; vendas is in Vendas and Clientes from the
-	// second scan on (memberships are read as they are now: both scans share it).
+	// By hand: two scans of three datasets; vendas is in Vendas and Clientes, clientes in
+	// Clientes, from the second scan on: the first scan counts in no domain (memberships
+	// are those of the time of the cost), and each of vendas' and clientes' two profiles
+	// of the month carries half of the dataset.
 	want := map[string][4]float64{ // scans, datasets, reports, bytes
 		"workspace:" + ws:       {6, 3, 3, 2 * (v + c + g)},
-		"domain:" + vendasDom:   {2 * 0.5, 0.5, 0.5, 2 * v / 2},
-		"domain:" + clientesDom: {2*0.5 + 2, 0.5 + 1, 1 + 0.5, 2*v/2 + 2*c},
-		"domain:":               {2, 1, 1, 2 * g},
+		"domain:" + vendasDom:   {0.5, 0.5 * 0.5, 0.5, v / 2},
+		"domain:" + clientesDom: {0.5 + 1, 0.5*0.5 + 0.5, 1 + 0.5, v/2 + c},
+		"domain:":               {1 + 1 + 2, 0.5 + 0.5 + 1, 1, v + c + 2*g},
 	}
 	for k, w := range want {
 		x, ok := byEntity[k]
@@ -303,5 +305,135 @@ func TestChargebackMonthsFollowTheWorkspaceTimeZone(t *testing.T) {
 	}
 	if sn := snap.(finops.Snapshot); sn.Month != newMonth || len(sn.Rows) != 2 || sn.Rows[0].Dimension != "workspace" || sn.Rows[0].Scans != 1 || sn.Rows[0].ProfileBytes != 2000 {
 		t.Fatalf("snapshot: %+v", snap)
+	}
+}
+
+// Chargeback counts a cost in the domains its dataset belonged to when it was incurred:
+// a dataset in Vendas for months that moves to Clientes (PATCH of both domains' members)
+// counts in Vendas before the move and in Clientes after; the month of the move is split
+// between them by its profiles; the domain rows add up to the workspace row each month;
+// the back-dated history is the one the triggers wrote.
+func TestChargebackCountsDomainMembershipsOfTheMonthOfTheCost(t *testing.T) {
+	env := apptest.MustStart(t, app.Config{})
+	ws := env.MustWorkspace(t, "chargeback-history")
+	admin := env.MustSession(t, ws, vigia.RoleAdmin)
+	conn := env.MustConnection(t, ws, "pg")
+	moved := env.MustDataset(t, ws, conn, "public", "vendas")
+	stays := env.MustDataset(t, ws, conn, "public", "clientes")
+	mkDomain := func(name string, members ...string) string {
+		t.Helper()
+		r := env.Do(t, http.MethodPost, "/api/v1/domains", admin, map[string]any{"name": name, "dataset_ids": members})
+		mustStatus(t, r, http.StatusCreated)
+		var d map[string]any
+		r.JSON(t, &d)
+		return d["id"].(string)
+	}
+	vendas := mkDomain("Vendas", moved)
+	clientes := mkDomain("Clientes", stays)
+	var open int
+	if err := env.DB.Pool().QueryRow(context.Background(), `SELECT count(*) FROM domain_dataset_history h JOIN domains dm ON dm.id = h.domain_id
+		WHERE dm.workspace_id = $1 AND h.valid_to IS NULL`, ws).Scan(&open); err != nil || open != 2 {
+		t.Fatalf("open memberships written at creation: %d %v", open, err)
+	}
+	// The memberships began three months ago (the history is back-dated, as if the
+	// domains had been created then).
+	lisbon, err := time.LoadLocation("Europe/Lisbon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := time.Now().In(lisbon)
+	first := time.Date(local.Year(), local.Month(), 1, 0, 0, 0, 0, lisbon)
+	exec(t, env, `UPDATE domain_dataset_history SET valid_from = $2 WHERE domain_id IN ($1::uuid, $3::uuid)`, vendas, first.AddDate(0, -3, 0), clientes)
+	twoAgo, oneAgo := first.AddDate(0, -2, 0).Add(36*time.Hour), first.AddDate(0, -1, 0).Add(36*time.Hour)
+	seq := 0
+	profile := func(ds string, at time.Time, bytes int) {
+		t.Helper()
+		seq++
+		sc := seedScan(t, env, ws, conn, "succeeded", at)
+		exec(t, env, `INSERT INTO dataset_profiles (dataset_id, scan_id, workspace_id, seq, row_count, depth, columns, metrics, profiled_at, bytes_read)
+			VALUES ($1, $2, $3, $4, 10, 'standard', '[]', '{}', $5, $6)`, ds, sc, ws, seq, at, bytes)
+	}
+	// Before the move: two months ago, last month, and earlier this month (a minute ago,
+	// or the first instant of the month when it began less than a minute ago).
+	profile(moved, twoAgo, 100)
+	profile(moved, oneAgo, 200)
+	profile(stays, oneAgo, 7)
+	before := time.Now().Add(-time.Minute)
+	if before.Before(first) {
+		before = first
+	}
+	profile(moved, before, 300)
+	// The move: out of Vendas, into Clientes.
+	mustStatus(t, env.Do(t, http.MethodPatch, "/api/v1/domains/"+vendas, admin, map[string]any{"dataset_ids": []string{}}), http.StatusOK)
+	mustStatus(t, env.Do(t, http.MethodPatch, "/api/v1/domains/"+clientes, admin, map[string]any{"dataset_ids": []string{stays, moved}}), http.StatusOK)
+	time.Sleep(10 * time.Millisecond)
+	after := time.Now()
+	profile(moved, after, 400)
+	profile(moved, after.Add(time.Millisecond), 500)
+	time.Sleep(1100 * time.Millisecond) // a report's generated_at is whole seconds: after the move's
+	mustStatus(t, env.Do(t, http.MethodPost, "/api/v1/reports", admin, map[string]any{"type": "dataset", "persona": "engineering", "subject_id": moved}), http.StatusCreated)
+
+	var history int
+	if err := env.DB.Pool().QueryRow(context.Background(), `SELECT count(*) FROM domain_dataset_history WHERE dataset_id = $1`, moved).Scan(&history); err != nil || history != 2 {
+		t.Fatalf("the moved dataset's history rows: %d %v", history, err)
+	}
+	if err := env.DB.Pool().QueryRow(context.Background(), `SELECT count(*) FROM domain_dataset_history WHERE dataset_id = $1`, stays).Scan(&history); err != nil || history != 1 {
+		t.Fatalf("a member kept by the PATCH keeps its one history row: %d %v", history, err)
+	}
+
+	r := env.Do(t, http.MethodGet, "/api/v1/bi/chargeback", admin, nil)
+	mustStatus(t, r, http.StatusOK)
+	var rows []chargebackRow
+	r.JSON(t, &rows)
+	type fig [4]float64 // scans, datasets, reports, bytes
+	got := map[string]fig{}
+	for _, x := range rows {
+		k := x.Month + " " + x.Dimension + ":"
+		switch {
+		case x.Dimension == "workspace":
+		case x.EntityID == nil:
+			k += "none"
+		case *x.EntityID == vendas:
+			k += "Vendas"
+		case *x.EntityID == clientes:
+			k += "Clientes"
+		}
+		got[k] = fig{x.Scans, x.Datasets, x.Reports, x.ProfileBytes}
+	}
+	m2, m1, m0 := twoAgo.In(lisbon).Format("2006-01"), oneAgo.In(lisbon).Format("2006-01"), local.Format("2006-01")
+	// By hand: this month the moved dataset has one profile in Vendas and two in
+	// Clientes (a third and two thirds of it); its report counts in Clientes.
+	want := map[string]fig{
+		m2 + " workspace:":      {1, 1, 0, 100},
+		m2 + " domain:Vendas":   {1, 1, 0, 100},
+		m1 + " workspace:":      {2, 2, 0, 207},
+		m1 + " domain:Vendas":   {1, 1, 0, 200},
+		m1 + " domain:Clientes": {1, 1, 0, 7},
+		m0 + " workspace:":      {3, 1, 1, 1200},
+		m0 + " domain:Vendas":   {1, 0.333333, 0, 300},
+		m0 + " domain:Clientes": {2, 0.666667, 1, 900},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("rows %v, want %v (%s)", got, want, r.Body)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %v, want %v", k, got[k], w)
+		}
+	}
+	for _, m := range []string{m2, m1, m0} {
+		var sum fig
+		for k, x := range got {
+			if strings.HasPrefix(k, m+" domain:") {
+				for i := range sum {
+					sum[i] += x[i]
+				}
+			}
+		}
+		for i, w := range got[m+" workspace:"] {
+			if math.Abs(sum[i]-w) > 1e-5 {
+				t.Errorf("%s: domain rows add to %v, workspace row %v", m, sum, got[m+" workspace:"])
+			}
+		}
 	}
 }

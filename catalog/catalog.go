@@ -374,10 +374,14 @@ func NewService(store Store, titles Titles) *Service { return &Service{store: st
 
 // RenderTitle is an issue title in the request's language (vigia.Lang) from its message
 // key and parameters; a title without a key the catalogue knows (or without a catalogue)
-// is its stored text. Every read that shows issue titles renders them with it.
+// is its stored text, as is one whose stored parameters lack one its message names (a
+// row written before the message existed: text/template prints "<no value>" for it).
+// Every read that shows issue titles renders them with it.
 func RenderTitle(ctx context.Context, titles Titles, key string, params map[string]any, stored string) string {
 	if titles != nil && key != "" && titles.Has(key) {
-		return titles.Message(vigia.Lang(ctx), key, params)
+		if s := titles.Message(vigia.Lang(ctx), key, params); !strings.Contains(s, "<no value>") {
+			return s
+		}
 	}
 	return stored
 }

@@ -37,12 +37,17 @@ var Currencies = []string{"EUR", "USD", "GBP", "CHF", "BRL"}
 // Base is the currency every *_eur figure is in.
 const Base = "EUR"
 
-// ProfileUse is what one dataset's profiles of one month read.
+// ProfileUse is what one dataset's profiles of one month read while the dataset belonged
+// to one set of domains (a dataset that changed domains in the month has one ProfileUse
+// per set).
 type ProfileUse struct {
 	Month     string // YYYY-MM in the workspace's time zone
 	DatasetID string
-	Profiles  int
-	Bytes     int64
+	// Domains are the ids of the domains the dataset belonged to when these profiles
+	// were written (from the membership history), none for no domain.
+	Domains  []string
+	Profiles int
+	Bytes    int64
 }
 
 // DomainRef is a domain a dataset belongs to; Visible says whether the caller may see it.
@@ -57,6 +62,9 @@ type ReportUse struct {
 	// DomainID is the subject of a domain report, DatasetID of a dataset report; both ""
 	// for workspace overviews and incident reviews (they count for the workspace only).
 	DomainID, DatasetID string
+	// DatasetDomains are the domains a dataset report's dataset belonged to when the
+	// report was written.
+	DatasetDomains []string
 }
 
 // Facts are the records the chargeback is computed from.
@@ -66,8 +74,6 @@ type Facts struct {
 	Reports       []ReportUse
 	// Domains are the workspace's domains by id.
 	Domains map[string]DomainRef
-	// Memberships lists the domain ids of each dataset named in Profiles or Reports.
-	Memberships map[string][]string
 }
 
 // Rate is one loaded exchange rate: PerEUR units of Currency for one euro on Date.
@@ -183,8 +189,12 @@ func (s *Service) Chargeback(ctx context.Context, f ChargebackFilter) (vigia.Lis
 // Compute turns the records into rows: per month, the workspace row, then one row per
 // visible domain with activity, then the share of datasets in no domain. A dataset in n
 // domains gives 1/n of its dataset scans, of itself, of its bytes and of its reports to
-// each (a domain the caller cannot see keeps its share, unshown). Reports about a domain
-// count for it; workspace overviews and incident reviews count in the no-domain share.
+// each (a domain the caller cannot see keeps its share, unshown). Memberships are those
+// of the time of the cost: each profile and dataset report counts in the domains its
+// dataset belonged to when it was written. A dataset that changed domains within a month
+// counts once in the workspace row, split between its memberships of the month in
+// proportion to its profiles under each. Reports about a domain count for it; workspace
+// overviews and incident reviews count in the no-domain share.
 func Compute(workspaceID string, f Facts) []Row {
 	type acc struct {
 		scans, datasets, reports, bytes float64
@@ -199,23 +209,32 @@ func Compute(workspaceID string, f Facts) []Row {
 		}
 		return a
 	}
-	shares := func(datasetID string) ([]string, float64) {
-		ids := f.Memberships[datasetID]
+	shares := func(ids []string) ([]string, float64) {
 		if len(ids) == 0 {
 			return []string{""}, 1
 		}
 		return ids, 1 / float64(len(ids))
 	}
+	type monthDataset struct{ month, dataset string }
+	profiles := map[monthDataset]int{} // a dataset's profiles of the month, all memberships
 	for _, u := range f.Profiles {
+		profiles[monthDataset{u.Month, u.DatasetID}] += u.Profiles
+	}
+	for _, u := range f.Profiles {
+		// The part of the month's dataset this membership carries.
+		part := 1.0
+		if n := profiles[monthDataset{u.Month, u.DatasetID}]; n > 0 {
+			part = float64(u.Profiles) / float64(n)
+		}
 		w := get(key{u.Month, "*"})
 		w.scans += float64(u.Profiles)
-		w.datasets++
+		w.datasets += part
 		w.bytes += float64(u.Bytes)
-		ids, share := shares(u.DatasetID)
+		ids, share := shares(u.Domains)
 		for _, id := range ids {
 			a := get(key{u.Month, id})
 			a.scans += float64(u.Profiles) * share
-			a.datasets += share
+			a.datasets += part * share
 			a.bytes += float64(u.Bytes) * share
 		}
 	}
@@ -225,7 +244,7 @@ func Compute(workspaceID string, f Facts) []Row {
 		case r.DomainID != "":
 			get(key{r.Month, r.DomainID}).reports++
 		case r.DatasetID != "":
-			ids, share := shares(r.DatasetID)
+			ids, share := shares(r.DatasetDomains)
 			for _, id := range ids {
 				get(key{r.Month, id}).reports += share
 			}

@@ -5,13 +5,18 @@ package i18n
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
+	texttemplate "text/template"
 
 	"github.com/goccy/go-yaml"
 	goi18n "github.com/nicksnyder/go-i18n/v2/i18n"
+	"github.com/nicksnyder/go-i18n/v2/i18n/template"
 	"golang.org/x/text/language"
 )
 
@@ -71,11 +76,76 @@ func (c *Catalog) Message(lang, key string, params map[string]any) string {
 	if !ok {
 		loc = c.localizers[PT]
 	}
-	s, err := loc.Localize(&goi18n.LocalizeConfig{MessageID: key, TemplateData: params})
+	s, err := loc.Localize(&goi18n.LocalizeConfig{MessageID: key, TemplateData: params, TemplateParser: parser})
 	if err != nil || s == "" {
 		return key
 	}
 	return s
+}
+
+// parser parses every message with the number formats below. One parser for every
+// call, so the parsed templates are cached (go-i18n caches the first parse of each).
+var parser = &cachedParser{template.TextParser{Funcs: texttemplate.FuncMap{
+	"num": func(v any) string {
+		return withFloat(v, func(f float64) string {
+			if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+				return strconv.FormatInt(int64(f), 10)
+			}
+			return strconv.FormatFloat(f, 'f', -1, 64)
+		})
+	},
+	"fixed0": func(v any) string {
+		return withFloat(v, func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) })
+	},
+	"pct1": func(v any) string {
+		return withFloat(v, func(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) })
+	},
+	"hours0": func(v any) string {
+		return withFloat(v, func(f float64) string { return strconv.FormatFloat(f/3600, 'f', 0, 64) })
+	},
+}}}
+
+// cachedParser is a text parser with functions whose parses may be cached: the
+// functions never change.
+type cachedParser struct{ template.TextParser }
+
+func (*cachedParser) Cacheable() bool { return true }
+
+// noValue is what a template prints for a parameter it was not given (text/template's
+// own word), so that a message rendered from incomplete parameters is recognisable.
+const noValue = "<no value>"
+
+// IsIncomplete reports whether a rendered message lacked a parameter it names (a row
+// written before its message existed, with other parameters).
+func IsIncomplete(s string) bool { return strings.Contains(s, noValue) }
+
+// withFloat formats a number parameter (as the producer gave it, or as JSON decoded
+// it); anything else is a missing parameter.
+func withFloat(v any, format func(float64) string) string {
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case float32:
+		f = float64(x)
+	case int:
+		f = float64(x)
+	case int64:
+		f = float64(x)
+	case int32:
+		f = float64(x)
+	case json.Number:
+		var err error
+		if f, err = x.Float64(); err != nil {
+			return noValue
+		}
+	default:
+		return noValue
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return noValue
+	}
+	return format(f)
 }
 
 // FieldMessage is the text of a 422 item of type typ: validation.<type>, or
@@ -102,7 +172,7 @@ func (c *Catalog) Messages(lang, prefix string) map[string]string {
 		if !strings.HasPrefix(k, prefix) {
 			continue
 		}
-		s, err := loc.Localize(&goi18n.LocalizeConfig{MessageID: k})
+		s, err := loc.Localize(&goi18n.LocalizeConfig{MessageID: k, TemplateParser: parser})
 		if err != nil || s == "" {
 			continue
 		}
@@ -113,7 +183,7 @@ func (c *Catalog) Messages(lang, prefix string) map[string]string {
 
 // Has reports whether key exists in the Portuguese catalogue (the reference one).
 func (c *Catalog) Has(key string) bool {
-	_, err := c.localizers[PT].Localize(&goi18n.LocalizeConfig{MessageID: key})
+	_, err := c.localizers[PT].Localize(&goi18n.LocalizeConfig{MessageID: key, TemplateParser: parser})
 	return err == nil
 }
 

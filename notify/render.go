@@ -77,7 +77,9 @@ func (s *Service) render(lang string, m message) (title, body string) {
 		}
 		text := l.Text
 		if l.Key != "" && s.msgs.Has(l.Key) {
-			text = s.msgs.Message(lang, l.Key, l.Params)
+			if t := s.msgs.Message(lang, l.Key, l.Params); !i18n.IsIncomplete(t) {
+				text = t
+			}
 		}
 		b.WriteString("\n- " + text)
 	}
@@ -125,7 +127,9 @@ func WorkspaceLang(ws WorkspaceInfo) string { return lang(nil, ws) }
 // key, else the stored title.
 func IssueTitle(msgs *i18n.Catalog, lang string, is AlertIssue) string {
 	if is.TitleKey != "" && msgs.Has(is.TitleKey) {
-		return msgs.Message(lang, is.TitleKey, is.Params)
+		if s := msgs.Message(lang, is.TitleKey, is.Params); !i18n.IsIncomplete(s) {
+			return s
+		}
 	}
 	return is.Title
 }

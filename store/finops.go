@@ -20,32 +20,41 @@ func (db *DB) Finops() *FinopsStore { return &FinopsStore{db: db} }
 
 var _ finops.Store = (*FinopsStore)(nil)
 
+// membershipAt is the sorted domain ids (text[], empty for none) the dataset named by the
+// expression belonged to at the instant named by the other, from the membership history.
+func membershipAt(dataset, at string) string {
+	return `coalesce((SELECT array_agg(h.domain_id::text ORDER BY h.domain_id::text) FROM domain_dataset_history h
+		 WHERE h.dataset_id = ` + dataset + ` AND h.valid_from <= ` + at + ` AND (h.valid_to IS NULL OR h.valid_to > ` + at + `)), '{}')`
+}
+
 // ChargebackFacts reads, since the given time, the profiles of the datasets v can see
 // (dropped ones included: their scans were work done) grouped by month (in loc, the
-// workspace's time zone) and dataset, the reports v may read, the workspace's domains and
-// the memberships of the datasets named.
+// workspace's time zone), dataset and the domains the dataset belonged to when each was
+// written, the reports v may read (a dataset report with its dataset's domains of then),
+// and the workspace's domains.
 func (s *FinopsStore) ChargebackFacts(ctx context.Context, v catalog.Viewer, since time.Time, loc *time.Location) (finops.Facts, error) {
 	teams := v.TeamIDs
 	if teams == nil {
 		teams = []string{}
 	}
-	f := finops.Facts{Domains: map[string]finops.DomainRef{}, Memberships: map[string][]string{}}
+	f := finops.Facts{Domains: map[string]finops.DomainRef{}}
 	q := s.db.q(ctx)
 	if err := q.QueryRow(ctx, `SELECT name FROM workspaces WHERE id = $1`, v.WorkspaceID).Scan(&f.WorkspaceName); err != nil {
 		return f, translate(err)
 	}
 	tz := loc.String()
-	rows, err := q.Query(ctx, `SELECT to_char(p.profiled_at AT TIME ZONE $5, 'YYYY-MM'), p.dataset_id::text, count(*),
-		       coalesce(sum(p.bytes_read), 0)::bigint
-		  FROM dataset_profiles p
-		 WHERE p.workspace_id = $1 AND p.profiled_at >= $4 AND `+VisibleSQL("p.dataset_id", 2, 3)+`
-		 GROUP BY 1, 2 ORDER BY 1, 2`, v.WorkspaceID, teams, v.Admin, since, tz)
+	rows, err := q.Query(ctx, `SELECT m.month, m.dataset_id::text, m.domains, count(*), coalesce(sum(m.bytes_read), 0)::bigint
+		  FROM (SELECT to_char(p.profiled_at AT TIME ZONE $5, 'YYYY-MM') AS month, p.dataset_id, p.bytes_read,
+		               `+membershipAt("p.dataset_id", "p.profiled_at")+` AS domains
+		          FROM dataset_profiles p
+		         WHERE p.workspace_id = $1 AND p.profiled_at >= $4 AND `+VisibleSQL("p.dataset_id", 2, 3)+`) m
+		 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, v.WorkspaceID, teams, v.Admin, since, tz)
 	if err != nil {
 		return f, translate(err)
 	}
 	f.Profiles, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (finops.ProfileUse, error) {
 		var u finops.ProfileUse
-		err := r.Scan(&u.Month, &u.DatasetID, &u.Profiles, &u.Bytes)
+		err := r.Scan(&u.Month, &u.DatasetID, &u.Domains, &u.Profiles, &u.Bytes)
 		return u, err
 	})
 	if err != nil {
@@ -55,7 +64,9 @@ func (s *FinopsStore) ChargebackFacts(ctx context.Context, v catalog.Viewer, sin
 	// admins; a dataset report only when its dataset is visible.
 	rows, err = q.Query(ctx, `SELECT to_char(r.generated_at AT TIME ZONE $5, 'YYYY-MM'),
 		       CASE WHEN r.type = 'domain' THEN coalesce(r.subject_id, '') ELSE '' END,
-		       CASE WHEN r.type = 'dataset' THEN coalesce(r.subject_id, '') ELSE '' END
+		       CASE WHEN r.type = 'dataset' THEN coalesce(r.subject_id, '') ELSE '' END,
+		       CASE WHEN r.type = 'dataset' AND r.subject_id ~ '^[0-9a-f-]{36}$'
+		            THEN `+membershipAt("r.subject_id::uuid", "r.generated_at")+` ELSE '{}' END
 		  FROM reports r
 		 WHERE r.workspace_id = $1 AND r.generated_at >= $4 AND (NOT r.restricted OR $3)
 		   AND (r.type <> 'dataset' OR EXISTS (SELECT 1 FROM datasets d WHERE d.workspace_id = r.workspace_id
@@ -66,7 +77,7 @@ func (s *FinopsStore) ChargebackFacts(ctx context.Context, v catalog.Viewer, sin
 	}
 	f.Reports, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (finops.ReportUse, error) {
 		var u finops.ReportUse
-		err := r.Scan(&u.Month, &u.DomainID, &u.DatasetID)
+		err := r.Scan(&u.Month, &u.DomainID, &u.DatasetID, &u.DatasetDomains)
 		return u, err
 	})
 	if err != nil {
@@ -88,31 +99,7 @@ func (s *FinopsStore) ChargebackFacts(ctx context.Context, v catalog.Viewer, sin
 	for _, d := range doms {
 		f.Domains[d.ID] = d
 	}
-	ids := map[string]bool{}
-	for _, u := range f.Profiles {
-		ids[u.DatasetID] = true
-	}
-	for _, u := range f.Reports {
-		if u.DatasetID != "" {
-			ids[u.DatasetID] = true
-		}
-	}
-	list := make([]string, 0, len(ids))
-	for id := range ids {
-		list = append(list, id)
-	}
-	rows, err = q.Query(ctx, `SELECT dd.dataset_id::text, dd.domain_id::text FROM domain_datasets dd
-		JOIN domains dm ON dm.id = dd.domain_id
-		WHERE dm.workspace_id = $1 AND dd.dataset_id = ANY($2::uuid[]) ORDER BY 1, 2`, v.WorkspaceID, list)
-	if err != nil {
-		return f, translate(err)
-	}
-	var ds, dm string
-	_, err = pgx.ForEachRow(rows, []any{&ds, &dm}, func() error {
-		f.Memberships[ds] = append(f.Memberships[ds], dm)
-		return nil
-	})
-	return f, translate(err)
+	return f, nil
 }
 
 // TimeZone returns the workspace's time zone.

@@ -170,10 +170,14 @@ func (s *ProductStore) UpdateDomain(ctx context.Context, d product.Domain) error
 	return translate(err)
 }
 
-// ReplaceMembers sets the viewer's visible members; invisible members stay.
+// ReplaceMembers sets the viewer's visible members; invisible members stay. Members kept
+// are left in place, so their membership history (written by the table's triggers) runs on.
 func (s *ProductStore) ReplaceMembers(ctx context.Context, v catalog.Viewer, domainID string, datasetIDs []string) error {
-	if _, err := s.db.q(ctx).Exec(ctx, `DELETE FROM domain_datasets dd WHERE dd.domain_id = $1 AND `+VisibleSQL("dd.dataset_id", 2, 3),
-		domainID, v.TeamIDs, v.Admin); err != nil {
+	if datasetIDs == nil {
+		datasetIDs = []string{}
+	}
+	if _, err := s.db.q(ctx).Exec(ctx, `DELETE FROM domain_datasets dd WHERE dd.domain_id = $1 AND NOT (dd.dataset_id = ANY($4::uuid[])) AND `+VisibleSQL("dd.dataset_id", 2, 3),
+		domainID, v.TeamIDs, v.Admin, datasetIDs); err != nil {
 		return translate(err)
 	}
 	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO domain_datasets (domain_id, dataset_id) SELECT $1, unnest($2::uuid[]) ON CONFLICT DO NOTHING`,
