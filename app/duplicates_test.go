@@ -12,16 +12,19 @@ import (
 )
 
 type dupMember struct {
-	DatasetID   string  `json:"dataset_id"`
-	DatasetName string  `json:"dataset_name"`
-	RowKey      string  `json:"row_key"`
-	Confidence  float64 `json:"confidence"`
-	Exact       bool    `json:"exact"`
+	DatasetID    string  `json:"dataset_id"`
+	ConnectionID string  `json:"connection_id"`
+	DatasetName  string  `json:"dataset_name"`
+	RowKey       string  `json:"row_key"`
+	Confidence   float64 `json:"confidence"`
+	Exact        bool    `json:"exact"`
 }
 
 type dupCluster struct {
 	ID                 string      `json:"id"`
-	ConnectionID       string      `json:"connection_id"`
+	ConnectionID       *string     `json:"connection_id"`
+	Scope              string      `json:"scope"`
+	ConnectionIDs      []string    `json:"connection_ids"`
 	Confidence         float64     `json:"confidence"`
 	ConfidenceBand     string      `json:"confidence_band"`
 	ReferencePrecision *float64    `json:"reference_precision"`
@@ -149,7 +152,7 @@ func testDuplicateClusters(t *testing.T, kind string) {
 	ref := duplicates.ReferencePrecision()
 	exactLoja, fuzzyLoja, lojaMembers, erpInner := 0, 0, 0, 0
 	for _, c := range clusters {
-		if c.ConnectionID != conn || c.Size != len(c.Members) || c.Size < 2 {
+		if c.ConnectionID == nil || *c.ConnectionID != conn || c.Scope != "connection" || len(c.ConnectionIDs) != 1 || c.Size != len(c.Members) || c.Size < 2 {
 			t.Fatalf("cluster %+v", c)
 		}
 		if c.ReferencePrecision == nil || *c.ReferencePrecision != ref.ByBand[c.ConfidenceBand] {

@@ -1,7 +1,9 @@
 package duplicates
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -331,19 +333,34 @@ type edge struct {
 // connected group of two records or more is a cluster. Truncated reports that the pair
 // budget ran out.
 func Match(recs []Record) (clusters []Cluster, truncated bool) {
-	blocks := map[string][]int{}
-	for i, r := range recs {
-		for _, k := range blockKeys(r) {
+	return link(len(recs), func(i int) []string { return blockKeys(recs[i]) },
+		func(a, b int) (float64, []string, bool) {
+			if recs[a].Dataset == recs[b].Dataset && recs[a].Key == recs[b].Key {
+				return 0, nil, false
+			}
+			s, f, ok := Compare(recs[a], recs[b])
+			return s, f, ok && s >= MatchThreshold
+		},
+		func(i int) (int, string) { return recs[i].Dataset, recs[i].Key })
+}
+
+// link is the clustering both matchers share: n records, their blocking keys, a
+// comparison of a candidate pair (ok: the pair is a match) and each record's dataset and
+// row key.
+func link[K cmp.Ordered](n int, keysOf func(i int) []K, pair func(a, b int) (float64, []string, bool), member func(i int) (int, string)) (clusters []Cluster, truncated bool) {
+	blocks := map[K][]int{}
+	for i := range n {
+		for _, k := range keysOf(i) {
 			blocks[k] = append(blocks[k], i)
 		}
 	}
-	keys := make([]string, 0, len(blocks))
+	keys := make([]K, 0, len(blocks))
 	for k, b := range blocks {
 		if len(b) >= 2 && len(b) <= MaxBlock {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	seen := map[[2]int]bool{}
 	var edges []edge
 	for _, k := range keys {
@@ -359,18 +376,14 @@ func Match(recs []Record) (clusters []Cluster, truncated bool) {
 					break
 				}
 				seen[p] = true
-				if recs[p[0]].Dataset == recs[p[1]].Dataset && recs[p[0]].Key == recs[p[1]].Key {
-					continue
-				}
-				s, f, ok := Compare(recs[p[0]], recs[p[1]])
-				if ok && s >= MatchThreshold {
+				if s, f, ok := pair(p[0], p[1]); ok {
 					edges = append(edges, edge{a: p[0], b: p[1], score: s, fields: f})
 				}
 			}
 		}
 	}
 	sort.SliceStable(edges, func(i, j int) bool { return edges[i].score > edges[j].score })
-	parent := make([]int, len(recs))
+	parent := make([]int, n)
 	for i := range parent {
 		parent[i] = i
 	}
@@ -413,7 +426,7 @@ func Match(recs []Record) (clusters []Cluster, truncated bool) {
 		delete(on, rb)
 	}
 	groups := map[int][]int{}
-	for i := range recs {
+	for i := range n {
 		if _, linked := best[i]; linked {
 			groups[find(i)] = append(groups[find(i)], i)
 		}
@@ -426,7 +439,8 @@ func Match(recs []Record) (clusters []Cluster, truncated bool) {
 			}
 		}
 		for _, i := range idx {
-			c.Members = append(c.Members, Member{Dataset: recs[i].Dataset, Key: recs[i].Key, Confidence: best[i]})
+			ds, key := member(i)
+			c.Members = append(c.Members, Member{Dataset: ds, Key: key, Confidence: best[i]})
 		}
 		sort.Slice(c.Members, func(i, j int) bool {
 			if c.Members[i].Dataset != c.Members[j].Dataset {

@@ -72,3 +72,14 @@ func TestReferencePrecision(t *testing.T) {
 		t.Fatalf("the matcher lost its quality on the reference set: %+v", p)
 	}
 }
+
+func TestReferencePrecisionAcross(t *testing.T) {
+	p := ReferencePrecisionAcross()
+	t.Logf("reference across connections (hashes only): %d records, precision %v, pairs %v, recall %v", p.Records, p.ByBand, p.Pairs, p.Recall)
+	if p.ByBand[BandExact] != 1 || p.Pairs[BandExact] == 0 || p.Pairs[BandHigh] == 0 {
+		t.Fatalf("%+v", p)
+	}
+	if p.Recall < 0.85 || p.ByBand[BandHigh] < 0.9 {
+		t.Fatalf("the cross-connection matcher lost its quality on the reference set: %+v", p)
+	}
+}

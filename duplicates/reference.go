@@ -209,10 +209,44 @@ func ReferencePrecision() Precision {
 // recall.
 func Measure(set []RefRecord) Precision {
 	recs := make([]Record, len(set))
-	label := map[[2]string]int{}
-	same := map[int]int{}
 	for i, s := range set {
 		recs[i] = s.Record
+	}
+	clusters, _ := Match(recs)
+	return score(set, clusters)
+}
+
+var (
+	crossOnce sync.Once
+	crossPrec Precision
+)
+
+// ReferencePrecisionAcross measures the cross-connection matcher (hashes only) on the
+// reference set, its two tables taken as two connections, once per process.
+func ReferencePrecisionAcross() Precision {
+	crossOnce.Do(func() { crossPrec = MeasureAcross(ReferenceSet()) })
+	return crossPrec
+}
+
+// MeasureAcross runs the cross-connection matcher on a labelled set whose datasets are
+// taken as connections (each record hashed under one run key) and measures its precision
+// per band and its recall over the pairs of records in different datasets.
+func MeasureAcross(set []RefRecord) Precision {
+	enc := NewEncoder()
+	recs := make([]Encoded, len(set))
+	for i, s := range set {
+		recs[i] = enc.Encode(s.Dataset, s.Record)
+	}
+	clusters, _ := MatchAcross(recs)
+	return score(set, clusters)
+}
+
+// score measures clusters against the set's labels: precision per band over the record
+// pairs put in one cluster, recall over the same-entity pairs.
+func score(set []RefRecord, clusters []Cluster) Precision {
+	label := map[[2]string]int{}
+	same := map[int]int{}
+	for _, s := range set {
 		label[[2]string{itoa(s.Dataset), s.Key}] = s.Entity
 		same[s.Entity]++
 	}
@@ -220,7 +254,6 @@ func Measure(set []RefRecord) Precision {
 	for _, n := range same {
 		truePairs += n * (n - 1) / 2
 	}
-	clusters, _ := Match(recs)
 	p := Precision{ByBand: map[string]float64{}, Pairs: map[string]int{}, Records: len(set)}
 	good := map[string]int{}
 	found := 0

@@ -1,6 +1,7 @@
 // Package duplicates finds clusters of duplicate records of one entity (customers,
-// suppliers, patients…) within and across the tables of a connection, after each scan
-// (the after-scan consumer "duplicates"). The tables compared are those whose profiles
+// suppliers, patients…) within and across the tables of a connection, and across the
+// workspace's connections, after each scan (the after-scan consumer "duplicates"). Across
+// connections only keyed hashes of the normalized keys and fields meet (see Encoder). The tables compared are those whose profiles
 // show identifying columns (a NIF, an e-mail, a phone, by semantic type or by name, and a
 // name) and that have a key. The source computes the blocking keys (the normalized NIF,
 // e-mail, phone and name) in one bounded read per table; Vigia groups the rows sharing a
@@ -43,10 +44,22 @@ const (
 	PageDefault = 50
 )
 
+// Scopes of a cluster: within one connection (its run compares values), or across the
+// workspace's connections (the workspace run compares hashes only, see Encoder).
+const (
+	ScopeConnection = "connection"
+	ScopeWorkspace  = "workspace"
+)
+
 // StoredCluster is a cluster as it is kept and listed.
 type StoredCluster struct {
-	ID                 string
-	ConnectionID       string
+	ID string
+	// ConnectionID is the connection of a cluster of scope connection; nil across
+	// connections.
+	ConnectionID *string
+	Scope        string
+	// ConnectionIDs are the connections of the (listed) members' datasets.
+	ConnectionIDs      []string
 	Confidence         float64
 	Band               string
 	ReferencePrecision *float64
@@ -57,10 +70,11 @@ type StoredCluster struct {
 
 // StoredMember is a cluster's record: dataset, row key and confidence.
 type StoredMember struct {
-	DatasetID   string
-	DatasetName string
-	RowKey      string
-	Confidence  float64
+	DatasetID    string
+	ConnectionID string
+	DatasetName  string
+	RowKey       string
+	Confidence   float64
 }
 
 // Filter narrows the list.
@@ -76,6 +90,11 @@ type Store interface {
 	ConnectionTables(ctx context.Context, workspaceID, connectionID string) ([]catalog.Dataset, error)
 	// ReplaceClusters replaces the connection's clusters with cs.
 	ReplaceClusters(ctx context.Context, workspaceID, connectionID string, cs []StoredCluster) error
+	// TableConnections lists the workspace's connections that have live tables, by id.
+	TableConnections(ctx context.Context, workspaceID string) ([]string, error)
+	// ReplaceWorkspaceClusters replaces the workspace's cross-connection clusters with cs,
+	// serialized per workspace.
+	ReplaceWorkspaceClusters(ctx context.Context, workspaceID string, cs []StoredCluster) error
 	// Clusters lists the clusters with two members or more among the datasets v can see
 	// (only those members), strongest first.
 	Clusters(ctx context.Context, v catalog.Viewer, f Filter, page vigia.Page) (vigia.List[StoredCluster], error)
@@ -318,34 +337,155 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, _ st
 			return err
 		}
 	}
-	return s.store.ReplaceClusters(ctx, workspaceID, connectionID, clusters)
+	if err := s.store.ReplaceClusters(ctx, workspaceID, connectionID, clusters); err != nil {
+		return err
+	}
+	return s.RunAcross(ctx, workspaceID)
 }
 
-func (s *Service) run(ctx context.Context, connectionID string, plans []Plan) ([]StoredCluster, error) {
+// RunAcross computes the workspace's cross-connection clusters again: every connection
+// with comparable tables is read (one bounded read per table, MaxRowsPerDataset rows, at
+// most MaxCrossRecords records in all), its records reduced to keyed hashes at once (see
+// Encoder) and the values dropped before the next source is read; records of different
+// connections are then matched on the hashes (MatchAcross). Fewer than two such
+// connections leave no cross-connection cluster. A source that cannot be opened or a
+// table that cannot be read contributes nothing (logged without values).
+func (s *Service) RunAcross(ctx context.Context, workspaceID string) error {
+	conns, err := s.store.TableConnections(ctx, workspaceID)
+	if err != nil {
+		return err
+	}
+	type connPlans struct {
+		id    string
+		plans []Plan
+	}
+	var with []connPlans
+	for _, id := range conns {
+		tables, err := s.store.ConnectionTables(ctx, workspaceID, id)
+		if err != nil {
+			return err
+		}
+		var plans []Plan
+		for _, d := range tables {
+			if p, ok := PlanFor(d); ok {
+				plans = append(plans, p)
+			}
+		}
+		if len(plans) > 0 {
+			with = append(with, connPlans{id: id, plans: plans})
+		}
+	}
+	if len(with) < 2 {
+		return s.store.ReplaceWorkspaceClusters(ctx, workspaceID, nil)
+	}
+	enc := NewEncoder()
+	var recs []Encoded
+	var plans []Plan
+	var planConn []string
+	full := false
+	for ci, cp := range with {
+		if full {
+			break
+		}
+		_, err := s.readConnection(ctx, cp.id, cp.plans, func(p Plan, rows []Record) bool {
+			plans, planConn = append(plans, p), append(planConn, cp.id)
+			for _, r := range rows {
+				if len(recs) == MaxCrossRecords {
+					full = true
+					return false
+				}
+				r.Dataset = len(plans) - 1
+				recs = append(recs, enc.Encode(ci, r))
+			}
+			return true
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.log.WarnContext(ctx, "duplicates: connection not read for the cross-connection run", "connection_id", cp.id, "error", err)
+			continue
+		}
+	}
+	if full {
+		s.log.InfoContext(ctx, "duplicates: cross-connection records truncated", "workspace_id", workspaceID, "max_records", MaxCrossRecords)
+	}
+	found, truncated := MatchAcross(recs)
+	if truncated {
+		s.log.InfoContext(ctx, "duplicates: cross-connection candidate pairs truncated", "workspace_id", workspaceID, "max_pairs", MaxPairs)
+	}
+	ref := ReferencePrecisionAcross()
+	now := s.clock.Now()
+	out := make([]StoredCluster, 0, min(len(found), MaxClusters))
+	for _, f := range found {
+		if len(out) == MaxClusters {
+			break
+		}
+		sc := StoredCluster{Scope: ScopeWorkspace, Confidence: f.Confidence, Band: f.Band, MatchedOn: f.MatchedOn, ComputedAt: now}
+		if v, ok := ref.ByBand[f.Band]; ok {
+			sc.ReferencePrecision = &v
+		}
+		h := sha256.New()
+		h.Write([]byte("workspace\x00" + workspaceID))
+		for _, m := range f.Members {
+			d := plans[m.Dataset].Dataset
+			sc.Members = append(sc.Members, StoredMember{DatasetID: d.ID, ConnectionID: planConn[m.Dataset], DatasetName: d.Name(), RowKey: m.Key, Confidence: m.Confidence})
+			h.Write([]byte("\x00" + d.ID + "\x00" + m.Key))
+		}
+		sc.ID = clusterID(h.Sum(nil))
+		out = append(out, sc)
+	}
+	return s.store.ReplaceWorkspaceClusters(ctx, workspaceID, out)
+}
+
+// readConnection opens a connection's source and reads each plan's records, handing
+// them to take table by table (the records are not kept here); take returns false to
+// stop. It returns how many tables were read.
+func (s *Service) readConnection(ctx context.Context, connectionID string, plans []Plan, take func(Plan, []Record) bool) (int, error) {
 	c, err := s.conns.Connection(ctx, connectionID)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	src, err := s.conns.Open(ctx, c, nil, "vigia duplicates")
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer src.Close()
 	dialect := rulesql.Dialect(src.Dialect())
-	var recs []Record
-	for i, p := range plans {
+	read := 0
+	for _, p := range plans {
 		rows, err := src.QueryRows(ctx, p.Query(dialect), MaxRowsPerDataset)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return read, ctx.Err()
 			}
 			// A table this run cannot read (permissions, a column gone since the scan)
 			// contributes nothing; the error names no value.
 			s.log.WarnContext(ctx, "duplicates: table not read", "dataset_id", p.Dataset.ID, "error", err)
 			continue
 		}
-		recs = append(recs, p.records(i, rows)...)
+		read++
+		if !take(p, p.records(0, rows)) {
+			break
+		}
 	}
+	return read, nil
+}
+
+func (s *Service) run(ctx context.Context, connectionID string, plans []Plan) ([]StoredCluster, error) {
+	var recs []Record
+	var read []Plan
+	if _, err := s.readConnection(ctx, connectionID, plans, func(p Plan, rows []Record) bool {
+		read = append(read, p)
+		for _, r := range rows {
+			r.Dataset = len(read) - 1
+			recs = append(recs, r)
+		}
+		return true
+	}); err != nil {
+		return nil, err
+	}
+	plans = read
 	found, truncated := Match(recs)
 	if truncated {
 		s.log.InfoContext(ctx, "duplicates: candidate pairs truncated", "connection_id", connectionID, "max_pairs", MaxPairs)
@@ -357,7 +497,8 @@ func (s *Service) run(ctx context.Context, connectionID string, plans []Plan) ([
 		if len(out) == MaxClusters {
 			break
 		}
-		sc := StoredCluster{ConnectionID: connectionID, Confidence: f.Confidence, Band: f.Band, MatchedOn: f.MatchedOn, ComputedAt: now}
+		sc := StoredCluster{ConnectionID: &connectionID, Scope: ScopeConnection, ConnectionIDs: []string{connectionID}, Confidence: f.Confidence,
+			Band: f.Band, MatchedOn: f.MatchedOn, ComputedAt: now}
 		if v, ok := ref.ByBand[f.Band]; ok {
 			sc.ReferencePrecision = &v
 		}
@@ -365,7 +506,7 @@ func (s *Service) run(ctx context.Context, connectionID string, plans []Plan) ([
 		h.Write([]byte(connectionID))
 		for _, m := range f.Members {
 			d := plans[m.Dataset].Dataset
-			sc.Members = append(sc.Members, StoredMember{DatasetID: d.ID, DatasetName: d.Name(), RowKey: m.Key, Confidence: m.Confidence})
+			sc.Members = append(sc.Members, StoredMember{DatasetID: d.ID, ConnectionID: connectionID, DatasetName: d.Name(), RowKey: m.Key, Confidence: m.Confidence})
 			h.Write([]byte("\x00" + d.ID + "\x00" + m.Key))
 		}
 		sc.ID = clusterID(h.Sum(nil))

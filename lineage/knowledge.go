@@ -154,6 +154,11 @@ func (s *Service) KnowledgeGraph(ctx context.Context, o KnowledgeOpts) (KGraph, 
 		if err := s.addExposures(ctx, v.WorkspaceID, g, w, kref); err != nil {
 			return KGraph{}, err
 		}
+		joined, err := s.followJoinPaths(ctx, v, focusID, hops, g, info, m)
+		if err != nil {
+			return KGraph{}, err
+		}
+		visible = append(visible, joined...)
 		out.Truncated = w.truncated
 	} else {
 		g.cap = MaxGraphNodes
@@ -223,6 +228,113 @@ func (s *Service) KnowledgeGraph(ctx context.Context, o KnowledgeOpts) (KGraph, 
 	out.Truncated = out.Truncated || g.truncated
 	out.Stats = stats(out.Nodes, out.Edges)
 	return out, nil
+}
+
+// JoinPaths is a NodeProvider that also knows the declared join paths (references
+// edges) touching datasets, in both directions, so that a focus can follow them.
+type JoinPaths interface {
+	// JoinPaths returns the references edges (dataset node ids) whose source or target is
+	// one of the datasets ids, both ends live datasets of the workspace.
+	JoinPaths(ctx context.Context, workspaceID string, datasetIDs []string) ([]KEdge, error)
+}
+
+// JoinPathProp marks, in a focus, a dataset reached only through declared foreign keys
+// (references edges: join paths, not lineage): props reached_by = "references".
+const JoinPathProp = "reached_by"
+
+// followJoinPaths follows the references edges from the focus for hops steps, in both
+// directions (datasets the focus references and those that reference it), from visible
+// datasets only. A dataset the lineage walk had not reached is added with props
+// reached_by=references (masked as restricted-N when the caller cannot see it); the
+// edges are references edges. Returns the visible datasets it added.
+func (s *Service) followJoinPaths(ctx context.Context, v catalog.Viewer, focus string, hops int, g *kbuilder, info map[string]DatasetInfo, m *masker) ([]string, error) {
+	var jp JoinPaths
+	for _, p := range s.providers {
+		if x, ok := p.(JoinPaths); ok {
+			jp = x
+			break
+		}
+	}
+	if jp == nil {
+		return nil, nil
+	}
+	var added []string
+	expanded := map[string]bool{}
+	frontier := []string{focus}
+	for step := 0; step < hops && len(frontier) > 0; step++ {
+		for _, id := range frontier {
+			expanded[id] = true
+		}
+		edges, err := jp.JoinPaths(ctx, v.WorkspaceID, frontier)
+		if err != nil {
+			return nil, err
+		}
+		var fresh []string
+		for _, e := range edges {
+			for _, n := range []string{e.Source, e.Target} {
+				id := strings.TrimPrefix(n, string(NodeDataset)+":")
+				if _, known := info[id]; !known && !slices.Contains(fresh, id) {
+					fresh = append(fresh, id)
+				}
+			}
+		}
+		if len(fresh) > 0 {
+			more, err := s.store.DatasetInfos(ctx, v, fresh, false)
+			if err != nil {
+				return nil, err
+			}
+			for id, d := range more {
+				info[id] = d
+			}
+		}
+		var next []string
+		for _, e := range edges {
+			from := strings.TrimPrefix(e.Source, string(NodeDataset)+":")
+			to := strings.TrimPrefix(e.Target, string(NodeDataset)+":")
+			if _, ok := info[from]; !ok {
+				continue
+			}
+			if _, ok := info[to]; !ok {
+				continue
+			}
+			kept := true
+			for _, id := range []string{from, to} {
+				nid := DatasetNodeID(id)
+				if !m.visible(id) {
+					nid = m.ref(id)
+				}
+				if !g.seen[nid] {
+					n := KNode{ID: nid, Kind: NodeDataset, Props: map[string]any{JoinPathProp: RelReferences}}
+					if m.visible(id) {
+						n.Name = info[id].Name
+					} else {
+						n.Restricted = true
+					}
+					if !g.node(n) {
+						kept = false
+						continue
+					}
+					if m.visible(id) {
+						added = append(added, id)
+					}
+				}
+				if m.visible(id) && !expanded[id] && !slices.Contains(next, id) {
+					next = append(next, id)
+				}
+			}
+			if kept {
+				ref := func(id string) string {
+					if m.visible(id) {
+						return DatasetNodeID(id)
+					}
+					return m.ref(id)
+				}
+				g.edge(KEdge{Source: ref(from), Target: ref(to), Kind: RelReferences})
+			}
+		}
+		frontier = next
+	}
+	return added, nil
 }
 
 // addExposures adds the exposures a walk met and their consumed_by edges.

@@ -640,6 +640,39 @@ func (p referenceEdges) Nodes(ctx context.Context, ws string, ids []string) ([]l
 	return nil, edges, translate(rows.Err())
 }
 
+var _ lineage.JoinPaths = referenceEdges{}
+
+// JoinPaths implements lineage.JoinPaths: the references edges whose referencing or
+// referenced dataset is among ids (both live, same connection), for a focus to follow.
+func (p referenceEdges) JoinPaths(ctx context.Context, ws string, ids []string) ([]lineage.KEdge, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := p.db.q(ctx).Query(ctx, `SELECT fk.dataset_id::text, r.id::text
+		FROM dataset_foreign_keys fk JOIN datasets d ON d.id = fk.dataset_id
+		JOIN datasets r ON r.connection_id = d.connection_id AND r.schema_name = fk.ref_schema AND r.table_name = fk.ref_table
+		WHERE d.workspace_id = $1 AND fk.dataset_id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND r.dropped_at IS NULL
+		UNION
+		SELECT fk.dataset_id::text, r.id::text
+		FROM datasets r JOIN dataset_foreign_keys fk ON fk.ref_schema = r.schema_name AND fk.ref_table = r.table_name
+		JOIN datasets d ON d.id = fk.dataset_id AND d.connection_id = r.connection_id
+		WHERE r.workspace_id = $1 AND r.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND r.dropped_at IS NULL
+		ORDER BY 1, 2 LIMIT 4000`, ws, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var edges []lineage.KEdge
+	for rows.Next() {
+		var from, to string
+		if err := rows.Scan(&from, &to); err != nil {
+			return nil, translate(err)
+		}
+		edges = append(edges, lineage.KEdge{Source: lineage.DatasetNodeID(from), Target: lineage.DatasetNodeID(to), Kind: lineage.RelReferences})
+	}
+	return edges, translate(rows.Err())
+}
+
 type ruleNodes struct{ db *DB }
 
 func (ruleNodes) Kinds() []lineage.NodeKind { return []lineage.NodeKind{lineage.NodeRule} }

@@ -155,9 +155,22 @@ func CreateTable(t *Table) string {
 	if len(pk) > 0 {
 		lines = append(lines, "  PRIMARY KEY ("+strings.Join(pk, ", ")+")")
 	}
+	done := map[string]bool{}
 	for _, c := range t.Columns {
-		if c.Ref != nil {
+		switch {
+		case c.Ref == nil:
+		case c.Ref.Group == "":
 			lines = append(lines, "  FOREIGN KEY ("+quoteIdent(c.Name)+") REFERENCES "+quoteIdent(c.Ref.Table)+" ("+quoteIdent(c.Ref.Column)+")")
+		case !done[c.Ref.Group]:
+			// A composite key: one constraint over its columns, position by position.
+			done[c.Ref.Group] = true
+			var from, to []string
+			for _, o := range t.Columns {
+				if o.Ref != nil && o.Ref.Group == c.Ref.Group {
+					from, to = append(from, quoteIdent(o.Name)), append(to, quoteIdent(o.Ref.Column))
+				}
+			}
+			lines = append(lines, "  FOREIGN KEY ("+strings.Join(from, ", ")+") REFERENCES "+quoteIdent(c.Ref.Table)+" ("+strings.Join(to, ", ")+")")
 		}
 	}
 	b.WriteString(strings.Join(lines, ",\n"))

@@ -52,6 +52,17 @@ type Column struct {
 type Ref struct {
 	Table  string // pack name of the parent
 	Column string
+	// Group names a composite foreign key (its constraint) the column is part of: every
+	// column of the group takes its value from one parent row, so each child row holds a
+	// key tuple the parent has. "" for a single-column key.
+	Group string
+	// NullRate is a composite key's share of rows without a parent (all its columns
+	// NULL): the first column's profile null rate when every column of the key is
+	// nullable, else 0.
+	NullRate float64
+	// Distinct: the key covers the child's whole primary key, so child rows take distinct
+	// parent rows.
+	Distinct bool
 }
 
 // Table is one generated table, column-major: Values[c][r] is row r of column c, and
@@ -231,6 +242,28 @@ func generateColumn(t *Table, c int, seed int64, parents map[string][]string, in
 		nullRate = p.NullRate
 	}
 	switch {
+	case col.Ref != nil && col.Ref.Group != "":
+		// A composite key: the group's own generator draws the same parent rows for every
+		// column of the group (and the same NULL rows), so each row's tuple is a parent's.
+		keys := parents[refKey(col.Ref.Table, col.Ref.Column)]
+		grng := seedFor(seed, t.Source.Name(), "\x00fk", col.Ref.Group)
+		var perm []int
+		if col.Ref.Distinct {
+			perm = grng.Perm(len(keys))
+		}
+		for i := range vals {
+			if len(keys) == 0 || (col.Ref.NullRate > 0 && grng.Float64() < col.Ref.NullRate) {
+				nulls[i] = true
+				continue
+			}
+			j := 0
+			if i < len(perm) {
+				j = perm[i]
+			} else {
+				j = grng.IntN(len(keys))
+			}
+			vals[i] = keys[j]
+		}
 	case col.PrimaryKey && col.SQLType == TypeInteger:
 		for i := range vals {
 			vals[i] = strconv.Itoa(i + 1)

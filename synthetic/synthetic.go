@@ -15,7 +15,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -498,19 +500,23 @@ func planTables(ds []catalog.Dataset, rows int, refs map[string][]Reference, sen
 	// Declared foreign keys first (single-column ones to a table of the pack), then the
 	// inferred ones for the columns no declared key covers.
 	for _, child := range tables {
-		for _, fk := range child.Source.ForeignKeys {
-			if len(fk.Columns) != 1 || len(fk.RefColumns) != 1 || fk.RefDatasetID == nil {
+		for n, fk := range child.Source.ForeignKeys {
+			if len(fk.Columns) == 0 || len(fk.Columns) != len(fk.RefColumns) || fk.RefDatasetID == nil {
 				continue
 			}
 			parent := byID[*fk.RefDatasetID]
 			if parent == nil || parent == child {
 				continue
 			}
-			for i := range child.Columns {
-				if child.Columns[i].Name == fk.Columns[0] {
-					child.Columns[i].Ref = &Ref{Table: parent.Name, Column: fk.RefColumns[0]}
+			if len(fk.Columns) == 1 {
+				for i := range child.Columns {
+					if child.Columns[i].Name == fk.Columns[0] {
+						child.Columns[i].Ref = &Ref{Table: parent.Name, Column: fk.RefColumns[0]}
+					}
 				}
+				continue
 			}
+			linkComposite(child, parent, fk, n)
 		}
 	}
 	for _, e := range lineage.InferKeys(cat) {
@@ -532,13 +538,63 @@ func planTables(ds []catalog.Dataset, rows int, refs map[string][]Reference, sen
 				continue
 			}
 			for i := range child.Columns {
-				if c := &child.Columns[i]; c.Name == r.Column && !c.PrimaryKey {
+				if c := &child.Columns[i]; c.Name == r.Column && !c.PrimaryKey && (c.Ref == nil || c.Ref.Group == "") {
 					c.Ref = &Ref{Table: parent.Name, Column: r.RefColumn}
 				}
 			}
 		}
 	}
 	return orderByParents(tables)
+}
+
+// linkComposite links a composite declared foreign key (n-th of the child's) whose
+// referenced columns are the parent's whole primary key (the key the generated parent rows
+// hold as distinct tuples). A column already in another composite key keeps it; then the
+// key is left out as a whole.
+func linkComposite(child, parent *Table, fk catalog.ForeignKey, n int) {
+	var pk []string
+	for _, c := range parent.Columns {
+		if c.PrimaryKey {
+			pk = append(pk, c.Name)
+		}
+	}
+	refs := slices.Clone(fk.RefColumns)
+	slices.Sort(refs)
+	slices.Sort(pk)
+	if !slices.Equal(refs, pk) {
+		return
+	}
+	idx := make([]int, len(fk.Columns))
+	allNullable := true
+	for k, name := range fk.Columns {
+		idx[k] = slices.IndexFunc(child.Columns, func(c Column) bool { return c.Name == name })
+		if idx[k] < 0 || (child.Columns[idx[k]].Ref != nil && child.Columns[idx[k]].Ref.Group != "") {
+			return
+		}
+		allNullable = allNullable && child.Columns[idx[k]].Nullable
+	}
+	group := fk.Name
+	if group == "" {
+		group = "fk_" + strconv.Itoa(n+1)
+	}
+	nullRate := 0.0
+	if p := child.Columns[idx[0]].profile; allNullable && p != nil {
+		nullRate = p.NullRate
+	}
+	childPK := 0
+	covered := 0
+	for _, c := range child.Columns {
+		if c.PrimaryKey {
+			childPK++
+			if slices.Contains(fk.Columns, c.Name) {
+				covered++
+			}
+		}
+	}
+	for k, i := range idx {
+		child.Columns[i].Ref = &Ref{Table: parent.Name, Column: fk.RefColumns[k], Group: group, NullRate: nullRate,
+			Distinct: childPK > 0 && covered == childPK}
+	}
 }
 
 // isKey reports whether column is t's key: its only primary-key column, or unique.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -368,26 +369,48 @@ func ValidFor(typ, region, v string) bool {
 }
 
 // referential is the share of a foreign key's non-null values that reference a
-// generated parent row.
+// generated parent row; for a column of a composite key, the share of the rows whose
+// whole tuple (no NULL in it) is a parent row's key.
 func referential(t *Table, c int, parent *Table) float64 {
 	if parent == nil {
 		return 0
 	}
-	keys := map[string]bool{}
-	for pc, pcol := range parent.Columns {
-		if pcol.Name == t.Columns[c].Ref.Column {
-			for r := 0; r < parent.Rows; r++ {
-				keys[parent.Values[pc][r]] = true
+	// The child's columns of the key (one, or a composite key's group) and the parent's.
+	var cols, pcols []int
+	for i, col := range t.Columns {
+		if i == c || (col.Ref != nil && t.Columns[c].Ref.Group != "" && col.Ref.Group == t.Columns[c].Ref.Group) {
+			pc := slices.IndexFunc(parent.Columns, func(p Column) bool { return p.Name == col.Ref.Column })
+			if pc < 0 {
+				return 0
 			}
+			cols, pcols = append(cols, i), append(pcols, pc)
+		}
+	}
+	tuple := func(tb *Table, idx []int, r int) (string, bool) {
+		var b strings.Builder
+		for _, i := range idx {
+			if tb.Nulls[i][r] {
+				return "", false
+			}
+			b.WriteString(tb.Values[i][r])
+			b.WriteByte(0)
+		}
+		return b.String(), true
+	}
+	keys := map[string]bool{}
+	for r := 0; r < parent.Rows; r++ {
+		if k, ok := tuple(parent, pcols, r); ok {
+			keys[k] = true
 		}
 	}
 	ok, n := 0, 0
 	for r := 0; r < t.Rows; r++ {
-		if t.Nulls[c][r] {
+		k, full := tuple(t, cols, r)
+		if !full {
 			continue
 		}
 		n++
-		if keys[t.Values[c][r]] {
+		if keys[k] {
 			ok++
 		}
 	}

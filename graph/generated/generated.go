@@ -915,10 +915,12 @@ type ComplexityRoot struct {
 		Confidence         func(childComplexity int) int
 		ConfidenceBand     func(childComplexity int) int
 		ConnectionID       func(childComplexity int) int
+		ConnectionIds      func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		MatchedOn          func(childComplexity int) int
 		Members            func(childComplexity int) int
 		ReferencePrecision func(childComplexity int) int
+		Scope              func(childComplexity int) int
 		Size               func(childComplexity int) int
 	}
 
@@ -928,11 +930,12 @@ type ComplexityRoot struct {
 	}
 
 	DuplicateMember struct {
-		Confidence  func(childComplexity int) int
-		DatasetID   func(childComplexity int) int
-		DatasetName func(childComplexity int) int
-		Exact       func(childComplexity int) int
-		RowKey      func(childComplexity int) int
+		Confidence   func(childComplexity int) int
+		ConnectionID func(childComplexity int) int
+		DatasetID    func(childComplexity int) int
+		DatasetName  func(childComplexity int) int
+		Exact        func(childComplexity int) int
+		RowKey       func(childComplexity int) int
 	}
 
 	EditorColumn struct {
@@ -6664,6 +6667,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DuplicateCluster.ConnectionID(childComplexity), true
+	case "DuplicateCluster.connectionIds":
+		if e.ComplexityRoot.DuplicateCluster.ConnectionIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.ConnectionIds(childComplexity), true
 	case "DuplicateCluster.id":
 		if e.ComplexityRoot.DuplicateCluster.ID == nil {
 			break
@@ -6688,6 +6697,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DuplicateCluster.ReferencePrecision(childComplexity), true
+	case "DuplicateCluster.scope":
+		if e.ComplexityRoot.DuplicateCluster.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateCluster.Scope(childComplexity), true
 	case "DuplicateCluster.size":
 		if e.ComplexityRoot.DuplicateCluster.Size == nil {
 			break
@@ -6714,6 +6729,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DuplicateMember.Confidence(childComplexity), true
+	case "DuplicateMember.connectionId":
+		if e.ComplexityRoot.DuplicateMember.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DuplicateMember.ConnectionID(childComplexity), true
 	case "DuplicateMember.datasetId":
 		if e.ComplexityRoot.DuplicateMember.DatasetID == nil {
 			break
@@ -14574,6 +14595,8 @@ extend type Domain {
 	{Name: "../schema/duplicates.graphqls", Input: `"A record of a duplicate cluster: its dataset and row key, never other values."
 type DuplicateMember {
   datasetId: ID!
+  "The connection of the member's dataset"
+  connectionId: ID!
   datasetName: String!
   "The row's key: the value of a one-column key, or the JSON array of a composite key's values"
   rowKey: String!
@@ -14585,7 +14608,12 @@ type DuplicateMember {
 "A cluster of records of one entity within and across datasets (GET /duplicates)."
 type DuplicateCluster {
   id: ID!
-  connectionId: ID!
+  "The connection of a cluster within one connection; null for a cluster across connections (scope workspace)"
+  connectionId: ID
+  "connection: members of one connection, compared on their values; workspace: members of two connections or more, compared on keyed hashes only"
+  scope: String!
+  "The connections of the listed members' datasets"
+  connectionIds: [ID!]!
   "The weakest link holding the cluster together: 1 only when every link is exact"
   confidence: Float!
   "exact, high, low"
@@ -19599,6 +19627,10 @@ func (ec *executionContext) childFields_DuplicateCluster(ctx context.Context, fi
 		return ec.fieldContext_DuplicateCluster_id(ctx, field)
 	case "connectionId":
 		return ec.fieldContext_DuplicateCluster_connectionId(ctx, field)
+	case "scope":
+		return ec.fieldContext_DuplicateCluster_scope(ctx, field)
+	case "connectionIds":
+		return ec.fieldContext_DuplicateCluster_connectionIds(ctx, field)
 	case "confidence":
 		return ec.fieldContext_DuplicateCluster_confidence(ctx, field)
 	case "confidenceBand":
@@ -19631,6 +19663,8 @@ func (ec *executionContext) childFields_DuplicateMember(ctx context.Context, fie
 	switch field.Name {
 	case "datasetId":
 		return ec.fieldContext_DuplicateMember_datasetId(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_DuplicateMember_connectionId(ctx, field)
 	case "datasetName":
 		return ec.fieldContext_DuplicateMember_datasetName(ctx, field)
 	case "rowKey":
@@ -40536,14 +40570,60 @@ func (ec *executionContext) _DuplicateCluster_connectionId(ctx context.Context, 
 			return obj.ConnectionID, nil
 		},
 		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_scope(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_DuplicateCluster_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_DuplicateCluster_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateCluster_connectionIds(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateCluster_connectionIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateCluster_connectionIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DuplicateCluster", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -40792,6 +40872,29 @@ func (ec *executionContext) _DuplicateMember_datasetId(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_DuplicateMember_datasetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DuplicateMember", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DuplicateMember_connectionId(ctx context.Context, field graphql.CollectedField, obj *model.DuplicateMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DuplicateMember_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DuplicateMember_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DuplicateMember", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -79285,6 +79388,16 @@ func (ec *executionContext) _DuplicateCluster(ctx context.Context, sel ast.Selec
 			}
 		case "connectionId":
 			out.Values[i] = ec._DuplicateCluster_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "scope":
+			out.Values[i] = ec._DuplicateCluster_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionIds":
+			out.Values[i] = ec._DuplicateCluster_connectionIds(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -79401,6 +79514,11 @@ func (ec *executionContext) _DuplicateMember(ctx context.Context, sel ast.Select
 			out.Values[i] = graphql.MarshalString("DuplicateMember")
 		case "datasetId":
 			out.Values[i] = ec._DuplicateMember_datasetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._DuplicateMember_connectionId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

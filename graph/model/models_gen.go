@@ -1082,8 +1082,13 @@ type DomainVote struct {
 
 // A cluster of records of one entity within and across datasets (GET /duplicates).
 type DuplicateCluster struct {
-	ID           string `json:"id"`
-	ConnectionID string `json:"connectionId"`
+	ID string `json:"id"`
+	// The connection of a cluster within one connection; null for a cluster across connections (scope workspace)
+	ConnectionID *string `json:"connectionId,omitempty"`
+	// connection: members of one connection, compared on their values; workspace: members of two connections or more, compared on keyed hashes only
+	Scope string `json:"scope"`
+	// The connections of the listed members' datasets
+	ConnectionIds []string `json:"connectionIds"`
 	// The weakest link holding the cluster together: 1 only when every link is exact
 	Confidence float64 `json:"confidence"`
 	// exact, high, low
@@ -1105,8 +1110,10 @@ type DuplicateClusterPage struct {
 
 // A record of a duplicate cluster: its dataset and row key, never other values.
 type DuplicateMember struct {
-	DatasetID   string `json:"datasetId"`
-	DatasetName string `json:"datasetName"`
+	DatasetID string `json:"datasetId"`
+	// The connection of the member's dataset
+	ConnectionID string `json:"connectionId"`
+	DatasetName  string `json:"datasetName"`
 	// The row's key: the value of a one-column key, or the JSON array of a composite key's values
 	RowKey string `json:"rowKey"`
 	// The member's best match in the cluster: 1 only for an exact match
