@@ -99,7 +99,7 @@ func TestDuckDBParquetDirectoryScan(t *testing.T) {
 	scanNow()
 	var ds []map[string]any
 	env.Do(t, http.MethodGet, "/api/v1/datasets?connection_id="+connID, tok, nil).JSON(t, &ds)
-	if len(ds) != 1 || ds[0]["schema"] != "files" || ds[0]["name"] != "sales" {
+	if len(ds) != 1 || ds[0]["schema"] != "files" || ds[0]["table"] != "sales" {
 		t.Fatalf("datasets: %v", ds)
 	}
 	id := ds[0]["id"].(string)
